@@ -1,13 +1,126 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * muster: one binary, several subcommands.
+ *   muster manager [flags]    run the admission and quota manager
+ *   muster --version
+ */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "ctrl/manager.h"
+#include "util/log.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: muster <command> [flags]\n"
+		"\n"
+		"commands:\n"
+		"  manager     run the admission and quota manager against a cluster\n"
+		"  --version   print the version\n"
+		"\n"
+		"manager flags:\n"
+		"  --kubeconfig FILE     kubeconfig to use (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
+		"  --state-dir DIR       keep the webhook CA and certificate here across restarts\n"
+		"  --webhook-host ADDR   address the webhook listens on and the apiserver calls (127.0.0.1)\n"
+		"  --webhook-port PORT   webhook HTTPS port (9443; 0 picks a free one)\n"
+		"  --health-host ADDR    address of /healthz and /readyz (127.0.0.1)\n"
+		"  --health-port PORT    port of /healthz and /readyz (8081)\n"
+		"  --log-level LEVEL     debug, info, warn or error (info)\n");
+}
+
+static int parse_port(const char *s, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || v < 0 || v > 65535)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int cmd_manager(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "kubeconfig", required_argument, NULL, 'k' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "webhook-host", required_argument, NULL, 'w' },
+		{ "webhook-port", required_argument, NULL, 'p' },
+		{ "health-host", required_argument, NULL, 'h' },
+		{ "health-port", required_argument, NULL, 'P' },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, '?' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct manager_options opt = { .webhook_host = "127.0.0.1", .webhook_port = 9443,
+				       .health_host = "127.0.0.1", .health_port = 8081 };
+	int c;
+	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			opt.kubeconfig = optarg;
+			break;
+		case 's':
+			opt.state_dir = optarg;
+			break;
+		case 'w':
+			opt.webhook_host = optarg;
+			break;
+		case 'h':
+			opt.health_host = optarg;
+			break;
+		case 'p':
+		case 'P':
+			if (parse_port(optarg, c == 'p' ? &opt.webhook_port : &opt.health_port) != 0) {
+				fprintf(stderr, "muster: invalid port %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'l':
+			if (!strcmp(optarg, "debug"))
+				log_set_level(LOG_DEBUG);
+			else if (!strcmp(optarg, "info"))
+				log_set_level(LOG_INFO);
+			else if (!strcmp(optarg, "warn"))
+				log_set_level(LOG_WARN);
+			else if (!strcmp(optarg, "error"))
+				log_set_level(LOG_ERROR);
+			else {
+				fprintf(stderr, "muster: invalid log level %s\n", optarg);
+				return 2;
+			}
+			break;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "muster: unexpected argument %s\n", argv[optind]);
+		return 2;
+	}
+	return manager_run(&opt);
+}
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 		printf("muster %s (%s)\n", MUSTER_VERSION, MUSTER_GIT);
 		return 0;
 	}
-	fprintf(stderr, "usage: muster manager|--version\n");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "manager"))
+		return cmd_manager(argc - 1, argv + 1);
+	fprintf(stderr, "muster: unknown command %s\n", argv[1]);
+	usage(stderr);
 	return 2;
 }

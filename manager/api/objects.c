@@ -1,1 +1,681 @@
-/* placeholder: filled in by the module's author */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "api/objects.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/quantity.h"
+
+json_t *obj_path(json_t *obj, const char *dotted)
+{
+	char part[256];
+	while (obj && *dotted) {
+		const char *dot = strchr(dotted, '.');
+		size_t n = dot ? (size_t)(dot - dotted) : strlen(dotted);
+		if (n >= sizeof(part))
+			return NULL;
+		memcpy(part, dotted, n);
+		part[n] = '\0';
+		obj = json_object_get(obj, part);
+		dotted += n + (dot ? 1 : 0);
+	}
+	return obj;
+}
+
+const char *obj_str(json_t *obj, const char *dotted)
+{
+	return json_string_value(obj_path(obj, dotted));
+}
+
+const char *obj_name(json_t *obj)
+{
+	return obj_str(obj, "metadata.name");
+}
+
+const char *obj_namespace(json_t *obj)
+{
+	return obj_str(obj, "metadata.namespace");
+}
+
+const char *obj_uid(json_t *obj)
+{
+	return obj_str(obj, "metadata.uid");
+}
+
+const char *obj_label(json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj_path(obj, "metadata.labels"), key));
+}
+
+const char *obj_annotation(json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj_path(obj, "metadata.annotations"), key));
+}
+
+json_t *condition_get(json_t *obj, const char *type)
+{
+	json_t *conds = obj_path(obj, "status.conditions"), *c;
+	size_t i;
+	json_array_foreach(conds, i, c)
+	{
+		const char *t = json_string_value(json_object_get(c, "type"));
+		if (t && !strcmp(t, type))
+			return c;
+	}
+	return NULL;
+}
+
+int condition_true(json_t *obj, const char *type)
+{
+	const char *s = json_string_value(json_object_get(condition_get(obj, type), "status"));
+	return s && !strcmp(s, "True");
+}
+
+void time_now_rfc3339(char *buf, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int str_eq(json_t *v, const char *s)
+{
+	const char *have = json_string_value(v);
+	return have && s && !strcmp(have, s);
+}
+
+json_t *conditions_with(json_t *obj, const char *type, const char *status, const char *reason,
+			const char *message, int *changed)
+{
+	json_t *old = obj_path(obj, "status.conditions");
+	json_t *out = json_array(), *c;
+	json_t *prev = condition_get(obj, type);
+	json_int_t generation = json_integer_value(obj_path(obj, "metadata.generation"));
+	char now[32];
+	size_t i;
+
+	*changed = 0;
+	if (!out)
+		return NULL;
+	time_now_rfc3339(now, sizeof(now));
+	json_array_foreach(old, i, c)
+	{
+		if (c != prev)
+			json_array_append(out, c);
+	}
+	if (prev && str_eq(json_object_get(prev, "status"), status) &&
+	    str_eq(json_object_get(prev, "reason"), reason) &&
+	    str_eq(json_object_get(prev, "message"), message)) {
+		json_array_append(out, prev);
+		return out;
+	}
+	const char *since = prev && str_eq(json_object_get(prev, "status"), status) ?
+				    json_string_value(json_object_get(prev, "lastTransitionTime")) :
+				    NULL;
+	json_t *cond = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", type, "status", status,
+				 "reason", reason, "message", message, "lastTransitionTime",
+				 since ? since : now, "observedGeneration", generation);
+	if (!cond) {
+		json_decref(out);
+		return NULL;
+	}
+	json_array_append_new(out, cond);
+	*changed = 1;
+	return out;
+}
+
+int quantity_from_json(json_t *v, int64_t *milli)
+{
+	char text[64];
+	const char *s;
+	struct quantity q;
+	int rc;
+
+	if (json_is_string(v)) {
+		s = json_string_value(v);
+	} else if (json_is_integer(v)) {
+		snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(v));
+		s = text;
+	} else if (json_is_real(v)) {
+		snprintf(text, sizeof(text), "%.17g", json_real_value(v));
+		s = text;
+	} else {
+		return -EINVAL;
+	}
+	rc = quantity_parse(s, &q);
+	if (rc == 0)
+		*milli = q.milli;
+	return rc;
+}
+
+void quantity_to_string(const char *resource, int64_t milli, char *buf, size_t size)
+{
+	quota_format_amount(resource, milli, buf, size);
+}
+
+/* Adds (or maxes) one resource list into acc. */
+static int add_resources(struct pod_requests *acc, json_t *list, int take_max, char *err,
+			 size_t errlen)
+{
+	const char *name;
+	json_t *v;
+	json_object_foreach(list, name, v)
+	{
+		int64_t milli;
+		if (quantity_from_json(v, &milli) != 0) {
+			snprintf(err, errlen, "invalid quantity for resource %s", name);
+			return -EINVAL;
+		}
+		size_t i;
+		for (i = 0; i < acc->n; i++)
+			if (!strcmp(acc->names[i], name))
+				break;
+		if (i == acc->n) {
+			if (acc->n == QUOTA_MAX_RESOURCES) {
+				snprintf(err, errlen, "more than %d resources requested", QUOTA_MAX_RESOURCES);
+				return -EINVAL;
+			}
+			acc->names[i] = strdup(name);
+			if (!acc->names[i])
+				return -ENOMEM;
+			acc->milli[i] = 0;
+			acc->n++;
+		}
+		if (take_max) {
+			if (milli > acc->milli[i])
+				acc->milli[i] = milli;
+		} else if (__builtin_add_overflow(acc->milli[i], milli, &acc->milli[i])) {
+			snprintf(err, errlen, "requests for %s overflow", name);
+			return -ERANGE;
+		}
+	}
+	return 0;
+}
+
+/* A container's effective requests: requests, with limits standing in where unset. */
+static int container_requests(json_t *container, struct pod_requests *out, char *err, size_t errlen)
+{
+	json_t *res = json_object_get(container, "resources");
+	json_t *req = json_object_get(res, "requests"), *lim = json_object_get(res, "limits");
+	const char *name;
+	json_t *v;
+	int rc = add_resources(out, req, 0, err, errlen);
+	if (rc != 0)
+		return rc;
+	json_object_foreach(lim, name, v)
+	{
+		if (json_object_get(req, name))
+			continue;
+		json_t *one = json_pack("{s:O}", name, v);
+		rc = one ? add_resources(out, one, 0, err, errlen) : -ENOMEM;
+		json_decref(one);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+void pod_requests_release(struct pod_requests *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->names[i]);
+	r->n = 0;
+}
+
+int pod_requests_from_template(json_t *template, struct pod_requests *out, char *err, size_t errlen)
+{
+	json_t *spec = json_object_get(template, "spec");
+	json_t *c;
+	size_t i;
+	int rc = 0;
+	struct pod_requests sidecars = { 0 };
+
+	memset(out, 0, sizeof(*out));
+	json_array_foreach(json_object_get(spec, "containers"), i, c)
+	{
+		if ((rc = container_requests(c, out, err, errlen)) != 0)
+			goto fail;
+	}
+	/* Sidecars (init containers that keep running) add to the pod's total; ordinary init
+	 * containers run alone, next to the sidecars started before them. */
+	json_array_foreach(json_object_get(spec, "initContainers"), i, c)
+	{
+		const char *restart = json_string_value(json_object_get(c, "restartPolicy"));
+		struct pod_requests one = { 0 };
+		if ((rc = container_requests(c, &one, err, errlen)) != 0) {
+			pod_requests_release(&one);
+			goto fail;
+		}
+		json_t *list = json_object();
+		for (size_t k = 0; k < one.n && list; k++) {
+			int64_t v = one.milli[k];
+			for (size_t s = 0; s < sidecars.n && !(restart && !strcmp(restart, "Always")); s++)
+				if (!strcmp(sidecars.names[s], one.names[k]))
+					v += sidecars.milli[s];
+			json_object_set_new(list, one.names[k], json_sprintf("%lldm", (long long)v));
+		}
+		if (restart && !strcmp(restart, "Always")) {
+			rc = add_resources(out, list, 0, err, errlen);
+			if (rc == 0) {
+				json_t *raw = json_object();
+				for (size_t k = 0; k < one.n && raw; k++)
+					json_object_set_new(raw, one.names[k],
+							    json_sprintf("%lldm", (long long)one.milli[k]));
+				rc = add_resources(&sidecars, raw, 0, err, errlen);
+				json_decref(raw);
+			}
+		} else {
+			rc = add_resources(out, list, 1, err, errlen);
+		}
+		json_decref(list);
+		pod_requests_release(&one);
+		if (rc != 0)
+			goto fail;
+	}
+	if ((rc = add_resources(out, json_object_get(spec, "overhead"), 0, err, errlen)) != 0)
+		goto fail;
+	pod_requests_release(&sidecars);
+	/* Zero requests take no quota; dropping them keeps assignments minimal. */
+	for (size_t k = 0; k < out->n;) {
+		if (out->milli[k] == 0) {
+			free(out->names[k]);
+			out->names[k] = out->names[out->n - 1];
+			out->milli[k] = out->milli[out->n - 1];
+			out->n--;
+		} else {
+			k++;
+		}
+	}
+	return 0;
+fail:
+	pod_requests_release(&sidecars);
+	pod_requests_release(out);
+	return rc;
+}
+
+int workload_name_for_job(const char *job_name, const char *job_uid, char *buf, size_t size)
+{
+	unsigned char digest[EVP_MAX_MD_SIZE];
+	unsigned int digest_len = 0;
+	char input[1024];
+	int n = snprintf(input, sizeof(input), "Job\nbatch\n%s\n%s", job_name, job_uid);
+	if (n < 0 || (size_t)n >= sizeof(input))
+		return -EINVAL;
+	if (!EVP_Digest(input, (size_t)n, digest, &digest_len, EVP_sha1(), NULL))
+		return -EIO;
+	/* "job-" + name, cut to 253 - 1 - 5 characters, then "-" + 5 hex digits of the hash. */
+	n = snprintf(buf, size, "job-%.*s-%02x%02x%x", 247 - 4, job_name, digest[0], digest[1],
+		     digest[2] >> 4);
+	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
+}
+
+static int64_t int_or(json_t *v, int64_t dflt)
+{
+	return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
+}
+
+json_t *workload_new_for_job(json_t *job, char *err, size_t errlen)
+{
+	const char *name = obj_name(job), *ns = obj_namespace(job), *uid = obj_uid(job);
+	const char *queue = obj_label(job, LABEL_QUEUE_NAME);
+	json_t *spec = json_object_get(job, "spec");
+	char wl_name[300];
+
+	if (!name || !ns || !uid || !queue || !*queue) {
+		snprintf(err, errlen, "job has no name, namespace, uid or queue name");
+		return NULL;
+	}
+	if (workload_name_for_job(name, uid, wl_name, sizeof(wl_name)) != 0) {
+		snprintf(err, errlen, "cannot derive a workload name");
+		return NULL;
+	}
+	int64_t parallelism = int_or(json_object_get(spec, "parallelism"), 1);
+	int64_t completions = int_or(json_object_get(spec, "completions"), parallelism);
+	int64_t count = parallelism < completions ? parallelism : completions;
+	if (count < 0)
+		count = 0;
+
+	json_t *template = json_deep_copy(json_object_get(spec, "template"));
+	if (!json_is_object(template)) {
+		json_decref(template);
+		snprintf(err, errlen, "job has no pod template");
+		return NULL;
+	}
+	/* The Job controller's own labels would tie the Workload to this Job's pods. */
+	json_t *labels = obj_path(template, "metadata.labels");
+	static const char *const controller_labels[] = { "controller-uid", "batch.kubernetes.io/controller-uid",
+							 "job-name", "batch.kubernetes.io/job-name" };
+	for (size_t i = 0; i < sizeof(controller_labels) / sizeof(controller_labels[0]); i++)
+		json_object_del(labels, controller_labels[i]);
+
+	json_t *wl = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]},"
+			       " s:{s:s, s:[{s:s, s:I, s:o}]}}",
+			       "apiVersion", KUEUE_API_VERSION, "kind", "Workload", "metadata", "name",
+			       wl_name, "namespace", ns, "labels", LABEL_JOB_UID, uid, "ownerReferences",
+			       "apiVersion", "batch/v1", "kind", "Job", "name", name, "uid", uid,
+			       "controller", 1, "blockOwnerDeletion", 1, "spec", "queueName", queue,
+			       "podSets", "name", "main", "count", (json_int_t)count, "template", template);
+	if (!wl)
+		snprintf(err, errlen, "out of memory");
+	return wl;
+}
+
+static char *dup_str(json_t *v)
+{
+	const char *s = json_string_value(v);
+	return s ? strdup(s) : NULL;
+}
+
+struct quota_cq *cq_decode(json_t *obj, char *err, size_t errlen)
+{
+	struct quota_cq *cq = calloc(1, sizeof(*cq));
+	json_t *groups = obj_path(obj, "spec.resourceGroups");
+	const char *strategy = obj_str(obj, "spec.queueingStrategy");
+	if (!cq)
+		return NULL;
+	cq->name = dup_str(obj_path(obj, "metadata.name"));
+	cq->strict_fifo = strategy && !strcmp(strategy, "StrictFIFO");
+	cq->n_groups = json_array_size(groups);
+	cq->groups = calloc(cq->n_groups ? cq->n_groups : 1, sizeof(*cq->groups));
+	if (!cq->name || !cq->groups)
+		goto nomem;
+	for (size_t g = 0; g < cq->n_groups; g++) {
+		json_t *jg = json_array_get(groups, g);
+		json_t *covered = json_object_get(jg, "coveredResources");
+		json_t *flavors = json_object_get(jg, "flavors");
+		struct quota_group *grp = &cq->groups[g];
+		grp->n_resources = json_array_size(covered);
+		grp->resources = calloc(grp->n_resources ? grp->n_resources : 1, sizeof(char *));
+		grp->n_flavors = json_array_size(flavors);
+		grp->flavors = calloc(grp->n_flavors ? grp->n_flavors : 1, sizeof(*grp->flavors));
+		if (!grp->resources || !grp->flavors)
+			goto nomem;
+		for (size_t r = 0; r < grp->n_resources; r++)
+			if (!(grp->resources[r] = dup_str(json_array_get(covered, r))))
+				goto bad;
+		for (size_t f = 0; f < grp->n_flavors; f++) {
+			json_t *jf = json_array_get(flavors, f);
+			struct quota_flavor_quota *fq = &grp->flavors[f];
+			fq->flavor = dup_str(json_object_get(jf, "name"));
+			fq->nominal = calloc(grp->n_resources ? grp->n_resources : 1, sizeof(int64_t));
+			if (!fq->flavor || !fq->nominal)
+				goto bad;
+			json_t *res, *resources = json_object_get(jf, "resources");
+			size_t k;
+			json_array_foreach(resources, k, res)
+			{
+				const char *rname = json_string_value(json_object_get(res, "name"));
+				size_t r;
+				for (r = 0; rname && r < grp->n_resources; r++)
+					if (!strcmp(grp->resources[r], rname))
+						break;
+				if (!rname || r == grp->n_resources) {
+					snprintf(err, errlen, "flavor %s lists resource %s outside coveredResources",
+						 fq->flavor, rname ? rname : "(unnamed)");
+					goto fail;
+				}
+				if (quantity_from_json(json_object_get(res, "nominalQuota"), &fq->nominal[r]) != 0) {
+					snprintf(err, errlen, "flavor %s: invalid nominalQuota for %s", fq->flavor,
+						 rname);
+					goto fail;
+				}
+			}
+		}
+	}
+	return cq;
+bad:
+	snprintf(err, errlen, "malformed resourceGroups");
+	goto fail;
+nomem:
+	snprintf(err, errlen, "out of memory");
+fail:
+	quota_cq_free(cq);
+	return NULL;
+}
+
+static int decode_taints(json_t *arr, struct quota_taint **out, size_t *n)
+{
+	json_t *t;
+	size_t i;
+	*n = json_array_size(arr);
+	*out = calloc(*n ? *n : 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	json_array_foreach(arr, i, t)
+	{
+		const char *op = json_string_value(json_object_get(t, "operator"));
+		(*out)[i].key = dup_str(json_object_get(t, "key"));
+		(*out)[i].value = dup_str(json_object_get(t, "value"));
+		(*out)[i].effect = dup_str(json_object_get(t, "effect"));
+		(*out)[i].exists = op && !strcmp(op, "Exists");
+	}
+	return 0;
+}
+
+struct quota_flavor *flavor_decode(json_t *rf, char *err, size_t errlen)
+{
+	struct quota_flavor *f = calloc(1, sizeof(*f));
+	json_t *labels = obj_path(rf, "spec.nodeLabels");
+	const char *key;
+	json_t *v;
+	size_t i = 0;
+	if (!f)
+		return NULL;
+	f->name = dup_str(obj_path(rf, "metadata.name"));
+	f->n_labels = json_object_size(labels);
+	f->labels = calloc(f->n_labels ? f->n_labels : 1, sizeof(*f->labels));
+	if (!f->name || !f->labels)
+		goto fail;
+	json_object_foreach(labels, key, v)
+	{
+		f->labels[i].key = strdup(key);
+		f->labels[i].value = dup_str(v);
+		if (!f->labels[i].key || !f->labels[i].value)
+			goto fail;
+		i++;
+	}
+	if (decode_taints(obj_path(rf, "spec.nodeTaints"), &f->taints, &f->n_taints) != 0 ||
+	    decode_taints(obj_path(rf, "spec.tolerations"), &f->tolerations, &f->n_tolerations) != 0)
+		goto fail;
+	return f;
+fail:
+	snprintf(err, errlen, "malformed or oversized ResourceFlavor");
+	quota_flavor_free(f);
+	return NULL;
+}
+
+struct quota_charge *charge_decode(json_t *wl)
+{
+	json_t *adm = obj_path(wl, "status.admission");
+	const char *cq = json_string_value(json_object_get(adm, "clusterQueue"));
+	json_t *psa, *assignments = json_object_get(adm, "podSetAssignments");
+	size_t i, cap = 0;
+	struct quota_charge *c;
+
+	if (!cq)
+		return NULL;
+	json_array_foreach(assignments, i, psa)
+		cap += json_object_size(json_object_get(psa, "resourceUsage"));
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->cq = strdup(cq);
+	c->items = calloc(cap ? cap : 1, sizeof(*c->items));
+	if (!c->cq || !c->items)
+		goto fail;
+	json_array_foreach(assignments, i, psa)
+	{
+		json_t *flavors = json_object_get(psa, "flavors");
+		const char *res;
+		json_t *qty;
+		json_object_foreach(json_object_get(psa, "resourceUsage"), res, qty)
+		{
+			const char *flavor = json_string_value(json_object_get(flavors, res));
+			int64_t milli;
+			if (!flavor || quantity_from_json(qty, &milli) != 0)
+				continue;
+			struct quota_charge_item *it = &c->items[c->n];
+			it->flavor = strdup(flavor);
+			it->resource = strdup(res);
+			it->amount = milli;
+			c->n++;
+			if (!it->flavor || !it->resource)
+				goto fail;
+		}
+	}
+	return c;
+fail:
+	quota_charge_free(c);
+	return NULL;
+}
+
+void podset_view_release(struct podset_view *v)
+{
+	for (size_t k = 0; v->exprs && k < v->n_exprs; k++)
+		free((void *)v->exprs[k].values);
+	free(v->name);
+	pod_requests_release(&v->requests);
+	free(v->selector);
+	free(v->terms);
+	free(v->exprs);
+	free(v->tolerations);
+	memset(v, 0, sizeof(*v));
+}
+
+int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t errlen)
+{
+	json_t *template = json_object_get(podset, "template");
+	json_t *spec = json_object_get(template, "spec");
+	json_t *selector = json_object_get(spec, "nodeSelector");
+	json_t *terms = obj_path(spec, "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
+	json_t *tolerations = json_object_get(spec, "tolerations");
+	const char *key;
+	json_t *val, *t;
+	size_t i, n_exprs = 0;
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	v->name = dup_str(json_object_get(podset, "name"));
+	if (!v->name)
+		v->name = strdup("main");
+	rc = pod_requests_from_template(template, &v->requests, err, errlen);
+	if (rc != 0)
+		goto fail;
+	json_array_foreach(terms, i, t)
+		n_exprs += json_array_size(json_object_get(t, "matchExpressions"));
+	v->selector = calloc(json_object_size(selector) + 1, sizeof(*v->selector));
+	v->terms = calloc(json_array_size(terms) + 1, sizeof(*v->terms));
+	v->exprs = calloc(n_exprs + 1, sizeof(*v->exprs));
+	v->n_exprs = v->exprs ? n_exprs : 0;
+	v->tolerations = calloc(json_array_size(tolerations) + 1, sizeof(*v->tolerations));
+	rc = -ENOMEM;
+	if (!v->name || !v->selector || !v->terms || !v->exprs || !v->tolerations)
+		goto fail;
+	/* Strings stay borrowed from the workload object, which outlives the view. */
+	json_object_foreach(selector, key, val)
+	{
+		if (!json_is_string(val))
+			continue;
+		v->selector[v->ps.n_selector++] = (struct quota_kv){ (char *)key, (char *)json_string_value(val) };
+	}
+	size_t e = 0;
+	json_array_foreach(terms, i, t)
+	{
+		json_t *ex, *exprs = json_object_get(t, "matchExpressions");
+		size_t k;
+		struct quota_affinity_term *term = &v->terms[v->ps.n_terms++];
+		term->exprs = &v->exprs[e];
+		json_array_foreach(exprs, k, ex)
+		{
+			struct quota_match_expr *me = &v->exprs[e++];
+			json_t *values = json_object_get(ex, "values");
+			me->key = json_string_value(json_object_get(ex, "key"));
+			me->op = json_string_value(json_object_get(ex, "operator"));
+			if (!me->key || !me->op) {
+				snprintf(err, errlen, "node affinity expression without key or operator");
+				rc = -EINVAL;
+				goto fail;
+			}
+			me->n_values = 0;
+			me->values = NULL;
+			if (json_array_size(values) > 0) {
+				/* jansson keeps array items contiguous only as json_t*; collect strings. */
+				const char **vals = calloc(json_array_size(values), sizeof(char *));
+				if (!vals)
+					goto fail;
+				for (size_t x = 0; x < json_array_size(values); x++) {
+					const char *s = json_string_value(json_array_get(values, x));
+					if (s)
+						vals[me->n_values++] = s;
+				}
+				me->values = vals;
+			}
+			term->n_exprs++;
+		}
+	}
+	json_array_foreach(tolerations, i, t)
+	{
+		const char *op = json_string_value(json_object_get(t, "operator"));
+		v->tolerations[v->ps.n_tolerations++] = (struct quota_taint){
+			(char *)json_string_value(json_object_get(t, "key")),
+			(char *)json_string_value(json_object_get(t, "value")),
+			(char *)json_string_value(json_object_get(t, "effect")), op && !strcmp(op, "Exists")
+		};
+	}
+	v->ps.count = int_or(json_object_get(podset, "count"), 1);
+	v->ps.n_requests = v->requests.n;
+	v->ps.resources = (const char *const *)v->requests.names;
+	v->ps.per_pod = v->requests.milli;
+	v->ps.node_selector = v->selector;
+	v->ps.terms = v->terms;
+	v->ps.tolerations = v->tolerations;
+	return 0;
+fail:
+	podset_view_release(v);
+	return rc;
+}
+
+static int in_values(json_t *values, const char *s)
+{
+	json_t *x;
+	size_t i;
+	json_array_foreach(values, i, x)
+		if (str_eq(x, s))
+			return 1;
+	return 0;
+}
+
+int selector_matches(json_t *selector, json_t *labels)
+{
+	const char *key;
+	json_t *v, *e;
+	size_t i;
+	if (!json_is_object(selector))
+		return 0;
+	json_object_foreach(json_object_get(selector, "matchLabels"), key, v)
+		if (!str_eq(json_object_get(labels, key), json_string_value(v)))
+			return 0;
+	json_array_foreach(json_object_get(selector, "matchExpressions"), i, e)
+	{
+		const char *k = json_string_value(json_object_get(e, "key"));
+		const char *op = json_string_value(json_object_get(e, "operator"));
+		const char *have = k ? json_string_value(json_object_get(labels, k)) : NULL;
+		json_t *values = json_object_get(e, "values");
+		if (!k || !op)
+			return 0;
+		if (!strcmp(op, "In") && !(have && in_values(values, have)))
+			return 0;
+		if (!strcmp(op, "NotIn") && have && in_values(values, have))
+			return 0;
+		if (!strcmp(op, "Exists") && !have)
+			return 0;
+		if (!strcmp(op, "DoesNotExist") && have)
+			return 0;
+	}
+	return 1;
+}

@@ -1,1 +1,206 @@
-/* placeholder: filled in by the module's author */
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * batch/v1 Job integration: a queued Job gets a Workload; an admitted Workload starts its Job
+ * with the flavors' node labels and tolerations; a finished Job finishes its Workload, which
+ * releases its quota. A Job that runs without an admitted Workload is suspended again.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/objects.h"
+#include "ctrl/internal.h"
+#include "util/log.h"
+
+json_t *workload_view(struct mgr *m, const char *key)
+{
+	json_t *a = json_object_get(m->assumed, key);
+	return a ? a : informer_get(m->workloads, key);
+}
+
+static int job_finished(json_t *job, const char **how)
+{
+	if (condition_true(job, "Complete")) {
+		*how = "Succeeded";
+		return 1;
+	}
+	if (condition_true(job, "Failed")) {
+		*how = "Failed";
+		return 1;
+	}
+	return 0;
+}
+
+static void on_job_written(struct mgr *m, const char *key, json_t *updated, int ok)
+{
+	if (!ok)
+		mgr_retry_later(m);
+}
+
+static int patch_job(struct mgr *m, json_t *job, const char *key, json_t *patch)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", obj_namespace(job),
+		 obj_name(job));
+	/* Guarded by resourceVersion: a user edit in between makes this a 409, and the next
+	 * event brings a fresh copy to decide on. */
+	json_object_set_new(patch, "metadata",
+			    json_pack("{s:s}", "resourceVersion",
+				      obj_str(job, "metadata.resourceVersion")));
+	return patch_object(m, path, MGR_JOB, key, patch, on_job_written);
+}
+
+static void on_workload_created(void *arg, const struct kube_response *resp)
+{
+	struct mgr *m = arg;
+	if (resp->status == 201 || resp->status == 409)
+		return; /* 409: it exists already; its watch event will arrive */
+	log_error("cannot create workload", LF_INT("status", resp->status),
+		  LF_STR("error", resp->error_text), LF_STR("body", resp->body), LF_END);
+	mgr_retry_later(m);
+}
+
+static void create_workload(struct mgr *m, json_t *job)
+{
+	char err[256], path[512];
+	json_t *wl = workload_new_for_job(job, err, sizeof(err));
+	if (!wl) {
+		log_error("cannot build workload for job", LF_STR("job", obj_name(job)),
+			  LF_STR("error", err), LF_END);
+		return;
+	}
+	char *body = json_dumps(wl, JSON_COMPACT);
+	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads",
+		 obj_namespace(job));
+	if (!body || kube_request(m->kube, "POST", path, NULL, body, on_workload_created, m, NULL) != 0)
+		mgr_retry_later(m);
+	else
+		log_info("workload created", LF_STR("namespace", obj_namespace(job)),
+			 LF_STR("workload", obj_name(wl)), LF_STR("job", obj_name(job)), LF_END);
+	free(body);
+	json_decref(wl);
+}
+
+/* Adds the flavors' node labels and tolerations to the pod template, as Kueue does at start. */
+static json_t *start_patch(struct mgr *m, json_t *job, json_t *wl)
+{
+	json_t *tspec = obj_path(job, "spec.template.spec");
+	json_t *selector = json_deep_copy(json_object_get(tspec, "nodeSelector"));
+	json_t *tolerations = json_deep_copy(json_object_get(tspec, "tolerations"));
+	json_t *labels = json_deep_copy(obj_path(job, "spec.template.metadata.labels"));
+	json_t *psa = json_array_get(obj_path(wl, "status.admission.podSetAssignments"), 0);
+	json_t *flavors_seen = json_object();
+	const char *res;
+	json_t *fname;
+
+	if (!selector)
+		selector = json_object();
+	if (!tolerations)
+		tolerations = json_array();
+	if (!labels)
+		labels = json_object();
+	json_object_foreach(json_object_get(psa, "flavors"), res, fname)
+	{
+		const char *flavor = json_string_value(fname);
+		json_t *rf = flavor ? informer_get(m->flavors, flavor) : NULL;
+		if (!rf || json_object_get(flavors_seen, flavor))
+			continue;
+		json_object_set(flavors_seen, flavor, json_true());
+		const char *k;
+		json_t *v;
+		/* Admission matched the flavor against the pod's own selector, so no key clashes. */
+		json_object_foreach(obj_path(rf, "spec.nodeLabels"), k, v)
+			json_object_set(selector, k, v);
+		size_t i;
+		json_t *t;
+		json_array_foreach(obj_path(rf, "spec.tolerations"), i, t)
+		{
+			int dup = 0;
+			size_t j;
+			json_t *have;
+			json_array_foreach(tolerations, j, have)
+				dup |= json_equal(have, t);
+			if (!dup)
+				json_array_append(tolerations, t);
+		}
+	}
+	json_decref(flavors_seen);
+	json_object_set_new(labels, LABEL_PODSET, json_string("main"));
+	json_t *patch = json_pack("{s:{s:b, s:{s:{s:o}, s:{s:o, s:o}}}}", "spec", "suspend", 0,
+				  "template", "metadata", "labels", labels, "spec", "nodeSelector",
+				  selector, "tolerations", tolerations);
+	/* Partial admission may lower the count below parallelism. */
+	json_int_t count = json_integer_value(json_object_get(psa, "count"));
+	json_int_t parallelism = json_integer_value(obj_path(job, "spec.parallelism"));
+	if (patch && json_is_integer(json_object_get(psa, "count")) && count < parallelism)
+		json_object_set_new(json_object_get(patch, "spec"), "parallelism", json_integer(count));
+	return patch;
+}
+
+void jobs_reconcile(struct mgr *m, const char *key)
+{
+	json_t *job = informer_get(m->jobs, key);
+	const char *how;
+	char wl_name[300], wl_key[600];
+
+	if (!job || mgr_inflight(m, MGR_JOB, key))
+		return;
+	const char *queue = obj_label(job, LABEL_QUEUE_NAME);
+	if (!queue || !*queue || !obj_uid(job))
+		return;
+	if (workload_name_for_job(obj_name(job), obj_uid(job), wl_name, sizeof(wl_name)) != 0)
+		return;
+	snprintf(wl_key, sizeof(wl_key), "%s/%s", obj_namespace(job), wl_name);
+	json_t *wl = workload_view(m, wl_key);
+	int suspended = json_is_true(obj_path(job, "spec.suspend"));
+
+	if (job_finished(job, &how)) {
+		if (wl && !condition_true(wl, "Finished") && !mgr_inflight(m, MGR_WL, wl_key)) {
+			int changed;
+			json_t *conds = conditions_with(wl, "Finished", "True", how,
+							!strcmp(how, "Succeeded") ? "Job finished successfully" :
+										    "Job failed",
+							&changed);
+			json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
+						  obj_str(wl, "metadata.resourceVersion"), "status",
+						  "conditions", conds);
+			char path[1024];
+			snprintf(path, sizeof(path),
+				 "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
+				 obj_namespace(wl), obj_name(wl));
+			patch_object(m, path, MGR_WL, wl_key, patch, NULL);
+			log_info("workload finished", LF_STR("workload", wl_key), LF_STR("reason", how),
+				 LF_END);
+		}
+		return;
+	}
+	if (!wl) {
+		/* A queued Job must not run before admission; if it slipped past the webhook
+		 * (created before muster was up), stop it first. */
+		if (!suspended) {
+			json_t *patch = json_pack("{s:{s:b}}", "spec", "suspend", 1);
+			patch_job(m, job, key, patch);
+			return;
+		}
+		create_workload(m, job);
+		return;
+	}
+	const char *owner_uid = json_string_value(
+		json_object_get(json_array_get(obj_path(wl, "metadata.ownerReferences"), 0), "uid"));
+	if (!owner_uid || strcmp(owner_uid, obj_uid(job)) != 0)
+		return; /* a workload of an older Job with the same name, about to be collected */
+
+	int admitted = condition_true(wl, "QuotaReserved") && condition_true(wl, "Admitted") &&
+		       !condition_true(wl, "Finished");
+	if (admitted && suspended) {
+		json_t *patch = start_patch(m, job, wl);
+		if (patch && patch_job(m, job, key, patch) == 0)
+			log_info("job started", LF_STR("job", key), LF_STR("workload", wl_key),
+				 LF_STR("clusterQueue", obj_str(wl, "status.admission.clusterQueue")),
+				 LF_END);
+	} else if (!admitted && !suspended && !condition_true(wl, "Finished")) {
+		json_t *patch = json_pack("{s:{s:b}}", "spec", "suspend", 1);
+		patch_job(m, job, key, patch);
+		log_info("job suspended: workload not admitted", LF_STR("job", key), LF_END);
+	}
+}

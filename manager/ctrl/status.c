@@ -1,1 +1,387 @@
-/* placeholder: filled in by the module's author */
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ClusterQueue and LocalQueue status: pending, reserving and admitted counts, flavor usage and
+ * the Active condition, written only when they change. Also where a ClusterQueue's spec enters
+ * the quota model, and where fields muster does not implement yet are named, never ignored.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/objects.h"
+#include "ctrl/internal.h"
+#include "util/log.h"
+
+struct patch_ctx {
+	struct mgr *m;
+	char kind;
+	char *key;
+	status_done_fn done;
+};
+
+static void on_patched(void *arg, const struct kube_response *resp)
+{
+	struct patch_ctx *ctx = arg;
+	struct mgr *m = ctx->m;
+	int ok = resp->error == 0 && resp->status == 200;
+	json_t *updated = NULL;
+
+	char inflight_key[700];
+	snprintf(inflight_key, sizeof(inflight_key), "%c:%s", ctx->kind, ctx->key);
+	json_object_del(m->inflight, inflight_key);
+	if (ok) {
+		json_error_t jerr;
+		updated = json_loadb(resp->body, resp->body_len, 0, &jerr);
+	} else if (resp->status == 409) {
+		log_debug("write conflict; the next event decides again", LF_STR("object", ctx->key),
+			  LF_END);
+	} else {
+		log_warn("write failed", LF_STR("object", ctx->key), LF_INT("status", resp->status),
+			 LF_STR("error", resp->error_text), LF_STR("body", resp->body), LF_END);
+	}
+	if (ctx->done)
+		ctx->done(m, ctx->key, updated, ok);
+	else if (!ok)
+		mgr_retry_later(m);
+	json_decref(updated);
+	free(ctx->key);
+	free(ctx);
+}
+
+int mgr_inflight(struct mgr *m, char kind, const char *key)
+{
+	char k[700];
+	snprintf(k, sizeof(k), "%c:%s", kind, key);
+	return json_object_get(m->inflight, k) != NULL;
+}
+
+int patch_object(struct mgr *m, const char *path, char kind, const char *key, json_t *patch,
+		 status_done_fn done)
+{
+	struct patch_ctx *ctx = calloc(1, sizeof(*ctx));
+	char inflight_key[700];
+	snprintf(inflight_key, sizeof(inflight_key), "%c:%s", kind, key);
+	char *body = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
+	int rc = -1;
+	json_decref(patch);
+	if (!ctx || !body || !(ctx->key = strdup(key)))
+		goto fail;
+	ctx->m = m;
+	ctx->done = done;
+	rc = kube_request(m->kube, "PATCH", path, "application/merge-patch+json", body, on_patched,
+			  ctx, NULL);
+	if (rc != 0)
+		goto fail;
+	ctx->kind = kind;
+	json_object_set(m->inflight, inflight_key, json_true());
+	free(body);
+	return 0;
+fail:
+	free(body);
+	if (ctx)
+		free(ctx->key);
+	free(ctx);
+	mgr_retry_later(m);
+	return rc ? rc : -1;
+}
+
+/* Names the spec fields of a ClusterQueue that muster does not implement yet. Fields whose
+ * absence would make admission wrong make the queue inactive; the others are reported. */
+static void check_unsupported(json_t *cq, char *inactive, size_t ilen, char *notes, size_t nlen)
+{
+	json_t *spec = json_object_get(cq, "spec");
+	json_t *pre = json_object_get(spec, "preemption");
+	const char *stop = json_string_value(json_object_get(spec, "stopPolicy"));
+	size_t n = 0;
+
+	inactive[0] = notes[0] = '\0';
+	if (stop && strcmp(stop, "None") != 0)
+		snprintf(inactive, ilen, "stopPolicy is %s", stop);
+	else if (json_array_size(obj_path(spec, "admissionChecksStrategy.admissionChecks")) > 0)
+		snprintf(inactive, ilen,
+			 "admission checks are not implemented yet, and admitting without them would skip them");
+#define NOTE(cond, text)                                                                             \
+	do {                                                                                         \
+		if ((cond) && n < nlen)                                                              \
+			n += (size_t)snprintf(notes + n, nlen - n, "%s%s", n ? "; " : "", (text));    \
+	} while (0)
+	NOTE(json_string_value(json_object_get(spec, "cohortName")),
+	     "spec.cohortName: cohorts are not implemented yet, so this queue neither borrows nor lends");
+	const char *reclaim = json_string_value(json_object_get(pre, "reclaimWithinCohort"));
+	const char *within = json_string_value(json_object_get(pre, "withinClusterQueue"));
+	const char *bwc = obj_str(pre, "borrowWithinCohort.policy");
+	NOTE((reclaim && strcmp(reclaim, "Never")) || (within && strcmp(within, "Never")) ||
+		     (bwc && strcmp(bwc, "Never")),
+	     "spec.preemption: preemption is not implemented yet, so nothing is preempted");
+	NOTE(json_object_get(spec, "fairSharing"), "spec.fairSharing: fair sharing is not implemented yet");
+	NOTE(json_object_get(spec, "admissionScope"),
+	     "spec.admissionScope: admission fair sharing is not implemented yet");
+	NOTE(json_object_get(spec, "concurrentAdmissionPolicy"),
+	     "spec.concurrentAdmissionPolicy is not implemented yet");
+#undef NOTE
+}
+
+void cq_apply(struct mgr *m, const char *name, json_t *obj)
+{
+	char err[256] = "", inactive[300], notes[1024];
+	if (!obj) {
+		quota_remove_cq(&m->model, name);
+		json_object_del(m->unsupported, name);
+		return;
+	}
+	check_unsupported(obj, inactive, sizeof(inactive), notes, sizeof(notes));
+	struct quota_cq *cq = cq_decode(obj, err, sizeof(err));
+	if (!cq || quota_set_cq(&m->model, cq) != 0) {
+		quota_remove_cq(&m->model, name);
+		snprintf(inactive, sizeof(inactive), "%s", err[0] ? err : "cannot decode spec");
+		log_error("cannot use ClusterQueue", LF_STR("clusterQueue", name), LF_STR("error", err),
+			  LF_END);
+	}
+	json_t *info = json_object();
+	if (inactive[0])
+		json_object_set_new(info, "inactive", json_string(inactive));
+	if (notes[0])
+		json_object_set_new(info, "notImplemented", json_string(notes));
+	json_object_set_new(m->unsupported, name, info);
+}
+
+/* Per-queue counters and usage, gathered in one pass over pending and charged workloads. */
+struct queue_stats {
+	json_t *pending; /* queue key -> count */
+	json_t *reserving;
+	json_t *admitted;
+	json_t *lq_usage; /* lq key -> {flavor: {resource: milli}} */
+};
+
+static void bump(json_t *counts, const char *key)
+{
+	json_int_t n = json_integer_value(json_object_get(counts, key));
+	json_object_set_new(counts, key, json_integer(n + 1));
+}
+
+static void gather(struct mgr *m, struct queue_stats *s)
+{
+	const char *key;
+	json_t *v;
+	char msg[256], lq_key[600];
+
+	s->pending = json_object();
+	s->reserving = json_object();
+	s->admitted = json_object();
+	s->lq_usage = json_object();
+	json_object_foreach(m->pending, key, v)
+	{
+		json_t *wl = informer_get(m->workloads, key);
+		const char *cq = wl ? workload_cluster_queue(m, wl, msg, sizeof(msg)) : NULL;
+		if (!wl)
+			continue;
+		snprintf(lq_key, sizeof(lq_key), "%s/%s", obj_namespace(wl), obj_str(wl, "spec.queueName"));
+		bump(s->pending, lq_key);
+		if (cq)
+			bump(s->pending, cq);
+	}
+	for (size_t i = 0; i < m->model.charges.cap; i++) {
+		const char *wl_key = m->model.charges.slots[i].key;
+		const struct quota_charge *c = m->model.charges.slots[i].value;
+		json_t *wl = wl_key ? workload_view(m, wl_key) : NULL;
+		if (!wl)
+			continue; /* also skips the cycle's temporary charges */
+		snprintf(lq_key, sizeof(lq_key), "%s/%s", obj_namespace(wl), obj_str(wl, "spec.queueName"));
+		bump(s->reserving, c->cq);
+		bump(s->reserving, lq_key);
+		if (condition_true(wl, "Admitted")) {
+			bump(s->admitted, c->cq);
+			bump(s->admitted, lq_key);
+		}
+		json_t *usage = json_object_get(s->lq_usage, lq_key);
+		if (!usage) {
+			usage = json_object();
+			json_object_set_new(s->lq_usage, lq_key, usage);
+		}
+		for (size_t k = 0; k < c->n; k++) {
+			json_t *fl = json_object_get(usage, c->items[k].flavor);
+			if (!fl) {
+				fl = json_object();
+				json_object_set_new(usage, c->items[k].flavor, fl);
+			}
+			json_int_t have = json_integer_value(json_object_get(fl, c->items[k].resource));
+			json_object_set_new(fl, c->items[k].resource,
+					    json_integer(have + c->items[k].amount));
+		}
+	}
+}
+
+static void stats_release(struct queue_stats *s)
+{
+	json_decref(s->pending);
+	json_decref(s->reserving);
+	json_decref(s->admitted);
+	json_decref(s->lq_usage);
+}
+
+static json_int_t count_of(json_t *counts, const char *key)
+{
+	return json_integer_value(json_object_get(counts, key));
+}
+
+static json_t *qty(const char *resource, int64_t milli)
+{
+	char buf[64];
+	quantity_to_string(resource, milli, buf, sizeof(buf));
+	return json_string(buf);
+}
+
+/* Writes obj's status when `status` differs from it in any of the fields it sets. */
+static void write_status_if_changed(struct mgr *m, json_t *obj, const char *path, char kind,
+				    const char *key, json_t *status)
+{
+	json_t *current = json_object_get(obj, "status");
+	const char *field;
+	json_t *v;
+	int differs = 0;
+	json_object_foreach(status, field, v)
+		differs |= !json_equal(v, json_object_get(current, field));
+	if (!differs || mgr_inflight(m, kind, key)) {
+		json_decref(status);
+		return;
+	}
+	patch_object(m, path, kind, key, json_pack("{s:o}", "status", status), NULL);
+}
+
+static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)
+{
+	const struct quota_cq *cq = quota_get_cq(&m->model, name);
+	json_t *info = json_object_get(m->unsupported, name);
+	const char *inactive = json_string_value(json_object_get(info, "inactive"));
+	const char *notes = json_string_value(json_object_get(info, "notImplemented"));
+	char reason[64] = "Ready", msg[512] = "Can admit new workloads";
+	int active = 0, changed;
+
+	if (inactive) {
+		const char *stop = obj_str(obj, "spec.stopPolicy");
+		snprintf(reason, sizeof(reason), "%s", stop && strcmp(stop, "None") ? "Stopped" : "Unsupported");
+		snprintf(msg, sizeof(msg), "Can't admit new workloads: %s", inactive);
+	} else if (cq) {
+		active = quota_cq_active(&m->model, cq, reason, sizeof(reason), msg, sizeof(msg));
+	}
+	json_t *conds = conditions_with(obj, "Active", active ? "True" : "False", reason, msg, &changed);
+	json_t *tmp = json_pack("{s:O, s:{s:O}}", "metadata", json_object_get(obj, "metadata"),
+				"status", "conditions", conds);
+	json_decref(conds);
+	conds = conditions_with(tmp, "UnsupportedFields", notes ? "True" : "False",
+				notes ? "NotImplemented" : "AllFieldsSupported",
+				notes ? notes : "muster implements every field this ClusterQueue sets",
+				&changed);
+	json_decref(tmp);
+	return conds;
+}
+
+static void cq_status(struct mgr *m, struct queue_stats *s, const char *name)
+{
+	json_t *obj = informer_get(m->cqs, name);
+	const struct quota_cq *cq = quota_get_cq(&m->model, name);
+	char path[512];
+	if (!obj)
+		return;
+	json_t *usage = json_array();
+	for (size_t g = 0; cq && g < cq->n_groups; g++) {
+		const struct quota_group *grp = &cq->groups[g];
+		for (size_t f = 0; f < grp->n_flavors; f++) {
+			json_t *res = json_array();
+			for (size_t r = 0; r < grp->n_resources; r++) {
+				int64_t nominal, used = 0;
+				quota_cell(cq, grp->flavors[f].flavor, grp->resources[r], &nominal, &used);
+				json_array_append_new(res, json_pack("{s:s, s:o, s:s}", "name",
+								     grp->resources[r], "total", qty(grp->resources[r], used),
+								     "borrowed", "0"));
+			}
+			json_array_append_new(usage, json_pack("{s:s, s:o}", "name",
+							       grp->flavors[f].flavor, "resources", res));
+		}
+	}
+	json_t *status = json_pack("{s:o, s:I, s:I, s:I, s:O, s:O}", "conditions",
+				   cq_conditions(m, obj, name), "pendingWorkloads",
+				   count_of(s->pending, name), "reservingWorkloads",
+				   count_of(s->reserving, name), "admittedWorkloads",
+				   count_of(s->admitted, name), "flavorsReservation", usage, "flavorsUsage",
+				   usage);
+	json_decref(usage);
+	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/%s/status", name);
+	if (status)
+		write_status_if_changed(m, obj, path, MGR_CQ, name, status);
+}
+
+static void lq_status(struct mgr *m, struct queue_stats *s, const char *key)
+{
+	json_t *obj = informer_get(m->lqs, key);
+	char path[1024], msg[512] = "Can submit new workloads to ClusterQueue";
+	const char *reason = "Ready";
+	int changed;
+	if (!obj)
+		return;
+	const char *cq_name = obj_str(obj, "spec.clusterQueue");
+	const struct quota_cq *cq = cq_name ? quota_get_cq(&m->model, cq_name) : NULL;
+	int active = cq && informer_get(m->cqs, cq_name) != NULL;
+	if (!active) {
+		reason = "ClusterQueueDoesNotExist";
+		snprintf(msg, sizeof(msg), "Can't submit new workloads to ClusterQueue %s: it doesn't exist",
+			 cq_name ? cq_name : "");
+	} else {
+		char r[64], why[300];
+		json_t *info = json_object_get(m->unsupported, cq_name);
+		if (json_object_get(info, "inactive") ||
+		    !quota_cq_active(&m->model, cq, r, sizeof(r), why, sizeof(why))) {
+			active = 0;
+			reason = "ClusterQueueIsInactive";
+			snprintf(msg, sizeof(msg), "Can't submit new workloads to ClusterQueue %s: it is inactive",
+				 cq_name);
+		}
+	}
+	const char *stop = obj_str(obj, "spec.stopPolicy");
+	if (stop && strcmp(stop, "None") != 0) {
+		active = 0;
+		reason = "Stopped";
+		snprintf(msg, sizeof(msg), "LocalQueue is stopped (stopPolicy %s)", stop);
+	}
+	json_t *usage = json_array();
+	const char *flavor;
+	json_t *res;
+	json_object_foreach(json_object_get(s->lq_usage, key), flavor, res)
+	{
+		json_t *list = json_array();
+		const char *rname;
+		json_t *milli;
+		json_object_foreach(res, rname, milli)
+			json_array_append_new(list, json_pack("{s:s, s:o}", "name", rname, "total",
+							      qty(rname, json_integer_value(milli))));
+		json_array_append_new(usage, json_pack("{s:s, s:o}", "name", flavor, "resources", list));
+	}
+	json_t *conds = conditions_with(obj, "Active", active ? "True" : "False", reason, msg, &changed);
+	json_t *status = json_pack("{s:o, s:I, s:I, s:I, s:O, s:O}", "conditions", conds,
+				   "pendingWorkloads", count_of(s->pending, key), "reservingWorkloads",
+				   count_of(s->reserving, key), "admittedWorkloads",
+				   count_of(s->admitted, key), "flavorsReservation", usage, "flavorsUsage",
+				   usage);
+	json_decref(usage);
+	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/localqueues/%s/status",
+		 obj_namespace(obj), obj_name(obj));
+	if (status)
+		write_status_if_changed(m, obj, path, MGR_LQ, key, status);
+}
+
+void status_sync(struct mgr *m)
+{
+	struct queue_stats s;
+	const char *key;
+	json_t *v;
+	if (json_object_size(m->dirty_cqs) == 0 && json_object_size(m->dirty_lqs) == 0)
+		return;
+	gather(m, &s);
+	json_object_foreach(m->dirty_cqs, key, v)
+		cq_status(m, &s, key);
+	json_object_foreach(m->dirty_lqs, key, v)
+		lq_status(m, &s, key);
+	json_object_clear(m->dirty_cqs);
+	json_object_clear(m->dirty_lqs);
+	stats_release(&s);
+}

@@ -1,1 +1,371 @@
-/* placeholder: filled in by the module's author */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "kube/watch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+
+#define LIST_PAGE 500
+#define WATCH_TIMEOUT_MIN 300 /* seconds; randomised up to twice this, like client-go */
+#define BACKOFF_START_MS 800
+#define BACKOFF_MAX_MS 30000
+
+struct informer {
+	uv_loop_t *loop;
+	struct kube_client *client;
+	char *name, *path, *label_selector;
+	informer_event_fn on_event;
+	void *arg;
+	void (*on_synced)(void *arg, struct informer *inf);
+
+	json_t *store; /* key -> object */
+	json_t *listing; /* pages of the list in progress, key -> object */
+	char *resource_version; /* where the next watch starts */
+	struct kube_call *call; /* the list page or watch in flight */
+	struct framer framer;
+	uv_timer_t retry;
+	unsigned backoff_ms;
+	int synced;
+	int events_in_watch; /* events seen since the current watch began */
+};
+
+static void list_page(struct informer *inf, const char *cont);
+static void start_watch(struct informer *inf);
+
+int informer_key(json_t *obj, char *buf, size_t size)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	int n;
+	if (!name)
+		return -EINVAL;
+	n = ns && *ns ? snprintf(buf, size, "%s/%s", ns, name) : snprintf(buf, size, "%s", name);
+	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
+}
+
+static const char *rv_of(json_t *obj)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+}
+
+static void set_rv(struct informer *inf, const char *rv)
+{
+	char *copy = rv ? strdup(rv) : NULL;
+	if (rv && !copy)
+		return; /* keep the old one; a later event or relist brings it forward */
+	free(inf->resource_version);
+	inf->resource_version = copy;
+}
+
+static void on_retry(uv_timer_t *t)
+{
+	struct informer *inf = t->data;
+	if (inf->resource_version)
+		start_watch(inf);
+	else
+		list_page(inf, NULL);
+}
+
+/* Schedules the next attempt after an error. relist drops the resourceVersion. */
+static void back_off(struct informer *inf, int relist, const char *why)
+{
+	unsigned delay = inf->backoff_ms + (unsigned)(rand() % (int)(inf->backoff_ms + 1));
+	log_warn("watch interrupted", LF_STR("resource", inf->name), LF_STR("reason", why),
+		 LF_INT("retry_ms", delay), LF_INT("relist", relist), LF_END);
+	if (relist)
+		set_rv(inf, NULL);
+	inf->backoff_ms = inf->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : inf->backoff_ms * 2;
+	uv_timer_start(&inf->retry, on_retry, delay, 0);
+}
+
+static void emit(struct informer *inf, enum watch_event_type type, const char *key, json_t *old,
+		 json_t *obj)
+{
+	if (inf->on_event)
+		inf->on_event(inf->arg, inf, type, key, old, obj);
+}
+
+/* Applies an added or modified object to the store and reports it. */
+static void upsert(struct informer *inf, const char *key, json_t *obj)
+{
+	json_t *old = json_incref(json_object_get(inf->store, key));
+	if (json_object_set(inf->store, key, obj) != 0) {
+		json_decref(old);
+		return;
+	}
+	emit(inf, old ? WATCH_MODIFIED : WATCH_ADDED, key, old, obj);
+	json_decref(old);
+}
+
+static void remove_key(struct informer *inf, const char *key)
+{
+	json_t *old = json_incref(json_object_get(inf->store, key));
+	if (!old)
+		return;
+	json_object_del(inf->store, key);
+	emit(inf, WATCH_DELETED, key, old, old);
+	json_decref(old);
+}
+
+/* Replaces the store with a completed list, reporting only what changed. */
+static void finish_list(struct informer *inf, const char *rv)
+{
+	const char *key;
+	json_t *obj, *tmp;
+	void *iter;
+
+	/* Objects gone since the last list get a DELETED event. */
+	json_object_foreach_safe(inf->store, iter, key, tmp)
+	{
+		(void)tmp;
+		if (!json_object_get(inf->listing, key))
+			remove_key(inf, key);
+	}
+	json_object_foreach(inf->listing, key, obj)
+	{
+		json_t *old = json_object_get(inf->store, key);
+		const char *old_rv = old ? rv_of(old) : NULL;
+		const char *new_rv = rv_of(obj);
+		if (old && old_rv && new_rv && !strcmp(old_rv, new_rv))
+			continue;
+		upsert(inf, key, obj);
+	}
+	json_decref(inf->listing);
+	inf->listing = NULL;
+	set_rv(inf, rv);
+	if (!inf->synced) {
+		inf->synced = 1;
+		log_info("cache synced", LF_STR("resource", inf->name),
+			 LF_INT("objects", (long long)json_object_size(inf->store)), LF_END);
+		if (inf->on_synced)
+			inf->on_synced(inf->arg, inf);
+	}
+	start_watch(inf);
+}
+
+static void on_list(void *arg, const struct kube_response *resp)
+{
+	struct informer *inf = arg;
+	json_error_t jerr;
+	json_t *list = NULL;
+	inf->call = NULL;
+
+	if (resp->error || resp->status != 200) {
+		char why[256];
+		snprintf(why, sizeof(why), "list failed: status %ld %s", resp->status, resp->error_text);
+		json_decref(inf->listing);
+		inf->listing = NULL;
+		back_off(inf, 1, why);
+		return;
+	}
+	list = json_loadb(resp->body, resp->body_len, 0, &jerr);
+	json_t *items = json_object_get(list, "items");
+	json_t *meta = json_object_get(list, "metadata");
+	const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+	const char *cont = json_string_value(json_object_get(meta, "continue"));
+	if (!json_is_array(items) || !rv) {
+		json_decref(list);
+		json_decref(inf->listing);
+		inf->listing = NULL;
+		back_off(inf, 1, "list response is not a list");
+		return;
+	}
+	if (!inf->listing)
+		inf->listing = json_object();
+	size_t i;
+	json_t *item;
+	/* A list omits kind and apiVersion on items; consumers never rely on them. */
+	json_array_foreach(items, i, item)
+	{
+		char key[512];
+		if (informer_key(item, key, sizeof(key)) == 0)
+			json_object_set(inf->listing, key, item);
+	}
+	if (cont && *cont)
+		list_page(inf, cont);
+	else
+		finish_list(inf, rv);
+	json_decref(list);
+}
+
+static void list_page(struct informer *inf, const char *cont)
+{
+	char path[4096];
+	int n = snprintf(path, sizeof(path), "%s?limit=%d", inf->path, LIST_PAGE);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return;
+	if (inf->label_selector) {
+		strcat(path, "&labelSelector=");
+		kube_escape(path, sizeof(path), inf->label_selector);
+	}
+	if (cont) {
+		strcat(path, "&continue=");
+		kube_escape(path, sizeof(path), cont);
+	}
+	int rc = kube_request(inf->client, "GET", path, NULL, NULL, on_list, inf, &inf->call);
+	if (rc != 0)
+		back_off(inf, 1, "cannot start list");
+}
+
+static int on_line(void *arg, char *line, size_t len)
+{
+	struct informer *inf = arg;
+	struct watch_event ev;
+	char key[512];
+
+	if (watch_event_parse(line, len, &ev) != 0) {
+		log_warn("malformed watch event", LF_STR("resource", inf->name), LF_END);
+		return -EPROTO;
+	}
+	inf->events_in_watch++;
+	switch (ev.type) {
+	case WATCH_ERROR:
+		json_decref(ev.object);
+		return ev.error_code == 410 ? -ESTALE : -EPROTO;
+	case WATCH_BOOKMARK:
+		set_rv(inf, ev.resource_version);
+		break;
+	case WATCH_ADDED:
+	case WATCH_MODIFIED:
+		if (informer_key(ev.object, key, sizeof(key)) == 0)
+			upsert(inf, key, ev.object);
+		set_rv(inf, ev.resource_version);
+		break;
+	case WATCH_DELETED:
+		if (informer_key(ev.object, key, sizeof(key)) == 0)
+			remove_key(inf, key);
+		set_rv(inf, ev.resource_version);
+		break;
+	}
+	json_decref(ev.object);
+	inf->backoff_ms = BACKOFF_START_MS;
+	return 0;
+}
+
+static int on_watch_data(void *arg, const char *data, size_t len)
+{
+	struct informer *inf = arg;
+	int rc = framer_feed(&inf->framer, data, len, on_line, inf);
+	if (rc == -ESTALE)
+		set_rv(inf, NULL); /* 410 inside the stream: the done callback relists */
+	return rc;
+}
+
+static void on_watch_done(void *arg, const struct kube_response *resp)
+{
+	struct informer *inf = arg;
+	inf->call = NULL;
+	framer_release(&inf->framer);
+
+	if (resp->status == 410 || !inf->resource_version) {
+		/* Our resourceVersion is too old: list again and report the difference. */
+		log_info("resourceVersion expired, relisting", LF_STR("resource", inf->name), LF_END);
+		set_rv(inf, NULL);
+		list_page(inf, NULL);
+		return;
+	}
+	if (resp->status == 200 && (resp->error == 0 || resp->error == -ETIMEDOUT)) {
+		/* A watch that ends on its timeout is normal: resume where it stopped. */
+		start_watch(inf);
+		return;
+	}
+	char why[256];
+	snprintf(why, sizeof(why), "watch failed: status %ld %s", resp->status, resp->error_text);
+	back_off(inf, 0, why);
+}
+
+static void start_watch(struct informer *inf)
+{
+	char path[4096];
+	long timeout = WATCH_TIMEOUT_MIN + rand() % WATCH_TIMEOUT_MIN;
+	int n = snprintf(path, sizeof(path),
+			 "%s?watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld&resourceVersion=", inf->path,
+			 timeout);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return;
+	kube_escape(path, sizeof(path), inf->resource_version);
+	if (inf->label_selector) {
+		strcat(path, "&labelSelector=");
+		kube_escape(path, sizeof(path), inf->label_selector);
+	}
+	framer_init(&inf->framer, FRAMER_MAX_LINE);
+	inf->events_in_watch = 0;
+	/* Our own deadline sits past the server's, so a silently dead connection is replaced. */
+	int rc = kube_stream(inf->client, path, timeout + 30, on_watch_data, on_watch_done, inf,
+			     &inf->call);
+	if (rc != 0)
+		back_off(inf, 0, "cannot start watch");
+}
+
+int informer_start(uv_loop_t *loop, struct kube_client *client, const struct informer_options *opt,
+		   struct informer **out)
+{
+	struct informer *inf = calloc(1, sizeof(*inf));
+	*out = NULL;
+	if (!inf)
+		return -ENOMEM;
+	inf->loop = loop;
+	inf->client = client;
+	inf->name = strdup(opt->name);
+	inf->path = strdup(opt->path);
+	inf->label_selector = opt->label_selector ? strdup(opt->label_selector) : NULL;
+	inf->on_event = opt->on_event;
+	inf->arg = opt->arg;
+	inf->on_synced = opt->on_synced;
+	inf->store = json_object();
+	inf->backoff_ms = BACKOFF_START_MS;
+	if (!inf->name || !inf->path || !inf->store || (opt->label_selector && !inf->label_selector)) {
+		free(inf->name);
+		free(inf->path);
+		free(inf->label_selector);
+		json_decref(inf->store);
+		free(inf);
+		return -ENOMEM;
+	}
+	uv_timer_init(loop, &inf->retry);
+	inf->retry.data = inf;
+	list_page(inf, NULL);
+	*out = inf;
+	return 0;
+}
+
+static void on_retry_closed(uv_handle_t *h)
+{
+	struct informer *inf = h->data;
+	free(inf);
+}
+
+void informer_stop(struct informer *inf)
+{
+	if (!inf)
+		return;
+	if (inf->call)
+		kube_call_cancel(inf->call);
+	framer_release(&inf->framer);
+	json_decref(inf->store);
+	json_decref(inf->listing);
+	free(inf->resource_version);
+	free(inf->name);
+	free(inf->path);
+	free(inf->label_selector);
+	uv_close((uv_handle_t *)&inf->retry, on_retry_closed);
+}
+
+int informer_synced(const struct informer *inf)
+{
+	return inf->synced;
+}
+
+json_t *informer_get(const struct informer *inf, const char *key)
+{
+	return json_object_get(inf->store, key);
+}
+
+json_t *informer_store(const struct informer *inf)
+{
+	return inf->store;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Kubernetes and Kueue objects as muster reads and writes them: small accessors over jansson
+ * values, conditions, pod resource requests, the Job -> Workload conversion and the decoders
+ * that turn ClusterQueues, ResourceFlavors and Workload admissions into core quota structs.
+ *
+ * Borrowed vs owned follows jansson: functions returning `json_t *` from a getter are borrowed;
+ * functions named *_new or documented "new reference" return something the caller releases.
+ */
+#ifndef MUSTER_OBJECTS_H
+#define MUSTER_OBJECTS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/quota.h"
+
+#define KUEUE_GROUP "kueue.x-k8s.io"
+#define KUEUE_API_VERSION "kueue.x-k8s.io/v1beta2"
+#define LABEL_QUEUE_NAME "kueue.x-k8s.io/queue-name"
+#define LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
+#define LABEL_JOB_UID "kueue.x-k8s.io/job-uid"
+#define LABEL_PODSET "kueue.x-k8s.io/podset"
+#define FINALIZER_RESOURCE_IN_USE "kueue.x-k8s.io/resource-in-use"
+
+/* Walks "a.b.c" through nested objects; borrowed, NULL if any step is missing. */
+json_t *obj_path(json_t *obj, const char *dotted);
+/* The string at a dotted path, or NULL. */
+const char *obj_str(json_t *obj, const char *dotted);
+
+const char *obj_name(json_t *obj);
+const char *obj_namespace(json_t *obj);
+const char *obj_uid(json_t *obj);
+const char *obj_label(json_t *obj, const char *key);
+const char *obj_annotation(json_t *obj, const char *key);
+
+/* The condition of the given type in status.conditions, borrowed, or NULL. */
+json_t *condition_get(json_t *obj, const char *type);
+/* Whether that condition exists with status "True". */
+int condition_true(json_t *obj, const char *type);
+
+/*
+ * Returns a new conditions array (new reference) equal to obj's status.conditions with the
+ * condition of `type` set as given. lastTransitionTime changes only when status changes, as
+ * metav1.Condition requires; generation goes to observedGeneration. *changed says whether
+ * anything differs from before (so callers skip writes that change nothing).
+ */
+json_t *conditions_with(json_t *obj, const char *type, const char *status, const char *reason,
+			const char *message, int *changed);
+
+/* The current time as RFC 3339 (seconds), e.g. "2026-11-21T19:35:18Z". */
+void time_now_rfc3339(char *buf, size_t size);
+
+/* A quantity given as a JSON string or number, in milli-units. 0 or -EINVAL/-ERANGE. */
+int quantity_from_json(json_t *v, int64_t *milli);
+/* Formats milli-units of a resource canonically: byte-valued resources (memory, storage,
+ * hugepages) in binary SI where exact ("1536Gi"), others in decimal SI (16000 -> "16"). */
+void quantity_to_string(const char *resource, int64_t milli, char *buf, size_t size);
+
+/* Resource requests of one pod of a PodTemplateSpec: per container, requests (or limits where
+ * a request is missing), summed, then the max with each init container, plus overhead — the
+ * effective request Kubernetes schedules by. */
+struct pod_requests {
+	size_t n;
+	char *names[QUOTA_MAX_RESOURCES]; /* owned */
+	int64_t milli[QUOTA_MAX_RESOURCES];
+};
+int pod_requests_from_template(json_t *template, struct pod_requests *out, char *err, size_t errlen);
+void pod_requests_release(struct pod_requests *r);
+
+/* Kueue's name for the Workload of a Job: "job-<name>-<first 5 hex of sha1>". */
+int workload_name_for_job(const char *job_name, const char *job_uid, char *buf, size_t size);
+
+/*
+ * Builds the Workload (new reference) for a batch/v1 Job: one podSet "main" whose count is
+ * min(parallelism, completions), the pod template without the job controller's labels, a
+ * controller owner reference to the Job, queueName from the Job's queue label.
+ * Returns NULL with err filled when the Job cannot be converted.
+ */
+json_t *workload_new_for_job(json_t *job, char *err, size_t errlen);
+
+/* Decoders into core structs (new allocations the caller owns or hands to the model). */
+struct quota_cq *cq_decode(json_t *cq, char *err, size_t errlen);
+struct quota_flavor *flavor_decode(json_t *rf, char *err, size_t errlen);
+/* The charge recorded in a Workload's status.admission; NULL if it holds none. */
+struct quota_charge *charge_decode(json_t *wl);
+
+/* The podset a Workload asks for, decoded for quota_assign. Owns its strings. */
+struct podset_view {
+	char *name;
+	struct pod_requests requests;
+	struct quota_podset ps;
+	struct quota_kv *selector;
+	struct quota_affinity_term *terms;
+	struct quota_match_expr *exprs;
+	size_t n_exprs; /* allocated expressions, each owning its values array */
+	struct quota_taint *tolerations;
+};
+int podset_view_decode(json_t *podset, struct podset_view *out, char *err, size_t errlen);
+void podset_view_release(struct podset_view *v);
+
+/* Whether a namespace's labels match a LabelSelector (matchLabels and matchExpressions).
+ * A NULL selector matches nothing and an empty one everything, as Kueue's namespaceSelector. */
+int selector_matches(json_t *selector, json_t *labels);
+
+#endif

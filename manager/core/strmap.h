@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A string-keyed hash map (open addressing, linear probing, backward-shift deletion: no
+ * tombstones, so lookups stay short however much churn there is). Hand-written because the
+ * core may use no library beyond libc.
+ *
+ * The map copies keys and owns the copies; values are the caller's.
+ * Iterate with: for (size_t i = 0; i < m->cap; i++) if (m->slots[i].key) …
+ */
+#ifndef MUSTER_STRMAP_H
+#define MUSTER_STRMAP_H
+
+#include <stddef.h>
+
+struct strmap_slot {
+	char *key; /* NULL = empty */
+	void *value;
+	size_t hash;
+};
+
+struct strmap {
+	struct strmap_slot *slots;
+	size_t cap; /* 0 or a power of two */
+	size_t len;
+};
+
+void strmap_init(struct strmap *m);
+/* Frees the keys and the table; calls free_value on each value when it is non-NULL. */
+void strmap_release(struct strmap *m, void (*free_value)(void *));
+
+void *strmap_get(const struct strmap *m, const char *key);
+/* Inserts or replaces. *old (if non-NULL) receives the replaced value or NULL. 0 or -ENOMEM. */
+int strmap_put(struct strmap *m, const char *key, void *value, void **old);
+/* Removes key and returns its value, or NULL when absent. */
+void *strmap_remove(struct strmap *m, const char *key);
+
+#endif

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * State shared by the manager's controllers (manager.c, jobs.c, admission.c, status.c).
+ * Not a public API: everything here runs on the loop thread and owns its JSON by reference.
+ *
+ * Work is event-driven: informer events mark keys dirty, and one uv_idle "pump" drains the
+ * dirty sets once per loop turn, so a burst of events costs one pass, and nothing polls.
+ */
+#ifndef MUSTER_CTRL_INTERNAL_H
+#define MUSTER_CTRL_INTERNAL_H
+
+#include <jansson.h>
+#include <uv.h>
+
+#include "core/quota.h"
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
+#include "kube/watch.h"
+#include "net/certs.h"
+#include "net/httpd.h"
+
+#include "ctrl/manager.h"
+
+struct mgr {
+	uv_loop_t *loop;
+	struct manager_options opt;
+	struct kube_config cfg;
+	struct kube_client *kube;
+
+	struct informer *jobs, *workloads, *cqs, *lqs, *flavors, *namespaces;
+	int synced; /* all informers have delivered their first list */
+	int webhooks_installed; /* both webhook configurations are in place */
+	int webhook_configs_applied;
+
+	struct certs certs;
+	struct httpd *webhook_srv, *health_srv;
+
+	struct quota_model model;
+
+	uv_idle_t pump;
+	uv_signal_t sigterm, sigint;
+	uv_timer_t retry; /* re-runs the pump after failed writes */
+
+	/* Dirty sets: key -> true. */
+	json_t *dirty_jobs, *dirty_workloads, *dirty_cqs, *dirty_lqs;
+	int admission_needed;
+
+	json_t *pending; /* workload key -> true: waiting for quota */
+	json_t *assumed; /* workload key -> admitted object whose write is in flight or not yet
+			  * seen by the watch; its charge is already in the model */
+	json_t *inflight; /* "<kind>:<key>" -> true: a write is in flight, don't act twice */
+	json_t *unsupported; /* cq name -> message about fields muster does not implement */
+};
+
+/* manager.c */
+void mgr_mark(struct mgr *m, json_t *set, const char *key);
+void mgr_kick(struct mgr *m);
+/* Schedules the pump again after a failed write, after a short delay. */
+void mgr_retry_later(struct mgr *m);
+
+/* jobs.c */
+void jobs_reconcile(struct mgr *m, const char *key);
+/* The workload for the key: the assumed copy of a fresh admission, or the cached one. */
+json_t *workload_view(struct mgr *m, const char *key);
+
+/* admission.c */
+void workload_reconcile(struct mgr *m, const char *key);
+void admission_cycle(struct mgr *m);
+/* The ClusterQueue a workload's LocalQueue points at, or NULL (msg says why). */
+const char *workload_cluster_queue(struct mgr *m, json_t *wl, char *msg, size_t msglen);
+
+/* status.c */
+void cq_apply(struct mgr *m, const char *name, json_t *obj);
+void status_sync(struct mgr *m);
+/* PATCHes status of a namespaced or cluster object with a merge patch guarded by its
+ * resourceVersion; on_ok (may be NULL) receives the updated object. Marks key in-flight. */
+typedef void (*status_done_fn)(struct mgr *m, const char *key, json_t *updated, int ok);
+/* Kinds of in-flight keys: objects of different kinds may share a namespace/name. */
+#define MGR_JOB 'j'
+#define MGR_WL 'w'
+#define MGR_CQ 'c'
+#define MGR_LQ 'l'
+int patch_object(struct mgr *m, const char *path, char kind, const char *key, json_t *patch,
+		 status_done_fn done);
+/* Whether a write for (kind, key) is in flight. */
+int mgr_inflight(struct mgr *m, char kind, const char *key);
+
+#endif

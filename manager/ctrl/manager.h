@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The manager: caches the cluster through informers, turns queued Jobs into Workloads, admits
+ * whole Workloads into ClusterQueues, starts their Jobs, keeps queue status current, and serves
+ * the admission webhooks, /healthz and /readyz. Everything runs on one libuv loop.
+ */
+#ifndef MUSTER_MANAGER_H
+#define MUSTER_MANAGER_H
+
+struct manager_options {
+	const char *kubeconfig; /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
+	const char *state_dir; /* webhook certificates live here; NULL = in memory only */
+	const char *webhook_host; /* address to listen on and to advertise to the apiserver */
+	int webhook_port;
+	const char *health_host;
+	int health_port;
+};
+
+/* Runs until SIGTERM or SIGINT. Returns the process exit status. */
+int manager_run(const struct manager_options *opt);
+
+#endif

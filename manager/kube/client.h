@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The apiserver client: libcurl's multi interface driven by a libuv loop, so every request and
+ * watch runs on the loop thread without blocking it. HTTP/1.1 on every handle: each watch gets
+ * its own connection, failures stay isolated and cancelling is closing.
+ *
+ * Callbacks run on the loop thread. Requests may be issued from inside any callback (they are
+ * handed to libcurl on the next loop turn, since libcurl forbids re-entrant calls).
+ */
+#ifndef MUSTER_KUBE_CLIENT_H
+#define MUSTER_KUBE_CLIENT_H
+
+#include <stddef.h>
+#include <uv.h>
+
+#include "kube/kubeconfig.h"
+
+#define KUBE_MAX_RESPONSE (256u << 20) /* a non-streaming response body */
+
+struct kube_client;
+struct kube_call;
+
+struct kube_response {
+	long status; /* HTTP status, 0 when no response arrived */
+	int error; /* 0, or a negative errno for transport failures (-ETIMEDOUT, -ECONNREFUSED, …) */
+	const char *error_text; /* human-readable transport error, "" when none */
+	const char *body; /* NUL-terminated response body (empty for streams), borrowed */
+	size_t body_len;
+};
+
+/* Completion: called exactly once per call unless the call was cancelled first. */
+typedef void (*kube_done_fn)(void *arg, const struct kube_response *resp);
+
+/* Streaming data: called with each chunk as it arrives. Return a negative value to abort the
+ * stream (the done callback then reports error -ECANCELED). */
+typedef int (*kube_data_fn)(void *arg, const char *data, size_t len);
+
+/* Creates a client for cfg (copied; the caller keeps ownership of cfg). 0 or -errno. */
+int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_client **out);
+
+/* Cancels every call (no callbacks run) and frees the client once libuv has closed its handles;
+ * the loop must run after this for the memory to be released. */
+void kube_client_free(struct kube_client *c);
+
+/*
+ * Starts a request. method is "GET", "POST", "PUT", "PATCH" or "DELETE"; path starts with '/';
+ * body (copied) may be NULL; content_type defaults to application/json when a body is given.
+ * If out is non-NULL it receives a handle for kube_call_cancel, valid until done runs.
+ * Returns 0, or -errno (done is then never called).
+ */
+int kube_request(struct kube_client *c, const char *method, const char *path,
+		 const char *content_type, const char *body, kube_done_fn done, void *arg,
+		 struct kube_call **out);
+
+/* Starts a streaming GET (a watch). timeout_s bounds the whole stream on our side. */
+int kube_stream(struct kube_client *c, const char *path, long timeout_s, kube_data_fn data,
+		kube_done_fn done, void *arg, struct kube_call **out);
+
+/* Stops a call; its callbacks never run afterwards. Safe from inside its own data callback. */
+void kube_call_cancel(struct kube_call *call);
+
+/* Appends s to a URL path or query, percent-encoding everything but unreserved characters.
+ * Returns 0 or -ENOSPC. */
+int kube_escape(char *dst, size_t size, const char *s);
+
+#endif

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Where the apiserver is and who we are to it: a kubeconfig file (its current context) or the
+ * in-cluster service account. Every credential is held in memory as PEM or text, so libcurl
+ * gets blobs and no temporary files are written.
+ */
+#ifndef MUSTER_KUBECONFIG_H
+#define MUSTER_KUBECONFIG_H
+
+#include <stddef.h>
+
+struct kube_config {
+	char *server; /* "https://host:port", no trailing slash */
+	char *ca_pem; /* CA bundle to verify the server, NULL = system CAs */
+	char *cert_pem; /* client certificate, or NULL */
+	char *key_pem; /* client key, or NULL */
+	char *token; /* bearer token, or NULL */
+	char *token_file; /* file the token is re-read from (in-cluster rotation), or NULL */
+	int insecure; /* insecure-skip-tls-verify */
+};
+
+/*
+ * Loads the configuration from path; when path is NULL, from $KUBECONFIG, else in-cluster
+ * (KUBERNETES_SERVICE_HOST), else ~/.kube/config. Relative file references in a kubeconfig
+ * resolve against its directory. Returns 0, or a negative errno with a message in err.
+ * On success the caller owns *out and frees it with kube_config_release.
+ */
+int kube_config_load(const char *path, struct kube_config *out, char *err, size_t errlen);
+
+/* Re-reads token_file into token when set. Returns 0 or -errno (the old token stays). */
+int kube_config_refresh_token(struct kube_config *cfg);
+
+void kube_config_release(struct kube_config *cfg);
+
+#endif

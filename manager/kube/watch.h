@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Informers: a list+watch cache of one resource type. The informer lists (in pages), then
+ * watches from the list's resourceVersion; on a 410 it lists again and reports the difference
+ * as events, so the cache and its consumers never miss a change. Errors back off exponentially
+ * (0.8 s doubling to 30 s, with jitter), as client-go's reflector does.
+ *
+ * The store maps "namespace/name" (or "name" for cluster-scoped kinds) to the latest object.
+ * Objects in the store are never modified in place: an update replaces the whole object.
+ */
+#ifndef MUSTER_WATCH_H
+#define MUSTER_WATCH_H
+
+#include <jansson.h>
+#include <uv.h>
+
+#include "kube/client.h"
+#include "kube/framer.h"
+
+struct informer;
+
+/*
+ * A change to the store. For WATCH_ADDED old is NULL; for WATCH_DELETED obj is the last known
+ * object. Both are borrowed and valid only during the call. key is the store key.
+ */
+typedef void (*informer_event_fn)(void *arg, struct informer *inf, enum watch_event_type type,
+				  const char *key, json_t *old, json_t *obj);
+
+struct informer_options {
+	const char *name; /* for logs, e.g. "jobs" */
+	const char *path; /* collection path, e.g. "/apis/batch/v1/jobs" */
+	const char *label_selector; /* optional */
+	informer_event_fn on_event;
+	void *arg;
+	void (*on_synced)(void *arg, struct informer *inf); /* optional: after the first list */
+};
+
+/* Starts listing. Strings in opt are copied. 0 or -errno. */
+int informer_start(uv_loop_t *loop, struct kube_client *client, const struct informer_options *opt,
+		   struct informer **out);
+
+/* Stops watching and frees the informer (its store with it). */
+void informer_stop(struct informer *inf);
+
+/* True once the first list has been fully delivered. */
+int informer_synced(const struct informer *inf);
+
+/* The object stored under key ("ns/name" or "name"), borrowed; NULL if absent. */
+json_t *informer_get(const struct informer *inf, const char *key);
+
+/* The whole store: a JSON object from key to object, borrowed; iterate, do not modify. */
+json_t *informer_store(const struct informer *inf);
+
+/* Writes the store key of obj ("ns/name" or "name") into buf. 0 or -ENOSPC/-EINVAL. */
+int informer_key(json_t *obj, char *buf, size_t size);
+
+#endif

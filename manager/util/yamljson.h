@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * YAML to JSON: reads YAML documents (kubeconfig, manifests, simulator input) into jansson
+ * values, so the rest of muster handles one data model.
+ *
+ * Scalars are typed the way Kubernetes' YAML decoder (YAML 1.2 core schema over JSON) does:
+ * plain `true`/`false`, `null`/`~`/empty, integers and floats become JSON booleans, null and
+ * numbers; everything else, and every quoted scalar, is a string. YAML 1.1's yes/no/on/off stay
+ * strings. Anchors and aliases are expanded with a cap on the expanded size (no billion laughs).
+ */
+#ifndef MUSTER_YAMLJSON_H
+#define MUSTER_YAMLJSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define YAMLJSON_MAX_INPUT (16u << 20) /* bytes of YAML accepted */
+
+struct yamljson_error {
+	int line; /* 1-based line of the problem, 0 if unknown */
+	char text[200];
+};
+
+/*
+ * Parses every document in data[0..len) into a new JSON array (one element per non-empty
+ * document) stored in *docs; the caller owns it (json_decref). Returns 0, or -EINVAL with err
+ * filled in for malformed YAML, non-scalar mapping keys or oversized input; *docs is then NULL.
+ */
+int yamljson_load(const char *data, size_t len, json_t **docs, struct yamljson_error *err);
+
+/* Reads a whole file and calls yamljson_load. -errno for I/O failures. */
+int yamljson_load_file(const char *path, json_t **docs, struct yamljson_error *err);
+
+#endif
