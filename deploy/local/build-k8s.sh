@@ -12,7 +12,6 @@ ETCD_VERSION=${ETCD_VERSION:-3.6.16}
 KWOK_VERSION=${KWOK_VERSION:-0.8.0}
 
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
-here=$(cd "$(dirname "$0")" && pwd)
 script_hash=$(sha256sum "$0" | cut -c1-12)
 cache_root=${MUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/muster}
 key="k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION-$(go env GOVERSION)-$script_hash"
