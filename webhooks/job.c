@@ -150,6 +150,17 @@ static char *validate_cq(const struct admission_request *req)
 						goto done;
 					}
 				}
+				/* A queue can't lend more than it owns. */
+				int64_t nominal, lending;
+				json_t *lend = json_object_get(res, "lendingLimit");
+				if (lend && quantity_from_json(json_object_get(res, "nominalQuota"), &nominal) == 0 &&
+				    quantity_from_json(lend, &lending) == 0 && lending > nominal) {
+					snprintf(msg, sizeof(msg),
+						 "spec.resourceGroups[%zu].flavors[%zu].resources[%zu].lendingLimit: Invalid value: must be less than or equal to nominalQuota",
+						 gi, i, k);
+					ok = 0;
+					goto done;
+				}
 			}
 		}
 	}

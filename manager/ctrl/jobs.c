@@ -50,19 +50,30 @@ static int patch_job(struct mgr *m, json_t *job, const char *key, json_t *patch)
 	return patch_object(m, path, MGR_JOB, key, patch, on_job_written);
 }
 
+struct create_ctx {
+	struct mgr *m;
+	char key[600]; /* the Job's */
+};
+
 static void on_workload_created(void *arg, const struct kube_response *resp)
 {
-	struct mgr *m = arg;
-	if (resp->status == 201 || resp->status == 409)
-		return; /* 409: it exists already; its watch event will arrive */
-	log_error("cannot create workload", LF_INT("status", resp->status),
-		  LF_STR("error", resp->error_text), LF_STR("body", resp->body), LF_END);
-	mgr_retry_later(m);
+	struct create_ctx *ctx = arg;
+	struct mgr *m = ctx->m;
+	mgr_inflight_set(m, MGR_JOB, ctx->key, 0);
+	/* 409: it exists already, and its watch event will arrive. */
+	if (resp->status != 201 && resp->status != 409) {
+		log_error("cannot create workload", LF_STR("job", ctx->key), LF_INT("status", resp->status),
+			  LF_STR("error", resp->error_text), LF_STR("body", resp->body), LF_END);
+		mgr_mark(m, m->dirty_jobs, ctx->key);
+		mgr_retry_later(m);
+	}
+	free(ctx);
 }
 
-static void create_workload(struct mgr *m, json_t *job)
+static void create_workload(struct mgr *m, const char *key, json_t *job)
 {
 	char err[256], path[512];
+	struct create_ctx *ctx;
 	json_t *wl = workload_new_for_job(job, err, sizeof(err));
 	if (!wl) {
 		log_error("cannot build workload for job", LF_STR("job", obj_name(job)),
@@ -72,11 +83,20 @@ static void create_workload(struct mgr *m, json_t *job)
 	char *body = json_dumps(wl, JSON_COMPACT);
 	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads",
 		 obj_namespace(job));
-	if (!body || kube_request(m->kube, "POST", path, NULL, body, on_workload_created, m, NULL) != 0)
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx) {
+		ctx->m = m;
+		snprintf(ctx->key, sizeof(ctx->key), "%s", key);
+	}
+	/* Until the create lands in the cache, further events for the Job must not create again. */
+	if (!body || !ctx || kube_request(m->kube, "POST", path, NULL, body, on_workload_created, ctx, NULL) != 0) {
+		free(ctx);
 		mgr_retry_later(m);
-	else
+	} else {
+		mgr_inflight_set(m, MGR_JOB, key, 1);
 		log_info("workload created", LF_STR("namespace", obj_namespace(job)),
 			 LF_STR("workload", obj_name(wl)), LF_STR("job", obj_name(job)), LF_END);
+	}
 	free(body);
 	json_decref(wl);
 }
@@ -182,7 +202,7 @@ void jobs_reconcile(struct mgr *m, const char *key)
 			patch_job(m, job, key, patch);
 			return;
 		}
-		create_workload(m, job);
+		create_workload(m, key, job);
 		return;
 	}
 	const char *owner_uid = json_string_value(

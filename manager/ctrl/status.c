@@ -55,6 +55,16 @@ int mgr_inflight(struct mgr *m, char kind, const char *key)
 	return json_object_get(m->inflight, k) != NULL;
 }
 
+void mgr_inflight_set(struct mgr *m, char kind, const char *key, int on)
+{
+	char k[700];
+	snprintf(k, sizeof(k), "%c:%s", kind, key);
+	if (on)
+		json_object_set(m->inflight, k, json_true());
+	else
+		json_object_del(m->inflight, k);
+}
+
 int patch_object(struct mgr *m, const char *path, char kind, const char *key, json_t *patch,
 		 status_done_fn done)
 {

@@ -14,6 +14,8 @@
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 #define MAX_FILE (1u << 20)
 
+static void errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 static void errf(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The README's first command: sets up the machine, builds everything, brings up the local
+# cluster with the muster manager (deploy/local/up.sh), then runs the sample in deploy/sample/:
+# a 16-GPU ClusterQueue and three 8-GPU training Jobs, of which the third has to wait. It
+# prints `kubectl get` output as admission progresses, until every Job has completed.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$here/../.." && pwd)
+SAMPLE=$REPO/deploy/sample
+
+KUBECONFIG=$("$here/up.sh" | tail -1)
+export KUBECONFIG
+# shellcheck disable=SC1091
+source "$(dirname "$KUBECONFIG")/cluster.env"
+k() { "$KUBECTL" "$@"; }
+show() {
+	echo
+	echo "=== $1"
+	k get clusterqueue training
+	k -n muster-sample get localqueue,workloads,jobs
+}
+
+echo "--- applying the queues (deploy/sample/queues.yaml)"
+k delete namespace muster-sample --ignore-not-found --wait=true >/dev/null
+k apply -f "$SAMPLE/queues.yaml"
+echo "--- submitting three 8-GPU Jobs (deploy/sample/jobs.yaml)"
+k create -f "$SAMPLE/jobs.yaml"
+sleep 2
+show "after submission: two Jobs admitted whole, finetune-c waits for 8 GPUs"
+k -n muster-sample get workloads -o custom-columns='WORKLOAD:.metadata.name,RESERVED:.status.conditions[?(@.type=="QuotaReserved")].reason,MESSAGE:.status.conditions[?(@.type=="QuotaReserved")].message'
+deadline=$((SECONDS + 180))
+shown_c=0
+while :; do
+	done_jobs=$(k -n muster-sample get jobs -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Complete")].status}{"\n"}{end}' | grep -c True || true)
+	c_admitted=$(k -n muster-sample get jobs finetune-c -o jsonpath='{.spec.suspend}')
+	if [ "$c_admitted" = false ] && [ "$shown_c" = 0 ]; then
+		shown_c=1
+		show "pretrain-a finished and released its quota: finetune-c is admitted"
+	fi
+	[ "$done_jobs" -eq 3 ] && break
+	if [ $SECONDS -gt $deadline ]; then
+		show "timed out"
+		exit 1
+	fi
+	sleep 2
+done
+show "all three Jobs completed; the quota is free again"
+k get clusterqueue training -o jsonpath='{"GPU usage now: "}{.status.flavorsUsage[0].resources[?(@.name=="nvidia.com/gpu")].total}{"\n"}'
+echo
+echo "The cluster keeps running. KUBECONFIG=$KUBECONFIG; stop it with deploy/local/down.sh"

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Runs every test muster has: the README's test command, and what CI runs (.ci/run).
+#
+#   1. installs the Debian packages (deploy/setup.sh) and builds the upstream Kubernetes
+#      binaries (deploy/local/build-k8s.sh; cached outside the repo, so a warm run skips it);
+#   2. builds muster with AddressSanitizer and UBSan and runs the unit tests, the fuzz corpora
+#      and the core purity check under ctest;
+#   3. runs each libFuzzer target briefly (MUSTER_FUZZ_SECONDS, default 20; 0 skips);
+#   4. brings up a private local cluster whose manager is that sanitized binary, runs every
+#      tests/e2e/test_*.sh against it, tears it down, and fails if the manager's log holds any
+#      sanitizer report.
+# The last line reads "total: N passed, M failed"; the exit status is 0 only if M is 0.
+set -uo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${MUSTER_TEST_BUILD:-$REPO/build-asan}
+FUZZ_BUILD=${MUSTER_FUZZ_BUILD:-$REPO/build-fuzz}
+FUZZ_SECONDS=${MUSTER_FUZZ_SECONDS:-20}
+E2E_DIR=${MUSTER_E2E_DIR:-$REPO/.devcluster-e2e}
+passed=0
+failed=0
+failures=()
+
+say() { echo "tests/run.sh: $*" >&2; }
+record() { # NAME STATUS
+	if [ "$2" -eq 0 ]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failures+=("$1")
+	fi
+}
+finish() {
+	if [ ${#failures[@]} -gt 0 ]; then
+		say "failed: ${failures[*]}"
+	fi
+	echo "total: $passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+"$REPO/deploy/setup.sh" >&2 || { say "setup failed"; record setup 1; finish; }
+K8S_BIN=$("$REPO/deploy/local/build-k8s.sh" | tail -1) || { say "Kubernetes build failed"; record build-k8s 1; finish; }
+
+# --- unit tests, fuzz corpora, purity check: under ASan + UBSan ------------------------------
+say "building muster with AddressSanitizer and UBSan in $BUILD"
+if cmake -S "$REPO" -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DMUSTER_SANITIZE=ON >&2 &&
+	cmake --build "$BUILD" -j"$(nproc)" >&2; then
+	record build 0
+	ctest_out=$(cd "$BUILD" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure 2>&1)
+	echo "$ctest_out"
+	total=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2/p' <<<"$ctest_out")
+	bad=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of.*/\1/p' <<<"$ctest_out")
+	if [ -n "$total" ]; then
+		passed=$((passed + total - bad))
+		failed=$((failed + bad))
+		[ "$bad" -eq 0 ] || failures+=("ctest")
+	else
+		record ctest 1
+	fi
+else
+	record build 1
+	finish
+fi
+
+# --- a short real fuzzing run per target ------------------------------------------------------
+if [ "$FUZZ_SECONDS" -gt 0 ] && command -v clang >/dev/null; then
+	say "fuzzing each target for ${FUZZ_SECONDS}s"
+	if CC=clang cmake -S "$REPO" -B "$FUZZ_BUILD" -DCMAKE_BUILD_TYPE=Debug -DMUSTER_FUZZ=ON \
+		-DMUSTER_SANITIZE=ON -DMUSTER_TESTS=ON >&2 && cmake --build "$FUZZ_BUILD" -j"$(nproc)" >&2; then
+		for corpus in "$REPO"/tests/fuzz/corpus/*/; do
+			target=$(basename "$corpus")
+			work=$(mktemp -d)
+			cp "$corpus"/* "$work"/ 2>/dev/null
+			# A scratch copy of the corpus: new inputs found here are not committed by accident.
+			if "$FUZZ_BUILD/tests/$target" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
+				-artifact_prefix="$work/" "$work" >"$work.log" 2>&1; then
+				say "$target: $(grep -E 'stat::number_of_executed_units' "$work.log" | tr -s ' ')"
+				record "fuzz:$target" 0
+			else
+				say "$target found a crash:"
+				tail -40 "$work.log" >&2
+				record "fuzz:$target" 1
+			fi
+			rm -rf "$work" "$work.log"
+		done
+	else
+		record fuzz-build 1
+	fi
+fi
+
+# --- end to end on a private local cluster ---------------------------------------------------
+export MUSTER_LOCAL_DIR=$E2E_DIR MUSTER_PORT_OFFSET=${MUSTER_PORT_OFFSET:-1000} MUSTER_BIN=$BUILD/muster
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+say "bringing up the e2e cluster in $E2E_DIR"
+if ! "$REPO/deploy/local/down.sh" >/dev/null 2>&1 || ! "$REPO/deploy/local/up.sh" >/dev/null; then
+	record e2e-cluster 1
+	"$REPO/deploy/local/down.sh" >&2 || true
+	finish
+fi
+# shellcheck disable=SC1091
+source "$E2E_DIR/cluster.env"
+export KUBECTL=${KUBECTL:-$K8S_BIN/kubectl}
+for t in "$REPO"/tests/e2e/test_*.sh; do
+	name=$(basename "$t" .sh)
+	start=$(date +%s)
+	out=$(timeout 400 bash "$t" 2>"$E2E_DIR/$name.err")
+	rc=$?
+	last=$(tail -1 <<<"$out")
+	say "$name: ${last:-no result} ($(($(date +%s) - start))s)"
+	[ "$rc" -eq 0 ] || tail -30 "$E2E_DIR/$name.err" >&2
+	record "$name" "$rc"
+done
+"$REPO/deploy/local/down.sh" >&2
+# The manager ran under ASan/UBSan for the whole suite (and was stopped cleanly, so leaks are
+# checked too): any report in its logs is a failure.
+if grep -lE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$E2E_DIR"/logs/muster.log* >&2; then
+	say "sanitizer reports in the manager's log:"
+	grep -hE -A20 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$E2E_DIR"/logs/muster.log* | head -80 >&2
+	record manager-sanitizers 1
+else
+	record manager-sanitizers 0
+fi
+finish
