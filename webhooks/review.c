@@ -51,6 +51,25 @@ void review_request_release(struct admission_request *req)
 	memset(req, 0, sizeof(*req));
 }
 
+/* Messages quote user input cut to a length ("%.253s"), which can split a UTF-8 character, and
+ * jansson refuses invalid UTF-8: the denial would lose its message and code. Such a message
+ * keeps its ASCII and gets '?' for every other byte. */
+static json_t *message_string(const char *message)
+{
+	json_t *v = json_string(message);
+	if (v)
+		return v;
+	char *copy = strdup(message);
+	if (!copy)
+		return NULL;
+	for (char *p = copy; *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	v = json_string(copy);
+	free(copy);
+	return v;
+}
+
 char *review_response(const struct admission_request *req, int allowed, int code,
 		      const char *message, json_t *patch)
 {
@@ -59,8 +78,8 @@ char *review_response(const struct admission_request *req, int allowed, int code
 	if (!resp)
 		return NULL;
 	if (!allowed || message) {
-		json_t *status = json_pack("{s:i, s:s}", "code", code ? code : (allowed ? 200 : 403),
-					   "message", message ? message : "");
+		json_t *status = json_pack("{s:i, s:o}", "code", code ? code : (allowed ? 200 : 403),
+					   "message", message_string(message ? message : ""));
 		json_object_set_new(resp, "status", status);
 	}
 	if (patch && json_array_size(patch) > 0) {

@@ -103,29 +103,32 @@ json_t *conditions_with(json_t *obj, const char *type, const char *status, const
 	if (!out)
 		return NULL;
 	time_now_rfc3339(now, sizeof(now));
-	json_array_foreach(old, i, c)
-	{
-		if (c != prev)
-			json_array_append(out, c);
-	}
+	json_t *cond;
+	/* A new generation is a change too: observedGeneration must follow it. */
 	if (prev && str_eq(json_object_get(prev, "status"), status) &&
 	    str_eq(json_object_get(prev, "reason"), reason) &&
-	    str_eq(json_object_get(prev, "message"), message)) {
-		json_array_append(out, prev);
-		return out;
-	}
-	const char *since = prev && str_eq(json_object_get(prev, "status"), status) ?
-				    json_string_value(json_object_get(prev, "lastTransitionTime")) :
-				    NULL;
-	json_t *cond = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", type, "status", status,
+	    str_eq(json_object_get(prev, "message"), message) &&
+	    json_integer_value(json_object_get(prev, "observedGeneration")) == generation) {
+		cond = json_incref(prev);
+	} else {
+		const char *since = prev && str_eq(json_object_get(prev, "status"), status) ?
+					    json_string_value(json_object_get(prev, "lastTransitionTime")) :
+					    NULL;
+		cond = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", type, "status", status,
 				 "reason", reason, "message", message, "lastTransitionTime",
 				 since ? since : now, "observedGeneration", generation);
-	if (!cond) {
-		json_decref(out);
-		return NULL;
+		if (!cond) {
+			json_decref(out);
+			return NULL;
+		}
+		*changed = 1;
 	}
-	json_array_append_new(out, cond);
-	*changed = 1;
+	/* Replace in place, as meta.SetStatusCondition does: the list keeps its order. */
+	json_array_foreach(old, i, c)
+		json_array_append(out, c == prev ? cond : c);
+	if (!prev)
+		json_array_append(out, cond);
+	json_decref(cond);
 	return out;
 }
 
@@ -233,7 +236,7 @@ int pod_requests_from_template(json_t *template, struct pod_requests *out, char 
 	json_t *c;
 	size_t i;
 	int rc = 0;
-	struct pod_requests sidecars = { 0 };
+	struct pod_requests sidecars = { 0 }, init_max = { 0 };
 
 	memset(out, 0, sizeof(*out));
 	json_array_foreach(json_object_get(spec, "containers"), i, c)
@@ -255,9 +258,17 @@ int pod_requests_from_template(json_t *template, struct pod_requests *out, char 
 		for (size_t k = 0; k < one.n && list; k++) {
 			int64_t v = one.milli[k];
 			for (size_t s = 0; s < sidecars.n && !(restart && !strcmp(restart, "Always")); s++)
-				if (!strcmp(sidecars.names[s], one.names[k]))
-					v += sidecars.milli[s];
+				if (!strcmp(sidecars.names[s], one.names[k]) &&
+				    __builtin_add_overflow(v, sidecars.milli[s], &v)) {
+					snprintf(err, errlen, "requests for %s overflow", one.names[k]);
+					rc = -ERANGE;
+				}
 			json_object_set_new(list, one.names[k], json_sprintf("%lldm", (long long)v));
+		}
+		if (rc != 0) {
+			json_decref(list);
+			pod_requests_release(&one);
+			goto fail;
 		}
 		if (restart && !strcmp(restart, "Always")) {
 			rc = add_resources(out, list, 0, err, errlen);
@@ -270,16 +281,27 @@ int pod_requests_from_template(json_t *template, struct pod_requests *out, char 
 				json_decref(raw);
 			}
 		} else {
-			rc = add_resources(out, list, 1, err, errlen);
+			rc = add_resources(&init_max, list, 1, err, errlen);
 		}
 		json_decref(list);
 		pod_requests_release(&one);
 		if (rc != 0)
 			goto fail;
 	}
+	/* Only now, with every sidecar counted, take the max with the init containers: an init
+	 * container is done before later sidecars start, so they don't stack on it. */
+	json_t *init = json_object();
+	for (size_t k = 0; k < init_max.n && init; k++)
+		json_object_set_new(init, init_max.names[k],
+				    json_sprintf("%lldm", (long long)init_max.milli[k]));
+	rc = init ? add_resources(out, init, 1, err, errlen) : -ENOMEM;
+	json_decref(init);
+	if (rc != 0)
+		goto fail;
 	if ((rc = add_resources(out, json_object_get(spec, "overhead"), 0, err, errlen)) != 0)
 		goto fail;
 	pod_requests_release(&sidecars);
+	pod_requests_release(&init_max);
 	/* Zero requests take no quota; dropping them keeps assignments minimal. */
 	for (size_t k = 0; k < out->n;) {
 		if (out->milli[k] == 0) {
@@ -294,6 +316,7 @@ int pod_requests_from_template(json_t *template, struct pod_requests *out, char 
 	return 0;
 fail:
 	pod_requests_release(&sidecars);
+	pod_requests_release(&init_max);
 	pod_requests_release(out);
 	return rc;
 }
@@ -590,6 +613,7 @@ int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t 
 		size_t k;
 		struct quota_affinity_term *term = &v->terms[v->ps.n_terms++];
 		term->exprs = &v->exprs[e];
+		term->has_match_fields = json_array_size(json_object_get(t, "matchFields")) > 0;
 		json_array_foreach(exprs, k, ex)
 		{
 			struct quota_match_expr *me = &v->exprs[e++];
@@ -676,6 +700,9 @@ int selector_matches(json_t *selector, json_t *labels)
 			return 0;
 		if (!strcmp(op, "DoesNotExist") && have)
 			return 0;
+		if (strcmp(op, "In") && strcmp(op, "NotIn") && strcmp(op, "Exists") &&
+		    strcmp(op, "DoesNotExist"))
+			return 0; /* an operator we don't know never matches */
 	}
 	return 1;
 }

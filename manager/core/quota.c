@@ -337,6 +337,8 @@ static int flavor_matches(const struct quota_flavor *f, const struct quota_podse
 		int any = 0;
 		for (size_t t = 0; t < ps->n_terms && !any; t++) {
 			int all = 1;
+			/* An empty term matches nothing, as in Kubernetes. */
+			all = ps->terms[t].n_exprs > 0 || ps->terms[t].has_match_fields;
 			for (size_t e = 0; e < ps->terms[t].n_exprs && all; e++)
 				all = expr_matches(f, &ps->terms[t].exprs[e]);
 			any = all;

@@ -76,6 +76,7 @@ struct quota_match_expr {
 struct quota_affinity_term {
 	size_t n_exprs;
 	const struct quota_match_expr *exprs;
+	int has_match_fields; /* matchFields select nodes by name: the flavor can't decide them */
 };
 
 /* What a podSet asks for. Borrowed by the model for the duration of a call. */

@@ -2,6 +2,7 @@
 #include "util/yamljson.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +14,15 @@
 #define MAX_NODES 4000000
 #define MAX_SCALAR_BYTES (4 * (size_t)YAMLJSON_MAX_INPUT)
 #define MAX_DEPTH 256
+/* Without aliases a document has at most as many nodes and scalar bytes as input bytes; the
+ * caps also scale with the input (x64), so a few hundred bytes can't expand to hundreds of MB. */
+#define EXPANSION 64
+#define EXPANSION_FLOOR 4096
 
 struct conv {
 	yaml_document_t *doc;
-	size_t nodes;
-	size_t bytes;
+	size_t nodes, max_nodes;
+	size_t bytes, max_bytes;
 	struct yamljson_error *err;
 };
 
@@ -84,7 +89,9 @@ static json_t *plain_scalar(const char *s)
 	if (is_float(s)) {
 		char *end;
 		double v = strtod(s, &end);
-		if (*end == '\0')
+		/* JSON has no infinity (json_real refuses it): keep an overflowing float's text, as
+		 * for out-of-range integers. */
+		if (*end == '\0' && isfinite(v))
 			return json_real(v);
 	}
 	return json_string(s);
@@ -97,7 +104,7 @@ static json_t *convert(struct conv *c, yaml_node_t *node, int depth)
 		set_error(c->err, line, "nesting too deep");
 		return NULL;
 	}
-	if (++c->nodes > MAX_NODES) {
+	if (++c->nodes > c->max_nodes) {
 		set_error(c->err, line, "document too large after alias expansion");
 		return NULL;
 	}
@@ -109,7 +116,7 @@ static json_t *convert(struct conv *c, yaml_node_t *node, int depth)
 			return NULL;
 		}
 		c->bytes += node->data.scalar.length;
-		if (c->bytes > MAX_SCALAR_BYTES) {
+		if (c->bytes > c->max_bytes) {
 			set_error(c->err, line, "document too large after alias expansion");
 			return NULL;
 		}
@@ -199,7 +206,10 @@ int yamljson_load(const char *data, size_t len, json_t **docs, struct yamljson_e
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	/* One budget for the whole input: the documents all end up in one array. */
-	struct conv c = { .doc = NULL, .nodes = 0, .bytes = 0, .err = err };
+	size_t scaled = EXPANSION_FLOOR + EXPANSION * len;
+	struct conv c = { .doc = NULL, .nodes = 0, .bytes = 0, .err = err,
+			  .max_nodes = scaled < MAX_NODES ? scaled : MAX_NODES,
+			  .max_bytes = scaled < MAX_SCALAR_BYTES ? scaled : MAX_SCALAR_BYTES };
 	for (;;) {
 		yaml_document_t doc;
 		if (!yaml_parser_load(&parser, &doc)) {

@@ -1,17 +1,972 @@
-/* placeholder: replaced by the module's tests */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests for api/objects: accessors, conditions, pod requests, Job -> Workload, decoders. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
+#include <openssl/evp.h>
 
-static void test_placeholder(void **state)
+#include "api/objects.h"
+
+#define MILLI(x) ((int64_t)(x) * 1000)
+#define MI(x) ((int64_t)(x) * 1024 * 1024 * 1000)
+#define GI(x) (MI(x) * 1024)
+
+/* Parses a JSON literal written with single quotes for readability. */
+static json_t *J(const char *text)
 {
-	(void)state;
+	char *s = strdup(text);
+	assert_non_null(s);
+	for (char *p = s; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	json_error_t err;
+	json_t *v = json_loads(s, JSON_REJECT_DUPLICATES, &err);
+	if (!v)
+		fail_msg("bad test JSON at %d: %s: %s", err.position, err.text, s);
+	free(s);
+	return v;
+}
+
+/* ---------------------------------------------------------------- accessors */
+
+static void test_objects_accessors_walk_paths(void **state)
+{
+	json_t *o = J("{'metadata':{'name':'n','namespace':'ns','uid':'u','labels':{'a':'1'},"
+		      "'annotations':{'b':'2'}},'spec':{'x':{'y':'deep','n':3}}}");
+	assert_string_equal(obj_name(o), "n");
+	assert_string_equal(obj_namespace(o), "ns");
+	assert_string_equal(obj_uid(o), "u");
+	assert_string_equal(obj_label(o, "a"), "1");
+	assert_null(obj_label(o, "b"));
+	assert_string_equal(obj_annotation(o, "b"), "2");
+	assert_string_equal(obj_str(o, "spec.x.y"), "deep");
+	assert_null(obj_str(o, "spec.x.n")); /* not a string */
+	assert_int_equal(json_integer_value(obj_path(o, "spec.x.n")), 3);
+	assert_null(obj_path(o, "spec.missing.y"));
+	assert_null(obj_path(o, "spec.x.y.z"));
+	assert_null(obj_path(NULL, "spec"));
+	assert_ptr_equal(obj_path(o, ""), o);
+	json_decref(o);
+}
+
+static void test_objects_condition_get_and_true(void **state)
+{
+	json_t *o = J("{'status':{'conditions':[{'type':'Admitted','status':'True'},"
+		      "{'type':'QuotaReserved','status':'False'}]}}");
+	assert_non_null(condition_get(o, "Admitted"));
+	assert_true(condition_true(o, "Admitted"));
+	assert_false(condition_true(o, "QuotaReserved"));
+	assert_false(condition_true(o, "Finished"));
+	assert_null(condition_get(o, "Finished"));
+	json_decref(o);
+}
+
+/* ---------------------------------------------------------------- conditions_with */
+
+static void test_objects_conditions_with_adds_new_condition(void **state)
+{
+	json_t *o = J("{'metadata':{'generation':4},'status':{'conditions':["
+		      "{'type':'Admitted','status':'False','reason':'Pending','message':'m',"
+		      "'lastTransitionTime':'2020-01-01T00:00:00Z','observedGeneration':4}]}}");
+	int changed = 0;
+	json_t *c = conditions_with(o, "QuotaReserved", "True", "QuotaReserved", "ok", &changed);
+	assert_non_null(c);
+	assert_true(changed);
+	assert_int_equal(json_array_size(c), 2);
+	json_t *q = json_array_get(c, 1);
+	assert_string_equal(json_string_value(json_object_get(q, "type")), "QuotaReserved");
+	assert_string_equal(json_string_value(json_object_get(q, "status")), "True");
+	assert_string_equal(json_string_value(json_object_get(q, "reason")), "QuotaReserved");
+	assert_string_equal(json_string_value(json_object_get(q, "message")), "ok");
+	assert_int_equal(json_integer_value(json_object_get(q, "observedGeneration")), 4);
+	const char *t = json_string_value(json_object_get(q, "lastTransitionTime"));
+	assert_non_null(t);
+	assert_int_equal(strlen(t), 20); /* 2026-11-21T19:35:18Z */
+	assert_int_equal(t[10], 'T');
+	assert_int_equal(t[19], 'Z');
+	assert_true(json_equal(json_array_get(c, 0), condition_get(o, "Admitted")));
+	json_decref(c);
+	json_decref(o);
+}
+
+static void test_objects_conditions_with_no_conditions_yet(void **state)
+{
+	json_t *o = J("{'metadata':{'name':'x'}}");
+	int changed = 0;
+	json_t *c = conditions_with(o, "Active", "True", "Ready", "Can admit new workloads", &changed);
+	assert_true(changed);
+	assert_int_equal(json_array_size(c), 1);
+	json_decref(c);
+	json_decref(o);
+}
+
+static void test_objects_conditions_with_unchanged_reports_no_change(void **state)
+{
+	json_t *o = J("{'metadata':{'generation':2},'status':{'conditions':["
+		      "{'type':'Active','status':'True','reason':'Ready','message':'fine',"
+		      "'lastTransitionTime':'2020-01-01T00:00:00Z','observedGeneration':2},"
+		      "{'type':'Other','status':'False','reason':'R','message':'',"
+		      "'lastTransitionTime':'2020-01-01T00:00:00Z','observedGeneration':2}]}}");
+	int changed = 1;
+	json_t *c = conditions_with(o, "Active", "True", "Ready", "fine", &changed);
+	assert_non_null(c);
+	assert_false(changed);
+	/* Nothing to write means the array is the same, order included. */
+	assert_true(json_equal(c, obj_path(o, "status.conditions")));
+	json_decref(c);
+	json_decref(o);
+}
+
+static void test_objects_conditions_with_same_status_keeps_transition_time(void **state)
+{
+	json_t *o = J("{'metadata':{'generation':1},'status':{'conditions':["
+		      "{'type':'Active','status':'False','reason':'FlavorNotFound','message':'a',"
+		      "'lastTransitionTime':'2020-01-01T00:00:00Z','observedGeneration':1}]}}");
+	int changed = 0;
+	json_t *c = conditions_with(o, "Active", "False", "AdmissionCheckNotFound", "b", &changed);
+	assert_true(changed);
+	json_t *a = json_array_get(c, 0);
+	assert_string_equal(json_string_value(json_object_get(a, "reason")), "AdmissionCheckNotFound");
+	assert_string_equal(json_string_value(json_object_get(a, "lastTransitionTime")),
+			    "2020-01-01T00:00:00Z");
+	json_decref(c);
+	json_decref(o);
+}
+
+static void test_objects_conditions_with_status_flip_sets_new_transition_time(void **state)
+{
+	json_t *o = J("{'metadata':{'generation':1},'status':{'conditions':["
+		      "{'type':'Active','status':'False','reason':'FlavorNotFound','message':'a',"
+		      "'lastTransitionTime':'2020-01-01T00:00:00Z','observedGeneration':1}]}}");
+	int changed = 0;
+	json_t *c = conditions_with(o, "Active", "True", "Ready", "ok", &changed);
+	assert_true(changed);
+	assert_int_equal(json_array_size(c), 1);
+	json_t *a = json_array_get(c, 0);
+	assert_string_equal(json_string_value(json_object_get(a, "status")), "True");
+	assert_string_not_equal(json_string_value(json_object_get(a, "lastTransitionTime")),
+				"2020-01-01T00:00:00Z");
+	json_decref(c);
+	json_decref(o);
+}
+
+static void test_objects_conditions_with_replaces_in_place(void **state)
+{
+	json_t *o = J("{'status':{'conditions':["
+		      "{'type':'A','status':'True','reason':'r','message':''},"
+		      "{'type':'B','status':'True','reason':'r','message':''},"
+		      "{'type':'C','status':'True','reason':'r','message':''}]}}");
+	int changed = 0;
+	json_t *c = conditions_with(o, "B", "False", "r2", "m", &changed);
+	assert_true(changed);
+	assert_int_equal(json_array_size(c), 3);
+	/* metav1 condition lists keep their order; only B's content changes. */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 0), "type")), "A");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 1), "type")), "B");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 1), "status")),
+			    "False");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 2), "type")), "C");
+	json_decref(c);
+	json_decref(o);
+}
+
+static void test_objects_conditions_with_new_generation_is_a_change(void **state)
+{
+	json_t *o = J("{'metadata':{'generation':3},'status':{'conditions':["
+		      "{'type':'Active','status':'True','reason':'Ready','message':'fine',"
+		      "'lastTransitionTime':'2020-01-01T00:00:00Z','observedGeneration':2}]}}");
+	int changed = 0;
+	json_t *c = conditions_with(o, "Active", "True", "Ready", "fine", &changed);
+	assert_true(changed);
+	json_t *a = json_array_get(c, 0);
+	assert_int_equal(json_integer_value(json_object_get(a, "observedGeneration")), 3);
+	assert_string_equal(json_string_value(json_object_get(a, "lastTransitionTime")),
+			    "2020-01-01T00:00:00Z");
+	json_decref(c);
+	json_decref(o);
+}
+
+/* ---------------------------------------------------------------- quantities */
+
+static void test_objects_quantity_from_json_strings_and_numbers(void **state)
+{
+	int64_t m = 0;
+	json_t *v = json_string("1.5Gi");
+	assert_int_equal(quantity_from_json(v, &m), 0);
+	assert_true(m == GI(1) + MI(512));
+	json_decref(v);
+	v = json_integer(3);
+	assert_int_equal(quantity_from_json(v, &m), 0);
+	assert_int_equal(m, 3000);
+	json_decref(v);
+	v = json_real(0.25);
+	assert_int_equal(quantity_from_json(v, &m), 0);
+	assert_int_equal(m, 250);
+	json_decref(v);
+	v = json_string("2 cores");
+	m = 42;
+	assert_int_equal(quantity_from_json(v, &m), -EINVAL);
+	assert_int_equal(m, 42);
+	json_decref(v);
+	v = json_string("100Ei");
+	assert_int_equal(quantity_from_json(v, &m), -ERANGE);
+	json_decref(v);
+	assert_int_equal(quantity_from_json(NULL, &m), -EINVAL);
+	v = json_true();
+	assert_int_equal(quantity_from_json(v, &m), -EINVAL);
+}
+
+static void test_objects_quantity_to_string_canonical(void **state)
+{
+	char buf[32];
+	quantity_to_string("cpu", 16000, buf, sizeof(buf));
+	assert_string_equal(buf, "16");
+	quantity_to_string("cpu", 500, buf, sizeof(buf));
+	assert_string_equal(buf, "500m");
+	quantity_to_string("nvidia.com/gpu", 0, buf, sizeof(buf));
+	assert_string_equal(buf, "0");
+	/* Byte-valued resources print in binary SI where exact. */
+	quantity_to_string("memory", GI(1) + MI(512), buf, sizeof(buf));
+	assert_string_equal(buf, "1536Mi");
+	quantity_to_string("memory", MILLI(1000), buf, sizeof(buf));
+	assert_string_equal(buf, "1k");
+}
+
+/* ---------------------------------------------------------------- pod requests */
+
+static int64_t req_of(const struct pod_requests *r, const char *name)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->names[i], name))
+			return r->milli[i];
+	return -1;
+}
+
+static void requests_ok(const char *template, struct pod_requests *r)
+{
+	json_t *t = J(template);
+	char err[256] = "";
+	int rc = pod_requests_from_template(t, r, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("pod_requests_from_template: %d %s", rc, err);
+	json_decref(t);
+}
+
+static void test_objects_pod_requests_sums_containers(void **state)
+{
+	struct pod_requests r;
+	requests_ok("{'spec':{'containers':["
+		    "{'name':'a','resources':{'requests':{'cpu':'500m','memory':'1Gi'}}},"
+		    "{'name':'b','resources':{'requests':{'cpu':1,'memory':'512Mi',"
+		    "'nvidia.com/gpu':'2'}}}]}}",
+		    &r);
+	assert_int_equal(r.n, 3);
+	assert_int_equal(req_of(&r, "cpu"), 1500);
+	assert_true(req_of(&r, "memory") == GI(1) + MI(512));
+	assert_int_equal(req_of(&r, "nvidia.com/gpu"), MILLI(2));
+	pod_requests_release(&r);
+	assert_int_equal(r.n, 0);
+}
+
+static void test_objects_pod_requests_limits_fill_missing_requests(void **state)
+{
+	struct pod_requests r;
+	requests_ok("{'spec':{'containers':[{'name':'a','resources':{"
+		    "'requests':{'memory':'1Gi'},"
+		    "'limits':{'cpu':'2','memory':'4Gi','nvidia.com/gpu':1}}}]}}",
+		    &r);
+	assert_int_equal(r.n, 3);
+	assert_int_equal(req_of(&r, "cpu"), MILLI(2));
+	assert_true(req_of(&r, "memory") == GI(1)); /* the request wins over the limit */
+	assert_int_equal(req_of(&r, "nvidia.com/gpu"), MILLI(1));
+	pod_requests_release(&r);
+}
+
+static void test_objects_pod_requests_init_containers_max(void **state)
+{
+	struct pod_requests r;
+	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':"
+		    "{'cpu':'1','memory':'1Gi'}}}],"
+		    "'initContainers':["
+		    "{'name':'i1','resources':{'requests':{'cpu':'3'}}},"
+		    "{'name':'i2','resources':{'requests':{'cpu':'2','memory':'2Gi',"
+		    "'example.com/dongle':'1'}}}]}}",
+		    &r);
+	assert_int_equal(req_of(&r, "cpu"), MILLI(3));
+	assert_true(req_of(&r, "memory") == GI(2));
+	assert_int_equal(req_of(&r, "example.com/dongle"), MILLI(1));
+	pod_requests_release(&r);
+
+	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':{'cpu':'4'}}}],"
+		    "'initContainers':[{'name':'i','resources':{'requests':{'cpu':'500m'}}}]}}",
+		    &r);
+	assert_int_equal(req_of(&r, "cpu"), MILLI(4));
+	pod_requests_release(&r);
+}
+
+static void test_objects_pod_requests_sidecars_added(void **state)
+{
+	struct pod_requests r;
+	/* A sidecar runs next to the main containers; an init container after it runs next to
+	 * the sidecar: max(1 + 0.5, 1.2 + 0.5) = 1.7 CPUs. */
+	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':{'cpu':'1'}}}],"
+		    "'initContainers':["
+		    "{'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'500m'}}},"
+		    "{'name':'setup','resources':{'requests':{'cpu':'1200m'}}}]}}",
+		    &r);
+	assert_int_equal(req_of(&r, "cpu"), 1700);
+	pod_requests_release(&r);
+
+	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':{'cpu':'1'}}}],"
+		    "'initContainers':["
+		    "{'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'500m'}}},"
+		    "{'name':'setup','resources':{'requests':{'cpu':'200m'}}}]}}",
+		    &r);
+	assert_int_equal(req_of(&r, "cpu"), 1500);
+	pod_requests_release(&r);
+}
+
+static void test_objects_pod_requests_init_before_sidecar_not_stacked(void **state)
+{
+	struct pod_requests r;
+	/* Kubernetes: max(containers + all sidecars, each init + sidecars started before it).
+	 * The 10-CPU init container runs before the sidecar exists: max(1 + 1, 10) = 10, not 11. */
+	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':{'cpu':'1'}}}],"
+		    "'initContainers':["
+		    "{'name':'big','resources':{'requests':{'cpu':'10'}}},"
+		    "{'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'1'}}}]}}",
+		    &r);
+	assert_int_equal(req_of(&r, "cpu"), MILLI(10));
+	pod_requests_release(&r);
+
+	/* Sidecars that outgrow an earlier init container do count in full: max(1 + 4 + 4, 6). */
+	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':{'cpu':'1'}}}],"
+		    "'initContainers':["
+		    "{'name':'s1','restartPolicy':'Always','resources':{'requests':{'cpu':'4'}}},"
+		    "{'name':'big','resources':{'requests':{'cpu':'2'}}},"
+		    "{'name':'s2','restartPolicy':'Always','resources':{'requests':{'cpu':'4'}}}]}}",
+		    &r);
+	assert_int_equal(req_of(&r, "cpu"), MILLI(9));
+	pod_requests_release(&r);
+}
+
+static void test_objects_pod_requests_overhead_added(void **state)
+{
+	struct pod_requests r;
+	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':{'cpu':'1'}}}],"
+		    "'initContainers':[{'name':'i','resources':{'requests':{'cpu':'3'}}}],"
+		    "'overhead':{'cpu':'250m','memory':'120Mi'}}}",
+		    &r);
+	/* Overhead comes on top of the init-container max. */
+	assert_int_equal(req_of(&r, "cpu"), 3250);
+	assert_true(req_of(&r, "memory") == MI(120));
+	pod_requests_release(&r);
+}
+
+static void test_objects_pod_requests_zero_requests_dropped(void **state)
+{
+	struct pod_requests r;
+	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':"
+		    "{'cpu':'0','memory':'1Gi','nvidia.com/gpu':'0','ephemeral-storage':0}}}]}}",
+		    &r);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(req_of(&r, "cpu"), -1);
+	assert_true(req_of(&r, "memory") == GI(1));
+	pod_requests_release(&r);
+
+	requests_ok("{'spec':{'containers':[{'name':'a'}]}}", &r);
+	assert_int_equal(r.n, 0);
+	pod_requests_release(&r);
+}
+
+static void test_objects_pod_requests_invalid_quantity_error(void **state)
+{
+	struct pod_requests r;
+	char err[256] = "";
+	json_t *t = J("{'spec':{'containers':[{'name':'a','resources':{'requests':"
+		      "{'cpu':'1','memory':'lots'}}}]}}");
+	assert_int_equal(pod_requests_from_template(t, &r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "memory"));
+	assert_int_equal(r.n, 0);
+	json_decref(t);
+
+	t = J("{'spec':{'containers':[{'name':'a'}],'initContainers':[{'name':'i','resources':"
+	      "{'limits':{'cpu':'1x'}}}]}}");
+	assert_int_equal(pod_requests_from_template(t, &r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "cpu"));
+	assert_int_equal(r.n, 0);
+	json_decref(t);
+}
+
+static void test_objects_pod_requests_sum_overflow_erange(void **state)
+{
+	struct pod_requests r;
+	char err[256] = "";
+	json_t *t = J("{'spec':{'containers':["
+		      "{'name':'a','resources':{'requests':{'memory':'8Pi'}}},"
+		      "{'name':'b','resources':{'requests':{'memory':'8Pi'}}}]}}");
+	assert_int_equal(pod_requests_from_template(t, &r, err, sizeof(err)), -ERANGE);
+	assert_int_equal(r.n, 0);
+	json_decref(t);
+
+	/* An init container stacked on a sidecar overflows the same way. */
+	t = J("{'spec':{'containers':[{'name':'a'}],'initContainers':["
+	      "{'name':'s','restartPolicy':'Always','resources':{'requests':{'memory':'8Pi'}}},"
+	      "{'name':'i','resources':{'requests':{'memory':'8Pi'}}}]}}");
+	assert_int_equal(pod_requests_from_template(t, &r, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "memory"));
+	assert_int_equal(r.n, 0);
+	json_decref(t);
+}
+
+/* ---------------------------------------------------------------- workload names */
+
+/* Kueue's GetWorkloadNameForOwnerWithGVK, written out independently of the module. */
+static void kueue_workload_name(const char *name, const char *uid, char *out, size_t size)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int md_len = 0;
+	char hex[2 * EVP_MAX_MD_SIZE + 1];
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	assert_non_null(ctx);
+	/* The Go code writes the parts one by one: Kind, "\n", Group, "\n", name, "\n", uid. */
+	const char *parts[] = { "Job", "\n", "batch", "\n", name, "\n", uid };
+	assert_true(EVP_DigestInit_ex(ctx, EVP_sha1(), NULL));
+	for (size_t i = 0; i < 7; i++)
+		assert_true(EVP_DigestUpdate(ctx, parts[i], strlen(parts[i])));
+	assert_true(EVP_DigestFinal_ex(ctx, md, &md_len));
+	EVP_MD_CTX_free(ctx);
+	for (unsigned int i = 0; i < md_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	char prefixed[1024];
+	snprintf(prefixed, sizeof(prefixed), "job-%s", name);
+	if (strlen(prefixed) > 247) /* maxPrefixLength = 252 - hashLength */
+		prefixed[247] = '\0';
+	snprintf(out, size, "%s-%.5s", prefixed, hex);
+}
+
+static void test_objects_workload_name_matches_kueue_known_value(void **state)
+{
+	char buf[300];
+	/* Computed with Python's hashlib from Kueue's algorithm. */
+	assert_int_equal(workload_name_for_job("sample-job", "6e0f3d3c-7a36-4b38-9f0a-2d9a5c0c1f55",
+					       buf, sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "job-sample-job-aa672");
+}
+
+static void test_objects_workload_name_matches_kueue_sha1(void **state)
+{
+	char name300[301];
+	memset(name300, 'a', 300);
+	name300[300] = '\0';
+	char name243[244];
+	memset(name243, 'b', 243);
+	name243[243] = '\0';
+	char name244[245];
+	memset(name244, 'c', 244);
+	name244[244] = '\0';
+	const char *names[] = { "pi", "sample-job", "x", name243, name244, name300 };
+	const char *uids[] = { "0b1d4a7e-0000-4000-8000-000000000001", "uid", "" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		for (size_t u = 0; u < 3; u++) {
+			char got[300], want[300];
+			assert_int_equal(workload_name_for_job(names[i], uids[u], got, sizeof(got)), 0);
+			kueue_workload_name(names[i], uids[u], want, sizeof(want));
+			assert_string_equal(got, want);
+			assert_true(strlen(got) <= 253);
+		}
+	}
+	char got[300];
+	assert_int_equal(workload_name_for_job(name300, "uid-1", got, sizeof(got)), 0);
+	assert_int_equal(strlen(got), 253);
+	assert_int_equal(strncmp(got, "job-aaaa", 8), 0);
+	assert_string_equal(got + 247, "-1e11d"); /* also from hashlib */
+}
+
+static void test_objects_workload_name_small_buffer_enospc(void **state)
+{
+	char buf[10];
+	assert_int_equal(workload_name_for_job("sample-job", "u", buf, sizeof(buf)), -ENOSPC);
+}
+
+/* ---------------------------------------------------------------- workload_new_for_job */
+
+static json_t *job_with(const char *spec_extra)
+{
+	char text[4096];
+	snprintf(text, sizeof(text),
+		 "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'sample-job',"
+		 "'namespace':'team-a','uid':'6e0f3d3c-7a36-4b38-9f0a-2d9a5c0c1f55',"
+		 "'labels':{'kueue.x-k8s.io/queue-name':'user-queue'}},"
+		 "'spec':{%s%s'template':{'metadata':{'labels':{'app':'sample',"
+		 "'controller-uid':'6e0f3d3c-7a36-4b38-9f0a-2d9a5c0c1f55',"
+		 "'batch.kubernetes.io/controller-uid':'6e0f3d3c-7a36-4b38-9f0a-2d9a5c0c1f55',"
+		 "'job-name':'sample-job','batch.kubernetes.io/job-name':'sample-job'}},"
+		 "'spec':{'restartPolicy':'Never','containers':[{'name':'main','image':'busybox',"
+		 "'resources':{'requests':{'cpu':'1'}}}]}}}}",
+		 spec_extra, *spec_extra ? "," : "");
+	return J(text);
+}
+
+static int64_t count_for(const char *spec_extra)
+{
+	json_t *job = job_with(spec_extra);
+	char err[256];
+	json_t *wl = workload_new_for_job(job, err, sizeof(err));
+	if (!wl)
+		fail_msg("workload_new_for_job: %s", err);
+	json_t *ps = json_array_get(obj_path(wl, "spec.podSets"), 0);
+	int64_t count = (int64_t)json_integer_value(json_object_get(ps, "count"));
+	assert_true(json_is_integer(json_object_get(ps, "count")));
+	json_decref(wl);
+	json_decref(job);
+	return count;
+}
+
+static void test_objects_workload_count_min_parallelism_completions(void **state)
+{
+	assert_int_equal(count_for(""), 1);
+	assert_int_equal(count_for("'parallelism':3,'completions':5"), 3);
+	assert_int_equal(count_for("'parallelism':4,'completions':2"), 2);
+	assert_int_equal(count_for("'parallelism':5"), 5); /* completions defaults to parallelism */
+	assert_int_equal(count_for("'completions':4"), 1); /* parallelism defaults to 1 */
+	assert_int_equal(count_for("'parallelism':8,'completions':8"), 8);
+	assert_int_equal(count_for("'parallelism':0,'completions':3"), 0);
+	assert_int_equal(count_for("'parallelism':2,'completions':null"), 2);
+}
+
+static void test_objects_workload_for_job_shape(void **state)
+{
+	json_t *job = job_with("'parallelism':8,'completions':8");
+	json_t *before = json_deep_copy(job);
+	char err[256];
+	json_t *wl = workload_new_for_job(job, err, sizeof(err));
+	assert_non_null(wl);
+	assert_string_equal(obj_str(wl, "apiVersion"), "kueue.x-k8s.io/v1beta2");
+	assert_string_equal(obj_str(wl, "kind"), "Workload");
+	assert_string_equal(obj_name(wl), "job-sample-job-aa672");
+	assert_string_equal(obj_namespace(wl), "team-a");
+	assert_string_equal(obj_label(wl, LABEL_JOB_UID), "6e0f3d3c-7a36-4b38-9f0a-2d9a5c0c1f55");
+	assert_string_equal(obj_str(wl, "spec.queueName"), "user-queue");
+
+	json_t *owners = obj_path(wl, "metadata.ownerReferences");
+	assert_int_equal(json_array_size(owners), 1);
+	json_t *o = json_array_get(owners, 0);
+	assert_string_equal(json_string_value(json_object_get(o, "apiVersion")), "batch/v1");
+	assert_string_equal(json_string_value(json_object_get(o, "kind")), "Job");
+	assert_string_equal(json_string_value(json_object_get(o, "name")), "sample-job");
+	assert_string_equal(json_string_value(json_object_get(o, "uid")),
+			    "6e0f3d3c-7a36-4b38-9f0a-2d9a5c0c1f55");
+	assert_true(json_is_true(json_object_get(o, "controller")));
+	assert_true(json_is_true(json_object_get(o, "blockOwnerDeletion")));
+
+	json_t *sets = obj_path(wl, "spec.podSets");
+	assert_int_equal(json_array_size(sets), 1);
+	json_t *ps = json_array_get(sets, 0);
+	assert_string_equal(json_string_value(json_object_get(ps, "name")), "main");
+	assert_int_equal(json_integer_value(json_object_get(ps, "count")), 8);
+	json_t *labels = obj_path(json_object_get(ps, "template"), "metadata.labels");
+	assert_int_equal(json_object_size(labels), 1);
+	assert_string_equal(json_string_value(json_object_get(labels, "app")), "sample");
+	assert_string_equal(obj_str(json_object_get(ps, "template"), "spec.restartPolicy"), "Never");
+	/* The Job itself is untouched: the template was copied, not stripped in place. */
+	assert_true(json_equal(job, before));
+	json_decref(before);
+	json_decref(wl);
+	json_decref(job);
+}
+
+static void test_objects_workload_for_job_without_queue_or_template_fails(void **state)
+{
+	char err[256] = "";
+	json_t *job = J("{'metadata':{'name':'j','namespace':'ns','uid':'u'},"
+			"'spec':{'template':{'spec':{'containers':[]}}}}");
+	assert_null(workload_new_for_job(job, err, sizeof(err)));
+	assert_true(strlen(err) > 0);
+	json_decref(job);
+
+	err[0] = '\0';
+	job = J("{'metadata':{'name':'j','namespace':'ns','uid':'u',"
+		"'labels':{'kueue.x-k8s.io/queue-name':'q'}},'spec':{}}");
+	assert_null(workload_new_for_job(job, err, sizeof(err)));
+	assert_non_null(strstr(err, "template"));
+	json_decref(job);
+
+	job = J("{'metadata':{'name':'j','namespace':'ns','uid':'u',"
+		"'labels':{'kueue.x-k8s.io/queue-name':''}},'spec':{'template':{}}}");
+	assert_null(workload_new_for_job(job, err, sizeof(err)));
+	json_decref(job);
+}
+
+/* ---------------------------------------------------------------- decoders */
+
+static const char *const CQ_JSON =
+	"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'gpu-cq'},"
+	"'spec':{'namespaceSelector':{},'queueingStrategy':'StrictFIFO','resourceGroups':["
+	"{'coveredResources':['cpu','memory','nvidia.com/gpu'],'flavors':["
+	"{'name':'a100','resources':[{'name':'nvidia.com/gpu','nominalQuota':8},"
+	"{'name':'cpu','nominalQuota':'64'},{'name':'memory','nominalQuota':'512Gi'}]},"
+	"{'name':'h100','resources':[{'name':'memory','nominalQuota':'1Ti'},"
+	"{'name':'nvidia.com/gpu','nominalQuota':'4'},{'name':'cpu','nominalQuota':'96500m'}]}]},"
+	"{'coveredResources':['pods'],'flavors':[{'name':'default','resources':["
+	"{'name':'pods','nominalQuota':100}]}]}]}}";
+
+static void test_objects_cq_decode_resource_order_follows_covered(void **state)
+{
+	json_t *o = J(CQ_JSON);
+	char err[256] = "";
+	struct quota_cq *cq = cq_decode(o, err, sizeof(err));
+	if (!cq)
+		fail_msg("cq_decode: %s", err);
+	assert_string_equal(cq->name, "gpu-cq");
+	assert_true(cq->strict_fifo);
+	assert_int_equal(cq->n_groups, 2);
+	struct quota_group *g = &cq->groups[0];
+	assert_int_equal(g->n_resources, 3);
+	assert_string_equal(g->resources[0], "cpu");
+	assert_string_equal(g->resources[1], "memory");
+	assert_string_equal(g->resources[2], "nvidia.com/gpu");
+	assert_int_equal(g->n_flavors, 2);
+	assert_string_equal(g->flavors[0].flavor, "a100");
+	assert_int_equal(g->flavors[0].nominal[0], MILLI(64));
+	assert_true(g->flavors[0].nominal[1] == GI(512));
+	assert_int_equal(g->flavors[0].nominal[2], MILLI(8));
+	assert_string_equal(g->flavors[1].flavor, "h100");
+	assert_int_equal(g->flavors[1].nominal[0], 96500);
+	assert_true(g->flavors[1].nominal[1] == GI(1024));
+	assert_int_equal(g->flavors[1].nominal[2], MILLI(4));
+	assert_string_equal(cq->groups[1].resources[0], "pods");
+	assert_int_equal(cq->groups[1].flavors[0].nominal[0], MILLI(100));
+
+	/* The decoded queue works in the model: cells line up with the names. */
+	struct quota_model m;
+	int64_t nominal, usage;
+	quota_model_init(&m);
+	assert_int_equal(quota_set_cq(&m, cq), 0);
+	const struct quota_cq *q = quota_get_cq(&m, "gpu-cq");
+	assert_int_equal(quota_cell(q, "h100", "nvidia.com/gpu", &nominal, &usage), 0);
+	assert_int_equal(nominal, MILLI(4));
+	quota_model_release(&m);
+	json_decref(o);
+}
+
+static void test_objects_cq_decode_best_effort_fifo_and_missing_quota(void **state)
+{
+	json_t *o = J("{'metadata':{'name':'cq'},'spec':{'resourceGroups':[{'coveredResources':"
+		      "['cpu','memory'],'flavors':[{'name':'default','resources':["
+		      "{'name':'memory','nominalQuota':'1Gi'}]}]}]}}");
+	char err[256];
+	struct quota_cq *cq = cq_decode(o, err, sizeof(err));
+	assert_non_null(cq);
+	assert_false(cq->strict_fifo);
+	assert_int_equal(cq->groups[0].flavors[0].nominal[0], 0); /* unlisted: no quota */
+	assert_true(cq->groups[0].flavors[0].nominal[1] == GI(1));
+	quota_cq_free(cq);
+	json_decref(o);
+}
+
+static void test_objects_cq_decode_rejects_bad_resources(void **state)
+{
+	char err[256] = "";
+	json_t *o = J("{'metadata':{'name':'cq'},'spec':{'resourceGroups':[{'coveredResources':"
+		      "['cpu'],'flavors':[{'name':'default','resources':["
+		      "{'name':'memory','nominalQuota':'1Gi'}]}]}]}}");
+	assert_null(cq_decode(o, err, sizeof(err)));
+	assert_non_null(strstr(err, "memory"));
+	json_decref(o);
+
+	err[0] = '\0';
+	o = J("{'metadata':{'name':'cq'},'spec':{'resourceGroups':[{'coveredResources':"
+	      "['cpu'],'flavors':[{'name':'default','resources':["
+	      "{'name':'cpu','nominalQuota':'many'}]}]}]}}");
+	assert_null(cq_decode(o, err, sizeof(err)));
+	assert_non_null(strstr(err, "cpu"));
+	json_decref(o);
+
+	o = J("{'metadata':{'name':'cq'},'spec':{'resourceGroups':[{'coveredResources':"
+	      "['cpu', 7],'flavors':[]}]}}");
+	assert_null(cq_decode(o, err, sizeof(err)));
+	json_decref(o);
+}
+
+static void test_objects_flavor_decode_labels_taints_tolerations(void **state)
+{
+	json_t *o = J("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor',"
+		      "'metadata':{'name':'spot'},'spec':{'nodeLabels':{'instance-type':'spot',"
+		      "'zone':'a'},'nodeTaints':[{'key':'spot','value':'true','effect':'NoSchedule'}],"
+		      "'tolerations':[{'key':'spot','operator':'Exists','effect':'NoSchedule'}]}}");
+	char err[256];
+	struct quota_flavor *f = flavor_decode(o, err, sizeof(err));
+	assert_non_null(f);
+	assert_string_equal(f->name, "spot");
+	assert_int_equal(f->n_labels, 2);
+	int seen = 0;
+	for (size_t i = 0; i < f->n_labels; i++)
+		if (!strcmp(f->labels[i].key, "instance-type") && !strcmp(f->labels[i].value, "spot"))
+			seen = 1;
+	assert_true(seen);
+	assert_int_equal(f->n_taints, 1);
+	assert_string_equal(f->taints[0].key, "spot");
+	assert_string_equal(f->taints[0].value, "true");
+	assert_string_equal(f->taints[0].effect, "NoSchedule");
+	assert_false(f->taints[0].exists);
+	assert_int_equal(f->n_tolerations, 1);
+	assert_true(f->tolerations[0].exists);
+	assert_null(f->tolerations[0].value);
+	assert_true(quota_tolerates(f->tolerations, f->n_tolerations, &f->taints[0]));
+	quota_flavor_free(f);
+	json_decref(o);
+
+	o = J("{'metadata':{'name':'plain'},'spec':{}}");
+	f = flavor_decode(o, err, sizeof(err));
+	assert_non_null(f);
+	assert_int_equal(f->n_labels + f->n_taints + f->n_tolerations, 0);
+	quota_flavor_free(f);
+	json_decref(o);
+}
+
+static void test_objects_charge_decode_reads_admission(void **state)
+{
+	json_t *wl = J("{'metadata':{'name':'w'},'status':{'admission':{'clusterQueue':'gpu-cq',"
+		       "'podSetAssignments':[{'name':'main','count':8,"
+		       "'flavors':{'cpu':'a100','memory':'a100','nvidia.com/gpu':'a100'},"
+		       "'resourceUsage':{'cpu':'16','memory':'128Gi','nvidia.com/gpu':'8'}},"
+		       "{'name':'driver','count':1,'flavors':{'cpu':'default'},"
+		       "'resourceUsage':{'cpu':'500m','pods':'1'}}]}}}");
+	struct quota_charge *c = charge_decode(wl);
+	assert_non_null(c);
+	assert_string_equal(c->cq, "gpu-cq");
+	/* "pods" has no flavor recorded, so it charges nothing. */
+	assert_int_equal(c->n, 4);
+	int64_t gpu = -1, cpu_default = -1;
+	for (size_t i = 0; i < c->n; i++) {
+		if (!strcmp(c->items[i].resource, "nvidia.com/gpu")) {
+			assert_string_equal(c->items[i].flavor, "a100");
+			gpu = c->items[i].amount;
+		}
+		if (!strcmp(c->items[i].flavor, "default"))
+			cpu_default = c->items[i].amount;
+	}
+	assert_int_equal(gpu, MILLI(8));
+	assert_int_equal(cpu_default, 500);
+	quota_charge_free(c);
+	json_decref(wl);
+}
+
+static void test_objects_charge_decode_without_admission_null(void **state)
+{
+	json_t *wl = J("{'metadata':{'name':'w'},'status':{'conditions':[]}}");
+	assert_null(charge_decode(wl));
+	json_decref(wl);
+	wl = J("{'metadata':{'name':'w'}}");
+	assert_null(charge_decode(wl));
+	json_decref(wl);
+	wl = J("{'status':{'admission':{'clusterQueue':'cq'}}}");
+	struct quota_charge *c = charge_decode(wl);
+	assert_non_null(c);
+	assert_int_equal(c->n, 0);
+	quota_charge_free(c);
+	json_decref(wl);
+}
+
+static void test_objects_podset_view_decode_feeds_quota_assign(void **state)
+{
+	json_t *ps = J("{'name':'main','count':4,'template':{'spec':{"
+		       "'nodeSelector':{'gpu.example.com/model':'h100'},"
+		       "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+		       "{'nodeSelectorTerms':[{'matchExpressions':[{'key':'zone','operator':'In',"
+		       "'values':['a','b']},{'key':'gpu.example.com/model','operator':'NotIn',"
+		       "'values':['a100']}]}]}}},"
+		       "'tolerations':[{'key':'nvidia.com/gpu','operator':'Exists',"
+		       "'effect':'NoSchedule'}],"
+		       "'containers':[{'name':'c','resources':{'requests':{'cpu':'2'},"
+		       "'limits':{'nvidia.com/gpu':'1'}}}]}}}");
+	struct podset_view v;
+	char err[256] = "";
+	if (podset_view_decode(ps, &v, err, sizeof(err)) != 0)
+		fail_msg("podset_view_decode: %s", err);
+	assert_string_equal(v.name, "main");
+	assert_int_equal(v.ps.count, 4);
+	assert_int_equal(v.ps.n_requests, 2);
+	assert_int_equal(v.ps.n_selector, 1);
+	assert_string_equal(v.ps.node_selector[0].key, "gpu.example.com/model");
+	assert_int_equal(v.ps.n_terms, 1);
+	assert_int_equal(v.ps.terms[0].n_exprs, 2);
+	assert_string_equal(v.ps.terms[0].exprs[0].op, "In");
+	assert_int_equal(v.ps.terms[0].exprs[0].n_values, 2);
+	assert_string_equal(v.ps.terms[0].exprs[0].values[1], "b");
+	assert_int_equal(v.ps.n_tolerations, 1);
+	assert_true(v.ps.tolerations[0].exists);
+
+	/* End to end: a100 and h100 flavors, both tainted; the podset lands on h100. */
+	struct quota_model m;
+	quota_model_init(&m);
+	const char *rfs[] = {
+		"{'metadata':{'name':'a100'},'spec':{'nodeLabels':{'gpu.example.com/model':'a100'},"
+		"'nodeTaints':[{'key':'nvidia.com/gpu','value':'present','effect':'NoSchedule'}]}}",
+		"{'metadata':{'name':'h100'},'spec':{'nodeLabels':{'gpu.example.com/model':'h100'},"
+		"'nodeTaints':[{'key':'nvidia.com/gpu','value':'present','effect':'NoSchedule'}]}}",
+	};
+	for (size_t i = 0; i < 2; i++) {
+		json_t *rf = J(rfs[i]);
+		struct quota_flavor *f = flavor_decode(rf, err, sizeof(err));
+		assert_non_null(f);
+		assert_int_equal(quota_set_flavor(&m, f), 0);
+		json_decref(rf);
+	}
+	json_t *cqj = J(CQ_JSON);
+	assert_int_equal(quota_set_cq(&m, cq_decode(cqj, err, sizeof(err))), 0);
+	struct quota_assignment out;
+	char msg[512];
+	int rc = quota_assign(&m, quota_get_cq(&m, "gpu-cq"), &v.ps, &out, msg, sizeof(msg));
+	if (rc != 0)
+		fail_msg("quota_assign: %d %s", rc, msg);
+	assert_int_equal(out.n, 2);
+	for (size_t i = 0; i < out.n; i++)
+		assert_string_equal(out.items[i].flavor, "h100");
+	quota_model_release(&m);
+	json_decref(cqj);
+	podset_view_release(&v);
+	json_decref(ps);
+}
+
+static void test_objects_podset_view_decode_defaults_and_errors(void **state)
+{
+	json_t *ps = J("{'template':{'spec':{'containers':[{'name':'c'}]}}}");
+	struct podset_view v;
+	char err[256] = "";
+	assert_int_equal(podset_view_decode(ps, &v, err, sizeof(err)), 0);
+	assert_string_equal(v.name, "main");
+	assert_int_equal(v.ps.count, 1);
+	assert_int_equal(v.ps.n_requests, 0);
+	podset_view_release(&v);
+	json_decref(ps);
+
+	ps = J("{'name':'x','template':{'spec':{'affinity':{'nodeAffinity':{"
+	       "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':["
+	       "{'matchExpressions':[{'operator':'In','values':['a']}]}]}}},"
+	       "'containers':[{'name':'c'}]}}}");
+	assert_int_equal(podset_view_decode(ps, &v, err, sizeof(err)), -EINVAL);
+	assert_true(strlen(err) > 0);
+	json_decref(ps);
+
+	ps = J("{'name':'x','template':{'spec':{'containers':[{'name':'c','resources':"
+	       "{'requests':{'cpu':'1x1'}}}]}}}");
+	assert_int_equal(podset_view_decode(ps, &v, err, sizeof(err)), -EINVAL);
+	json_decref(ps);
+}
+
+/* ---------------------------------------------------------------- selector_matches */
+
+static void test_objects_selector_null_matches_nothing_empty_matches_all(void **state)
+{
+	json_t *labels = J("{'team':'a'}");
+	json_t *empty = json_object();
+	assert_false(selector_matches(NULL, labels));
+	assert_true(selector_matches(empty, labels));
+	assert_true(selector_matches(empty, NULL));
+	json_decref(empty);
+	json_decref(labels);
+}
+
+static void test_objects_selector_match_labels(void **state)
+{
+	json_t *sel = J("{'matchLabels':{'team':'a','env':'prod'}}");
+	json_t *yes = J("{'team':'a','env':'prod','extra':'x'}");
+	json_t *partial = J("{'team':'a'}");
+	json_t *wrong = J("{'team':'b','env':'prod'}");
+	assert_true(selector_matches(sel, yes));
+	assert_false(selector_matches(sel, partial));
+	assert_false(selector_matches(sel, wrong));
+	assert_false(selector_matches(sel, NULL));
+	json_decref(sel);
+	json_decref(yes);
+	json_decref(partial);
+	json_decref(wrong);
+}
+
+static void test_objects_selector_match_expressions(void **state)
+{
+	json_t *labels = J("{'team':'a','tier':'gold'}");
+	static const struct {
+		const char *sel;
+		int want;
+	} cases[] = {
+		{ "{'matchExpressions':[{'key':'team','operator':'In','values':['a','b']}]}", 1 },
+		{ "{'matchExpressions':[{'key':'team','operator':'In','values':['b']}]}", 0 },
+		{ "{'matchExpressions':[{'key':'nope','operator':'In','values':['a']}]}", 0 },
+		{ "{'matchExpressions':[{'key':'team','operator':'NotIn','values':['b']}]}", 1 },
+		{ "{'matchExpressions':[{'key':'team','operator':'NotIn','values':['a']}]}", 0 },
+		{ "{'matchExpressions':[{'key':'nope','operator':'NotIn','values':['a']}]}", 1 },
+		{ "{'matchExpressions':[{'key':'tier','operator':'Exists'}]}", 1 },
+		{ "{'matchExpressions':[{'key':'nope','operator':'Exists'}]}", 0 },
+		{ "{'matchExpressions':[{'key':'nope','operator':'DoesNotExist'}]}", 1 },
+		{ "{'matchExpressions':[{'key':'tier','operator':'DoesNotExist'}]}", 0 },
+		/* Expressions and matchLabels are ANDed. */
+		{ "{'matchLabels':{'team':'a'},'matchExpressions':[{'key':'tier','operator':'In',"
+		  "'values':['gold']},{'key':'x','operator':'DoesNotExist'}]}",
+		  1 },
+		{ "{'matchLabels':{'team':'a'},'matchExpressions':[{'key':'tier','operator':'In',"
+		  "'values':['silver']}]}",
+		  0 },
+		{ "{'matchExpressions':[{'operator':'Exists'}]}", 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *sel = J(cases[i].sel);
+		if (selector_matches(sel, labels) != cases[i].want)
+			fail_msg("case %zu: %s: want %d", i, cases[i].sel, cases[i].want);
+		json_decref(sel);
+	}
+	json_decref(labels);
 }
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(test_placeholder) };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_objects_accessors_walk_paths),
+		cmocka_unit_test(test_objects_condition_get_and_true),
+		cmocka_unit_test(test_objects_conditions_with_adds_new_condition),
+		cmocka_unit_test(test_objects_conditions_with_no_conditions_yet),
+		cmocka_unit_test(test_objects_conditions_with_unchanged_reports_no_change),
+		cmocka_unit_test(test_objects_conditions_with_same_status_keeps_transition_time),
+		cmocka_unit_test(test_objects_conditions_with_status_flip_sets_new_transition_time),
+		cmocka_unit_test(test_objects_conditions_with_replaces_in_place),
+		cmocka_unit_test(test_objects_conditions_with_new_generation_is_a_change),
+		cmocka_unit_test(test_objects_quantity_from_json_strings_and_numbers),
+		cmocka_unit_test(test_objects_quantity_to_string_canonical),
+		cmocka_unit_test(test_objects_pod_requests_sums_containers),
+		cmocka_unit_test(test_objects_pod_requests_limits_fill_missing_requests),
+		cmocka_unit_test(test_objects_pod_requests_init_containers_max),
+		cmocka_unit_test(test_objects_pod_requests_sidecars_added),
+		cmocka_unit_test(test_objects_pod_requests_init_before_sidecar_not_stacked),
+		cmocka_unit_test(test_objects_pod_requests_overhead_added),
+		cmocka_unit_test(test_objects_pod_requests_zero_requests_dropped),
+		cmocka_unit_test(test_objects_pod_requests_invalid_quantity_error),
+		cmocka_unit_test(test_objects_pod_requests_sum_overflow_erange),
+		cmocka_unit_test(test_objects_workload_name_matches_kueue_known_value),
+		cmocka_unit_test(test_objects_workload_name_matches_kueue_sha1),
+		cmocka_unit_test(test_objects_workload_name_small_buffer_enospc),
+		cmocka_unit_test(test_objects_workload_count_min_parallelism_completions),
+		cmocka_unit_test(test_objects_workload_for_job_shape),
+		cmocka_unit_test(test_objects_workload_for_job_without_queue_or_template_fails),
+		cmocka_unit_test(test_objects_cq_decode_resource_order_follows_covered),
+		cmocka_unit_test(test_objects_cq_decode_best_effort_fifo_and_missing_quota),
+		cmocka_unit_test(test_objects_cq_decode_rejects_bad_resources),
+		cmocka_unit_test(test_objects_flavor_decode_labels_taints_tolerations),
+		cmocka_unit_test(test_objects_charge_decode_reads_admission),
+		cmocka_unit_test(test_objects_charge_decode_without_admission_null),
+		cmocka_unit_test(test_objects_podset_view_decode_feeds_quota_assign),
+		cmocka_unit_test(test_objects_podset_view_decode_defaults_and_errors),
+		cmocka_unit_test(test_objects_selector_null_matches_nothing_empty_matches_all),
+		cmocka_unit_test(test_objects_selector_match_labels),
+		cmocka_unit_test(test_objects_selector_match_expressions),
+	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,17 +1,545 @@
-/* placeholder: replaced by the module's tests */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests for webhooks: AdmissionReview in, AdmissionReview out, for all three paths. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
+#include <jansson.h>
+#include <openssl/evp.h>
 
-static void test_placeholder(void **state)
+#include "webhooks/review.h"
+#include "webhooks/webhooks.h"
+
+#define UID "705ab4f5-6393-11e8-b7cc-42010a800002"
+
+/* Replaces single quotes with double quotes so JSON literals stay readable. */
+static char *dq(const char *text)
 {
-	(void)state;
+	char *s = strdup(text);
+	assert_non_null(s);
+	for (char *p = s; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	return s;
+}
+
+/* Calls the webhook and returns the parsed response body; checks it is JSON. */
+static json_t *call(const char *path, const char *body, int *status)
+{
+	char *out = (char *)1;
+	*status = webhook_handle(path, body, strlen(body), &out);
+	if (!out)
+		fail_msg("webhook_handle %s: status %d with no body", path, *status);
+	json_error_t err;
+	json_t *v = json_loads(out, 0, &err);
+	if (!v)
+		fail_msg("response is not JSON: %s", out);
+	free(out);
+	return v;
+}
+
+/* A review for a Job; labels, suspend and old object are spliced in as JSON fragments. */
+static char *job_review(const char *op, const char *labels, const char *suspend,
+			const char *old_labels, const char *old_suspend)
+{
+	char obj[2048], old[2048] = "";
+	snprintf(obj, sizeof(obj),
+		 "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'sample-job',"
+		 "'namespace':'team-a','labels':{%s}},'spec':{'parallelism':8,'completions':8,%s"
+		 "'template':{'spec':{'restartPolicy':'Never','containers':[{'name':'main',"
+		 "'image':'busybox','resources':{'requests':{'cpu':'1','nvidia.com/gpu':'1'}}}]}}}}",
+		 labels, suspend);
+	if (old_labels)
+		snprintf(old, sizeof(old),
+			 ",'oldObject':{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':"
+			 "'sample-job','namespace':'team-a','labels':{%s}},'spec':{%s'template':{}}}",
+			 old_labels, old_suspend);
+	char text[8192];
+	snprintf(text, sizeof(text),
+		 "{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview','request':{"
+		 "'uid':'" UID "','kind':{'group':'batch','version':'v1','kind':'Job'},"
+		 "'resource':{'group':'batch','version':'v1','resource':'jobs'},"
+		 "'requestKind':{'group':'batch','version':'v1','kind':'Job'},"
+		 "'name':'sample-job','namespace':'team-a','operation':'%s',"
+		 "'userInfo':{'username':'admin'},'object':%s%s,'dryRun':false}}",
+		 op, obj, old);
+	return dq(text);
+}
+
+static json_t *response_of(json_t *review)
+{
+	assert_string_equal(json_string_value(json_object_get(review, "apiVersion")),
+			    "admission.k8s.io/v1");
+	assert_string_equal(json_string_value(json_object_get(review, "kind")), "AdmissionReview");
+	json_t *r = json_object_get(review, "response");
+	assert_non_null(r);
+	assert_string_equal(json_string_value(json_object_get(r, "uid")), UID);
+	return r;
+}
+
+/* Decodes response.patch (base64 JSON Patch); NULL when the response carries none. */
+static json_t *patch_of(json_t *resp)
+{
+	const char *b64 = json_string_value(json_object_get(resp, "patch"));
+	if (!b64)
+		return NULL;
+	assert_string_equal(json_string_value(json_object_get(resp, "patchType")), "JSONPatch");
+	size_t n = strlen(b64);
+	unsigned char *raw = calloc(n + 4, 1);
+	assert_non_null(raw);
+	int len = EVP_DecodeBlock(raw, (const unsigned char *)b64, (int)n);
+	assert_true(len >= 0);
+	/* EVP_DecodeBlock counts padding as zero bytes; strip them. */
+	while (len > 0 && raw[len - 1] == '\0')
+		len--;
+	json_error_t err;
+	json_t *patch = json_loadb((const char *)raw, (size_t)len, 0, &err);
+	if (!patch)
+		fail_msg("patch is not JSON: %s", raw);
+	free(raw);
+	return patch;
+}
+
+static int allowed(json_t *resp)
+{
+	json_t *a = json_object_get(resp, "allowed");
+	assert_true(json_is_boolean(a));
+	return json_is_true(a);
+}
+
+static const char *message_of(json_t *resp)
+{
+	return json_string_value(json_object_get(json_object_get(resp, "status"), "message"));
+}
+
+static int code_of(json_t *resp)
+{
+	return (int)json_integer_value(json_object_get(json_object_get(resp, "status"), "code"));
+}
+
+#define QLABEL "'kueue.x-k8s.io/queue-name':'user-queue'"
+
+/* ---------------------------------------------------------------- mutate */
+
+static void assert_suspend_patch(const char *suspend)
+{
+	char *body = job_review("CREATE", QLABEL, suspend, NULL, NULL);
+	int status;
+	json_t *review = call(WEBHOOK_PATH_MUTATE_JOB, body, &status);
+	assert_int_equal(status, 200);
+	json_t *resp = response_of(review);
+	assert_true(allowed(resp));
+	json_t *patch = patch_of(resp);
+	assert_non_null(patch);
+	assert_int_equal(json_array_size(patch), 1);
+	json_t *op = json_array_get(patch, 0);
+	assert_string_equal(json_string_value(json_object_get(op, "op")), "add");
+	assert_string_equal(json_string_value(json_object_get(op, "path")), "/spec/suspend");
+	assert_true(json_is_true(json_object_get(op, "value")));
+	json_decref(patch);
+	json_decref(review);
+	free(body);
+}
+
+static void test_webhook_mutate_queue_label_unset_suspend_patched(void **state)
+{
+	assert_suspend_patch("");
+}
+
+static void test_webhook_mutate_queue_label_suspend_false_patched(void **state)
+{
+	assert_suspend_patch("'suspend':false,");
+}
+
+static void assert_no_patch(const char *op, const char *labels, const char *suspend)
+{
+	char *body = job_review(op, labels, suspend, NULL, NULL);
+	int status;
+	json_t *review = call(WEBHOOK_PATH_MUTATE_JOB, body, &status);
+	assert_int_equal(status, 200);
+	json_t *resp = response_of(review);
+	assert_true(allowed(resp));
+	assert_null(json_object_get(resp, "patch"));
+	assert_null(json_object_get(resp, "patchType"));
+	json_decref(review);
+	free(body);
+}
+
+static void test_webhook_mutate_already_suspended_no_patch(void **state)
+{
+	assert_no_patch("CREATE", QLABEL, "'suspend':true,");
+}
+
+static void test_webhook_mutate_no_queue_label_no_patch(void **state)
+{
+	assert_no_patch("CREATE", "'app':'x'", "");
+	assert_no_patch("CREATE", "'kueue.x-k8s.io/queue-name':''", "");
+}
+
+static void test_webhook_mutate_echoes_review_api_version(void **state)
+{
+	char *body = job_review("CREATE", QLABEL, "", NULL, NULL);
+	/* v1beta1 reviews must get a v1beta1 answer. */
+	char *p = strstr(body, "admission.k8s.io/v1");
+	assert_non_null(p);
+	char text[8192];
+	snprintf(text, sizeof(text), "%.*sadmission.k8s.io/v1beta1%s", (int)(p - body), body,
+		 p + strlen("admission.k8s.io/v1"));
+	int status;
+	json_t *review = call(WEBHOOK_PATH_MUTATE_JOB, text, &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(json_string_value(json_object_get(review, "apiVersion")),
+			    "admission.k8s.io/v1beta1");
+	json_decref(review);
+	free(body);
+}
+
+/* ---------------------------------------------------------------- validate job */
+
+static json_t *validate_job(const char *op, const char *labels, const char *suspend,
+			    const char *old_labels, const char *old_suspend)
+{
+	char *body = job_review(op, labels, suspend, old_labels, old_suspend);
+	int status;
+	json_t *review = call(WEBHOOK_PATH_VALIDATE_JOB, body, &status);
+	assert_int_equal(status, 200);
+	free(body);
+	return review;
+}
+
+static void test_webhook_validate_good_queue_name_allowed(void **state)
+{
+	json_t *review = validate_job("CREATE", QLABEL, "", NULL, NULL);
+	assert_true(allowed(response_of(review)));
+	json_decref(review);
+	review = validate_job("CREATE", "'kueue.x-k8s.io/queue-name':'a.b-c.0'", "", NULL, NULL);
+	assert_true(allowed(response_of(review)));
+	json_decref(review);
+	review = validate_job("CREATE", "'app':'no-queue'", "", NULL, NULL);
+	assert_true(allowed(response_of(review)));
+	json_decref(review);
+}
+
+static void test_webhook_validate_bad_queue_name_denied(void **state)
+{
+	static const char *const bad[] = { "User_Queue", "-queue", "queue-", "Queue", "q q", "q/x" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char labels[128];
+		snprintf(labels, sizeof(labels), "'kueue.x-k8s.io/queue-name':'%s'", bad[i]);
+		json_t *review = validate_job("CREATE", labels, "", NULL, NULL);
+		json_t *resp = response_of(review);
+		if (allowed(resp))
+			fail_msg("queue name \"%s\" allowed", bad[i]);
+		assert_int_equal(code_of(resp), 422);
+		assert_non_null(strstr(message_of(resp), "kueue.x-k8s.io/queue-name"));
+		json_decref(review);
+	}
+}
+
+static void test_webhook_validate_long_multibyte_queue_name_still_answers(void **state)
+{
+	/* 200 two-byte characters: quoting the name in the message must not cut one in half,
+	 * or the response can't be encoded and the apiserver gets no answer at all. */
+	char labels[1024];
+	size_t n = (size_t)snprintf(labels, sizeof(labels), "'kueue.x-k8s.io/queue-name':'");
+	for (int i = 0; i < 200; i++) {
+		labels[n++] = (char)0xc3;
+		labels[n++] = (char)0xa9; /* é */
+	}
+	snprintf(labels + n, sizeof(labels) - n, "'");
+	json_t *review = validate_job("CREATE", labels, "", NULL, NULL);
+	json_t *resp = response_of(review);
+	assert_false(allowed(resp));
+	assert_int_equal(code_of(resp), 422);
+	json_decref(review);
+}
+
+static void test_webhook_validate_queue_change_on_running_job_denied(void **state)
+{
+	json_t *review = validate_job("UPDATE", "'kueue.x-k8s.io/queue-name':'other-queue'",
+				      "'suspend':false,", QLABEL, "'suspend':false,");
+	json_t *resp = response_of(review);
+	assert_false(allowed(resp));
+	assert_int_equal(code_of(resp), 422);
+	assert_non_null(strstr(message_of(resp), "queue"));
+	json_decref(review);
+
+	/* Unset suspend means running too. */
+	review = validate_job("UPDATE", "'kueue.x-k8s.io/queue-name':'other-queue'", "", QLABEL, "");
+	assert_false(allowed(response_of(review)));
+	json_decref(review);
+
+	/* Removing the label from a running Job is a change as well. */
+	review = validate_job("UPDATE", "'app':'x'", "", QLABEL, "'suspend':false,");
+	assert_false(allowed(response_of(review)));
+	json_decref(review);
+}
+
+static void test_webhook_validate_queue_change_on_suspended_job_allowed(void **state)
+{
+	json_t *review = validate_job("UPDATE", "'kueue.x-k8s.io/queue-name':'other-queue'",
+				      "'suspend':true,", QLABEL, "'suspend':true,");
+	assert_true(allowed(response_of(review)));
+	json_decref(review);
+}
+
+static void test_webhook_validate_unchanged_queue_on_running_job_allowed(void **state)
+{
+	json_t *review = validate_job("UPDATE", QLABEL, "'suspend':false,", QLABEL,
+				      "'suspend':false,");
+	assert_true(allowed(response_of(review)));
+	json_decref(review);
+	/* Adding a queue to a running Job that had none is Kueue's business, not a change. */
+	review = validate_job("UPDATE", QLABEL, "", "'app':'x'", "");
+	assert_true(allowed(response_of(review)));
+	json_decref(review);
+}
+
+/* ---------------------------------------------------------------- validate ClusterQueue */
+
+static json_t *validate_cq(const char *groups)
+{
+	char text[8192];
+	snprintf(text, sizeof(text),
+		 "{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview','request':{"
+		 "'uid':'" UID "','kind':{'group':'kueue.x-k8s.io','version':'v1beta2',"
+		 "'kind':'ClusterQueue'},'resource':{'group':'kueue.x-k8s.io','version':'v1beta2',"
+		 "'resource':'clusterqueues'},'name':'cluster-queue','operation':'CREATE',"
+		 "'userInfo':{'username':'admin'},'object':{'apiVersion':'kueue.x-k8s.io/v1beta2',"
+		 "'kind':'ClusterQueue','metadata':{'name':'cluster-queue'},'spec':{"
+		 "'namespaceSelector':{},'resourceGroups':[%s]}}}}",
+		 groups);
+	char *body = dq(text);
+	int status;
+	json_t *review = call(WEBHOOK_PATH_VALIDATE_CQ, body, &status);
+	assert_int_equal(status, 200);
+	free(body);
+	return review;
+}
+
+#define GROUP_CPU_MEM                                                                              \
+	"{'coveredResources':['cpu','memory'],'flavors':[{'name':'default-flavor','resources':["   \
+	"{'name':'cpu','nominalQuota':9},{'name':'memory','nominalQuota':'36Gi'}]}]}"
+#define GROUP_GPU                                                                                  \
+	"{'coveredResources':['nvidia.com/gpu'],'flavors':[{'name':'a100','resources':["           \
+	"{'name':'nvidia.com/gpu','nominalQuota':'8','borrowingLimit':'0'}]},{'name':'h100',"      \
+	"'resources':[{'name':'nvidia.com/gpu','nominalQuota':4}]}]}"
+
+static void test_webhook_cq_valid_allowed(void **state)
+{
+	json_t *review = validate_cq(GROUP_CPU_MEM "," GROUP_GPU);
+	json_t *resp = response_of(review);
+	assert_true(allowed(resp));
+	json_decref(review);
+	review = validate_cq("");
+	assert_true(allowed(response_of(review)));
+	json_decref(review);
+}
+
+static void test_webhook_cq_quantity_beyond_int64_milli_denied(void **state)
+{
+	json_t *review = validate_cq("{'coveredResources':['memory'],'flavors':[{'name':'big',"
+				     "'resources':[{'name':'memory','nominalQuota':'100Ei'}]}]}");
+	json_t *resp = response_of(review);
+	assert_false(allowed(resp));
+	assert_int_equal(code_of(resp), 422);
+	assert_non_null(strstr(message_of(resp), "100Ei"));
+	assert_non_null(strstr(message_of(resp), "nominalQuota"));
+	json_decref(review);
+}
+
+static void test_webhook_cq_bad_limits_denied(void **state)
+{
+	static const char *const groups[] = {
+		"{'coveredResources':['cpu'],'flavors':[{'name':'f','resources':["
+		"{'name':'cpu','nominalQuota':'-1'}]}]}",
+		"{'coveredResources':['cpu'],'flavors':[{'name':'f','resources':["
+		"{'name':'cpu','nominalQuota':'1','borrowingLimit':'lots'}]}]}",
+		"{'coveredResources':['cpu'],'flavors':[{'name':'f','resources':["
+		"{'name':'cpu','nominalQuota':'1','lendingLimit':'10000P'}]}]}",
+	};
+	static const char *const field[] = { "nominalQuota", "borrowingLimit", "lendingLimit" };
+	for (size_t i = 0; i < 3; i++) {
+		json_t *review = validate_cq(groups[i]);
+		json_t *resp = response_of(review);
+		if (allowed(resp))
+			fail_msg("allowed: %s", groups[i]);
+		assert_non_null(strstr(message_of(resp), field[i]));
+		json_decref(review);
+	}
+}
+
+static void test_webhook_cq_duplicate_flavor_across_groups_denied(void **state)
+{
+	json_t *review = validate_cq(GROUP_CPU_MEM ",{'coveredResources':['nvidia.com/gpu'],"
+					     "'flavors':[{'name':'default-flavor','resources':["
+					     "{'name':'nvidia.com/gpu','nominalQuota':1}]}]}");
+	json_t *resp = response_of(review);
+	assert_false(allowed(resp));
+	assert_non_null(strstr(message_of(resp), "default-flavor"));
+	assert_non_null(strstr(message_of(resp), "resourceGroups[1]"));
+	json_decref(review);
+}
+
+static void test_webhook_cq_duplicate_resource_across_groups_denied(void **state)
+{
+	json_t *review = validate_cq(GROUP_CPU_MEM ",{'coveredResources':['memory'],'flavors':["
+					     "{'name':'other','resources':[{'name':'memory',"
+					     "'nominalQuota':1}]}]}");
+	json_t *resp = response_of(review);
+	assert_false(allowed(resp));
+	assert_non_null(strstr(message_of(resp), "memory"));
+	assert_non_null(strstr(message_of(resp), "coveredResources"));
+	json_decref(review);
+}
+
+/* ---------------------------------------------------------------- transport errors */
+
+static void test_webhook_malformed_body_400(void **state)
+{
+	static const char *const bodies[] = {
+		"",
+		"not json",
+		"{\"apiVersion\":\"admission.k8s.io/v1\"",
+		"[]",
+		"{\"request\":{}}",
+		"{\"request\":{\"operation\":\"CREATE\",\"kind\":{\"kind\":\"Job\"}}}",
+		"{\"request\":{\"uid\":\"u\",\"kind\":{\"kind\":\"Job\"}}}",
+		"{\"request\":{\"uid\":\"u\",\"uid\":\"v\",\"operation\":\"CREATE\","
+		"\"kind\":{\"kind\":\"Job\"}}}",
+	};
+	static const char *const paths[] = { WEBHOOK_PATH_MUTATE_JOB, WEBHOOK_PATH_VALIDATE_JOB,
+					     WEBHOOK_PATH_VALIDATE_CQ };
+	for (size_t p = 0; p < 3; p++) {
+		for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+			int status;
+			json_t *v = call(paths[p], bodies[i], &status);
+			if (status != 400)
+				fail_msg("%s: body %s: status %d", paths[p], bodies[i], status);
+			assert_non_null(json_string_value(json_object_get(v, "error")));
+			json_decref(v);
+		}
+	}
+}
+
+static void test_webhook_malformed_invalid_utf8_body_400_with_body(void **state)
+{
+	/* The decoder's error text quotes the input; it must still produce a response body. */
+	const char body[] = "{\"request\":\xff\xfe\xc3}";
+	char *out = NULL;
+	int status = webhook_handle(WEBHOOK_PATH_VALIDATE_JOB, body, sizeof(body) - 1, &out);
+	assert_int_equal(status, 400);
+	assert_non_null(out);
+	free(out);
+}
+
+static void test_webhook_unknown_path_404(void **state)
+{
+	char *body = job_review("CREATE", QLABEL, "", NULL, NULL);
+	int status;
+	json_t *v = call("/mutate-apps-v1-deployment", body, &status);
+	assert_int_equal(status, 404);
+	json_decref(v);
+	v = call("/", body, &status);
+	assert_int_equal(status, 404);
+	json_decref(v);
+	v = call(WEBHOOK_PATH_MUTATE_JOB "/", body, &status);
+	assert_int_equal(status, 404);
+	json_decref(v);
+	free(body);
+}
+
+static void test_webhook_delete_without_object_answers(void **state)
+{
+	const char *text = "{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview','request':{"
+			   "'uid':'" UID "','kind':{'group':'batch','version':'v1','kind':'Job'},"
+			   "'operation':'DELETE','namespace':'team-a','oldObject':{'metadata':{}}}}";
+	char *body = dq(text);
+	static const char *const paths[] = { WEBHOOK_PATH_MUTATE_JOB, WEBHOOK_PATH_VALIDATE_JOB,
+					     WEBHOOK_PATH_VALIDATE_CQ };
+	for (size_t p = 0; p < 3; p++) {
+		int status;
+		json_t *review = call(paths[p], body, &status);
+		assert_int_equal(status, 200);
+		json_t *resp = response_of(review);
+		assert_true(allowed(resp));
+		assert_null(json_object_get(resp, "patch"));
+		json_decref(review);
+	}
+	free(body);
+}
+
+/* ---------------------------------------------------------------- review helpers */
+
+static void test_webhook_json_pointer_escape(void **state)
+{
+	char buf[64];
+	assert_int_equal(json_pointer_escape("kueue.x-k8s.io/queue-name", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "kueue.x-k8s.io~1queue-name");
+	assert_int_equal(json_pointer_escape("a~b/c", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "a~0b~1c");
+	assert_int_equal(json_pointer_escape("", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(json_pointer_escape("abcd", buf, 4), -ENOSPC);
+	assert_int_equal(json_pointer_escape("ab/", buf, 4), -ENOSPC);
+	assert_int_equal(json_pointer_escape("abc", buf, 4), 0);
+}
+
+static void test_webhook_review_response_denial_defaults_to_403(void **state)
+{
+	struct admission_request req = { .uid = "u-1", .api_version = "admission.k8s.io/v1" };
+	char *out = review_response(&req, 0, 0, "no", NULL);
+	assert_non_null(out);
+	json_t *v = json_loads(out, 0, NULL);
+	json_t *resp = json_object_get(v, "response");
+	assert_string_equal(json_string_value(json_object_get(resp, "uid")), "u-1");
+	assert_false(allowed(resp));
+	assert_int_equal(code_of(resp), 403);
+	assert_string_equal(message_of(resp), "no");
+	json_decref(v);
+	free(out);
+
+	/* An empty patch is no patch. */
+	json_t *empty = json_array();
+	out = review_response(&req, 1, 0, NULL, empty);
+	v = json_loads(out, 0, NULL);
+	assert_null(json_object_get(json_object_get(v, "response"), "patch"));
+	assert_null(json_object_get(json_object_get(v, "response"), "status"));
+	json_decref(v);
+	json_decref(empty);
+	free(out);
 }
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(test_placeholder) };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_webhook_mutate_queue_label_unset_suspend_patched),
+		cmocka_unit_test(test_webhook_mutate_queue_label_suspend_false_patched),
+		cmocka_unit_test(test_webhook_mutate_already_suspended_no_patch),
+		cmocka_unit_test(test_webhook_mutate_no_queue_label_no_patch),
+		cmocka_unit_test(test_webhook_mutate_echoes_review_api_version),
+		cmocka_unit_test(test_webhook_validate_good_queue_name_allowed),
+		cmocka_unit_test(test_webhook_validate_bad_queue_name_denied),
+		cmocka_unit_test(test_webhook_validate_long_multibyte_queue_name_still_answers),
+		cmocka_unit_test(test_webhook_validate_queue_change_on_running_job_denied),
+		cmocka_unit_test(test_webhook_validate_queue_change_on_suspended_job_allowed),
+		cmocka_unit_test(test_webhook_validate_unchanged_queue_on_running_job_allowed),
+		cmocka_unit_test(test_webhook_cq_valid_allowed),
+		cmocka_unit_test(test_webhook_cq_quantity_beyond_int64_milli_denied),
+		cmocka_unit_test(test_webhook_cq_bad_limits_denied),
+		cmocka_unit_test(test_webhook_cq_duplicate_flavor_across_groups_denied),
+		cmocka_unit_test(test_webhook_cq_duplicate_resource_across_groups_denied),
+		cmocka_unit_test(test_webhook_malformed_body_400),
+		cmocka_unit_test(test_webhook_malformed_invalid_utf8_body_400_with_body),
+		cmocka_unit_test(test_webhook_unknown_path_404),
+		cmocka_unit_test(test_webhook_delete_without_object_answers),
+		cmocka_unit_test(test_webhook_json_pointer_escape),
+		cmocka_unit_test(test_webhook_review_response_denial_defaults_to_403),
+	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,17 +1,420 @@
-/* placeholder: replaced by the module's tests */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests for util/yamljson: typing, documents, duplicate keys, errors and alias caps. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
-static void test_placeholder(void **state)
+#include "util/yamljson.h"
+
+/* Loads text and returns the document array; fails the test on error. */
+static json_t *load_ok(const char *text)
 {
-	(void)state;
+	json_t *docs = (json_t *)1;
+	struct yamljson_error err = { .line = -1 };
+	int rc = yamljson_load(text, strlen(text), &docs, &err);
+	if (rc != 0)
+		fail_msg("yamljson_load: rc %d line %d: %s", rc, err.line, err.text);
+	assert_non_null(docs);
+	assert_true(json_is_array(docs));
+	return docs;
+}
+
+/* The single document of text. */
+static json_t *load_one(const char *text, json_t **docs)
+{
+	*docs = load_ok(text);
+	assert_int_equal(json_array_size(*docs), 1);
+	return json_array_get(*docs, 0);
+}
+
+static int load_err(const char *text, struct yamljson_error *err)
+{
+	json_t *docs = (json_t *)1;
+	memset(err, 0, sizeof(*err));
+	int rc = yamljson_load(text, strlen(text), &docs, err);
+	assert_null(docs);
+	return rc;
+}
+
+static void test_yamljson_multi_doc_returns_each_document(void **state)
+{
+	json_t *docs = load_ok("apiVersion: v1\nkind: A\n---\napiVersion: v1\nkind: B\n---\n"
+			       "- 1\n- 2\n");
+	assert_int_equal(json_array_size(docs), 3);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(docs, 0), "kind")), "A");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(docs, 1), "kind")), "B");
+	assert_int_equal(json_array_size(json_array_get(docs, 2)), 2);
+	json_decref(docs);
+}
+
+static void test_yamljson_empty_documents_skipped(void **state)
+{
+	json_t *docs = load_ok("---\n---\n# only a comment\n---\na: 1\n---\n...\n---\nb: 2\n---\n");
+	assert_int_equal(json_array_size(docs), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(docs, 0), "a")), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(docs, 1), "b")), 2);
+	json_decref(docs);
+}
+
+static void test_yamljson_empty_input_zero_documents(void **state)
+{
+	json_t *docs = load_ok("");
+	assert_int_equal(json_array_size(docs), 0);
+	json_decref(docs);
+	docs = load_ok("   \n\n# nothing\n");
+	assert_int_equal(json_array_size(docs), 0);
+	json_decref(docs);
+}
+
+static void test_yamljson_booleans_and_null_typed(void **state)
+{
+	json_t *docs;
+	json_t *d = load_one("t: true\nT: True\nf: false\nF: FALSE\nn: null\nt2: ~\ne:\n", &docs);
+	assert_true(json_is_true(json_object_get(d, "t")));
+	assert_true(json_is_true(json_object_get(d, "T")));
+	assert_true(json_is_false(json_object_get(d, "f")));
+	assert_true(json_is_false(json_object_get(d, "F")));
+	assert_true(json_is_null(json_object_get(d, "n")));
+	assert_true(json_is_null(json_object_get(d, "t2")));
+	assert_true(json_is_null(json_object_get(d, "e")));
+	json_decref(docs);
+}
+
+static void test_yamljson_yaml11_booleans_stay_strings(void **state)
+{
+	json_t *docs;
+	json_t *d = load_one("a: yes\nb: no\nc: on\nd: off\ne: y\nf: n\ng: Yes\n", &docs);
+	static const char *const keys[] = { "a", "b", "c", "d", "e", "f", "g" };
+	static const char *const vals[] = { "yes", "no", "on", "off", "y", "n", "Yes" };
+	for (size_t i = 0; i < 7; i++) {
+		json_t *v = json_object_get(d, keys[i]);
+		assert_true(json_is_string(v));
+		assert_string_equal(json_string_value(v), vals[i]);
+	}
+	json_decref(docs);
+}
+
+static void test_yamljson_numbers_typed(void **state)
+{
+	json_t *docs;
+	json_t *d = load_one("i: 42\nn: -7\np: +3\nz: 0\nbig: 9223372036854775807\n"
+			     "f: 1.5\ng: -0.25\nx: 1e3\ny: 2.5E-2\nh: .5\n",
+			     &docs);
+	assert_true(json_is_integer(json_object_get(d, "i")));
+	assert_int_equal(json_integer_value(json_object_get(d, "i")), 42);
+	assert_int_equal(json_integer_value(json_object_get(d, "n")), -7);
+	assert_int_equal(json_integer_value(json_object_get(d, "p")), 3);
+	assert_int_equal(json_integer_value(json_object_get(d, "z")), 0);
+	assert_true(json_integer_value(json_object_get(d, "big")) == INT64_MAX);
+	assert_true(json_is_real(json_object_get(d, "f")));
+	assert_true(json_real_value(json_object_get(d, "f")) == 1.5);
+	assert_true(json_real_value(json_object_get(d, "g")) == -0.25);
+	assert_true(json_is_real(json_object_get(d, "x")));
+	assert_true(json_real_value(json_object_get(d, "x")) == 1000.0);
+	assert_true(json_real_value(json_object_get(d, "y")) == 0.025);
+	assert_true(json_real_value(json_object_get(d, "h")) == 0.5);
+	json_decref(docs);
+}
+
+static void test_yamljson_out_of_range_int_kept_as_string(void **state)
+{
+	json_t *docs;
+	json_t *d = load_one("big: 99999999999999999999\n", &docs);
+	assert_true(json_is_string(json_object_get(d, "big")));
+	assert_string_equal(json_string_value(json_object_get(d, "big")), "99999999999999999999");
+	json_decref(docs);
+}
+
+static void test_yamljson_out_of_range_float_kept_as_string(void **state)
+{
+	json_t *docs;
+	json_t *d = load_one("huge: 1e999\nneg: -1e999\nsmall: 1e-999\n", &docs);
+	assert_true(json_is_string(json_object_get(d, "huge")));
+	assert_string_equal(json_string_value(json_object_get(d, "huge")), "1e999");
+	assert_string_equal(json_string_value(json_object_get(d, "neg")), "-1e999");
+	/* Underflow to zero is still a number, as in Go's strconv. */
+	assert_true(json_is_real(json_object_get(d, "small")));
+	json_decref(docs);
+}
+
+static void test_yamljson_non_numbers_stay_strings(void **state)
+{
+	json_t *docs;
+	/* Quantities, versions and lone signs look numeric but are not YAML numbers. */
+	json_t *d = load_one("a: 500m\nb: 1.2.3\nc: 1e\nd: +\ne: 10Gi\nf: 1e+\ng: 1_000\nh: .\n",
+			     &docs);
+	static const char *const keys[] = { "a", "b", "c", "d", "e", "f", "g", "h" };
+	static const char *const vals[] = { "500m", "1.2.3", "1e", "+", "10Gi", "1e+", "1_000", "." };
+	for (size_t i = 0; i < 8; i++) {
+		json_t *v = json_object_get(d, keys[i]);
+		if (!json_is_string(v))
+			fail_msg("%s: expected string %s", keys[i], vals[i]);
+		assert_string_equal(json_string_value(v), vals[i]);
+	}
+	json_decref(docs);
+}
+
+static void test_yamljson_quoted_scalars_stay_strings(void **state)
+{
+	json_t *docs;
+	json_t *d = load_one("a: \"true\"\nb: '42'\nc: \"null\"\nd: ''\ne: '~'\nf: \"1.5\"\n"
+			     "g: |\n  true\n",
+			     &docs);
+	assert_string_equal(json_string_value(json_object_get(d, "a")), "true");
+	assert_string_equal(json_string_value(json_object_get(d, "b")), "42");
+	assert_string_equal(json_string_value(json_object_get(d, "c")), "null");
+	assert_string_equal(json_string_value(json_object_get(d, "d")), "");
+	assert_string_equal(json_string_value(json_object_get(d, "e")), "~");
+	assert_string_equal(json_string_value(json_object_get(d, "f")), "1.5");
+	assert_string_equal(json_string_value(json_object_get(d, "g")), "true\n");
+	json_decref(docs);
+}
+
+static void test_yamljson_nested_structures_convert(void **state)
+{
+	json_t *docs;
+	json_t *d = load_one("spec:\n  resourceGroups:\n  - coveredResources: [cpu, memory]\n"
+			     "    flavors:\n    - name: default\n      resources:\n"
+			     "      - {name: cpu, nominalQuota: 9}\n",
+			     &docs);
+	json_t *g = json_array_get(json_object_get(json_object_get(d, "spec"), "resourceGroups"), 0);
+	json_t *cov = json_object_get(g, "coveredResources");
+	assert_int_equal(json_array_size(cov), 2);
+	assert_string_equal(json_string_value(json_array_get(cov, 1)), "memory");
+	json_t *r = json_array_get(json_object_get(json_array_get(json_object_get(g, "flavors"), 0),
+						   "resources"),
+				   0);
+	assert_int_equal(json_integer_value(json_object_get(r, "nominalQuota")), 9);
+	json_decref(docs);
+}
+
+static void test_yamljson_duplicate_key_rejected_with_line(void **state)
+{
+	struct yamljson_error err;
+	int rc = load_err("apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  name: b\n", &err);
+	assert_int_equal(rc, -EINVAL);
+	assert_int_equal(err.line, 5);
+	assert_non_null(strstr(err.text, "duplicate key"));
+	assert_non_null(strstr(err.text, "name"));
+}
+
+static void test_yamljson_duplicate_key_in_later_document_rejected(void **state)
+{
+	struct yamljson_error err;
+	int rc = load_err("a: 1\n---\nb: 1\nc: 2\nb: 3\n", &err);
+	assert_int_equal(rc, -EINVAL);
+	assert_int_equal(err.line, 5);
+	assert_non_null(strstr(err.text, "\"b\""));
+}
+
+static void test_yamljson_malformed_einval_with_line(void **state)
+{
+	struct yamljson_error err;
+	int rc = load_err("a: 1\nb: [1, 2\nc: 3\nd: }\n", &err);
+	assert_int_equal(rc, -EINVAL);
+	assert_true(err.line >= 2);
+	assert_true(strlen(err.text) > 0);
+
+	rc = load_err("key: value\n  bad indent: x\n", &err);
+	assert_int_equal(rc, -EINVAL);
+	assert_int_equal(err.line, 2);
+	assert_true(strlen(err.text) > 0);
+}
+
+static void test_yamljson_undefined_alias_einval(void **state)
+{
+	struct yamljson_error err;
+	assert_int_equal(load_err("a: *nope\n", &err), -EINVAL);
+	assert_int_equal(err.line, 1);
+}
+
+static void test_yamljson_non_scalar_key_einval(void **state)
+{
+	struct yamljson_error err;
+	assert_int_equal(load_err("? [a, b]\n: 1\n", &err), -EINVAL);
+	assert_non_null(strstr(err.text, "scalar"));
+	assert_int_equal(err.line, 1);
+}
+
+static void test_yamljson_nul_byte_einval(void **state)
+{
+	struct yamljson_error err;
+	json_t *docs = (json_t *)1;
+	static const char text[] = "a: b\0c\n";
+	assert_int_equal(yamljson_load(text, sizeof(text) - 1, &docs, &err), -EINVAL);
+	assert_null(docs);
+}
+
+static void test_yamljson_oversized_input_einval(void **state)
+{
+	struct yamljson_error err;
+	json_t *docs = (json_t *)1;
+	size_t n = YAMLJSON_MAX_INPUT + 1;
+	char *big = malloc(n);
+	assert_non_null(big);
+	memset(big, ' ', n);
+	assert_int_equal(yamljson_load(big, n, &docs, &err), -EINVAL);
+	assert_null(docs);
+	free(big);
+}
+
+static void test_yamljson_deep_nesting_rejected(void **state)
+{
+	struct yamljson_error err;
+	char text[2048];
+	size_t n = 0;
+	for (int i = 0; i < 600; i++)
+		text[n++] = '[';
+	for (int i = 0; i < 600; i++)
+		text[n++] = ']';
+	text[n] = '\0';
+	assert_int_equal(load_err(text, &err), -EINVAL);
+}
+
+static void test_yamljson_aliases_expand(void **state)
+{
+	json_t *docs;
+	json_t *d = load_one("base: &b\n  cpu: 1\n  memory: 1Gi\nx: *b\ny: *b\nname: &n hello\nz: *n\n",
+			     &docs);
+	json_t *x = json_object_get(d, "x"), *y = json_object_get(d, "y");
+	assert_true(json_equal(x, json_object_get(d, "base")));
+	assert_true(json_equal(y, json_object_get(d, "base")));
+	assert_string_equal(json_string_value(json_object_get(x, "memory")), "1Gi");
+	assert_string_equal(json_string_value(json_object_get(d, "z")), "hello");
+	json_decref(docs);
+}
+
+static void test_yamljson_billion_laughs_rejected(void **state)
+{
+	/* Each level multiplies by 9: 9^9 = 387M leaves, far above any sane document. */
+	const char *text = "a: &a ['lol','lol','lol','lol','lol','lol','lol','lol','lol']\n"
+			   "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+			   "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+			   "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+			   "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
+			   "f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
+			   "g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n"
+			   "h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"
+			   "i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]\n";
+	struct yamljson_error err;
+	assert_int_equal(load_err(text, &err), -EINVAL);
+	assert_non_null(strstr(err.text, "alias"));
+}
+
+static void test_yamljson_billion_laughs_across_documents_rejected(void **state)
+{
+	/* Each document stays under the node cap (9^6 leaves), but together they would not: the
+	 * cap must hold for the whole input, since every document lands in the same array. */
+	static const char doc[] = "---\n"
+				  "a: &a ['lol','lol','lol','lol','lol','lol','lol','lol','lol']\n"
+				  "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+				  "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+				  "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+				  "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
+				  "f: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n";
+	char text[sizeof(doc) * 8];
+	size_t n = 0;
+	for (int i = 0; i < 8; i++) {
+		memcpy(text + n, doc, sizeof(doc) - 1);
+		n += sizeof(doc) - 1;
+	}
+	text[n] = '\0';
+	struct yamljson_error err;
+	assert_int_equal(load_err(text, &err), -EINVAL);
+	assert_non_null(strstr(err.text, "alias"));
+}
+
+static void test_yamljson_long_scalar_laughs_rejected(void **state)
+{
+	/* Few nodes, many bytes: 10^4 aliases of one 64 KiB scalar would be 640 MiB of strings. */
+	size_t big = 64 * 1024;
+	char *text = malloc(big + 512);
+	assert_non_null(text);
+	size_t n = (size_t)sprintf(text, "a: &a ");
+	memset(text + n, 'x', big);
+	n += big;
+	n += (size_t)sprintf(text + n, "\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+					"c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+					"d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+					"e: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\n");
+	struct yamljson_error err;
+	assert_int_equal(load_err(text, &err), -EINVAL);
+	assert_non_null(strstr(err.text, "alias"));
+	free(text);
+}
+
+static void test_yamljson_recursive_alias_rejected(void **state)
+{
+	/* libyaml resolves an alias to its own enclosing node; conversion must not loop forever. */
+	struct yamljson_error err;
+	int rc = load_err("a: &a\n  b: *a\n", &err);
+	assert_int_equal(rc, -EINVAL);
+}
+
+static void test_yamljson_invalid_utf8_einval(void **state)
+{
+	struct yamljson_error err;
+	assert_int_equal(load_err("a: \"\xff\xfe\"\n", &err), -EINVAL);
+}
+
+static void test_yamljson_load_file_reads_documents(void **state)
+{
+	char path[] = "/tmp/test_yamljson_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	const char *text = "kind: Config\ncurrent-context: kwok\n---\nkind: Other\n";
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	json_t *docs = NULL;
+	struct yamljson_error err;
+	assert_int_equal(yamljson_load_file(path, &docs, &err), 0);
+	assert_int_equal(json_array_size(docs), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(docs, 0),
+							      "current-context")),
+			    "kwok");
+	json_decref(docs);
+	unlink(path);
+	docs = (json_t *)1;
+	assert_int_equal(yamljson_load_file(path, &docs, &err), -ENOENT);
+	assert_null(docs);
 }
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(test_placeholder) };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_yamljson_multi_doc_returns_each_document),
+		cmocka_unit_test(test_yamljson_empty_documents_skipped),
+		cmocka_unit_test(test_yamljson_empty_input_zero_documents),
+		cmocka_unit_test(test_yamljson_booleans_and_null_typed),
+		cmocka_unit_test(test_yamljson_yaml11_booleans_stay_strings),
+		cmocka_unit_test(test_yamljson_numbers_typed),
+		cmocka_unit_test(test_yamljson_out_of_range_int_kept_as_string),
+		cmocka_unit_test(test_yamljson_out_of_range_float_kept_as_string),
+		cmocka_unit_test(test_yamljson_non_numbers_stay_strings),
+		cmocka_unit_test(test_yamljson_quoted_scalars_stay_strings),
+		cmocka_unit_test(test_yamljson_nested_structures_convert),
+		cmocka_unit_test(test_yamljson_duplicate_key_rejected_with_line),
+		cmocka_unit_test(test_yamljson_duplicate_key_in_later_document_rejected),
+		cmocka_unit_test(test_yamljson_malformed_einval_with_line),
+		cmocka_unit_test(test_yamljson_undefined_alias_einval),
+		cmocka_unit_test(test_yamljson_non_scalar_key_einval),
+		cmocka_unit_test(test_yamljson_nul_byte_einval),
+		cmocka_unit_test(test_yamljson_oversized_input_einval),
+		cmocka_unit_test(test_yamljson_deep_nesting_rejected),
+		cmocka_unit_test(test_yamljson_aliases_expand),
+		cmocka_unit_test(test_yamljson_billion_laughs_rejected),
+		cmocka_unit_test(test_yamljson_billion_laughs_across_documents_rejected),
+		cmocka_unit_test(test_yamljson_long_scalar_laughs_rejected),
+		cmocka_unit_test(test_yamljson_recursive_alias_rejected),
+		cmocka_unit_test(test_yamljson_invalid_utf8_einval),
+		cmocka_unit_test(test_yamljson_load_file_reads_documents),
+	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
