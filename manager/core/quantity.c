@@ -15,11 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Decimal digits of the largest milli value, INT64_MAX. */
-#define MAX_MILLI_DIGITS 19
-
-/* Largest binary suffix exponent: Ei is 2^60. */
-#define MAX_EXP2 60
+/* Decimal digits of INT64_MAX, the largest magnitude. */
+#define MAX_MAGNITUDE_DIGITS 19
 
 /*
  * Exponents are clamped to this magnitude and inputs limited to MAX_INPUT_LEN bytes, so the
@@ -108,11 +105,11 @@ static int scale_mantissa(const struct mantissa *m, int64_t exp10, unsigned exp2
 	exp10 += (int64_t)(len - 1 - last);
 	int64_t point = significant + exp10;
 
-	/* The integer part has point digits, the first non-zero: at least 10^19 > INT64_MAX. */
-	if (point > MAX_MILLI_DIGITS)
+	/* An integer part of 20 or more digits, the first non-zero, is at least 10^19. */
+	if (point > MAX_MAGNITUDE_DIGITS)
 		return -ERANGE;
-	/* Below 10^-19 * 2^60 < 0.12 units: only the round-up remains. */
-	if (point <= -MAX_MILLI_DIGITS) {
+	/* Ei is the largest binary suffix, so this is below 10^-19 * 2^60 < 0.12: just round up. */
+	if (point <= -MAX_MAGNITUDE_DIGITS) {
 		*magnitude = 1;
 		return 0;
 	}
@@ -304,7 +301,8 @@ static size_t put_binary_si(char *p, uint64_t magnitude)
 		return 0;
 	uint64_t units = magnitude / 1000;
 	size_t power = 0;
-	while (units % 1024 == 0 && power + 1 < sizeof(binary_suffix_text) / sizeof(binary_suffix_text[0])) {
+	size_t largest = sizeof(binary_suffix_text) / sizeof(binary_suffix_text[0]) - 1;
+	while (units % 1024 == 0 && power < largest) {
 		units /= 1024;
 		power++;
 	}

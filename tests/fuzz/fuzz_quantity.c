@@ -2,9 +2,8 @@
 /*
  * Quantity parsing on arbitrary bytes. Whatever parses must print in a canonical form that
  * parses back to the very same value (printing identically again when the format is kept) and
- * negates exactly; the
- * checked arithmetic must agree with itself on the values found. Violations abort(), so they
- * crash in every build, NDEBUG or not.
+ * negates exactly; the checked arithmetic must agree with itself on the values found.
+ * Violations abort(), so they crash in every build, NDEBUG or not.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -86,7 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		require(err == -EINVAL);
 	} else {
 		require(err == err_terminated);
-		require(err != 0 || (q.milli == q_terminated.milli && q.format == q_terminated.format));
+		require(err != 0 || q.milli == q_terminated.milli);
+		require(err != 0 || q.format == q_terminated.format);
 	}
 	if (err == 0) {
 		require(q.milli >= QUANTITY_MILLI_MIN);
@@ -103,7 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&a, data, sizeof(a));
 		memcpy(&b, data + 8, sizeof(b));
 		if (a != INT64_MIN) {
-			struct quantity raw = { .milli = a, .format = (enum quantity_format)(b & 3) };
+			enum quantity_format format = (enum quantity_format)(b & 3);
+			struct quantity raw = { .milli = a, .format = format };
 			if (raw.format <= QUANTITY_DECIMAL_EXPONENT)
 				check_round_trip(&raw);
 			else

@@ -55,11 +55,11 @@ static void check_parse_table(const struct parse_case *cases, size_t n)
 		if (err != 0)
 			fail_msg("\"%s\": parse failed with %d", cases[i].input, err);
 		if (q.milli != cases[i].milli)
-			fail_msg("\"%s\": milli %lld, want %lld", cases[i].input, (long long)q.milli,
-				 (long long)cases[i].milli);
+			fail_msg("\"%s\": milli %lld, want %lld", cases[i].input,
+				 (long long)q.milli, (long long)cases[i].milli);
 		if (q.format != cases[i].format)
-			fail_msg("\"%s\": format %s, want %s", cases[i].input, format_name(q.format),
-				 format_name(cases[i].format));
+			fail_msg("\"%s\": format %s, want %s", cases[i].input,
+				 format_name(q.format), format_name(cases[i].format));
 	}
 }
 
