@@ -67,7 +67,8 @@ fi
 if [ "$FUZZ_SECONDS" -gt 0 ] && command -v clang >/dev/null; then
 	say "fuzzing each target for ${FUZZ_SECONDS}s"
 	if CC=clang cmake -S "$REPO" -B "$FUZZ_BUILD" -DCMAKE_BUILD_TYPE=Debug -DMUSTER_FUZZ=ON \
-		-DMUSTER_SANITIZE=ON -DMUSTER_TESTS=ON >&2 && cmake --build "$FUZZ_BUILD" -j"$(nproc)" >&2; then
+		-DMUSTER_SANITIZE=ON -DMUSTER_TESTS=ON >&2 &&
+		cmake --build "$FUZZ_BUILD" -j"$(nproc)" --target $(cd "$REPO/tests/fuzz/corpus" && ls) >&2; then
 		for corpus in "$REPO"/tests/fuzz/corpus/*/; do
 			target=$(basename "$corpus")
 			work=$(mktemp -d)

@@ -58,6 +58,52 @@ static void mark_queues_dirty(struct mgr *m, json_t *wl)
 		json_object_set(m->dirty_cqs, cq, json_true());
 }
 
+/* Names what a Workload (or its Job) asks for that muster does not implement yet, in an
+ * UnsupportedFields condition, so nothing is silently ignored. Written only when it applies. */
+static void report_unsupported(struct mgr *m, const char *key, json_t *wl)
+{
+	char notes[1024] = "", path[1024];
+	size_t n = 0, i;
+	json_t *ps;
+#define NOTE(cond, text)                                                                             \
+	do {                                                                                         \
+		if ((cond) && n < sizeof(notes) && !strstr(notes, (text)))                           \
+			n += (size_t)snprintf(notes + n, sizeof(notes) - n, "%s%s", n ? "; " : "", (text)); \
+	} while (0)
+	json_array_foreach(obj_path(wl, "spec.podSets"), i, ps)
+	{
+		NOTE(json_object_get(ps, "minCount"),
+		     "podSets[].minCount: partial admission is not implemented yet, so the full count is admitted or nothing");
+		NOTE(json_object_get(ps, "topologyRequest"),
+		     "podSets[].topologyRequest: topology-aware placement is not implemented yet");
+	}
+	NOTE(obj_path(wl, "spec.maximumExecutionTimeSeconds"),
+	     "spec.maximumExecutionTimeSeconds is not enforced yet");
+	json_t *owner = json_array_get(obj_path(wl, "metadata.ownerReferences"), 0);
+	const char *job_name = json_string_value(json_object_get(owner, "name"));
+	char job_key[600];
+	snprintf(job_key, sizeof(job_key), "%s/%s", obj_namespace(wl), job_name ? job_name : "");
+	json_t *job = job_name ? informer_get(m->jobs, job_key) : NULL;
+	NOTE(job && obj_label(job, LABEL_PRIORITY_CLASS),
+	     "the kueue.x-k8s.io/priority-class label is not implemented yet, so the Workload has priority 0");
+	NOTE(job && obj_annotation(job, "kueue.x-k8s.io/job-min-parallelism"),
+	     "podSets[].minCount: partial admission is not implemented yet, so the full count is admitted or nothing");
+#undef NOTE
+	if (!notes[0] || mgr_inflight(m, MGR_WL, key))
+		return;
+	int changed;
+	json_t *conds = conditions_with(wl, "UnsupportedFields", "True", "NotImplemented", notes, &changed);
+	if (!conds || !changed) {
+		json_decref(conds);
+		return;
+	}
+	json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
+				  obj_str(wl, "metadata.resourceVersion"), "status", "conditions", conds);
+	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
+		 obj_namespace(wl), obj_name(wl));
+	patch_object(m, path, MGR_WL, key, patch, NULL);
+}
+
 void workload_reconcile(struct mgr *m, const char *key)
 {
 	json_t *wl = informer_get(m->workloads, key);
@@ -103,6 +149,8 @@ void workload_reconcile(struct mgr *m, const char *key)
 		json_object_set(m->pending, key, json_true());
 	else
 		json_object_del(m->pending, key);
+	if (!finished)
+		report_unsupported(m, key, wl);
 }
 
 /* Writes QuotaReserved=False with reason and message, unless that is already what it says. */

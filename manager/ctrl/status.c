@@ -263,7 +263,18 @@ static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)
 	const struct quota_cq *cq = quota_get_cq(&m->model, name);
 	json_t *info = json_object_get(m->unsupported, name);
 	const char *inactive = json_string_value(json_object_get(info, "inactive"));
-	const char *notes = json_string_value(json_object_get(info, "notImplemented"));
+	const char *spec_notes = json_string_value(json_object_get(info, "notImplemented"));
+	char notes[1536];
+	size_t n = (size_t)snprintf(notes, sizeof(notes), "%s", spec_notes ? spec_notes : "");
+	/* Flavors are separate objects; what they ask for is reported where they are used. */
+	for (size_t g = 0; cq && g < cq->n_groups; g++)
+		for (size_t f = 0; f < cq->groups[g].n_flavors && n < sizeof(notes); f++) {
+			json_t *rf = informer_get(m->flavors, cq->groups[g].flavors[f].flavor);
+			if (obj_str(rf, "spec.topologyName"))
+				n += (size_t)snprintf(notes + n, sizeof(notes) - n,
+						      "%sResourceFlavor %s: topologyName is not implemented yet",
+						      n ? "; " : "", cq->groups[g].flavors[f].flavor);
+		}
 	char reason[64] = "Ready", msg[512] = "Can admit new workloads";
 	int active = 0, changed;
 
@@ -278,9 +289,9 @@ static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)
 	json_t *tmp = json_pack("{s:O, s:{s:O}}", "metadata", json_object_get(obj, "metadata"),
 				"status", "conditions", conds);
 	json_decref(conds);
-	conds = conditions_with(tmp, "UnsupportedFields", notes ? "True" : "False",
-				notes ? "NotImplemented" : "AllFieldsSupported",
-				notes ? notes : "muster implements every field this ClusterQueue sets",
+	conds = conditions_with(tmp, "UnsupportedFields", notes[0] ? "True" : "False",
+				notes[0] ? "NotImplemented" : "AllFieldsSupported",
+				notes[0] ? notes : "muster implements every field this ClusterQueue sets",
 				&changed);
 	json_decref(tmp);
 	return conds;
@@ -367,6 +378,15 @@ static void lq_status(struct mgr *m, struct queue_stats *s, const char *key)
 		json_array_append_new(usage, json_pack("{s:s, s:o}", "name", flavor, "resources", list));
 	}
 	json_t *conds = conditions_with(obj, "Active", active ? "True" : "False", reason, msg, &changed);
+	if (conds && obj_path(obj, "spec.fairSharing")) {
+		json_t *tmp = json_pack("{s:O, s:{s:O}}", "metadata", json_object_get(obj, "metadata"),
+					"status", "conditions", conds);
+		json_decref(conds);
+		conds = conditions_with(tmp, "UnsupportedFields", "True", "NotImplemented",
+					"spec.fairSharing: admission fair sharing is not implemented yet",
+					&changed);
+		json_decref(tmp);
+	}
 	json_t *status = json_pack("{s:o, s:I, s:I, s:I, s:O, s:O}", "conditions", conds,
 				   "pendingWorkloads", count_of(s->pending, key), "reservingWorkloads",
 				   count_of(s->reserving, key), "admittedWorkloads",

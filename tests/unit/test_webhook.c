@@ -410,8 +410,8 @@ static void test_webhook_malformed_body_400(void **state)
 		"{\"request\":{}}",
 		"{\"request\":{\"operation\":\"CREATE\",\"kind\":{\"kind\":\"Job\"}}}",
 		"{\"request\":{\"uid\":\"u\",\"kind\":{\"kind\":\"Job\"}}}",
-		"{\"request\":{\"uid\":\"u\",\"uid\":\"v\",\"operation\":\"CREATE\","
-		"\"kind\":{\"kind\":\"Job\"}}}",
+		/* duplicate uid key */
+		"{\"request\":{\"uid\":\"u\",\"uid\":\"v\",\"operation\":\"CREATE\",\"kind\":{\"kind\":\"Job\"}}}",
 	};
 	static const char *const paths[] = { WEBHOOK_PATH_MUTATE_JOB, WEBHOOK_PATH_VALIDATE_JOB,
 					     WEBHOOK_PATH_VALIDATE_CQ };
