@@ -81,6 +81,15 @@ if [ "$FUZZ_SECONDS" -gt 0 ] && command -v clang >/dev/null; then
 			else
 				say "$target found a crash:"
 				tail -40 "$work.log" >&2
+				# Keep the input and print it, so the failure can be reproduced from the log alone.
+				mkdir -p "$FUZZ_BUILD/crashes"
+				for f in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
+					[ -f "$f" ] || continue
+					cp "$f" "$FUZZ_BUILD/crashes/$target-$(basename "$f")"
+					say "input ($(wc -c <"$f") bytes, base64) kept in $FUZZ_BUILD/crashes:"
+					base64 -w0 "$f" | head -c 8192 >&2
+					echo >&2
+				done
 				record "fuzz:$target" 1
 			fi
 			rm -rf "$work" "$work.log"

@@ -192,8 +192,7 @@ static void on_admitted(struct mgr *m, const char *key, json_t *updated, int ok)
 	/* The write lost (conflict, error): undo the charge and let the cache decide again. */
 	json_object_del(m->assumed, key);
 	quota_uncharge(&m->model, key);
-	mgr_mark(m, m->dirty_workloads, key);
-	mgr_retry_later(m);
+	mgr_retry_key(m, MGR_WL, key);
 }
 
 static struct quota_charge *charge_from_assignment(const char *cq, const struct quota_assignment *a)

@@ -50,6 +50,7 @@ struct mgr {
 			  * seen by the watch; its charge is already in the model */
 	json_t *inflight; /* "<kind>:<key>" -> true: a write is in flight, don't act twice */
 	json_t *unsupported; /* cq name -> message about fields muster does not implement */
+	json_t *retry_keys; /* "<kind>:<key>" -> true: reconcile again when the retry timer fires */
 };
 
 /* manager.c */
@@ -57,6 +58,8 @@ void mgr_mark(struct mgr *m, json_t *set, const char *key);
 void mgr_kick(struct mgr *m);
 /* Schedules the pump again after a failed write, after a short delay. */
 void mgr_retry_later(struct mgr *m);
+/* Reconciles (kind, key) again after that delay: a failed write is retried, never in a loop. */
+void mgr_retry_key(struct mgr *m, char kind, const char *key);
 
 /* jobs.c */
 void jobs_reconcile(struct mgr *m, const char *key);

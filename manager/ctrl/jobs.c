@@ -34,7 +34,7 @@ static int job_finished(json_t *job, const char **how)
 static void on_job_written(struct mgr *m, const char *key, json_t *updated, int ok)
 {
 	if (!ok)
-		mgr_retry_later(m);
+		mgr_retry_key(m, MGR_JOB, key);
 }
 
 static int patch_job(struct mgr *m, json_t *job, const char *key, json_t *patch)
@@ -64,8 +64,7 @@ static void on_workload_created(void *arg, const struct kube_response *resp)
 	if (resp->status != 201 && resp->status != 409) {
 		log_error("cannot create workload", LF_STR("job", ctx->key), LF_INT("status", resp->status),
 			  LF_STR("error", resp->error_text), LF_STR("body", resp->body), LF_END);
-		mgr_mark(m, m->dirty_jobs, ctx->key);
-		mgr_retry_later(m);
+		mgr_retry_key(m, MGR_JOB, ctx->key);
 	}
 	free(ctx);
 }
@@ -91,7 +90,7 @@ static void create_workload(struct mgr *m, const char *key, json_t *job)
 	/* Until the create lands in the cache, further events for the Job must not create again. */
 	if (!body || !ctx || kube_request(m->kube, "POST", path, NULL, body, on_workload_created, ctx, NULL) != 0) {
 		free(ctx);
-		mgr_retry_later(m);
+		mgr_retry_key(m, MGR_JOB, key);
 	} else {
 		mgr_inflight_set(m, MGR_JOB, key, 1);
 		log_info("workload created", LF_STR("namespace", obj_namespace(job)),
@@ -164,6 +163,12 @@ void jobs_reconcile(struct mgr *m, const char *key)
 	char wl_name[300], wl_key[600];
 
 	if (!job || mgr_inflight(m, MGR_JOB, key))
+		return;
+	/* A Job on its way out needs nothing more; in a terminating namespace nothing can be
+	 * created anyway (the apiserver answers 403). */
+	json_t *ns = informer_get(m->namespaces, obj_namespace(job));
+	const char *phase = obj_str(ns, "status.phase");
+	if (obj_path(job, "metadata.deletionTimestamp") || (phase && !strcmp(phase, "Terminating")))
 		return;
 	const char *queue = obj_label(job, LABEL_QUEUE_NAME);
 	if (!queue || !*queue || !obj_uid(job))

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "api/objects.h"
 #include "ctrl/internal.h"
@@ -33,8 +35,25 @@ void mgr_kick(struct mgr *m)
 static void on_retry(uv_timer_t *t)
 {
 	struct mgr *m = t->data;
+	const char *k;
+	json_t *v;
+	json_object_foreach(m->retry_keys, k, v)
+	{
+		json_t *set = k[0] == MGR_JOB ? m->dirty_jobs : k[0] == MGR_WL ? m->dirty_workloads :
+			      k[0] == MGR_CQ ? m->dirty_cqs : m->dirty_lqs;
+		json_object_set(set, k + 2, json_true());
+	}
+	json_object_clear(m->retry_keys);
 	m->admission_needed = 1;
 	mgr_kick(m);
+}
+
+void mgr_retry_key(struct mgr *m, char kind, const char *key)
+{
+	char k[700];
+	snprintf(k, sizeof(k), "%c:%s", kind, key);
+	json_object_set(m->retry_keys, k, json_true());
+	mgr_retry_later(m);
 }
 
 void mgr_retry_later(struct mgr *m)
@@ -383,7 +402,10 @@ int manager_run(const struct manager_options *opt)
 	m.assumed = json_object();
 	m.inflight = json_object();
 	m.unsupported = json_object();
+	m.retry_keys = json_object();
 	signal(SIGPIPE, SIG_IGN);
+	/* Backoff jitter and watch timeouts must differ between processes and restarts. */
+	srand((unsigned)time(NULL) ^ (unsigned)getpid());
 
 	rc = kube_config_load(opt->kubeconfig, &m.cfg, err, sizeof(err));
 	if (rc != 0) {
@@ -464,6 +486,7 @@ int manager_run(const struct manager_options *opt)
 	json_decref(m.assumed);
 	json_decref(m.inflight);
 	json_decref(m.unsupported);
+	json_decref(m.retry_keys);
 	certs_release(&m.certs);
 	kube_config_release(&m.cfg);
 	log_info("stopped", LF_END);

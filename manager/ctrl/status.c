@@ -42,7 +42,7 @@ static void on_patched(void *arg, const struct kube_response *resp)
 	if (ctx->done)
 		ctx->done(m, ctx->key, updated, ok);
 	else if (!ok)
-		mgr_retry_later(m);
+		mgr_retry_key(m, ctx->kind, ctx->key);
 	json_decref(updated);
 	free(ctx->key);
 	free(ctx);

@@ -29,7 +29,6 @@ struct informer {
 	uv_timer_t retry;
 	unsigned backoff_ms;
 	int synced;
-	int events_in_watch; /* events seen since the current watch began */
 };
 
 static void list_page(struct informer *inf, const char *cont);
@@ -103,11 +102,15 @@ static void upsert(struct informer *inf, const char *key, json_t *obj)
 
 static void remove_key(struct informer *inf, const char *key)
 {
+	char own[512]; /* keys come from informer_key into 512 bytes, so this never truncates */
 	json_t *old = json_incref(json_object_get(inf->store, key));
 	if (!old)
 		return;
-	json_object_del(inf->store, key);
-	emit(inf, WATCH_DELETED, key, old, old);
+	/* key may be the store's own copy (finish_list iterates the store), which the deletion
+	 * frees: report the event under a copy. */
+	snprintf(own, sizeof(own), "%s", key);
+	json_object_del(inf->store, own);
+	emit(inf, WATCH_DELETED, own, old, old);
 	json_decref(old);
 }
 
@@ -137,6 +140,7 @@ static void finish_list(struct informer *inf, const char *rv)
 	json_decref(inf->listing);
 	inf->listing = NULL;
 	set_rv(inf, rv);
+	inf->backoff_ms = BACKOFF_START_MS; /* a whole list went through: the server is fine */
 	if (!inf->synced) {
 		inf->synced = 1;
 		log_info("cache synced", LF_STR("resource", inf->name),
@@ -196,17 +200,18 @@ static void list_page(struct informer *inf, const char *cont)
 {
 	char path[4096];
 	int n = snprintf(path, sizeof(path), "%s?limit=%d", inf->path, LIST_PAGE);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return;
-	if (inf->label_selector) {
+	int rc = n < 0 || (size_t)n >= sizeof(path) ? -ENOSPC : 0;
+	if (rc == 0 && inf->label_selector) {
 		strcat(path, "&labelSelector=");
-		kube_escape(path, sizeof(path), inf->label_selector);
+		rc = kube_escape(path, sizeof(path), inf->label_selector);
 	}
-	if (cont) {
+	if (rc == 0 && cont) {
 		strcat(path, "&continue=");
-		kube_escape(path, sizeof(path), cont);
+		rc = kube_escape(path, sizeof(path), cont);
 	}
-	int rc = kube_request(inf->client, "GET", path, NULL, NULL, on_list, inf, &inf->call);
+	/* Any failure to start is retried after a backoff: an informer never stops for good. */
+	if (rc == 0)
+		rc = kube_request(inf->client, "GET", path, NULL, NULL, on_list, inf, &inf->call);
 	if (rc != 0)
 		back_off(inf, 1, "cannot start list");
 }
@@ -221,7 +226,6 @@ static int on_line(void *arg, char *line, size_t len)
 		log_warn("malformed watch event", LF_STR("resource", inf->name), LF_END);
 		return -EPROTO;
 	}
-	inf->events_in_watch++;
 	switch (ev.type) {
 	case WATCH_ERROR:
 		json_decref(ev.object);
@@ -285,18 +289,18 @@ static void start_watch(struct informer *inf)
 	int n = snprintf(path, sizeof(path),
 			 "%s?watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld&resourceVersion=", inf->path,
 			 timeout);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return;
-	kube_escape(path, sizeof(path), inf->resource_version);
-	if (inf->label_selector) {
+	int rc = n < 0 || (size_t)n >= sizeof(path) || !inf->resource_version ? -EINVAL : 0;
+	if (rc == 0)
+		rc = kube_escape(path, sizeof(path), inf->resource_version);
+	if (rc == 0 && inf->label_selector) {
 		strcat(path, "&labelSelector=");
-		kube_escape(path, sizeof(path), inf->label_selector);
+		rc = kube_escape(path, sizeof(path), inf->label_selector);
 	}
 	framer_init(&inf->framer, FRAMER_MAX_LINE);
-	inf->events_in_watch = 0;
 	/* Our own deadline sits past the server's, so a silently dead connection is replaced. */
-	int rc = kube_stream(inf->client, path, timeout + 30, on_watch_data, on_watch_done, inf,
-			     &inf->call);
+	if (rc == 0)
+		rc = kube_stream(inf->client, path, timeout + 30, on_watch_data, on_watch_done, inf,
+				 &inf->call);
 	if (rc != 0)
 		back_off(inf, 0, "cannot start watch");
 }

@@ -47,6 +47,8 @@ trap finish EXIT
 on_exit() { CLEANUP+=("$1"); }
 
 # wait_until SECONDS DESCRIPTION COMMAND...: poll COMMAND every 0.5 s until it succeeds.
+# COMMAND runs afresh each time, so pass a predicate (below), never `test "$(...)"`: a command
+# substitution in the arguments is expanded once, at the call, and the loop would re-test it.
 wait_until() {
 	local timeout=$1 what=$2 i
 	shift 2
@@ -147,4 +149,14 @@ running_pods_of() {
 
 cq_usage() { # CQ RESOURCE: total usage of RESOURCE in flavor e2e-gpu
 	k get clusterqueue "$1" -o "jsonpath={.status.flavorsUsage[?(@.name==\"e2e-gpu\")].resources[?(@.name==\"$2\")].total}"
+}
+
+# Predicates for wait_until: each reads the cluster again whenever it is called.
+has_workload() { [ -n "$(workload_of "$1")" ]; }
+running_at_least() { [ "$(running_pods_of "$1")" -ge "$2" ]; }
+cq_usage_is() { [ "$(cq_usage "$1" "$2")" = "$3" ]; }
+cq_field_is() { [ "$(k get clusterqueue "$1" -o "jsonpath=$2" 2>/dev/null)" = "$3" ]; }
+# condition_is KIND NAME NAMESPACE TYPE FIELD VALUE ("" for cluster-scoped kinds)
+condition_is() {
+	[ "$(k get "$1" "$2" ${3:+-n "$3"} -o "jsonpath={.status.conditions[?(@.type==\"$4\")].$5}" 2>/dev/null)" = "$6" ]
 }

@@ -4,7 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 make_namespace
 job_yaml orphan later 1 1 5s | k create -f - >/dev/null
-wait_until 30 "a Workload for the Job" test -n "$(workload_of orphan)"
+wait_until 30 "a Workload for the Job" has_workload orphan
 wl=$(workload_of orphan)
 wait_until 30 "an Inadmissible condition" field_is workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' Inadmissible
 msg=$(jp workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].message}')

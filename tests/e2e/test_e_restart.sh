@@ -7,10 +7,10 @@ source "$(dirname "$0")/lib.sh"
 make_namespace
 make_queues e2e-e 16
 job_yaml first lq 8 1 "" | k create -f - >/dev/null
-wait_until 30 "a Workload" test -n "$(workload_of first)"
+wait_until 30 "a Workload" has_workload first
 wl=$(workload_of first)
 wait_until 30 "admission" field_is workload "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
-wait_until 60 "8 running pods" test "$(running_pods_of first)" -eq 8
+wait_until 60 "8 running pods" running_at_least first 8
 since=$(jp workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].lastTransitionTime}')
 log=$MUSTER_LOCAL_DIR/logs/muster.log # up.sh rotates it: after the restart it is the new manager's
 
@@ -21,7 +21,7 @@ kill -TERM "$pid"
 wait_until 20 "the manager to exit" bash -c "! kill -0 $pid"
 "$REPO/deploy/local/up.sh" >/dev/null 2>&1 || fail "up.sh could not restart the manager"
 job_yaml second lq 10 1 5s | k create -f - >/dev/null
-wait_until 30 "a Workload for the second Job" test -n "$(workload_of second)"
+wait_until 30 "a Workload for the second Job" has_workload second
 wl2=$(workload_of second)
 wait_until 30 "the second Workload's pending reason" field_is workload "$wl2" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' Pending
 [ "$(cq_usage e2e-e nvidia.com/gpu)" = 8 ] || fail "usage after restart is $(cq_usage e2e-e nvidia.com/gpu), want 8"

@@ -41,16 +41,16 @@ spec:
 YAML
 on_exit "k delete clusterqueue e2e-g-cohort e2e-g-checks --ignore-not-found --wait=false"
 cond() { k get "$1" "$2" ${3:+-n "$3"} -o "jsonpath={.status.conditions[?(@.type==\"$4\")].$5}" 2>/dev/null; }
-wait_until 30 "the cohort queue's UnsupportedFields condition" test "$(cond cq e2e-g-cohort '' UnsupportedFields status)" = True
+wait_until 30 "the cohort queue's UnsupportedFields condition" condition_is cq e2e-g-cohort '' UnsupportedFields status True
 msg=$(cond cq e2e-g-cohort '' UnsupportedFields message)
 [[ $msg == *spec.cohortName* && $msg == *spec.preemption* ]] || fail "cohort queue message: $msg"
 [ "$(cond cq e2e-g-cohort '' Active status)" = True ] || fail "a queue with only reported fields should stay active"
-wait_until 30 "the admission-check queue to be inactive" test "$(cond cq e2e-g-checks '' Active status)" = False
+wait_until 30 "the admission-check queue to be inactive" condition_is cq e2e-g-checks '' Active status False
 [[ $(cond cq e2e-g-checks '' Active message) == *"admission checks"* ]] || fail "inactive message does not name admission checks"
-wait_until 30 "the LocalQueue's UnsupportedFields condition" test "$(cond lq fair "$NS" UnsupportedFields status)" = True
+wait_until 30 "the LocalQueue's UnsupportedFields condition" condition_is lq fair "$NS" UnsupportedFields status True
 job_yaml prio lq 1 1 5s | sed 's#^  labels:$#  labels:\n    kueue.x-k8s.io/priority-class: high#' | k create -f - >/dev/null
-wait_until 30 "a Workload" test -n "$(workload_of prio)"
+wait_until 30 "a Workload" has_workload prio
 wl=$(workload_of prio)
-wait_until 30 "the Workload's UnsupportedFields condition" test "$(cond workload "$wl" "$NS" UnsupportedFields status)" = True
+wait_until 30 "the Workload's UnsupportedFields condition" condition_is workload "$wl" "$NS" UnsupportedFields status True
 [[ $(cond workload "$wl" "$NS" UnsupportedFields message) == *priority-class* ]] || fail "Workload message does not name the priority-class label"
 pass
