@@ -1,0 +1,618 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Fault-injection tests for kube/watch (the informer) against a scripted fake apiserver.
+ *
+ * The fake is muster's own httpd on 127.0.0.1:0, on the same uv loop as the real kube client
+ * and informer. Its handler is synchronous and answers with a whole Content-Length body, so a
+ * watch response is a fixed batch of event lines followed by the end of the watch; the informer
+ * treats that as a watch that ended and watches again, which is exactly what lets one script
+ * drive it through lists, watches and faults. The script is a sequence of canned responses,
+ * one per request in order (the informer has at most one request in flight); every request's
+ * target and arrival time is recorded so the tests can assert on what the informer asked for.
+ * Requests past the end of the script get 503, which parks the informer in its backoff.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <uv.h>
+
+#include "kube/client.h"
+#include "kube/watch.h"
+#include "net/httpd.h"
+#include "util/log.h"
+
+#define JOBS "/apis/batch/v1/jobs"
+#define MAX_REQS 64
+#define MAX_EVENTS 64
+#define WAIT_MS 5000 /* per condition; the slowest waits cover one backoff of at most 1.6 s */
+#define MS (1000000ull) /* uv_hrtime units per millisecond */
+
+/* Object, watch-event and list bodies as the apiserver writes them (items of a list have no
+ * kind; the informer must not need one). */
+#define OBJ(name, rv)                                                                              \
+	"{\"metadata\":{\"namespace\":\"ns\",\"name\":\"" name "\",\"resourceVersion\":\"" rv      \
+	"\"},\"spec\":{}}"
+#define EV(type, name, rv) "{\"type\":\"" type "\",\"object\":" OBJ(name, rv) "}\n"
+#define BOOKMARK(rv)                                                                               \
+	"{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Job\",\"apiVersion\":\"batch/v1\","         \
+	"\"metadata\":{\"resourceVersion\":\"" rv "\"}}}\n"
+#define ERROR_410                                                                                  \
+	"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","               \
+	"\"metadata\":{},\"status\":\"Failure\",\"message\":\"too old resource version: 1 (40)\"," \
+	"\"reason\":\"Expired\",\"code\":410}}\n"
+#define STATUS(code, reason)                                                                       \
+	"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","       \
+	"\"reason\":\"" reason "\",\"code\":" #code "}"
+#define LIST(rv, cont, items)                                                                      \
+	"{\"kind\":\"JobList\",\"apiVersion\":\"batch/v1\",\"metadata\":{"                         \
+	"\"resourceVersion\":\"" rv "\",\"continue\":\"" cont "\"},\"items\":[" items "]}"
+
+struct step {
+	char kind; /* 'L' a list page or 'W' a watch is expected */
+	int status;
+	const char *body;
+};
+
+struct request {
+	char target[1024]; /* path?query, as sent (not decoded) */
+	uint64_t at; /* uv_hrtime() on arrival */
+	int synced; /* informer_synced() when it arrived */
+};
+
+struct event {
+	enum watch_event_type type;
+	char key[64];
+	char old_rv[16]; /* "" when old was NULL */
+	char rv[16];
+	int synced; /* informer_synced() during the callback */
+};
+
+struct fake {
+	uv_loop_t loop;
+	uv_timer_t tick; /* wakes UV_RUN_ONCE so RUN_UNTIL re-checks its condition */
+	struct httpd *srv;
+	struct kube_client *client;
+	struct informer *inf;
+	const struct step *script;
+	size_t nsteps;
+	struct request reqs[MAX_REQS];
+	size_t nreqs; /* every request, including those not recorded */
+	int mismatches; /* requests that were not what the script expected */
+	struct event events[MAX_EVENTS];
+	size_t nevents;
+	int synced_calls;
+	size_t events_at_sync; /* nevents when on_synced ran */
+};
+
+/* Runs the loop until cond holds, failing after ms. cond is re-checked after every loop turn;
+ * the 5 ms tick bounds how long one turn can block. */
+#define RUN_UNTIL(f, cond, ms)                                                                     \
+	do {                                                                                       \
+		uint64_t deadline_ = uv_hrtime() + (uint64_t)(ms) * MS;                            \
+		while (!(cond) && uv_hrtime() < deadline_)                                         \
+			uv_run(&(f)->loop, UV_RUN_ONCE);                                           \
+		if (!(cond))                                                                       \
+			fail_msg("timed out waiting for %s (requests %zu, events %zu)", #cond,     \
+				 (f)->nreqs, (f)->nevents);                                        \
+	} while (0)
+
+/* ---- helpers ---- */
+
+/* Copies the raw value of query parameter name in target into out; false when absent. */
+static bool param(const char *target, const char *name, char *out, size_t size)
+{
+	const char *q = strchr(target, '?');
+	size_t n = strlen(name);
+	while (q) {
+		q++;
+		if (!strncmp(q, name, n) && q[n] == '=') {
+			const char *v = q + n + 1;
+			size_t len = strcspn(v, "&");
+			if (len >= size)
+				return false;
+			memcpy(out, v, len);
+			out[len] = '\0';
+			return true;
+		}
+		q = strchr(q, '&');
+	}
+	return false;
+}
+
+static bool has_param(const char *target, const char *name, const char *want)
+{
+	char v[512];
+	return param(target, name, v, sizeof(v)) && !strcmp(v, want);
+}
+
+static bool is_watch(const char *target)
+{
+	return has_param(target, "watch", "1");
+}
+
+static const char *rv_of(json_t *obj)
+{
+	const char *rv = json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	return rv ? rv : "";
+}
+
+/* The index of the first event at or after from with this type and key, or -1. */
+static int find_event(const struct fake *f, size_t from, enum watch_event_type type,
+		      const char *key)
+{
+	for (size_t i = from; i < f->nevents; i++)
+		if (f->events[i].type == type && !strcmp(f->events[i].key, key))
+			return (int)i;
+	return -1;
+}
+
+static size_t count_key(const struct fake *f, size_t from, const char *key)
+{
+	size_t n = 0;
+	for (size_t i = from; i < f->nevents; i++)
+		n += !strcmp(f->events[i].key, key);
+	return n;
+}
+
+/* The resourceVersion of the stored object under key, or NULL when absent. */
+static const char *stored_rv(const struct fake *f, const char *key)
+{
+	json_t *obj = informer_get(f->inf, key);
+	return obj ? rv_of(obj) : NULL;
+}
+
+static void assert_request_is_list(const struct fake *f, size_t i, const char *cont)
+{
+	const char *t = f->reqs[i].target;
+	char v[512];
+	assert_true(i < f->nreqs);
+	assert_false(is_watch(t));
+	assert_true(!strncmp(t, JOBS "?", strlen(JOBS "?")));
+	assert_true(has_param(t, "limit", "500"));
+	if (cont)
+		assert_true(has_param(t, "continue", cont));
+	else if (param(t, "continue", v, sizeof(v)))
+		fail_msg("request %zu continues a list: %s", i, t);
+}
+
+static void assert_request_is_watch(const struct fake *f, size_t i, const char *rv)
+{
+	const char *t = f->reqs[i].target;
+	char v[64];
+	assert_true(i < f->nreqs);
+	assert_true(!strncmp(t, JOBS "?", strlen(JOBS "?")));
+	assert_true(is_watch(t));
+	assert_true(has_param(t, "allowWatchBookmarks", "true"));
+	if (!has_param(t, "resourceVersion", rv))
+		fail_msg("request %zu: want resourceVersion=%s in %s", i, rv, t);
+	/* The server-side timeout is randomised over [300, 600) s, as client-go does. */
+	assert_true(param(t, "timeoutSeconds", v, sizeof(v)));
+	long timeout = strtol(v, NULL, 10);
+	assert_true(timeout >= 300 && timeout < 600);
+}
+
+static void assert_gap_ms_at_least(const struct fake *f, size_t later, unsigned ms)
+{
+	assert_true(later > 0 && later < f->nreqs);
+	uint64_t gap = f->reqs[later].at - f->reqs[later - 1].at;
+	if (gap < ms * MS)
+		fail_msg("request %zu came %llu ms after the previous one, want >= %u", later,
+			 (unsigned long long)(gap / MS), ms);
+}
+
+static void assert_gap_ms_below(const struct fake *f, size_t later, unsigned ms)
+{
+	assert_true(later > 0 && later < f->nreqs);
+	uint64_t gap = f->reqs[later].at - f->reqs[later - 1].at;
+	if (gap >= ms * MS)
+		fail_msg("request %zu came %llu ms after the previous one, want < %u", later,
+			 (unsigned long long)(gap / MS), ms);
+}
+
+/* ---- the fake apiserver and the informer's callbacks ---- */
+
+static void on_request(void *arg, const struct httpd_request *req, struct httpd_response *resp)
+{
+	struct fake *f = arg;
+	size_t i = f->nreqs++;
+	char target[1024];
+	snprintf(target, sizeof(target), "%s%s%s", req->path, *req->query ? "?" : "", req->query);
+	if (i < MAX_REQS) {
+		struct request *r = &f->reqs[i];
+		snprintf(r->target, sizeof(r->target), "%s", target);
+		r->at = uv_hrtime();
+		r->synced = f->inf ? informer_synced(f->inf) : 0;
+	}
+
+	const char *body = STATUS(503, "ServiceUnavailable");
+	resp->status = 503;
+	if (i < f->nsteps) {
+		const struct step *s = &f->script[i];
+		if (strcmp(req->method, "GET") || strcmp(req->path, JOBS) ||
+		    (s->kind == 'W') != is_watch(target)) {
+			fprintf(stderr, "request %zu unexpected (want %c): %s %s\n", i, s->kind,
+				req->method, target);
+			f->mismatches++;
+			body = STATUS(400, "BadRequest");
+			resp->status = 400;
+		} else {
+			body = s->body;
+			resp->status = s->status;
+		}
+	}
+	resp->content_type = "application/json";
+	resp->body = strdup(body);
+	resp->body_len = resp->body ? strlen(body) : 0;
+}
+
+static void on_event(void *arg, struct informer *inf, enum watch_event_type type, const char *key,
+		     json_t *old, json_t *obj)
+{
+	struct fake *f = arg;
+	assert_non_null(obj);
+	/* The store already reflects the change when consumers hear of it. */
+	if (type == WATCH_DELETED)
+		assert_null(informer_get(inf, key));
+	else
+		assert_ptr_equal(informer_get(inf, key), obj);
+	if (f->nevents >= MAX_EVENTS)
+		return;
+	struct event *e = &f->events[f->nevents++];
+	e->type = type;
+	snprintf(e->key, sizeof(e->key), "%s", key);
+	snprintf(e->old_rv, sizeof(e->old_rv), "%s", old ? rv_of(old) : "");
+	snprintf(e->rv, sizeof(e->rv), "%s", rv_of(obj));
+	e->synced = informer_synced(inf);
+}
+
+static void on_synced(void *arg, struct informer *inf)
+{
+	struct fake *f = arg;
+	assert_true(informer_synced(inf));
+	f->synced_calls++;
+	f->events_at_sync = f->nevents;
+}
+
+static void on_tick(uv_timer_t *t)
+{
+	(void)t;
+}
+
+static void start(struct fake *f, const struct step *script, size_t nsteps, const char *selector)
+{
+	struct informer_options opt = { .name = "jobs",
+					.path = JOBS,
+					.label_selector = selector,
+					.on_event = on_event,
+					.arg = f,
+					.on_synced = on_synced };
+	f->script = script;
+	f->nsteps = nsteps;
+	assert_int_equal(informer_start(&f->loop, f->client, &opt, &f->inf), 0);
+	assert_non_null(f->inf);
+	assert_false(informer_synced(f->inf));
+}
+
+static int setup(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	assert_int_equal(uv_loop_init(&f->loop), 0);
+	uv_timer_init(&f->loop, &f->tick);
+	uv_timer_start(&f->tick, on_tick, 5, 5);
+
+	struct httpd_options hopt = { .host = "127.0.0.1", .port = 0, .handler = on_request,
+				      .handler_arg = f };
+	assert_int_equal(httpd_start(&f->loop, &hopt, &f->srv), 0);
+	char server[64];
+	snprintf(server, sizeof(server), "http://127.0.0.1:%d", httpd_port(f->srv));
+	struct kube_config cfg = { .server = server };
+	assert_int_equal(kube_client_new(&f->loop, &cfg, &f->client), 0);
+	*state = f;
+	return 0;
+}
+
+/* Stops everything the way the manager does and requires that the loop then empties by itself:
+ * a handle left open would keep it alive, and LeakSanitizer reports anything not freed. */
+static int teardown(void **state)
+{
+	struct fake *f = *state;
+	informer_stop(f->inf);
+	kube_client_free(f->client);
+	httpd_stop(f->srv);
+	uv_close((uv_handle_t *)&f->tick, NULL);
+	uint64_t deadline = uv_hrtime() + 2000 * MS;
+	int alive = 1;
+	while (alive && uv_hrtime() < deadline)
+		alive = uv_run(&f->loop, UV_RUN_NOWAIT);
+	if (alive) {
+		fprintf(stderr, "handles still open after teardown\n");
+		return -1; /* leak the loop rather than walk it: the leak is the finding */
+	}
+	int rc = uv_loop_close(&f->loop);
+	int mismatches = f->mismatches;
+	free(f);
+	return rc == 0 && mismatches == 0 ? 0 : -1;
+}
+
+/* ---- cases ---- */
+
+/* 1. Two pages joined by a continue token, then a watch from the list's resourceVersion. */
+static void test_paged_list_then_watch(void **state)
+{
+	struct fake *f = *state;
+	static const struct step script[] = {
+		{ 'L', 200, LIST("10", "tok/1+=", OBJ("a", "3") "," OBJ("b", "4")) },
+		{ 'L', 200, LIST("10", "", OBJ("c", "5")) },
+		{ 'W', 200, "" },
+	};
+	start(f, script, 3, NULL);
+	RUN_UNTIL(f, f->nreqs >= 3, WAIT_MS);
+
+	assert_string_equal(f->reqs[0].target, JOBS "?limit=500");
+	assert_request_is_list(f, 1, "tok%2F1%2B%3D"); /* the token is escaped, not passed raw */
+	assert_request_is_watch(f, 2, "10");
+	/* Synced only once the last page is in: not while the second page is being fetched. */
+	assert_false(f->reqs[0].synced);
+	assert_false(f->reqs[1].synced);
+	assert_true(f->reqs[2].synced);
+	assert_true(informer_synced(f->inf));
+	assert_int_equal(f->synced_calls, 1);
+
+	/* Every object ADDED exactly once, all before on_synced, none reported as synced early. */
+	assert_int_equal(f->nevents, 3);
+	assert_int_equal(f->events_at_sync, 3);
+	const char *keys[] = { "ns/a", "ns/b", "ns/c" };
+	for (size_t i = 0; i < 3; i++) {
+		int e = find_event(f, 0, WATCH_ADDED, keys[i]);
+		assert_true(e >= 0);
+		assert_int_equal(count_key(f, 0, keys[i]), 1);
+		assert_string_equal(f->events[e].old_rv, "");
+		assert_false(f->events[e].synced);
+	}
+	assert_int_equal(json_object_size(informer_store(f->inf)), 3);
+	assert_string_equal(stored_rv(f, "ns/c"), "5");
+}
+
+/* 2. Each event type reaches the store and the callback; watches resume where the last left. */
+static void test_watch_events_and_resume(void **state)
+{
+	struct fake *f = *state;
+	static const struct step script[] = {
+		{ 'L', 200, LIST("10", "", OBJ("a", "3") "," OBJ("b", "4")) },
+		{ 'W', 200,
+		  EV("ADDED", "c", "11") EV("MODIFIED", "a", "12") EV("DELETED", "b", "13")
+			  BOOKMARK("20") },
+		{ 'W', 200, EV("MODIFIED", "c", "21") },
+		{ 'W', 200, "" },
+	};
+	start(f, script, 4, NULL);
+	RUN_UNTIL(f, f->nreqs >= 4, WAIT_MS);
+
+	assert_request_is_list(f, 0, NULL);
+	assert_request_is_watch(f, 1, "10");
+	assert_request_is_watch(f, 2, "20"); /* from the bookmark, not the last object event */
+	assert_request_is_watch(f, 3, "21");
+
+	size_t base = f->events_at_sync;
+	assert_int_equal(base, 2);
+	assert_int_equal(f->nevents, base + 4);
+	const struct event *e = &f->events[base];
+	assert_int_equal(e[0].type, WATCH_ADDED);
+	assert_string_equal(e[0].key, "ns/c");
+	assert_string_equal(e[0].old_rv, "");
+	assert_string_equal(e[0].rv, "11");
+	assert_int_equal(e[1].type, WATCH_MODIFIED);
+	assert_string_equal(e[1].key, "ns/a");
+	assert_string_equal(e[1].old_rv, "3");
+	assert_string_equal(e[1].rv, "12");
+	/* DELETED passes the last stored object as both old and obj (watch.h's contract). */
+	assert_int_equal(e[2].type, WATCH_DELETED);
+	assert_string_equal(e[2].key, "ns/b");
+	assert_string_equal(e[2].old_rv, "4");
+	assert_string_equal(e[2].rv, "4");
+	/* The bookmark produced no event; the second watch's MODIFIED did. */
+	assert_int_equal(e[3].type, WATCH_MODIFIED);
+	assert_string_equal(e[3].key, "ns/c");
+	assert_string_equal(e[3].old_rv, "11");
+	assert_string_equal(e[3].rv, "21");
+
+	assert_int_equal(json_object_size(informer_store(f->inf)), 2);
+	assert_string_equal(stored_rv(f, "ns/a"), "12");
+	assert_string_equal(stored_rv(f, "ns/c"), "21");
+	assert_null(informer_get(f->inf, "ns/b"));
+	assert_int_equal(f->synced_calls, 1);
+}
+
+/* A relist after 410 must report exactly the difference: c gone, b changed, d new, a unchanged
+ * (its stored copy came from the watch with the same resourceVersion the new list has). */
+static void assert_relist_difference(struct fake *f, size_t relist_req)
+{
+	assert_request_is_list(f, relist_req, NULL);
+	assert_gap_ms_below(f, relist_req, 400); /* a 410 is not an error to back off from */
+	assert_request_is_watch(f, relist_req + 1, "30");
+
+	int c = find_event(f, 0, WATCH_DELETED, "ns/c");
+	int b = find_event(f, 0, WATCH_MODIFIED, "ns/b");
+	int d = find_event(f, 0, WATCH_ADDED, "ns/d");
+	assert_true(c >= 0 && b >= 0 && d >= 0);
+	assert_string_equal(f->events[c].old_rv, "5");
+	assert_string_equal(f->events[b].old_rv, "4");
+	assert_string_equal(f->events[b].rv, "25");
+	assert_string_equal(f->events[d].old_rv, "");
+	assert_string_equal(f->events[d].rv, "26");
+	/* a: ADDED by the first list, MODIFIED by the watch, and nothing from the relist. */
+	assert_int_equal(count_key(f, 0, "ns/a"), 2);
+	assert_int_equal(count_key(f, 0, "ns/b"), 2);
+	assert_int_equal(count_key(f, 0, "ns/c"), 2);
+	assert_int_equal(count_key(f, 0, "ns/d"), 1);
+	assert_int_equal(f->nevents, 3 + 1 + 3);
+
+	assert_int_equal(json_object_size(informer_store(f->inf)), 3);
+	assert_string_equal(stored_rv(f, "ns/a"), "11");
+	assert_string_equal(stored_rv(f, "ns/b"), "25");
+	assert_string_equal(stored_rv(f, "ns/d"), "26");
+	assert_null(informer_get(f->inf, "ns/c"));
+	assert_int_equal(f->synced_calls, 1); /* a relist is not a second initial sync */
+}
+
+/* 3. An ERROR 410 inside the watch stream: everything after it is ignored and the informer
+ * relists at once. */
+static void test_in_stream_410_relists(void **state)
+{
+	struct fake *f = *state;
+	static const struct step script[] = {
+		{ 'L', 200, LIST("10", "", OBJ("a", "3") "," OBJ("b", "4") "," OBJ("c", "5")) },
+		{ 'W', 200, EV("MODIFIED", "a", "11") ERROR_410 EV("ADDED", "z", "99") },
+		{ 'L', 200, LIST("30", "", OBJ("a", "11") "," OBJ("b", "25") "," OBJ("d", "26")) },
+		{ 'W', 200, "" },
+	};
+	start(f, script, 4, NULL);
+	RUN_UNTIL(f, f->nreqs >= 4, WAIT_MS);
+
+	assert_request_is_watch(f, 1, "10");
+	assert_int_equal(find_event(f, 0, WATCH_ADDED, "ns/z"), -1);
+	assert_relist_difference(f, 2);
+}
+
+/* 4. The watch request itself answered with HTTP 410 Gone: the same relist. */
+static void test_http_410_relists(void **state)
+{
+	struct fake *f = *state;
+	static const struct step script[] = {
+		{ 'L', 200, LIST("10", "", OBJ("a", "3") "," OBJ("b", "4") "," OBJ("c", "5")) },
+		{ 'W', 200, EV("MODIFIED", "a", "11") },
+		{ 'W', 410, STATUS(410, "Expired") },
+		{ 'L', 200, LIST("30", "", OBJ("a", "11") "," OBJ("b", "25") "," OBJ("d", "26")) },
+		{ 'W', 200, "" },
+	};
+	start(f, script, 5, NULL);
+	RUN_UNTIL(f, f->nreqs >= 5, WAIT_MS);
+
+	assert_request_is_watch(f, 1, "10");
+	assert_request_is_watch(f, 2, "11");
+	assert_relist_difference(f, 3);
+}
+
+/* 5. HTTP 500 on a list and on a watch: each is retried after a backoff (0.8 s and up), not at
+ * once, and the informer recovers without losing its place. */
+static void test_http_500_backs_off(void **state)
+{
+	struct fake *f = *state;
+	static const struct step script[] = {
+		{ 'L', 500, STATUS(500, "InternalError") },
+		{ 'L', 200, LIST("10", "", OBJ("a", "3")) },
+		{ 'W', 200, EV("ADDED", "b", "11") },
+		{ 'W', 500, STATUS(500, "InternalError") },
+		{ 'W', 200, EV("ADDED", "c", "12") },
+	};
+	start(f, script, 5, NULL);
+	RUN_UNTIL(f, find_event(f, 0, WATCH_ADDED, "ns/c") >= 0, WAIT_MS);
+
+	assert_request_is_list(f, 0, NULL);
+	assert_false(f->reqs[1].synced);
+	assert_request_is_list(f, 1, NULL);
+	assert_gap_ms_at_least(f, 1, 400);
+	assert_request_is_watch(f, 2, "10");
+	assert_request_is_watch(f, 3, "11");
+	assert_gap_ms_below(f, 3, 400); /* a watch that ended normally resumes at once */
+	/* The failed watch is retried from where it was, not by relisting. */
+	assert_request_is_watch(f, 4, "11");
+	assert_gap_ms_at_least(f, 4, 400);
+
+	assert_int_equal(f->synced_calls, 1);
+	assert_int_equal(f->nevents, 3);
+	assert_int_equal(json_object_size(informer_store(f->inf)), 3);
+	assert_string_equal(stored_rv(f, "ns/c"), "12");
+}
+
+/* 6. A malformed event line aborts that watch (events after it are not applied); the store
+ * keeps what came before, and the next watch resumes from the last good event. */
+static void test_malformed_line_restarts_watch(void **state)
+{
+	struct fake *f = *state;
+	static const struct step script[] = {
+		{ 'L', 200, LIST("10", "", OBJ("a", "3")) },
+		{ 'W', 200, EV("ADDED", "b", "11") "{\"type\":\"ADDED\",\"object\":{\"metad\n"
+			    EV("ADDED", "c", "12") },
+		{ 'W', 200, EV("ADDED", "d", "13") },
+		{ 'W', 200, "" },
+	};
+	start(f, script, 4, NULL);
+	RUN_UNTIL(f, f->nreqs >= 4, WAIT_MS);
+
+	assert_request_is_watch(f, 1, "10");
+	assert_request_is_watch(f, 2, "11");
+	assert_request_is_watch(f, 3, "13");
+	assert_int_equal(find_event(f, 0, WATCH_ADDED, "ns/c"), -1);
+	assert_true(find_event(f, 0, WATCH_ADDED, "ns/d") >= 0);
+	assert_int_equal(f->nevents, 3);
+	assert_int_equal(json_object_size(informer_store(f->inf)), 3);
+	assert_string_equal(stored_rv(f, "ns/a"), "3");
+	assert_string_equal(stored_rv(f, "ns/b"), "11");
+	assert_null(informer_get(f->inf, "ns/c"));
+	assert_int_equal(f->synced_calls, 1);
+}
+
+/* 7. The label selector is percent-encoded into every list page and every watch. */
+static void test_label_selector_encoded(void **state)
+{
+	struct fake *f = *state;
+	static const struct step script[] = {
+		{ 'L', 200, LIST("10", "next", OBJ("a", "3")) },
+		{ 'L', 200, LIST("10", "", OBJ("b", "4")) },
+		{ 'W', 200, "" },
+	};
+	static const char want[] = "kueue.x-k8s.io%2Fqueue-name%20in%20%28a%2Cb%29%2C%21skip";
+	start(f, script, 3, "kueue.x-k8s.io/queue-name in (a,b),!skip");
+	RUN_UNTIL(f, f->nreqs >= 3, WAIT_MS);
+
+	assert_request_is_list(f, 0, NULL);
+	assert_request_is_list(f, 1, "next");
+	assert_request_is_watch(f, 2, "10");
+	for (size_t i = 0; i < 3; i++)
+		if (!has_param(f->reqs[i].target, "labelSelector", want))
+			fail_msg("request %zu lacks the encoded selector: %s", i,
+				 f->reqs[i].target);
+	assert_int_equal(json_object_size(informer_store(f->inf)), 2);
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	log_set_level(LOG_ERROR); /* the faults are deliberate: their warnings are noise here */
+	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	curl_global_cleanup();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_paged_list_then_watch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_watch_events_and_resume, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_in_stream_410_relists, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_410_relists, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_500_backs_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_line_restarts_watch, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_label_selector_encoded, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
