@@ -388,6 +388,60 @@ json_t *workload_new_for_job(json_t *job, char *err, size_t errlen)
 	return wl;
 }
 
+int job_priority_resolve(json_t *job, json_t *wpcs, json_t *pcs, struct job_priority *out,
+			 char *err, size_t errlen)
+{
+	const char *wpc = obj_label(job, LABEL_PRIORITY_CLASS);
+	json_t *tspec = obj_path(job, "spec.template.spec");
+	const char *pc = json_string_value(json_object_get(tspec, "priorityClassName"));
+
+	memset(out, 0, sizeof(*out));
+	if (wpc && *wpc) {
+		json_t *cls = json_object_get(wpcs, wpc);
+		if (!cls) {
+			snprintf(err, errlen, "WorkloadPriorityClass %s doesn't exist", wpc);
+			return -ENOENT;
+		}
+		out->value = (int32_t)json_integer_value(json_object_get(cls, "value"));
+		out->class_group = KUEUE_GROUP;
+		out->class_kind = "WorkloadPriorityClass";
+		out->class_name = wpc;
+		return 0;
+	}
+	if (pc && *pc) {
+		json_t *cls = json_object_get(pcs, pc);
+		if (!cls) {
+			/* The apiserver refuses pods naming a missing PriorityClass, so this Job could
+			 * never run: waiting is the honest answer. */
+			snprintf(err, errlen, "PriorityClass %s doesn't exist", pc);
+			return -ENOENT;
+		}
+		out->value = (int32_t)json_integer_value(json_object_get(cls, "value"));
+		out->class_group = "scheduling.k8s.io";
+		out->class_kind = "PriorityClass";
+		out->class_name = pc;
+		return 0;
+	}
+	out->value = (int32_t)json_integer_value(json_object_get(tspec, "priority"));
+	return 0;
+}
+
+int workload_apply_priority(json_t *wl, const struct job_priority *p)
+{
+	json_t *spec = json_object_get(wl, "spec");
+	if (!json_is_object(spec))
+		return -EINVAL;
+	if (json_object_set_new(spec, "priority", json_integer(p->value)) != 0)
+		return -ENOMEM;
+	if (!p->class_name) {
+		json_object_del(spec, "priorityClassRef");
+		return 0;
+	}
+	json_t *ref = json_pack("{s:s, s:s, s:s}", "group", p->class_group, "kind", p->class_kind,
+				"name", p->class_name);
+	return ref && json_object_set_new(spec, "priorityClassRef", ref) == 0 ? 0 : -ENOMEM;
+}
+
 static char *dup_str(json_t *v)
 {
 	const char *s = json_string_value(v);

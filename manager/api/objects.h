@@ -80,6 +80,23 @@ int workload_name_for_job(const char *job_name, const char *job_uid, char *buf, 
  */
 json_t *workload_new_for_job(json_t *job, char *err, size_t errlen);
 
+/* A Workload's priority as Kueue derives it for a Job: the WorkloadPriorityClass named by the
+ * Job's kueue.x-k8s.io/priority-class label; else the pod template's priorityClassName (a
+ * scheduling.k8s.io PriorityClass); else the template's spec.priority; else 0. */
+struct job_priority {
+	int32_t value;
+	const char *class_group; /* "kueue.x-k8s.io" or "scheduling.k8s.io"; NULL: no class */
+	const char *class_kind; /* "WorkloadPriorityClass" or "PriorityClass" */
+	const char *class_name; /* borrowed from job */
+};
+
+/* wpcs and pcs map class names to objects (e.g. informer stores; either may be NULL).
+ * Returns 0, or -ENOENT with err naming the class when the one named does not exist. */
+int job_priority_resolve(json_t *job, json_t *wpcs, json_t *pcs, struct job_priority *out,
+			 char *err, size_t errlen);
+/* Writes spec.priority and spec.priorityClassRef of a Workload (new or not yet admitted). */
+int workload_apply_priority(json_t *wl, const struct job_priority *p);
+
 /* Decoders into core structs (new allocations the caller owns or hands to the model). */
 struct quota_cq *cq_decode(json_t *cq, char *err, size_t errlen);
 struct quota_flavor *flavor_decode(json_t *rf, char *err, size_t errlen);

@@ -84,8 +84,6 @@ static void report_unsupported(struct mgr *m, const char *key, json_t *wl)
 	char job_key[600];
 	snprintf(job_key, sizeof(job_key), "%s/%s", obj_namespace(wl), job_name ? job_name : "");
 	json_t *job = job_name ? informer_get(m->jobs, job_key) : NULL;
-	NOTE(job && obj_label(job, LABEL_PRIORITY_CLASS),
-	     "the kueue.x-k8s.io/priority-class label is not implemented yet, so the Workload has priority 0");
 	NOTE(job && obj_annotation(job, "kueue.x-k8s.io/job-min-parallelism"),
 	     "podSets[].minCount: partial admission is not implemented yet, so the full count is admitted or nothing");
 #undef NOTE

@@ -28,6 +28,7 @@ struct mgr {
 	struct kube_client *kube;
 
 	struct informer *jobs, *workloads, *cqs, *lqs, *flavors, *namespaces;
+	struct informer *wpcs, *pcs; /* WorkloadPriorityClasses, scheduling PriorityClasses */
 	int synced; /* all informers have delivered their first list */
 	int webhooks_installed; /* both webhook configurations are in place */
 	int webhook_configs_applied;
@@ -50,6 +51,7 @@ struct mgr {
 			  * seen by the watch; its charge is already in the model */
 	json_t *inflight; /* "<kind>:<key>" -> true: a write is in flight, don't act twice */
 	json_t *unsupported; /* cq name -> message about fields muster does not implement */
+	json_t *evented; /* "<reason>:<key>" -> true: that Warning event was already recorded */
 	json_t *retry_keys; /* "<kind>:<key>" -> true: reconcile again when the retry timer fires */
 };
 
@@ -60,6 +62,11 @@ void mgr_kick(struct mgr *m);
 void mgr_retry_later(struct mgr *m);
 /* Reconciles (kind, key) again after that delay: a failed write is retried, never in a loop. */
 void mgr_retry_key(struct mgr *m, char kind, const char *key);
+
+/* Records a Kubernetes Event about obj (type "Normal" or "Warning"), once per (reason, object)
+ * for this process; best effort, a failure is only logged. */
+void mgr_event(struct mgr *m, json_t *obj, const char *type, const char *reason,
+	       const char *message);
 
 /* jobs.c */
 void jobs_reconcile(struct mgr *m, const char *key);

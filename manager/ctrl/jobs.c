@@ -77,6 +77,21 @@ static void create_workload(struct mgr *m, const char *key, json_t *job)
 	if (!wl) {
 		log_error("cannot build workload for job", LF_STR("job", obj_name(job)),
 			  LF_STR("error", err), LF_END);
+		mgr_event(m, job, "Warning", "CreatingWorkloadFailed", err);
+		return;
+	}
+	struct job_priority prio;
+	if (job_priority_resolve(job, informer_store(m->wpcs), informer_store(m->pcs), &prio, err,
+				 sizeof(err)) != 0) {
+		/* Admitting at a guessed priority would break the queue's order; the Job waits,
+		 * suspended, and the event says why. A new class brings it back here. */
+		mgr_event(m, job, "Warning", "PriorityClassNotFound", err);
+		json_decref(wl);
+		return;
+	}
+	if (workload_apply_priority(wl, &prio) != 0) {
+		json_decref(wl);
+		mgr_retry_key(m, MGR_JOB, key);
 		return;
 	}
 	char *body = json_dumps(wl, JSON_COMPACT);

@@ -77,12 +77,50 @@ static void drain(struct mgr *m, json_t *set, void (*fn)(struct mgr *, const cha
 	json_decref(batch);
 }
 
+static void on_event_written(void *arg, const struct kube_response *resp)
+{
+	if (resp->error || resp->status >= 300)
+		log_warn("cannot record event", LF_INT("status", resp->status),
+			 LF_STR("error", resp->error_text), LF_END);
+}
+
+void mgr_event(struct mgr *m, json_t *obj, const char *type, const char *reason,
+	       const char *message)
+{
+	char key[800], path[512], now[32];
+	const char *ns = obj_namespace(obj);
+	snprintf(key, sizeof(key), "%s:%s/%s", reason, ns ? ns : "", obj_name(obj));
+	if (json_object_get(m->evented, key))
+		return;
+	json_object_set(m->evented, key, json_true());
+	time_now_rfc3339(now, sizeof(now));
+	json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s},"
+			       " s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i}",
+			       "apiVersion", "v1", "kind", "Event", "metadata", "generateName", "muster-",
+			       "namespace", ns ? ns : "default", "involvedObject", "apiVersion",
+			       obj_str(obj, "apiVersion") ? obj_str(obj, "apiVersion") : "batch/v1",
+			       "kind", obj_str(obj, "kind") ? obj_str(obj, "kind") : "Job", "name",
+			       obj_name(obj), "namespace", ns ? ns : "", "uid", obj_uid(obj) ? obj_uid(obj) : "",
+			       "reason", reason, "message", message, "type", type, "source",
+			       "component", "muster", "firstTimestamp", now, "lastTimestamp", now,
+			       "count", 1);
+	char *body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns ? ns : "default");
+	if (!body || kube_request(m->kube, "POST", path, NULL, body, on_event_written, m, NULL) != 0)
+		log_warn("cannot record event", LF_STR("reason", reason), LF_END);
+	log_info("event", LF_STR("object", key), LF_STR("type", type), LF_STR("message", message),
+		 LF_END);
+	free(body);
+	json_decref(ev);
+}
+
 static void check_synced(struct mgr *m)
 {
 	if (m->synced)
 		return;
 	if (!informer_synced(m->jobs) || !informer_synced(m->workloads) || !informer_synced(m->cqs) ||
-	    !informer_synced(m->lqs) || !informer_synced(m->flavors) || !informer_synced(m->namespaces))
+	    !informer_synced(m->lqs) || !informer_synced(m->flavors) || !informer_synced(m->namespaces) ||
+	    !informer_synced(m->wpcs) || !informer_synced(m->pcs))
 		return;
 	/* Only now is usage complete: every admitted workload has been charged from its status.
 	 * Admitting before this point could admit twice what a restart forgot. */
@@ -204,6 +242,18 @@ static void on_flavor(void *arg, struct informer *inf, enum watch_event_type typ
 	json_object_foreach(informer_store(m->lqs), key, obj)
 		json_object_set(m->dirty_lqs, key, json_true());
 	mark_all_pending(m);
+	mgr_kick(m);
+}
+
+/* A priority class appearing may unblock Jobs whose Workload waits for it. */
+static void on_priority_class(void *arg, struct informer *inf, enum watch_event_type type,
+			      const char *key, json_t *old, json_t *obj)
+{
+	struct mgr *m = arg;
+	if (type == WATCH_DELETED)
+		return;
+	json_object_foreach(informer_store(m->jobs), key, obj)
+		json_object_set(m->dirty_jobs, key, json_true());
 	mgr_kick(m);
 }
 
@@ -403,6 +453,7 @@ int manager_run(const struct manager_options *opt)
 	m.inflight = json_object();
 	m.unsupported = json_object();
 	m.retry_keys = json_object();
+	m.evented = json_object();
 	signal(SIGPIPE, SIG_IGN);
 	/* Backoff jitter and watch timeouts must differ between processes and restarts. */
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
@@ -456,7 +507,12 @@ int manager_run(const struct manager_options *opt)
 	    start_informer(&m, "workloads", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, on_workload,
 			   &m.workloads) ||
 	    start_informer(&m, "jobs", "/apis/batch/v1/jobs", LABEL_QUEUE_NAME, on_job, &m.jobs) ||
-	    start_informer(&m, "namespaces", "/api/v1/namespaces", NULL, on_namespace, &m.namespaces))
+	    start_informer(&m, "namespaces", "/api/v1/namespaces", NULL, on_namespace, &m.namespaces) ||
+	    start_informer(&m, "workloadpriorityclasses",
+			   "/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses", NULL, on_priority_class,
+			   &m.wpcs) ||
+	    start_informer(&m, "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", NULL,
+			   on_priority_class, &m.pcs))
 		return 1;
 	log_info("manager started", LF_STR("version", MUSTER_VERSION),
 		 LF_INT("webhook_port", httpd_port(m.webhook_srv)),
@@ -471,6 +527,8 @@ int manager_run(const struct manager_options *opt)
 	informer_stop(m.lqs);
 	informer_stop(m.flavors);
 	informer_stop(m.namespaces);
+	informer_stop(m.wpcs);
+	informer_stop(m.pcs);
 	httpd_stop(m.webhook_srv);
 	httpd_stop(m.health_srv);
 	kube_client_free(m.kube);
@@ -487,6 +545,7 @@ int manager_run(const struct manager_options *opt)
 	json_decref(m.inflight);
 	json_decref(m.unsupported);
 	json_decref(m.retry_keys);
+	json_decref(m.evented);
 	certs_release(&m.certs);
 	kube_config_release(&m.cfg);
 	log_info("stopped", LF_END);

@@ -48,9 +48,9 @@ msg=$(cond cq e2e-g-cohort '' UnsupportedFields message)
 wait_until 30 "the admission-check queue to be inactive" condition_is cq e2e-g-checks '' Active status False
 [[ $(cond cq e2e-g-checks '' Active message) == *"admission checks"* ]] || fail "inactive message does not name admission checks"
 wait_until 30 "the LocalQueue's UnsupportedFields condition" condition_is lq fair "$NS" UnsupportedFields status True
-job_yaml prio lq 1 1 5s | sed 's#^  labels:$#  labels:\n    kueue.x-k8s.io/priority-class: high#' | k create -f - >/dev/null
-wait_until 30 "a Workload" has_workload prio
-wl=$(workload_of prio)
+job_yaml partial lq 2 1 5s | sed 's#^  name: partial$#  name: partial\n  annotations:\n    kueue.x-k8s.io/job-min-parallelism: "1"#' | k create -f - >/dev/null
+wait_until 30 "a Workload" has_workload partial
+wl=$(workload_of partial)
 wait_until 30 "the Workload's UnsupportedFields condition" condition_is workload "$wl" "$NS" UnsupportedFields status True
-[[ $(cond workload "$wl" "$NS" UnsupportedFields message) == *priority-class* ]] || fail "Workload message does not name the priority-class label"
+[[ $(cond workload "$wl" "$NS" UnsupportedFields message) == *minCount* ]] || fail "Workload message does not name partial admission"
 pass

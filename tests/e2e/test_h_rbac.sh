@@ -10,6 +10,7 @@ for check in "watch jobs.batch" "patch jobs.batch" "create workloads.kueue.x-k8s
 	"patch workloads.kueue.x-k8s.io --subresource=status" "list clusterqueues.kueue.x-k8s.io" \
 	"patch clusterqueues.kueue.x-k8s.io --subresource=status" "patch localqueues.kueue.x-k8s.io --subresource=status" \
 	"watch resourceflavors.kueue.x-k8s.io" "list namespaces" \
+	"watch workloadpriorityclasses.kueue.x-k8s.io" "watch priorityclasses.scheduling.k8s.io" "create events" \
 	"patch mutatingwebhookconfigurations/muster-mutating-webhook-configuration"; do
 	# shellcheck disable=SC2086
 	can $check || fail "the role does not allow: $check"
