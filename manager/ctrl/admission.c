@@ -126,8 +126,10 @@ void workload_reconcile(struct mgr *m, const char *key)
 	}
 	mark_queues_dirty(m, wl);
 	if (assumed) {
-		/* Our admission is in flight or not yet seen by the watch: its charge stands. */
-		if (!condition_true(wl, "QuotaReserved") || mgr_inflight(m, MGR_WL, key))
+		/* Our admission is in flight or not yet seen by the watch: its charge stands. Only
+		 * muster reserves quota, so once the cache shows the reservation the cache is the
+		 * truth, even if other writes (an eviction) are in flight meanwhile. */
+		if (!condition_true(wl, "QuotaReserved"))
 			return;
 		json_object_del(m->assumed, key);
 	}
@@ -177,7 +179,11 @@ static void on_admitted(struct mgr *m, const char *key, json_t *updated, int ok)
 	if (!assumed)
 		return; /* the watch got there first and took over */
 	if (ok && updated) {
-		json_object_set(m->assumed, key, updated);
+		json_t *cached = informer_get(m->workloads, key);
+		if (cached && condition_true(cached, "QuotaReserved"))
+			json_object_del(m->assumed, key); /* the watch was faster */
+		else
+			json_object_set(m->assumed, key, updated);
 		json_t *owner = json_array_get(obj_path(updated, "metadata.ownerReferences"), 0);
 		const char *job = json_string_value(json_object_get(owner, "name"));
 		if (job) {
@@ -330,6 +336,12 @@ out:
 	json_object_set_new(status, "conditions", conds);
 	conds = conditions_with(tmp, "Admitted", "True", "Admitted", "The workload is admitted", &changed);
 	json_object_set_new(status, "conditions", conds);
+	/* A previous eviction is over: left True, it would suspend the Job again at once. */
+	if (condition_get(tmp, "Evicted")) {
+		conds = conditions_with(tmp, "Evicted", "False", "QuotaReserved",
+					"The workload has quota reserved again", &changed);
+		json_object_set_new(status, "conditions", conds);
+	}
 	json_object_set(status, "admission", admission);
 
 	/* Charge now, so the rest of this cycle sees the usage; the write confirms it. */
@@ -355,6 +367,57 @@ out:
 	log_info("workload admitted", LF_STR("workload", key), LF_STR("clusterQueue", cq->name),
 		 LF_END);
 	return 1;
+}
+
+void workload_evict(struct mgr *m, const char *key, json_t *wl, const char *reason,
+		    const char *message, const char *preempted_reason)
+{
+	char path[1024];
+	int changed;
+	if (mgr_inflight(m, MGR_WL, key) || condition_true(wl, "Evicted"))
+		return;
+	json_t *conds = conditions_with(wl, "Evicted", "True", reason, message, &changed);
+	if (conds && preempted_reason) {
+		json_t *tmp = json_pack("{s:O, s:{s:O}}", "metadata", json_object_get(wl, "metadata"),
+					"status", "conditions", conds);
+		json_decref(conds);
+		conds = conditions_with(tmp, "Preempted", "True", preempted_reason, message, &changed);
+		json_decref(tmp);
+	}
+	if (!conds)
+		return;
+	json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
+				  obj_str(wl, "metadata.resourceVersion"), "status", "conditions", conds);
+	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
+		 obj_namespace(wl), obj_name(wl));
+	if (patch_object(m, path, MGR_WL, key, patch, NULL) == 0)
+		log_info("workload evicted", LF_STR("workload", key), LF_STR("reason", reason),
+			 LF_STR("message", message), LF_END);
+}
+
+/* stopPolicy HoldAndDrain on a ClusterQueue or LocalQueue evicts what it has admitted. */
+static void drain_stopped(struct mgr *m)
+{
+	for (size_t i = 0; i < m->model.charges.cap; i++) {
+		const char *key = m->model.charges.slots[i].key;
+		const struct quota_charge *c = m->model.charges.slots[i].value;
+		json_t *wl = key ? informer_get(m->workloads, key) : NULL;
+		if (!wl || !condition_true(wl, "QuotaReserved") || condition_true(wl, "Evicted"))
+			continue;
+		const char *cq_stop = obj_str(informer_get(m->cqs, c->cq), "spec.stopPolicy");
+		char lq_key[600];
+		snprintf(lq_key, sizeof(lq_key), "%s/%s", obj_namespace(wl), obj_str(wl, "spec.queueName"));
+		const char *lq_stop = obj_str(informer_get(m->lqs, lq_key), "spec.stopPolicy");
+		if (cq_stop && !strcmp(cq_stop, "HoldAndDrain")) {
+			char msg[400];
+			snprintf(msg, sizeof(msg), "The ClusterQueue %s is stopped", c->cq);
+			workload_evict(m, key, wl, "ClusterQueueStopped", msg, NULL);
+		} else if (lq_stop && !strcmp(lq_stop, "HoldAndDrain")) {
+			char msg[400];
+			snprintf(msg, sizeof(msg), "The LocalQueue %s is stopped", obj_str(wl, "spec.queueName"));
+			workload_evict(m, key, wl, "LocalQueueStopped", msg, NULL);
+		}
+	}
 }
 
 static json_int_t priority_of(json_t *wl)
@@ -411,6 +474,7 @@ void admission_cycle(struct mgr *m)
 
 	if (!by_cq)
 		return;
+	drain_stopped(m);
 	json_object_foreach(m->pending, key, v)
 	{
 		json_t *wl = informer_get(m->workloads, key);

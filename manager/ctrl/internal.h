@@ -75,6 +75,12 @@ json_t *workload_view(struct mgr *m, const char *key);
 
 /* admission.c */
 void workload_reconcile(struct mgr *m, const char *key);
+/* Starts evicting an admitted workload: Evicted=True with reason and message (and
+ * Preempted=True with preempted_reason when not NULL). Its Job is then suspended and its pod
+ * template restored (jobs.c), and once no pod is active the admission is cleared, which
+ * releases the quota and requeues it. */
+void workload_evict(struct mgr *m, const char *key, json_t *wl, const char *reason,
+		    const char *message, const char *preempted_reason);
 void admission_cycle(struct mgr *m);
 /* The ClusterQueue a workload's LocalQueue points at, or NULL (msg says why). */
 const char *workload_cluster_queue(struct mgr *m, json_t *wl, char *msg, size_t msglen);

@@ -37,17 +37,23 @@ static void on_job_written(struct mgr *m, const char *key, json_t *updated, int 
 		mgr_retry_key(m, MGR_JOB, key);
 }
 
-static int patch_job(struct mgr *m, json_t *job, const char *key, json_t *patch)
+static int patch_job_at(struct mgr *m, json_t *job, const char *key, json_t *patch,
+			const char *subresource)
 {
 	char path[1024];
-	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", obj_namespace(job),
-		 obj_name(job));
+	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s%s", obj_namespace(job),
+		 obj_name(job), subresource);
 	/* Guarded by resourceVersion: a user edit in between makes this a 409, and the next
 	 * event brings a fresh copy to decide on. */
 	json_object_set_new(patch, "metadata",
 			    json_pack("{s:s}", "resourceVersion",
 				      obj_str(job, "metadata.resourceVersion")));
 	return patch_object(m, path, MGR_JOB, key, patch, on_job_written);
+}
+
+static int patch_job(struct mgr *m, json_t *job, const char *key, json_t *patch)
+{
+	return patch_job_at(m, job, key, patch, "");
 }
 
 struct create_ctx {
@@ -60,6 +66,7 @@ static void on_workload_created(void *arg, const struct kube_response *resp)
 	struct create_ctx *ctx = arg;
 	struct mgr *m = ctx->m;
 	mgr_inflight_set(m, MGR_JOB, ctx->key, 0);
+	mgr_mark(m, m->dirty_jobs, ctx->key); /* events skipped while the create was in flight */
 	/* 409: it exists already, and its watch event will arrive. */
 	if (resp->status != 201 && resp->status != 409) {
 		log_error("cannot create workload", LF_STR("job", ctx->key), LF_INT("status", resp->status),
@@ -113,6 +120,56 @@ static void create_workload(struct mgr *m, const char *key, json_t *job)
 	}
 	free(body);
 	json_decref(wl);
+}
+
+/* Undoes start_patch from the original template kept in the Workload: flavor node labels that
+ * the original lacks are removed, tolerations go back to the original list, and our podset
+ * label goes. The Job's selector labels are left alone (the Job API requires them). */
+static json_t *stop_patch(json_t *job, json_t *wl)
+{
+	json_t *orig = obj_path(json_array_get(obj_path(wl, "spec.podSets"), 0), "template.spec");
+	json_t *orig_sel = json_object_get(orig, "nodeSelector");
+	json_t *cur_sel = obj_path(job, "spec.template.spec.nodeSelector");
+	json_t *selector = json_object();
+	const char *k;
+	json_t *v;
+	json_object_foreach(cur_sel, k, v)
+		if (!json_object_get(orig_sel, k))
+			json_object_set_new(selector, k, json_null());
+	json_object_foreach(orig_sel, k, v)
+		json_object_set(selector, k, v);
+	json_t *tol = json_object_get(orig, "tolerations");
+	return json_pack("{s:{s:{s:{s:{s:n}}, s:{s:o, s:O}}}}", "spec", "template", "metadata",
+			 "labels", LABEL_PODSET, "spec", "nodeSelector", selector, "tolerations",
+			 tol ? tol : json_null());
+}
+
+/* Once an evicted Workload's Job has no active pod, its quota can go: the admission is
+ * cleared and the Workload requeued (Kueue keeps the quota until the pods are gone too). */
+static void release_evicted(struct mgr *m, const char *wl_key, json_t *wl)
+{
+	json_t *evicted = condition_get(wl, "Evicted");
+	const char *reason = json_string_value(json_object_get(evicted, "reason"));
+	const char *message = json_string_value(json_object_get(evicted, "message"));
+	char path[1024];
+	int changed;
+	json_t *tmp = json_deep_copy(wl);
+	json_t *conds = conditions_with(tmp, "QuotaReserved", "False", reason ? reason : "Evicted",
+					message ? message : "The workload was evicted", &changed);
+	json_object_set_new(json_object_get(tmp, "status"), "conditions", conds);
+	conds = conditions_with(tmp, "Admitted", "False", "NoReservation",
+				"The workload has no reservation", &changed);
+	json_object_set_new(json_object_get(tmp, "status"), "conditions", conds);
+	conds = conditions_with(tmp, "Requeued", "True", reason ? reason : "Evicted",
+				"The workload is requeued after its eviction", &changed);
+	json_t *patch = json_pack("{s:{s:s}, s:{s:n, s:o}}", "metadata", "resourceVersion",
+				  obj_str(wl, "metadata.resourceVersion"), "status", "admission",
+				  "conditions", conds);
+	json_decref(tmp);
+	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
+		 obj_namespace(wl), obj_name(wl));
+	if (patch_object(m, path, MGR_WL, wl_key, patch, NULL) == 0)
+		log_info("evicted workload requeued", LF_STR("workload", wl_key), LF_END);
 }
 
 /* Adds the flavors' node labels and tolerations to the pod template, as Kueue does at start. */
@@ -232,6 +289,31 @@ void jobs_reconcile(struct mgr *m, const char *key)
 
 	int admitted = condition_true(wl, "QuotaReserved") && condition_true(wl, "Admitted") &&
 		       !condition_true(wl, "Finished");
+	if (admitted && condition_true(wl, "Evicted")) {
+		/* Eviction is a sequence, one step per Job event, because the Job API lets the pod
+		 * template change only while the Job is suspended and has never started: suspend,
+		 * forget the start time (as Kueue does), restore the template, then release the
+		 * quota once no pod is left. */
+		json_t *patch = NULL;
+		const char *sub = "";
+		if (!suspended) {
+			patch = json_pack("{s:{s:b}}", "spec", "suspend", 1);
+		} else if (obj_path(job, "status.startTime")) {
+			patch = json_pack("{s:{s:n}}", "status", "startTime");
+			sub = "/status";
+		} else if (obj_label(json_object_get(obj_path(job, "spec"), "template"), LABEL_PODSET)) {
+			patch = stop_patch(job, wl);
+		} else if (json_integer_value(obj_path(job, "status.active")) == 0 &&
+			   !mgr_inflight(m, MGR_WL, wl_key)) {
+			release_evicted(m, wl_key, wl);
+			return;
+		}
+		if (patch && patch_job_at(m, job, key, patch, sub) == 0)
+			log_info("evicting: job step", LF_STR("job", key),
+				 LF_STR("step", !suspended ? "suspend" : *sub ? "clear startTime" : "restore template"),
+				 LF_END);
+		return;
+	}
 	if (admitted && suspended) {
 		json_t *patch = start_patch(m, job, wl);
 		if (patch && patch_job(m, job, key, patch) == 0)

@@ -43,6 +43,11 @@ static void on_patched(void *arg, const struct kube_response *resp)
 		ctx->done(m, ctx->key, updated, ok);
 	else if (!ok)
 		mgr_retry_key(m, ctx->kind, ctx->key);
+	/* Events for this key that arrived while the write was in flight were skipped: look at
+	 * it once more now. */
+	if (ok)
+		mgr_mark(m, ctx->kind == MGR_JOB ? m->dirty_jobs : ctx->kind == MGR_WL ? m->dirty_workloads :
+			    ctx->kind == MGR_CQ ? m->dirty_cqs : m->dirty_lqs, ctx->key);
 	json_decref(updated);
 	free(ctx->key);
 	free(ctx);

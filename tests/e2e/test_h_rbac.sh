@@ -6,7 +6,7 @@ k apply -f "$REPO/config/rbac/role.yaml" >/dev/null || fail "config/rbac/role.ya
 on_exit "k delete -f $REPO/config/rbac/role.yaml --ignore-not-found"
 as=system:serviceaccount:muster-system:muster-manager
 can() { [ "$(k auth can-i "$@" --as="$as" 2>/dev/null)" = yes ]; }
-for check in "watch jobs.batch" "patch jobs.batch" "create workloads.kueue.x-k8s.io" \
+for check in "watch jobs.batch" "patch jobs.batch" "patch jobs.batch --subresource=status" "create workloads.kueue.x-k8s.io" \
 	"patch workloads.kueue.x-k8s.io --subresource=status" "list clusterqueues.kueue.x-k8s.io" \
 	"patch clusterqueues.kueue.x-k8s.io --subresource=status" "patch localqueues.kueue.x-k8s.io --subresource=status" \
 	"watch resourceflavors.kueue.x-k8s.io" "list namespaces" \
