@@ -23,6 +23,7 @@ static void usage(FILE *out)
 		"\n"
 		"manager flags:\n"
 		"  --kubeconfig FILE     kubeconfig to use (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
+		"  --config FILE         configuration (Kueue's Configuration shape; see config/manager.yaml)\n"
 		"  --state-dir DIR       keep the webhook CA and certificate here across restarts\n"
 		"  --webhook-host ADDR   address the webhook listens on and the apiserver calls (127.0.0.1)\n"
 		"  --webhook-port PORT   webhook HTTPS port (9443; 0 picks a free one)\n"
@@ -45,6 +46,7 @@ static int cmd_manager(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "kubeconfig", required_argument, NULL, 'k' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "webhook-host", required_argument, NULL, 'w' },
 		{ "webhook-port", required_argument, NULL, 'p' },
@@ -61,6 +63,9 @@ static int cmd_manager(int argc, char **argv)
 		switch (c) {
 		case 'k':
 			opt.kubeconfig = optarg;
+			break;
+		case 'c':
+			opt.config = optarg;
 			break;
 		case 's':
 			opt.state_dir = optarg;

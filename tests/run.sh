@@ -101,6 +101,7 @@ fi
 
 # --- end to end on a private local cluster ---------------------------------------------------
 export MUSTER_LOCAL_DIR=$E2E_DIR MUSTER_PORT_OFFSET=${MUSTER_PORT_OFFSET:-1000} MUSTER_BIN=$BUILD/muster
+export MUSTER_MANAGER_ARGS="--config $REPO/tests/e2e/manager-config.yaml"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 say "bringing up the e2e cluster in $E2E_DIR"
 if ! "$REPO/deploy/local/down.sh" >/dev/null 2>&1 || ! "$REPO/deploy/local/up.sh" >/dev/null; then

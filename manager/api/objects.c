@@ -83,6 +83,57 @@ void time_now_rfc3339(char *buf, size_t size)
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+int64_t time_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Days from 1970-01-01 to a civil date (proleptic Gregorian), so no timezone state is used. */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;
+	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+int time_parse_rfc3339(const char *s, int64_t *ms)
+{
+	int y, mo, d, h, mi, sec, n = 0;
+	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
+		return -EINVAL;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+		return -EINVAL;
+	const char *p = s + 19;
+	int64_t frac_ms = 0;
+	if (*p == '.') {
+		int digits = 0;
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+			if (digits < 3)
+				frac_ms = frac_ms * 10 + (*p - '0');
+		if (digits == 0)
+			return -EINVAL;
+		for (; digits < 3; digits++)
+			frac_ms *= 10;
+	}
+	if (strcmp(p, "Z") != 0)
+		return -EINVAL;
+	*ms = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 + (int64_t)sec * 1000 + frac_ms;
+	return 0;
+}
+
+void time_format_rfc3339(int64_t ms, char *buf, size_t size)
+{
+	time_t secs = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
 static int str_eq(json_t *v, const char *s)
 {
 	const char *have = json_string_value(v);

@@ -369,13 +369,55 @@ out:
 	return 1;
 }
 
+static void evict_with(struct mgr *m, const char *key, json_t *wl, const char *reason,
+		       const char *message, const char *preempted_reason, json_t *requeue_state);
+
 void workload_evict(struct mgr *m, const char *key, json_t *wl, const char *reason,
 		    const char *message, const char *preempted_reason)
 {
+	evict_with(m, key, wl, reason, message, preempted_reason, NULL);
+}
+
+void workload_evict_pods_ready(struct mgr *m, const char *key, json_t *wl, const char *message)
+{
+	const struct muster_config *c = &m->conf;
+	json_int_t count = json_integer_value(obj_path(wl, "status.requeueState.count")) + 1;
 	char path[1024];
-	int changed;
 	if (mgr_inflight(m, MGR_WL, key) || condition_true(wl, "Evicted"))
 		return;
+	if (c->has_backoff_limit && count > c->backoff_limit_count) {
+		/* Out of retries: deactivate, as Kueue does; the eviction follows from that. */
+		json_t *patch = json_pack("{s:{s:s}, s:{s:b}}", "metadata", "resourceVersion",
+					  obj_str(wl, "metadata.resourceVersion"), "spec", "active", 0);
+		snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s",
+			 obj_namespace(wl), obj_name(wl));
+		if (patch_object(m, path, MGR_WL, key, patch, NULL) == 0)
+			log_info("workload deactivated: requeuing limit exceeded", LF_STR("workload", key),
+				 LF_INT("count", count - 1), LF_END);
+		return;
+	}
+	/* base * 2^(n-1) seconds, capped, plus up to 10% jitter so evictions don't return in step. */
+	int64_t delay_s = c->backoff_base_s;
+	for (json_int_t i = 1; i < count && delay_s < c->backoff_max_s; i++)
+		delay_s *= 2;
+	if (delay_s > c->backoff_max_s)
+		delay_s = c->backoff_max_s;
+	int64_t delay_ms = delay_s * 1000 + (int64_t)(rand() % (int)(delay_s * 100 + 1));
+	char at[32];
+	time_format_rfc3339(time_now_ms() + delay_ms, at, sizeof(at));
+	json_t *state = json_pack("{s:I, s:s}", "count", count, "requeueAt", at);
+	evict_with(m, key, wl, "PodsReadyTimeout", message, NULL, state);
+}
+
+static void evict_with(struct mgr *m, const char *key, json_t *wl, const char *reason,
+		       const char *message, const char *preempted_reason, json_t *requeue_state)
+{
+	char path[1024];
+	int changed;
+	if (mgr_inflight(m, MGR_WL, key) || condition_true(wl, "Evicted")) {
+		json_decref(requeue_state);
+		return;
+	}
 	json_t *conds = conditions_with(wl, "Evicted", "True", reason, message, &changed);
 	if (conds && preempted_reason) {
 		json_t *tmp = json_pack("{s:O, s:{s:O}}", "metadata", json_object_get(wl, "metadata"),
@@ -388,6 +430,10 @@ void workload_evict(struct mgr *m, const char *key, json_t *wl, const char *reas
 		return;
 	json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
 				  obj_str(wl, "metadata.resourceVersion"), "status", "conditions", conds);
+	if (patch && requeue_state)
+		json_object_set_new(json_object_get(patch, "status"), "requeueState", requeue_state);
+	else
+		json_decref(requeue_state);
 	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
 		 obj_namespace(wl), obj_name(wl));
 	if (patch_object(m, path, MGR_WL, key, patch, NULL) == 0)
@@ -395,7 +441,8 @@ void workload_evict(struct mgr *m, const char *key, json_t *wl, const char *reas
 			 LF_STR("message", message), LF_END);
 }
 
-/* stopPolicy HoldAndDrain on a ClusterQueue or LocalQueue evicts what it has admitted. */
+/* stopPolicy HoldAndDrain on a ClusterQueue or LocalQueue evicts what it has admitted, and so
+ * does deactivating a workload (spec.active=false). */
 static void drain_stopped(struct mgr *m)
 {
 	for (size_t i = 0; i < m->model.charges.cap; i++) {
@@ -404,6 +451,10 @@ static void drain_stopped(struct mgr *m)
 		json_t *wl = key ? informer_get(m->workloads, key) : NULL;
 		if (!wl || !condition_true(wl, "QuotaReserved") || condition_true(wl, "Evicted"))
 			continue;
+		if (json_is_false(obj_path(wl, "spec.active"))) {
+			workload_evict(m, key, wl, "Deactivated", "The workload is deactivated", NULL);
+			continue;
+		}
 		const char *cq_stop = obj_str(informer_get(m->cqs, c->cq), "spec.stopPolicy");
 		char lq_key[600];
 		snprintf(lq_key, sizeof(lq_key), "%s/%s", obj_namespace(wl), obj_str(wl, "spec.queueName"));
@@ -425,6 +476,21 @@ static json_int_t priority_of(json_t *wl)
 	return json_integer_value(obj_path(wl, "spec.priority"));
 }
 
+/* Set for the duration of a sort: qsort has no context argument. */
+static int sort_by_creation;
+
+/* Where a workload stands in its queue: its creation, or for a workload evicted because its
+ * pods weren't ready, its eviction (Kueue's requeuingStrategy timestamp Eviction), so it goes
+ * to the back rather than blocking the queue again at once. */
+static const char *queue_time_of(json_t *wl)
+{
+	json_t *ev = condition_get(wl, "Evicted");
+	const char *reason = json_string_value(json_object_get(ev, "reason"));
+	if (!sort_by_creation && reason && !strcmp(reason, "PodsReadyTimeout"))
+		return json_string_value(json_object_get(ev, "lastTransitionTime"));
+	return obj_str(wl, "metadata.creationTimestamp");
+}
+
 /* Kueue's queue order: higher priority first, then older, then by name for a total order. */
 static int compare_pending(const void *a, const void *b)
 {
@@ -432,8 +498,8 @@ static int compare_pending(const void *a, const void *b)
 	json_int_t px = priority_of(x), py = priority_of(y);
 	if (px != py)
 		return px > py ? -1 : 1;
-	const char *tx = obj_str(x, "metadata.creationTimestamp");
-	const char *ty = obj_str(y, "metadata.creationTimestamp");
+	const char *tx = queue_time_of(x);
+	const char *ty = queue_time_of(y);
 	int c = strcmp(tx ? tx : "", ty ? ty : "");
 	if (c != 0)
 		return c;
@@ -480,6 +546,17 @@ void admission_cycle(struct mgr *m)
 		json_t *wl = informer_get(m->workloads, key);
 		if (!wl || mgr_inflight(m, MGR_WL, key) || json_object_get(m->assumed, key))
 			continue;
+		int64_t requeue_at;
+		if (time_parse_rfc3339(obj_str(wl, "status.requeueState.requeueAt"), &requeue_at) == 0 &&
+		    requeue_at > time_now_ms()) {
+			/* Backing off after a PodsReadyTimeout eviction: come back when it ends. */
+			char wait[200], at[32];
+			time_format_rfc3339(requeue_at, at, sizeof(at));
+			snprintf(wait, sizeof(wait), "Waiting until %s to be requeued (backoff after an eviction)", at);
+			set_pending(m, key, wl, "Pending", wait);
+			mgr_schedule(m, MGR_WL, key, requeue_at);
+			continue;
+		}
 		const char *cq = workload_cluster_queue(m, wl, msg, sizeof(msg));
 		if (!cq) {
 			set_pending(m, key, wl, "Inadmissible", msg);
@@ -509,6 +586,7 @@ void admission_cycle(struct mgr *m)
 			break;
 		for (size_t i = 0; i < n; i++)
 			order[i] = json_array_get(v, i);
+		sort_by_creation = m->conf.requeue_at_creation;
 		qsort(order, n, sizeof(*order), compare_pending);
 		int usable = cq_usable(m, key, &cq, reason, sizeof(reason), msg, sizeof(msg));
 		const char *blocked_by = NULL;

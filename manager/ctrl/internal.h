@@ -19,11 +19,13 @@
 #include "net/certs.h"
 #include "net/httpd.h"
 
+#include "api/config.h"
 #include "ctrl/manager.h"
 
 struct mgr {
 	uv_loop_t *loop;
 	struct manager_options opt;
+	struct muster_config conf; /* from --config, over Kueue's defaults */
 	struct kube_config cfg;
 	struct kube_client *kube;
 
@@ -53,6 +55,8 @@ struct mgr {
 	json_t *unsupported; /* cq name -> message about fields muster does not implement */
 	json_t *evented; /* "<reason>:<key>" -> true: that Warning event was already recorded */
 	json_t *retry_keys; /* "<kind>:<key>" -> true: reconcile again when the retry timer fires */
+	json_t *deadlines; /* "<kind>:<key>" -> ms since epoch: reconcile again at that time */
+	uv_timer_t deadline_timer; /* armed for the earliest deadline */
 };
 
 /* manager.c */
@@ -62,6 +66,9 @@ void mgr_kick(struct mgr *m);
 void mgr_retry_later(struct mgr *m);
 /* Reconciles (kind, key) again after that delay: a failed write is retried, never in a loop. */
 void mgr_retry_key(struct mgr *m, char kind, const char *key);
+/* Reconciles (kind, key) again at when_ms (ms since the epoch), e.g. a pods-ready deadline or
+ * the end of a requeue backoff. A later call for the same key replaces the time. */
+void mgr_schedule(struct mgr *m, char kind, const char *key, int64_t when_ms);
 
 /* Records a Kubernetes Event about obj (type "Normal" or "Warning"), once per (reason, object)
  * for this process; best effort, a failure is only logged. */
@@ -81,6 +88,9 @@ void workload_reconcile(struct mgr *m, const char *key);
  * releases the quota and requeues it. */
 void workload_evict(struct mgr *m, const char *key, json_t *wl, const char *reason,
 		    const char *message, const char *preempted_reason);
+/* Evicts for PodsReadyTimeout with Kueue's requeue backoff in status.requeueState, or
+ * deactivates the workload (spec.active=false) once backoffLimitCount is used up. */
+void workload_evict_pods_ready(struct mgr *m, const char *key, json_t *wl, const char *message);
 void admission_cycle(struct mgr *m);
 /* The ClusterQueue a workload's LocalQueue points at, or NULL (msg says why). */
 const char *workload_cluster_queue(struct mgr *m, json_t *wl, char *msg, size_t msglen);

@@ -172,6 +172,61 @@ static void release_evicted(struct mgr *m, const char *wl_key, json_t *wl)
 		log_info("evicted workload requeued", LF_STR("workload", wl_key), LF_END);
 }
 
+/*
+ * waitForPodsReady: the Workload's PodsReady condition follows its Job (ready + succeeded pods
+ * against the admitted count). Pods that don't all get ready within the timeout of admission
+ * (or within recoveryTimeout of losing readiness) get the Workload evicted and requeued with a
+ * backoff; until then a deadline brings this Job back here, so nothing polls.
+ */
+static void track_pods_ready(struct mgr *m, const char *key, json_t *job, const char *wl_key,
+			     json_t *wl)
+{
+	json_t *psa = json_array_get(obj_path(wl, "status.admission.podSetAssignments"), 0);
+	json_int_t want = json_integer_value(json_object_get(psa, "count"));
+	json_int_t have = json_integer_value(obj_path(job, "status.ready")) +
+			  json_integer_value(obj_path(job, "status.succeeded"));
+	json_t *prev = condition_get(wl, "PodsReady");
+	const char *prev_status = json_string_value(json_object_get(prev, "status"));
+	int was_ready = prev_status && !strcmp(prev_status, "True");
+	const char *prev_reason = json_string_value(json_object_get(prev, "reason"));
+	int ready = have >= want;
+	const char *reason = ready ? (prev_reason && !strcmp(prev_reason, "WaitForRecovery") ? "Recovered" : "Started") :
+			     (was_ready || (prev_reason && !strcmp(prev_reason, "WaitForRecovery")) ? "WaitForRecovery" : "WaitForStart");
+	const char *msg = ready ? "All pods reached readiness and the workload is running" :
+				  "Not all pods are ready or succeeded";
+	int changed;
+	json_t *conds = conditions_with(wl, "PodsReady", ready ? "True" : "False", reason, msg, &changed);
+	if (conds && changed && !mgr_inflight(m, MGR_WL, wl_key)) {
+		char path[1024];
+		json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
+					  obj_str(wl, "metadata.resourceVersion"), "status", "conditions",
+					  conds);
+		snprintf(path, sizeof(path),
+			 "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
+			 obj_namespace(wl), obj_name(wl));
+		patch_object(m, path, MGR_WL, wl_key, patch, NULL);
+		return; /* decide on the timeout once the condition is written */
+	}
+	json_decref(conds);
+	if (ready || !m->conf.wait_for_pods_ready)
+		return;
+	/* The clock runs from admission, or from the loss of readiness when recovering. */
+	int recovering = !strcmp(reason, "WaitForRecovery");
+	int64_t since, limit = recovering ? m->conf.recovery_timeout_ms : m->conf.pods_ready_timeout_ms;
+	const char *start = json_string_value(json_object_get(
+		recovering ? prev : condition_get(wl, "Admitted"), "lastTransitionTime"));
+	if (limit <= 0 || time_parse_rfc3339(start, &since) != 0)
+		return;
+	if (time_now_ms() >= since + limit) {
+		char why[200];
+		snprintf(why, sizeof(why), "Not all pods are ready or succeeded within %llds of %s",
+			 (long long)(limit / 1000), recovering ? "losing readiness" : "admission");
+		workload_evict_pods_ready(m, wl_key, wl, why);
+	} else {
+		mgr_schedule(m, MGR_JOB, key, since + limit);
+	}
+}
+
 /* Adds the flavors' node labels and tolerations to the pod template, as Kueue does at start. */
 static json_t *start_patch(struct mgr *m, json_t *job, json_t *wl)
 {
@@ -314,6 +369,8 @@ void jobs_reconcile(struct mgr *m, const char *key)
 				 LF_END);
 		return;
 	}
+	if (admitted && !suspended)
+		track_pods_ready(m, key, job, wl_key, wl);
 	if (admitted && suspended) {
 		json_t *patch = start_patch(m, job, wl);
 		if (patch && patch_job(m, job, key, patch) == 0)

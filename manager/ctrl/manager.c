@@ -32,20 +32,71 @@ void mgr_kick(struct mgr *m)
 		uv_idle_start(&m->pump, on_pump);
 }
 
+static json_t *set_for_kind(struct mgr *m, char kind);
+
 static void on_retry(uv_timer_t *t)
 {
 	struct mgr *m = t->data;
 	const char *k;
 	json_t *v;
 	json_object_foreach(m->retry_keys, k, v)
-	{
-		json_t *set = k[0] == MGR_JOB ? m->dirty_jobs : k[0] == MGR_WL ? m->dirty_workloads :
-			      k[0] == MGR_CQ ? m->dirty_cqs : m->dirty_lqs;
-		json_object_set(set, k + 2, json_true());
-	}
+		json_object_set(set_for_kind(m, k[0]), k + 2, json_true());
 	json_object_clear(m->retry_keys);
 	m->admission_needed = 1;
 	mgr_kick(m);
+}
+
+static void on_deadline(uv_timer_t *t);
+
+static json_t *set_for_kind(struct mgr *m, char kind)
+{
+	return kind == MGR_JOB ? m->dirty_jobs : kind == MGR_WL ? m->dirty_workloads :
+	       kind == MGR_CQ ? m->dirty_cqs : m->dirty_lqs;
+}
+
+static void arm_deadline_timer(struct mgr *m)
+{
+	const char *k;
+	json_t *v;
+	int64_t next = INT64_MAX, now = time_now_ms();
+	json_object_foreach(m->deadlines, k, v)
+		if (json_integer_value(v) < next)
+			next = json_integer_value(v);
+	if (next == INT64_MAX) {
+		uv_timer_stop(&m->deadline_timer);
+		return;
+	}
+	uint64_t delay = next > now ? (uint64_t)(next - now) : 0;
+	uv_timer_start(&m->deadline_timer, on_deadline, delay, 0);
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+	struct mgr *m = t->data;
+	int64_t now = time_now_ms();
+	const char *k;
+	json_t *v;
+	void *iter;
+	json_t *tmp;
+	json_object_foreach_safe(m->deadlines, iter, k, tmp)
+	{
+		v = tmp;
+		if (json_integer_value(v) > now)
+			continue;
+		json_object_set(set_for_kind(m, k[0]), k + 2, json_true());
+		json_object_del(m->deadlines, k);
+	}
+	m->admission_needed = 1;
+	mgr_kick(m);
+	arm_deadline_timer(m);
+}
+
+void mgr_schedule(struct mgr *m, char kind, const char *key, int64_t when_ms)
+{
+	char k[700];
+	snprintf(k, sizeof(k), "%c:%s", kind, key);
+	json_object_set_new(m->deadlines, k, json_integer(when_ms));
+	arm_deadline_timer(m);
 }
 
 void mgr_retry_key(struct mgr *m, char kind, const char *key)
@@ -454,10 +505,16 @@ int manager_run(const struct manager_options *opt)
 	m.unsupported = json_object();
 	m.retry_keys = json_object();
 	m.evented = json_object();
+	m.deadlines = json_object();
 	signal(SIGPIPE, SIG_IGN);
 	/* Backoff jitter and watch timeouts must differ between processes and restarts. */
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
 
+	config_defaults(&m.conf);
+	if (opt->config && config_load(opt->config, &m.conf, err, sizeof(err)) != 0) {
+		log_error("invalid configuration", LF_STR("error", err), LF_END);
+		return 1;
+	}
 	rc = kube_config_load(opt->kubeconfig, &m.cfg, err, sizeof(err));
 	if (rc != 0) {
 		log_error("cannot load kubeconfig", LF_STR("error", err), LF_END);
@@ -490,6 +547,8 @@ int manager_run(const struct manager_options *opt)
 	m.pump.data = &m;
 	uv_timer_init(m.loop, &m.retry);
 	m.retry.data = &m;
+	uv_timer_init(m.loop, &m.deadline_timer);
+	m.deadline_timer.data = &m;
 	uv_signal_init(m.loop, &m.sigterm);
 	uv_signal_init(m.loop, &m.sigint);
 	m.sigterm.data = m.sigint.data = &m;
@@ -515,6 +574,8 @@ int manager_run(const struct manager_options *opt)
 			   on_priority_class, &m.pcs))
 		return 1;
 	log_info("manager started", LF_STR("version", MUSTER_VERSION),
+		 LF_INT("wait_for_pods_ready", m.conf.wait_for_pods_ready),
+		 LF_INT("pods_ready_timeout_ms", m.conf.pods_ready_timeout_ms),
 		 LF_INT("webhook_port", httpd_port(m.webhook_srv)),
 		 LF_INT("health_port", httpd_port(m.health_srv)), LF_END);
 
@@ -546,6 +607,7 @@ int manager_run(const struct manager_options *opt)
 	json_decref(m.unsupported);
 	json_decref(m.retry_keys);
 	json_decref(m.evented);
+	json_decref(m.deadlines);
 	certs_release(&m.certs);
 	kube_config_release(&m.cfg);
 	log_info("stopped", LF_END);

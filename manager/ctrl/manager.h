@@ -9,6 +9,7 @@
 
 struct manager_options {
 	const char *kubeconfig; /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
+	const char *config; /* configuration file (api/config.h), or NULL for Kueue's defaults */
 	const char *state_dir; /* webhook certificates live here; NULL = in memory only */
 	const char *webhook_host; /* address to listen on and to advertise to the apiserver */
 	int webhook_port;

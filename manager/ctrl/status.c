@@ -45,6 +45,8 @@ static void on_patched(void *arg, const struct kube_response *resp)
 		mgr_retry_key(m, ctx->kind, ctx->key);
 	/* Events for this key that arrived while the write was in flight were skipped: look at
 	 * it once more now. */
+	if (ok && ctx->kind == MGR_WL)
+		m->admission_needed = 1; /* a Workload's change may start or end an admission */
 	if (ok)
 		mgr_mark(m, ctx->kind == MGR_JOB ? m->dirty_jobs : ctx->kind == MGR_WL ? m->dirty_workloads :
 			    ctx->kind == MGR_CQ ? m->dirty_cqs : m->dirty_lqs, ctx->key);

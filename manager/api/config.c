@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "api/config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/yamljson.h"
+
+#define CONFIG_MAX_BYTES (1u << 20)
+
+void config_defaults(struct muster_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->wait_for_pods_ready = 1;
+	cfg->pods_ready_timeout_ms = 30 * 60 * 1000;
+	cfg->recovery_timeout_ms = cfg->pods_ready_timeout_ms;
+	cfg->backoff_base_s = 60;
+	cfg->backoff_max_s = 3600;
+}
+
+int config_parse_duration(const char *s, int64_t *ms)
+{
+	static const struct {
+		const char *unit;
+		int64_t ms;
+	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 } };
+	int64_t total = 0;
+	if (!s || !*s)
+		return -EINVAL;
+	if (!strcmp(s, "0")) {
+		*ms = 0;
+		return 0;
+	}
+	while (*s) {
+		int64_t n = 0;
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		while (*s >= '0' && *s <= '9') {
+			if (n > (INT64_MAX - 9) / 10)
+				return -EINVAL;
+			n = n * 10 + (*s++ - '0');
+		}
+		size_t i;
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			size_t len = strlen(units[i].unit);
+			/* "m" must not swallow the "m" of "ms". */
+			if (!strncmp(s, units[i].unit, len) && !(len == 1 && s[0] == 'm' && s[1] == 's'))
+				break;
+		}
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -EINVAL;
+		if (n > (INT64_MAX - total) / units[i].ms)
+			return -EINVAL;
+		total += n * units[i].ms;
+		s += strlen(units[i].unit);
+	}
+	*ms = total;
+	return 0;
+}
+
+/* Rejects keys of obj not in allowed (NULL-terminated), naming the first unknown one. */
+static int only_keys(json_t *obj, const char *where, const char *const *allowed, char *err,
+		     size_t errlen)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach(obj, key, v)
+	{
+		size_t i;
+		for (i = 0; allowed[i] && strcmp(allowed[i], key); i++)
+			;
+		if (!allowed[i]) {
+			snprintf(err, errlen, "%s%s%s: unknown or unsupported field", where, *where ? "." : "",
+				 key);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int duration_field(json_t *obj, const char *name, const char *where, int64_t *out, char *err,
+			  size_t errlen)
+{
+	json_t *v = json_object_get(obj, name);
+	if (!v)
+		return 0;
+	if (!json_is_string(v) || config_parse_duration(json_string_value(v), out) != 0) {
+		snprintf(err, errlen, "%s.%s: invalid duration (want e.g. \"90s\", \"5m\", \"1h30m\")", where,
+			 name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int int_field(json_t *obj, const char *name, const char *where, int64_t min, int64_t max,
+		     int64_t *out, int *present, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(obj, name);
+	if (present)
+		*present = v != NULL;
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
+		snprintf(err, errlen, "%s.%s: must be an integer from %lld to %lld", where, name,
+			 (long long)min, (long long)max);
+		return -EINVAL;
+	}
+	*out = json_integer_value(v);
+	return 0;
+}
+
+static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
+{
+	static const char *const top[] = { "apiVersion", "kind", "waitForPodsReady", NULL };
+	static const char *const wfpr[] = { "enable", "timeout", "recoveryTimeout", "blockAdmission",
+					    "requeuingStrategy", NULL };
+	static const char *const rs[] = { "timestamp", "backoffBaseSeconds", "backoffMaxSeconds",
+					  "backoffLimitCount", NULL };
+	int rc;
+
+	if (!json_is_object(doc)) {
+		snprintf(err, errlen, "the configuration must be a mapping");
+		return -EINVAL;
+	}
+	const char *kind = json_string_value(json_object_get(doc, "kind"));
+	const char *api = json_string_value(json_object_get(doc, "apiVersion"));
+	if ((kind && strcmp(kind, "Configuration") != 0) ||
+	    (api && strcmp(api, "config.kueue.x-k8s.io/v1beta2") != 0)) {
+		snprintf(err, errlen, "want kind Configuration, apiVersion config.kueue.x-k8s.io/v1beta2");
+		return -EINVAL;
+	}
+	if ((rc = only_keys(doc, "", top, err, errlen)) != 0)
+		return rc;
+	json_t *w = json_object_get(doc, "waitForPodsReady");
+	if (!w)
+		return 0;
+	if (!json_is_object(w) || (rc = only_keys(w, "waitForPodsReady", wfpr, err, errlen)) != 0) {
+		if (!json_is_object(w))
+			snprintf(err, errlen, "waitForPodsReady: must be a mapping");
+		return -EINVAL;
+	}
+	json_t *enable = json_object_get(w, "enable");
+	if (enable && !json_is_boolean(enable)) {
+		snprintf(err, errlen, "waitForPodsReady.enable: must be true or false");
+		return -EINVAL;
+	}
+	if (enable)
+		cfg->wait_for_pods_ready = json_is_true(enable);
+	json_t *block = json_object_get(w, "blockAdmission");
+	if (block && !json_is_false(block) && !(json_is_string(block) &&
+						 !strcmp(json_string_value(block), "Disabled"))) {
+		snprintf(err, errlen,
+			 "waitForPodsReady.blockAdmission: not implemented yet; remove it or set it to false");
+		return -EINVAL;
+	}
+	int64_t timeout = cfg->pods_ready_timeout_ms;
+	int explicit_recovery = json_object_get(w, "recoveryTimeout") != NULL;
+	if ((rc = duration_field(w, "timeout", "waitForPodsReady", &timeout, err, errlen)) != 0 ||
+	    (rc = duration_field(w, "recoveryTimeout", "waitForPodsReady", &cfg->recovery_timeout_ms,
+				 err, errlen)) != 0)
+		return rc;
+	if (timeout <= 0) {
+		snprintf(err, errlen, "waitForPodsReady.timeout: must be positive");
+		return -EINVAL;
+	}
+	cfg->pods_ready_timeout_ms = timeout;
+	if (!explicit_recovery)
+		cfg->recovery_timeout_ms = timeout;
+	json_t *r = json_object_get(w, "requeuingStrategy");
+	if (!r)
+		return 0;
+	if (!json_is_object(r) || (rc = only_keys(r, "waitForPodsReady.requeuingStrategy", rs, err,
+						   errlen)) != 0) {
+		if (!json_is_object(r))
+			snprintf(err, errlen, "waitForPodsReady.requeuingStrategy: must be a mapping");
+		return -EINVAL;
+	}
+	const char *ts = json_string_value(json_object_get(r, "timestamp"));
+	if (json_object_get(r, "timestamp") && (!ts || (strcmp(ts, "Eviction") && strcmp(ts, "Creation")))) {
+		snprintf(err, errlen, "waitForPodsReady.requeuingStrategy.timestamp: must be Eviction or Creation");
+		return -EINVAL;
+	}
+	if (ts)
+		cfg->requeue_at_creation = !strcmp(ts, "Creation");
+	int64_t limit = 0;
+	const char *where = "waitForPodsReady.requeuingStrategy";
+	if ((rc = int_field(r, "backoffBaseSeconds", where, 1, 86400, &cfg->backoff_base_s, NULL, err,
+			    errlen)) != 0 ||
+	    (rc = int_field(r, "backoffMaxSeconds", where, 1, 7 * 86400, &cfg->backoff_max_s, NULL, err,
+			    errlen)) != 0 ||
+	    (rc = int_field(r, "backoffLimitCount", where, 0, INT32_MAX, &limit,
+			    &cfg->has_backoff_limit, err, errlen)) != 0)
+		return rc;
+	cfg->backoff_limit_count = (int32_t)limit;
+	return 0;
+}
+
+int config_parse(const char *data, size_t len, struct muster_config *cfg, char *err, size_t errlen)
+{
+	struct yamljson_error yerr;
+	json_t *docs = NULL;
+	int rc = yamljson_load(data, len, &docs, &yerr);
+	if (rc != 0) {
+		snprintf(err, errlen, "line %d: %s", yerr.line, yerr.text);
+		return -EINVAL;
+	}
+	if (json_array_size(docs) > 1) {
+		snprintf(err, errlen, "expected one document, found %zu", json_array_size(docs));
+		rc = -EINVAL;
+	} else if (json_array_size(docs) == 1) {
+		rc = parse_doc(json_array_get(docs, 0), cfg, err, errlen);
+	}
+	json_decref(docs);
+	return rc;
+}
+
+int config_load(const char *path, struct muster_config *cfg, char *err, size_t errlen)
+{
+	char inner[300];
+	char *data = NULL;
+	size_t len = 0;
+	int rc = 0;
+	FILE *f = fopen(path, "rb");
+
+	config_defaults(cfg);
+	if (!f) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	data = malloc(CONFIG_MAX_BYTES + 1);
+	if (data)
+		len = fread(data, 1, CONFIG_MAX_BYTES + 1, f);
+	fclose(f);
+	if (!data) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	if (len > CONFIG_MAX_BYTES) {
+		snprintf(err, errlen, "%s: larger than %u bytes", path, CONFIG_MAX_BYTES);
+		rc = -EINVAL;
+	} else {
+		rc = config_parse(data, len, cfg, inner, sizeof(inner));
+		if (rc != 0)
+			snprintf(err, errlen, "%s: %s", path, inner);
+	}
+	free(data);
+	return rc;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The manager's configuration file, in the shape of Kueue's Configuration
+ * (config.kueue.x-k8s.io/v1beta2), so a Kueue operator's settings carry over:
+ *
+ *   apiVersion: config.kueue.x-k8s.io/v1beta2
+ *   kind: Configuration
+ *   waitForPodsReady:
+ *     timeout: 10m                 # admitted -> all pods ready or succeeded, else evicted
+ *     recoveryTimeout: 5m          # ready -> not ready -> ready again, else evicted
+ *     requeuingStrategy:
+ *       timestamp: Eviction        # or Creation: where an evicted workload re-enters its queue
+ *       backoffBaseSeconds: 60     # requeue after base * 2^(n-1) seconds (+ jitter) ...
+ *       backoffMaxSeconds: 3600    # ... at most this
+ *       backoffLimitCount: 5       # then deactivate (spec.active=false); unset = never
+ *
+ * Defaults follow Kueue v1beta2: waitForPodsReady is on, timeout 30m, recoveryTimeout = timeout,
+ * Eviction, 60 s, 3600 s, no limit. A field muster does not know or implement is an error that
+ * names it: an operator must never believe a setting is in force when it is not.
+ */
+#ifndef MUSTER_CONFIG_H
+#define MUSTER_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct muster_config {
+	int wait_for_pods_ready; /* enabled */
+	int64_t pods_ready_timeout_ms;
+	int64_t recovery_timeout_ms; /* 0 = no recovery timeout */
+	int requeue_at_creation; /* requeuingStrategy.timestamp Creation (else Eviction) */
+	int64_t backoff_base_s;
+	int64_t backoff_max_s;
+	int has_backoff_limit;
+	int32_t backoff_limit_count;
+};
+
+/* Kueue's defaults. */
+void config_defaults(struct muster_config *cfg);
+
+/* Parses a configuration document (YAML or JSON) over cfg's current values. Returns 0, or
+ * -EINVAL with err naming the field and the problem. */
+int config_parse(const char *data, size_t len, struct muster_config *cfg, char *err, size_t errlen);
+
+/* Reads path and parses it over Kueue's defaults. -errno or -EINVAL with err. */
+int config_load(const char *path, struct muster_config *cfg, char *err, size_t errlen);
+
+/* Parses a Go duration ("90s", "5m", "1h30m", "250ms"): 0 with *ms set, or -EINVAL. */
+int config_parse_duration(const char *s, int64_t *ms);
+
+#endif

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The manager's configuration file: Kueue's defaults, every field, and every refusal. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "api/config.h"
+#include "api/objects.h"
+
+static int parse(const char *text, struct muster_config *cfg, char *err, size_t errlen)
+{
+	config_defaults(cfg);
+	return config_parse(text, strlen(text), cfg, err, errlen);
+}
+
+static void test_config_defaults_follow_kueue_v1beta2(void **state)
+{
+	struct muster_config c;
+	char err[256];
+	assert_int_equal(parse("", &c, err, sizeof(err)), 0);
+	assert_true(c.wait_for_pods_ready);
+	assert_int_equal(c.pods_ready_timeout_ms, 30 * 60 * 1000);
+	assert_int_equal(c.recovery_timeout_ms, 30 * 60 * 1000);
+	assert_int_equal(c.backoff_base_s, 60);
+	assert_int_equal(c.backoff_max_s, 3600);
+	assert_false(c.has_backoff_limit);
+	assert_false(c.requeue_at_creation);
+}
+
+static void test_config_full_document_is_read(void **state)
+{
+	struct muster_config c;
+	char err[256];
+	const char *doc = "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+			  "kind: Configuration\n"
+			  "waitForPodsReady:\n"
+			  "  timeout: 1h30m\n"
+			  "  recoveryTimeout: 90s\n"
+			  "  requeuingStrategy:\n"
+			  "    timestamp: Creation\n"
+			  "    backoffBaseSeconds: 5\n"
+			  "    backoffMaxSeconds: 100\n"
+			  "    backoffLimitCount: 3\n";
+	assert_int_equal(parse(doc, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.pods_ready_timeout_ms, 90 * 60 * 1000);
+	assert_int_equal(c.recovery_timeout_ms, 90 * 1000);
+	assert_true(c.requeue_at_creation);
+	assert_int_equal(c.backoff_base_s, 5);
+	assert_int_equal(c.backoff_max_s, 100);
+	assert_true(c.has_backoff_limit);
+	assert_int_equal(c.backoff_limit_count, 3);
+}
+
+static void test_config_recovery_timeout_defaults_to_timeout(void **state)
+{
+	struct muster_config c;
+	char err[256];
+	assert_int_equal(parse("waitForPodsReady: {timeout: 2m}\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.recovery_timeout_ms, 120000);
+}
+
+static void test_config_disable(void **state)
+{
+	struct muster_config c;
+	char err[256];
+	assert_int_equal(parse("waitForPodsReady: {enable: false}\n", &c, err, sizeof(err)), 0);
+	assert_false(c.wait_for_pods_ready);
+}
+
+static void test_config_refusals_name_the_field(void **state)
+{
+	static const struct {
+		const char *doc;
+		const char *expect;
+	} cases[] = {
+		{ "queueVisibility: {}\n", "queueVisibility: unknown or unsupported field" },
+		{ "waitForPodsReady: {tiemout: 5m}\n", "waitForPodsReady.tiemout: unknown" },
+		{ "waitForPodsReady: {blockAdmission: true}\n", "blockAdmission: not implemented yet" },
+		{ "waitForPodsReady: {timeout: 5 minutes}\n", "waitForPodsReady.timeout: invalid duration" },
+		{ "waitForPodsReady: {timeout: 0s}\n", "timeout: must be positive" },
+		{ "waitForPodsReady: {requeuingStrategy: {timestamp: Later}}\n", "must be Eviction or Creation" },
+		{ "waitForPodsReady: {requeuingStrategy: {backoffLimitCount: -1}}\n", "backoffLimitCount: must be an integer" },
+		{ "waitForPodsReady: {requeuingStrategy: {backoffBaseSeconds: x}}\n", "backoffBaseSeconds: must be an integer" },
+		{ "kind: Deployment\n", "want kind Configuration" },
+		{ "a: b\n---\nc: d\n", "expected one document" },
+		{ "- 1\n", "must be a mapping" },
+		{ "waitForPodsReady: [1]\n", "waitForPodsReady: must be a mapping" },
+		{ "waitForPodsReady: {timeout: [}\n", "line" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct muster_config c;
+		char err[256] = "";
+		assert_int_equal(parse(cases[i].doc, &c, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, cases[i].expect))
+			fail_msg("case %zu: error \"%s\" lacks \"%s\"", i, err, cases[i].expect);
+	}
+}
+
+static void test_config_durations(void **state)
+{
+	int64_t ms;
+	assert_int_equal(config_parse_duration("250ms", &ms), 0);
+	assert_int_equal(ms, 250);
+	assert_int_equal(config_parse_duration("1h2m3s", &ms), 0);
+	assert_int_equal(ms, 3723000);
+	assert_int_equal(config_parse_duration("0", &ms), 0);
+	assert_int_equal(ms, 0);
+	assert_int_equal(config_parse_duration("", &ms), -EINVAL);
+	assert_int_equal(config_parse_duration("5", &ms), -EINVAL);
+	assert_int_equal(config_parse_duration("m", &ms), -EINVAL);
+	assert_int_equal(config_parse_duration("1d", &ms), -EINVAL);
+	assert_int_equal(config_parse_duration("-5s", &ms), -EINVAL);
+	assert_int_equal(config_parse_duration("99999999999999999999h", &ms), -EINVAL);
+}
+
+static void test_config_load_names_the_file(void **state)
+{
+	struct muster_config c;
+	char err[512], path[] = "/tmp/muster-config-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fputs("waitForPodsReady: {timeout: soon}\n", f);
+	fclose(f);
+	assert_int_equal(config_load(path, &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "invalid duration"));
+	remove(path);
+	assert_true(config_load("/nonexistent/muster.yaml", &c, err, sizeof(err)) < 0);
+}
+
+static void test_time_rfc3339_round_trip(void **state)
+{
+	int64_t ms;
+	char buf[32];
+	assert_int_equal(time_parse_rfc3339("1970-01-01T00:00:00Z", &ms), 0);
+	assert_int_equal(ms, 0);
+	assert_int_equal(time_parse_rfc3339("2026-11-21T19:35:18Z", &ms), 0);
+	time_format_rfc3339(ms, buf, sizeof(buf));
+	assert_string_equal(buf, "2026-11-21T19:35:18Z");
+	assert_int_equal(time_parse_rfc3339("2024-02-29T12:00:00.5Z", &ms), 0);
+	assert_int_equal(ms % 1000, 500);
+	assert_int_equal(time_parse_rfc3339("2026-11-21T19:35:18+01:00", &ms), -EINVAL);
+	assert_int_equal(time_parse_rfc3339("2026-13-01T00:00:00Z", &ms), -EINVAL);
+	assert_int_equal(time_parse_rfc3339("yesterday", &ms), -EINVAL);
+	assert_int_equal(time_parse_rfc3339(NULL, &ms), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config_defaults_follow_kueue_v1beta2),
+		cmocka_unit_test(test_config_full_document_is_read),
+		cmocka_unit_test(test_config_recovery_timeout_defaults_to_timeout),
+		cmocka_unit_test(test_config_disable),
+		cmocka_unit_test(test_config_refusals_name_the_field),
+		cmocka_unit_test(test_config_durations),
+		cmocka_unit_test(test_config_load_names_the_file),
+		cmocka_unit_test(test_time_rfc3339_round_trip),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
