@@ -2,6 +2,7 @@
 /*
  * muster: one binary, several subcommands.
  *   muster manager [flags]    run the admission and quota manager
+ *   muster simulate FILE...   run admission on manifests, without a cluster
  *   muster --version
  */
 #include <getopt.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "ctrl/manager.h"
+#include "sim/simulate.h"
 #include "util/log.h"
 
 static void usage(FILE *out)
@@ -19,6 +21,8 @@ static void usage(FILE *out)
 		"\n"
 		"commands:\n"
 		"  manager     run the admission and quota manager against a cluster\n"
+		"  simulate    run admission on the objects in FILE... without a cluster\n"
+		"              (muster simulate --help)\n"
 		"  --version   print the version\n"
 		"\n"
 		"manager flags:\n"
@@ -125,6 +129,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "manager"))
 		return cmd_manager(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "simulate"))
+		return sim_main(argc - 1, argv + 1);
 	fprintf(stderr, "muster: unknown command %s\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -321,46 +321,84 @@ static int expr_matches(const struct quota_flavor *f, const struct quota_match_e
 	return 0;
 }
 
-/* Whether the podset's pods could run on this flavor's nodes; msg says why not. */
-static int flavor_matches(const struct quota_flavor *f, const struct quota_podset *ps, char *msg,
-			  size_t msg_len)
+/* Index of the first nodeSelector entry the flavor's labels contradict, or -1. Keys the flavor
+ * doesn't set are decided by the node, not the flavor, so they match. */
+static long selector_conflict(const struct quota_flavor *f, const struct quota_podset *ps)
 {
 	for (size_t i = 0; i < ps->n_selector; i++) {
 		const char *v = label_value(f, ps->node_selector[i].key);
-		if (v && strcmp(v, ps->node_selector[i].value) != 0) {
-			snprintf(msg, msg_len, "flavor %s doesn't match node selector %s=%s", f->name,
-				 ps->node_selector[i].key, ps->node_selector[i].value);
-			return 0;
-		}
+		if (v && strcmp(v, ps->node_selector[i].value) != 0)
+			return (long)i;
 	}
-	if (ps->n_terms > 0) {
-		int any = 0;
-		for (size_t t = 0; t < ps->n_terms && !any; t++) {
-			int all = 1;
-			/* An empty term matches nothing, as in Kubernetes. */
-			all = ps->terms[t].n_exprs > 0 || ps->terms[t].has_match_fields;
-			for (size_t e = 0; e < ps->terms[t].n_exprs && all; e++)
-				all = expr_matches(f, &ps->terms[t].exprs[e]);
-			any = all;
-		}
-		if (!any) {
-			snprintf(msg, msg_len, "flavor %s doesn't match the required node affinity",
-				 f->name);
-			return 0;
-		}
+	return -1;
+}
+
+static int affinity_matches(const struct quota_flavor *f, const struct quota_podset *ps)
+{
+	if (ps->n_terms == 0)
+		return 1;
+	for (size_t t = 0; t < ps->n_terms; t++) {
+		/* An empty term matches nothing, as in Kubernetes. */
+		int all = ps->terms[t].n_exprs > 0 || ps->terms[t].has_match_fields;
+		for (size_t e = 0; e < ps->terms[t].n_exprs && all; e++)
+			all = expr_matches(f, &ps->terms[t].exprs[e]);
+		if (all)
+			return 1;
 	}
+	return 0;
+}
+
+static const struct quota_taint *untolerated_taint(const struct quota_flavor *f,
+						   const struct quota_podset *ps)
+{
 	for (size_t i = 0; i < f->n_taints; i++) {
 		const struct quota_taint *taint = &f->taints[i];
 		/* PreferNoSchedule never keeps a pod off a node. */
 		if (taint->effect && !strcmp(taint->effect, "PreferNoSchedule"))
 			continue;
 		if (!quota_tolerates(ps->tolerations, ps->n_tolerations, taint) &&
-		    !quota_tolerates(f->tolerations, f->n_tolerations, taint)) {
-			snprintf(msg, msg_len, "flavor %s has taint %s=%s:%s that the pods don't tolerate",
-				 f->name, taint->key ? taint->key : "", taint->value ? taint->value : "",
-				 taint->effect ? taint->effect : "");
-			return 0;
-		}
+		    !quota_tolerates(f->tolerations, f->n_tolerations, taint))
+			return taint;
+	}
+	return NULL;
+}
+
+enum quota_mismatch quota_flavor_match(const struct quota_flavor *f, const struct quota_podset *ps,
+				       const struct quota_taint **taint)
+{
+	const struct quota_taint *t = untolerated_taint(f, ps);
+	if (taint)
+		*taint = t;
+	/* Taints first, as Kueue checks them before labels. */
+	if (t)
+		return QUOTA_MISMATCH_TAINT;
+	if (selector_conflict(f, ps) >= 0)
+		return QUOTA_MISMATCH_SELECTOR;
+	if (!affinity_matches(f, ps))
+		return QUOTA_MISMATCH_AFFINITY;
+	return QUOTA_MATCH;
+}
+
+/* Whether the podset's pods could run on this flavor's nodes; msg says why not. */
+static int flavor_matches(const struct quota_flavor *f, const struct quota_podset *ps, char *msg,
+			  size_t msg_len)
+{
+	long sel = selector_conflict(f, ps);
+	if (sel >= 0) {
+		snprintf(msg, msg_len, "flavor %s doesn't match node selector %s=%s", f->name,
+			 ps->node_selector[sel].key, ps->node_selector[sel].value);
+		return 0;
+	}
+	if (!affinity_matches(f, ps)) {
+		snprintf(msg, msg_len, "flavor %s doesn't match the required node affinity", f->name);
+		return 0;
+	}
+	const struct quota_taint *taint = untolerated_taint(f, ps);
+	if (taint) {
+		snprintf(msg, msg_len, "flavor %s has taint %s=%s:%s that the pods don't tolerate",
+			 f->name, taint->key ? taint->key : "", taint->value ? taint->value : "",
+			 taint->effect ? taint->effect : "");
+		return 0;
 	}
 	return 1;
 }

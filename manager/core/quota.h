@@ -180,6 +180,20 @@ void quota_charge_free(struct quota_charge *c);
  * A sum of quantities has no suffix of its own, so the resource decides. */
 void quota_format_amount(const char *resource, int64_t milli, char *buf, size_t size);
 
+/* Why a flavor's nodes can't take a podSet's pods (QUOTA_MATCH: they can). */
+enum quota_mismatch {
+	QUOTA_MATCH = 0,
+	QUOTA_MISMATCH_TAINT, /* a NoSchedule/NoExecute taint neither the pods nor the flavor tolerate */
+	QUOTA_MISMATCH_SELECTOR, /* nodeSelector contradicts the flavor's nodeLabels */
+	QUOTA_MISMATCH_AFFINITY, /* no required node-affinity term matches the flavor's nodeLabels */
+};
+
+/* Matches a podSet's node constraints against a flavor: label keys the flavor doesn't set are
+ * left to the node (they match). On QUOTA_MISMATCH_TAINT, *taint (if taint is non-NULL) points
+ * at the untolerated taint, borrowed from f; otherwise it is set to NULL. */
+enum quota_mismatch quota_flavor_match(const struct quota_flavor *f, const struct quota_podset *ps,
+				       const struct quota_taint **taint);
+
 /* Whether tolerations tolerate taint (Kubernetes' rules). */
 int quota_tolerates(const struct quota_taint *tolerations, size_t n, const struct quota_taint *taint);
 

@@ -12,7 +12,7 @@
 #include <jansson.h>
 #include <uv.h>
 
-#include "core/quota.h"
+#include "core/engine.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "kube/watch.h"
@@ -31,6 +31,7 @@ struct mgr {
 
 	struct informer *jobs, *workloads, *cqs, *lqs, *flavors, *namespaces;
 	struct informer *wpcs, *pcs; /* WorkloadPriorityClasses, scheduling PriorityClasses */
+	struct informer *cohorts;
 	int synced; /* all informers have delivered their first list */
 	int webhooks_installed; /* both webhook configurations are in place */
 	int webhook_configs_applied;
@@ -38,7 +39,7 @@ struct mgr {
 	struct certs certs;
 	struct httpd *webhook_srv, *health_srv;
 
-	struct quota_model model;
+	struct engine *engine; /* quota, queues and every admission decision (core/engine.h) */
 
 	uv_idle_t pump;
 	uv_signal_t sigterm, sigint;
@@ -50,7 +51,7 @@ struct mgr {
 
 	json_t *pending; /* workload key -> true: waiting for quota */
 	json_t *assumed; /* workload key -> admitted object whose write is in flight or not yet
-			  * seen by the watch; its charge is already in the model */
+			  * seen by the watch; the engine has already charged it */
 	json_t *inflight; /* "<kind>:<key>" -> true: a write is in flight, don't act twice */
 	json_t *unsupported; /* cq name -> message about fields muster does not implement */
 	json_t *evented; /* "<reason>:<key>" -> true: that Warning event was already recorded */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/engine_objects.h"
 #include "api/objects.h"
 #include "ctrl/internal.h"
 #include "util/log.h"
@@ -78,30 +79,23 @@ static void on_workload_created(void *arg, const struct kube_response *resp)
 
 static void create_workload(struct mgr *m, const char *key, json_t *job)
 {
-	char err[256], path[512];
+	char err[512], path[512];
 	struct create_ctx *ctx;
-	json_t *wl = workload_new_for_job(job, err, sizeof(err));
-	if (!wl) {
-		log_error("cannot build workload for job", LF_STR("job", obj_name(job)),
-			  LF_STR("error", err), LF_END);
-		mgr_event(m, job, "Warning", "CreatingWorkloadFailed", err);
+	struct eobj_workload w;
+
+	/* The simulator converts Jobs with the same function, so both see the same Workload. */
+	if (eobj_workload_from_job(job, NULL, informer_store(m->wpcs), informer_store(m->pcs), &w,
+				   err, sizeof(err)) != 0) {
+		/* Admitting at a guessed priority or count would break the queue's rules; the Job
+		 * waits, suspended, and the event says why. A new class brings it back here. */
+		mgr_event(m, job, "Warning",
+			  strstr(err, "PriorityClass") && strstr(err, "doesn't exist") ? "PriorityClassNotFound" :
+											  "CreatingWorkloadFailed",
+			  err);
+		log_warn("cannot build workload for job", LF_STR("job", key), LF_STR("error", err), LF_END);
 		return;
 	}
-	struct job_priority prio;
-	if (job_priority_resolve(job, informer_store(m->wpcs), informer_store(m->pcs), &prio, err,
-				 sizeof(err)) != 0) {
-		/* Admitting at a guessed priority would break the queue's order; the Job waits,
-		 * suspended, and the event says why. A new class brings it back here. */
-		mgr_event(m, job, "Warning", "PriorityClassNotFound", err);
-		json_decref(wl);
-		return;
-	}
-	if (workload_apply_priority(wl, &prio) != 0) {
-		json_decref(wl);
-		mgr_retry_key(m, MGR_JOB, key);
-		return;
-	}
-	char *body = json_dumps(wl, JSON_COMPACT);
+	char *body = json_dumps(w.obj, JSON_COMPACT);
 	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads",
 		 obj_namespace(job));
 	ctx = calloc(1, sizeof(*ctx));
@@ -116,10 +110,10 @@ static void create_workload(struct mgr *m, const char *key, json_t *job)
 	} else {
 		mgr_inflight_set(m, MGR_JOB, key, 1);
 		log_info("workload created", LF_STR("namespace", obj_namespace(job)),
-			 LF_STR("workload", obj_name(wl)), LF_STR("job", obj_name(job)), LF_END);
+			 LF_STR("workload", w.name), LF_STR("job", obj_name(job)), LF_END);
 	}
 	free(body);
-	json_decref(wl);
+	eobj_workload_release(&w);
 }
 
 /* Undoes start_patch from the original template kept in the Workload: flavor node labels that

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/engine_objects.h"
 #include "api/objects.h"
 #include "ctrl/internal.h"
 #include "util/log.h"
@@ -171,7 +172,7 @@ static void check_synced(struct mgr *m)
 		return;
 	if (!informer_synced(m->jobs) || !informer_synced(m->workloads) || !informer_synced(m->cqs) ||
 	    !informer_synced(m->lqs) || !informer_synced(m->flavors) || !informer_synced(m->namespaces) ||
-	    !informer_synced(m->wpcs) || !informer_synced(m->pcs))
+	    !informer_synced(m->wpcs) || !informer_synced(m->pcs) || !informer_synced(m->cohorts))
 		return;
 	/* Only now is usage complete: every admitted workload has been charged from its status.
 	 * Admitting before this point could admit twice what a restart forgot. */
@@ -268,6 +269,20 @@ static void on_lq(void *arg, struct informer *inf, enum watch_event_type type, c
 		  json_t *old, json_t *obj)
 {
 	struct mgr *m = arg;
+	struct eobj_local_queue q;
+	char err[256];
+	const char *slash = strchr(key, '/');
+	if (type == WATCH_DELETED || eobj_local_queue_decode(obj, NULL, &q, err, sizeof(err)) != 0) {
+		if (type != WATCH_DELETED)
+			log_error("cannot use LocalQueue", LF_STR("localQueue", key), LF_STR("error", err), LF_END);
+		char ns[300];
+		snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - key) : 0, key);
+		engine_remove_local_queue(m->engine, ns, slash ? slash + 1 : key);
+	} else {
+		if (engine_set_local_queue(m->engine, q.namespace_name, q.name, q.cluster_queue, q.stop) != 0)
+			log_error("engine refused LocalQueue", LF_STR("localQueue", key), LF_END);
+		eobj_local_queue_release(&q);
+	}
 	json_object_set(m->dirty_lqs, key, json_true());
 	mark_all_pending(m);
 	mgr_kick(m);
@@ -277,21 +292,44 @@ static void on_flavor(void *arg, struct informer *inf, enum watch_event_type typ
 		      const char *key, json_t *old, json_t *obj)
 {
 	struct mgr *m = arg;
+	struct eobj_flavor f;
 	char err[256];
 	if (type == WATCH_DELETED) {
-		quota_remove_flavor(&m->model, key);
+		engine_remove_flavor(m->engine, key);
+	} else if (eobj_flavor_decode(obj, &f, err, sizeof(err)) != 0) {
+		log_error("cannot use ResourceFlavor", LF_STR("flavor", key), LF_STR("error", err), LF_END);
+		engine_remove_flavor(m->engine, key);
 	} else {
-		struct quota_flavor *f = flavor_decode(obj, err, sizeof(err));
-		if (!f || quota_set_flavor(&m->model, f) != 0) {
-			log_error("cannot use ResourceFlavor", LF_STR("flavor", key), LF_STR("error", err),
-				  LF_END);
-			quota_remove_flavor(&m->model, key);
-		}
+		if (engine_set_flavor(m->engine, &f.spec) != 0)
+			log_error("engine refused ResourceFlavor", LF_STR("flavor", key), LF_END);
+		eobj_flavor_release(&f);
 	}
 	json_object_foreach(informer_store(m->cqs), key, obj)
 		json_object_set(m->dirty_cqs, key, json_true());
 	json_object_foreach(informer_store(m->lqs), key, obj)
 		json_object_set(m->dirty_lqs, key, json_true());
+	mark_all_pending(m);
+	mgr_kick(m);
+}
+
+static void on_cohort(void *arg, struct informer *inf, enum watch_event_type type,
+		      const char *key, json_t *old, json_t *obj)
+{
+	struct mgr *m = arg;
+	struct eobj_cohort c;
+	char err[256];
+	if (type == WATCH_DELETED) {
+		engine_remove_cohort(m->engine, key);
+	} else if (eobj_cohort_decode(obj, &c, err, sizeof(err)) != 0) {
+		log_error("cannot use Cohort", LF_STR("cohort", key), LF_STR("error", err), LF_END);
+		engine_remove_cohort(m->engine, key);
+	} else {
+		if (engine_set_cohort(m->engine, &c.spec) != 0)
+			log_error("engine refused Cohort", LF_STR("cohort", key), LF_END);
+		eobj_cohort_release(&c);
+	}
+	json_object_foreach(informer_store(m->cqs), key, obj)
+		json_object_set(m->dirty_cqs, key, json_true());
 	mark_all_pending(m);
 	mgr_kick(m);
 }
@@ -312,6 +350,15 @@ static void on_namespace(void *arg, struct informer *inf, enum watch_event_type 
 			 const char *key, json_t *old, json_t *obj)
 {
 	struct mgr *m = arg;
+	struct eobj_namespace ns;
+	char err[256];
+	if (type == WATCH_DELETED) {
+		engine_remove_namespace(m->engine, key);
+	} else if (eobj_namespace_decode(obj, &ns, err, sizeof(err)) == 0) {
+		if (engine_set_namespace(m->engine, ns.name, ns.n_labels, ns.labels) != 0)
+			log_error("engine refused Namespace", LF_STR("namespace", key), LF_END);
+		eobj_namespace_release(&ns);
+	}
 	mark_all_pending(m);
 	mgr_kick(m);
 }
@@ -494,7 +541,10 @@ int manager_run(const struct manager_options *opt)
 	memset(&m, 0, sizeof(m));
 	m.opt = *opt;
 	m.loop = uv_default_loop();
-	quota_model_init(&m.model);
+	if (engine_new(&m.engine) != 0) {
+		log_error("out of memory", LF_END);
+		return 1;
+	}
 	m.dirty_jobs = json_object();
 	m.dirty_workloads = json_object();
 	m.dirty_cqs = json_object();
@@ -571,7 +621,9 @@ int manager_run(const struct manager_options *opt)
 			   "/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses", NULL, on_priority_class,
 			   &m.wpcs) ||
 	    start_informer(&m, "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", NULL,
-			   on_priority_class, &m.pcs))
+			   on_priority_class, &m.pcs) ||
+	    start_informer(&m, "cohorts", "/apis/kueue.x-k8s.io/v1beta2/cohorts", NULL, on_cohort,
+			   &m.cohorts))
 		return 1;
 	log_info("manager started", LF_STR("version", MUSTER_VERSION),
 		 LF_INT("wait_for_pods_ready", m.conf.wait_for_pods_ready),
@@ -590,13 +642,14 @@ int manager_run(const struct manager_options *opt)
 	informer_stop(m.namespaces);
 	informer_stop(m.wpcs);
 	informer_stop(m.pcs);
+	informer_stop(m.cohorts);
 	httpd_stop(m.webhook_srv);
 	httpd_stop(m.health_srv);
 	kube_client_free(m.kube);
 	uv_walk(m.loop, close_walk, NULL);
 	uv_run(m.loop, UV_RUN_DEFAULT);
 	uv_loop_close(m.loop);
-	quota_model_release(&m.model);
+	engine_free(m.engine);
 	json_decref(m.dirty_jobs);
 	json_decref(m.dirty_workloads);
 	json_decref(m.dirty_cqs);

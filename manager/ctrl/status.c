@@ -2,12 +2,13 @@
 /*
  * ClusterQueue and LocalQueue status: pending, reserving and admitted counts, flavor usage and
  * the Active condition, written only when they change. Also where a ClusterQueue's spec enters
- * the quota model, and where fields muster does not implement yet are named, never ignored.
+ * the engine, and where fields muster does not implement yet are named, never ignored.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/engine_objects.h"
 #include "api/objects.h"
 #include "ctrl/internal.h"
 #include "util/log.h"
@@ -102,63 +103,38 @@ fail:
 	return rc ? rc : -1;
 }
 
-/* Names the spec fields of a ClusterQueue that muster does not implement yet. Fields whose
- * absence would make admission wrong make the queue inactive; the others are reported. */
-static void check_unsupported(json_t *cq, char *inactive, size_t ilen, char *notes, size_t nlen)
-{
-	json_t *spec = json_object_get(cq, "spec");
-	json_t *pre = json_object_get(spec, "preemption");
-	const char *stop = json_string_value(json_object_get(spec, "stopPolicy"));
-	size_t n = 0;
-
-	inactive[0] = notes[0] = '\0';
-	if (stop && strcmp(stop, "None") != 0)
-		snprintf(inactive, ilen, "stopPolicy is %s", stop);
-	else if (json_array_size(obj_path(spec, "admissionChecksStrategy.admissionChecks")) > 0)
-		snprintf(inactive, ilen,
-			 "admission checks are not implemented yet, and admitting without them would skip them");
-#define NOTE(cond, text)                                                                             \
-	do {                                                                                         \
-		if ((cond) && n < nlen)                                                              \
-			n += (size_t)snprintf(notes + n, nlen - n, "%s%s", n ? "; " : "", (text));    \
-	} while (0)
-	NOTE(json_string_value(json_object_get(spec, "cohortName")),
-	     "spec.cohortName: cohorts are not implemented yet, so this queue neither borrows nor lends");
-	const char *reclaim = json_string_value(json_object_get(pre, "reclaimWithinCohort"));
-	const char *within = json_string_value(json_object_get(pre, "withinClusterQueue"));
-	const char *bwc = obj_str(pre, "borrowWithinCohort.policy");
-	NOTE((reclaim && strcmp(reclaim, "Never")) || (within && strcmp(within, "Never")) ||
-		     (bwc && strcmp(bwc, "Never")),
-	     "spec.preemption: preemption is not implemented yet, so nothing is preempted");
-	NOTE(json_object_get(spec, "fairSharing"), "spec.fairSharing: fair sharing is not implemented yet");
-	NOTE(json_object_get(spec, "admissionScope"),
-	     "spec.admissionScope: admission fair sharing is not implemented yet");
-	NOTE(json_object_get(spec, "concurrentAdmissionPolicy"),
-	     "spec.concurrentAdmissionPolicy is not implemented yet");
-#undef NOTE
-}
-
+/* A ClusterQueue's spec enters the engine here. What the decoder reports as not implemented
+ * (fairSharing, admissionScope, …) is named in the UnsupportedFields condition; admission
+ * checks make the queue inactive, since admitting without them would skip them. */
 void cq_apply(struct mgr *m, const char *name, json_t *obj)
 {
-	char err[256] = "", inactive[300], notes[1024];
+	char err[256] = "";
+	struct eobj_cq cq;
+	json_t *info = json_object();
+
 	if (!obj) {
-		quota_remove_cq(&m->model, name);
+		engine_remove_cq(m->engine, name);
 		json_object_del(m->unsupported, name);
+		json_decref(info);
 		return;
 	}
-	check_unsupported(obj, inactive, sizeof(inactive), notes, sizeof(notes));
-	struct quota_cq *cq = cq_decode(obj, err, sizeof(err));
-	if (!cq || quota_set_cq(&m->model, cq) != 0) {
-		quota_remove_cq(&m->model, name);
-		snprintf(inactive, sizeof(inactive), "%s", err[0] ? err : "cannot decode spec");
+	if (json_array_size(obj_path(obj, "spec.admissionChecksStrategy.admissionChecks")) > 0)
+		json_object_set_new(info, "inactive",
+				    json_string("admission checks are not implemented yet, and admitting without them would skip them"));
+	if (eobj_cq_decode(obj, &cq, err, sizeof(err)) != 0) {
+		engine_remove_cq(m->engine, name);
+		json_object_set_new(info, "inactive", json_string(err));
 		log_error("cannot use ClusterQueue", LF_STR("clusterQueue", name), LF_STR("error", err),
 			  LF_END);
+	} else {
+		if (cq.unsupported && *cq.unsupported)
+			json_object_set_new(info, "notImplemented", json_string(cq.unsupported));
+		if (json_object_get(info, "inactive"))
+			engine_remove_cq(m->engine, name);
+		else if (engine_set_cq(m->engine, &cq.spec) != 0)
+			json_object_set_new(info, "inactive", json_string("the engine refused its spec"));
+		eobj_cq_release(&cq);
 	}
-	json_t *info = json_object();
-	if (inactive[0])
-		json_object_set_new(info, "inactive", json_string(inactive));
-	if (notes[0])
-		json_object_set_new(info, "notImplemented", json_string(notes));
 	json_object_set_new(m->unsupported, name, info);
 }
 
@@ -179,51 +155,43 @@ static void bump(json_t *counts, const char *key)
 static void gather(struct mgr *m, struct queue_stats *s)
 {
 	const char *key;
-	json_t *v;
-	char msg[256], lq_key[600];
+	json_t *wl;
+	char lq_key[600];
 
 	s->pending = json_object();
 	s->reserving = json_object();
 	s->admitted = json_object();
 	s->lq_usage = json_object();
-	json_object_foreach(m->pending, key, v)
+	json_object_foreach(informer_store(m->workloads), key, wl)
 	{
-		json_t *wl = informer_get(m->workloads, key);
-		const char *cq = wl ? workload_cluster_queue(m, wl, msg, sizeof(msg)) : NULL;
-		if (!wl)
+		const struct eng_assignment *a = engine_admission(m->engine, key);
+		json_t *view = workload_view(m, key);
+		snprintf(lq_key, sizeof(lq_key), "%s/%s", obj_namespace(wl), obj_str(wl, "spec.queueName"));
+		if (!a) {
+			if (json_object_get(m->pending, key))
+				bump(s->pending, lq_key);
 			continue;
-		snprintf(lq_key, sizeof(lq_key), "%s/%s", obj_namespace(wl), obj_str(wl, "spec.queueName"));
-		bump(s->pending, lq_key);
-		if (cq)
-			bump(s->pending, cq);
-	}
-	for (size_t i = 0; i < m->model.charges.cap; i++) {
-		const char *wl_key = m->model.charges.slots[i].key;
-		const struct quota_charge *c = m->model.charges.slots[i].value;
-		json_t *wl = wl_key ? workload_view(m, wl_key) : NULL;
-		if (!wl)
-			continue; /* also skips the cycle's temporary charges */
-		snprintf(lq_key, sizeof(lq_key), "%s/%s", obj_namespace(wl), obj_str(wl, "spec.queueName"));
-		bump(s->reserving, c->cq);
-		bump(s->reserving, lq_key);
-		if (condition_true(wl, "Admitted")) {
-			bump(s->admitted, c->cq);
-			bump(s->admitted, lq_key);
 		}
+		bump(s->reserving, lq_key);
+		if (condition_true(view, "Admitted"))
+			bump(s->admitted, lq_key);
 		json_t *usage = json_object_get(s->lq_usage, lq_key);
 		if (!usage) {
 			usage = json_object();
 			json_object_set_new(s->lq_usage, lq_key, usage);
 		}
-		for (size_t k = 0; k < c->n; k++) {
-			json_t *fl = json_object_get(usage, c->items[k].flavor);
-			if (!fl) {
-				fl = json_object();
-				json_object_set_new(usage, c->items[k].flavor, fl);
+		for (size_t p = 0; p < a->n_podsets; p++) {
+			for (size_t k = 0; k < a->podsets[p].n; k++) {
+				const char *fname = a->podsets[p].flavors[k];
+				const char *rname = a->podsets[p].resources[k];
+				json_t *fl = json_object_get(usage, fname);
+				if (!fl) {
+					fl = json_object();
+					json_object_set_new(usage, fname, fl);
+				}
+				json_int_t have = json_integer_value(json_object_get(fl, rname));
+				json_object_set_new(fl, rname, json_integer(have + a->podsets[p].usage[k]));
 			}
-			json_int_t have = json_integer_value(json_object_get(fl, c->items[k].resource));
-			json_object_set_new(fl, c->items[k].resource,
-					    json_integer(have + c->items[k].amount));
 		}
 	}
 }
@@ -267,38 +235,27 @@ static void write_status_if_changed(struct mgr *m, json_t *obj, const char *path
 
 static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)
 {
-	const struct quota_cq *cq = quota_get_cq(&m->model, name);
 	json_t *info = json_object_get(m->unsupported, name);
 	const char *inactive = json_string_value(json_object_get(info, "inactive"));
-	const char *spec_notes = json_string_value(json_object_get(info, "notImplemented"));
-	char notes[1536];
-	size_t n = (size_t)snprintf(notes, sizeof(notes), "%s", spec_notes ? spec_notes : "");
-	/* Flavors are separate objects; what they ask for is reported where they are used. */
-	for (size_t g = 0; cq && g < cq->n_groups; g++)
-		for (size_t f = 0; f < cq->groups[g].n_flavors && n < sizeof(notes); f++) {
-			json_t *rf = informer_get(m->flavors, cq->groups[g].flavors[f].flavor);
-			if (obj_str(rf, "spec.topologyName"))
-				n += (size_t)snprintf(notes + n, sizeof(notes) - n,
-						      "%sResourceFlavor %s: topologyName is not implemented yet",
-						      n ? "; " : "", cq->groups[g].flavors[f].flavor);
-		}
-	char reason[64] = "Ready", msg[512] = "Can admit new workloads";
+	const char *notes = json_string_value(json_object_get(info, "notImplemented"));
+	const char *reason = "Unsupported", *message = NULL;
+	char msg[512];
 	int active = 0, changed;
 
 	if (inactive) {
-		const char *stop = obj_str(obj, "spec.stopPolicy");
-		snprintf(reason, sizeof(reason), "%s", stop && strcmp(stop, "None") ? "Stopped" : "Unsupported");
 		snprintf(msg, sizeof(msg), "Can't admit new workloads: %s", inactive);
-	} else if (cq) {
-		active = quota_cq_active(&m->model, cq, reason, sizeof(reason), msg, sizeof(msg));
+	} else {
+		active = engine_cq_active(m->engine, name, &reason, &message);
+		snprintf(msg, sizeof(msg), "%s", message ? message : (active ? "Can admit new workloads" : ""));
 	}
-	json_t *conds = conditions_with(obj, "Active", active ? "True" : "False", reason, msg, &changed);
+	json_t *conds = conditions_with(obj, "Active", active ? "True" : "False", reason ? reason : "Ready",
+					msg, &changed);
 	json_t *tmp = json_pack("{s:O, s:{s:O}}", "metadata", json_object_get(obj, "metadata"),
 				"status", "conditions", conds);
 	json_decref(conds);
-	conds = conditions_with(tmp, "UnsupportedFields", notes[0] ? "True" : "False",
-				notes[0] ? "NotImplemented" : "AllFieldsSupported",
-				notes[0] ? notes : "muster implements every field this ClusterQueue sets",
+	conds = conditions_with(tmp, "UnsupportedFields", notes ? "True" : "False",
+				notes ? "NotImplemented" : "AllFieldsSupported",
+				notes ? notes : "muster implements every field this ClusterQueue sets",
 				&changed);
 	json_decref(tmp);
 	return conds;
@@ -307,32 +264,44 @@ static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)
 static void cq_status(struct mgr *m, struct queue_stats *s, const char *name)
 {
 	json_t *obj = informer_get(m->cqs, name);
-	const struct quota_cq *cq = quota_get_cq(&m->model, name);
+	json_t *groups = obj_path(obj, "spec.resourceGroups"), *g;
 	char path[512];
+	size_t gi, pending = 0, admitted = 0;
 	if (!obj)
 		return;
 	json_t *usage = json_array();
-	for (size_t g = 0; cq && g < cq->n_groups; g++) {
-		const struct quota_group *grp = &cq->groups[g];
-		for (size_t f = 0; f < grp->n_flavors; f++) {
-			json_t *res = json_array();
-			for (size_t r = 0; r < grp->n_resources; r++) {
-				int64_t nominal, used = 0;
-				quota_cell(cq, grp->flavors[f].flavor, grp->resources[r], &nominal, &used);
-				json_array_append_new(res, json_pack("{s:s, s:o, s:s}", "name",
-								     grp->resources[r], "total", qty(grp->resources[r], used),
-								     "borrowed", "0"));
+	json_array_foreach(groups, gi, g)
+	{
+		json_t *f;
+		size_t fi;
+		json_array_foreach(json_object_get(g, "flavors"), fi, f)
+		{
+			const char *fname = json_string_value(json_object_get(f, "name"));
+			json_t *res = json_array(), *r;
+			size_t ri;
+			json_array_foreach(json_object_get(g, "coveredResources"), ri, r)
+			{
+				const char *rname = json_string_value(r);
+				struct eng_cq_usage u = { 0, 0 };
+				if (!fname || !rname)
+					continue;
+				engine_cq_usage(m->engine, name, fname, rname, &u);
+				json_array_append_new(res, json_pack("{s:s, s:o, s:o}", "name", rname, "total",
+								     qty(rname, u.total), "borrowed",
+								     qty(rname, u.borrowed)));
 			}
-			json_array_append_new(usage, json_pack("{s:s, s:o}", "name",
-							       grp->flavors[f].flavor, "resources", res));
+			if (fname)
+				json_array_append_new(usage, json_pack("{s:s, s:o}", "name", fname, "resources", res));
+			else
+				json_decref(res);
 		}
 	}
+	engine_cq_counts(m->engine, name, &pending, &admitted);
+	(void)s;
 	json_t *status = json_pack("{s:o, s:I, s:I, s:I, s:O, s:O}", "conditions",
-				   cq_conditions(m, obj, name), "pendingWorkloads",
-				   count_of(s->pending, name), "reservingWorkloads",
-				   count_of(s->reserving, name), "admittedWorkloads",
-				   count_of(s->admitted, name), "flavorsReservation", usage, "flavorsUsage",
-				   usage);
+				   cq_conditions(m, obj, name), "pendingWorkloads", (json_int_t)pending,
+				   "reservingWorkloads", (json_int_t)admitted, "admittedWorkloads",
+				   (json_int_t)admitted, "flavorsReservation", usage, "flavorsUsage", usage);
 	json_decref(usage);
 	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/%s/status", name);
 	if (status)
@@ -348,22 +317,18 @@ static void lq_status(struct mgr *m, struct queue_stats *s, const char *key)
 	if (!obj)
 		return;
 	const char *cq_name = obj_str(obj, "spec.clusterQueue");
-	const struct quota_cq *cq = cq_name ? quota_get_cq(&m->model, cq_name) : NULL;
-	int active = cq && informer_get(m->cqs, cq_name) != NULL;
+	const char *cq_reason = NULL, *cq_message = NULL;
+	int active = cq_name && informer_get(m->cqs, cq_name) != NULL;
 	if (!active) {
 		reason = "ClusterQueueDoesNotExist";
 		snprintf(msg, sizeof(msg), "Can't submit new workloads to ClusterQueue %s: it doesn't exist",
 			 cq_name ? cq_name : "");
-	} else {
-		char r[64], why[300];
-		json_t *info = json_object_get(m->unsupported, cq_name);
-		if (json_object_get(info, "inactive") ||
-		    !quota_cq_active(&m->model, cq, r, sizeof(r), why, sizeof(why))) {
-			active = 0;
-			reason = "ClusterQueueIsInactive";
-			snprintf(msg, sizeof(msg), "Can't submit new workloads to ClusterQueue %s: it is inactive",
-				 cq_name);
-		}
+	} else if (json_object_get(json_object_get(m->unsupported, cq_name), "inactive") ||
+		   !engine_cq_active(m->engine, cq_name, &cq_reason, &cq_message)) {
+		active = 0;
+		reason = "ClusterQueueIsInactive";
+		snprintf(msg, sizeof(msg), "Can't submit new workloads to ClusterQueue %s: it is inactive",
+			 cq_name);
 	}
 	const char *stop = obj_str(obj, "spec.stopPolicy");
 	if (stop && strcmp(stop, "None") != 0) {
@@ -385,15 +350,6 @@ static void lq_status(struct mgr *m, struct queue_stats *s, const char *key)
 		json_array_append_new(usage, json_pack("{s:s, s:o}", "name", flavor, "resources", list));
 	}
 	json_t *conds = conditions_with(obj, "Active", active ? "True" : "False", reason, msg, &changed);
-	if (conds && obj_path(obj, "spec.fairSharing")) {
-		json_t *tmp = json_pack("{s:O, s:{s:O}}", "metadata", json_object_get(obj, "metadata"),
-					"status", "conditions", conds);
-		json_decref(conds);
-		conds = conditions_with(tmp, "UnsupportedFields", "True", "NotImplemented",
-					"spec.fairSharing: admission fair sharing is not implemented yet",
-					&changed);
-		json_decref(tmp);
-	}
 	json_t *status = json_pack("{s:o, s:I, s:I, s:I, s:O, s:O}", "conditions", conds,
 				   "pendingWorkloads", count_of(s->pending, key), "reservingWorkloads",
 				   count_of(s->reserving, key), "admittedWorkloads",

@@ -183,13 +183,18 @@ static json_t *convert(struct conv *c, yaml_node_t *node, int depth)
 	}
 }
 
-int yamljson_load(const char *data, size_t len, json_t **docs, struct yamljson_error *err)
+/* Loads every document; when lines is non-NULL also collects each kept document's first line. */
+static int load(const char *data, size_t len, json_t **docs, int **lines, struct yamljson_error *err)
 {
 	yaml_parser_t parser;
 	json_t *out;
 	int rc = 0;
+	int *at = NULL;
+	size_t n_at = 0, cap_at = 0;
 
 	*docs = NULL;
+	if (lines)
+		*lines = NULL;
 	set_error(err, 0, "");
 	if (len > YAMLJSON_MAX_INPUT) {
 		set_error(err, 0, "input larger than 16 MiB");
@@ -226,6 +231,7 @@ int yamljson_load(const char *data, size_t len, json_t **docs, struct yamljson_e
 			break;
 		}
 		c.doc = &doc;
+		int root_line = (int)root->start_mark.line + 1;
 		json_t *v = convert(&c, root, 0);
 		yaml_document_delete(&doc);
 		if (!v) {
@@ -237,18 +243,52 @@ int yamljson_load(const char *data, size_t len, json_t **docs, struct yamljson_e
 			json_decref(v);
 			continue;
 		}
+		if (lines && n_at == cap_at) {
+			size_t cap = cap_at ? cap_at * 2 : 16;
+			int *p = realloc(at, cap * sizeof(*at));
+			if (!p) {
+				json_decref(v);
+				rc = -ENOMEM;
+				break;
+			}
+			at = p;
+			cap_at = cap;
+		}
 		if (json_array_append_new(out, v) != 0) {
 			rc = -ENOMEM;
 			break;
 		}
+		if (lines)
+			at[n_at++] = root_line;
 	}
 	yaml_parser_delete(&parser);
 	if (rc != 0) {
+		free(at);
 		json_decref(out);
 		return rc;
 	}
 	*docs = out;
+	if (lines) {
+		/* An input with no documents still gets an array the caller can free. */
+		*lines = at ? at : calloc(1, sizeof(int));
+		if (!*lines) {
+			json_decref(out);
+			*docs = NULL;
+			return -ENOMEM;
+		}
+	}
 	return 0;
+}
+
+int yamljson_load(const char *data, size_t len, json_t **docs, struct yamljson_error *err)
+{
+	return load(data, len, docs, NULL, err);
+}
+
+int yamljson_load_lines(const char *data, size_t len, json_t **docs, int **lines,
+			struct yamljson_error *err)
+{
+	return load(data, len, docs, lines, err);
 }
 
 int yamljson_load_file(const char *path, json_t **docs, struct yamljson_error *err)

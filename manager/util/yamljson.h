@@ -31,4 +31,12 @@ int yamljson_load(const char *data, size_t len, json_t **docs, struct yamljson_e
 /* Reads a whole file and calls yamljson_load. -errno for I/O failures. */
 int yamljson_load_file(const char *path, json_t **docs, struct yamljson_error *err);
 
+/*
+ * As yamljson_load, and also stores in *lines a new array (the caller frees it) holding, for
+ * each element of *docs, the 1-based line where that document's content starts, so a caller
+ * can say which object of a multi-document input is wrong. On failure *docs and *lines are NULL.
+ */
+int yamljson_load_lines(const char *data, size_t len, json_t **docs, int **lines,
+			struct yamljson_error *err);
+
 #endif

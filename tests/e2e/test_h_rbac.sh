@@ -9,7 +9,7 @@ can() { [ "$(k auth can-i "$@" --as="$as" 2>/dev/null)" = yes ]; }
 for check in "watch jobs.batch" "patch jobs.batch" "patch jobs.batch --subresource=status" "create workloads.kueue.x-k8s.io" \
 	"patch workloads.kueue.x-k8s.io --subresource=status" "list clusterqueues.kueue.x-k8s.io" \
 	"patch clusterqueues.kueue.x-k8s.io --subresource=status" "patch localqueues.kueue.x-k8s.io --subresource=status" \
-	"watch resourceflavors.kueue.x-k8s.io" "list namespaces" \
+	"watch resourceflavors.kueue.x-k8s.io" "watch cohorts.kueue.x-k8s.io" "list namespaces" \
 	"watch workloadpriorityclasses.kueue.x-k8s.io" "watch priorityclasses.scheduling.k8s.io" "create events" \
 	"patch mutatingwebhookconfigurations/muster-mutating-webhook-configuration"; do
 	# shellcheck disable=SC2086

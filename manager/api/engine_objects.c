@@ -1,0 +1,1764 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "api/engine_objects.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Paths in messages name user-chosen keys (resource names, labels), so give them room. */
+#define PATH_MAX_LEN 512
+
+/* ------------------------------------------------------------------------------ the arena */
+
+struct eobj_block {
+	struct eobj_block *next;
+	max_align_t data[];
+};
+
+static void *arena_alloc(struct eobj_arena *a, size_t n, size_t size)
+{
+	size_t bytes;
+	/* calloc(0) may return NULL; one byte keeps "no elements" distinct from "no memory". */
+	if (__builtin_mul_overflow(n, size, &bytes) || bytes > SIZE_MAX - sizeof(struct eobj_block) - 1)
+		return NULL;
+	struct eobj_block *b = calloc(1, sizeof(*b) + (bytes ? bytes : 1));
+	if (!b)
+		return NULL;
+	b->next = a->blocks;
+	a->blocks = b;
+	return b->data;
+}
+
+static char *arena_strdup(struct eobj_arena *a, const char *s)
+{
+	size_t n = strlen(s);
+	char *p = arena_alloc(a, n + 1, 1);
+	if (p)
+		memcpy(p, s, n + 1);
+	return p;
+}
+
+static void arena_release(struct eobj_arena *a)
+{
+	while (a->blocks) {
+		struct eobj_block *next = a->blocks->next;
+		free(a->blocks);
+		a->blocks = next;
+	}
+}
+
+/* ------------------------------------------------------------------------- messages */
+
+__attribute__((format(printf, 3, 4))) static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (err && errlen)
+		vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int nomem(char *err, size_t errlen)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+/* Formats a field path. Paths may hold user-chosen keys, so they are cut to fit (a message
+ * naming a shortened path beats none); a function of its own keeps -Wformat-truncation, which
+ * can't know that, quiet about it. */
+__attribute__((format(printf, 3, 4))) static void pathf(char *dst, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(dst, size, fmt, ap);
+	va_end(ap);
+}
+
+/* A value as a message quotes it: strings cut short, other types by their JSON text. */
+static const char *show(json_t *v, char *buf, size_t size)
+{
+	if (json_is_string(v))
+		snprintf(buf, size, "%.64s%s", json_string_value(v),
+			 strlen(json_string_value(v)) > 64 ? "..." : "");
+	else if (json_is_integer(v))
+		snprintf(buf, size, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, size, "%g", json_real_value(v));
+	else if (json_is_boolean(v))
+		snprintf(buf, size, "%s", json_is_true(v) ? "true" : "false");
+	else if (json_is_object(v))
+		snprintf(buf, size, "{...}");
+	else if (json_is_array(v))
+		snprintf(buf, size, "[...]");
+	else
+		snprintf(buf, size, "null");
+	return buf;
+}
+
+static const char *type_name(json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "a list";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	default:
+		return "null";
+	}
+}
+
+/* --------------------------------------------------------------- typed field access */
+
+/* Absent and null mean the same: Kubernetes drops nulls when it decodes. */
+static json_t *field(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+	return json_is_null(v) ? NULL : v;
+}
+
+static int want_object(json_t *v, const char *path, char *err, size_t errlen)
+{
+	if (v && !json_is_object(v))
+		return bad(err, errlen, "%s: must be an object, not %s", path, type_name(v));
+	return 0;
+}
+
+static int want_array(json_t *v, const char *path, char *err, size_t errlen)
+{
+	if (v && !json_is_array(v))
+		return bad(err, errlen, "%s: must be a list, not %s", path, type_name(v));
+	return 0;
+}
+
+/* An optional string field; *out NULL when absent. */
+static int get_string(json_t *obj, const char *key, const char *prefix, const char **out,
+		      char *err, size_t errlen)
+{
+	json_t *v = field(obj, key);
+	*out = NULL;
+	if (!v)
+		return 0;
+	if (!json_is_string(v))
+		return bad(err, errlen, "%s%s%s: must be a string, not %s", prefix, *prefix ? "." : "",
+			   key, type_name(v));
+	*out = json_string_value(v);
+	return 0;
+}
+
+/* An optional integer field within [lo, hi]; *has says whether it was set. */
+static int get_int(json_t *obj, const char *key, const char *prefix, int64_t lo, int64_t hi,
+		   int *has, int64_t *out, char *err, size_t errlen)
+{
+	json_t *v = field(obj, key);
+	char text[96];
+	const char *dot = *prefix ? "." : "";
+	*has = 0;
+	if (!v)
+		return 0;
+	if (!json_is_integer(v))
+		return bad(err, errlen, "%s%s%s: must be an integer, not %s", prefix, dot, key,
+			   json_is_string(v) ? show(v, text, sizeof(text)) : type_name(v));
+	json_int_t x = json_integer_value(v);
+	if (x < lo || x > hi)
+		return bad(err, errlen, "%s%s%s: %lld is out of range [%lld, %lld]", prefix, dot, key,
+			   (long long)x, (long long)lo, (long long)hi);
+	*has = 1;
+	*out = (int64_t)x;
+	return 0;
+}
+
+/* Fails on keys outside allowed (a NULL-terminated list), as kubectl's strict field validation
+ * does: a misspelt field would otherwise be silently ignored. */
+static int check_keys(json_t *obj, const char *path, const char *const *allowed, char *err,
+		      size_t errlen)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach(obj, key, v)
+	{
+		size_t i;
+		for (i = 0; allowed[i]; i++)
+			if (!strcmp(allowed[i], key))
+				break;
+		if (!allowed[i])
+			return bad(err, errlen, "%s%s%s: unknown field", path, *path ? "." : "", key);
+	}
+	return 0;
+}
+
+/* One of values (NULL-terminated), or dflt when absent; *index gets the position. */
+static int get_enum(json_t *obj, const char *key, const char *prefix, const char *const *values,
+		    int dflt, int *index, char *err, size_t errlen)
+{
+	const char *s;
+	int rc = get_string(obj, key, prefix, &s, err, errlen);
+	if (rc != 0)
+		return rc;
+	*index = dflt;
+	if (!s)
+		return 0;
+	char list[256] = "";
+	size_t n = 0;
+	for (int i = 0; values[i]; i++) {
+		if (!strcmp(values[i], s)) {
+			*index = i;
+			return 0;
+		}
+		if (n < sizeof(list))
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s\"%s\"", i ? ", " : "",
+					      values[i]);
+	}
+	return bad(err, errlen, "%s%s%s: unsupported value \"%.64s\": must be one of %s", prefix,
+		   *prefix ? "." : "", key, s, list);
+}
+
+static int is_alnum_lower(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+/* RFC 1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters. */
+static int is_dns_label(const char *s, size_t len)
+{
+	if (len == 0 || len > 63 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[len - 1]))
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!is_alnum_lower(s[i]) && s[i] != '-')
+			return 0;
+	return 1;
+}
+
+/* RFC 1123 subdomain: dot-separated labels, at most 253 characters. */
+static int is_dns_subdomain(const char *s)
+{
+	size_t len = strlen(s);
+	if (len == 0 || len > 253)
+		return 0;
+	while (*s) {
+		const char *dot = strchr(s, '.');
+		size_t n = dot ? (size_t)(dot - s) : strlen(s);
+		/* Labels inside a subdomain follow the label rule except for the 63-byte cap. */
+		if (n == 0 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[n - 1]))
+			return 0;
+		for (size_t i = 0; i < n; i++)
+			if (!is_alnum_lower(s[i]) && s[i] != '-')
+				return 0;
+		s += n + (dot ? 1 : 0);
+		if (dot && !*s)
+			return 0;
+	}
+	return 1;
+}
+
+static int check_subdomain(const char *s, const char *path, char *err, size_t errlen)
+{
+	if (!is_dns_subdomain(s))
+		return bad(err, errlen,
+			   "%s: invalid name \"%.64s\": must be lowercase letters, digits, '-' and '.', "
+			   "start and end with a letter or digit, at most 253 characters",
+			   path, s);
+	return 0;
+}
+
+static int check_label(const char *s, const char *path, char *err, size_t errlen)
+{
+	if (!is_dns_label(s, strlen(s)))
+		return bad(err, errlen,
+			   "%s: invalid name \"%.64s\": must be lowercase letters, digits and '-', "
+			   "start and end with a letter or digit, at most 63 characters",
+			   path, s);
+	return 0;
+}
+
+/* A quantity that must be a non-negative Kubernetes quantity within int64 milli-units. */
+static int get_quantity(json_t *v, const char *path, int64_t *out, char *err, size_t errlen)
+{
+	char text[96];
+	if (!json_is_string(v) && !json_is_number(v))
+		return bad(err, errlen, "%s: invalid quantity: must be a string or a number, not %s",
+			   path, type_name(v));
+	int rc = quantity_from_json(v, out);
+	if (rc == -ERANGE)
+		return bad(err, errlen,
+			   "%s: quantity \"%s\" is out of range: muster accounts quantities exactly in "
+			   "int64 milli-units (at most about 9.2e15 units)",
+			   path, show(v, text, sizeof(text)));
+	if (rc != 0)
+		return bad(err, errlen, "%s: invalid quantity \"%s\"", path, show(v, text, sizeof(text)));
+	if (*out < 0)
+		return bad(err, errlen, "%s: invalid quantity \"%s\": must not be negative", path,
+			   show(v, text, sizeof(text)));
+	return 0;
+}
+
+/* metadata.name, required, an RFC 1123 subdomain (label for namespaces). */
+static int meta_name(json_t *obj, int label, const char **out, char *err, size_t errlen)
+{
+	json_t *meta = field(obj, "metadata");
+	int rc = want_object(meta, "metadata", err, errlen);
+	if (rc != 0)
+		return rc;
+	if ((rc = get_string(meta, "name", "metadata", out, err, errlen)) != 0)
+		return rc;
+	if (!*out || !**out)
+		return bad(err, errlen, "metadata.name: required");
+	return label ? check_label(*out, "metadata.name", err, errlen) :
+		       check_subdomain(*out, "metadata.name", err, errlen);
+}
+
+/* metadata.namespace, or dflt (what kubectl applies to when the manifest names none). */
+static int meta_namespace(json_t *obj, const char *dflt, const char **out, char *err, size_t errlen)
+{
+	int rc = get_string(field(obj, "metadata"), "namespace", "metadata", out, err, errlen);
+	if (rc != 0)
+		return rc;
+	if (!*out || !**out)
+		*out = dflt;
+	if (!*out)
+		return bad(err, errlen, "metadata.namespace: required");
+	return check_label(*out, "metadata.namespace", err, errlen);
+}
+
+/* A map of strings to strings (labels, nodeLabels, nodeSelector) into the arena. */
+static int decode_string_map(struct eobj_arena *a, json_t *m, const char *path, size_t *n,
+			     struct quota_kv **out, char *err, size_t errlen)
+{
+	const char *key;
+	json_t *v;
+	size_t i = 0;
+	int rc = want_object(m, path, err, errlen);
+	*n = 0;
+	*out = NULL;
+	if (rc != 0)
+		return rc;
+	*out = arena_alloc(a, json_object_size(m), sizeof(**out));
+	if (!*out)
+		return nomem(err, errlen);
+	json_object_foreach(m, key, v)
+	{
+		if (!json_is_string(v))
+			return bad(err, errlen, "%s.%s: must be a string, not %s", path, key, type_name(v));
+		(*out)[i].key = arena_strdup(a, key);
+		(*out)[i].value = arena_strdup(a, json_string_value(v));
+		if (!(*out)[i].key || !(*out)[i].value)
+			return nomem(err, errlen);
+		i++;
+	}
+	*n = i;
+	return 0;
+}
+
+static const char *const taint_effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", NULL };
+
+/* ResourceFlavor nodeTaints: key and effect required, as for a Node's taints. */
+static int decode_taints(struct eobj_arena *a, json_t *arr, const char *path, size_t *n,
+			 struct quota_taint **out, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "key", "value", "effect", "timeAdded", NULL };
+	json_t *t;
+	size_t i;
+	char p[PATH_MAX_LEN];
+	int rc = want_array(arr, path, err, errlen);
+	*n = 0;
+	if (rc != 0)
+		return rc;
+	*out = arena_alloc(a, json_array_size(arr), sizeof(**out));
+	if (!*out)
+		return nomem(err, errlen);
+	json_array_foreach(arr, i, t)
+	{
+		const char *key, *value;
+		int effect;
+		pathf(p, sizeof(p), "%s[%zu]", path, i);
+		if (!json_is_object(t))
+			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(t));
+		if ((rc = check_keys(t, p, keys, err, errlen)) != 0 ||
+		    (rc = get_string(t, "key", p, &key, err, errlen)) != 0 ||
+		    (rc = get_string(t, "value", p, &value, err, errlen)) != 0)
+			return rc;
+		if (!key || !*key)
+			return bad(err, errlen, "%s.key: required", p);
+		if (!field(t, "effect"))
+			return bad(err, errlen, "%s.effect: required", p);
+		if ((rc = get_enum(t, "effect", p, taint_effects, 0, &effect, err, errlen)) != 0)
+			return rc;
+		struct quota_taint *q = &(*out)[i];
+		q->key = arena_strdup(a, key);
+		q->value = arena_strdup(a, value ? value : "");
+		q->effect = arena_strdup(a, taint_effects[effect]);
+		if (!q->key || !q->value || !q->effect)
+			return nomem(err, errlen);
+	}
+	*n = json_array_size(arr);
+	return 0;
+}
+
+/* Checks a list of tolerations the way Kubernetes validates them. */
+static int check_tolerations(json_t *arr, const char *path, char *err, size_t errlen)
+{
+	static const char *const ops[] = { "Equal", "Exists", NULL };
+	static const char *const effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", "", NULL };
+	json_t *t;
+	size_t i;
+	char p[PATH_MAX_LEN];
+	int rc = want_array(arr, path, err, errlen);
+	if (rc != 0)
+		return rc;
+	json_array_foreach(arr, i, t)
+	{
+		const char *key, *value;
+		int op, effect, has;
+		int64_t secs;
+		pathf(p, sizeof(p), "%s[%zu]", path, i);
+		if (!json_is_object(t))
+			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(t));
+		if ((rc = get_string(t, "key", p, &key, err, errlen)) != 0 ||
+		    (rc = get_string(t, "value", p, &value, err, errlen)) != 0 ||
+		    (rc = get_enum(t, "operator", p, ops, 0, &op, err, errlen)) != 0 ||
+		    (rc = get_enum(t, "effect", p, effects, 3, &effect, err, errlen)) != 0 ||
+		    (rc = get_int(t, "tolerationSeconds", p, INT64_MIN, INT64_MAX, &has, &secs, err,
+				  errlen)) != 0)
+			return rc;
+		if (op == 1 && value && *value)
+			return bad(err, errlen, "%s.value: must be empty when operator is Exists", p);
+		if ((!key || !*key) && op != 1)
+			return bad(err, errlen, "%s.operator: must be Exists when key is empty", p);
+	}
+	return 0;
+}
+
+static int decode_tolerations(struct eobj_arena *a, json_t *arr, const char *path, size_t *n,
+			      struct quota_taint **out, char *err, size_t errlen)
+{
+	json_t *t;
+	size_t i;
+	int rc = check_tolerations(arr, path, err, errlen);
+	*n = 0;
+	if (rc != 0)
+		return rc;
+	*out = arena_alloc(a, json_array_size(arr), sizeof(**out));
+	if (!*out)
+		return nomem(err, errlen);
+	json_array_foreach(arr, i, t)
+	{
+		const char *key = json_string_value(field(t, "key"));
+		const char *value = json_string_value(field(t, "value"));
+		const char *effect = json_string_value(field(t, "effect"));
+		const char *op = json_string_value(field(t, "operator"));
+		struct quota_taint *q = &(*out)[i];
+		/* quota.h: a NULL key tolerates every key (with Exists); "" effect any effect. */
+		q->key = key && *key ? arena_strdup(a, key) : NULL;
+		q->value = arena_strdup(a, value ? value : "");
+		q->effect = arena_strdup(a, effect ? effect : "");
+		q->exists = op && !strcmp(op, "Exists");
+		if ((key && *key && !q->key) || !q->value || !q->effect)
+			return nomem(err, errlen);
+	}
+	*n = json_array_size(arr);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- ResourceFlavor */
+
+int eobj_flavor_decode(json_t *rf, struct eobj_flavor *out, char *err, size_t errlen)
+{
+	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
+	static const char *const spec_keys[] = { "nodeLabels", "nodeTaints", "tolerations",
+						 "topologyName", NULL };
+	const char *name;
+	struct quota_flavor *f = &out->spec;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(rf))
+		return bad(err, errlen, "ResourceFlavor: must be an object");
+	json_t *spec = field(rf, "spec");
+	if ((rc = check_keys(rf, "", top, err, errlen)) != 0 ||
+	    (rc = meta_name(rf, 0, &name, err, errlen)) != 0 ||
+	    (rc = want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = check_keys(spec, "spec", spec_keys, err, errlen)) != 0)
+		return rc;
+	if (!(f->name = arena_strdup(&out->arena, name)))
+		return nomem(err, errlen);
+	if ((rc = decode_string_map(&out->arena, field(spec, "nodeLabels"), "spec.nodeLabels",
+				    &f->n_labels, &f->labels, err, errlen)) != 0 ||
+	    (rc = decode_taints(&out->arena, field(spec, "nodeTaints"), "spec.nodeTaints",
+				&f->n_taints, &f->taints, err, errlen)) != 0 ||
+	    (rc = decode_tolerations(&out->arena, field(spec, "tolerations"), "spec.tolerations",
+				     &f->n_tolerations, &f->tolerations, err, errlen)) != 0)
+		return rc;
+	return 0;
+}
+
+void eobj_flavor_release(struct eobj_flavor *f)
+{
+	arena_release(&f->arena);
+	memset(f, 0, sizeof(*f));
+}
+
+/* --------------------------------------------------------------------- resource groups */
+
+static int find_str(const char *const *list, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], s))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * spec.resourceGroups of a ClusterQueue or Cohort, with Kueue's webhook rules: a resource and
+ * a flavor belong to one group only; each flavor lists exactly the covered resources, in their
+ * order; quotas are non-negative; limits need a parent (cohortName / parentName); for a
+ * ClusterQueue lendingLimit <= nominalQuota.
+ */
+static int decode_groups(struct eobj_arena *a, json_t *groups, int has_parent, int is_cohort,
+			 size_t *n_out, const struct eng_resource_group **out, char *err,
+			 size_t errlen)
+{
+	static const char *const group_keys[] = { "coveredResources", "flavors", NULL };
+	static const char *const flavor_keys[] = { "name", "resources", NULL };
+	static const char *const res_keys[] = { "name", "nominalQuota", "borrowingLimit",
+						"lendingLimit", NULL };
+	const char *seen_res[256], *seen_flavors[256];
+	size_t n_res = 0, n_flavors = 0;
+	char p[PATH_MAX_LEN], fp[PATH_MAX_LEN], rp[PATH_MAX_LEN], qp[PATH_MAX_LEN];
+	json_t *g;
+	size_t gi;
+	int rc = want_array(groups, "spec.resourceGroups", err, errlen);
+
+	*n_out = 0;
+	*out = NULL;
+	if (rc != 0)
+		return rc;
+	if (json_array_size(groups) > 16)
+		return bad(err, errlen, "spec.resourceGroups: at most 16 resource groups, got %zu",
+			   json_array_size(groups));
+	struct eng_resource_group *rgs = arena_alloc(a, json_array_size(groups), sizeof(*rgs));
+	if (!rgs)
+		return nomem(err, errlen);
+	json_array_foreach(groups, gi, g)
+	{
+		struct eng_resource_group *rg = &rgs[gi];
+		pathf(p, sizeof(p), "spec.resourceGroups[%zu]", gi);
+		if (!json_is_object(g))
+			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(g));
+		if ((rc = check_keys(g, p, group_keys, err, errlen)) != 0)
+			return rc;
+		json_t *covered = field(g, "coveredResources"), *flavors = field(g, "flavors");
+		pathf(fp, sizeof(fp), "%s.coveredResources", p);
+		if ((rc = want_array(covered, fp, err, errlen)) != 0)
+			return rc;
+		if (json_array_size(covered) == 0)
+			return bad(err, errlen, "%s: required: list at least one resource", fp);
+		if (json_array_size(covered) > 64)
+			return bad(err, errlen, "%s: at most 64 resources, got %zu", fp,
+				   json_array_size(covered));
+		const char **cov = arena_alloc(a, json_array_size(covered), sizeof(*cov));
+		if (!cov)
+			return nomem(err, errlen);
+		json_t *c;
+		size_t ci;
+		json_array_foreach(covered, ci, c)
+		{
+			const char *s = json_string_value(c);
+			if (!s || !*s)
+				return bad(err, errlen, "%s[%zu]: must be a resource name, not %s", fp, ci,
+					   s ? "an empty string" : type_name(c));
+			if (find_str(seen_res, n_res, s) >= 0)
+				return bad(err, errlen,
+					   "%s[%zu]: duplicate resource \"%.64s\": a resource can be covered "
+					   "by one resource group only",
+					   fp, ci, s);
+			if (n_res == 256)
+				return bad(err, errlen,
+					   "spec.resourceGroups: at most 256 covered resources in all");
+			if (!(cov[ci] = arena_strdup(a, s)))
+				return nomem(err, errlen);
+			seen_res[n_res++] = cov[ci];
+		}
+		rg->n_covered = json_array_size(covered);
+		rg->covered = cov;
+
+		pathf(fp, sizeof(fp), "%s.flavors", p);
+		if ((rc = want_array(flavors, fp, err, errlen)) != 0)
+			return rc;
+		if (json_array_size(flavors) == 0)
+			return bad(err, errlen, "%s: required: list at least one flavor", fp);
+		if (json_array_size(flavors) > 64)
+			return bad(err, errlen, "%s: at most 64 flavors, got %zu", fp,
+				   json_array_size(flavors));
+		struct eng_flavor_quotas *fqs = arena_alloc(a, json_array_size(flavors), sizeof(*fqs));
+		if (!fqs)
+			return nomem(err, errlen);
+		json_t *f;
+		size_t fi;
+		json_array_foreach(flavors, fi, f)
+		{
+			const char *fname;
+			pathf(fp, sizeof(fp), "%s.flavors[%zu]", p, fi);
+			if (!json_is_object(f))
+				return bad(err, errlen, "%s: must be an object, not %s", fp, type_name(f));
+			if ((rc = check_keys(f, fp, flavor_keys, err, errlen)) != 0 ||
+			    (rc = get_string(f, "name", fp, &fname, err, errlen)) != 0)
+				return rc;
+			pathf(rp, sizeof(rp), "%s.name", fp);
+			if (!fname || !*fname)
+				return bad(err, errlen, "%s: required", rp);
+			if ((rc = check_subdomain(fname, rp, err, errlen)) != 0)
+				return rc;
+			if (find_str(seen_flavors, n_flavors, fname) >= 0)
+				return bad(err, errlen,
+					   "%s: duplicate flavor \"%.64s\": a flavor can appear in one "
+					   "resource group only, once",
+					   rp, fname);
+			if (n_flavors == 256)
+				return bad(err, errlen,
+					   "spec.resourceGroups: at most 256 flavors in all resource groups");
+			struct eng_flavor_quotas *fq = &fqs[fi];
+			if (!(fq->flavor = arena_strdup(a, fname)))
+				return nomem(err, errlen);
+			seen_flavors[n_flavors++] = fq->flavor;
+
+			json_t *resources = field(f, "resources");
+			pathf(rp, sizeof(rp), "%s.resources", fp);
+			if ((rc = want_array(resources, rp, err, errlen)) != 0)
+				return rc;
+			if (json_array_size(resources) != rg->n_covered)
+				return bad(err, errlen,
+					   "%s: must list exactly the %zu coveredResources, in their order "
+					   "(got %zu entries)",
+					   rp, rg->n_covered, json_array_size(resources));
+			struct eng_resource_quota *rq = arena_alloc(a, rg->n_covered, sizeof(*rq));
+			if (!rq)
+				return nomem(err, errlen);
+			json_t *r;
+			size_t ri;
+			json_array_foreach(resources, ri, r)
+			{
+				const char *rname;
+				pathf(rp, sizeof(rp), "%s.resources[%zu]", fp, ri);
+				if (!json_is_object(r))
+					return bad(err, errlen, "%s: must be an object, not %s", rp,
+						   type_name(r));
+				if ((rc = check_keys(r, rp, res_keys, err, errlen)) != 0 ||
+				    (rc = get_string(r, "name", rp, &rname, err, errlen)) != 0)
+					return rc;
+				if (!rname)
+					return bad(err, errlen, "%s.name: required", rp);
+				if (strcmp(rname, cov[ri]) != 0)
+					return bad(err, errlen,
+						   "%s.name: \"%.64s\" must match coveredResources[%zu] "
+						   "(\"%.64s\")",
+						   rp, rname, ri, cov[ri]);
+				rq[ri].name = cov[ri];
+				json_t *nominal = field(r, "nominalQuota");
+				json_t *borrow = field(r, "borrowingLimit");
+				json_t *lend = field(r, "lendingLimit");
+				pathf(qp, sizeof(qp), "%s.nominalQuota", rp);
+				if (!nominal)
+					return bad(err, errlen, "%s: required", qp);
+				if ((rc = get_quantity(nominal, qp, &rq[ri].nominal, err, errlen)) != 0)
+					return rc;
+				if (borrow) {
+					pathf(qp, sizeof(qp), "%s.borrowingLimit", rp);
+					if (!has_parent)
+						return bad(err, errlen, "%s: must be unset when %s is empty",
+							   qp, is_cohort ? "parentName" : "cohortName");
+					if ((rc = get_quantity(borrow, qp, &rq[ri].borrowing_limit, err,
+							       errlen)) != 0)
+						return rc;
+					rq[ri].has_borrowing_limit = 1;
+				}
+				if (lend) {
+					pathf(qp, sizeof(qp), "%s.lendingLimit", rp);
+					if (!has_parent)
+						return bad(err, errlen, "%s: must be unset when %s is empty",
+							   qp, is_cohort ? "parentName" : "cohortName");
+					if ((rc = get_quantity(lend, qp, &rq[ri].lending_limit, err,
+							       errlen)) != 0)
+						return rc;
+					if (!is_cohort && rq[ri].lending_limit > rq[ri].nominal)
+						return bad(err, errlen,
+							   "%s: must be less than or equal to nominalQuota", qp);
+					rq[ri].has_lending_limit = 1;
+				}
+			}
+			fq->n_resources = rg->n_covered;
+			fq->resources = rq;
+		}
+		rg->n_flavors = json_array_size(flavors);
+		rg->flavors = fqs;
+	}
+	*n_out = json_array_size(groups);
+	*out = rgs;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ ClusterQueue */
+
+/* A LabelSelector with metav1's validation (operators and their values). */
+static int decode_selector(struct eobj_arena *a, json_t *sel, const char *path,
+			   const struct eng_selector **out, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "matchLabels", "matchExpressions", NULL };
+	static const char *const expr_keys[] = { "key", "operator", "values", NULL };
+	static const char *const ops[] = { "In", "NotIn", "Exists", "DoesNotExist", NULL };
+	char p[PATH_MAX_LEN], ep[PATH_MAX_LEN];
+	int rc;
+
+	*out = NULL;
+	if (!sel)
+		return 0;
+	if ((rc = want_object(sel, path, err, errlen)) != 0 ||
+	    (rc = check_keys(sel, path, keys, err, errlen)) != 0)
+		return rc;
+	struct eng_selector *s = arena_alloc(a, 1, sizeof(*s));
+	if (!s)
+		return nomem(err, errlen);
+	struct quota_kv *labels;
+	pathf(p, sizeof(p), "%s.matchLabels", path);
+	if ((rc = decode_string_map(a, field(sel, "matchLabels"), p, &s->n_labels, &labels, err,
+				    errlen)) != 0)
+		return rc;
+	s->labels = labels;
+	json_t *exprs = field(sel, "matchExpressions"), *e;
+	size_t i;
+	pathf(p, sizeof(p), "%s.matchExpressions", path);
+	if ((rc = want_array(exprs, p, err, errlen)) != 0)
+		return rc;
+	struct quota_match_expr *me = arena_alloc(a, json_array_size(exprs), sizeof(*me));
+	if (!me)
+		return nomem(err, errlen);
+	json_array_foreach(exprs, i, e)
+	{
+		const char *key;
+		int op;
+		pathf(ep, sizeof(ep), "%s[%zu]", p, i);
+		if (!json_is_object(e))
+			return bad(err, errlen, "%s: must be an object, not %s", ep, type_name(e));
+		if ((rc = check_keys(e, ep, expr_keys, err, errlen)) != 0 ||
+		    (rc = get_string(e, "key", ep, &key, err, errlen)) != 0)
+			return rc;
+		if (!key || !*key)
+			return bad(err, errlen, "%s.key: required", ep);
+		if (!field(e, "operator"))
+			return bad(err, errlen, "%s.operator: required", ep);
+		if ((rc = get_enum(e, "operator", ep, ops, 0, &op, err, errlen)) != 0)
+			return rc;
+		json_t *values = field(e, "values"), *v;
+		size_t k;
+		char vp[PATH_MAX_LEN];
+		pathf(vp, sizeof(vp), "%s.values", ep);
+		if ((rc = want_array(values, vp, err, errlen)) != 0)
+			return rc;
+		if (op <= 1 && json_array_size(values) == 0)
+			return bad(err, errlen, "%s: must be non-empty when operator is %s", vp, ops[op]);
+		if (op >= 2 && json_array_size(values) > 0)
+			return bad(err, errlen, "%s: may not be specified when operator is %s", vp,
+				   ops[op]);
+		const char **vals = arena_alloc(a, json_array_size(values), sizeof(*vals));
+		if (!vals)
+			return nomem(err, errlen);
+		json_array_foreach(values, k, v)
+		{
+			if (!json_is_string(v))
+				return bad(err, errlen, "%s[%zu]: must be a string, not %s", vp, k,
+					   type_name(v));
+			if (!(vals[k] = arena_strdup(a, json_string_value(v))))
+				return nomem(err, errlen);
+		}
+		me[i].key = arena_strdup(a, key);
+		me[i].op = ops[op]; /* static storage */
+		me[i].n_values = json_array_size(values);
+		me[i].values = vals;
+		if (!me[i].key)
+			return nomem(err, errlen);
+	}
+	s->n_exprs = json_array_size(exprs);
+	s->exprs = me;
+	*out = s;
+	return 0;
+}
+
+static int decode_preemption(json_t *pre, struct eng_preemption *out, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "withinClusterQueue", "reclaimWithinCohort",
+					    "borrowWithinCohort", NULL };
+	static const char *const bwc_keys[] = { "policy", "maxPriorityThreshold", NULL };
+	static const char *const within[] = { "Never", "LowerPriority", "LowerOrNewerEqualPriority",
+					      NULL };
+	static const char *const reclaim[] = { "Never", "LowerPriority", "Any", NULL };
+	static const char *const borrow[] = { "Never", "LowerPriority", NULL };
+	int w, r, b = 0, rc, has = 0;
+	int64_t threshold = 0;
+
+	memset(out, 0, sizeof(*out));
+	const char *pp = "spec.preemption";
+	if ((rc = want_object(pre, pp, err, errlen)) != 0 ||
+	    (rc = check_keys(pre, pp, keys, err, errlen)) != 0 ||
+	    (rc = get_enum(pre, "withinClusterQueue", pp, within, 0, &w, err, errlen)) != 0 ||
+	    (rc = get_enum(pre, "reclaimWithinCohort", pp, reclaim, 0, &r, err, errlen)) != 0)
+		return rc;
+	json_t *bwc = field(pre, "borrowWithinCohort");
+	const char *bp = "spec.preemption.borrowWithinCohort";
+	if ((rc = want_object(bwc, bp, err, errlen)) != 0 ||
+	    (rc = check_keys(bwc, bp, bwc_keys, err, errlen)) != 0 ||
+	    (rc = get_enum(bwc, "policy", bp, borrow, 0, &b, err, errlen)) != 0 ||
+	    (rc = get_int(bwc, "maxPriorityThreshold", bp, INT32_MIN, INT32_MAX, &has, &threshold,
+			  err, errlen)) != 0)
+		return rc;
+	if (r == 0 && b != 0)
+		return bad(err, errlen,
+			   "spec.preemption: reclaimWithinCohort=Never and borrowWithinCohort.policy!=Never: "
+			   "borrowing with preemption needs reclaimWithinCohort");
+	static const enum eng_within_cq within_v[] = { ENG_WITHIN_NEVER, ENG_WITHIN_LOWER_PRIORITY,
+						       ENG_WITHIN_LOWER_OR_NEWER_EQUAL };
+	static const enum eng_reclaim reclaim_v[] = { ENG_RECLAIM_NEVER, ENG_RECLAIM_LOWER_PRIORITY,
+						      ENG_RECLAIM_ANY };
+	out->within_cluster_queue = within_v[w];
+	out->reclaim_within_cohort = reclaim_v[r];
+	out->borrow_within_cohort = b ? ENG_BORROW_WITHIN_LOWER_PRIORITY : ENG_BORROW_WITHIN_NEVER;
+	out->has_max_priority_threshold = has;
+	out->max_priority_threshold = (int32_t)threshold;
+	return 0;
+}
+
+static int decode_fungibility(json_t *ff, struct eng_cq_spec *spec, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "whenCanBorrow", "whenCanPreempt", "preference", NULL };
+	static const char *const when[] = { "MayStopSearch", "TryNextFlavor", NULL };
+	static const char *const pref[] = { "BorrowingOverPreemption", "PreemptionOverBorrowing", NULL };
+	const char *path = "spec.flavorFungibility";
+	int borrow, preempt, p, rc;
+
+	if ((rc = want_object(ff, path, err, errlen)) != 0 ||
+	    (rc = check_keys(ff, path, keys, err, errlen)) != 0 ||
+	    (rc = get_enum(ff, "whenCanBorrow", path, when, 0, &borrow, err, errlen)) != 0 ||
+	    (rc = get_enum(ff, "whenCanPreempt", path, when, 1, &preempt, err, errlen)) != 0 ||
+	    (rc = get_enum(ff, "preference", path, pref, -1, &p, err, errlen)) != 0)
+		return rc;
+	if (p >= 0 && (borrow != 1 || preempt != 1))
+		return bad(err, errlen,
+			   "%s.preference: \"%s\" requires both whenCanBorrow and whenCanPreempt to be "
+			   "TryNextFlavor",
+			   path, pref[p]);
+	spec->when_can_borrow = borrow ? ENG_BORROW_TRY_NEXT_FLAVOR : ENG_BORROW_MAY_STOP_SEARCH;
+	spec->when_can_preempt = preempt ? ENG_PREEMPT_TRY_NEXT_FLAVOR : ENG_PREEMPT_MAY_STOP_SEARCH;
+	spec->prefer_preemption_over_borrowing = p == 1;
+	return 0;
+}
+
+static const char *const stop_policies[] = { "None", "Hold", "HoldAndDrain", NULL };
+static const enum eng_stop_policy stop_values[] = { ENG_STOP_NONE, ENG_STOP_HOLD,
+						    ENG_STOP_HOLD_AND_DRAIN };
+
+int eobj_cq_decode(json_t *cq, struct eobj_cq *out, char *err, size_t errlen)
+{
+	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
+	static const char *const spec_keys[] = {
+		"resourceGroups", "cohortName", "queueingStrategy", "namespaceSelector",
+		"flavorFungibility", "preemption", "admissionChecksStrategy", "stopPolicy",
+		"fairSharing", "admissionScope", "concurrentAdmissionPolicy", NULL
+	};
+	static const char *const strategies[] = { "BestEffortFIFO", "StrictFIFO", NULL };
+	struct eng_cq_spec *s = &out->spec;
+	const char *name, *cohort;
+	int rc, strategy, stop;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(cq))
+		return bad(err, errlen, "ClusterQueue: must be an object");
+	json_t *spec = field(cq, "spec");
+	if ((rc = check_keys(cq, "", top, err, errlen)) != 0 ||
+	    (rc = meta_name(cq, 0, &name, err, errlen)) != 0 ||
+	    (rc = want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
+	    (rc = get_string(spec, "cohortName", "spec", &cohort, err, errlen)) != 0)
+		return rc;
+	if (cohort && *cohort && (rc = check_subdomain(cohort, "spec.cohortName", err, errlen)) != 0)
+		return rc;
+	if (!(s->name = arena_strdup(&out->arena, name)))
+		return nomem(err, errlen);
+	/* An empty cohortName is no cohort, as in Kueue. */
+	if (cohort && *cohort && !(s->cohort = arena_strdup(&out->arena, cohort)))
+		return nomem(err, errlen);
+	if ((rc = decode_groups(&out->arena, field(spec, "resourceGroups"), s->cohort != NULL, 0,
+				&s->n_groups, &s->groups, err, errlen)) != 0 ||
+	    (rc = get_enum(spec, "queueingStrategy", "spec", strategies, 0, &strategy, err,
+			   errlen)) != 0 ||
+	    (rc = decode_selector(&out->arena, field(spec, "namespaceSelector"),
+				  "spec.namespaceSelector", &s->namespace_selector, err, errlen)) != 0 ||
+	    (rc = decode_preemption(field(spec, "preemption"), &s->preemption, err, errlen)) != 0 ||
+	    (rc = decode_fungibility(field(spec, "flavorFungibility"), s, err, errlen)) != 0 ||
+	    (rc = get_enum(spec, "stopPolicy", "spec", stop_policies, 0, &stop, err, errlen)) != 0)
+		return rc;
+	s->queueing = strategy ? ENG_STRICT_FIFO : ENG_BEST_EFFORT_FIFO;
+	s->stop_policy = stop_values[stop];
+	/* Admission checks gate admission on external controllers; admitting without them, or
+	 * pretending to run them, would both be wrong, so the caller decides. fairSharing and
+	 * admissionScope only act with Kueue features muster leaves off: ignoring them is exact. */
+	if (field(spec, "admissionChecksStrategy"))
+		out->unsupported = "spec.admissionChecksStrategy: admission checks are not implemented";
+	else if (field(spec, "concurrentAdmissionPolicy"))
+		out->unsupported = "spec.concurrentAdmissionPolicy: concurrent admission is not implemented";
+	return 0;
+}
+
+void eobj_cq_release(struct eobj_cq *c)
+{
+	arena_release(&c->arena);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ------------------------------------------------------------------------------ Cohort */
+
+int eobj_cohort_decode(json_t *cohort, struct eobj_cohort *out, char *err, size_t errlen)
+{
+	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
+	static const char *const spec_keys[] = { "parentName", "resourceGroups", "fairSharing", NULL };
+	struct eng_cohort_spec *s = &out->spec;
+	const char *name, *parent;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(cohort))
+		return bad(err, errlen, "Cohort: must be an object");
+	json_t *spec = field(cohort, "spec");
+	if ((rc = check_keys(cohort, "", top, err, errlen)) != 0 ||
+	    (rc = meta_name(cohort, 0, &name, err, errlen)) != 0 ||
+	    (rc = want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
+	    (rc = get_string(spec, "parentName", "spec", &parent, err, errlen)) != 0)
+		return rc;
+	if (parent && *parent && (rc = check_subdomain(parent, "spec.parentName", err, errlen)) != 0)
+		return rc;
+	if (parent && !strcmp(parent, name))
+		return bad(err, errlen, "spec.parentName: a cohort can't be its own parent");
+	if (!(s->name = arena_strdup(&out->arena, name)))
+		return nomem(err, errlen);
+	if (parent && *parent && !(s->parent = arena_strdup(&out->arena, parent)))
+		return nomem(err, errlen);
+	return decode_groups(&out->arena, field(spec, "resourceGroups"), s->parent != NULL, 1,
+			     &s->n_groups, &s->groups, err, errlen);
+}
+
+void eobj_cohort_release(struct eobj_cohort *c)
+{
+	arena_release(&c->arena);
+	memset(c, 0, sizeof(*c));
+}
+
+/* -------------------------------------------------------------------------- LocalQueue */
+
+int eobj_local_queue_decode(json_t *lq, const char *default_namespace, struct eobj_local_queue *out,
+			    char *err, size_t errlen)
+{
+	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
+	static const char *const spec_keys[] = { "clusterQueue", "stopPolicy", "fairSharing", NULL };
+	const char *name, *ns, *cq;
+	int rc, stop;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(lq))
+		return bad(err, errlen, "LocalQueue: must be an object");
+	json_t *spec = field(lq, "spec");
+	if ((rc = check_keys(lq, "", top, err, errlen)) != 0 ||
+	    (rc = meta_name(lq, 0, &name, err, errlen)) != 0 ||
+	    (rc = meta_namespace(lq, default_namespace, &ns, err, errlen)) != 0 ||
+	    (rc = want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
+	    (rc = get_string(spec, "clusterQueue", "spec", &cq, err, errlen)) != 0 ||
+	    (rc = get_enum(spec, "stopPolicy", "spec", stop_policies, 0, &stop, err, errlen)) != 0)
+		return rc;
+	if (!cq || !*cq)
+		return bad(err, errlen, "spec.clusterQueue: required");
+	if ((rc = check_subdomain(cq, "spec.clusterQueue", err, errlen)) != 0)
+		return rc;
+	out->name = arena_strdup(&out->arena, name);
+	out->namespace_name = arena_strdup(&out->arena, ns);
+	out->cluster_queue = arena_strdup(&out->arena, cq);
+	out->stop = stop_values[stop];
+	if (!out->name || !out->namespace_name || !out->cluster_queue)
+		return nomem(err, errlen);
+	return 0;
+}
+
+void eobj_local_queue_release(struct eobj_local_queue *q)
+{
+	arena_release(&q->arena);
+	memset(q, 0, sizeof(*q));
+}
+
+/* --------------------------------------------------------------------------- Namespace */
+
+/* Sets (adding or overwriting) kubernetes.io/metadata.name, which the apiserver owns. */
+static int add_name_label(struct eobj_namespace *out, size_t n, struct quota_kv *labels)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		if (!strcmp(labels[i].key, LABEL_METADATA_NAME))
+			break;
+	struct quota_kv *all = labels;
+	if (i == n) {
+		all = arena_alloc(&out->arena, n + 1, sizeof(*all));
+		if (!all)
+			return -ENOMEM;
+		if (n)
+			memcpy(all, labels, n * sizeof(*all));
+		all[n].key = arena_strdup(&out->arena, LABEL_METADATA_NAME);
+		if (!all[n].key)
+			return -ENOMEM;
+		n++;
+	}
+	all[i].value = (char *)out->name;
+	out->labels = all;
+	out->n_labels = n;
+	return 0;
+}
+
+int eobj_namespace_decode(json_t *ns, struct eobj_namespace *out, char *err, size_t errlen)
+{
+	const char *name;
+	size_t n;
+	struct quota_kv *labels;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(ns))
+		return bad(err, errlen, "Namespace: must be an object");
+	if ((rc = meta_name(ns, 1, &name, err, errlen)) != 0 ||
+	    (rc = decode_string_map(&out->arena, field(field(ns, "metadata"), "labels"),
+				    "metadata.labels", &n, &labels, err, errlen)) != 0)
+		return rc;
+	if (!(out->name = arena_strdup(&out->arena, name)) || add_name_label(out, n, labels) != 0)
+		return nomem(err, errlen);
+	return 0;
+}
+
+int eobj_namespace_default(const char *name, struct eobj_namespace *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!(out->name = arena_strdup(&out->arena, name)))
+		return -ENOMEM;
+	return add_name_label(out, 0, NULL);
+}
+
+void eobj_namespace_release(struct eobj_namespace *n)
+{
+	arena_release(&n->arena);
+	memset(n, 0, sizeof(*n));
+}
+
+/* --------------------------------------------------------------- WorkloadPriorityClass */
+
+int eobj_priority_class_decode(json_t *obj, const char **name, int32_t *value, char *err,
+			       size_t errlen)
+{
+	/* The union of both kinds' fields; globalDefault and preemptionPolicy are PriorityClass's. */
+	static const char *const top[] = { "apiVersion", "kind", "metadata", "value", "description",
+					   "globalDefault", "preemptionPolicy", NULL };
+	int has, rc;
+	int64_t v;
+
+	if (!json_is_object(obj))
+		return bad(err, errlen, "priority class: must be an object");
+	if ((rc = check_keys(obj, "", top, err, errlen)) != 0 ||
+	    (rc = meta_name(obj, 0, name, err, errlen)) != 0 ||
+	    (rc = get_int(obj, "value", "", INT32_MIN, INT32_MAX, &has, &v, err, errlen)) != 0)
+		return rc;
+	if (!has)
+		return bad(err, errlen, "value: required");
+	*value = (int32_t)v;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------- time */
+
+static int digits(const char **s, int n, int *out)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		char c = (*s)[i];
+		if (c < '0' || c > '9')
+			return -1;
+		v = v * 10 + (c - '0');
+	}
+	*s += n;
+	*out = v;
+	return 0;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;
+	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+int eobj_parse_time(const char *s, int64_t *ns)
+{
+	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
+	int64_t frac = 0;
+
+	if (!s || digits(&s, 4, &y) || *s++ != '-' || digits(&s, 2, &mo) || *s++ != '-' ||
+	    digits(&s, 2, &d))
+		return -EINVAL;
+	if (*s != 'T' && *s != 't')
+		return -EINVAL;
+	s++;
+	if (digits(&s, 2, &h) || *s++ != ':' || digits(&s, 2, &mi) || *s++ != ':' ||
+	    digits(&s, 2, &sec))
+		return -EINVAL;
+	if (*s == '.') {
+		int n = 0;
+		s++;
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		for (; *s >= '0' && *s <= '9'; s++, n++)
+			if (n < 9)
+				frac = frac * 10 + (*s - '0');
+		for (; n < 9; n++)
+			frac *= 10;
+	}
+	if (*s == 'Z' || *s == 'z') {
+		s++;
+	} else if (*s == '+' || *s == '-') {
+		sign = *s++ == '-' ? -1 : 1;
+		if (digits(&s, 2, &oh) || *s++ != ':' || digits(&s, 2, &om) || oh > 23 || om > 59)
+			return -EINVAL;
+	} else {
+		return -EINVAL;
+	}
+	if (*s || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 59)
+		return -EINVAL;
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	if (mo == 2 && d == 29 && !leap)
+		return -EINVAL;
+	int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+		       sign * (oh * 3600 + om * 60);
+	if (__builtin_mul_overflow(secs, (int64_t)1000000000, ns) ||
+	    __builtin_add_overflow(*ns, frac, ns))
+		return -EINVAL;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------- Workload */
+
+/* Checks what a pod template contributes to quota and placement, so a mistake is reported at
+ * its own path rather than as a vague failure of the whole template. */
+static int check_template(json_t *tpl, const char *path, char *err, size_t errlen)
+{
+	static const char *const lists[] = { "containers", "initContainers" };
+	static const char *const expr_ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
+						NULL };
+	char p[PATH_MAX_LEN], q[PATH_MAX_LEN];
+	int rc;
+
+	if (!tpl)
+		return bad(err, errlen, "%s: required", path);
+	if ((rc = want_object(tpl, path, err, errlen)) != 0)
+		return rc;
+	json_t *spec = field(tpl, "spec");
+	pathf(p, sizeof(p), "%s.spec", path);
+	if ((rc = want_object(spec, p, err, errlen)) != 0)
+		return rc;
+	for (size_t l = 0; l < 2; l++) {
+		json_t *arr = field(spec, lists[l]), *c;
+		size_t i;
+		pathf(p, sizeof(p), "%s.spec.%s", path, lists[l]);
+		if ((rc = want_array(arr, p, err, errlen)) != 0)
+			return rc;
+		json_array_foreach(arr, i, c)
+		{
+			pathf(p, sizeof(p), "%s.spec.%s[%zu]", path, lists[l], i);
+			if (!json_is_object(c))
+				return bad(err, errlen, "%s: must be an object, not %s", p, type_name(c));
+			json_t *res = field(c, "resources");
+			pathf(q, sizeof(q), "%s.resources", p);
+			if ((rc = want_object(res, q, err, errlen)) != 0)
+				return rc;
+			static const char *const kinds[] = { "requests", "limits" };
+			for (size_t k = 0; k < 2; k++) {
+				json_t *list = field(res, kinds[k]), *v;
+				const char *rname;
+				pathf(q, sizeof(q), "%s.resources.%s", p, kinds[k]);
+				if ((rc = want_object(list, q, err, errlen)) != 0)
+					return rc;
+				json_object_foreach(list, rname, v)
+				{
+					char vp[PATH_MAX_LEN];
+					int64_t milli;
+					pathf(vp, sizeof(vp), "%s.%s", q, rname);
+					if ((rc = get_quantity(v, vp, &milli, err, errlen)) != 0)
+						return rc;
+				}
+			}
+		}
+	}
+	json_t *overhead = field(spec, "overhead"), *v;
+	const char *rname;
+	pathf(p, sizeof(p), "%s.spec.overhead", path);
+	if ((rc = want_object(overhead, p, err, errlen)) != 0)
+		return rc;
+	json_object_foreach(overhead, rname, v)
+	{
+		int64_t milli;
+		pathf(q, sizeof(q), "%s.%s", p, rname);
+		if ((rc = get_quantity(v, q, &milli, err, errlen)) != 0)
+			return rc;
+	}
+	json_t *selector = field(spec, "nodeSelector");
+	pathf(p, sizeof(p), "%s.spec.nodeSelector", path);
+	if ((rc = want_object(selector, p, err, errlen)) != 0)
+		return rc;
+	json_object_foreach(selector, rname, v)
+		if (!json_is_string(v))
+			return bad(err, errlen, "%s.%s: must be a string, not %s", p, rname, type_name(v));
+	pathf(p, sizeof(p), "%s.spec.tolerations", path);
+	if ((rc = check_tolerations(field(spec, "tolerations"), p, err, errlen)) != 0)
+		return rc;
+	const char *tp = "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
+	json_t *required = obj_path(spec, tp);
+	pathf(p, sizeof(p), "%s.spec.%s", path, tp);
+	if ((rc = want_object(required, p, err, errlen)) != 0)
+		return rc;
+	json_t *terms = field(required, "nodeSelectorTerms"), *t;
+	size_t i;
+	pathf(p, sizeof(p), "%s.spec.%s.nodeSelectorTerms", path, tp);
+	if ((rc = want_array(terms, p, err, errlen)) != 0)
+		return rc;
+	json_array_foreach(terms, i, t)
+	{
+		pathf(q, sizeof(q), "%s[%zu]", p, i);
+		if (!json_is_object(t))
+			return bad(err, errlen, "%s: must be an object, not %s", q, type_name(t));
+		json_t *exprs = field(t, "matchExpressions"), *e;
+		size_t k;
+		char ep[PATH_MAX_LEN];
+		pathf(ep, sizeof(ep), "%s.matchExpressions", q);
+		if ((rc = want_array(exprs, ep, err, errlen)) != 0)
+			return rc;
+		json_array_foreach(exprs, k, e)
+		{
+			char xp[PATH_MAX_LEN];
+			const char *key;
+			int op;
+			pathf(xp, sizeof(xp), "%s.matchExpressions[%zu]", q, k);
+			if (!json_is_object(e))
+				return bad(err, errlen, "%s: must be an object, not %s", xp, type_name(e));
+			if ((rc = get_string(e, "key", xp, &key, err, errlen)) != 0)
+				return rc;
+			if (!key || !*key)
+				return bad(err, errlen, "%s.key: required", xp);
+			if (!field(e, "operator"))
+				return bad(err, errlen, "%s.operator: required", xp);
+			if ((rc = get_enum(e, "operator", xp, expr_ops, 0, &op, err, errlen)) != 0)
+				return rc;
+			json_t *values = field(e, "values"), *x;
+			size_t vi;
+			char vp[PATH_MAX_LEN];
+			pathf(vp, sizeof(vp), "%s.values", xp);
+			if ((rc = want_array(values, vp, err, errlen)) != 0)
+				return rc;
+			json_array_foreach(values, vi, x)
+				if (!json_is_string(x))
+					return bad(err, errlen, "%s[%zu]: must be a string, not %s", vp, vi,
+						   type_name(x));
+		}
+	}
+	return 0;
+}
+
+static int dup_into(struct eobj_arena *a, const char *s, const char **out)
+{
+	*out = arena_strdup(a, s);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* status.admission into out->admission; the podSets and their views are already decoded. */
+static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "clusterQueue", "podSetAssignments", NULL };
+	static const char *const psa_keys[] = { "name", "flavors", "resourceUsage", "count",
+						"topologyAssignment", "delayedTopologyRequest", NULL };
+	struct eng_assignment *as;
+	const char *path = "status.admission";
+	const char *cq;
+	char p[PATH_MAX_LEN], q[PATH_MAX_LEN];
+	int rc;
+
+	if (!(as = out->admission = arena_alloc(&out->arena, 1, sizeof(*as))))
+		return nomem(err, errlen);
+	if (!adm)
+		return bad(err, errlen, "%s: required when the QuotaReserved condition is True", path);
+	if ((rc = want_object(adm, path, err, errlen)) != 0 ||
+	    (rc = check_keys(adm, path, keys, err, errlen)) != 0 ||
+	    (rc = get_string(adm, "clusterQueue", path, &cq, err, errlen)) != 0)
+		return rc;
+	if (!cq || !*cq)
+		return bad(err, errlen, "%s.clusterQueue: required", path);
+	if ((rc = check_subdomain(cq, "status.admission.clusterQueue", err, errlen)) != 0)
+		return rc;
+	if (dup_into(&out->arena, cq, &as->cluster_queue) != 0)
+		return nomem(err, errlen);
+	json_t *psas = field(adm, "podSetAssignments"), *psa;
+	size_t i;
+	pathf(p, sizeof(p), "%s.podSetAssignments", path);
+	if ((rc = want_array(psas, p, err, errlen)) != 0)
+		return rc;
+	if (json_array_size(psas) > 18)
+		return bad(err, errlen, "%s: at most 18 entries", p);
+	json_array_foreach(psas, i, psa)
+	{
+		const char *name;
+		pathf(p, sizeof(p), "%s.podSetAssignments[%zu]", path, i);
+		if (!json_is_object(psa))
+			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(psa));
+		if ((rc = check_keys(psa, p, psa_keys, err, errlen)) != 0 ||
+		    (rc = get_string(psa, "name", p, &name, err, errlen)) != 0)
+			return rc;
+		if (!name)
+			name = "main";
+		size_t ps;
+		for (ps = 0; ps < out->spec.n_podsets; ps++)
+			if (!strcmp(out->spec.podsets[ps].name, name))
+				break;
+		if (ps == out->spec.n_podsets)
+			return bad(err, errlen, "%s.name: \"%.64s\" is not a podSet of spec.podSets", p,
+				   name);
+		for (size_t k = 0; k < as->n_podsets; k++)
+			if (!strcmp(as->podsets[k].name, name))
+				return bad(err, errlen, "%s.name: duplicate podSet \"%.64s\"", p, name);
+		const struct eng_podset *sps = &out->spec.podsets[ps];
+		struct eng_podset_assignment *pa = &as->podsets[as->n_podsets];
+		int has;
+		int64_t count;
+		if ((rc = get_int(psa, "count", p, 0, INT32_MAX, &has, &count, err, errlen)) != 0)
+			return rc;
+		pa->name = sps->name;
+		pa->count = has ? count : sps->count;
+		json_t *flavors = field(psa, "flavors"), *usage = field(psa, "resourceUsage"), *v;
+		const char *res;
+		pathf(q, sizeof(q), "%s.flavors", p);
+		if ((rc = want_object(flavors, q, err, errlen)) != 0)
+			return rc;
+		pathf(q, sizeof(q), "%s.resourceUsage", p);
+		if ((rc = want_object(usage, q, err, errlen)) != 0)
+			return rc;
+		json_object_foreach(usage, res, v)
+		{
+			if (!field(flavors, res))
+				return bad(err, errlen, "%s.resourceUsage.%s: no flavor for it in flavors", p,
+					   res);
+		}
+		json_object_foreach(flavors, res, v)
+		{
+			pathf(q, sizeof(q), "%s.flavors.%s", p, res);
+			if (!json_is_string(v))
+				return bad(err, errlen, "%s: must be a string, not %s", q, type_name(v));
+			if ((rc = check_subdomain(json_string_value(v), q, err, errlen)) != 0)
+				return rc;
+			if (pa->n == QUOTA_MAX_RESOURCES)
+				return bad(err, errlen, "%s.flavors: more than %d resources", p,
+					   QUOTA_MAX_RESOURCES);
+			int64_t amount = 0;
+			json_t *u = field(usage, res);
+			if (u) {
+				pathf(q, sizeof(q), "%s.resourceUsage.%s", p, res);
+				if ((rc = get_quantity(u, q, &amount, err, errlen)) != 0)
+					return rc;
+			} else {
+				/* Kueue always writes resourceUsage; without it, count x request. */
+				for (size_t r = 0; r < sps->pod.n_requests; r++)
+					if (!strcmp(sps->pod.resources[r], res) &&
+					    __builtin_mul_overflow(pa->count, sps->pod.per_pod[r], &amount))
+						return bad(err, errlen, "%s.flavors.%s: usage overflows", p,
+							   res);
+			}
+			if (dup_into(&out->arena, res, &pa->resources[pa->n]) != 0 ||
+			    dup_into(&out->arena, json_string_value(v), &pa->flavors[pa->n]) != 0)
+				return nomem(err, errlen);
+			pa->usage[pa->n] = amount;
+			pa->n++;
+		}
+		/* An admission that charges nothing for a requested resource would let usage
+		 * exceed quota unnoticed. */
+		for (size_t r = 0; r < sps->pod.n_requests; r++)
+			if (!field(flavors, sps->pod.resources[r]))
+				return bad(err, errlen,
+					   "%s.flavors: no flavor for requested resource %s", p,
+					   sps->pod.resources[r]);
+		as->n_podsets++;
+	}
+	for (size_t ps = 0; ps < out->spec.n_podsets; ps++) {
+		size_t k;
+		for (k = 0; k < as->n_podsets; k++)
+			if (!strcmp(as->podsets[k].name, out->spec.podsets[ps].name))
+				break;
+		if (k == as->n_podsets)
+			return bad(err, errlen, "%s.podSetAssignments: no assignment for podSet \"%s\"",
+				   path, out->spec.podsets[ps].name);
+	}
+	return 0;
+}
+
+static int condition_status(json_t *wl, const char *type, int *is_true, char *err, size_t errlen)
+{
+	json_t *conds = obj_path(wl, "status.conditions"), *c;
+	size_t i;
+	int rc = want_array(conds, "status.conditions", err, errlen);
+	*is_true = 0;
+	if (rc != 0)
+		return rc;
+	json_array_foreach(conds, i, c)
+	{
+		char p[64];
+		pathf(p, sizeof(p), "status.conditions[%zu]", i);
+		if (!json_is_object(c))
+			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(c));
+		const char *t = json_string_value(field(c, "type"));
+		const char *s = json_string_value(field(c, "status"));
+		if (t && !strcmp(t, type))
+			*is_true = s && !strcmp(s, "True");
+	}
+	return 0;
+}
+
+/* The common decoder; from_job makes template errors name the Job's spec.template. */
+static int decode_workload(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,
+			   int from_job, struct eobj_workload *out, char *err, size_t errlen)
+{
+	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
+	static const char *const spec_keys[] = { "podSets", "queueName", "priorityClassRef",
+						 "priority", "active", "maximumExecutionTimeSeconds",
+						 "preemptionGates", NULL };
+	static const char *const podset_keys[] = { "name", "template", "count", "minCount",
+						   "topologyRequest", NULL };
+	static const char *const ref_keys[] = { "group", "kind", "name", NULL };
+	struct eng_workload_spec *s = &out->spec;
+	const char *name, *ns, *queue, *created;
+	char p[PATH_MAX_LEN], key[600];
+	int rc, has;
+	int64_t v;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(wl))
+		return bad(err, errlen, "Workload: must be an object");
+	out->obj = json_incref(wl);
+	json_t *spec = field(wl, "spec");
+	if ((rc = check_keys(wl, "", top, err, errlen)) != 0 ||
+	    (rc = meta_name(wl, 0, &name, err, errlen)) != 0 ||
+	    (rc = meta_namespace(wl, default_namespace, &ns, err, errlen)) != 0 ||
+	    (rc = get_string(field(wl, "metadata"), "creationTimestamp", "metadata", &created, err,
+			     errlen)) != 0)
+		return rc;
+	if (!spec)
+		return bad(err, errlen, "spec: required");
+	if ((rc = want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
+	    (rc = get_string(spec, "queueName", "spec", &queue, err, errlen)) != 0)
+		return rc;
+	if (queue && *queue && (rc = check_subdomain(queue, "spec.queueName", err, errlen)) != 0)
+		return rc;
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	if (dup_into(&out->arena, key, &s->key) != 0 ||
+	    dup_into(&out->arena, ns, &s->namespace_name) != 0 ||
+	    dup_into(&out->arena, name, &out->name) != 0 ||
+	    dup_into(&out->arena, queue ? queue : "", &s->queue) != 0)
+		return nomem(err, errlen);
+	if (created) {
+		if (eobj_parse_time(created, &s->queue_time) != 0)
+			return bad(err, errlen,
+				   "metadata.creationTimestamp: invalid time \"%.64s\": must be RFC 3339, "
+				   "e.g. 2025-01-02T03:04:05Z",
+				   created);
+		out->has_queue_time = 1;
+	}
+
+	/* Priority: what Kueue's webhook resolved into spec.priority wins. */
+	if ((rc = get_int(spec, "priority", "spec", INT32_MIN, INT32_MAX, &has, &v, err, errlen)) != 0)
+		return rc;
+	json_t *ref = field(spec, "priorityClassRef");
+	if ((rc = want_object(ref, "spec.priorityClassRef", err, errlen)) != 0 ||
+	    (rc = check_keys(ref, "spec.priorityClassRef", ref_keys, err, errlen)) != 0)
+		return rc;
+	if (has) {
+		s->priority = (int32_t)v;
+	} else if (ref) {
+		const char *group, *kind, *cname;
+		const char *rp = "spec.priorityClassRef";
+		if ((rc = get_string(ref, "group", rp, &group, err, errlen)) != 0 ||
+		    (rc = get_string(ref, "kind", rp, &kind, err, errlen)) != 0 ||
+		    (rc = get_string(ref, "name", rp, &cname, err, errlen)) != 0)
+			return rc;
+		if (!cname || !*cname)
+			return bad(err, errlen, "spec.priorityClassRef.name: required");
+		int kueue_class = group && !strcmp(group, KUEUE_GROUP) && kind &&
+				  !strcmp(kind, "WorkloadPriorityClass");
+		int pod_class = group && !strcmp(group, "scheduling.k8s.io") && kind &&
+				!strcmp(kind, "PriorityClass");
+		if (!kueue_class && !pod_class)
+			return bad(err, errlen,
+				   "spec.priorityClassRef: must be a kueue.x-k8s.io WorkloadPriorityClass or "
+				   "a scheduling.k8s.io PriorityClass");
+		json_t *cls = json_object_get(kueue_class ? wpcs : pcs, cname);
+		if (!cls)
+			return bad(err, errlen, "spec.priorityClassRef.name: %s \"%.64s\" doesn't exist",
+				   kind, cname);
+		s->priority = (int32_t)json_integer_value(json_object_get(cls, "value"));
+	}
+	json_t *active = field(spec, "active");
+	if (active && !json_is_boolean(active))
+		return bad(err, errlen, "spec.active: must be a boolean, not %s", type_name(active));
+	out->inactive = json_is_false(active);
+
+	json_t *podsets = field(spec, "podSets"), *ps;
+	size_t i;
+	if ((rc = want_array(podsets, "spec.podSets", err, errlen)) != 0)
+		return rc;
+	if (json_array_size(podsets) == 0)
+		return bad(err, errlen, "spec.podSets: required: list 1 to 18 podSets");
+	if (json_array_size(podsets) > 18)
+		return bad(err, errlen, "spec.podSets: at most 18 podSets, got %zu",
+			   json_array_size(podsets));
+	size_t n = json_array_size(podsets);
+	struct eng_podset *eps = arena_alloc(&out->arena, n, sizeof(*eps));
+	out->views = calloc(n, sizeof(*out->views));
+	if (!eps || !out->views)
+		return nomem(err, errlen);
+	out->n_views = n;
+	int min_count_seen = 0;
+	json_array_foreach(podsets, i, ps)
+	{
+		const char *psname;
+		char tp[PATH_MAX_LEN];
+		int64_t count = 1, min_count = 0;
+		pathf(p, sizeof(p), "spec.podSets[%zu]", i);
+		if (!json_is_object(ps))
+			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(ps));
+		if ((rc = check_keys(ps, p, podset_keys, err, errlen)) != 0 ||
+		    (rc = get_string(ps, "name", p, &psname, err, errlen)) != 0)
+			return rc;
+		if (!psname)
+			psname = "main";
+		pathf(tp, sizeof(tp), "%s.name", p);
+		if ((rc = check_label(psname, tp, err, errlen)) != 0)
+			return rc;
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(eps[k].name, psname))
+				return bad(err, errlen, "%s.name: duplicate podSet \"%s\"", p, psname);
+		if ((rc = get_int(ps, "count", p, 0, INT32_MAX, &has, &v, err, errlen)) != 0)
+			return rc;
+		if (has)
+			count = v;
+		if ((rc = get_int(ps, "minCount", p, 1, INT32_MAX, &has, &v, err, errlen)) != 0)
+			return rc;
+		if (has) {
+			if (v > count)
+				return bad(err, errlen, "%s.minCount: %lld must be at most count (%lld)", p,
+					   (long long)v, (long long)count);
+			if (min_count_seen)
+				return bad(err, errlen, "%s.minCount: at most one podSet may set minCount",
+					   p);
+			min_count_seen = 1;
+			min_count = v;
+		}
+		if (from_job)
+			pathf(tp, sizeof(tp), "spec.template");
+		else
+			pathf(tp, sizeof(tp), "spec.podSets[%zu].template", i);
+		if ((rc = check_template(field(ps, "template"), tp, err, errlen)) != 0)
+			return rc;
+		char verr[256];
+		rc = podset_view_decode(ps, &out->views[i], verr, sizeof(verr));
+		if (rc == -ENOMEM)
+			return nomem(err, errlen);
+		if (rc != 0)
+			return bad(err, errlen, "%s: %s", tp, verr);
+		if (dup_into(&out->arena, psname, &eps[i].name) != 0)
+			return nomem(err, errlen);
+		eps[i].count = count;
+		eps[i].min_count = min_count;
+		eps[i].pod = out->views[i].ps;
+		eps[i].pod.count = count;
+		/* Requests are per pod; a gang's total must stay within int64 milli-units. */
+		for (size_t r = 0; r < eps[i].pod.n_requests; r++) {
+			int64_t total;
+			if (__builtin_mul_overflow(count, eps[i].pod.per_pod[r], &total))
+				return bad(err, errlen,
+					   "%s.count: %lld pods x %s request overflows int64 milli-units",
+					   p, (long long)count, eps[i].pod.resources[r]);
+		}
+	}
+	s->n_podsets = n;
+	s->podsets = eps;
+
+	int reserved, finished;
+	if ((rc = want_object(field(wl, "status"), "status", err, errlen)) != 0 ||
+	    (rc = condition_status(wl, "QuotaReserved", &reserved, err, errlen)) != 0 ||
+	    (rc = condition_status(wl, "Finished", &finished, err, errlen)) != 0)
+		return rc;
+	out->finished = finished;
+	json_t *adm = obj_path(wl, "status.admission");
+	if (reserved) {
+		if ((rc = decode_admission(out, json_is_null(adm) ? NULL : adm, err, errlen)) != 0)
+			return rc;
+		out->admitted = 1;
+	} else if (adm && !json_is_null(adm)) {
+		return bad(err, errlen,
+			   "status.admission: set, but the QuotaReserved condition is not True: "
+			   "an admitted Workload has both, a pending one neither");
+	}
+	return 0;
+}
+
+int eobj_workload_decode(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,
+			 struct eobj_workload *out, char *err, size_t errlen)
+{
+	return decode_workload(wl, default_namespace, wpcs, pcs, 0, out, err, errlen);
+}
+
+/* Kueue takes the annotation as an integer below the pod count (its job webhook). */
+static int job_min_count(const char *s, int64_t count, int64_t *out, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (!*s || *end || errno || v < 1 || v >= count)
+		return bad(err, errlen,
+			   "metadata.annotations[\"" ANNOTATION_JOB_MIN_PARALLELISM "\"]: invalid value "
+			   "\"%.32s\": must be an integer from 1 to %lld (below the Job's pod count %lld)",
+			   s, (long long)count - 1, (long long)count);
+	*out = v;
+	return 0;
+}
+
+int eobj_workload_from_job(json_t *job, const char *default_namespace, json_t *wpcs, json_t *pcs,
+			   struct eobj_workload *out, char *err, size_t errlen)
+{
+	const char *name, *ns, *queue, *wpc, *pc, *uid, *created, *min;
+	json_t *meta, *spec, *wl = NULL, *copy = NULL, *mcopy = NULL;
+	int rc, has_par, has_comp, has_prio;
+	int64_t parallelism = 1, completions = 1, prio = 0, min_count = 0;
+	struct job_priority jp;
+	char verr[256];
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(job))
+		return bad(err, errlen, "Job: must be an object");
+	meta = field(job, "metadata");
+	spec = field(job, "spec");
+	if ((rc = meta_name(job, 0, &name, err, errlen)) != 0 ||
+	    (rc = meta_namespace(job, default_namespace, &ns, err, errlen)) != 0 ||
+	    (rc = get_string(meta, "uid", "metadata", &uid, err, errlen)) != 0 ||
+	    (rc = get_string(meta, "creationTimestamp", "metadata", &created, err, errlen)) != 0 ||
+	    (rc = want_object(field(meta, "labels"), "metadata.labels", err, errlen)) != 0 ||
+	    (rc = want_object(field(meta, "annotations"), "metadata.annotations", err, errlen)) != 0)
+		return rc;
+	queue = obj_label(job, LABEL_QUEUE_NAME);
+	wpc = obj_label(job, LABEL_PRIORITY_CLASS);
+	min = obj_annotation(job, ANNOTATION_JOB_MIN_PARALLELISM);
+	if (!queue || !*queue)
+		return bad(err, errlen,
+			   "metadata.labels[\"" LABEL_QUEUE_NAME "\"]: required: muster manages only "
+			   "Jobs with this label");
+	rc = check_subdomain(queue, "metadata.labels[\"" LABEL_QUEUE_NAME "\"]", err, errlen);
+	if (rc != 0)
+		return rc;
+	if (!spec)
+		return bad(err, errlen, "spec: required");
+	if ((rc = want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = get_int(spec, "parallelism", "spec", 0, INT32_MAX, &has_par, &parallelism, err,
+			  errlen)) != 0 ||
+	    (rc = get_int(spec, "completions", "spec", 0, INT32_MAX, &has_comp, &completions, err,
+			  errlen)) != 0 ||
+	    (rc = check_template(field(spec, "template"), "spec.template", err, errlen)) != 0 ||
+	    (rc = get_int(obj_path(spec, "template.spec"), "priority", "spec.template.spec",
+			  INT32_MIN, INT32_MAX, &has_prio, &prio, err, errlen)) != 0 ||
+	    (rc = get_string(obj_path(spec, "template.spec"), "priorityClassName", "spec.template.spec",
+			     &pc, err, errlen)) != 0)
+		return rc;
+	/* workload_new_for_job's count: min(parallelism, completions), parallelism defaulting to
+	 * 1 and completions to parallelism. */
+	if (!has_par)
+		parallelism = 1;
+	if (!has_comp)
+		completions = parallelism;
+	int64_t count = parallelism < completions ? parallelism : completions;
+	if (min && (rc = job_min_count(min, count, &min_count, err, errlen)) != 0)
+		return rc;
+	/* The manager's own resolution, so both agree on every Job. */
+	if (job_priority_resolve(job, wpcs, pcs, &jp, verr, sizeof(verr)) != 0)
+		return bad(err, errlen, "%s: %s",
+			   wpc && *wpc ? "metadata.labels[\"" LABEL_PRIORITY_CLASS "\"]" :
+					 "spec.template.spec.priorityClassName",
+			   verr);
+
+	/* The conversion needs a uid (the Workload's name hashes it) and a namespace. */
+	copy = json_copy(job);
+	mcopy = meta ? json_copy(meta) : json_object();
+	if (!copy || !mcopy)
+		goto nomem;
+	if (!uid || !*uid) {
+		char made[600];
+		snprintf(made, sizeof(made), "%s.%s", ns, name);
+		if (json_object_set_new(mcopy, "uid", json_string(made)) != 0)
+			goto nomem;
+	}
+	if (json_object_set_new(mcopy, "namespace", json_string(ns)) != 0 ||
+	    json_object_set(copy, "metadata", mcopy) != 0)
+		goto nomem;
+	wl = workload_new_for_job(copy, verr, sizeof(verr));
+	if (!wl) {
+		rc = bad(err, errlen, "cannot convert the Job to a Workload: %s", verr);
+		goto out;
+	}
+	json_t *ps0 = json_array_get(obj_path(wl, "spec.podSets"), 0);
+	if ((rc = workload_apply_priority(wl, &jp)) != 0) {
+		rc = rc == -ENOMEM ? nomem(err, errlen) : bad(err, errlen, "cannot set the priority");
+		goto out;
+	}
+	if ((min && json_object_set_new(ps0, "minCount", json_integer(min_count)) != 0) ||
+	    (created && json_object_set_new(json_object_get(wl, "metadata"), "creationTimestamp",
+					    json_string(created)) != 0))
+		goto nomem;
+	rc = decode_workload(wl, ns, wpcs, pcs, 1, out, err, errlen);
+	goto out;
+nomem:
+	rc = nomem(err, errlen);
+out:
+	json_decref(wl);
+	json_decref(copy);
+	json_decref(mcopy);
+	return rc;
+}
+
+void eobj_workload_release(struct eobj_workload *w)
+{
+	for (size_t i = 0; w->views && i < w->n_views; i++)
+		podset_view_release(&w->views[i]);
+	free(w->views);
+	json_decref(w->obj);
+	arena_release(&w->arena);
+	memset(w, 0, sizeof(*w));
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Decoders from Kubernetes and Kueue API objects (jansson values) to the admission engine's
+ * specs (core/engine.h), shared by `muster simulate` and the manager so both read an object
+ * the same way.
+ *
+ * Each decoder fills an owner struct: the engine spec plus an arena holding every string and
+ * array the spec points to. The owner is self-contained (it keeps no pointer into the JSON it
+ * was decoded from, except eobj_workload, which holds its own reference), so the caller may
+ * drop the JSON at once; it must call the matching *_release exactly once, also after a failed
+ * decode (release of a zeroed or failed owner is a no-op). The engine copies what it keeps, so
+ * an owner may be released as soon as it has been handed to the engine.
+ *
+ * Errors: every decoder returns 0, -EINVAL with err naming the field and what is wrong, e.g.
+ *   spec.resourceGroups[0].flavors[1].resources[0].nominalQuota: invalid quantity "12x"
+ * or -ENOMEM. Checks are those of the CRD schema and of Kueue's webhooks that decide how the
+ * object behaves (types, enums, quantities, required fields, cross-field rules); fields that
+ * only matter for features muster leaves disabled (fairSharing, admissionScope) are ignored.
+ */
+#ifndef MUSTER_ENGINE_OBJECTS_H
+#define MUSTER_ENGINE_OBJECTS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/objects.h"
+#include "core/engine.h"
+
+#define ANNOTATION_JOB_MIN_PARALLELISM "kueue.x-k8s.io/job-min-parallelism"
+#define LABEL_METADATA_NAME "kubernetes.io/metadata.name"
+
+/* Everything one decoded object owns, as a list of allocations freed at once. */
+struct eobj_block;
+struct eobj_arena {
+	struct eobj_block *blocks;
+};
+
+/* ResourceFlavor: metadata.name, spec.nodeLabels, spec.nodeTaints, spec.tolerations. */
+struct eobj_flavor {
+	struct quota_flavor spec;
+	struct eobj_arena arena;
+};
+int eobj_flavor_decode(json_t *rf, struct eobj_flavor *out, char *err, size_t errlen);
+void eobj_flavor_release(struct eobj_flavor *f);
+
+/* ClusterQueue. Defaults are the CRD's (BestEffortFIFO, preemption Never, whenCanBorrow
+ * MayStopSearch, whenCanPreempt TryNextFlavor, stopPolicy None); an absent namespaceSelector
+ * stays NULL (no namespace). */
+struct eobj_cq {
+	struct eng_cq_spec spec;
+	/* NULL, or the first field set that changes admission but the engine does not implement
+	 * (admissionChecksStrategy, concurrentAdmissionPolicy), for the caller to refuse or to
+	 * report; the spec is decoded regardless. Static storage. */
+	const char *unsupported;
+	struct eobj_arena arena;
+};
+int eobj_cq_decode(json_t *cq, struct eobj_cq *out, char *err, size_t errlen);
+void eobj_cq_release(struct eobj_cq *c);
+
+/* Cohort: metadata.name, spec.parentName, spec.resourceGroups. */
+struct eobj_cohort {
+	struct eng_cohort_spec spec;
+	struct eobj_arena arena;
+};
+int eobj_cohort_decode(json_t *cohort, struct eobj_cohort *out, char *err, size_t errlen);
+void eobj_cohort_release(struct eobj_cohort *c);
+
+/* LocalQueue: metadata.namespace (default_namespace when unset), metadata.name,
+ * spec.clusterQueue (required), spec.stopPolicy. */
+struct eobj_local_queue {
+	const char *namespace_name;
+	const char *name;
+	const char *cluster_queue;
+	enum eng_stop_policy stop;
+	struct eobj_arena arena;
+};
+int eobj_local_queue_decode(json_t *lq, const char *default_namespace, struct eobj_local_queue *out,
+			    char *err, size_t errlen);
+void eobj_local_queue_release(struct eobj_local_queue *q);
+
+/* v1 Namespace: its labels plus kubernetes.io/metadata.name=<name>, which the apiserver always
+ * sets (so selectors on it work as in a cluster). */
+struct eobj_namespace {
+	const char *name;
+	size_t n_labels;
+	struct quota_kv *labels;
+	struct eobj_arena arena;
+};
+int eobj_namespace_decode(json_t *ns, struct eobj_namespace *out, char *err, size_t errlen);
+/* A namespace that exists with no labels but the automatic one. */
+int eobj_namespace_default(const char *name, struct eobj_namespace *out);
+void eobj_namespace_release(struct eobj_namespace *n);
+
+/* kueue.x-k8s.io WorkloadPriorityClass or scheduling.k8s.io PriorityClass: metadata.name and
+ * value (int32, required). name is borrowed from obj. */
+int eobj_priority_class_decode(json_t *obj, const char **name, int32_t *value, char *err,
+			       size_t errlen);
+
+/* Workload, pending or admitted. */
+struct eobj_workload {
+	struct eng_workload_spec spec; /* key "namespace/name"; queue "" when spec.queueName is unset */
+	const char *name;
+	int has_queue_time; /* metadata.creationTimestamp was set (spec.queue_time is 0 otherwise) */
+	int admitted; /* status.admission with QuotaReserved=True */
+	struct eng_assignment *admission; /* in the arena; NULL unless admitted */
+	int finished; /* the Finished condition is True: it holds no quota and never will */
+	int inactive; /* spec.active is false: Kueue neither admits nor keeps it admitted */
+	/* Private: the decoded object and the per-podSet views whose strings the spec borrows. */
+	json_t *obj;
+	struct podset_view *views;
+	size_t n_views;
+	struct eobj_arena arena;
+};
+
+/*
+ * Decodes a Workload. default_namespace stands in for an unset metadata.namespace. wpcs and
+ * pcs map names to WorkloadPriorityClass and PriorityClass objects (informer stores, or the
+ * simulator's inputs; either may be NULL).
+ * Priority: spec.priority when set (Kueue's webhook has already resolved the class into it);
+ * otherwise the class priorityClassRef names (a missing class is an error); otherwise 0. Each podSet's per-pod requests are the template's effective
+ * requests (pod_requests_from_template), its node constraints those of podset_view_decode.
+ * status.admission is read only with QuotaReserved=True, and then must be present and name
+ * only podSets of the spec; a podSet's usage is its resourceUsage, or count * per-pod request
+ * for a resource it lists in flavors only.
+ */
+int eobj_workload_decode(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,
+			 struct eobj_workload *out, char *err, size_t errlen);
+
+/*
+ * A batch/v1 Job as the Workload the manager creates for it: workload_new_for_job, with the
+ * priority job_priority_resolve finds (kueue.x-k8s.io/priority-class label, else the template's
+ * priorityClassName, else its spec.priority; a class that doesn't exist is an error) written by
+ * workload_apply_priority; the podSet's minCount from the kueue.x-k8s.io/job-min-parallelism
+ * annotation (an integer from 1 to the pod count - 1, as Kueue's Job webhook demands); queue
+ * time the Job's creationTimestamp. A Job without metadata.uid gets "<namespace>.<name>" so
+ * the Workload's name is still deterministic. Errors name the Job's fields (spec.template...,
+ * metadata.labels[...]). A Job without the queue-name label is an error: muster ignores it.
+ */
+int eobj_workload_from_job(json_t *job, const char *default_namespace, json_t *wpcs, json_t *pcs,
+			   struct eobj_workload *out, char *err, size_t errlen);
+void eobj_workload_release(struct eobj_workload *w);
+
+/* RFC 3339 time ("2025-01-02T03:04:05Z", fractions and offsets allowed) to ns since the epoch.
+ * 0 or -EINVAL (also for times outside int64 ns). */
+int eobj_parse_time(const char *s, int64_t *ns);
+
+#endif

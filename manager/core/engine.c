@@ -1,0 +1,2737 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The admission engine: the model (flavors, cohorts, ClusterQueues, LocalQueues, namespaces,
+ * workloads), the cohort-tree build, the queues, and the cycle. Quota maths and flavor
+ * assignment are in engine_quota.c, preemption in engine_preempt.c.
+ *
+ * How work is kept proportional to change:
+ *  - Specs (flavors, cohorts, ClusterQueues) only set topology_dirty; the next cycle or query
+ *    rebuilds every tree once, recomputing usage from the admitted workloads, and looks again
+ *    at everything pending.
+ *  - A new pending workload marks its ClusterQueue dirty; released quota (eviction, finish)
+ *    marks its whole tree for requeue. A cycle visits only dirty trees and, in them, only dirty
+ *    ClusterQueues: a BestEffortFIFO workload that doesn't fit is parked until its tree
+ *    changes (Kueue's inadmissible set), a StrictFIFO head stays and blocks its queue.
+ *  - In a cycle, same-shaped workloads after one that didn't fit in the same ClusterQueue get
+ *    its answer without another flavor assignment (like Kueue's scheduling-equivalence
+ *    hashing): state only gets tighter during a cycle, so the answer can't change.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine_internal.h"
+
+#define FNV_OFFSET 1469598103934665603ull
+#define FNV_PRIME 1099511628211ull
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= c[i];
+		h *= FNV_PRIME;
+	}
+	return h;
+}
+
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+	return fnv(h, s ? s : "", s ? strlen(s) + 1 : 1);
+}
+
+static uint64_t fnv_i64(uint64_t h, int64_t v)
+{
+	return fnv(h, &v, sizeof(v));
+}
+
+/* --- interning ---------------------------------------------------------------------------- */
+
+const char *eng_intern(struct engine *e, const char *s)
+{
+	char *c = strmap_get(&e->names, s);
+	if (c)
+		return c;
+	c = strdup(s);
+	if (!c)
+		return NULL;
+	if (strmap_put(&e->names, s, c, NULL) != 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* Interned string if s was ever interned, else NULL (for lookups that must not allocate). */
+static const char *interned(const struct engine *e, const char *s)
+{
+	return s ? strmap_get(&e->names, s) : NULL;
+}
+
+/* --- containers of workloads -------------------------------------------------------------- */
+
+static int wvec_reserve(struct wvec *v, uint32_t n)
+{
+	if (n <= v->cap)
+		return 0;
+	uint32_t cap = v->cap ? v->cap * 2 : 8;
+	while (cap < n)
+		cap *= 2;
+	struct ewl **a = realloc(v->v, cap * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	v->v = a;
+	v->cap = cap;
+	return 0;
+}
+
+int wvec_push(struct wvec *v, struct ewl *w)
+{
+	int rc = wvec_reserve(v, v->n + 1);
+	if (rc)
+		return rc;
+	w->pos = v->n;
+	v->v[v->n++] = w;
+	return 0;
+}
+
+static void wvec_remove(struct wvec *v, struct ewl *w)
+{
+	uint32_t i = w->pos;
+	v->v[i] = v->v[--v->n];
+	v->v[i]->pos = i;
+}
+
+/* Kueue's queue order within a ClusterQueue: higher priority, then older, then by key (Kueue
+ * uses the UID; the key keeps simulations reproducible). */
+static int wl_before(const struct ewl *a, const struct ewl *b)
+{
+	if (a->priority != b->priority)
+		return a->priority > b->priority;
+	if (a->queue_time != b->queue_time)
+		return a->queue_time < b->queue_time;
+	return strcmp(a->key, b->key) < 0;
+}
+
+static void heap_set(struct wheap *h, uint32_t i, struct ewl *w)
+{
+	h->v[i] = w;
+	w->pos = i;
+}
+
+static void heap_up(struct wheap *h, uint32_t i)
+{
+	struct ewl *w = h->v[i];
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!wl_before(w, h->v[parent]))
+			break;
+		heap_set(h, i, h->v[parent]);
+		i = parent;
+	}
+	heap_set(h, i, w);
+}
+
+static void heap_down(struct wheap *h, uint32_t i)
+{
+	struct ewl *w = h->v[i];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && wl_before(h->v[c + 1], h->v[c]))
+			c++;
+		if (!wl_before(h->v[c], w))
+			break;
+		heap_set(h, i, h->v[c]);
+		i = c;
+	}
+	heap_set(h, i, w);
+}
+
+static int heap_reserve(struct wheap *h, uint32_t n)
+{
+	if (n <= h->cap)
+		return 0;
+	uint32_t cap = h->cap ? h->cap : 8;
+	while (cap < n)
+		cap *= 2;
+	struct ewl **v = realloc(h->v, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	h->v = v;
+	h->cap = cap;
+	return 0;
+}
+
+static int heap_push(struct wheap *h, struct ewl *w)
+{
+	int rc = heap_reserve(h, h->n + 1);
+	if (rc)
+		return rc;
+	h->v[h->n] = w;
+	w->pos = h->n++;
+	heap_up(h, w->pos);
+	return 0;
+}
+
+static void heap_remove(struct wheap *h, struct ewl *w)
+{
+	uint32_t i = w->pos;
+	struct ewl *last = h->v[--h->n];
+	if (i == h->n)
+		return;
+	heap_set(h, i, last);
+	if (i > 0 && wl_before(last, h->v[(i - 1) / 2]))
+		heap_up(h, i);
+	else
+		heap_down(h, i);
+}
+
+/* --- dirty marks -------------------------------------------------------------------------- */
+
+/* The dirty lists are sized at build (trees) and record creation (LocalQueues), so marking
+ * never allocates and never fails. */
+static void mark_tree_dirty(struct engine *e, struct etree *t)
+{
+	t->dirty = 1;
+	if (!t->listed) {
+		t->listed = 1;
+		e->dirty_trees[e->n_dirty_trees++] = t;
+	}
+}
+
+static void mark_cq_dirty(struct engine *e, struct ecq *cq)
+{
+	cq->dirty = 1;
+	if (!e->topology_dirty && cq->tree)
+		mark_tree_dirty(e, cq->tree);
+}
+
+static void mark_tree_requeue(struct engine *e, struct etree *t)
+{
+	t->requeue = 1;
+	mark_tree_dirty(e, t);
+}
+
+static void mark_lq_dirty(struct engine *e, struct elq *lq)
+{
+	lq->dirty = 1;
+	if (!lq->listed) {
+		lq->listed = 1;
+		e->dirty_lqs[e->n_dirty_lqs++] = lq;
+	}
+}
+
+static void mark_all_requeue(struct engine *e)
+{
+	if (e->topology_dirty)
+		return;
+	for (uint32_t i = 0; i < e->n_trees; i++)
+		mark_tree_requeue(e, e->trees[i]);
+}
+
+/* --- records ------------------------------------------------------------------------------ */
+
+/* Grows a typed array to hold need elements (doubling). Sets rc to 0 or -ENOMEM. */
+#define GROW(arr, cap, need, rc)                                              \
+	do {                                                                  \
+		(rc) = 0;                                                     \
+		if ((uint32_t)(need) > (cap)) {                               \
+			uint32_t n_ = (cap) ? (cap) : 8;                      \
+			while (n_ < (uint32_t)(need))                         \
+				n_ *= 2;                                      \
+			void *p_ = realloc((arr), n_ * sizeof(*(arr)));       \
+			if (!p_) {                                            \
+				(rc) = -ENOMEM;                               \
+			} else {                                              \
+				(arr) = p_;                                   \
+				(cap) = n_;                                   \
+			}                                                     \
+		}                                                             \
+	} while (0)
+
+static struct ecq *cq_record(struct engine *e, const char *name)
+{
+	struct ecq *q = strmap_get(&e->cqs, name);
+	if (q)
+		return q;
+	const char *iname = eng_intern(e, name);
+	int rc;
+	GROW(e->all_cqs, e->cap_all_cqs, e->n_all_cqs + 1, rc);
+	if (!iname || rc)
+		return NULL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	q->name = iname;
+	if (strmap_put(&e->cqs, name, q, NULL) != 0) {
+		free(q);
+		return NULL;
+	}
+	e->all_cqs[e->n_all_cqs++] = q;
+	/* A new record needs a tree: the next build gives it one. */
+	e->topology_dirty = 1;
+	return q;
+}
+
+static struct ecohort *cohort_record(struct engine *e, const char *name)
+{
+	struct ecohort *c = strmap_get(&e->cohorts, name);
+	if (c)
+		return c;
+	const char *iname = eng_intern(e, name);
+	int rc;
+	GROW(e->all_cohorts, e->cap_all_cohorts, e->n_all_cohorts + 1, rc);
+	if (!iname || rc)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->name = iname;
+	if (strmap_put(&e->cohorts, name, c, NULL) != 0) {
+		free(c);
+		return NULL;
+	}
+	e->all_cohorts[e->n_all_cohorts++] = c;
+	e->topology_dirty = 1;
+	return c;
+}
+
+static struct elq *lq_record(struct engine *e, const char *ns, const char *name)
+{
+	char key[640];
+	if (snprintf(key, sizeof(key), "%s/%s", ns, name) >= (int)sizeof(key))
+		return NULL;
+	struct elq *lq = strmap_get(&e->lqs, key);
+	if (lq)
+		return lq;
+	const char *ikey = eng_intern(e, key), *iname = eng_intern(e, name);
+	int rc1, rc2;
+	GROW(e->all_lqs, e->cap_all_lqs, e->n_all_lqs + 1, rc1);
+	GROW(e->dirty_lqs, e->cap_dirty_lqs, e->n_all_lqs + 1, rc2);
+	if (!ikey || !iname || rc1 || rc2)
+		return NULL;
+	lq = calloc(1, sizeof(*lq));
+	if (!lq)
+		return NULL;
+	lq->key = ikey;
+	lq->name = iname;
+	if (strmap_put(&e->lqs, key, lq, NULL) != 0) {
+		free(lq);
+		return NULL;
+	}
+	e->all_lqs[e->n_all_lqs++] = lq;
+	return lq;
+}
+
+static struct ens *ns_record(struct engine *e, const char *name)
+{
+	struct ens *ns = strmap_get(&e->namespaces, name);
+	if (ns)
+		return ns;
+	ns = calloc(1, sizeof(*ns));
+	if (!ns)
+		return NULL;
+	if (strmap_put(&e->namespaces, name, ns, NULL) != 0) {
+		free(ns);
+		return NULL;
+	}
+	return ns;
+}
+
+/* --- spec copies -------------------------------------------------------------------------- */
+
+/* A two-pass bump allocator: measure with base == NULL, then fill one block. */
+struct bump {
+	char *base;
+	size_t off;
+};
+
+static void *bump_alloc(struct bump *b, size_t size, size_t align)
+{
+	b->off = (b->off + align - 1) & ~(align - 1);
+	void *p = b->base ? b->base + b->off : NULL;
+	b->off += size;
+	return p;
+}
+
+static char *bump_str(struct bump *b, const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s) + 1;
+	char *p = bump_alloc(b, n, 1);
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+static int nonempty(const char *s)
+{
+	return s && *s;
+}
+
+/* Kueue's resourceGroups validation (webhook and CEL). */
+static int validate_groups(size_t n_groups, const struct eng_resource_group *groups,
+			   int has_parent)
+{
+	size_t total_flavors = 0;
+	if (n_groups > ENG_MAX_GROUPS || (n_groups && !groups))
+		return -EINVAL;
+	for (size_t g = 0; g < n_groups; g++) {
+		const struct eng_resource_group *grp = &groups[g];
+		if (grp->n_covered < 1 || grp->n_covered > QUOTA_MAX_RESOURCES || !grp->covered ||
+		    grp->n_flavors < 1 || grp->n_flavors > ENG_MAX_FLAVORS || !grp->flavors)
+			return -EINVAL;
+		total_flavors += grp->n_flavors;
+		for (size_t r = 0; r < grp->n_covered; r++) {
+			if (!nonempty(grp->covered[r]))
+				return -EINVAL;
+			/* A resource belongs to one group only. */
+			for (size_t g2 = 0; g2 <= g; g2++)
+				for (size_t r2 = 0; r2 < (g2 == g ? r : groups[g2].n_covered); r2++)
+					if (!strcmp(groups[g2].covered[r2], grp->covered[r]))
+						return -EINVAL;
+		}
+		for (size_t f = 0; f < grp->n_flavors; f++) {
+			const struct eng_flavor_quotas *fq = &grp->flavors[f];
+			if (!nonempty(fq->flavor) || fq->n_resources != grp->n_covered || !fq->resources)
+				return -EINVAL;
+			for (size_t g2 = 0; g2 <= g; g2++)
+				for (size_t f2 = 0; f2 < (g2 == g ? f : groups[g2].n_flavors); f2++)
+					if (!strcmp(groups[g2].flavors[f2].flavor, fq->flavor))
+						return -EINVAL;
+			for (size_t r = 0; r < grp->n_covered; r++) {
+				int found = 0;
+				for (size_t k = 0; k < fq->n_resources; k++)
+					found += nonempty(fq->resources[k].name) &&
+						 !strcmp(fq->resources[k].name, grp->covered[r]);
+				if (found != 1)
+					return -EINVAL;
+			}
+			for (size_t k = 0; k < fq->n_resources; k++) {
+				const struct eng_resource_quota *q = &fq->resources[k];
+				if (q->nominal < 0)
+					return -EINVAL;
+				/* Limits need somewhere to borrow from or lend to. */
+				if (q->has_borrowing_limit && (q->borrowing_limit < 0 || !has_parent))
+					return -EINVAL;
+				if (q->has_lending_limit &&
+				    (q->lending_limit < 0 || !has_parent || q->lending_limit > q->nominal))
+					return -EINVAL;
+			}
+		}
+	}
+	if (total_flavors > 256)
+		return -EINVAL;
+	return 0;
+}
+
+static void groups_free(struct egroups *g)
+{
+	free(g->block);
+	*g = (struct egroups){ 0 };
+}
+
+static int groups_copy(struct engine *e, struct egroups *out, size_t n_groups,
+		       const struct eng_resource_group *groups)
+{
+	struct bump b = { NULL, 0 };
+	struct egroup *gs = NULL;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			b.base = malloc(b.off ? b.off : 1);
+			if (!b.base)
+				return -ENOMEM;
+			b.off = 0;
+		}
+		gs = bump_alloc(&b, n_groups * sizeof(*gs), _Alignof(struct egroup));
+		for (size_t g = 0; g < n_groups; g++) {
+			const struct eng_resource_group *src = &groups[g];
+			size_t cells = src->n_covered * src->n_flavors;
+			const char **cov = bump_alloc(&b, src->n_covered * sizeof(*cov), _Alignof(char *));
+			const char **fl = bump_alloc(&b, src->n_flavors * sizeof(*fl), _Alignof(char *));
+			struct equota *q = bump_alloc(&b, cells * sizeof(*q), _Alignof(struct equota));
+			int32_t *slot = bump_alloc(&b, cells * sizeof(*slot), _Alignof(int32_t));
+			const struct quota_flavor **flavor =
+				bump_alloc(&b, src->n_flavors * sizeof(*flavor), _Alignof(char *));
+			if (!b.base)
+				continue;
+			gs[g] = (struct egroup){ (uint32_t)src->n_covered, (uint32_t)src->n_flavors, cov, fl,
+						 q, slot, flavor };
+			for (size_t r = 0; r < src->n_covered; r++)
+				if (!(cov[r] = eng_intern(e, src->covered[r])))
+					goto nomem;
+			for (size_t f = 0; f < src->n_flavors; f++) {
+				const struct eng_flavor_quotas *fq = &src->flavors[f];
+				if (!(fl[f] = eng_intern(e, fq->flavor)))
+					goto nomem;
+				flavor[f] = NULL;
+				for (size_t r = 0; r < src->n_covered; r++) {
+					slot[f * src->n_covered + r] = -1;
+					for (size_t k = 0; k < fq->n_resources; k++) {
+						const struct eng_resource_quota *rq = &fq->resources[k];
+						if (strcmp(rq->name, src->covered[r]) != 0)
+							continue;
+						q[f * src->n_covered + r] = (struct equota){
+							rq->nominal, rq->borrowing_limit, rq->lending_limit,
+							(uint8_t)!!rq->has_borrowing_limit,
+							(uint8_t)!!rq->has_lending_limit
+						};
+					}
+				}
+			}
+		}
+	}
+	*out = (struct egroups){ (uint32_t)n_groups, gs, b.base };
+	return 0;
+nomem:
+	free(b.base);
+	return -ENOMEM;
+}
+
+static void sel_free(struct esel *s)
+{
+	free(s->block);
+	*s = (struct esel){ 0 };
+}
+
+static int sel_copy(struct esel *out, const struct eng_selector *src)
+{
+	struct bump b = { NULL, 0 };
+	struct quota_kv *labels = NULL;
+	struct quota_match_expr *exprs = NULL;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			b.base = malloc(b.off ? b.off : 1);
+			if (!b.base)
+				return -ENOMEM;
+			b.off = 0;
+		}
+		labels = bump_alloc(&b, src->n_labels * sizeof(*labels), _Alignof(struct quota_kv));
+		exprs = bump_alloc(&b, src->n_exprs * sizeof(*exprs), _Alignof(struct quota_match_expr));
+		for (size_t i = 0; i < src->n_labels; i++) {
+			char *k = bump_str(&b, src->labels[i].key), *v = bump_str(&b, src->labels[i].value);
+			if (labels)
+				labels[i] = (struct quota_kv){ k, v };
+		}
+		for (size_t i = 0; i < src->n_exprs; i++) {
+			const struct quota_match_expr *x = &src->exprs[i];
+			const char **values = bump_alloc(&b, x->n_values * sizeof(*values), _Alignof(char *));
+			for (size_t k = 0; k < x->n_values; k++) {
+				char *v = bump_str(&b, x->values[k]);
+				if (values)
+					values[k] = v;
+			}
+			char *key = bump_str(&b, x->key), *op = bump_str(&b, x->op);
+			if (exprs)
+				exprs[i] = (struct quota_match_expr){ key, op, x->n_values, values };
+		}
+	}
+	*out = (struct esel){ src->n_labels, labels, src->n_exprs, exprs, b.base };
+	return 0;
+}
+
+static const char *label_of(const struct ens *ns, const char *key)
+{
+	if (!ns || !ns->exists)
+		return NULL;
+	for (size_t i = 0; i < ns->n_labels; i++)
+		if (!strcmp(ns->labels[i].key, key))
+			return ns->labels[i].value;
+	return NULL;
+}
+
+/* A Kubernetes LabelSelector against a namespace's labels (a missing namespace has none). */
+static int selector_matches(const struct esel *s, const struct ens *ns)
+{
+	for (size_t i = 0; i < s->n_labels; i++) {
+		const char *v = label_of(ns, s->labels[i].key);
+		if (!v || strcmp(v, s->labels[i].value ? s->labels[i].value : "") != 0)
+			return 0;
+	}
+	for (size_t i = 0; i < s->n_exprs; i++) {
+		const struct quota_match_expr *x = &s->exprs[i];
+		const char *v = label_of(ns, x->key ? x->key : "");
+		const char *op = x->op ? x->op : "";
+		int in = 0;
+		for (size_t k = 0; v && k < x->n_values; k++)
+			in |= x->values[k] && !strcmp(x->values[k], v);
+		if (!strcmp(op, "In")) {
+			if (!in)
+				return 0;
+		} else if (!strcmp(op, "NotIn")) {
+			if (in)
+				return 0;
+		} else if (!strcmp(op, "Exists")) {
+			if (!v)
+				return 0;
+		} else if (!strcmp(op, "DoesNotExist")) {
+			if (v)
+				return 0;
+		} else {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static char *strdup_or_null(const char *s, int *failed)
+{
+	if (!s)
+		return NULL;
+	char *c = strdup(s);
+	if (!c)
+		*failed = 1;
+	return c;
+}
+
+static struct quota_flavor *flavor_copy(const struct quota_flavor *src)
+{
+	struct quota_flavor *f = calloc(1, sizeof(*f));
+	int failed = 0;
+	if (!f)
+		return NULL;
+	f->name = strdup_or_null(src->name, &failed);
+	if (src->n_labels && !(f->labels = calloc(src->n_labels, sizeof(*f->labels))))
+		failed = 1;
+	for (size_t i = 0; !failed && i < src->n_labels; i++) {
+		f->labels[i].key = strdup_or_null(src->labels[i].key, &failed);
+		f->labels[i].value = strdup_or_null(src->labels[i].value, &failed);
+		f->n_labels = i + 1;
+	}
+	const struct quota_taint *srcs[2] = { src->taints, src->tolerations };
+	size_t ns[2] = { src->n_taints, src->n_tolerations };
+	struct quota_taint **dsts[2] = { &f->taints, &f->tolerations };
+	size_t *dns[2] = { &f->n_taints, &f->n_tolerations };
+	for (int k = 0; k < 2 && !failed; k++) {
+		if (ns[k] && !(*dsts[k] = calloc(ns[k], sizeof(**dsts[k])))) {
+			failed = 1;
+			break;
+		}
+		for (size_t i = 0; !failed && i < ns[k]; i++) {
+			struct quota_taint *d = &(*dsts[k])[i];
+			d->key = strdup_or_null(srcs[k][i].key, &failed);
+			d->value = strdup_or_null(srcs[k][i].value, &failed);
+			d->effect = strdup_or_null(srcs[k][i].effect, &failed);
+			d->exists = srcs[k][i].exists;
+			*dns[k] = i + 1;
+		}
+	}
+	if (failed) {
+		quota_flavor_free(f);
+		return NULL;
+	}
+	return f;
+}
+
+/* --- workload specs ----------------------------------------------------------------------- */
+
+static int validate_workload(const struct eng_workload_spec *s)
+{
+	int with_min = 0;
+	if (!s || !nonempty(s->key) || !nonempty(s->namespace_name) || !nonempty(s->queue) ||
+	    s->n_podsets < 1 || s->n_podsets > ENG_MAX_PODSETS || !s->podsets)
+		return -EINVAL;
+	for (size_t i = 0; i < s->n_podsets; i++) {
+		const struct eng_podset *ps = &s->podsets[i];
+		if (!nonempty(ps->name) || ps->count < 0 || ps->min_count < 0 || ps->min_count > ps->count)
+			return -EINVAL;
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(s->podsets[k].name, ps->name))
+				return -EINVAL;
+		/* Kueue: only one podSet may set minCount. */
+		with_min += ps->min_count > 0;
+		if (ps->pod.n_requests > QUOTA_MAX_RESOURCES ||
+		    (ps->pod.n_requests && (!ps->pod.resources || !ps->pod.per_pod)))
+			return -EINVAL;
+		for (size_t r = 0; r < ps->pod.n_requests; r++) {
+			if (!nonempty(ps->pod.resources[r]) || ps->pod.per_pod[r] < 0)
+				return -EINVAL;
+			for (size_t k = 0; k < r; k++)
+				if (!strcmp(ps->pod.resources[k], ps->pod.resources[r]))
+					return -EINVAL;
+		}
+		for (size_t k = 0; k < ps->pod.n_selector; k++)
+			if (!ps->pod.node_selector[k].key || !ps->pod.node_selector[k].value)
+				return -EINVAL;
+		for (size_t t = 0; t < ps->pod.n_terms; t++)
+			for (size_t k = 0; k < ps->pod.terms[t].n_exprs; k++)
+				if (!ps->pod.terms[t].exprs[k].key || !ps->pod.terms[t].exprs[k].op)
+					return -EINVAL;
+	}
+	return with_min > 1 ? -EINVAL : 0;
+}
+
+static uint64_t hash_podset(uint64_t h, const struct wps *ps)
+{
+	h = fnv_str(h, ps->name);
+	h = fnv_i64(h, ps->count);
+	h = fnv_i64(h, ps->min_count);
+	for (size_t r = 0; r < ps->pod.n_requests; r++) {
+		h = fnv_str(h, ps->pod.resources[r]);
+		h = fnv_i64(h, ps->pod.per_pod[r]);
+	}
+	for (size_t k = 0; k < ps->pod.n_selector; k++) {
+		h = fnv_str(h, ps->pod.node_selector[k].key);
+		h = fnv_str(h, ps->pod.node_selector[k].value);
+	}
+	for (size_t t = 0; t < ps->pod.n_terms; t++) {
+		h = fnv_i64(h, (int64_t)ps->pod.terms[t].n_exprs * 2 + ps->pod.terms[t].has_match_fields);
+		for (size_t k = 0; k < ps->pod.terms[t].n_exprs; k++) {
+			const struct quota_match_expr *x = &ps->pod.terms[t].exprs[k];
+			h = fnv_str(fnv_str(h, x->key), x->op);
+			for (size_t v = 0; v < x->n_values; v++)
+				h = fnv_str(h, x->values[v]);
+		}
+	}
+	for (size_t k = 0; k < ps->pod.n_tolerations; k++) {
+		const struct quota_taint *t = &ps->pod.tolerations[k];
+		h = fnv_str(fnv_str(fnv_str(h, t->key), t->value), t->effect);
+		h = fnv_i64(h, t->exists);
+	}
+	return h;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static int podset_equal(const struct wps *a, const struct wps *b)
+{
+	const struct quota_podset *x = &a->pod, *y = &b->pod;
+	if (a->name != b->name || a->count != b->count || a->min_count != b->min_count ||
+	    x->n_requests != y->n_requests || x->n_selector != y->n_selector ||
+	    x->n_terms != y->n_terms || x->n_tolerations != y->n_tolerations)
+		return 0;
+	for (size_t r = 0; r < x->n_requests; r++)
+		if (x->resources[r] != y->resources[r] || x->per_pod[r] != y->per_pod[r])
+			return 0;
+	for (size_t k = 0; k < x->n_selector; k++)
+		if (!str_eq(x->node_selector[k].key, y->node_selector[k].key) ||
+		    !str_eq(x->node_selector[k].value, y->node_selector[k].value))
+			return 0;
+	for (size_t t = 0; t < x->n_terms; t++) {
+		const struct quota_affinity_term *p = &x->terms[t], *q = &y->terms[t];
+		if (p->n_exprs != q->n_exprs || p->has_match_fields != q->has_match_fields)
+			return 0;
+		for (size_t k = 0; k < p->n_exprs; k++) {
+			const struct quota_match_expr *u = &p->exprs[k], *v = &q->exprs[k];
+			if (!str_eq(u->key, v->key) || !str_eq(u->op, v->op) || u->n_values != v->n_values)
+				return 0;
+			for (size_t i = 0; i < u->n_values; i++)
+				if (!str_eq(u->values[i], v->values[i]))
+					return 0;
+		}
+	}
+	for (size_t k = 0; k < x->n_tolerations; k++) {
+		const struct quota_taint *p = &x->tolerations[k], *q = &y->tolerations[k];
+		if (!str_eq(p->key, q->key) || !str_eq(p->value, q->value) ||
+		    !str_eq(p->effect, q->effect) || p->exists != q->exists)
+			return 0;
+	}
+	return 1;
+}
+
+static int spec_equal(const struct wspec *a, const struct wspec *b)
+{
+	if (a == b)
+		return 1;
+	if (a->shape != b->shape || a->n_podsets != b->n_podsets)
+		return 0;
+	for (uint32_t i = 0; i < a->n_podsets; i++)
+		if (!podset_equal(&a->ps[i], &b->ps[i]))
+			return 0;
+	return 1;
+}
+
+/* Copies a workload's podSets into one allocation (names and resources interned). */
+static int spec_copy(struct engine *e, const struct eng_workload_spec *s, struct wspec **out)
+{
+	struct bump b = { NULL, 0 };
+	struct wspec *w = NULL;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			b.base = malloc(b.off);
+			if (!b.base)
+				return -ENOMEM;
+			b.off = 0;
+		}
+		w = bump_alloc(&b, sizeof(*w) + s->n_podsets * sizeof(w->ps[0]), _Alignof(struct wspec));
+		for (size_t i = 0; i < s->n_podsets; i++) {
+			const struct eng_podset *src = &s->podsets[i];
+			const struct quota_podset *sp = &src->pod;
+			const char **res = bump_alloc(&b, sp->n_requests * sizeof(*res), _Alignof(char *));
+			int64_t *per_pod = bump_alloc(&b, sp->n_requests * sizeof(*per_pod), _Alignof(int64_t));
+			struct quota_kv *sel = bump_alloc(&b, sp->n_selector * sizeof(*sel),
+							  _Alignof(struct quota_kv));
+			struct quota_affinity_term *terms =
+				bump_alloc(&b, sp->n_terms * sizeof(*terms), _Alignof(struct quota_affinity_term));
+			struct quota_taint *tol = bump_alloc(&b, sp->n_tolerations * sizeof(*tol),
+							     _Alignof(struct quota_taint));
+			for (size_t k = 0; k < sp->n_selector; k++) {
+				char *key = bump_str(&b, sp->node_selector[k].key);
+				char *val = bump_str(&b, sp->node_selector[k].value);
+				if (sel)
+					sel[k] = (struct quota_kv){ key, val };
+			}
+			for (size_t t = 0; t < sp->n_terms; t++) {
+				const struct quota_affinity_term *st = &sp->terms[t];
+				struct quota_match_expr *exprs = bump_alloc(
+					&b, st->n_exprs * sizeof(*exprs), _Alignof(struct quota_match_expr));
+				for (size_t k = 0; k < st->n_exprs; k++) {
+					const struct quota_match_expr *x = &st->exprs[k];
+					const char **values =
+						bump_alloc(&b, x->n_values * sizeof(*values), _Alignof(char *));
+					for (size_t v = 0; v < x->n_values; v++) {
+						char *c = bump_str(&b, x->values[v] ? x->values[v] : "");
+						if (values)
+							values[v] = c;
+					}
+					char *key = bump_str(&b, x->key), *op = bump_str(&b, x->op);
+					if (exprs)
+						exprs[k] = (struct quota_match_expr){ key, op, x->n_values, values };
+				}
+				if (terms)
+					terms[t] = (struct quota_affinity_term){ st->n_exprs, exprs,
+										 st->has_match_fields };
+			}
+			for (size_t k = 0; k < sp->n_tolerations; k++) {
+				const struct quota_taint *t = &sp->tolerations[k];
+				char *key = bump_str(&b, t->key), *val = bump_str(&b, t->value);
+				char *eff = bump_str(&b, t->effect);
+				if (tol)
+					tol[k] = (struct quota_taint){ key, val, eff, t->exists };
+			}
+			if (!w)
+				continue;
+			for (size_t r = 0; r < sp->n_requests; r++) {
+				if (!(res[r] = eng_intern(e, sp->resources[r])))
+					goto nomem;
+				per_pod[r] = sp->per_pod[r];
+			}
+			const char *name = eng_intern(e, src->name);
+			if (!name)
+				goto nomem;
+			w->ps[i] = (struct wps){
+				name, src->count, src->min_count,
+				{ src->count, sp->n_requests, res, per_pod, sp->n_selector, sel, sp->n_terms,
+				  terms, sp->n_tolerations, tol }
+			};
+		}
+	}
+	w->n_podsets = (uint32_t)s->n_podsets;
+	w->shape = FNV_OFFSET;
+	for (uint32_t i = 0; i < w->n_podsets; i++)
+		w->shape = hash_podset(w->shape, &w->ps[i]);
+	*out = w;
+	return 0;
+nomem:
+	free(b.base);
+	return -ENOMEM;
+}
+
+/* --- admissions --------------------------------------------------------------------------- */
+
+static struct eadm *adm_new(uint32_t n_podsets, uint32_t n_items)
+{
+	size_t size = sizeof(struct eadm) + n_items * sizeof(struct eitem);
+	size = (size + 7) & ~(size_t)7;
+	size_t counts_at = size;
+	size += n_podsets * sizeof(int64_t);
+	size_t names_at = size;
+	size += n_podsets * sizeof(char *);
+	struct eadm *a = malloc(size);
+	if (!a)
+		return NULL;
+	a->n_podsets = n_podsets;
+	a->n_items = n_items;
+	a->count = (int64_t *)((char *)a + counts_at);
+	a->podset = (const char **)((char *)a + names_at);
+	return a;
+}
+
+static struct eadm *adm_from_eval(const struct ewl *w, const struct eval *ev)
+{
+	struct eadm *a = adm_new(ev->n_podsets, ev->n_items);
+	if (!a)
+		return NULL;
+	memcpy(a->items, ev->items, ev->n_items * sizeof(ev->items[0]));
+	for (uint32_t i = 0; i < ev->n_podsets; i++) {
+		a->count[i] = ev->count[i];
+		a->podset[i] = w->spec->ps[i].name;
+	}
+	return a;
+}
+
+static const struct eng_assignment *materialize(struct engine *e, const struct ecq *cq,
+						const struct eadm *a)
+{
+	struct eng_assignment *out = &e->out_assignment;
+	out->cluster_queue = cq->name;
+	out->n_podsets = a->n_podsets;
+	for (uint32_t i = 0; i < a->n_podsets; i++) {
+		out->podsets[i].name = a->podset[i];
+		out->podsets[i].count = a->count[i];
+		out->podsets[i].n = 0;
+	}
+	for (uint32_t i = 0; i < a->n_items; i++) {
+		const struct eitem *it = &a->items[i];
+		struct eng_podset_assignment *ps = &out->podsets[it->podset];
+		if (ps->n == QUOTA_MAX_RESOURCES)
+			continue;
+		ps->resources[ps->n] = it->resource;
+		ps->flavors[ps->n] = it->flavor;
+		ps->usage[ps->n++] = it->amount;
+	}
+	return out;
+}
+
+static int cq_charged(const struct engine *e, const struct ecq *cq)
+{
+	return !e->topology_dirty && cq->exists;
+}
+
+static void link_admitted(struct ecq *cq, struct ewl *w)
+{
+	w->adm_cq = cq;
+	w->adm_prev = NULL;
+	w->adm_next = cq->adm_head;
+	if (cq->adm_head)
+		cq->adm_head->adm_prev = w;
+	cq->adm_head = w;
+	cq->n_admitted++;
+}
+
+static void unlink_admitted(struct ewl *w)
+{
+	struct ecq *cq = w->adm_cq;
+	if (w->adm_prev)
+		w->adm_prev->adm_next = w->adm_next;
+	else
+		cq->adm_head = w->adm_next;
+	if (w->adm_next)
+		w->adm_next->adm_prev = w->adm_prev;
+	cq->n_admitted--;
+	w->adm_prev = w->adm_next = NULL;
+	w->adm_cq = NULL;
+}
+
+/* Counts quota released in a tree at its root, for the parked workloads' needs. */
+static void credit(struct ecq *cq, struct eitem *items, uint32_t n)
+{
+	struct qnode *root = eng_root(cq);
+	eng_resolve_slots(cq, items, n);
+	for (uint32_t i = 0; i < n; i++) {
+		int32_t rs = items[i].slot >= 0 ? eng_root_slot(cq, items[i].slot) : -1;
+		if (rs >= 0 && items[i].amount > 0)
+			root->slots[rs].released = sat_add(root->slots[rs].released, items[i].amount);
+	}
+}
+
+/* Whether a parked workload could fit now, as far as its needs tell. */
+static int worth_a_look(struct ecq *cq, const struct ewl *w)
+{
+	if (w->needs.n == 0)
+		return 1;
+	const struct qnode *root = eng_root(cq);
+	for (uint32_t i = 0; i < w->needs.n; i++) {
+		const struct need *nd = &w->needs.v[i];
+		if (nd->slot >= 0 && (uint32_t)nd->slot < root->n_slots &&
+		    sat_sub(root->slots[nd->slot].released, nd->base) >= nd->deficit)
+			return 1;
+	}
+	return 0;
+}
+
+/* Releases an admitted workload's quota: its tree gets another look. */
+static void release(struct engine *e, struct ewl *w)
+{
+	struct ecq *cq = w->adm_cq;
+	if (cq_charged(e, cq)) {
+		eng_charge(cq, w->adm, -1);
+		credit(cq, w->adm->items, w->adm->n_items);
+		if (cq->tree)
+			mark_tree_requeue(e, cq->tree);
+	}
+	unlink_admitted(w);
+	free(w->adm);
+	w->adm = NULL;
+	w->admitted = 0;
+	w->evicting = 0;
+	w->claimed = 0;
+}
+
+/* --- waiting preemptors ------------------------------------------------------------------ */
+
+static void end_wait(struct engine *e, struct ewl *p)
+{
+	struct ewait *wt = p->wait;
+	if (!wt)
+		return;
+	for (uint32_t i = 0; i < wt->n_victims; i++) {
+		struct ewl *v = strmap_get(&e->workloads, wt->victim_key[i]);
+		if (v && v->uid == wt->victim_uid[i] && v->claimed == p->uid)
+			v->claimed = 0;
+	}
+	free(wt->plan);
+	free(wt);
+	p->wait = NULL;
+}
+
+static uint32_t victims_left(struct engine *e, const struct ewl *p)
+{
+	const struct ewait *wt = p->wait;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < wt->n_victims; i++) {
+		struct ewl *v = strmap_get(&e->workloads, wt->victim_key[i]);
+		n += v && v->uid == wt->victim_uid[i] && v->admitted && v->claimed == p->uid;
+	}
+	return n;
+}
+
+static struct ewait *wait_new(const struct ewl *p, const struct eval *ev)
+{
+	size_t size = sizeof(struct ewait);
+	size = (size + 7) & ~(size_t)7;
+	size_t uids_at = size;
+	size += ev->n_targets * sizeof(uint64_t);
+	size_t keys_at = size;
+	size += ev->n_targets * sizeof(char *);
+	size_t strs_at = size;
+	for (uint32_t i = 0; i < ev->n_targets; i++)
+		size += strlen(ev->targets[i].wl->key) + 1;
+	struct ewait *wt = malloc(size);
+	if (!wt)
+		return NULL;
+	wt->plan = adm_from_eval(p, ev);
+	if (!wt->plan) {
+		free(wt);
+		return NULL;
+	}
+	wt->n_victims = ev->n_targets;
+	wt->victim_uid = (uint64_t *)((char *)wt + uids_at);
+	wt->victim_key = (char **)((char *)wt + keys_at);
+	char *s = (char *)wt + strs_at;
+	for (uint32_t i = 0; i < ev->n_targets; i++) {
+		size_t n = strlen(ev->targets[i].wl->key) + 1;
+		memcpy(s, ev->targets[i].wl->key, n);
+		wt->victim_key[i] = s;
+		wt->victim_uid[i] = ev->targets[i].wl->uid;
+		s += n;
+	}
+	return wt;
+}
+
+/* --- placing pending workloads ----------------------------------------------------------- */
+
+/* Takes a pending workload out of whatever holds it. With mark, what it leaves behind gets
+ * another look (a StrictFIFO queue it was blocking). */
+static void unplace(struct engine *e, struct ewl *w, int mark)
+{
+	struct ecq *cq = w->cq;
+	switch (w->where) {
+	case WL_HEAP:
+		heap_remove(&cq->heap, w);
+		if (mark)
+			mark_cq_dirty(e, cq);
+		break;
+	case WL_PARKED:
+		wvec_remove(&cq->parked, w);
+		break;
+	case WL_WAITING:
+		wvec_remove(&cq->waiting, w);
+		if (mark && cq_charged(e, cq) && cq->tree) {
+			/* The quota held for it is free again. */
+			credit(cq, w->wait->plan->items, w->wait->plan->n_items);
+			mark_tree_requeue(e, cq->tree);
+		}
+		if (mark)
+			mark_cq_dirty(e, cq);
+		break;
+	case WL_HELD:
+		wvec_remove(&w->lq->held, w);
+		break;
+	}
+	end_wait(e, w);
+	w->where = WL_NONE;
+	w->cq = NULL;
+}
+
+/* Puts a pending workload where its LocalQueue routes it. */
+static int place(struct engine *e, struct ewl *w)
+{
+	struct elq *lq = w->lq;
+	int rc;
+	if (lq->exists && lq->stop == ENG_STOP_NONE && lq->cq) {
+		rc = heap_push(&lq->cq->heap, w);
+		if (rc)
+			return rc;
+		w->where = WL_HEAP;
+		w->cq = lq->cq;
+		mark_cq_dirty(e, lq->cq);
+		return 0;
+	}
+	rc = wvec_push(&lq->held, w);
+	if (rc)
+		return rc;
+	w->where = WL_HELD;
+	mark_lq_dirty(e, lq);
+	return 0;
+}
+
+/* Re-routes every pending workload of a LocalQueue after it changed. */
+static int reroute_lq(struct engine *e, struct elq *lq, struct ecq *old_cq)
+{
+	uint32_t n = lq->held.n;
+	if (old_cq)
+		n += old_cq->heap.n + old_cq->parked.n + old_cq->waiting.n;
+	if (n == 0)
+		return 0;
+	struct ewl **list = malloc(n * sizeof(*list));
+	uint32_t k = 0;
+	int rc = 0;
+	if (!list)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < lq->held.n; i++)
+		list[k++] = lq->held.v[i];
+	if (old_cq) {
+		for (uint32_t i = 0; i < old_cq->heap.n; i++)
+			if (old_cq->heap.v[i]->lq == lq)
+				list[k++] = old_cq->heap.v[i];
+		for (uint32_t i = 0; i < old_cq->parked.n; i++)
+			if (old_cq->parked.v[i]->lq == lq)
+				list[k++] = old_cq->parked.v[i];
+		for (uint32_t i = 0; i < old_cq->waiting.n; i++)
+			if (old_cq->waiting.v[i]->lq == lq)
+				list[k++] = old_cq->waiting.v[i];
+	}
+	for (uint32_t i = 0; i < k; i++) {
+		unplace(e, list[i], 1);
+		int r = place(e, list[i]);
+		if (r && !rc)
+			rc = r;
+	}
+	free(list);
+	mark_lq_dirty(e, lq);
+	return rc;
+}
+
+/* --- the build ---------------------------------------------------------------------------- */
+
+static void free_trees(struct engine *e)
+{
+	for (uint32_t i = 0; i < e->n_trees; i++) {
+		free(e->trees[i]->cqs);
+		free(e->trees[i]);
+	}
+	free(e->trees);
+	e->trees = NULL;
+	e->n_trees = 0;
+	e->n_dirty_trees = 0;
+}
+
+static struct etree *tree_new(struct engine *e, struct ecohort *root)
+{
+	if (e->n_trees % 64 == 0) {
+		struct etree **t = realloc(e->trees, (e->n_trees + 64) * sizeof(*t));
+		if (!t)
+			return NULL;
+		e->trees = t;
+	}
+	struct etree *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->root = root;
+	e->trees[e->n_trees++] = t;
+	return t;
+}
+
+static int tree_add_cq(struct etree *t, struct ecq *q)
+{
+	if ((t->n_cqs & (t->n_cqs - 1)) == 0) { /* grow at powers of two */
+		struct ecq **v = realloc(t->cqs, (t->n_cqs ? t->n_cqs * 2 : 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		t->cqs = v;
+	}
+	t->cqs[t->n_cqs++] = q;
+	return 0;
+}
+
+static void node_reset(struct qnode *n)
+{
+	free(n->slots);
+	free(n->index);
+	*n = (struct qnode){ 0 };
+}
+
+/* Adds (flavor, resource) to a node under construction, or finds it. Returns the slot or -1. */
+static int32_t node_slot(struct qnode *n, uint32_t *cap, const char *flavor, const char *resource)
+{
+	int32_t s = qnode_find(n, flavor, resource);
+	if (s >= 0)
+		return s;
+	if (n->n_slots == *cap) {
+		uint32_t c = *cap ? *cap * 2 : 8;
+		struct qslot *v = realloc(n->slots, c * sizeof(*v));
+		if (!v)
+			return -1;
+		n->slots = v;
+		*cap = c;
+	}
+	s = (int32_t)n->n_slots++;
+	n->slots[s] = (struct qslot){ .flavor = flavor, .resource = resource, .parent_slot = -1 };
+	/* Keep lookups fast while the node grows (big cohorts union many children). */
+	if (n->n_slots > 8 && n->n_slots * 2 > n->index_cap) {
+		if (qnode_index(n) != 0)
+			return -1;
+	} else if (n->index_cap) {
+		free(n->index);
+		n->index = NULL;
+		n->index_cap = 0;
+		if (qnode_index(n) != 0)
+			return -1;
+	}
+	return s;
+}
+
+static int add_group_slots(struct engine *e, struct qnode *n, uint32_t *cap, struct egroups *gs)
+{
+	for (uint32_t g = 0; g < gs->n; g++) {
+		struct egroup *grp = &gs->g[g];
+		for (uint32_t f = 0; f < grp->n_fl; f++) {
+			grp->flavor[f] = strmap_get(&e->flavors, grp->fl[f]);
+			for (uint32_t r = 0; r < grp->n_cov; r++) {
+				int32_t s = node_slot(n, cap, grp->fl[f], grp->cov[r]);
+				if (s < 0)
+					return -ENOMEM;
+				const struct equota *q = &grp->q[f * grp->n_cov + r];
+				struct qslot *sl = &n->slots[s];
+				sl->nominal = q->nominal;
+				sl->has_borrowing_limit = q->has_borrowing_limit;
+				sl->borrowing_limit = q->borrowing_limit;
+				sl->has_lending_limit = q->has_lending_limit;
+				sl->lending_limit = q->lending_limit;
+				grp->slot[f * grp->n_cov + r] = s;
+			}
+		}
+	}
+	return 0;
+}
+
+static void finish_slots(struct qnode *n)
+{
+	for (uint32_t s = 0; s < n->n_slots; s++) {
+		struct qslot *q = &n->slots[s];
+		q->local = q->has_lending_limit ? (q->subtree > q->lending_limit ? q->subtree - q->lending_limit : 0)
+						: 0;
+		q->usage = 0;
+	}
+}
+
+static int build_cq_slots(struct engine *e, struct ecq *q)
+{
+	uint32_t cap = 0;
+	node_reset(&q->node);
+	if (!q->exists)
+		return 0;
+	int rc = add_group_slots(e, &q->node, &cap, &q->groups);
+	if (rc)
+		return rc;
+	/* Admitted work on pairs the spec no longer has still counts (Kueue keeps it too). */
+	for (struct ewl *w = q->adm_head; w; w = w->adm_next)
+		for (uint32_t i = 0; i < w->adm->n_items; i++)
+			if (node_slot(&q->node, &cap, w->adm->items[i].flavor, w->adm->items[i].resource) < 0)
+				return -ENOMEM;
+	for (uint32_t s = 0; s < q->node.n_slots; s++)
+		q->node.slots[s].subtree = q->node.slots[s].nominal;
+	finish_slots(&q->node);
+	uint32_t g, r;
+	q->covers_pods = eng_cq_group_of(q, e->pods, &g, &r);
+	return 0;
+}
+
+static int build_cohort_slots(struct engine *e, struct ecohort *c)
+{
+	uint32_t cap = 0;
+	int rc;
+	node_reset(&c->node);
+	for (uint32_t i = 0; i < c->n_child_cohorts; i++)
+		if ((rc = build_cohort_slots(e, c->child_cohorts[i])) != 0)
+			return rc;
+	for (uint32_t i = 0; i < c->n_child_cqs; i++)
+		if ((rc = build_cq_slots(e, c->child_cqs[i])) != 0)
+			return rc;
+	if (c->exists && (rc = add_group_slots(e, &c->node, &cap, &c->groups)) != 0)
+		return rc;
+	for (uint32_t s = 0; s < c->node.n_slots; s++)
+		c->node.slots[s].subtree = c->node.slots[s].nominal;
+	/* SubtreeQuota(C) = nominal + sum over children of (SubtreeQuota - localQuota). */
+	int height = c->n_child_cohorts + c->n_child_cqs > 0;
+	for (uint32_t i = 0; i < c->n_child_cohorts + c->n_child_cqs; i++) {
+		struct qnode *child = i < c->n_child_cohorts ? &c->child_cohorts[i]->node
+							   : &c->child_cqs[i - c->n_child_cohorts]->node;
+		if (i < c->n_child_cohorts && child->height + 1 > height)
+			height = child->height + 1;
+		child->parent = &c->node;
+		for (uint32_t s = 0; s < child->n_slots; s++) {
+			struct qslot *cs = &child->slots[s];
+			int32_t ps = node_slot(&c->node, &cap, cs->flavor, cs->resource);
+			if (ps < 0)
+				return -ENOMEM;
+			cs->parent_slot = ps;
+			c->node.slots[ps].subtree =
+				sat_add(c->node.slots[ps].subtree, sat_sub(cs->subtree, cs->local));
+		}
+	}
+	c->node.height = height;
+	finish_slots(&c->node);
+	return 0;
+}
+
+static char *strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *strdupf(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return strdup(buf);
+}
+
+static int compute_active(struct engine *e, struct ecq *q)
+{
+	char missing[512] = "";
+	size_t n_missing = 0;
+	free(q->inactive_msg);
+	free(q->pending_msg);
+	q->inactive_msg = q->pending_msg = NULL;
+	q->active = 0;
+	if (!q->exists) {
+		q->inactive_reason = "NotFound";
+		q->inactive_msg = strdupf("ClusterQueue %s doesn't exist", q->name);
+		q->pending_msg = strdupf("ClusterQueue %s doesn't exist", q->name);
+		return q->inactive_msg && q->pending_msg ? 0 : -ENOMEM;
+	}
+	for (uint32_t g = 0; g < q->groups.n; g++) {
+		for (uint32_t f = 0; f < q->groups.g[g].n_fl; f++) {
+			if (q->groups.g[g].flavor[f])
+				continue;
+			size_t len = strlen(missing);
+			snprintf(missing + len, sizeof(missing) - len, "%s%s", n_missing ? "," : "",
+				 q->groups.g[g].fl[f]);
+			n_missing++;
+		}
+	}
+	int cyclic = q->tree && q->tree->cyclic;
+	if (q->stop == ENG_STOP_NONE && !n_missing && !cyclic) {
+		q->active = 1;
+		q->inactive_reason = "Ready";
+		return 0;
+	}
+	/* Kueue's wording: the first reason, and every cause in the message. */
+	char why[1024] = "";
+	size_t len = 0;
+	const char *reason = NULL;
+	if (q->stop != ENG_STOP_NONE) {
+		reason = "Stopped";
+		len += (size_t)snprintf(why + len, sizeof(why) - len, "is stopped");
+	}
+	if (n_missing) {
+		reason = reason ? reason : "FlavorNotFound";
+		len += (size_t)snprintf(why + len, sizeof(why) - len, "%sreferences missing ResourceFlavor%s %s",
+					len ? ", " : "", n_missing > 1 ? "s" : "", missing);
+	}
+	if (cyclic && len < sizeof(why)) {
+		/* Kueue has no reason for this; it skips such ClusterQueues without saying so. */
+		reason = reason ? reason : "CohortCycle";
+		snprintf(why + len, sizeof(why) - len, "%scohort %s is part of a cycle", len ? ", " : "",
+			 q->tree->cycle_cohort);
+	}
+	q->inactive_reason = reason;
+	q->inactive_msg = strdupf("Can't admit new workloads: %s.", why);
+	if (q->stop != ENG_STOP_NONE)
+		q->pending_msg = strdupf("ClusterQueue %s is stopped", q->name);
+	else
+		q->pending_msg = strdupf("ClusterQueue %s is inactive: %s", q->name, why);
+	return q->inactive_msg && q->pending_msg ? 0 : -ENOMEM;
+}
+
+/* Finds the tree of a cohort: walks up to a root, a cycle, or a cohort already placed. */
+static int resolve_tree(struct engine *e, struct ecohort *c, struct ecohort ***path, uint32_t *cap)
+{
+	uint32_t n = 0;
+	struct ecohort *x = c;
+	while (x && x->build_state == 0) {
+		int rc;
+		GROW(*path, *cap, n + 1, rc);
+		if (rc)
+			return rc;
+		x->build_state = 1;
+		(*path)[n++] = x;
+		x = x->parent;
+	}
+	struct etree *t;
+	if (!x) {
+		t = tree_new(e, (*path)[n - 1]);
+	} else if (x->build_state == 1) {
+		t = tree_new(e, NULL);
+		if (t) {
+			t->cyclic = 1;
+			t->cycle_cohort = x->name;
+		}
+	} else {
+		t = x->tree;
+	}
+	if (!t)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		(*path)[i]->tree = t;
+		(*path)[i]->build_state = 2;
+	}
+	return 0;
+}
+
+static int build(struct engine *e)
+{
+	struct ecohort **path = NULL;
+	uint32_t path_cap = 0;
+	int rc = 0;
+
+	free_trees(e);
+	for (uint32_t i = 0; i < e->n_all_cohorts; i++) {
+		struct ecohort *c = e->all_cohorts[i];
+		c->parent = NULL;
+		c->n_child_cohorts = c->n_child_cqs = 0;
+		c->tree = NULL;
+		c->build_state = 0;
+		node_reset(&c->node);
+	}
+	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
+		struct ecq *q = e->all_cqs[i];
+		q->parent = NULL;
+		q->tree = NULL;
+		q->node.parent = NULL;
+		/* Needs name slots of the old build. */
+		for (uint32_t k = 0; k < q->parked.n; k++)
+			q->parked.v[k]->needs.n = 0;
+	}
+	/* Parents (records for cohorts that are only referenced are created here: Kueue's
+	 * implicit cohorts, with no quota of their own). */
+	for (uint32_t i = 0; i < e->n_all_cohorts; i++) {
+		struct ecohort *c = e->all_cohorts[i];
+		if (c->exists && c->parent_name && !(c->parent = cohort_record(e, c->parent_name)))
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
+		struct ecq *q = e->all_cqs[i];
+		if (q->exists && q->cohort_name && !(q->parent = cohort_record(e, q->cohort_name)))
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < e->n_all_cohorts; i++) {
+		struct ecohort *c = e->all_cohorts[i], *p = c->parent;
+		if (!p)
+			continue;
+		GROW(p->child_cohorts, p->cap_child_cohorts, p->n_child_cohorts + 1, rc);
+		if (rc)
+			return rc;
+		p->child_cohorts[p->n_child_cohorts++] = c;
+	}
+	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
+		struct ecq *q = e->all_cqs[i];
+		struct ecohort *p = q->parent;
+		if (!p)
+			continue;
+		GROW(p->child_cqs, p->cap_child_cqs, p->n_child_cqs + 1, rc);
+		if (rc)
+			return rc;
+		p->child_cqs[p->n_child_cqs++] = q;
+	}
+	for (uint32_t i = 0; i < e->n_all_cohorts && !rc; i++)
+		rc = resolve_tree(e, e->all_cohorts[i], &path, &path_cap);
+	free(path);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
+		struct ecq *q = e->all_cqs[i];
+		q->tree = q->parent ? q->parent->tree : tree_new(e, NULL);
+		if (!q->tree || tree_add_cq(q->tree, q) != 0)
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < e->n_trees; i++) {
+		struct etree *t = e->trees[i];
+		if (t->root && !t->cyclic) {
+			if ((rc = build_cohort_slots(e, t->root)) != 0)
+				return rc;
+			continue;
+		}
+		/* Lone ClusterQueues, and everything in a cyclic tree: no parent to charge. */
+		for (uint32_t k = 0; k < t->n_cqs; k++)
+			if ((rc = build_cq_slots(e, t->cqs[k])) != 0)
+				return rc;
+	}
+	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
+		struct ecq *q = e->all_cqs[i];
+		if ((rc = compute_active(e, q)) != 0)
+			return rc;
+		if (!q->exists)
+			continue;
+		for (struct ewl *w = q->adm_head; w; w = w->adm_next) {
+			eng_resolve_slots(q, w->adm->items, w->adm->n_items);
+			eng_charge(q, w->adm, +1);
+		}
+	}
+	GROW(e->dirty_trees, e->cap_dirty_trees, e->n_trees, rc);
+	if (rc)
+		return rc;
+	e->topology_dirty = 0;
+	for (uint32_t i = 0; i < e->n_trees; i++)
+		mark_tree_requeue(e, e->trees[i]);
+	for (uint32_t i = 0; i < e->n_all_cqs; i++)
+		e->all_cqs[i]->dirty = 1;
+	return 0;
+}
+
+static int ensure_built(struct engine *e)
+{
+	if (!e->topology_dirty)
+		return 0;
+	int rc = build(e);
+	if (rc) {
+		/* Leave it marked: the next call tries again from scratch. */
+		free_trees(e);
+		e->topology_dirty = 1;
+	}
+	return rc;
+}
+
+/* --- lifecycle ---------------------------------------------------------------------------- */
+
+int engine_new(struct engine **out)
+{
+	struct engine *e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	strmap_init(&e->names);
+	strmap_init(&e->flavors);
+	strmap_init(&e->cohorts);
+	strmap_init(&e->cqs);
+	strmap_init(&e->lqs);
+	strmap_init(&e->namespaces);
+	strmap_init(&e->workloads);
+	e->next_uid = 1;
+	e->pods = eng_intern(e, "pods");
+	if (!e->pods) {
+		engine_free(e);
+		return -ENOMEM;
+	}
+	*out = e;
+	return 0;
+}
+
+static void free_value(void *p)
+{
+	free(p);
+}
+
+static void free_flavor(void *p)
+{
+	quota_flavor_free(p);
+}
+
+static void free_workload(void *p)
+{
+	struct ewl *w = p;
+	if (w->wait) {
+		free(w->wait->plan);
+		free(w->wait);
+	}
+	free(w->adm);
+	free(w->spec);
+	free(w);
+}
+
+static void free_ns(void *p)
+{
+	struct ens *ns = p;
+	free(ns->labels);
+	free(ns);
+}
+
+void engine_free(struct engine *e)
+{
+	if (!e)
+		return;
+	strmap_release(&e->workloads, free_workload);
+	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
+		struct ecq *q = e->all_cqs[i];
+		groups_free(&q->groups);
+		sel_free(&q->ns_selector);
+		node_reset(&q->node);
+		free(q->heap.v);
+		free(q->parked.v);
+		free(q->waiting.v);
+		free(q->inactive_msg);
+		free(q->pending_msg);
+		free(q);
+	}
+	for (uint32_t i = 0; i < e->n_all_cohorts; i++) {
+		struct ecohort *c = e->all_cohorts[i];
+		groups_free(&c->groups);
+		node_reset(&c->node);
+		free(c->child_cohorts);
+		free(c->child_cqs);
+		free(c);
+	}
+	for (uint32_t i = 0; i < e->n_all_lqs; i++) {
+		free(e->all_lqs[i]->held.v);
+		free(e->all_lqs[i]);
+	}
+	strmap_release(&e->cqs, NULL);
+	strmap_release(&e->cohorts, NULL);
+	strmap_release(&e->lqs, NULL);
+	strmap_release(&e->namespaces, free_ns);
+	strmap_release(&e->flavors, free_flavor);
+	strmap_release(&e->names, free_value);
+	free_trees(e);
+	free(e->all_cqs);
+	free(e->all_cohorts);
+	free(e->all_lqs);
+	free(e->dirty_trees);
+	free(e->dirty_lqs);
+	free(e->acc);
+	free(e->cands);
+	free(e->picked);
+	free(e->merge);
+	free(e->scratch);
+	free(e->phantoms);
+	free(e->ev_full.targets);
+	free(e->ev_try.targets);
+	free(e->ev_best.targets);
+	free(e);
+}
+
+/* --- model API ---------------------------------------------------------------------------- */
+
+int engine_set_flavor(struct engine *e, const struct quota_flavor *flavor)
+{
+	if (!flavor || !nonempty(flavor->name))
+		return -EINVAL;
+	struct quota_flavor *copy = flavor_copy(flavor);
+	if (!copy || !eng_intern(e, flavor->name)) {
+		quota_flavor_free(copy);
+		return -ENOMEM;
+	}
+	void *old;
+	if (strmap_put(&e->flavors, copy->name, copy, &old) != 0) {
+		quota_flavor_free(copy);
+		return -ENOMEM;
+	}
+	quota_flavor_free(old);
+	/* ClusterQueues hold pointers to flavors: the build rebinds them. */
+	e->topology_dirty = 1;
+	return 0;
+}
+
+void engine_remove_flavor(struct engine *e, const char *name)
+{
+	struct quota_flavor *f = name ? strmap_remove(&e->flavors, name) : NULL;
+	if (!f)
+		return;
+	quota_flavor_free(f);
+	e->topology_dirty = 1;
+}
+
+int engine_set_cohort(struct engine *e, const struct eng_cohort_spec *spec)
+{
+	struct egroups groups;
+	if (!spec || !nonempty(spec->name) || (spec->parent && !*spec->parent))
+		return -EINVAL;
+	int rc = validate_groups(spec->n_groups, spec->groups, spec->parent != NULL);
+	if (rc)
+		return rc;
+	const char *parent = spec->parent ? eng_intern(e, spec->parent) : NULL;
+	if (spec->parent && !parent)
+		return -ENOMEM;
+	if ((rc = groups_copy(e, &groups, spec->n_groups, spec->groups)) != 0)
+		return rc;
+	struct ecohort *c = cohort_record(e, spec->name);
+	if (!c) {
+		groups_free(&groups);
+		return -ENOMEM;
+	}
+	groups_free(&c->groups);
+	c->groups = groups;
+	c->parent_name = parent;
+	c->exists = 1;
+	e->topology_dirty = 1;
+	return 0;
+}
+
+void engine_remove_cohort(struct engine *e, const char *name)
+{
+	struct ecohort *c = name ? strmap_get(&e->cohorts, name) : NULL;
+	if (!c || !c->exists)
+		return;
+	/* The record stays: ClusterQueues naming it keep an implicit cohort, as in Kueue. */
+	groups_free(&c->groups);
+	c->parent_name = NULL;
+	c->exists = 0;
+	e->topology_dirty = 1;
+}
+
+static int valid_enums(const struct eng_cq_spec *s)
+{
+	const struct eng_preemption *p = &s->preemption;
+	return (unsigned)s->queueing <= ENG_STRICT_FIFO &&
+	       (unsigned)p->within_cluster_queue <= ENG_WITHIN_LOWER_OR_NEWER_EQUAL &&
+	       (unsigned)p->reclaim_within_cohort <= ENG_RECLAIM_ANY &&
+	       (unsigned)p->borrow_within_cohort <= ENG_BORROW_WITHIN_LOWER_PRIORITY &&
+	       (unsigned)s->when_can_borrow <= ENG_BORROW_TRY_NEXT_FLAVOR &&
+	       (unsigned)s->when_can_preempt <= ENG_PREEMPT_MAY_STOP_SEARCH &&
+	       (unsigned)s->stop_policy <= ENG_STOP_HOLD_AND_DRAIN;
+}
+
+int engine_set_cq(struct engine *e, const struct eng_cq_spec *spec)
+{
+	struct egroups groups;
+	struct esel sel = { 0 };
+	if (!spec || !nonempty(spec->name) || (spec->cohort && !*spec->cohort) || !valid_enums(spec))
+		return -EINVAL;
+	/* Kueue's CEL rules. */
+	if (spec->preemption.reclaim_within_cohort == ENG_RECLAIM_NEVER &&
+	    spec->preemption.borrow_within_cohort != ENG_BORROW_WITHIN_NEVER)
+		return -EINVAL;
+	if (spec->prefer_preemption_over_borrowing &&
+	    (spec->when_can_borrow != ENG_BORROW_TRY_NEXT_FLAVOR ||
+	     spec->when_can_preempt != ENG_PREEMPT_TRY_NEXT_FLAVOR))
+		return -EINVAL;
+	int rc = validate_groups(spec->n_groups, spec->groups, spec->cohort != NULL);
+	if (rc)
+		return rc;
+	const char *cohort = spec->cohort ? eng_intern(e, spec->cohort) : NULL;
+	if (spec->cohort && !cohort)
+		return -ENOMEM;
+	if ((rc = groups_copy(e, &groups, spec->n_groups, spec->groups)) != 0)
+		return rc;
+	if (spec->namespace_selector && (rc = sel_copy(&sel, spec->namespace_selector)) != 0) {
+		groups_free(&groups);
+		return rc;
+	}
+	struct ecq *q = cq_record(e, spec->name);
+	if (!q) {
+		groups_free(&groups);
+		sel_free(&sel);
+		return -ENOMEM;
+	}
+	groups_free(&q->groups);
+	sel_free(&q->ns_selector);
+	q->groups = groups;
+	q->ns_selector = sel;
+	q->has_ns_selector = spec->namespace_selector != NULL;
+	q->cohort_name = cohort;
+	q->queueing = spec->queueing;
+	q->preemption = spec->preemption;
+	q->when_can_borrow = spec->when_can_borrow;
+	q->when_can_preempt = spec->when_can_preempt;
+	q->prefer_preemption = (uint8_t)!!spec->prefer_preemption_over_borrowing;
+	q->stop = spec->stop_policy;
+	q->exists = 1;
+	if (q->stop == ENG_STOP_HOLD_AND_DRAIN) {
+		q->drain = 1;
+		e->drain_pending = 1;
+	}
+	e->topology_dirty = 1;
+	return 0;
+}
+
+void engine_remove_cq(struct engine *e, const char *name)
+{
+	struct ecq *q = name ? strmap_get(&e->cqs, name) : NULL;
+	if (!q || !q->exists)
+		return;
+	/* The record keeps its queues and admitted list; they come back with the ClusterQueue. */
+	groups_free(&q->groups);
+	sel_free(&q->ns_selector);
+	q->has_ns_selector = 0;
+	q->cohort_name = NULL;
+	q->exists = 0;
+	q->stop = ENG_STOP_NONE;
+	e->topology_dirty = 1;
+}
+
+int engine_set_local_queue(struct engine *e, const char *namespace_name, const char *name,
+			   const char *cluster_queue, enum eng_stop_policy stop)
+{
+	if (!nonempty(namespace_name) || !nonempty(name) || !nonempty(cluster_queue) ||
+	    (unsigned)stop > ENG_STOP_HOLD_AND_DRAIN)
+		return -EINVAL;
+	struct elq *lq = lq_record(e, namespace_name, name);
+	struct ecq *cq = lq ? cq_record(e, cluster_queue) : NULL;
+	if (!cq)
+		return -ENOMEM;
+	struct ecq *old_cq = lq->exists ? lq->cq : NULL;
+	int was_routable = lq->exists && lq->stop == ENG_STOP_NONE;
+	int was_draining = lq->exists && lq->stop == ENG_STOP_HOLD_AND_DRAIN;
+	lq->exists = 1;
+	lq->cq = cq;
+	lq->stop = stop;
+	if (stop == ENG_STOP_HOLD_AND_DRAIN && !was_draining) {
+		lq->drain = 1;
+		e->drain_pending = 1;
+	}
+	if (old_cq == cq && was_routable == (stop == ENG_STOP_NONE))
+		return 0;
+	return reroute_lq(e, lq, was_routable ? old_cq : NULL);
+}
+
+void engine_remove_local_queue(struct engine *e, const char *namespace_name, const char *name)
+{
+	char key[640];
+	if (!namespace_name || !name ||
+	    snprintf(key, sizeof(key), "%s/%s", namespace_name, name) >= (int)sizeof(key))
+		return;
+	struct elq *lq = strmap_get(&e->lqs, key);
+	if (!lq || !lq->exists)
+		return;
+	struct ecq *old_cq = lq->stop == ENG_STOP_NONE ? lq->cq : NULL;
+	lq->exists = 0;
+	lq->cq = NULL;
+	lq->stop = ENG_STOP_NONE;
+	/* Moving to the held list can't be undone on -ENOMEM; the workloads stay unplaced until
+	 * they are replaced. */
+	(void)reroute_lq(e, lq, old_cq);
+}
+
+int engine_set_namespace(struct engine *e, const char *name, size_t n_labels,
+			 const struct quota_kv *labels)
+{
+	if (!nonempty(name) || (n_labels && !labels))
+		return -EINVAL;
+	size_t size = n_labels * sizeof(struct quota_kv);
+	for (size_t i = 0; i < n_labels; i++) {
+		if (!labels[i].key || !labels[i].value)
+			return -EINVAL;
+		size += strlen(labels[i].key) + strlen(labels[i].value) + 2;
+	}
+	struct ens *ns = ns_record(e, name);
+	struct quota_kv *copy = malloc(size ? size : 1);
+	if (!ns || !copy) {
+		free(copy);
+		return -ENOMEM;
+	}
+	char *s = (char *)(copy + n_labels);
+	for (size_t i = 0; i < n_labels; i++) {
+		size_t k = strlen(labels[i].key) + 1, v = strlen(labels[i].value) + 1;
+		copy[i].key = memcpy(s, labels[i].key, k);
+		copy[i].value = memcpy(s + k, labels[i].value, v);
+		s += k + v;
+	}
+	free(ns->labels);
+	ns->labels = copy;
+	ns->n_labels = n_labels;
+	ns->exists = 1;
+	mark_all_requeue(e);
+	return 0;
+}
+
+void engine_remove_namespace(struct engine *e, const char *name)
+{
+	struct ens *ns = name ? strmap_get(&e->namespaces, name) : NULL;
+	if (!ns || !ns->exists)
+		return;
+	free(ns->labels);
+	ns->labels = NULL;
+	ns->n_labels = 0;
+	ns->exists = 0;
+	mark_all_requeue(e);
+}
+
+/* --- workload API ------------------------------------------------------------------------- */
+
+int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
+{
+	struct wspec *ws;
+	int rc = validate_workload(spec);
+	if (rc)
+		return rc;
+	const char *ns = eng_intern(e, spec->namespace_name), *queue = eng_intern(e, spec->queue);
+	struct elq *lq = ns && queue ? lq_record(e, spec->namespace_name, spec->queue) : NULL;
+	struct ens *nsrec = lq ? ns_record(e, spec->namespace_name) : NULL;
+	if (!nsrec)
+		return -ENOMEM;
+	if ((rc = spec_copy(e, spec, &ws)) != 0)
+		return rc;
+	struct ewl *w = strmap_get(&e->workloads, spec->key);
+	if (!w) {
+		size_t klen = strlen(spec->key) + 1;
+		w = calloc(1, sizeof(*w) + klen);
+		if (!w) {
+			free(ws);
+			return -ENOMEM;
+		}
+		memcpy(w->key, spec->key, klen);
+		if (strmap_put(&e->workloads, spec->key, w, NULL) != 0) {
+			free(w);
+			free(ws);
+			return -ENOMEM;
+		}
+		w->uid = e->next_uid++;
+	} else if (!w->admitted) {
+		unplace(e, w, 1);
+	}
+	free(w->spec);
+	w->spec = ws;
+	w->ns = ns;
+	w->nsrec = nsrec;
+	w->queue = queue;
+	w->lq = lq;
+	w->priority = spec->priority;
+	w->queue_time = spec->queue_time;
+	if (w->admitted)
+		return 0; /* a replaced admitted workload keeps its admission */
+	return place(e, w);
+}
+
+static int validate_assignment(const struct ewl *w, const struct eng_assignment *a)
+{
+	if (!a || !nonempty(a->cluster_queue) || a->n_podsets < 1 || a->n_podsets > ENG_MAX_PODSETS)
+		return -EINVAL;
+	for (size_t i = 0; i < a->n_podsets; i++) {
+		const struct eng_podset_assignment *ps = &a->podsets[i];
+		if (ps->count < 0 || ps->n > QUOTA_MAX_RESOURCES)
+			return -EINVAL;
+		for (size_t k = 0; k < ps->n; k++)
+			if (!nonempty(ps->resources[k]) || !nonempty(ps->flavors[k]) || ps->usage[k] < 0)
+				return -EINVAL;
+	}
+	(void)w;
+	return 0;
+}
+
+int engine_set_admitted(struct engine *e, const char *key, const struct eng_assignment *a)
+{
+	struct ewl *w = key ? strmap_get(&e->workloads, key) : NULL;
+	if (!w)
+		return -ENOENT;
+	int rc = validate_assignment(w, a);
+	if (rc)
+		return rc;
+	uint32_t n_items = 0;
+	for (size_t i = 0; i < a->n_podsets; i++)
+		n_items += (uint32_t)a->podsets[i].n;
+	struct eadm *adm = adm_new((uint32_t)a->n_podsets, n_items);
+	struct ecq *cq = adm ? cq_record(e, a->cluster_queue) : NULL;
+	if (!cq) {
+		free(adm);
+		return -ENOMEM;
+	}
+	uint32_t k = 0;
+	for (size_t i = 0; i < a->n_podsets; i++) {
+		const struct eng_podset_assignment *ps = &a->podsets[i];
+		const char *name = ps->name ? ps->name : (i < w->spec->n_podsets ? w->spec->ps[i].name : "main");
+		adm->count[i] = ps->count;
+		if (!(adm->podset[i] = eng_intern(e, name)))
+			goto nomem;
+		for (size_t r = 0; r < ps->n; r++, k++) {
+			struct eitem *it = &adm->items[k];
+			it->resource = eng_intern(e, ps->resources[r]);
+			it->flavor = eng_intern(e, ps->flavors[r]);
+			if (!it->resource || !it->flavor)
+				goto nomem;
+			it->amount = ps->usage[r];
+			it->slot = -1;
+			it->podset = (uint16_t)i;
+			it->preempt = 0;
+		}
+	}
+	if (w->admitted)
+		release(e, w);
+	else
+		unplace(e, w, 1);
+	w->adm = adm;
+	link_admitted(cq, w);
+	w->admitted = 1;
+	w->adm_seq = ++e->next_adm_seq;
+	w->adm_cycle = 0;
+	w->status_hash = 0;
+	if (cq_charged(e, cq)) {
+		eng_resolve_slots(cq, adm->items, adm->n_items);
+		int missing = 0;
+		for (uint32_t i = 0; i < adm->n_items; i++)
+			missing |= adm->items[i].slot < 0;
+		if (missing)
+			e->topology_dirty = 1; /* the build adds the pairs the spec lacks */
+		else
+			eng_charge(cq, adm, +1);
+	}
+	if (cq->exists && cq->stop == ENG_STOP_HOLD_AND_DRAIN) {
+		cq->drain = 1;
+		e->drain_pending = 1;
+	}
+	if (w->lq->exists && w->lq->stop == ENG_STOP_HOLD_AND_DRAIN) {
+		w->lq->drain = 1;
+		e->drain_pending = 1;
+	}
+	return 0;
+nomem:
+	free(adm);
+	return -ENOMEM;
+}
+
+int engine_evict(struct engine *e, const char *key)
+{
+	struct ewl *w = key ? strmap_get(&e->workloads, key) : NULL;
+	if (!w)
+		return -ENOENT;
+	if (!w->admitted)
+		return 0;
+	release(e, w);
+	w->status_hash = 0;
+	return place(e, w);
+}
+
+void engine_remove_workload(struct engine *e, const char *key)
+{
+	struct ewl *w = key ? strmap_remove(&e->workloads, key) : NULL;
+	if (!w)
+		return;
+	if (w->admitted)
+		release(e, w);
+	else
+		unplace(e, w, 1);
+	free(w->spec);
+	free(w);
+}
+
+/* --- the cycle ---------------------------------------------------------------------------- */
+
+struct cycle {
+	struct engine *e;
+	eng_decision_fn fn;
+	void *arg;
+	int actions;
+};
+
+static void emit_pending(struct cycle *cx, struct ewl *w, const char *reason, const char *msg)
+{
+	uint64_t h = fnv_str(fnv_str(FNV_OFFSET, reason), msg);
+	h += h == 0;
+	if (h == w->status_hash)
+		return;
+	w->status_hash = h;
+	struct eng_decision d = { ENG_PENDING, w->key, NULL, NULL, reason, msg };
+	cx->fn(cx->arg, &d);
+}
+
+static void emit_evict(struct cycle *cx, struct ewl *w, const char *reason, const char *msg)
+{
+	w->evicting = 1;
+	struct eng_decision d = { ENG_PREEMPT, w->key, NULL, NULL, reason, msg };
+	cx->fn(cx->arg, &d);
+	cx->actions++;
+}
+
+static void run_drains(struct cycle *cx)
+{
+	struct engine *e = cx->e;
+	e->drain_pending = 0;
+	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
+		struct ecq *q = e->all_cqs[i];
+		if (!q->drain)
+			continue;
+		q->drain = 0;
+		if (!q->exists || q->stop != ENG_STOP_HOLD_AND_DRAIN)
+			continue;
+		for (struct ewl *w = q->adm_head; w; w = w->adm_next)
+			if (!w->evicting)
+				emit_evict(cx, w, "ClusterQueueStopped", "The ClusterQueue is stopped");
+	}
+	for (uint32_t i = 0; i < e->n_all_lqs; i++) {
+		struct elq *lq = e->all_lqs[i];
+		if (!lq->drain)
+			continue;
+		lq->drain = 0;
+		if (!lq->exists || lq->stop != ENG_STOP_HOLD_AND_DRAIN)
+			continue;
+		for (uint32_t k = 0; k < e->n_all_cqs; k++)
+			for (struct ewl *w = e->all_cqs[k]->adm_head; w; w = w->adm_next)
+				if (w->lq == lq && !w->evicting)
+					emit_evict(cx, w, "LocalQueueStopped", "The LocalQueue is stopped");
+	}
+}
+
+static void run_held(struct cycle *cx)
+{
+	struct engine *e = cx->e;
+	char msg[600];
+	for (uint32_t i = 0; i < e->n_dirty_lqs; i++) {
+		struct elq *lq = e->dirty_lqs[i];
+		lq->dirty = 0;
+		lq->listed = 0;
+		if (!lq->exists)
+			snprintf(msg, sizeof(msg), "LocalQueue %s doesn't exist", lq->name);
+		else
+			snprintf(msg, sizeof(msg), "LocalQueue %s is stopped", lq->name);
+		for (uint32_t k = 0; k < lq->held.n; k++)
+			emit_pending(cx, lq->held.v[k], "Inadmissible", msg);
+	}
+	e->n_dirty_lqs = 0;
+}
+
+static void emit_inactive(struct cycle *cx, struct ecq *q)
+{
+	for (uint32_t i = 0; i < q->heap.n; i++)
+		emit_pending(cx, q->heap.v[i], "Inadmissible", q->pending_msg);
+	for (uint32_t i = 0; i < q->parked.n; i++)
+		emit_pending(cx, q->parked.v[i], "Inadmissible", q->pending_msg);
+	for (uint32_t i = 0; i < q->waiting.n; i++)
+		emit_pending(cx, q->waiting.v[i], "Inadmissible", q->pending_msg);
+}
+
+/* Gives parked workloads another look, those that could fit now (see struct need). */
+static int requeue_parked(struct ecq *q)
+{
+	if (q->parked.n == 0)
+		return 0;
+	int rc = heap_reserve(&q->heap, q->heap.n + q->parked.n);
+	if (rc)
+		return rc;
+	uint32_t keep = 0, before = q->heap.n;
+	for (uint32_t i = 0; i < q->parked.n; i++) {
+		struct ewl *w = q->parked.v[i];
+		if (!worth_a_look(q, w)) {
+			w->pos = keep;
+			q->parked.v[keep++] = w;
+			continue;
+		}
+		w->where = WL_HEAP;
+		w->pos = q->heap.n;
+		q->heap.v[q->heap.n++] = w;
+	}
+	q->parked.n = keep;
+	if (q->heap.n == before)
+		return 0;
+	for (uint32_t i = q->heap.n / 2; i-- > 0;)
+		heap_down(&q->heap, i);
+	return 0;
+}
+
+/* Holds a waiting preemptor's planned usage for the rest of its tree's turn, so nobody takes
+ * the quota its victims free (Kueue adds the preemptor's usage to the cycle's snapshot). */
+static int phantom_add(struct engine *e, struct ecq *cq, struct eadm *plan)
+{
+	if (e->n_phantoms == e->cap_phantoms) {
+		uint32_t cap = e->cap_phantoms ? e->cap_phantoms * 2 : 16;
+		void *p = realloc(e->phantoms, cap * sizeof(*e->phantoms));
+		if (!p)
+			return -ENOMEM;
+		e->phantoms = p;
+		e->cap_phantoms = cap;
+	}
+	eng_resolve_slots(cq, plan->items, plan->n_items);
+	eng_charge(cq, plan, +1);
+	e->phantoms[e->n_phantoms].cq = cq;
+	e->phantoms[e->n_phantoms++].plan = plan;
+	return 0;
+}
+
+static void phantoms_release(struct engine *e)
+{
+	for (uint32_t i = 0; i < e->n_phantoms; i++)
+		eng_charge(e->phantoms[i].cq, e->phantoms[i].plan, -1);
+	e->n_phantoms = 0;
+}
+
+static int admit(struct cycle *cx, struct ecq *cq, struct ewl *w, const struct eval *ev)
+{
+	struct engine *e = cx->e;
+	struct eadm *a = adm_from_eval(w, ev);
+	if (!a)
+		return -ENOMEM;
+	unplace(e, w, 0);
+	w->adm = a;
+	link_admitted(cq, w);
+	w->admitted = 1;
+	w->adm_seq = ++e->next_adm_seq;
+	w->adm_cycle = e->cycle;
+	w->status_hash = 0;
+	eng_charge(cq, a, +1);
+	struct eng_decision d = { ENG_ADMIT, w->key, materialize(e, cq, a), NULL, NULL, NULL };
+	cx->fn(cx->arg, &d);
+	cx->actions++;
+	return 0;
+}
+
+static const char *cq_path(const struct ecq *q, char *buf, size_t size)
+{
+	/* "/root/.../cq", as Kueue's buildCQPath. */
+	const char *parts[64];
+	size_t n = 0, len = 0;
+	parts[n++] = q->name;
+	for (const struct ecohort *c = q->parent; c && n < 64; c = c->parent)
+		parts[n++] = c->name;
+	buf[0] = '\0';
+	while (n-- > 0 && len < size)
+		len += (size_t)snprintf(buf + len, size - len, "/%s", parts[n]);
+	return buf;
+}
+
+static const char *reason_words(const char *reason)
+{
+	if (!strcmp(reason, "InClusterQueue"))
+		return "prioritization in the ClusterQueue";
+	if (!strcmp(reason, "InCohortReclaimWhileBorrowing"))
+		return "reclamation within the cohort while borrowing";
+	return "reclamation within the cohort";
+}
+
+static int start_preemption(struct cycle *cx, struct ecq *cq, struct ewl *w, struct eval *ev)
+{
+	struct engine *e = cx->e;
+	struct ewait *wt = wait_new(w, ev);
+	if (!wt)
+		return -ENOMEM;
+	if (wvec_reserve(&cq->waiting, cq->waiting.n + 1) != 0) {
+		free(wt->plan);
+		free(wt);
+		return -ENOMEM;
+	}
+	unplace(e, w, 0);
+	(void)wvec_push(&cq->waiting, w); /* capacity reserved above */
+	w->where = WL_WAITING;
+	w->cq = cq;
+	w->wait = wt;
+	char from[512], to[512], msg[1400];
+	for (uint32_t i = 0; i < ev->n_targets; i++) {
+		struct ewl *v = ev->targets[i].wl;
+		v->claimed = w->uid;
+		if (v->evicting)
+			continue; /* already going: Kueue counts it without a second eviction */
+		v->evicting = 1;
+		snprintf(msg, sizeof(msg),
+			 "Preempted to accommodate a workload (%s) due to %s; preemptor path: %s; preemptee path: %s",
+			 w->key, reason_words(ev->targets[i].reason), cq_path(cq, from, sizeof(from)),
+			 cq_path(v->adm_cq, to, sizeof(to)));
+		struct eng_decision d = { ENG_PREEMPT, v->key, NULL, w->key, ev->targets[i].reason, msg };
+		cx->fn(cx->arg, &d);
+		cx->actions++;
+	}
+	int rc = phantom_add(e, cq, wt->plan);
+	if (rc)
+		return rc;
+	size_t len = strlen(ev->msg);
+	snprintf(ev->msg + len, sizeof(ev->msg) - len, ". Pending the preemption of %u workload(s)",
+		 ev->n_targets);
+	emit_pending(cx, w, "Pending", ev->msg);
+	return 0;
+}
+
+static int eval_copy(struct eval *dst, const struct eval *src)
+{
+	if (src->n_targets > dst->cap_targets) {
+		struct target *t = realloc(dst->targets, src->n_targets * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		dst->targets = t;
+		dst->cap_targets = src->n_targets;
+	}
+	dst->kind = src->kind;
+	dst->mode = src->mode;
+	dst->borrow = src->borrow;
+	dst->cacheable = src->cacheable;
+	dst->n_podsets = src->n_podsets;
+	memcpy(dst->count, src->count, sizeof(dst->count));
+	dst->n_items = src->n_items;
+	memcpy(dst->items, src->items, src->n_items * sizeof(src->items[0]));
+	if (src->n_targets)
+		memcpy(dst->targets, src->targets, src->n_targets * sizeof(src->targets[0]));
+	dst->n_targets = src->n_targets;
+	memcpy(dst->msg, src->msg, strlen(src->msg) + 1);
+	return 0;
+}
+
+/* Kueue's PodSetReducer: the largest counts between count and minCount that fit (or fit by
+ * preempting), by binary search over the total reduction. 1 found (in e->ev_best), 0 not. */
+static int partial_search(struct engine *e, struct ecq *cq, const struct ewl *w)
+{
+	const struct wspec *s = w->spec;
+	int64_t full[ENG_MAX_PODSETS], delta[ENG_MAX_PODSETS], counts[ENG_MAX_PODSETS];
+	int64_t total = 0, last_good = -1;
+	struct assign_opts opts = { 0, 0, 0 };
+	for (uint32_t i = 0; i < s->n_podsets; i++) {
+		full[i] = s->ps[i].count;
+		delta[i] = s->ps[i].min_count > 0 ? s->ps[i].count - s->ps[i].min_count : 0;
+		total += delta[i];
+	}
+	if (total == 0)
+		return 0;
+	int64_t lo = 0, hi = total + 1;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		for (uint32_t i = 0; i < s->n_podsets; i++)
+			counts[i] = full[i] - delta[i] * mid / total;
+		struct eval *ev = &e->ev_try;
+		int rc = eng_assign(e, cq, w, counts, &opts, ev);
+		if (rc)
+			return rc;
+		int ok = ev->mode == PM_FIT;
+		if (!ok && ev->mode == PM_PREEMPT) {
+			rc = eng_get_targets(e, cq, w, ev);
+			if (rc < 0)
+				return rc;
+			ok = rc > 0;
+		} else {
+			ev->n_targets = 0;
+		}
+		if (ok) {
+			ev->kind = ev->mode == PM_FIT ? EV_FIT : EV_PREEMPT;
+			if ((rc = eval_copy(&e->ev_best, ev)) != 0)
+				return rc;
+			last_good = mid;
+			hi = mid;
+		} else {
+			lo = mid + 1;
+		}
+	}
+	return lo == last_good;
+}
+
+static const struct shape_fail *shape_lookup(struct engine *e, const struct ecq *q,
+					     const struct ewl *w)
+{
+	for (uint32_t i = 0; i < ENG_SHAPE_CACHE; i++) {
+		const struct shape_fail *sf = &q->shapes[i];
+		if (sf->cycle == e->cycle && sf->wl && sf->wl->priority == w->priority &&
+		    spec_equal(sf->wl->spec, w->spec))
+			return sf;
+	}
+	return NULL;
+}
+
+static void shape_remember(struct engine *e, struct ecq *q, const struct ewl *w,
+			   const struct eval *ev)
+{
+	size_t n = strlen(ev->msg) + 1;
+	if (e->arena_used + n > sizeof(e->arena))
+		return;
+	char *copy = memcpy(e->arena + e->arena_used, ev->msg, n);
+	e->arena_used += n;
+	q->shapes[q->shape_next++ % ENG_SHAPE_CACHE] = (struct shape_fail){ w, e->cycle, copy, ev->needs };
+}
+
+/* Decides what a pending workload gets now: Kueue's nominate + getInitialAssignments. */
+static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval *ev)
+{
+	ev->n_targets = 0;
+	ev->cacheable = 0;
+	if (!cq->has_ns_selector || !selector_matches(&cq->ns_selector, w->nsrec)) {
+		ev->kind = EV_INADMISSIBLE;
+		snprintf(ev->msg, sizeof(ev->msg), "workload namespace doesn't match ClusterQueue selector");
+		return 0;
+	}
+	ev->needs.n = 0;
+	const struct shape_fail *cached = shape_lookup(e, cq, w);
+	if (cached) {
+		ev->kind = EV_PENDING;
+		ev->borrow = 0;
+		ev->needs = cached->needs;
+		snprintf(ev->msg, sizeof(ev->msg), "%s", cached->message);
+		return 0;
+	}
+	int64_t counts[ENG_MAX_PODSETS];
+	int partial = 0;
+	for (uint32_t i = 0; i < w->spec->n_podsets; i++) {
+		counts[i] = w->spec->ps[i].count;
+		partial |= w->spec->ps[i].min_count > 0 && w->spec->ps[i].min_count < counts[i];
+	}
+	/* With minCount a smaller count may fit: the full count's needs are no bound. */
+	struct assign_opts opts = { 0, 1, !partial };
+	int rc = eng_assign(e, cq, w, counts, &opts, ev);
+	if (rc)
+		return rc;
+	if (ev->mode == PM_FIT) {
+		ev->kind = EV_FIT;
+		return 0;
+	}
+	if (ev->mode == PM_PREEMPT) {
+		rc = eng_get_targets(e, cq, w, ev);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			ev->kind = EV_PREEMPT;
+			return 0;
+		}
+	}
+	rc = partial_search(e, cq, w);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		if ((rc = eval_copy(ev, &e->ev_best)) != 0)
+			return rc;
+		/* The search runs without messages; a preemptor's status still wants one. */
+		if (ev->kind == EV_PREEMPT) {
+			struct eval *tmp = &e->ev_try;
+			struct assign_opts msg_only = { 0, 1, 0 };
+			rc = eng_assign(e, cq, w, ev->count, &msg_only, tmp);
+			if (rc)
+				return rc;
+			memcpy(ev->msg, tmp->msg, sizeof(ev->msg));
+		}
+		return 0;
+	}
+	ev->kind = EV_PENDING;
+	ev->n_targets = 0;
+	ev->cacheable = 1;
+	return 0;
+}
+
+static int mentry_before(const struct mentry *a, const struct mentry *b)
+{
+	if (a->borrow != b->borrow)
+		return a->borrow < b->borrow;
+	return wl_before(a->wl, b->wl);
+}
+
+static void merge_push(struct engine *e, struct mentry m)
+{
+	/* Capacity: one entry per ClusterQueue of the tree, reserved by process_tree. */
+	uint32_t i = e->n_merge++;
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!mentry_before(&m, &e->merge[parent]))
+			break;
+		e->merge[i] = e->merge[parent];
+		i = parent;
+	}
+	e->merge[i] = m;
+}
+
+static struct mentry merge_pop(struct engine *e)
+{
+	struct mentry top = e->merge[0], last = e->merge[--e->n_merge];
+	uint32_t i = 0;
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= e->n_merge)
+			break;
+		if (c + 1 < e->n_merge && mentry_before(&e->merge[c + 1], &e->merge[c]))
+			c++;
+		if (!mentry_before(&e->merge[c], &last))
+			break;
+		e->merge[i] = e->merge[c];
+		i = c;
+	}
+	if (e->n_merge)
+		e->merge[i] = last;
+	return top;
+}
+
+/* A StrictFIFO queue is held by a waiting preemptor that comes before its head. */
+static int strict_blocked(const struct ecq *q, const struct ewl *head)
+{
+	for (uint32_t i = 0; i < q->waiting.n; i++)
+		if (wl_before(q->waiting.v[i], head))
+			return 1;
+	return 0;
+}
+
+static void push_next(struct engine *e, struct ecq *q)
+{
+	if (q->heap.n == 0)
+		return;
+	struct ewl *head = q->heap.v[0];
+	if (q->queueing == ENG_STRICT_FIFO && strict_blocked(q, head))
+		return;
+	/* Optimistic key: no borrowing. A worse key found when it is popped re-queues it. */
+	merge_push(e, (struct mentry){ q, head, 0, 0 });
+}
+
+static int cmp_wl(const void *a, const void *b)
+{
+	const struct ewl *x = *(struct ewl *const *)a, *y = *(struct ewl *const *)b;
+	return wl_before(x, y) ? -1 : wl_before(y, x) ? 1 : 0;
+}
+
+/* Preemptors whose victims are going: admit those that fit now, hold quota for the others. */
+static int handle_waiting(struct cycle *cx, struct etree *t)
+{
+	struct engine *e = cx->e;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < t->n_cqs; i++)
+		if (t->cqs[i]->active)
+			n += t->cqs[i]->waiting.n;
+	if (n == 0)
+		return 0;
+	int grown;
+	GROW(e->scratch, e->cap_scratch, n, grown);
+	if (grown)
+		return grown;
+	n = 0;
+	for (uint32_t i = 0; i < t->n_cqs; i++)
+		if (t->cqs[i]->active)
+			for (uint32_t k = 0; k < t->cqs[i]->waiting.n; k++)
+				e->scratch[n++] = t->cqs[i]->waiting.v[k];
+	qsort(e->scratch, n, sizeof(*e->scratch), cmp_wl);
+	struct assign_opts quick = { 1, 0, 0 };
+	int released = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ewl *p = e->scratch[i];
+		struct ecq *cq = p->cq;
+		struct eval *ev = &e->ev_try;
+		int64_t counts[ENG_MAX_PODSETS];
+		int rc;
+		for (uint32_t k = 0; k < p->spec->n_podsets; k++)
+			counts[k] = p->spec->ps[k].count;
+		if ((rc = eng_assign(e, cq, p, counts, &quick, ev)) != 0)
+			return rc;
+		if (ev->mode != PM_FIT && memcmp(counts, p->wait->plan->count,
+						 p->spec->n_podsets * sizeof(counts[0])) != 0) {
+			if ((rc = eng_assign(e, cq, p, p->wait->plan->count, &quick, ev)) != 0)
+				return rc;
+		}
+		if (ev->mode == PM_FIT && eng_fits_now(e, cq, ev->items, ev->n_items)) {
+			/* What was held for it may differ from what it takes. */
+			credit(cq, p->wait->plan->items, p->wait->plan->n_items);
+			released = 1;
+			if ((rc = admit(cx, cq, p, ev)) != 0)
+				return rc;
+			continue;
+		}
+		if (victims_left(e, p) > 0) {
+			if ((rc = phantom_add(e, cq, p->wait->plan)) != 0)
+				return rc;
+			continue;
+		}
+		/* Its victims are gone and it still doesn't fit: it queues again (and may preempt
+		 * again), as Kueue retries a preemptor whose targets vanished. */
+		if ((rc = heap_reserve(&cq->heap, cq->heap.n + 1)) != 0)
+			return rc;
+		credit(cq, p->wait->plan->items, p->wait->plan->n_items);
+		released = 1;
+		unplace(e, p, 0);
+		(void)heap_push(&cq->heap, p);
+		p->where = WL_HEAP;
+		p->cq = cq;
+		cq->dirty = 1;
+	}
+	/* Parked workloads were last looked at with that quota held: look again now. */
+	for (uint32_t i = 0; released && i < t->n_cqs; i++) {
+		int rc = requeue_parked(t->cqs[i]);
+		if (rc)
+			return rc;
+		t->cqs[i]->dirty = 1;
+	}
+	return 0;
+}
+
+static int process_tree(struct cycle *cx, struct etree *t)
+{
+	struct engine *e = cx->e;
+	int rc = 0;
+	t->dirty = 0;
+	if (t->requeue) {
+		for (uint32_t i = 0; i < t->n_cqs; i++) {
+			if ((rc = requeue_parked(t->cqs[i])) != 0)
+				return rc;
+			t->cqs[i]->dirty = 1;
+		}
+		t->requeue = 0;
+	}
+	for (uint32_t i = 0; i < t->n_cqs; i++) {
+		struct ecq *q = t->cqs[i];
+		if (q->dirty && !q->active) {
+			emit_inactive(cx, q);
+			q->dirty = 0;
+		}
+	}
+	if (t->cyclic)
+		return 0;
+	if ((rc = handle_waiting(cx, t)) != 0)
+		goto out;
+	if (e->cap_merge < t->n_cqs) {
+		struct mentry *m = realloc(e->merge, t->n_cqs * sizeof(*m));
+		if (!m) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		e->merge = m;
+		e->cap_merge = t->n_cqs;
+	}
+	e->n_merge = 0;
+	for (uint32_t i = 0; i < t->n_cqs; i++)
+		if (t->cqs[i]->dirty && t->cqs[i]->active)
+			push_next(e, t->cqs[i]);
+	while (e->n_merge) {
+		struct mentry m = merge_pop(e);
+		struct ecq *q = m.cq;
+		struct ewl *w = m.wl;
+		struct eval *ev = &e->ev_full;
+		if ((rc = evaluate(e, q, w, ev)) != 0)
+			goto out;
+		/* Kueue's order puts workloads that borrow less first: if this one turned out to
+		 * borrow more than assumed and another head now comes first, it waits its turn. */
+		if ((ev->kind == EV_FIT || ev->kind == EV_PREEMPT) && ev->borrow > m.borrow &&
+		    m.tries < 4 && e->n_merge) {
+			struct mentry again = { q, w, ev->borrow, m.tries + 1 };
+			if (mentry_before(&e->merge[0], &again)) {
+				merge_push(e, again);
+				continue;
+			}
+		}
+		if (ev->kind == EV_FIT && !eng_fits_now(e, q, ev->items, ev->n_items)) {
+			/* Kueue's last check before admitting; the assignment should never fail it. */
+			ev->kind = EV_PENDING;
+			ev->cacheable = 0;
+			snprintf(ev->msg, sizeof(ev->msg),
+				 "Workload no longer fits after processing another workload");
+		}
+		switch (ev->kind) {
+		case EV_FIT:
+			if ((rc = admit(cx, q, w, ev)) != 0)
+				goto out;
+			push_next(e, q);
+			break;
+		case EV_PREEMPT:
+			if ((rc = start_preemption(cx, q, w, ev)) != 0)
+				goto out;
+			if (q->queueing == ENG_BEST_EFFORT_FIFO)
+				push_next(e, q);
+			break;
+		default:
+			emit_pending(cx, w, ev->kind == EV_INADMISSIBLE ? "Inadmissible" : "Pending", ev->msg);
+			if (ev->cacheable)
+				shape_remember(e, q, w, ev);
+			if (q->queueing == ENG_STRICT_FIFO)
+				break; /* the head blocks its queue */
+			if ((rc = wvec_reserve(&q->parked, q->parked.n + 1)) != 0)
+				goto out;
+			heap_remove(&q->heap, w);
+			(void)wvec_push(&q->parked, w); /* reserved */
+			w->where = WL_PARKED;
+			w->needs = ev->kind == EV_PENDING ? ev->needs : (struct needs){ 0 };
+			push_next(e, q);
+			break;
+		}
+	}
+out:
+	for (uint32_t i = 0; i < t->n_cqs; i++)
+		t->cqs[i]->dirty = 0;
+	phantoms_release(e);
+	return rc;
+}
+
+int engine_cycle(struct engine *e, eng_decision_fn fn, void *arg)
+{
+	struct cycle cx = { e, fn, arg, 0 };
+	int rc = ensure_built(e);
+	if (rc)
+		return rc;
+	e->cycle++;
+	e->arena_used = 0;
+	if (e->drain_pending)
+		run_drains(&cx);
+	run_held(&cx);
+	for (uint32_t i = 0; i < e->n_dirty_trees; i++) {
+		struct etree *t = e->dirty_trees[i];
+		t->listed = 0;
+		if ((rc = process_tree(&cx, t)) != 0) {
+			/* What is left stays listed for the next cycle. */
+			memmove(e->dirty_trees, e->dirty_trees + i, (e->n_dirty_trees - i) * sizeof(*e->dirty_trees));
+			e->n_dirty_trees -= i;
+			for (uint32_t k = 0; k < e->n_dirty_trees; k++)
+				e->dirty_trees[k]->listed = 1;
+			return rc;
+		}
+	}
+	e->n_dirty_trees = 0;
+	return cx.actions;
+}
+
+/* --- observation -------------------------------------------------------------------------- */
+
+int engine_cq_usage(const struct engine *ce, const char *cq, const char *flavor,
+		    const char *resource, struct eng_cq_usage *out)
+{
+	struct engine *e = (struct engine *)ce; /* a lazy rebuild is not a visible change */
+	int rc = ensure_built(e);
+	if (rc)
+		return rc;
+	struct ecq *q = cq ? strmap_get(&e->cqs, cq) : NULL;
+	const char *f = interned(e, flavor), *r = interned(e, resource);
+	if (!q || !q->exists || !f || !r)
+		return -ENOENT;
+	int32_t s = qnode_find(&q->node, f, r);
+	if (s < 0)
+		return -ENOENT;
+	out->total = q->node.slots[s].usage;
+	out->borrowed = q->node.slots[s].usage > q->node.slots[s].nominal
+				? q->node.slots[s].usage - q->node.slots[s].nominal
+				: 0;
+	return 0;
+}
+
+int engine_cohort_usage(const struct engine *ce, const char *cohort, const char *flavor,
+			const char *resource, struct eng_cq_usage *out)
+{
+	struct engine *e = (struct engine *)ce;
+	int rc = ensure_built(e);
+	if (rc)
+		return rc;
+	struct ecohort *c = cohort ? strmap_get(&e->cohorts, cohort) : NULL;
+	const char *f = interned(e, flavor), *r = interned(e, resource);
+	if (!c || !f || !r)
+		return -ENOENT;
+	int32_t s = qnode_find(&c->node, f, r);
+	if (s < 0)
+		return -ENOENT;
+	const struct qslot *q = &c->node.slots[s];
+	out->total = q->usage;
+	out->borrowed = q->usage > q->subtree ? q->usage - q->subtree : 0;
+	return 0;
+}
+
+int engine_cq_active(const struct engine *ce, const char *cq, const char **reason,
+		     const char **message)
+{
+	struct engine *e = (struct engine *)ce;
+	int rc = ensure_built(e);
+	if (rc)
+		return rc;
+	struct ecq *q = cq ? strmap_get(&e->cqs, cq) : NULL;
+	if (!q || !q->exists)
+		return -ENOENT;
+	if (reason)
+		*reason = q->inactive_reason;
+	if (message)
+		*message = q->active ? "Can admit new workloads" : q->inactive_msg;
+	return q->active;
+}
+
+int engine_cq_counts(const struct engine *e, const char *cq, size_t *pending, size_t *admitted)
+{
+	struct ecq *q = cq ? strmap_get(&e->cqs, cq) : NULL;
+	if (!q)
+		return -ENOENT;
+	if (pending)
+		*pending = (size_t)q->heap.n + q->parked.n + q->waiting.n;
+	if (admitted)
+		*admitted = q->n_admitted;
+	return 0;
+}
+
+const struct eng_assignment *engine_admission(const struct engine *ce, const char *key)
+{
+	struct engine *e = (struct engine *)ce; /* the result lives in engine scratch */
+	struct ewl *w = key ? strmap_get(&e->workloads, key) : NULL;
+	if (!w || !w->admitted)
+		return NULL;
+	return materialize(e, w->adm_cq, w->adm);
+}

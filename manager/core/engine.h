@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The admission engine: Kueue v1beta2 quota semantics over a cohort tree, whole-gang admission,
+ * queueing, preemption and partial admission, in pure C. The manager feeds it from informers
+ * and turns its decisions into API writes; `muster simulate` feeds it from files and prints
+ * its decisions. Both get exactly the same answers because this is the only place they are made.
+ *
+ * Model (all names are copied; the caller keeps ownership of everything it passes in):
+ *   ResourceFlavor  nodeLabels, nodeTaints, tolerations        (struct quota_flavor, quota.h)
+ *   Cohort          parent, resource groups (a shared pool)    (struct eng_cohort_spec)
+ *   ClusterQueue    cohort, resource groups, policies          (struct eng_cq_spec)
+ *   LocalQueue      namespace/name -> ClusterQueue, stopPolicy
+ *   Namespace       labels, for namespaceSelector
+ *   Workload        queue, priority, queue-order time, podSets; pending, admitted or finished
+ *
+ * Quota maths per (flavor, resource) follow Kueue's hierarchical resource nodes (kueue-compat
+ * §3.2): a node's subtree quota is its nominal quota plus what its children lend up; a child
+ * keeps max(0, subtree - lendingLimit) for itself; usage beyond that local quota is charged
+ * to the parent; borrowingLimit caps what a ClusterQueue (or cohort) may take beyond its own
+ * subtree quota. No node's usage ever exceeds what it may take, at any level, including when
+ * many workloads are admitted in one cycle: each admission is charged before the next is tried.
+ *
+ * A cycle (engine_cycle) walks pending workloads and reports decisions through a callback:
+ *   ENG_ADMIT    the whole gang (or the largest part allowed by minCount) fits now; the
+ *                engine has already charged it;
+ *   ENG_PREEMPT  a victim must be evicted so a preemptor can fit later; the victim keeps its
+ *                quota until the caller reports the eviction (engine_evict). The preemptor
+ *                stays pending (ENG_PENDING "... Pending the preemption of N workload(s)")
+ *                and is admitted first, before anything else in its cohort tree, once it fits;
+ *                until then the quota its victims free is held for it and it preempts no more.
+ *                With preemptor NULL it is a drain instead: the workload's ClusterQueue or
+ *                LocalQueue has stopPolicy HoldAndDrain (reason "ClusterQueueStopped" or
+ *                "LocalQueueStopped", Kueue's Evicted reasons; the caller writes Evicted, not
+ *                Preempted); it too keeps its quota until engine_evict. (A drain reuses
+ *                ENG_PREEMPT rather than adding a kind so that callers' switches stay whole.)
+ *   ENG_PENDING  the workload waits; reason and message say why (reported only on change).
+ * Each victim or drained workload is reported once; the engine remembers it was told to go.
+ * Unlike Kueue, which pops one head per ClusterQueue per cycle (kueue#14477), a cycle admits
+ * every workload that fits, in order. Order within a cycle is Kueue's: workloads that fit
+ * without borrowing first, then higher priority, then older queue-order time.
+ *
+ * Cost: work is proportional to what changed. Each ClusterQueue keeps its pending workloads in
+ * a heap; a ClusterQueue is re-examined only when something in its cohort tree changed (quota,
+ * usage released, a new workload, a flavor or namespace), like Kueue's inadmissible set.
+ *
+ * Errors are negative errno values. Nothing here does I/O or allocates without checking.
+ *
+ * Threads: none. An engine is used by one thread at a time, including the const observers
+ * (they may bring internal indexes up to date). The decision callback must not call back into
+ * the engine.
+ */
+#ifndef MUSTER_ENGINE_H
+#define MUSTER_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/quota.h"
+
+struct engine;
+
+/* --- specs ---------------------------------------------------------------------------------- */
+
+struct eng_resource_quota {
+	const char *name;
+	int64_t nominal; /* milli-units */
+	int has_borrowing_limit; /* unset = unlimited (within the cohort) */
+	int64_t borrowing_limit;
+	int has_lending_limit; /* unset = lend everything */
+	int64_t lending_limit;
+};
+
+struct eng_flavor_quotas {
+	const char *flavor;
+	size_t n_resources;
+	const struct eng_resource_quota *resources; /* one per covered resource, any order */
+};
+
+struct eng_resource_group {
+	size_t n_covered;
+	const char *const *covered;
+	size_t n_flavors;
+	const struct eng_flavor_quotas *flavors; /* in the order they are tried */
+};
+
+enum eng_queueing { ENG_BEST_EFFORT_FIFO, ENG_STRICT_FIFO };
+enum eng_within_cq { ENG_WITHIN_NEVER, ENG_WITHIN_LOWER_PRIORITY, ENG_WITHIN_LOWER_OR_NEWER_EQUAL };
+enum eng_reclaim { ENG_RECLAIM_NEVER, ENG_RECLAIM_LOWER_PRIORITY, ENG_RECLAIM_ANY };
+enum eng_borrow_within { ENG_BORROW_WITHIN_NEVER, ENG_BORROW_WITHIN_LOWER_PRIORITY };
+enum eng_when_can_borrow { ENG_BORROW_MAY_STOP_SEARCH, ENG_BORROW_TRY_NEXT_FLAVOR };
+enum eng_when_can_preempt { ENG_PREEMPT_TRY_NEXT_FLAVOR, ENG_PREEMPT_MAY_STOP_SEARCH };
+enum eng_stop_policy { ENG_STOP_NONE, ENG_STOP_HOLD, ENG_STOP_HOLD_AND_DRAIN };
+
+struct eng_preemption {
+	enum eng_within_cq within_cluster_queue;
+	enum eng_reclaim reclaim_within_cohort;
+	enum eng_borrow_within borrow_within_cohort;
+	int has_max_priority_threshold;
+	int32_t max_priority_threshold;
+};
+
+/* A Kubernetes LabelSelector (matchLabels and matchExpressions In/NotIn/Exists/DoesNotExist). */
+struct eng_selector {
+	size_t n_labels;
+	const struct quota_kv *labels;
+	size_t n_exprs;
+	const struct quota_match_expr *exprs;
+};
+
+struct eng_cq_spec {
+	const char *name;
+	const char *cohort; /* NULL: no cohort */
+	size_t n_groups;
+	const struct eng_resource_group *groups;
+	enum eng_queueing queueing;
+	struct eng_preemption preemption;
+	enum eng_when_can_borrow when_can_borrow;
+	enum eng_when_can_preempt when_can_preempt;
+	int prefer_preemption_over_borrowing; /* flavorFungibility.preference */
+	const struct eng_selector *namespace_selector; /* NULL matches no namespace, as in Kueue */
+	enum eng_stop_policy stop_policy;
+};
+
+struct eng_cohort_spec {
+	const char *name;
+	const char *parent; /* NULL: a root */
+	size_t n_groups;
+	const struct eng_resource_group *groups; /* the cohort's own pool */
+};
+
+struct eng_podset {
+	const char *name;
+	int64_t count;
+	int64_t min_count; /* 0: no partial admission */
+	struct quota_podset pod; /* per-pod requests and node constraints; pod.count is ignored */
+};
+
+struct eng_workload_spec {
+	const char *key; /* "namespace/name", unique */
+	const char *namespace_name;
+	const char *queue; /* LocalQueue name in that namespace */
+	int32_t priority;
+	int64_t queue_time; /* queue-order timestamp (e.g. creation, ns since epoch) */
+	size_t n_podsets;
+	const struct eng_podset *podsets;
+};
+
+/* Where an admitted podSet landed. */
+struct eng_podset_assignment {
+	const char *name; /* podSet name */
+	int64_t count; /* pods admitted (< spec count only with partial admission) */
+	size_t n;
+	const char *resources[QUOTA_MAX_RESOURCES];
+	const char *flavors[QUOTA_MAX_RESOURCES];
+	int64_t usage[QUOTA_MAX_RESOURCES]; /* count * per-pod request, milli-units */
+};
+
+struct eng_assignment {
+	const char *cluster_queue;
+	size_t n_podsets;
+	struct eng_podset_assignment podsets[18];
+};
+
+/* --- lifecycle and model ----------------------------------------------------------------- */
+
+int engine_new(struct engine **out);
+void engine_free(struct engine *e);
+
+/* Adds or replaces objects by name. Replacing keeps admitted usage (recomputed from the
+ * admitted workloads). Removing a ClusterQueue or Cohort leaves its workloads waiting with a
+ * clear message; it never loses their charges. 0 or -errno (-EINVAL for a spec that breaks the
+ * rules Kueue's webhooks enforce, with no change made). */
+int engine_set_flavor(struct engine *e, const struct quota_flavor *flavor);
+void engine_remove_flavor(struct engine *e, const char *name);
+int engine_set_cohort(struct engine *e, const struct eng_cohort_spec *spec);
+void engine_remove_cohort(struct engine *e, const char *name);
+int engine_set_cq(struct engine *e, const struct eng_cq_spec *spec);
+void engine_remove_cq(struct engine *e, const char *name);
+int engine_set_local_queue(struct engine *e, const char *namespace_name, const char *name,
+			   const char *cluster_queue, enum eng_stop_policy stop);
+void engine_remove_local_queue(struct engine *e, const char *namespace_name, const char *name);
+int engine_set_namespace(struct engine *e, const char *name, size_t n_labels,
+			 const struct quota_kv *labels);
+void engine_remove_namespace(struct engine *e, const char *name);
+
+/* --- workloads ---------------------------------------------------------------------------- */
+
+/* Adds or replaces a pending workload (a replaced admitted one keeps its admission). -EINVAL
+ * for what Kueue's validation rejects: no podSets or more than 18, duplicate podSet names,
+ * minCount above count or on more than one podSet, negative requests. */
+int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec);
+/* Records a workload as admitted with the given assignment (from status.admission after a
+ * restart, or from a simulator input) and charges it. */
+int engine_set_admitted(struct engine *e, const char *key, const struct eng_assignment *a);
+/* Releases an admitted workload's quota and requeues it as pending (eviction, preemption
+ * done, or a failed admission write). 0 also when it was not admitted; -ENOENT unknown. */
+int engine_evict(struct engine *e, const char *key);
+/* Releases its quota and forgets it (finished or deleted). */
+void engine_remove_workload(struct engine *e, const char *key);
+
+/* --- cycles ------------------------------------------------------------------------------- */
+
+enum eng_decision_kind { ENG_ADMIT, ENG_PREEMPT, ENG_PENDING };
+
+struct eng_decision {
+	enum eng_decision_kind kind;
+	const char *workload; /* key */
+	const struct eng_assignment *assignment; /* ENG_ADMIT */
+	const char *preemptor; /* ENG_PREEMPT: the workload the victim makes room for; NULL for
+				* a HoldAndDrain eviction */
+	const char *reason; /* Kueue's: ENG_PREEMPT "InClusterQueue", "InCohortReclamation",
+			     * "InCohortReclaimWhileBorrowing", drains "ClusterQueueStopped",
+			     * "LocalQueueStopped"; ENG_PENDING "Pending" (quota: wait, or preempt),
+			     * "Inadmissible" (missing or stopped queue, missing flavor, cohort cycle,
+			     * namespace not selected) */
+	const char *message; /* for people: what is missing and where */
+};
+
+/* Called for each decision; pointers are valid only during the call. */
+typedef void (*eng_decision_fn)(void *arg, const struct eng_decision *d);
+
+/* Runs one cycle. Returns the number of admissions, preemptions and evictions issued (0 at a
+ * fixed point), or -errno (what was decided before the error stands; the rest is retried by the
+ * next cycle). */
+int engine_cycle(struct engine *e, eng_decision_fn fn, void *arg);
+
+/* --- observation (status, simulator output, tests) ---------------------------------------- */
+
+struct eng_cq_usage {
+	int64_t total; /* usage charged to this ClusterQueue for (flavor, resource) */
+	int64_t borrowed; /* the part above its nominal quota */
+};
+int engine_cq_usage(const struct engine *e, const char *cq, const char *flavor,
+		    const char *resource, struct eng_cq_usage *out);
+/* The same for a cohort (explicit, or implicit: only named by others): total is Kueue's cohort
+ * Usage (what its children use beyond the quota they keep for themselves), borrowed the part
+ * above its subtree quota (taken from its parent). -ENOENT for an unknown cohort or pair. */
+int engine_cohort_usage(const struct engine *e, const char *cohort, const char *flavor,
+			const char *resource, struct eng_cq_usage *out);
+/* Whether cq can admit: 1 yes, 0 no, -ENOENT no such ClusterQueue. *reason is Kueue's Active
+ * condition reason ("Ready", "Stopped", "FlavorNotFound"; muster adds "CohortCycle") and
+ * *message its message; both are the engine's, valid until the next call that changes it. */
+int engine_cq_active(const struct engine *e, const char *cq, const char **reason,
+		     const char **message);
+/* Pending and admitted counts of a ClusterQueue (also of one that was removed or is only
+ * named by a LocalQueue: its workloads still wait there). */
+int engine_cq_counts(const struct engine *e, const char *cq, size_t *pending, size_t *admitted);
+/* The admission of a workload, or NULL when it is not admitted. The result is the engine's
+ * and valid until the next engine call. */
+const struct eng_assignment *engine_admission(const struct engine *e, const char *key);
+
+#endif

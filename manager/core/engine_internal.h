@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The admission engine's internals, shared by engine.c (model, queues, cycle),
+ * engine_quota.c (hierarchical quota maths and flavor assignment) and engine_preempt.c
+ * (preemption). Nothing here is for callers: use engine.h.
+ *
+ * Ownership: the engine owns every struct below. Names (flavors, resources, namespaces,
+ * queue and podSet names, cohort and ClusterQueue names) are interned once per engine, so two
+ * names are equal exactly when their pointers are; they live until engine_free. ClusterQueue,
+ * Cohort and LocalQueue records are never freed before engine_free either: a removed object
+ * leaves a record (exists == 0) that keeps its workloads and charges, so re-creating it picks
+ * them up again and no pointer to a record ever dangles.
+ */
+#ifndef MUSTER_ENGINE_INTERNAL_H
+#define MUSTER_ENGINE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/engine.h"
+#include "core/strmap.h"
+
+#define ENG_MAX_PODSETS 18 /* Kueue: podSets 1..18 */
+#define ENG_MAX_GROUPS 16 /* Kueue: resourceGroups <= 16 */
+#define ENG_MAX_FLAVORS 64 /* Kueue: flavors per group <= 64 */
+/* A podSet requests at most QUOTA_MAX_RESOURCES resources, plus "pods" when it is covered. */
+#define ENG_MAX_REQUESTS (QUOTA_MAX_RESOURCES + 1)
+#define ENG_MAX_ITEMS (ENG_MAX_PODSETS * ENG_MAX_REQUESTS)
+#define ENG_MSG_MAX 2048 /* longer messages are cut: they are for people */
+
+/* A saturating "unlimited" for sums of quotas that would overflow. */
+#define ENG_INF INT64_MAX
+
+struct engine;
+struct ecq;
+struct ecohort;
+struct ewl;
+
+/* --- small vectors ------------------------------------------------------------------------- */
+
+struct wvec {
+	struct ewl **v;
+	uint32_t n, cap;
+};
+
+/* --- quota nodes (Kueue's resourceNode) ---------------------------------------------------- */
+
+/* One (flavor, resource) of a node. Cohorts carry the union of their own and their children's
+ * pairs, so every child slot has a slot in its parent (parent_slot). */
+struct qslot {
+	const char *flavor; /* interned */
+	const char *resource; /* interned */
+	int32_t parent_slot; /* index in the parent's slots; -1 without a parent */
+	uint8_t has_borrowing_limit;
+	uint8_t has_lending_limit;
+	int64_t nominal;
+	int64_t borrowing_limit;
+	int64_t lending_limit;
+	int64_t subtree; /* SubtreeQuota: nominal plus what children lend up */
+	int64_t local; /* localQuota: subtree - lendingLimit, kept for this subtree */
+	int64_t usage; /* Usage: own for a ClusterQueue; beyond children's local for a cohort */
+	int64_t released; /* at a tree's root: quota released in the tree since the build */
+};
+
+struct qnode {
+	struct qnode *parent; /* NULL for a root (and for everything in a cyclic tree) */
+	uint32_t n_slots;
+	struct qslot *slots;
+	int32_t *index; /* open-addressing index over slots (NULL for small nodes) */
+	uint32_t index_cap;
+	int height; /* Kueue's getNodeHeight: 0 for a ClusterQueue */
+};
+
+/* Finds the slot of (flavor, resource) in a node (interned pointers), or -1. */
+int32_t qnode_find(const struct qnode *n, const char *flavor, const char *resource);
+/* (Re)builds the node's slot index after its slots changed. 0 or -ENOMEM. */
+int qnode_index(struct qnode *n);
+
+/* Kueue's resource_node.go, per slot. */
+int64_t q_local_available(const struct qnode *n, int32_t s);
+int64_t q_available(const struct qnode *n, int32_t s); /* may be negative when over-admitted */
+int64_t q_potential_available(const struct qnode *n, int32_t s);
+void q_add_usage(struct qnode *n, int32_t s, int64_t v);
+void q_remove_usage(struct qnode *n, int32_t s, int64_t v);
+
+int64_t sat_add(int64_t a, int64_t b);
+int64_t sat_sub(int64_t a, int64_t b);
+
+/* --- specs -------------------------------------------------------------------------------- */
+
+struct equota {
+	int64_t nominal;
+	int64_t borrowing_limit;
+	int64_t lending_limit;
+	uint8_t has_borrowing_limit;
+	uint8_t has_lending_limit;
+};
+
+struct egroup {
+	uint32_t n_cov;
+	uint32_t n_fl;
+	const char **cov; /* interned resource names */
+	const char **fl; /* interned flavor names, in the order they are tried */
+	struct equota *q; /* [f * n_cov + r] */
+	int32_t *slot; /* [f * n_cov + r]: the owner node's slot, set by the build */
+	const struct quota_flavor **flavor; /* [f]: the flavor object, NULL if missing (build) */
+};
+
+/* One allocation holding the groups and all their arrays. */
+struct egroups {
+	uint32_t n;
+	struct egroup *g;
+	void *block;
+};
+
+struct esel {
+	size_t n_labels;
+	const struct quota_kv *labels;
+	size_t n_exprs;
+	const struct quota_match_expr *exprs;
+	void *block; /* everything above, in one allocation */
+};
+
+/* --- the cohort tree ---------------------------------------------------------------------- */
+
+/* A tree is everything under one root cohort, or a ClusterQueue without a cohort. Admissions
+ * in one tree never change what fits in another, so trees are the unit of "something
+ * changed, look again". */
+struct etree {
+	struct ecohort *root; /* NULL for a lone ClusterQueue */
+	struct ecq **cqs;
+	uint32_t n_cqs;
+	uint8_t cyclic; /* a cohort cycle: every ClusterQueue here is inactive */
+	uint8_t dirty; /* some ClusterQueue has something to look at */
+	uint8_t requeue; /* quota was released or specs changed: parked workloads get a new look */
+	uint8_t listed; /* in engine.dirty_trees */
+	const char *cycle_cohort; /* a cohort on the cycle, for the message */
+};
+
+struct ecohort {
+	struct qnode node;
+	const char *name; /* interned */
+	uint8_t exists; /* set by engine_set_cohort (else only referenced) */
+	uint8_t build_state; /* build: 0 new, 1 on the current path, 2 done */
+	const char *parent_name; /* interned, NULL: a root */
+	struct egroups groups; /* its own pool */
+	/* Set by the build. */
+	struct ecohort *parent;
+	struct ecohort **child_cohorts;
+	uint32_t n_child_cohorts, cap_child_cohorts;
+	struct ecq **child_cqs;
+	uint32_t n_child_cqs, cap_child_cqs;
+	struct etree *tree;
+};
+
+/* --- ClusterQueues and LocalQueues ------------------------------------------------------- */
+
+/* A binary heap of pending workloads in Kueue's queue order (priority, then age). */
+struct wheap {
+	struct ewl **v;
+	uint32_t n, cap;
+};
+
+/*
+ * What a parked workload needs before it can fit: for each flavor of the resource group that
+ * blocked it, one resource of that flavor and how much more of it must become available.
+ * Available quota grows by at most what is released in the tree (usage at every node is a
+ * 1-Lipschitz, monotone function of the ClusterQueues' usage), so until the tree's root has
+ * released that much of one of these, evaluating the workload again can't admit it.
+ */
+#define ENG_NEEDS 2
+struct need {
+	int32_t slot; /* in the tree's root node; -1: this flavor can never take it */
+	int64_t deficit;
+	int64_t base; /* the root slot's released counter when the need was recorded */
+};
+
+struct needs {
+	uint8_t n; /* 0: unknown, always look again */
+	struct need v[ENG_NEEDS];
+};
+
+/* Shapes that failed in this ClusterQueue in this cycle (see engine.c, shape cache). */
+#define ENG_SHAPE_CACHE 4
+struct shape_fail {
+	const struct ewl *wl; /* the workload that failed; valid for the cycle */
+	uint64_t cycle;
+	const char *message; /* in the cycle arena */
+	struct needs needs;
+};
+
+struct ecq {
+	struct qnode node;
+	const char *name; /* interned */
+	uint8_t exists;
+	/* Spec. */
+	const char *cohort_name; /* interned, NULL: none */
+	struct egroups groups;
+	enum eng_queueing queueing;
+	struct eng_preemption preemption;
+	enum eng_when_can_borrow when_can_borrow;
+	enum eng_when_can_preempt when_can_preempt;
+	uint8_t prefer_preemption;
+	uint8_t has_ns_selector; /* 0: selects no namespace */
+	struct esel ns_selector;
+	enum eng_stop_policy stop;
+	/* Set by the build. */
+	struct ecohort *parent;
+	struct etree *tree;
+	uint8_t active;
+	uint8_t covers_pods; /* a group covers "pods": podSets are charged their pod count */
+	const char *inactive_reason; /* static string (Kueue's) */
+	char *inactive_msg; /* for engine_cq_active: "Can't admit new workloads: ..." */
+	char *pending_msg; /* for its workloads: "ClusterQueue x is inactive: ..." */
+	/* Queues. */
+	struct wheap heap; /* pending, to be looked at */
+	struct wvec parked; /* BestEffortFIFO: didn't fit; wait for the tree to change */
+	struct wvec waiting; /* preemptors waiting for their victims to go */
+	/* Admitted workloads charged here (intrusive list through ewl.adm_prev/adm_next). */
+	struct ewl *adm_head;
+	uint32_t n_admitted;
+	uint8_t dirty; /* new pending workloads or a changed head: look again */
+	uint8_t drain; /* HoldAndDrain: evict what is admitted here */
+	struct shape_fail shapes[ENG_SHAPE_CACHE];
+	uint32_t shape_next;
+};
+
+struct elq {
+	const char *key; /* interned "namespace/name" */
+	const char *name; /* interned */
+	uint8_t exists;
+	uint8_t dirty; /* held workloads need their message */
+	uint8_t drain;
+	uint8_t listed;
+	enum eng_stop_policy stop;
+	struct ecq *cq; /* NULL when it doesn't exist */
+	struct wvec held; /* pending workloads it can't route (missing or stopped) */
+};
+
+/* --- workloads ---------------------------------------------------------------------------- */
+
+struct wps {
+	const char *name; /* interned */
+	int64_t count;
+	int64_t min_count; /* 0: no partial admission */
+	struct quota_podset pod; /* arrays point into the spec block; resources are interned */
+};
+
+/* A workload's podSets in one allocation, replaced whole when the spec changes. */
+struct wspec {
+	uint32_t n_podsets;
+	uint64_t shape; /* hash of everything that decides where it fits */
+	struct wps ps[];
+};
+
+/* Where an admitted (or planned) workload is charged: one item per (podSet, resource). */
+struct eitem {
+	const char *resource; /* interned */
+	const char *flavor; /* interned */
+	int64_t amount;
+	int32_t slot; /* in the ClusterQueue's node; -1 when it has no such slot */
+	uint16_t podset;
+	uint8_t preempt; /* planning only: Kueue's Preempt mode for this resource */
+};
+
+struct eadm {
+	uint32_t n_podsets;
+	uint32_t n_items;
+	int64_t *count; /* [n_podsets], after the items */
+	const char **podset; /* [n_podsets] interned names, after the counts */
+	struct eitem items[];
+};
+
+/* A preemptor waiting for its victims: who they are, and the plan to hold quota for. */
+struct ewait {
+	uint32_t n_victims;
+	struct eadm *plan;
+	uint64_t *victim_uid;
+	char **victim_key; /* into this allocation */
+};
+
+enum wl_where { WL_NONE, WL_HEAP, WL_PARKED, WL_WAITING, WL_HELD };
+
+struct ewl {
+	struct wspec *spec;
+	struct ens *nsrec; /* its namespace (a record that outlives removal) */
+	const char *ns; /* interned */
+	const char *queue; /* interned */
+	struct elq *lq;
+	struct ecq *cq; /* the ClusterQueue whose queues hold it (pending) */
+	int32_t priority;
+	uint8_t where; /* enum wl_where */
+	uint8_t admitted;
+	uint8_t evicting; /* told to go (preempted or drained); still charged until engine_evict */
+	int64_t queue_time;
+	uint64_t claimed; /* uid of the waiting preemptor that counts on its quota; 0: none */
+	uint32_t pos; /* index in the container named by where */
+	uint64_t uid; /* unique per engine, never reused */
+	uint64_t status_hash; /* last ENG_PENDING (reason, message) reported; 0: none */
+	struct needs needs; /* parked: when it is worth another look */
+	/* Admitted. */
+	struct ecq *adm_cq;
+	struct ewl *adm_prev, *adm_next;
+	struct eadm *adm;
+	uint64_t adm_seq; /* admission order: larger is more recent */
+	uint64_t adm_cycle; /* cycle it was admitted in (not a preemption candidate in it) */
+	struct ewait *wait; /* a preemptor waiting for victims */
+	char key[]; /* "namespace/name" */
+};
+
+/* --- evaluation (flavor assignment, preemption plan) ----------------------------------- */
+
+enum pmode {
+	PM_NOFIT = 0,
+	PM_NO_CANDIDATES, /* preemption would help but found no victims */
+	PM_PREEMPT,
+	PM_RECLAIM,
+	PM_FIT,
+};
+
+struct gmode {
+	int pm; /* enum pmode */
+	int borrow; /* borrowing height: 0 = within the ClusterQueue */
+};
+
+enum eval_kind { EV_FIT, EV_PREEMPT, EV_PENDING, EV_INADMISSIBLE };
+
+struct target {
+	struct ewl *wl;
+	const char *reason; /* Kueue's preemption reason */
+};
+
+/* Flavor-resources that need preemption (Kueue's frsNeedPreemption) and what the preemptor
+ * requests, per slot of its ClusterQueue. */
+struct frset {
+	uint32_t n;
+	const char *flavor[ENG_MAX_ITEMS];
+	const char *resource[ENG_MAX_ITEMS];
+};
+
+struct reqset {
+	uint32_t n;
+	int32_t slot[ENG_MAX_ITEMS];
+	int64_t val[ENG_MAX_ITEMS];
+};
+
+/* A preemption candidate (Kueue's candidateElem). */
+struct cand {
+	struct ewl *wl;
+	const struct qnode *lca; /* the cohort it was found under; NULL in the own ClusterQueue */
+	uint8_t variant;
+	uint8_t list; /* 0 hierarchical reclaim, 1 priority-based reclaim, 2 same ClusterQueue */
+};
+
+struct eval {
+	int kind; /* enum eval_kind */
+	int mode; /* Kueue's representative mode: PM_FIT, PM_PREEMPT (incl. no candidates), PM_NOFIT */
+	int borrow; /* Assignment.Borrowing */
+	int cacheable; /* a plain "doesn't fit": same-shaped workloads after it won't either */
+	uint32_t n_podsets;
+	int64_t count[ENG_MAX_PODSETS];
+	uint32_t n_items;
+	struct eitem items[ENG_MAX_ITEMS];
+	struct target *targets;
+	uint32_t n_targets, cap_targets;
+	struct needs needs; /* a plain "doesn't fit": what it lacks (see struct need) */
+	char msg[ENG_MSG_MAX];
+};
+
+/* A message under construction: reasons that are sorted and joined, as Kueue does. */
+struct reasons {
+	uint32_t n;
+	const char *r[128];
+	char buf[8192];
+	size_t used;
+};
+
+/* An entry of a cycle's merge across the ClusterQueues of one tree. */
+struct mentry {
+	struct ecq *cq;
+	struct ewl *wl; /* the ClusterQueue's head when pushed */
+	int borrow; /* ordering key: borrowing height, as far as known */
+	int tries; /* re-pushes after the key turned out worse */
+};
+
+/* --- the engine --------------------------------------------------------------------------- */
+
+struct engine {
+	struct strmap names; /* interned strings: name -> char * (the canonical copy) */
+	struct strmap flavors; /* name -> struct quota_flavor * (owned deep copy) */
+	struct strmap cohorts; /* name -> struct ecohort * */
+	struct strmap cqs; /* name -> struct ecq * */
+	struct strmap lqs; /* "ns/name" -> struct elq * */
+	struct strmap namespaces; /* name -> struct ens * */
+	struct strmap workloads; /* key -> struct ewl * */
+
+	/* The built structure: valid when !topology_dirty. */
+	uint8_t topology_dirty;
+	struct etree **trees;
+	uint32_t n_trees;
+	struct ecq **all_cqs; /* every record, in creation order: deterministic walks */
+	uint32_t n_all_cqs, cap_all_cqs;
+	struct ecohort **all_cohorts;
+	uint32_t n_all_cohorts, cap_all_cohorts;
+
+	/* Work for the next cycle. */
+	struct etree **dirty_trees;
+	uint32_t n_dirty_trees, cap_dirty_trees;
+	struct elq **dirty_lqs;
+	uint32_t n_dirty_lqs, cap_dirty_lqs;
+	uint8_t drain_pending; /* some queue was set to HoldAndDrain */
+
+	struct elq **all_lqs;
+	uint32_t n_all_lqs, cap_all_lqs;
+	const char *pods; /* interned "pods" */
+	struct mentry *merge;
+	uint32_t n_merge, cap_merge;
+	struct ewl **scratch;
+	uint32_t cap_scratch;
+
+	uint64_t next_uid;
+	uint64_t next_adm_seq;
+	uint64_t cycle;
+
+	/* Scratch, reused: evaluations, per-slot accumulators, materialized assignments. */
+	struct eval ev_full, ev_try, ev_best;
+	int64_t *acc; /* per ClusterQueue slot: this workload's usage so far */
+	uint32_t cap_acc;
+	struct reasons reasons;
+	struct eng_assignment out_assignment;
+	char arena[1 << 16]; /* cycle arena for cached messages */
+	size_t arena_used;
+	/* Preemption scratch. */
+	struct frset pf;
+	struct reqset pr;
+	struct cand *cands;
+	uint32_t cap_cands;
+	uint32_t *picked;
+	uint32_t cap_picked;
+	/* Phantom charges held for the rest of a tree's turn (waiting preemptors). */
+	struct { struct ecq *cq; const struct eadm *plan; } *phantoms;
+	uint32_t n_phantoms, cap_phantoms;
+};
+
+struct ens {
+	size_t n_labels;
+	struct quota_kv *labels; /* strings in the same allocation */
+	uint8_t exists;
+};
+
+/* engine.c */
+const char *eng_intern(struct engine *e, const char *s);
+int wvec_push(struct wvec *v, struct ewl *w);
+
+/* engine_quota.c */
+struct assign_opts {
+	int quick; /* no preemption simulation, no messages: ordering keys only */
+	int messages; /* build the pending message */
+	int needs; /* record ev->needs at the first resource group that doesn't fit */
+};
+/* Flavor assignment for counts[] (Kueue's FlavorAssigner.assignFlavors): fills ev->items, mode,
+ * borrow and (with opts->messages) ev->msg. 0 or -errno. */
+int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int64_t *counts,
+	       const struct assign_opts *opts, struct eval *ev);
+/* Kueue's ClusterQueueSnapshot.Fits: whether the items, summed per slot, fit the available
+ * quota now. The last check before any admission, so nothing is ever over-admitted. */
+int eng_fits_now(struct engine *e, struct ecq *cq, const struct eitem *items, uint32_t n);
+/* Kueue's FindHeightOfLowestSubtreeThatFits. */
+int eng_borrow_height(const struct ecq *cq, int32_t s, int64_t val, int *may_reclaim);
+/* Charges or releases an admission against its ClusterQueue's nodes. */
+void eng_charge(struct ecq *cq, const struct eadm *a, int sign);
+void eng_charge_items(struct ecq *cq, const struct eitem *items, uint32_t n, int sign);
+/* The root node of cq's tree (cq itself without a cohort), and the root slot of cq's slot s. */
+struct qnode *eng_root(struct ecq *cq);
+int32_t eng_root_slot(const struct ecq *cq, int32_t s);
+/* Resolves item slots against cq (after a build). */
+void eng_resolve_slots(const struct ecq *cq, struct eitem *items, uint32_t n);
+int eng_cq_group_of(const struct ecq *cq, const char *resource, uint32_t *g, uint32_t *r);
+
+/* engine_preempt.c */
+/* Kueue's preemption oracle for one (flavor, resource): PM_NO_CANDIDATES, PM_PREEMPT or
+ * PM_RECLAIM, and the borrowing height after the preemptions. */
+int eng_simulate_preemption(struct engine *e, struct ecq *cq, const struct ewl *w, int32_t slot,
+			    int64_t val, int *borrow_after);
+/* Kueue's classical preemption: a minimal set of victims for the assignment in ev
+ * (ev->targets). Returns the number of targets or -errno. */
+int eng_get_targets(struct engine *e, struct ecq *cq, const struct ewl *w, struct eval *ev);
+
+#endif

@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Classical preemption, as Kueue's pkg/scheduler/preemption (classical/ and common/):
+ * candidates from the preemptor's own ClusterQueue (withinClusterQueue) and from ClusterQueues
+ * of the cohort tree that use more than their nominal quota (reclaimWithinCohort,
+ * borrowWithinCohort), in Kueue's order; then the greedy minimal set: remove candidates until
+ * the preemptor fits, then add back, newest-removed first, every one it still fits without.
+ *
+ * Simulations change the live usage and restore it exactly (usage is path independent, see
+ * engine_quota.c), so nothing is copied.
+ *
+ * Differences from Kueue, on purpose:
+ *  - Workloads admitted in the current cycle are not candidates in it: Kueue's candidates come
+ *    from the snapshot taken before the cycle, so it never preempts what it just admitted.
+ *  - Victims a waiting preemptor counts on (claimed) are not candidates for another one. Kueue
+ *    lets a second preemptor count the same evicted victims and both then wait for one set of
+ *    quota; here the second one looks for its own victims, or waits without preempting.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine_internal.h"
+
+enum variant {
+	V_NEVER,
+	V_WITHIN_CQ,
+	V_HIERARCHICAL_RECLAIM,
+	V_RECLAIM_WITHOUT_BORROWING,
+	V_RECLAIM_WHILE_BORROWING,
+};
+
+struct pctx {
+	struct engine *e;
+	struct ecq *cq;
+	const struct ewl *p;
+	const struct frset *f;
+	const struct reqset *r;
+	uint32_t n_cands;
+	uint32_t n_other; /* candidates from other ClusterQueues */
+	uint32_t n_hierarchical;
+};
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static int within_nominal(const struct qnode *n, const struct frset *f)
+{
+	for (uint32_t i = 0; i < f->n; i++) {
+		int32_t s = qnode_find(n, f->flavor[i], f->resource[i]);
+		if (s >= 0 && n->slots[s].subtree < n->slots[s].usage)
+			return 0;
+	}
+	return 1;
+}
+
+static int uses_resources(const struct ewl *w, const struct frset *f)
+{
+	for (uint32_t i = 0; i < w->adm->n_items; i++)
+		for (uint32_t k = 0; k < f->n; k++)
+			if (w->adm->items[i].flavor == f->flavor[k] &&
+			    w->adm->items[i].resource == f->resource[k])
+				return 1;
+	return 0;
+}
+
+/* Kueue's SatisfiesPreemptionPolicy. */
+static int satisfies_policy(const struct ewl *p, const struct ewl *c, int same_cq,
+			    const struct eng_preemption *pol)
+{
+	int lower = p->priority > c->priority;
+	if (same_cq) {
+		switch (pol->within_cluster_queue) {
+		case ENG_WITHIN_LOWER_PRIORITY:
+			return lower;
+		case ENG_WITHIN_LOWER_OR_NEWER_EQUAL:
+			return lower || (p->priority == c->priority && p->queue_time < c->queue_time);
+		case ENG_WITHIN_NEVER:
+			return 0;
+		}
+		return 0;
+	}
+	switch (pol->reclaim_within_cohort) {
+	case ENG_RECLAIM_LOWER_PRIORITY:
+		return lower;
+	case ENG_RECLAIM_ANY:
+		return 1;
+	case ENG_RECLAIM_NEVER:
+		return 0;
+	}
+	return 0;
+}
+
+/* Kueue's classifyPreemptionVariant. */
+static int classify(const struct pctx *pc, const struct ewl *c, int has_advantage)
+{
+	const struct eng_preemption *pol = &pc->cq->preemption;
+	int same_cq = c->adm_cq == pc->cq;
+	if (!uses_resources(c, pc->f))
+		return V_NEVER;
+	if (!satisfies_policy(pc->p, c, same_cq, pol))
+		return V_NEVER;
+	if (same_cq)
+		return V_WITHIN_CQ;
+	if (has_advantage)
+		return V_HIERARCHICAL_RECLAIM;
+	if (pol->borrow_within_cohort == ENG_BORROW_WITHIN_NEVER)
+		return V_RECLAIM_WITHOUT_BORROWING;
+	/* Above the threshold a victim may only go if the preemptor ends up not borrowing. */
+	if (c->priority >= pc->p->priority ||
+	    (pol->has_max_priority_threshold && c->priority > pol->max_priority_threshold))
+		return V_RECLAIM_WITHOUT_BORROWING;
+	return V_RECLAIM_WHILE_BORROWING;
+}
+
+static int push_cand(struct pctx *pc, struct ewl *w, const struct qnode *lca, int variant,
+		     uint8_t list)
+{
+	struct engine *e = pc->e;
+	if (pc->n_cands == e->cap_cands) {
+		uint32_t cap = e->cap_cands ? e->cap_cands * 2 : 64;
+		struct cand *c = realloc(e->cands, cap * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		e->cands = c;
+		e->cap_cands = cap;
+	}
+	e->cands[pc->n_cands++] = (struct cand){ w, lca, (uint8_t)variant, list };
+	if (list != 2)
+		pc->n_other++;
+	if (list == 0)
+		pc->n_hierarchical++;
+	return 0;
+}
+
+static int collect_cq(struct pctx *pc, struct ecq *q, const struct qnode *lca, int has_advantage,
+		      uint8_t list)
+{
+	for (struct ewl *w = q->adm_head; w; w = w->adm_next) {
+		if (w->adm_cycle == pc->e->cycle || w->claimed)
+			continue;
+		int v = classify(pc, w, has_advantage);
+		if (v == V_NEVER)
+			continue;
+		int rc = push_cand(pc, w, lca, v, list);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Kueue's collectCandidatesInSubtree: ClusterQueues under cur that use more than their quota
+ * (skipping subtrees within theirs, and the subtree already searched). */
+static int collect_subtree(struct pctx *pc, const struct ecohort *cur, const struct qnode *lca,
+			   const struct ecohort *skip, int has_advantage)
+{
+	for (uint32_t i = 0; i < cur->n_child_cohorts; i++) {
+		const struct ecohort *c = cur->child_cohorts[i];
+		if (c == skip || within_nominal(&c->node, pc->f))
+			continue;
+		int rc = collect_subtree(pc, c, lca, skip, has_advantage);
+		if (rc)
+			return rc;
+	}
+	for (uint32_t i = 0; i < cur->n_child_cqs; i++) {
+		struct ecq *q = cur->child_cqs[i];
+		if (q == pc->cq || within_nominal(&q->node, pc->f))
+			continue;
+		int rc = collect_cq(pc, q, lca, has_advantage, has_advantage ? 0 : 1);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Kueue's QuantitiesFitInQuota: whether the requests fit in the node's subtree quota; leaves in
+ * val what exceeds the node's local availability (for the parent). */
+static int fits_in_quota(const struct qnode *n, const int32_t *slot, int64_t *val, uint32_t count)
+{
+	int fits = 1;
+	for (uint32_t i = 0; i < count; i++) {
+		const struct qslot *q = &n->slots[slot[i]];
+		if (q->subtree < sat_add(q->usage, val[i]))
+			fits = 0;
+		val[i] = max64(0, sat_sub(val[i], q_local_available(n, slot[i])));
+	}
+	return fits;
+}
+
+static int collect(struct pctx *pc)
+{
+	struct ecq *cq = pc->cq;
+	int rc;
+	if (cq->preemption.within_cluster_queue != ENG_WITHIN_NEVER) {
+		rc = collect_cq(pc, cq, NULL, 0, 2);
+		if (rc)
+			return rc;
+	}
+	if (!cq->node.parent || cq->preemption.reclaim_within_cohort == ENG_RECLAIM_NEVER)
+		return 0;
+	int32_t slot[ENG_MAX_ITEMS];
+	int64_t rem[ENG_MAX_ITEMS];
+	uint32_t n = pc->r->n;
+	memcpy(slot, pc->r->slot, n * sizeof(*slot));
+	memcpy(rem, pc->r->val, n * sizeof(*rem));
+	int has_advantage = fits_in_quota(&cq->node, slot, rem, n);
+	const struct qnode *child = &cq->node;
+	const struct ecohort *prev = NULL;
+	for (const struct ecohort *a = cq->parent; a; a = a->parent) {
+		for (uint32_t i = 0; i < n; i++)
+			slot[i] = child->slots[slot[i]].parent_slot;
+		rc = collect_subtree(pc, a, &a->node, prev, has_advantage);
+		if (rc)
+			return rc;
+		/* Once a subtree holds the request, the preemptor has the advantage over everything
+		 * that uses that subtree's quota. */
+		has_advantage |= fits_in_quota(&a->node, slot, rem, n);
+		prev = a;
+		child = &a->node;
+	}
+	return 0;
+}
+
+/* Kueue's CandidatesOrdering, with evicted candidates moved to the front of each list. */
+static int cmp_cand(const void *pa, const void *pb)
+{
+	const struct cand *a = pa, *b = pb;
+	if (a->wl->evicting != b->wl->evicting)
+		return a->wl->evicting ? -1 : 1;
+	if (a->list != b->list)
+		return a->list < b->list ? -1 : 1;
+	if (a->wl->priority != b->wl->priority)
+		return a->wl->priority < b->wl->priority ? -1 : 1;
+	if (a->wl->adm_seq != b->wl->adm_seq)
+		return a->wl->adm_seq > b->wl->adm_seq ? -1 : 1;
+	return strcmp(a->wl->key, b->wl->key);
+}
+
+static int candidate_valid(const struct pctx *pc, const struct cand *c, int borrow)
+{
+	const struct ecq *q = c->wl->adm_cq;
+	if (q == pc->cq)
+		return 1;
+	if (borrow && c->variant == V_RECLAIM_WITHOUT_BORROWING)
+		return 0;
+	if (within_nominal(&q->node, pc->f))
+		return 0;
+	for (const struct qnode *n = q->node.parent; n && n != c->lca; n = n->parent)
+		if (within_nominal(n, pc->f))
+			return 0;
+	return 1;
+}
+
+static int preemptor_fits(const struct pctx *pc, int borrow)
+{
+	const struct qnode *n = &pc->cq->node;
+	for (uint32_t i = 0; i < pc->r->n; i++) {
+		const struct qslot *q = &n->slots[pc->r->slot[i]];
+		if (!borrow && q->nominal < sat_add(q->usage, pc->r->val[i]))
+			return 0;
+		if (pc->r->val[i] > max64(0, q_available(n, pc->r->slot[i])))
+			return 0;
+	}
+	return 1;
+}
+
+static void charge_cand(const struct pctx *pc, uint32_t i, int sign)
+{
+	const struct ewl *w = pc->e->cands[i].wl;
+	eng_charge(w->adm_cq, w->adm, sign);
+}
+
+/* Kueue's classicalPreemptions: picked candidate indices in e->picked, in candidate order. */
+static int plan(struct pctx *pc, uint32_t *n_picked)
+{
+	struct engine *e = pc->e;
+	int rc = collect(pc);
+	*n_picked = 0;
+	if (rc)
+		return rc;
+	if (pc->n_cands == 0)
+		return 0;
+	if (e->cap_picked < pc->n_cands) {
+		uint32_t *p = realloc(e->picked, pc->n_cands * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		e->picked = p;
+		e->cap_picked = pc->n_cands;
+	}
+	qsort(e->cands, pc->n_cands, sizeof(*e->cands), cmp_cand);
+
+	/* Which of "may borrow after preempting" to try, and in which order (Kueue's comment:
+	 * without borrowing there are more candidates, with it fewer victims). */
+	int attempts[2], n_attempts;
+	int forbidden = pc->cq->preemption.borrow_within_cohort == ENG_BORROW_WITHIN_NEVER;
+	int under_nominal = 1;
+	for (uint32_t i = 0; i < pc->f->n; i++) {
+		int32_t s = qnode_find(&pc->cq->node, pc->f->flavor[i], pc->f->resource[i]);
+		if (s >= 0 && pc->cq->node.slots[s].nominal <= pc->cq->node.slots[s].usage)
+			under_nominal = 0;
+	}
+	if (pc->n_other == 0 || (forbidden && !under_nominal)) {
+		attempts[0] = 1;
+		n_attempts = 1;
+	} else if (forbidden && pc->n_hierarchical == 0) {
+		attempts[0] = 0;
+		attempts[1] = 1;
+		n_attempts = 2;
+	} else {
+		attempts[0] = 1;
+		attempts[1] = 0;
+		n_attempts = 2;
+	}
+
+	for (int a = 0; a < n_attempts; a++) {
+		int borrow = attempts[a];
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < pc->n_cands; i++) {
+			if (!candidate_valid(pc, &e->cands[i], borrow))
+				continue;
+			charge_cand(pc, i, -1);
+			e->picked[n++] = i;
+			if (!preemptor_fits(pc, borrow))
+				continue;
+			/* Minimal set: add back, in reverse, every victim it still fits without. */
+			for (int k = (int)n - 2; k >= 0; k--) {
+				charge_cand(pc, e->picked[k], +1);
+				if (preemptor_fits(pc, borrow)) {
+					memmove(&e->picked[k], &e->picked[k + 1],
+						(n - (uint32_t)k - 1) * sizeof(*e->picked));
+					n--;
+				} else {
+					charge_cand(pc, e->picked[k], -1);
+				}
+			}
+			for (uint32_t k = 0; k < n; k++)
+				charge_cand(pc, e->picked[k], +1);
+			*n_picked = n;
+			return 0;
+		}
+		for (uint32_t k = 0; k < n; k++)
+			charge_cand(pc, e->picked[k], +1);
+	}
+	return 0;
+}
+
+static const char *variant_reason(int v)
+{
+	switch (v) {
+	case V_WITHIN_CQ:
+		return "InClusterQueue";
+	case V_RECLAIM_WHILE_BORROWING:
+		return "InCohortReclaimWhileBorrowing";
+	default:
+		return "InCohortReclamation";
+	}
+}
+
+int eng_simulate_preemption(struct engine *e, struct ecq *cq, const struct ewl *w, int32_t slot,
+			    int64_t val, int *borrow_after)
+{
+	struct frset *f = &e->pf;
+	struct reqset *r = &e->pr;
+	struct pctx pc = { e, cq, w, f, r, 0, 0, 0 };
+	uint32_t n;
+	int may_reclaim;
+
+	f->n = 1;
+	f->flavor[0] = cq->node.slots[slot].flavor;
+	f->resource[0] = cq->node.slots[slot].resource;
+	r->n = 1;
+	r->slot[0] = slot;
+	r->val[0] = val;
+	int rc = plan(&pc, &n);
+	if (rc)
+		return rc;
+	if (n == 0) {
+		*borrow_after = eng_borrow_height(cq, slot, val, &may_reclaim);
+		return PM_NO_CANDIDATES;
+	}
+	int same = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		charge_cand(&pc, e->picked[k], -1);
+		same |= e->cands[e->picked[k]].wl->adm_cq == cq;
+	}
+	*borrow_after = eng_borrow_height(cq, slot, val, &may_reclaim);
+	for (uint32_t k = 0; k < n; k++)
+		charge_cand(&pc, e->picked[k], +1);
+	return same ? PM_PREEMPT : PM_RECLAIM;
+}
+
+int eng_get_targets(struct engine *e, struct ecq *cq, const struct ewl *w, struct eval *ev)
+{
+	struct frset *f = &e->pf;
+	struct reqset *r = &e->pr;
+	struct pctx pc = { e, cq, w, f, r, 0, 0, 0 };
+	uint32_t n;
+
+	f->n = 0;
+	r->n = 0;
+	ev->n_targets = 0;
+	for (uint32_t i = 0; i < ev->n_items; i++) {
+		const struct eitem *it = &ev->items[i];
+		if (it->preempt) {
+			uint32_t k = 0;
+			while (k < f->n && !(f->flavor[k] == it->flavor && f->resource[k] == it->resource))
+				k++;
+			if (k == f->n) {
+				f->flavor[f->n] = it->flavor;
+				f->resource[f->n++] = it->resource;
+			}
+		}
+		if (it->amount == 0)
+			continue;
+		uint32_t k = 0;
+		while (k < r->n && r->slot[k] != it->slot)
+			k++;
+		if (k == r->n) {
+			r->slot[r->n] = it->slot;
+			r->val[r->n++] = 0;
+		}
+		r->val[k] = sat_add(r->val[k], it->amount);
+	}
+	if (f->n == 0)
+		return 0;
+	int rc = plan(&pc, &n);
+	if (rc)
+		return rc;
+	if (n > ev->cap_targets) {
+		struct target *t = realloc(ev->targets, n * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		ev->targets = t;
+		ev->cap_targets = n;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		const struct cand *c = &e->cands[e->picked[k]];
+		ev->targets[k] = (struct target){ c->wl, variant_reason(c->variant) };
+	}
+	ev->n_targets = n;
+	return (int)n;
+}

@@ -1,0 +1,1096 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sim/simulate.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/engine_objects.h"
+#include "api/objects.h"
+#include "core/engine.h"
+#include "core/quota.h"
+#include "core/strmap.h"
+#include "util/yamljson.h"
+
+#define DEFAULT_NAMESPACE "default"
+#define NS_PER_SECOND INT64_C(1000000000)
+
+enum kind {
+	K_NONE, /* not a document we read: already reported */
+	K_NAMESPACE,
+	K_PRIORITY_CLASS,
+	K_WPC,
+	K_FLAVOR,
+	K_TOPOLOGY,
+	K_COHORT,
+	K_CQ,
+	K_LQ,
+	K_WORKLOAD,
+	K_JOB,
+};
+
+static const struct kind_info {
+	enum kind kind;
+	const char *api_version;
+	const char *name;
+} kinds[] = {
+	{ K_FLAVOR, KUEUE_API_VERSION, "ResourceFlavor" },
+	{ K_CQ, KUEUE_API_VERSION, "ClusterQueue" },
+	{ K_COHORT, KUEUE_API_VERSION, "Cohort" },
+	{ K_LQ, KUEUE_API_VERSION, "LocalQueue" },
+	{ K_WPC, KUEUE_API_VERSION, "WorkloadPriorityClass" },
+	{ K_TOPOLOGY, KUEUE_API_VERSION, "Topology" },
+	{ K_WORKLOAD, KUEUE_API_VERSION, "Workload" },
+	{ K_PRIORITY_CLASS, "scheduling.k8s.io/v1", "PriorityClass" },
+	{ K_NAMESPACE, "v1", "Namespace" },
+	{ K_JOB, "batch/v1", "Job" },
+};
+
+struct doc {
+	const char *file;
+	size_t file_no; /* position among the inputs, for ordering messages */
+	int line;
+	json_t *obj; /* borrowed from the loaded documents */
+	enum kind kind;
+	const char *kind_name;
+};
+
+/* A Workload (given, or a Job's) and what happened to it. */
+struct wl_rec {
+	struct eobj_workload w;
+	const struct doc *doc;
+	const char *fixed_reason; /* set when it is not given to the engine */
+	const char *fixed_message;
+	char *reason, *message; /* its latest ENG_PENDING */
+	char *evicted_note; /* why it was last evicted (preempted or drained) */
+	const char *drain_reason; /* "ClusterQueueStopped"/"LocalQueueStopped" if drained last */
+	int preempted;
+	int victim; /* queued for eviction after this cycle */
+};
+
+struct cq_rec {
+	struct eobj_cq c;
+	const struct doc *doc;
+};
+
+/* An input problem, printed once all are known, in file and line order. */
+struct problem {
+	size_t file_no;
+	int line;
+	size_t seq;
+	char *text;
+};
+
+struct sim {
+	FILE *out, *errout;
+	size_t invalid; /* input problems reported */
+	struct problem *problems;
+	size_t cap_problems;
+	int failed; /* the run itself failed (-errno) */
+	json_t *loaded; /* the documents of every file, kept alive for doc.obj */
+	struct doc *docs;
+	size_t n_docs, cap_docs;
+	struct strmap seen; /* "kind\nnamespace\nname" -> struct doc *: duplicates */
+	json_t *wpcs, *pcs; /* name -> object, for priorities */
+	struct strmap namespaces; /* name -> non-NULL: given or needed */
+
+	struct eobj_namespace *ns;
+	size_t n_ns;
+	struct eobj_flavor *flavors;
+	size_t n_flavors;
+	struct eobj_cohort *cohorts;
+	const struct doc **cohort_docs;
+	size_t n_cohorts;
+	struct cq_rec *cqs;
+	size_t n_cqs;
+	struct eobj_local_queue *lqs;
+	const struct doc **lq_docs;
+	size_t n_lqs;
+	struct wl_rec *wls;
+	size_t n_wls;
+	struct strmap wl_index; /* key -> struct wl_rec * */
+
+	struct engine *engine;
+	struct wl_rec **victims;
+	size_t n_victims;
+};
+
+/* ------------------------------------------------------------------------------ reporting */
+
+__attribute__((format(printf, 3, 4))) static void report(struct sim *s, const struct doc *d,
+							  const char *fmt, ...)
+{
+	char head[600], body[2048];
+	va_list ap;
+	if (d->line > 0)
+		snprintf(head, sizeof(head), "%.500s:%d: ", d->file, d->line);
+	else
+		snprintf(head, sizeof(head), "%.500s: ", d->file);
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	if (s->invalid == s->cap_problems) {
+		size_t cap = s->cap_problems ? 2 * s->cap_problems : 16;
+		struct problem *p = realloc(s->problems, cap * sizeof(*p));
+		if (!p) {
+			s->failed = -ENOMEM;
+			return;
+		}
+		s->problems = p;
+		s->cap_problems = cap;
+	}
+	struct problem *p = &s->problems[s->invalid];
+	size_t n = strlen(head) + strlen(body) + 1;
+	if (!(p->text = malloc(n))) {
+		s->failed = -ENOMEM;
+		return;
+	}
+	snprintf(p->text, n, "%s%s", head, body);
+	p->file_no = d->file_no;
+	p->line = d->line;
+	p->seq = s->invalid;
+	s->invalid++;
+}
+
+static int cmp_problem(const void *x, const void *y)
+{
+	const struct problem *a = x, *b = y;
+	if (a->file_no != b->file_no)
+		return a->file_no < b->file_no ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static void print_problems(struct sim *s)
+{
+	if (s->invalid)
+		qsort(s->problems, s->invalid, sizeof(*s->problems), cmp_problem);
+	for (size_t i = 0; i < s->invalid; i++) {
+		fprintf(s->errout, "%s\n", s->problems[i].text);
+		free(s->problems[i].text);
+	}
+	free(s->problems);
+	s->problems = NULL;
+}
+
+/* "Kind namespace/name" or "Kind name" for messages, from the raw object. */
+static const char *describe(const struct doc *d, char *buf, size_t size)
+{
+	const char *name = obj_name(d->obj), *ns = obj_namespace(d->obj);
+	int namespaced = d->kind == K_LQ || d->kind == K_WORKLOAD || d->kind == K_JOB;
+	if (!name)
+		snprintf(buf, size, "%s", d->kind_name);
+	else if (namespaced)
+		snprintf(buf, size, "%s %.100s/%.200s", d->kind_name, ns ? ns : DEFAULT_NAMESPACE, name);
+	else
+		snprintf(buf, size, "%s %.200s", d->kind_name, name);
+	return buf;
+}
+
+static void report_decode(struct sim *s, const struct doc *d, int rc, const char *err)
+{
+	char what[400];
+	if (rc == -ENOMEM) {
+		s->failed = -ENOMEM;
+		return;
+	}
+	report(s, d, "%s: %s", describe(d, what, sizeof(what)), err);
+}
+
+/* Records kind/namespace/name; a second object with the same identity is an error. */
+static int claim(struct sim *s, const struct doc *d, const char *kind, const char *ns,
+		 const char *name)
+{
+	char key[700], what[400];
+	snprintf(key, sizeof(key), "%s\n%s\n%s", kind, ns ? ns : "", name);
+	const struct doc *first = strmap_get(&s->seen, key);
+	if (first) {
+		if (ns)
+			snprintf(what, sizeof(what), "%s %.100s/%.200s", kind, ns, name);
+		else
+			snprintf(what, sizeof(what), "%s %.200s", kind, name);
+		report(s, d, "duplicate %s: first defined at %s:%d", what, first->file, first->line);
+		return -EEXIST;
+	}
+	if (strmap_put(&s->seen, key, (void *)d, NULL) != 0) {
+		s->failed = -ENOMEM;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------- loading */
+
+static int add_doc(struct sim *s, const char *file, size_t file_no, int line, json_t *obj)
+{
+	if (s->n_docs == s->cap_docs) {
+		size_t cap = s->cap_docs ? 2 * s->cap_docs : 64;
+		struct doc *p = realloc(s->docs, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->docs = p;
+		s->cap_docs = cap;
+	}
+	s->docs[s->n_docs++] =
+		(struct doc){ .file = file, .file_no = file_no, .line = line, .obj = obj };
+	return 0;
+}
+
+static int load(struct sim *s, const struct sim_input *in, size_t file_no)
+{
+	json_t *docs, *doc;
+	int *lines;
+	struct yamljson_error yerr;
+	size_t i;
+
+	int rc = yamljson_load_lines(in->data, in->len, &docs, &lines, &yerr);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc != 0) {
+		struct doc d = { .file = in->name, .file_no = file_no, .line = yerr.line };
+		report(s, &d, "malformed YAML: %s", yerr.text);
+		return 0;
+	}
+	rc = json_array_append_new(s->loaded, docs) == 0 ? 0 : -ENOMEM;
+	json_array_foreach(docs, i, doc)
+	{
+		if (rc != 0)
+			break;
+		const char *api = json_string_value(json_object_get(doc, "apiVersion"));
+		const char *kind = json_string_value(json_object_get(doc, "kind"));
+		/* kubectl's List: its items are documents of their own. */
+		if (api && kind && !strcmp(api, "v1") && !strcmp(kind, "List")) {
+			json_t *items = json_object_get(doc, "items"), *item;
+			size_t k;
+			if (items && !json_is_array(items) && !json_is_null(items)) {
+				struct doc d = { .file = in->name, .file_no = file_no, .line = lines[i] };
+				report(s, &d, "List: items must be a list");
+				continue;
+			}
+			json_array_foreach(items, k, item)
+				if (rc == 0)
+					rc = add_doc(s, in->name, file_no, lines[i], item);
+			continue;
+		}
+		rc = add_doc(s, in->name, file_no, lines[i], doc);
+	}
+	free(lines);
+	return rc;
+}
+
+static void classify(struct sim *s, struct doc *d)
+{
+	const char *api = json_string_value(json_object_get(d->obj, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(d->obj, "kind"));
+	d->kind = K_NONE;
+	d->kind_name = kind;
+	if (!json_is_object(d->obj)) {
+		report(s, d, "a document must be a Kubernetes object (a mapping), not %s",
+		       json_is_array(d->obj) ? "a list" : "a scalar");
+		return;
+	}
+	if (!kind || !*kind) {
+		report(s, d, "kind: required");
+		return;
+	}
+	if (!api || !*api) {
+		report(s, d, "%.100s: apiVersion: required", kind);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strcmp(kinds[i].name, kind) != 0)
+			continue;
+		if (strcmp(kinds[i].api_version, api) != 0) {
+			report(s, d, "%s: apiVersion \"%.100s\" is not supported: use %s", kind, api,
+			       kinds[i].api_version);
+			return;
+		}
+		d->kind = kinds[i].kind;
+		d->kind_name = kinds[i].name;
+		return;
+	}
+	report(s, d,
+	       "unknown kind \"%.100s\" (apiVersion %.100s): the simulator reads ResourceFlavor, "
+	       "ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Topology and Workload "
+	       "(" KUEUE_API_VERSION "), PriorityClass (scheduling.k8s.io/v1), Namespace and List "
+	       "(v1) and Job (batch/v1)",
+	       kind, api);
+}
+
+/* ------------------------------------------------------------------------------ decoding */
+
+/* Everything but Workloads and Jobs, which need the priority classes and namespaces first. */
+static void decode_config(struct sim *s, const struct doc *d)
+{
+	char err[512];
+	int rc;
+
+	switch (d->kind) {
+	case K_NAMESPACE: {
+		struct eobj_namespace *n = &s->ns[s->n_ns];
+		if ((rc = eobj_namespace_decode(d->obj, n, err, sizeof(err))) != 0) {
+			eobj_namespace_release(n);
+			report_decode(s, d, rc, err);
+			return;
+		}
+		if (claim(s, d, "Namespace", NULL, n->name) != 0 ||
+		    strmap_put(&s->namespaces, n->name, (void *)n->name, NULL) != 0) {
+			eobj_namespace_release(n);
+			return;
+		}
+		s->n_ns++;
+		return;
+	}
+	case K_WPC:
+	case K_PRIORITY_CLASS: {
+		const char *name;
+		int32_t value;
+		if ((rc = eobj_priority_class_decode(d->obj, &name, &value, err, sizeof(err))) != 0) {
+			report_decode(s, d, rc, err);
+			return;
+		}
+		if (claim(s, d, d->kind_name, NULL, name) != 0)
+			return;
+		if (json_object_set(d->kind == K_WPC ? s->wpcs : s->pcs, name, d->obj) != 0)
+			s->failed = -ENOMEM;
+		return;
+	}
+	case K_FLAVOR: {
+		struct eobj_flavor *f = &s->flavors[s->n_flavors];
+		if ((rc = eobj_flavor_decode(d->obj, f, err, sizeof(err))) != 0) {
+			eobj_flavor_release(f);
+			report_decode(s, d, rc, err);
+			return;
+		}
+		if (claim(s, d, "ResourceFlavor", NULL, f->spec.name) != 0) {
+			eobj_flavor_release(f);
+			return;
+		}
+		s->n_flavors++;
+		return;
+	}
+	case K_TOPOLOGY: {
+		/* Accepted for topology-aware placement, which comes later; only its name matters. */
+		const char *name = obj_name(d->obj);
+		if (!name || !*name) {
+			report(s, d, "Topology: metadata.name: required");
+			return;
+		}
+		claim(s, d, "Topology", NULL, name);
+		return;
+	}
+	case K_COHORT: {
+		struct eobj_cohort *c = &s->cohorts[s->n_cohorts];
+		if ((rc = eobj_cohort_decode(d->obj, c, err, sizeof(err))) != 0) {
+			eobj_cohort_release(c);
+			report_decode(s, d, rc, err);
+			return;
+		}
+		if (claim(s, d, "Cohort", NULL, c->spec.name) != 0) {
+			eobj_cohort_release(c);
+			return;
+		}
+		s->cohort_docs[s->n_cohorts++] = d;
+		return;
+	}
+	case K_CQ: {
+		struct cq_rec *c = &s->cqs[s->n_cqs];
+		char what[400];
+		if ((rc = eobj_cq_decode(d->obj, &c->c, err, sizeof(err))) != 0) {
+			eobj_cq_release(&c->c);
+			report_decode(s, d, rc, err);
+			return;
+		}
+		/* What the engine can't do would make every answer about this queue wrong. */
+		if (c->c.unsupported) {
+			report(s, d, "%s: %s", describe(d, what, sizeof(what)), c->c.unsupported);
+			eobj_cq_release(&c->c);
+			return;
+		}
+		if (claim(s, d, "ClusterQueue", NULL, c->c.spec.name) != 0) {
+			eobj_cq_release(&c->c);
+			return;
+		}
+		c->doc = d;
+		s->n_cqs++;
+		return;
+	}
+	case K_LQ: {
+		struct eobj_local_queue *q = &s->lqs[s->n_lqs];
+		if ((rc = eobj_local_queue_decode(d->obj, DEFAULT_NAMESPACE, q, err, sizeof(err))) != 0) {
+			eobj_local_queue_release(q);
+			report_decode(s, d, rc, err);
+			return;
+		}
+		if (claim(s, d, "LocalQueue", q->namespace_name, q->name) != 0) {
+			eobj_local_queue_release(q);
+			return;
+		}
+		s->lq_docs[s->n_lqs++] = d;
+		return;
+	}
+	default:
+		return;
+	}
+}
+
+static void decode_workload(struct sim *s, const struct doc *d)
+{
+	struct wl_rec *r = &s->wls[s->n_wls];
+	char err[512];
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (d->kind == K_JOB) {
+		const char *name = obj_name(d->obj), *ns = obj_namespace(d->obj);
+		if (name && claim(s, d, "Job", ns && *ns ? ns : DEFAULT_NAMESPACE, name) != 0)
+			return;
+		rc = eobj_workload_from_job(d->obj, DEFAULT_NAMESPACE, s->wpcs, s->pcs, &r->w, err,
+					    sizeof(err));
+	} else {
+		rc = eobj_workload_decode(d->obj, DEFAULT_NAMESPACE, s->wpcs, s->pcs, &r->w, err,
+					  sizeof(err));
+	}
+	if (rc != 0) {
+		eobj_workload_release(&r->w);
+		report_decode(s, d, rc, err);
+		return;
+	}
+	rc = claim(s, d, "Workload", r->w.spec.namespace_name, r->w.name);
+	if (rc == 0 && strmap_put(&s->wl_index, r->w.spec.key, r, NULL) != 0)
+		s->failed = -ENOMEM;
+	if (rc != 0 || s->failed) {
+		eobj_workload_release(&r->w);
+		return;
+	}
+	r->doc = d;
+	s->n_wls++;
+}
+
+/* ---------------------------------------------------------------------------- the engine */
+
+static void engine_problem(struct sim *s, const struct doc *d, int rc, const char *what)
+{
+	char desc[400];
+	if (rc == -EINVAL)
+		report(s, d, "%s: rejected by the admission engine as invalid%s%s",
+		       describe(d, desc, sizeof(desc)), what ? ": " : "", what ? what : "");
+	else if (!s->failed)
+		s->failed = rc;
+}
+
+/* A namespace used but not given exists, as in a cluster, with only its automatic label. */
+static int ensure_namespace(struct sim *s, const char *name)
+{
+	struct eobj_namespace n;
+	if (strmap_get(&s->namespaces, name))
+		return 0;
+	int rc = eobj_namespace_default(name, &n);
+	if (rc == 0)
+		rc = engine_set_namespace(s->engine, n.name, n.n_labels, n.labels);
+	if (rc == 0)
+		rc = strmap_put(&s->namespaces, name, (void *)1, NULL);
+	eobj_namespace_release(&n);
+	return rc;
+}
+
+static int build_engine(struct sim *s)
+{
+	int rc = engine_new(&s->engine);
+	if (rc != 0)
+		return rc;
+	/* In input order throughout, so nothing depends on hash order. */
+	for (size_t i = 0; i < s->n_ns; i++)
+		if ((rc = engine_set_namespace(s->engine, s->ns[i].name, s->ns[i].n_labels,
+					       s->ns[i].labels)) != 0)
+			return rc;
+	for (size_t i = 0; i < s->n_lqs; i++)
+		if ((rc = ensure_namespace(s, s->lqs[i].namespace_name)) != 0)
+			return rc;
+	for (size_t i = 0; i < s->n_wls; i++)
+		if ((rc = ensure_namespace(s, s->wls[i].w.spec.namespace_name)) != 0)
+			return rc;
+	for (size_t i = 0; i < s->n_flavors; i++)
+		if ((rc = engine_set_flavor(s->engine, &s->flavors[i].spec)) != 0)
+			return rc;
+	for (size_t i = 0; i < s->n_cohorts; i++)
+		if ((rc = engine_set_cohort(s->engine, &s->cohorts[i].spec)) != 0)
+			engine_problem(s, s->cohort_docs[i], rc, NULL);
+	for (size_t i = 0; i < s->n_cqs; i++)
+		if ((rc = engine_set_cq(s->engine, &s->cqs[i].c.spec)) != 0)
+			engine_problem(s, s->cqs[i].doc, rc, NULL);
+	for (size_t i = 0; i < s->n_lqs; i++)
+		if ((rc = engine_set_local_queue(s->engine, s->lqs[i].namespace_name, s->lqs[i].name,
+						 s->lqs[i].cluster_queue, s->lqs[i].stop)) != 0)
+			engine_problem(s, s->lq_docs[i], rc, NULL);
+
+	/* Workloads without a creation time were created "now", after every given one, in
+	 * input order: what applying the files to a cluster would do. */
+	int64_t latest = 0;
+	for (size_t i = 0; i < s->n_wls; i++)
+		if (s->wls[i].w.has_queue_time && s->wls[i].w.spec.queue_time > latest)
+			latest = s->wls[i].w.spec.queue_time;
+	int64_t now = latest > INT64_MAX - NS_PER_SECOND ? latest : latest + NS_PER_SECOND;
+	for (size_t i = 0; i < s->n_wls; i++) {
+		struct wl_rec *r = &s->wls[i];
+		if (!r->w.has_queue_time)
+			r->w.spec.queue_time = now < INT64_MAX - (int64_t)i ? now + (int64_t)i : INT64_MAX;
+		if (r->w.finished) {
+			r->fixed_reason = "Finished";
+			r->fixed_message = "the Workload finished before the simulation: it holds no quota";
+			continue;
+		}
+		if (r->w.inactive) {
+			r->fixed_reason = "Deactivated";
+			r->fixed_message = "spec.active is false: the Workload is neither admitted nor "
+					   "queued until it is activated";
+			continue;
+		}
+		if (!*r->w.spec.queue) {
+			r->fixed_reason = "Inadmissible";
+			r->fixed_message = "spec.queueName is not set: the Workload is in no queue";
+			continue;
+		}
+		if ((rc = engine_add_workload(s->engine, &r->w.spec)) != 0) {
+			engine_problem(s, r->doc, rc, NULL);
+			continue;
+		}
+		if (r->w.admitted &&
+		    (rc = engine_set_admitted(s->engine, r->w.spec.key, r->w.admission)) != 0)
+			engine_problem(s, r->doc, rc, "status.admission");
+	}
+	return s->failed;
+}
+
+static char *dup_or_fail(struct sim *s, const char *text)
+{
+	char *p = strdup(text ? text : "");
+	if (!p)
+		s->failed = -ENOMEM;
+	return p;
+}
+
+static const char *preemption_cause(const char *reason)
+{
+	if (reason && !strcmp(reason, "InClusterQueue"))
+		return "prioritization in the ClusterQueue";
+	if (reason && !strcmp(reason, "InCohortReclamation"))
+		return "reclamation within the cohort";
+	if (reason && !strcmp(reason, "InCohortReclaimWhileBorrowing"))
+		return "reclamation within the cohort while borrowing";
+	if (reason && !strcmp(reason, "InCohortFairSharing"))
+		return "fair sharing within the cohort";
+	return reason ? reason : "preemption";
+}
+
+static void on_decision(void *arg, const struct eng_decision *d)
+{
+	struct sim *s = arg;
+	struct wl_rec *r = d->workload ? strmap_get(&s->wl_index, d->workload) : NULL;
+	if (!r)
+		return;
+	switch (d->kind) {
+	case ENG_ADMIT:
+		free(r->reason);
+		free(r->message);
+		r->reason = r->message = NULL;
+		break;
+	case ENG_PREEMPT: {
+		char note[2600];
+		/* No preemptor: a HoldAndDrain stop evicts it, which is no preemption. */
+		if (d->preemptor) {
+			snprintf(note, sizeof(note), "Preempted to accommodate %s due to %s", d->preemptor,
+				 preemption_cause(d->reason));
+			r->preempted = 1;
+			r->drain_reason = NULL;
+		} else {
+			snprintf(note, sizeof(note), "Evicted: %s",
+				 d->message && *d->message ? d->message : "its queue was stopped");
+			r->drain_reason = !strcmp(d->reason ? d->reason : "", "LocalQueueStopped") ?
+						  "LocalQueueStopped" :
+						  "ClusterQueueStopped";
+		}
+		free(r->evicted_note);
+		r->evicted_note = dup_or_fail(s, note);
+		/* Victims keep their quota until evicted; evicting right after the cycle is
+		 * "at once" for the simulation: no cycle runs in between. */
+		if (!r->victim) {
+			r->victim = 1;
+			s->victims[s->n_victims++] = r;
+		}
+		break;
+	}
+	case ENG_PENDING:
+		free(r->reason);
+		free(r->message);
+		r->reason = dup_or_fail(s, d->reason ? d->reason : "Pending");
+		r->message = dup_or_fail(s, d->message);
+		break;
+	}
+}
+
+static int run(struct sim *s)
+{
+	/* Every cycle admits or preempts something until the fixed point; a preempted workload
+	 * can come back, so allow many rounds per workload before calling it a livelock. */
+	size_t max_cycles = 1000 + 100 * s->n_wls;
+	s->victims = calloc(s->n_wls ? s->n_wls : 1, sizeof(*s->victims));
+	if (!s->victims)
+		return -ENOMEM;
+	for (size_t cycle = 0;; cycle++) {
+		if (cycle == max_cycles) {
+			fprintf(s->errout,
+				"muster simulate: admission did not reach a fixed point after %zu cycles\n",
+				max_cycles);
+			return -ELOOP;
+		}
+		int rc = engine_cycle(s->engine, on_decision, s);
+		if (rc < 0)
+			return rc;
+		if (s->failed)
+			return s->failed;
+		for (size_t i = 0; i < s->n_victims; i++) {
+			struct wl_rec *r = s->victims[i];
+			r->victim = 0;
+			int erc = engine_evict(s->engine, r->w.spec.key);
+			if (erc != 0)
+				return erc;
+		}
+		int evicted = s->n_victims > 0;
+		s->n_victims = 0;
+		if (rc == 0 && !evicted)
+			return 0;
+	}
+}
+
+/* ------------------------------------------------------------------------------ output */
+
+/* A JSON string of text, with bytes that aren't UTF-8 (a message cut mid-character) as '?'. */
+static json_t *jstr(const char *text)
+{
+	json_t *v = json_string(text ? text : "");
+	if (v)
+		return v;
+	size_t n = strlen(text);
+	char *copy = malloc(n + 1);
+	if (!copy)
+		return NULL;
+	const unsigned char *p = (const unsigned char *)text;
+	for (size_t i = 0; i < n;) {
+		size_t len = p[i] < 0x80 ? 1 : (p[i] >> 5) == 6 ? 2 : (p[i] >> 4) == 14 ? 3 :
+					       (p[i] >> 3) == 30 ? 4 : 0;
+		int ok = len > 0 && i + len <= n;
+		for (size_t k = 1; ok && k < len; k++)
+			ok = (p[i + k] & 0xC0) == 0x80;
+		/* jansson also refuses overlong forms and surrogates: let it judge the sequence. */
+		json_t *probe = ok && len > 1 ? json_stringn(text + i, len) : NULL;
+		if (ok && len > 1 && !probe)
+			ok = 0;
+		json_decref(probe);
+		if (ok) {
+			memcpy(copy + i, text + i, len);
+			i += len;
+		} else {
+			copy[i++] = '?';
+		}
+	}
+	copy[n] = '\0';
+	v = json_string(copy);
+	free(copy);
+	return v;
+}
+
+static int emit(struct sim *s, json_t *line)
+{
+	if (!line)
+		return -ENOMEM;
+	char *text = json_dumps(line, JSON_COMPACT);
+	json_decref(line);
+	if (!text)
+		return -ENOMEM;
+	fputs(text, s->out);
+	fputc('\n', s->out);
+	free(text);
+	return 0;
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static int cmp_wl(const void *x, const void *y)
+{
+	const struct wl_rec *a = *(const struct wl_rec *const *)x;
+	const struct wl_rec *b = *(const struct wl_rec *const *)y;
+	int c = cmp_str(a->w.spec.namespace_name, b->w.spec.namespace_name);
+	return c ? c : cmp_str(a->w.name, b->w.name);
+}
+
+static int cmp_cq(const void *x, const void *y)
+{
+	const struct cq_rec *a = *(const struct cq_rec *const *)x;
+	const struct cq_rec *b = *(const struct cq_rec *const *)y;
+	return cmp_str(a->c.spec.name, b->c.spec.name);
+}
+
+/* The flavors map of an admitted podSet, resources sorted by name as Kubernetes prints maps. */
+static json_t *flavors_json(const struct eng_podset_assignment *pa)
+{
+	size_t order[QUOTA_MAX_RESOURCES];
+	size_t n = pa->n < QUOTA_MAX_RESOURCES ? pa->n : QUOTA_MAX_RESOURCES;
+	json_t *obj = json_object();
+	for (size_t i = 0; i < n; i++) {
+		size_t k = i;
+		while (k > 0 && strcmp(pa->resources[order[k - 1]], pa->resources[i]) > 0) {
+			order[k] = order[k - 1];
+			k--;
+		}
+		order[k] = i;
+	}
+	for (size_t i = 0; obj && i < n; i++) {
+		if (json_object_set_new(obj, pa->resources[order[i]], jstr(pa->flavors[order[i]])) != 0) {
+			json_decref(obj);
+			return NULL;
+		}
+	}
+	return obj;
+}
+
+static json_t *workload_json(struct sim *s, const struct wl_rec *r)
+{
+	const struct eng_assignment *a =
+		r->fixed_reason ? NULL : engine_admission(s->engine, r->w.spec.key);
+	json_t *podsets = json_array();
+	const char *reason;
+	char message[2048];
+
+	for (size_t i = 0; podsets && i < r->w.spec.n_podsets; i++) {
+		const struct eng_podset *ps = &r->w.spec.podsets[i];
+		const struct eng_podset_assignment *pa = NULL;
+		for (size_t k = 0; a && k < a->n_podsets; k++)
+			if (!strcmp(a->podsets[k].name, ps->name))
+				pa = &a->podsets[k];
+		json_t *item = json_pack("{s:o, s:I, s:o}", "name", jstr(ps->name), "count",
+					 (json_int_t)(pa ? pa->count : ps->count), "flavors",
+					 pa ? flavors_json(pa) : json_object());
+		if (!item || json_array_append_new(podsets, item) != 0) {
+			json_decref(podsets);
+			return NULL;
+		}
+	}
+	if (r->fixed_reason) {
+		reason = r->fixed_reason;
+		snprintf(message, sizeof(message), "%s", r->fixed_message);
+	} else if (a) {
+		reason = "Admitted";
+		snprintf(message, sizeof(message), "Admitted by ClusterQueue %s", a->cluster_queue);
+	} else if (r->evicted_note) {
+		reason = r->drain_reason ? r->drain_reason : "Preempted";
+		snprintf(message, sizeof(message), "%s%s%s", r->evicted_note,
+			 r->message && *r->message ? "; now waiting: " : "", r->message ? r->message : "");
+	} else if (r->reason) {
+		reason = r->reason;
+		snprintf(message, sizeof(message), "%s", r->message ? r->message : "");
+	} else {
+		reason = "Pending";
+		snprintf(message, sizeof(message), "waiting for admission");
+	}
+	return json_pack("{s:s, s:o, s:o, s:b, s:o, s:o, s:b, s:o, s:o}", "kind", "Workload",
+			 "namespace", jstr(r->w.spec.namespace_name), "name", jstr(r->w.name),
+			 "admitted", a != NULL, "clusterQueue",
+			 a ? jstr(a->cluster_queue) : json_null(), "podSets", podsets, "preempted",
+			 r->preempted, "reason", jstr(reason), "message", jstr(message));
+}
+
+static json_t *cq_json(struct sim *s, const struct cq_rec *c)
+{
+	const struct eng_cq_spec *spec = &c->c.spec;
+	size_t pending = 0, admitted = 0;
+	json_t *usage = json_array();
+	int rc = engine_cq_counts(s->engine, spec->name, &pending, &admitted);
+	if (rc != 0 || !usage) {
+		json_decref(usage);
+		s->failed = rc ? rc : -ENOMEM;
+		return NULL;
+	}
+	for (size_t g = 0; g < spec->n_groups; g++) {
+		const struct eng_resource_group *rg = &spec->groups[g];
+		for (size_t f = 0; f < rg->n_flavors; f++) {
+			const struct eng_flavor_quotas *fq = &rg->flavors[f];
+			json_t *resources = json_array();
+			for (size_t r = 0; resources && r < fq->n_resources; r++) {
+				struct eng_cq_usage u = { 0, 0 };
+				char total[64], borrowed[64];
+				rc = engine_cq_usage(s->engine, spec->name, fq->flavor, fq->resources[r].name,
+						     &u);
+				if (rc != 0) {
+					s->failed = rc;
+					json_decref(resources);
+					json_decref(usage);
+					return NULL;
+				}
+				quota_format_amount(fq->resources[r].name, u.total, total, sizeof(total));
+				quota_format_amount(fq->resources[r].name, u.borrowed, borrowed,
+						    sizeof(borrowed));
+				json_t *item = json_pack("{s:o, s:s, s:s}", "name",
+							 jstr(fq->resources[r].name), "total", total,
+							 "borrowed", borrowed);
+				if (!item || json_array_append_new(resources, item) != 0) {
+					json_decref(resources);
+					resources = NULL;
+				}
+			}
+			json_t *fl = resources ? json_pack("{s:o, s:o}", "name", jstr(fq->flavor),
+							   "resources", resources) :
+						 NULL;
+			if (!fl || json_array_append_new(usage, fl) != 0) {
+				json_decref(usage);
+				s->failed = -ENOMEM;
+				return NULL;
+			}
+		}
+	}
+	return json_pack("{s:s, s:o, s:I, s:I, s:o}", "kind", "ClusterQueue", "name", jstr(spec->name),
+			 "pendingWorkloads", (json_int_t)pending, "admittedWorkloads",
+			 (json_int_t)admitted, "flavorsUsage", usage);
+}
+
+static int print_result(struct sim *s)
+{
+	const struct wl_rec **wls = calloc(s->n_wls ? s->n_wls : 1, sizeof(*wls));
+	const struct cq_rec **cqs = calloc(s->n_cqs ? s->n_cqs : 1, sizeof(*cqs));
+	int rc = 0;
+	if (!wls || !cqs) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s->n_wls; i++)
+		wls[i] = &s->wls[i];
+	for (size_t i = 0; i < s->n_cqs; i++)
+		cqs[i] = &s->cqs[i];
+	qsort(wls, s->n_wls, sizeof(*wls), cmp_wl);
+	qsort(cqs, s->n_cqs, sizeof(*cqs), cmp_cq);
+	for (size_t i = 0; rc == 0 && i < s->n_wls; i++)
+		rc = emit(s, workload_json(s, wls[i]));
+	for (size_t i = 0; rc == 0 && i < s->n_cqs; i++)
+		rc = emit(s, cq_json(s, cqs[i]));
+	if (rc != 0 && s->failed)
+		rc = s->failed;
+out:
+	free(wls);
+	free(cqs);
+	return rc;
+}
+
+/* ----------------------------------------------------------------------------- sim_run */
+
+static void sim_release(struct sim *s)
+{
+	for (size_t i = 0; s->problems && i < s->invalid; i++)
+		free(s->problems[i].text);
+	free(s->problems);
+	for (size_t i = 0; i < s->n_ns; i++)
+		eobj_namespace_release(&s->ns[i]);
+	for (size_t i = 0; i < s->n_flavors; i++)
+		eobj_flavor_release(&s->flavors[i]);
+	for (size_t i = 0; i < s->n_cohorts; i++)
+		eobj_cohort_release(&s->cohorts[i]);
+	for (size_t i = 0; i < s->n_cqs; i++)
+		eobj_cq_release(&s->cqs[i].c);
+	for (size_t i = 0; i < s->n_lqs; i++)
+		eobj_local_queue_release(&s->lqs[i]);
+	for (size_t i = 0; i < s->n_wls; i++) {
+		eobj_workload_release(&s->wls[i].w);
+		free(s->wls[i].reason);
+		free(s->wls[i].message);
+		free(s->wls[i].evicted_note);
+	}
+	free(s->ns);
+	free(s->flavors);
+	free(s->cohorts);
+	free(s->cohort_docs);
+	free(s->cqs);
+	free(s->lqs);
+	free(s->lq_docs);
+	free(s->wls);
+	free(s->victims);
+	free(s->docs);
+	engine_free(s->engine);
+	strmap_release(&s->seen, NULL);
+	strmap_release(&s->namespaces, NULL);
+	strmap_release(&s->wl_index, NULL);
+	json_decref(s->wpcs);
+	json_decref(s->pcs);
+	json_decref(s->loaded);
+}
+
+static int decode_all(struct sim *s)
+{
+	size_t count[K_JOB + 1] = { 0 };
+	for (size_t i = 0; i < s->n_docs; i++) {
+		classify(s, &s->docs[i]);
+		count[s->docs[i].kind]++;
+	}
+	size_t n_wls = count[K_WORKLOAD] + count[K_JOB];
+	s->ns = calloc(count[K_NAMESPACE] + 1, sizeof(*s->ns));
+	s->flavors = calloc(count[K_FLAVOR] + 1, sizeof(*s->flavors));
+	s->cohorts = calloc(count[K_COHORT] + 1, sizeof(*s->cohorts));
+	s->cohort_docs = calloc(count[K_COHORT] + 1, sizeof(*s->cohort_docs));
+	s->cqs = calloc(count[K_CQ] + 1, sizeof(*s->cqs));
+	s->lqs = calloc(count[K_LQ] + 1, sizeof(*s->lqs));
+	s->lq_docs = calloc(count[K_LQ] + 1, sizeof(*s->lq_docs));
+	s->wls = calloc(n_wls + 1, sizeof(*s->wls));
+	if (!s->ns || !s->flavors || !s->cohorts || !s->cohort_docs || !s->cqs || !s->lqs ||
+	    !s->lq_docs || !s->wls)
+		return -ENOMEM;
+	for (size_t i = 0; !s->failed && i < s->n_docs; i++)
+		if (s->docs[i].kind != K_WORKLOAD && s->docs[i].kind != K_JOB)
+			decode_config(s, &s->docs[i]);
+	for (size_t i = 0; !s->failed && i < s->n_docs; i++)
+		if (s->docs[i].kind == K_WORKLOAD || s->docs[i].kind == K_JOB)
+			decode_workload(s, &s->docs[i]);
+	return s->failed;
+}
+
+int sim_run(const struct sim_input *inputs, size_t n, FILE *out, FILE *errout)
+{
+	struct sim s = { .out = out, .errout = errout };
+	int rc;
+
+	strmap_init(&s.seen);
+	strmap_init(&s.namespaces);
+	strmap_init(&s.wl_index);
+	s.loaded = json_array();
+	s.wpcs = json_object();
+	s.pcs = json_object();
+	if (!s.loaded || !s.wpcs || !s.pcs) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((rc = load(&s, &inputs[i], i)) != 0)
+			goto out;
+	if ((rc = decode_all(&s)) != 0)
+		goto out;
+	if (s.invalid)
+		goto out;
+	if ((rc = build_engine(&s)) != 0 || s.invalid)
+		goto out;
+	if ((rc = run(&s)) != 0)
+		goto out;
+	rc = print_result(&s);
+out:
+	if (rc == 0 && s.failed)
+		rc = s.failed;
+	if (rc == 0)
+		print_problems(&s);
+	sim_release(&s);
+	if (rc == -ENOMEM)
+		fprintf(errout, "muster simulate: out of memory\n");
+	else if (rc != 0 && rc != -ELOOP)
+		fprintf(errout, "muster simulate: %s\n", strerror(-rc));
+	if (rc != 0)
+		return SIM_FAILED;
+	return s.invalid ? SIM_INVALID : SIM_OK;
+}
+
+/* ---------------------------------------------------------------------------- sim_main */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: muster simulate FILE...\n"
+		"\n"
+		"Runs admission on the Kueue objects, Namespaces and Jobs in FILEs (YAML or JSON, any\n"
+		"number of documents each; - reads stdin) with no cluster, and prints one JSON line per\n"
+		"Workload, then per ClusterQueue. Exit status: 0 done, 2 invalid input (FILE:LINE: on\n"
+		"stderr), 1 failure.\n");
+}
+
+static int read_all(FILE *f, char **data, size_t *len)
+{
+	size_t cap = 0;
+	*data = NULL;
+	*len = 0;
+	for (;;) {
+		if (*len == cap) {
+			/* One byte over the loader's limit is enough for it to refuse the input. */
+			if (cap > YAMLJSON_MAX_INPUT)
+				return 0;
+			cap = cap ? 2 * cap : 65536;
+			char *p = realloc(*data, cap);
+			if (!p)
+				return -ENOMEM;
+			*data = p;
+		}
+		size_t got = fread(*data + *len, 1, cap - *len, f);
+		*len += got;
+		if (got == 0)
+			return ferror(f) ? -EIO : 0;
+	}
+}
+
+int sim_main(int argc, char **argv)
+{
+	int first = 1;
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return SIM_OK;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--"))
+		first = 2;
+	else if (argc > 1 && argv[1][0] == '-' && argv[1][1] != '\0') {
+		fprintf(stderr, "muster simulate: unknown flag %s\n", argv[1]);
+		usage(stderr);
+		return SIM_INVALID;
+	}
+	if (first >= argc) {
+		usage(stderr);
+		return SIM_INVALID;
+	}
+	size_t n = (size_t)(argc - first);
+	struct sim_input *inputs = calloc(n, sizeof(*inputs));
+	char **bufs = calloc(n, sizeof(*bufs));
+	int status = SIM_OK;
+	if (!inputs || !bufs) {
+		fprintf(stderr, "muster simulate: out of memory\n");
+		status = SIM_FAILED;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *path = argv[first + (int)i];
+		int is_stdin = !strcmp(path, "-");
+		FILE *f = is_stdin ? stdin : fopen(path, "rb");
+		if (!f) {
+			fprintf(stderr, "%s: %s\n", path, strerror(errno));
+			status = SIM_INVALID;
+			goto out;
+		}
+		int rc = read_all(f, &bufs[i], &inputs[i].len);
+		if (!is_stdin)
+			fclose(f);
+		if (rc != 0) {
+			fprintf(stderr, "%s: %s\n", path, strerror(-rc));
+			status = rc == -ENOMEM ? SIM_FAILED : SIM_INVALID;
+			goto out;
+		}
+		inputs[i].name = is_stdin ? "<stdin>" : path;
+		inputs[i].data = bufs[i] ? bufs[i] : "";
+	}
+	status = sim_run(inputs, n, stdout, stderr);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "muster simulate: cannot write the output\n");
+		status = SIM_FAILED;
+	}
+out:
+	for (size_t i = 0; bufs && i < n; i++)
+		free(bufs[i]);
+	free(bufs);
+	free(inputs);
+	return status;
+}

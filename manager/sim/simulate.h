@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `muster simulate FILE...`: the admission engine with no cluster. It reads Kueue objects,
+ * Namespaces and Jobs from YAML or JSON files, runs admission to a fixed point (preemption
+ * victims are evicted at once, nothing finishes) and prints what became of every Workload and
+ * ClusterQueue as JSON lines. The engine is the one the manager uses (core/engine.h) and the
+ * objects are decoded by the manager's decoders (api/engine_objects.h), so a simulation
+ * answers what the manager would do with the same objects.
+ *
+ * Input: any number of documents per file, of these kinds:
+ *   kueue.x-k8s.io/v1beta2  ResourceFlavor, ClusterQueue, Cohort, LocalQueue,
+ *                           WorkloadPriorityClass, Topology (accepted, not used yet), Workload
+ *   scheduling.k8s.io/v1    PriorityClass (for Jobs' priorityClassName)
+ *   v1                      Namespace, and List (its items are read as documents)
+ *   batch/v1                Job (converted to its Workload as the manager converts it)
+ * A namespaced object without metadata.namespace is in "default", as with kubectl. A namespace
+ * used but not given exists with only its kubernetes.io/metadata.name label. A Workload without
+ * creationTimestamp is created after every one that has one, in input order.
+ *
+ * Output, one compact JSON object per line: every Workload sorted by namespace/name, then
+ * every ClusterQueue sorted by name (see sim_run for the fields).
+ *
+ * Exit status: SIM_OK; SIM_INVALID for invalid input, with "FILE:LINE: what" lines on errout
+ * (every problem found, not only the first); SIM_FAILED when the run itself fails.
+ */
+#ifndef MUSTER_SIMULATE_H
+#define MUSTER_SIMULATE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define SIM_OK 0
+#define SIM_FAILED 1
+#define SIM_INVALID 2
+
+/* One input file's bytes; name is what messages call it. */
+struct sim_input {
+	const char *name;
+	const char *data;
+	size_t len;
+};
+
+/*
+ * Simulates the inputs and writes the result to out, problems to errout. Returns an exit
+ * status. Output lines:
+ *   {"kind":"Workload","namespace":N,"name":N,"admitted":B,"clusterQueue":S|null,
+ *    "podSets":[{"name":S,"count":N,"flavors":{resource:flavor,...}}],"preempted":B,
+ *    "reason":S,"message":S}
+ *   {"kind":"ClusterQueue","name":S,"pendingWorkloads":N,"admittedWorkloads":N,
+ *    "flavorsUsage":[{"name":flavor,"resources":[{"name":S,"total":Q,"borrowed":Q}]}]}
+ * An admitted Workload lists its admitted counts and flavors (resources sorted by name, as
+ * Kubernetes prints a map), clusterQueue, reason "Admitted" (no admission checks, so quota
+ * reservation is admission) and "Admitted by ClusterQueue X". A pending one lists its
+ * requested counts, empty flavors, clusterQueue null and the reason of its QuotaReserved
+ * condition, "Pending" (waits for quota) or "Inadmissible" (can't be considered: missing or
+ * stopped queue, missing flavor, namespace not selected), with the engine's message; while a
+ * workload it evicted waits: "Preempted" (Kueue's message, "Preempted to accommodate ns/name
+ * due to ...", then what it waits for) or the Evicted reason of a HoldAndDrain stop
+ * ("ClusterQueueStopped", "LocalQueueStopped"). Not given to the engine: "Deactivated"
+ * (spec.active false), "Finished" (holds no quota), "Inadmissible" without spec.queueName.
+ * "preempted" is true for a Workload preempted during the run, even if admitted again since.
+ * ClusterQueue usage lists every flavor and resource of the spec, in spec order, total and
+ * borrowed in canonical quantities (quota_format_amount).
+ */
+int sim_run(const struct sim_input *inputs, size_t n, FILE *out, FILE *errout);
+
+/* `muster simulate [--help] FILE...`: reads the files ("-" is stdin) and calls sim_run. */
+int sim_main(int argc, char **argv);
+
+#endif

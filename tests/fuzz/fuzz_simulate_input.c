@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Fuzzes `muster simulate` (sim/simulate.h) with arbitrary bytes as its one input file: the
+ * whole path from YAML through the decoders and the engine to the output. Every input must end
+ * in a clean result (status 0, every output line a JSON object, nothing on stderr) or a clean
+ * error (status 2, no output, a message on stderr); never a crash, a leak, a livelock or
+ * status 1, which only a failed allocation or an engine bug can cause.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "sim/simulate.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_lines(const char *out, size_t len)
+{
+	const char *p = out, *end = out + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			abort(); /* every line ends in a newline */
+		json_error_t jerr;
+		json_t *v = json_loadb(p, (size_t)(nl - p), 0, &jerr);
+		if (!json_is_object(v) || !json_is_string(json_object_get(v, "kind")))
+			abort();
+		json_decref(v);
+		p = nl + 1;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *out = NULL, *err = NULL;
+	size_t out_len = 0, err_len = 0;
+	FILE *fout = open_memstream(&out, &out_len);
+	FILE *ferr = open_memstream(&err, &err_len);
+	if (!fout || !ferr)
+		abort();
+	struct sim_input in = { .name = "fuzz.yaml", .data = (const char *)data, .len = size };
+	int status = sim_run(&in, 1, fout, ferr);
+	fclose(fout);
+	fclose(ferr);
+	if (status == SIM_OK) {
+		if (err_len != 0)
+			abort();
+		check_lines(out, out_len);
+	} else if (status == SIM_INVALID) {
+		if (out_len != 0 || err_len == 0 || strncmp(err, "fuzz.yaml", 9) != 0)
+			abort();
+	} else {
+		abort();
+	}
+	free(out);
+	free(err);
+	return 0;
+}

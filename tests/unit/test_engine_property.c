@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Property test for core/engine: random cohort trees and ClusterQueues (limits, lending,
+ * cohort pools, policies), then random operations (add workloads, cycles, finishes,
+ * evictions of victims and of running work, stop-policy flips that rebuild the trees). After
+ * every operation the test recomputes, from its own record of what was admitted, the usage
+ * Kueue's formulas give at every node, and checks:
+ *   - the engine's usage equals it at every ClusterQueue and cohort;
+ *   - no over-admission: a ClusterQueue stays within nominal + borrowingLimit, a cohort within
+ *     its subtree quota (+ its borrowingLimit under a parent), a root within its subtree
+ *     quota, where subtree quotas only count what lendingLimits let children lend;
+ *   - gangs are all or nothing: every admitted podSet has its full count, or with minCount
+ *     at least minCount, and is charged count x request.
+ * Seeded and reproducible: MUSTER_SEED=<n> replays a run; the seed is printed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "core/engine.h"
+
+#define U(x) ((int64_t)(x) * 1000)
+#define MAX_COHORTS 6
+#define MAX_CQS 10
+#define MAX_WLS 4096
+#define N_FR 5 /* (f0|f1) x (cpu|memory), g0 x gpu */
+#define N_RES 3
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64* */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ull;
+}
+
+static int64_t rnd_in(int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
+
+static const char *const res_names[N_RES] = { "cpu", "memory", "nvidia.com/gpu" };
+static const char *const fr_flavor[N_FR] = { "f0", "f0", "f1", "f1", "g0" };
+static const int fr_res[N_FR] = { 0, 1, 0, 1, 2 };
+
+static int fr_index(const char *flavor, const char *resource)
+{
+	for (int i = 0; i < N_FR; i++)
+		if (!strcmp(fr_flavor[i], flavor) && !strcmp(res_names[fr_res[i]], resource))
+			return i;
+	fail_msg("unknown flavor-resource %s/%s", flavor, resource);
+	return -1;
+}
+
+/* The test's own copy of the quotas. */
+struct q {
+	int has; /* the node has this flavor-resource in its spec */
+	int64_t nominal;
+	int has_bl, has_ll;
+	int64_t bl, ll;
+};
+
+struct node {
+	char name[16];
+	int parent; /* cohort index, -1 none */
+	struct q q[N_FR];
+	/* model, recomputed */
+	int64_t subtree[N_FR], local[N_FR], usage[N_FR];
+};
+
+struct wl {
+	int live;
+	int admitted;
+	int victim; /* told to go, not yet evicted */
+	int cq; /* where admitted */
+	int lq; /* ClusterQueue whose LocalQueue it was submitted to */
+	int n_podsets;
+	int64_t count[2], min_count[2];
+	int64_t per_pod[2][N_RES];
+	int64_t usage[N_FR]; /* admitted charge */
+};
+
+struct world {
+	struct engine *e;
+	int n_cohorts, n_cqs;
+	struct node cohort[MAX_COHORTS];
+	struct node cq[MAX_CQS];
+	int cq_stopped[MAX_CQS];
+	struct eng_cq_spec cq_spec[MAX_CQS];
+	struct wl wl[MAX_WLS];
+	int n_wl; /* ids used */
+	long ops;
+	long admits, preempts, pendings;
+	/* spec storage */
+	struct eng_resource_quota rq[MAX_CQS][2][2][2];
+	struct eng_flavor_quotas fq[MAX_CQS][2][2];
+	struct eng_resource_group rg[MAX_CQS][2];
+	const char *cov[2][2];
+};
+
+static struct eng_selector all_namespaces;
+
+/* --- building the world ----------------------------------------------------------------- */
+
+static void random_quota(struct q *q, int has_parent, int allow_limits)
+{
+	q->has = 1;
+	q->nominal = U(rnd_in(0, 12));
+	q->has_bl = has_parent && allow_limits && rnd() % 3 == 0;
+	q->bl = U(rnd_in(0, 4));
+	q->has_ll = has_parent && allow_limits && rnd() % 3 == 0;
+	q->ll = q->nominal ? U(rnd_in(0, q->nominal / 1000)) : 0;
+}
+
+static void fill_group(struct world *w, int owner, struct node *n, struct eng_resource_group *rg,
+		       int with_gpu, size_t *n_groups)
+{
+	static const char *const cov_cm[] = { "cpu", "memory" };
+	static const char *const cov_g[] = { "nvidia.com/gpu" };
+	/* group 0: cpu+memory in f0, f1 (random order); group 1: gpu in g0 */
+	int first = (int)(rnd() % 2);
+	for (int k = 0; k < 2; k++) {
+		int f = k == 0 ? first : 1 - first;
+		for (int r = 0; r < 2; r++) {
+			struct q *q = &n->q[f * 2 + r];
+			w->rq[owner][0][k][r] = (struct eng_resource_quota){
+				cov_cm[r], q->nominal, q->has_bl, q->bl, q->has_ll, q->ll
+			};
+		}
+		w->fq[owner][0][k] = (struct eng_flavor_quotas){ f ? "f1" : "f0", 2, w->rq[owner][0][k] };
+	}
+	rg[0] = (struct eng_resource_group){ 2, cov_cm, 2, w->fq[owner][0] };
+	*n_groups = 1;
+	if (with_gpu) {
+		struct q *q = &n->q[4];
+		w->rq[owner][1][0][0] =
+			(struct eng_resource_quota){ "nvidia.com/gpu", q->nominal, q->has_bl, q->bl, q->has_ll, q->ll };
+		w->fq[owner][1][0] = (struct eng_flavor_quotas){ "g0", 1, w->rq[owner][1][0] };
+		rg[1] = (struct eng_resource_group){ 1, cov_g, 1, w->fq[owner][1] };
+		*n_groups = 2;
+	}
+}
+
+static void set_cq(struct world *w, int i)
+{
+	w->cq_spec[i].stop_policy = w->cq_stopped[i] ? ENG_STOP_HOLD : ENG_STOP_NONE;
+	assert_int_equal(engine_set_cq(w->e, &w->cq_spec[i]), 0);
+}
+
+static void build_world(struct world *w)
+{
+	struct quota_flavor f0 = { .name = "f0" }, f1 = { .name = "f1" }, g0 = { .name = "g0" };
+	assert_int_equal(engine_new(&w->e), 0);
+	assert_int_equal(engine_set_flavor(w->e, &f0), 0);
+	assert_int_equal(engine_set_flavor(w->e, &f1), 0);
+	assert_int_equal(engine_set_flavor(w->e, &g0), 0);
+	assert_int_equal(engine_set_namespace(w->e, "ns", 0, NULL), 0);
+
+	w->n_cohorts = (int)rnd_in(0, MAX_COHORTS);
+	for (int i = 0; i < w->n_cohorts; i++) {
+		struct node *c = &w->cohort[i];
+		snprintf(c->name, sizeof(c->name), "co%d", i);
+		/* Parents come earlier: a forest, no cycles. */
+		c->parent = i > 0 && rnd() % 3 ? (int)rnd_in(0, i - 1) : -1;
+		int pool = rnd() % 2;
+		struct eng_resource_group rg[2];
+		size_t n_groups = 0;
+		if (pool) {
+			for (int k = 0; k < N_FR; k++)
+				random_quota(&c->q[k], c->parent >= 0, 1);
+			fill_group(w, MAX_CQS - 1, c, rg, 1, &n_groups);
+		}
+		struct eng_cohort_spec spec = { c->name, c->parent >= 0 ? w->cohort[c->parent].name : NULL,
+						n_groups, n_groups ? rg : NULL };
+		assert_int_equal(engine_set_cohort(w->e, &spec), 0);
+	}
+	w->n_cqs = (int)rnd_in(2, MAX_CQS - 1);
+	for (int i = 0; i < w->n_cqs; i++) {
+		struct node *q = &w->cq[i];
+		snprintf(q->name, sizeof(q->name), "cq%d", i);
+		q->parent = w->n_cohorts && rnd() % 5 ? (int)rnd_in(0, w->n_cohorts - 1) : -1;
+		int with_gpu = rnd() % 2;
+		for (int k = 0; k < N_FR; k++)
+			if (k < 4 || with_gpu)
+				random_quota(&q->q[k], q->parent >= 0, 1);
+		size_t n_groups;
+		fill_group(w, i, q, w->rg[i], with_gpu, &n_groups);
+		struct eng_preemption p = { 0 };
+		p.within_cluster_queue = (enum eng_within_cq)rnd_in(0, 2);
+		p.reclaim_within_cohort = (enum eng_reclaim)rnd_in(0, 2);
+		if (p.reclaim_within_cohort != ENG_RECLAIM_NEVER && rnd() % 2) {
+			p.borrow_within_cohort = ENG_BORROW_WITHIN_LOWER_PRIORITY;
+			p.has_max_priority_threshold = (int)(rnd() % 2);
+			p.max_priority_threshold = (int32_t)rnd_in(0, 3);
+		}
+		w->cq_spec[i] = (struct eng_cq_spec){
+			.name = q->name,
+			.cohort = q->parent >= 0 ? w->cohort[q->parent].name : NULL,
+			.n_groups = n_groups,
+			.groups = w->rg[i],
+			.queueing = (enum eng_queueing)rnd_in(0, 1),
+			.preemption = p,
+			.when_can_borrow = (enum eng_when_can_borrow)rnd_in(0, 1),
+			.when_can_preempt = (enum eng_when_can_preempt)rnd_in(0, 1),
+			.namespace_selector = &all_namespaces,
+		};
+		if (w->cq_spec[i].when_can_borrow == ENG_BORROW_TRY_NEXT_FLAVOR &&
+		    w->cq_spec[i].when_can_preempt == ENG_PREEMPT_TRY_NEXT_FLAVOR)
+			w->cq_spec[i].prefer_preemption_over_borrowing = (int)(rnd() % 2);
+		set_cq(w, i);
+		char lq[16];
+		snprintf(lq, sizeof(lq), "lq%d", i);
+		assert_int_equal(engine_set_local_queue(w->e, "ns", lq, q->name, ENG_STOP_NONE), 0);
+	}
+}
+
+/* --- the model ------------------------------------------------------------------------- */
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static void model_node(struct node *n, int k, int64_t base_subtree)
+{
+	n->subtree[k] = base_subtree;
+	n->local[k] = n->q[k].has && n->q[k].has_ll ? max64(0, n->subtree[k] - n->q[k].ll) : 0;
+}
+
+/* Kueue's resource_node.go, from scratch: SubtreeQuota, localQuota and Usage at every node. */
+static void model(struct world *w)
+{
+	for (int i = 0; i < w->n_cqs; i++)
+		memset(w->cq[i].usage, 0, sizeof(w->cq[i].usage));
+	for (int id = 0; id < w->n_wl; id++) {
+		const struct wl *x = &w->wl[id];
+		if (x->live && x->admitted)
+			for (int k = 0; k < N_FR; k++)
+				w->cq[x->cq].usage[k] += x->usage[k];
+	}
+	for (int k = 0; k < N_FR; k++) {
+		for (int i = 0; i < w->n_cqs; i++) {
+			struct node *q = &w->cq[i];
+			model_node(q, k, q->q[k].has ? q->q[k].nominal : 0);
+		}
+		/* Children have larger indices than parents: fold from the leaves up. */
+		for (int c = w->n_cohorts - 1; c >= 0; c--) {
+			struct node *n = &w->cohort[c];
+			int64_t subtree = n->q[k].has ? n->q[k].nominal : 0, usage = 0;
+			for (int i = 0; i < w->n_cqs; i++) {
+				if (w->cq[i].parent != c)
+					continue;
+				subtree += w->cq[i].subtree[k] - w->cq[i].local[k];
+				usage += max64(0, w->cq[i].usage[k] - w->cq[i].local[k]);
+			}
+			for (int d = c + 1; d < w->n_cohorts; d++) {
+				if (w->cohort[d].parent != c)
+					continue;
+				subtree += w->cohort[d].subtree[k] - w->cohort[d].local[k];
+				usage += max64(0, w->cohort[d].usage[k] - w->cohort[d].local[k]);
+			}
+			model_node(n, k, subtree);
+			n->usage[k] = usage;
+		}
+	}
+}
+
+static void check(struct world *w, const char *after)
+{
+	model(w);
+	size_t n_adm[MAX_CQS] = { 0 };
+	for (int id = 0; id < w->n_wl; id++)
+		if (w->wl[id].live && w->wl[id].admitted)
+			n_adm[w->wl[id].cq]++;
+	for (int i = 0; i < w->n_cqs; i++) {
+		struct node *q = &w->cq[i];
+		size_t pending, adm;
+		assert_int_equal(engine_cq_counts(w->e, q->name, &pending, &adm), 0);
+		if (adm != n_adm[i])
+			fail_msg("op %ld (%s): %s admitted %zu, test counts %zu", w->ops, after, q->name, adm,
+				 n_adm[i]);
+		for (int k = 0; k < N_FR; k++) {
+			struct eng_cq_usage u;
+			int rc = engine_cq_usage(w->e, q->name, fr_flavor[k], res_names[fr_res[k]], &u);
+			int64_t engine = rc == 0 ? u.total : 0;
+			if (rc != 0 && rc != -ENOENT)
+				fail_msg("engine_cq_usage: %d", rc);
+			if (engine != q->usage[k])
+				fail_msg("op %ld (%s): %s %s/%s usage %" PRId64 ", admitted workloads sum to %" PRId64,
+					 w->ops, after, q->name, fr_flavor[k], res_names[fr_res[k]], engine,
+					 q->usage[k]);
+			if (q->parent < 0 && q->usage[k] > (q->q[k].has ? q->q[k].nominal : 0))
+				fail_msg("op %ld (%s): %s over nominal in %s/%s", w->ops, after, q->name,
+					 fr_flavor[k], res_names[fr_res[k]]);
+			if (q->parent >= 0 && q->q[k].has && q->q[k].has_bl &&
+			    q->usage[k] > q->q[k].nominal + q->q[k].bl)
+				fail_msg("op %ld (%s): %s over nominal + borrowingLimit in %s/%s: %" PRId64, w->ops,
+					 after, q->name, fr_flavor[k], res_names[fr_res[k]], q->usage[k]);
+		}
+	}
+	for (int c = 0; c < w->n_cohorts; c++) {
+		struct node *n = &w->cohort[c];
+		for (int k = 0; k < N_FR; k++) {
+			struct eng_cq_usage u;
+			int rc = engine_cohort_usage(w->e, n->name, fr_flavor[k], res_names[fr_res[k]], &u);
+			int64_t engine = rc == 0 ? u.total : 0;
+			if (rc != 0 && rc != -ENOENT)
+				fail_msg("engine_cohort_usage: %d", rc);
+			if (engine != n->usage[k])
+				fail_msg("op %ld (%s): cohort %s %s/%s usage %" PRId64 ", model %" PRId64, w->ops, after,
+					 n->name, fr_flavor[k], res_names[fr_res[k]], engine, n->usage[k]);
+			int64_t cap = n->subtree[k];
+			if (n->parent >= 0) {
+				if (!(n->q[k].has && n->q[k].has_bl))
+					continue; /* bounded by its parent */
+				cap += n->q[k].bl;
+			}
+			if (n->usage[k] > cap)
+				fail_msg("op %ld (%s): cohort %s over its pool in %s/%s: %" PRId64 " > %" PRId64,
+					 w->ops, after, n->name, fr_flavor[k], res_names[fr_res[k]], n->usage[k], cap);
+		}
+	}
+}
+
+/* --- decisions ----------------------------------------------------------------------------- */
+
+static int wl_id(const char *key)
+{
+	int id = atoi(key + strlen("ns/w"));
+	assert_true(id >= 0 && id < MAX_WLS);
+	return id;
+}
+
+static int trace; /* MUSTER_TRACE=1: print every decision */
+
+static void on_decision(void *arg, const struct eng_decision *d)
+{
+	struct world *w = arg;
+	struct wl *x = &w->wl[wl_id(d->workload)];
+	if (trace)
+		print_message("    op %ld: %s %s %s %s\n", w->ops,
+			      d->kind == ENG_ADMIT ? "ADMIT" : d->kind == ENG_PREEMPT ? "PREEMPT" : "PENDING",
+			      d->workload, d->kind == ENG_ADMIT ? d->assignment->cluster_queue : d->reason,
+			      d->message ? d->message : (d->preemptor ? d->preemptor : ""));
+	assert_true(x->live);
+	switch (d->kind) {
+	case ENG_ADMIT: {
+		const struct eng_assignment *a = d->assignment;
+		assert_false(x->admitted);
+		assert_int_equal(a->n_podsets, x->n_podsets);
+		x->admitted = 1;
+		x->victim = 0;
+		x->cq = -1;
+		for (int i = 0; i < w->n_cqs; i++)
+			if (!strcmp(w->cq[i].name, a->cluster_queue))
+				x->cq = i;
+		assert_int_equal(x->cq, x->lq);
+		memset(x->usage, 0, sizeof(x->usage));
+		for (size_t p = 0; p < a->n_podsets; p++) {
+			const struct eng_podset_assignment *ps = &a->podsets[p];
+			/* All or nothing, or at least minCount. */
+			if (ps->count != x->count[p] &&
+			    !(x->min_count[p] > 0 && ps->count >= x->min_count[p] && ps->count < x->count[p]))
+				fail_msg("%s podSet %zu admitted with %" PRId64 " of %" PRId64 " (minCount %" PRId64 ")",
+					 d->workload, p, ps->count, x->count[p], x->min_count[p]);
+			for (size_t r = 0; r < ps->n; r++) {
+				int k = fr_index(ps->flavors[r], ps->resources[r]);
+				assert_int_equal(ps->usage[r], ps->count * x->per_pod[p][fr_res[k]]);
+				x->usage[k] += ps->usage[r];
+			}
+			for (int r = 0; r < N_RES; r++) {
+				int charged = 0;
+				for (size_t i = 0; i < ps->n; i++)
+					charged |= !strcmp(ps->resources[i], res_names[r]);
+				assert_true(charged || x->per_pod[p][r] == 0);
+			}
+		}
+		w->admits++;
+		break;
+	}
+	case ENG_PREEMPT:
+		assert_true(x->admitted);
+		assert_false(x->victim); /* once */
+		x->victim = 1;
+		w->preempts++;
+		break;
+	case ENG_PENDING:
+		assert_false(x->admitted);
+		w->pendings++;
+		break;
+	}
+}
+
+/* --- operations ----------------------------------------------------------------------------- */
+
+static void op_add(struct world *w)
+{
+	if (w->n_wl == MAX_WLS)
+		return;
+	int id = w->n_wl++;
+	struct wl *x = &w->wl[id];
+	char key[32], lq[16];
+	const char *res[2][N_RES];
+	int64_t per_pod[2][N_RES];
+	struct eng_podset ps[2];
+	memset(x, 0, sizeof(*x));
+	x->live = 1;
+	x->lq = (int)rnd_in(0, w->n_cqs - 1);
+	x->n_podsets = rnd() % 4 == 0 ? 2 : 1;
+	int with_min = rnd() % 3 == 0 ? (int)rnd_in(0, x->n_podsets - 1) : -1;
+	for (int p = 0; p < x->n_podsets; p++) {
+		size_t n = 0;
+		x->count[p] = rnd_in(1, 4);
+		x->min_count[p] = p == with_min ? rnd_in(1, x->count[p]) : 0;
+		for (int r = 0; r < N_RES; r++) {
+			x->per_pod[p][r] = r == 2 ? (rnd() % 4 == 0 ? U(rnd_in(1, 2)) : 0)
+						  : (rnd() % 5 ? U(rnd_in(0, 2)) + (int64_t)rnd_in(0, 1) * 500 : 0);
+			if (x->per_pod[p][r] || r == 0) {
+				res[p][n] = res_names[r];
+				per_pod[p][n++] = x->per_pod[p][r];
+			}
+		}
+		ps[p] = (struct eng_podset){ p ? "workers" : "main", x->count[p], x->min_count[p],
+					     { .n_requests = n, .resources = res[p], .per_pod = per_pod[p] } };
+	}
+	snprintf(key, sizeof(key), "ns/w%d", id);
+	snprintf(lq, sizeof(lq), "lq%d", x->lq);
+	struct eng_workload_spec spec = { key, "ns", lq, (int32_t)rnd_in(0, 3), (int64_t)w->ops,
+					  (size_t)x->n_podsets, ps };
+	assert_int_equal(engine_add_workload(w->e, &spec), 0);
+}
+
+static int pick(struct world *w, int admitted, int victim)
+{
+	int n = 0, chosen = -1;
+	for (int id = 0; id < w->n_wl; id++) {
+		struct wl *x = &w->wl[id];
+		if (!x->live || x->admitted != admitted || (victim >= 0 && x->victim != victim))
+			continue;
+		if (rnd() % (uint64_t)++n == 0)
+			chosen = id; /* reservoir sampling */
+	}
+	return chosen;
+}
+
+static void key_of(int id, char *key, size_t size)
+{
+	snprintf(key, size, "ns/w%d", id);
+}
+
+static void op_finish(struct world *w)
+{
+	char key[32];
+	int id = pick(w, 1, -1);
+	if (id < 0)
+		return;
+	key_of(id, key, sizeof(key));
+	engine_remove_workload(w->e, key);
+	w->wl[id].live = 0;
+}
+
+static void op_evict(struct world *w, int victims_only)
+{
+	char key[32];
+	int id = pick(w, 1, victims_only ? 1 : -1);
+	if (id < 0)
+		return;
+	key_of(id, key, sizeof(key));
+	assert_int_equal(engine_evict(w->e, key), 0);
+	w->wl[id].admitted = 0;
+	w->wl[id].victim = 0;
+	memset(w->wl[id].usage, 0, sizeof(w->wl[id].usage));
+}
+
+static void op_remove_pending(struct world *w)
+{
+	char key[32];
+	int id = pick(w, 0, -1);
+	if (id < 0)
+		return;
+	key_of(id, key, sizeof(key));
+	engine_remove_workload(w->e, key);
+	w->wl[id].live = 0;
+}
+
+static void op_cycle(struct world *w)
+{
+	int rc = engine_cycle(w->e, on_decision, w);
+	assert_true(rc >= 0);
+}
+
+static void op_toggle_stop(struct world *w)
+{
+	int i = (int)rnd_in(0, w->n_cqs - 1);
+	w->cq_stopped[i] = !w->cq_stopped[i];
+	set_cq(w, i);
+}
+
+static long run_world(uint64_t seed, long ops)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	assert_non_null(w);
+	rng_state = seed ? seed : 1;
+	build_world(w);
+	check(w, "build");
+	for (w->ops = 0; w->ops < ops; w->ops++) {
+		int live = 0;
+		for (int id = 0; id < w->n_wl; id++)
+			live += w->wl[id].live;
+		uint64_t r = rnd() % 100;
+		const char *what;
+		if (r < 30 && live < 200 && w->n_wl < MAX_WLS) {
+			op_add(w);
+			what = "add";
+		} else if (r < 60) {
+			op_cycle(w);
+			what = "cycle";
+		} else if (r < 72) {
+			op_finish(w);
+			what = "finish";
+		} else if (r < 87) {
+			op_evict(w, 1);
+			what = "evict victim";
+		} else if (r < 92) {
+			op_evict(w, 0);
+			what = "evict";
+		} else if (r < 98) {
+			op_remove_pending(w);
+			what = "remove pending";
+		} else {
+			op_toggle_stop(w);
+			what = "stop policy";
+		}
+		check(w, what);
+	}
+	long admits = w->admits;
+	print_message("  world %#" PRIx64 ": %d cohorts, %d ClusterQueues, %d workloads, %ld admissions, "
+		      "%ld preemptions, %ld pending reports\n",
+		      seed, w->n_cohorts, w->n_cqs, w->n_wl, w->admits, w->preempts, w->pendings);
+	engine_free(w->e);
+	free(w);
+	return admits;
+}
+
+static void test_engine_property_random_trees_never_over_admit(void **state)
+{
+	const char *env = getenv("MUSTER_SEED");
+	trace = getenv("MUSTER_TRACE") != NULL;
+	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) * 2654435761u;
+	print_message("MUSTER_SEED=%" PRIu64 " (set it to replay this run)\n", seed);
+	long total_ops = 0, admits = 0;
+	const long worlds = 12, ops_per_world = 9000;
+	for (long i = 0; i < worlds; i++) {
+		admits += run_world(seed + (uint64_t)i * 0x9e3779b97f4a7c15ull, ops_per_world);
+		total_ops += ops_per_world;
+	}
+	assert_true(total_ops >= 100000);
+	assert_true(admits > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_engine_property_random_trees_never_over_admit),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
