@@ -6,6 +6,7 @@
 #   2. builds muster with AddressSanitizer and UBSan and runs the unit tests, the fuzz corpora
 #      and the core purity check under ctest;
 #   3. runs each libFuzzer target briefly (MUSTER_FUZZ_SECONDS, default 20; 0 skips);
+#      then builds the engine benchmarks without sanitizers and prints their figures (tests/bench);
 #   4. brings up a private local cluster whose manager is that sanitized binary, runs every
 #      tests/e2e/test_*.sh against it, tears it down, and fails if the manager's log holds any
 #      sanitizer report.
@@ -96,6 +97,30 @@ if [ "$FUZZ_SECONDS" -gt 0 ] && command -v clang >/dev/null; then
 		done
 	else
 		record fuzz-build 1
+	fi
+fi
+
+# --- engine benchmarks: figures, not pass/fail timings ---------------------------------------
+# Built in their own directory without sanitizers, which would distort the figures. They print
+# to stderr and are not counted as passes; a bench that crashes, hangs, or fails its own
+# correctness checks (over-admission, usage mismatches, no fixed point) is a failure.
+# MUSTER_BENCH=0 skips them.
+BENCH_BUILD=${MUSTER_BENCH_BUILD:-$REPO/build-bench}
+if [ "${MUSTER_BENCH:-1}" != 0 ]; then
+	say "building and running the engine benchmarks in $BENCH_BUILD"
+	if cmake -S "$REPO" -B "$BENCH_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMUSTER_SANITIZE=OFF \
+		-DMUSTER_FUZZ=OFF -DMUSTER_TESTS=ON >&2 &&
+		cmake --build "$BENCH_BUILD" -j"$(nproc)" --target bench_engine_throughput bench_kueue_baseline >&2; then
+		for b in bench_engine_throughput bench_kueue_baseline; do
+			timeout 300 "$BENCH_BUILD/tests/$b" >&2
+			rc=$?
+			if [ "$rc" -ne 0 ]; then
+				say "$b failed (exit status $rc; 124 is a timeout)"
+				record "bench:$b" 1
+			fi
+		done
+	else
+		record bench-build 1
 	fi
 fi
 
