@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kubernetes and Kueue objects as muster reads and writes them: small accessors over jansson
- * values, conditions, pod resource requests, the Job -> Workload conversion and the decoders
- * that turn ClusterQueues, ResourceFlavors and Workload admissions into core quota structs.
+ * values, conditions, pod resource requests, the Job -> Workload conversion, priorities, the
+ * node constraints of a podSet and namespace selectors. The engine's objects (ClusterQueues,
+ * ResourceFlavors, Workloads and their admissions) are decoded in engine_objects.h.
  *
  * Borrowed vs owned follows jansson: functions returning `json_t *` from a getter are borrowed;
  * functions named *_new or documented "new reference" return something the caller releases.
@@ -102,13 +103,9 @@ int job_priority_resolve(json_t *job, json_t *wpcs, json_t *pcs, struct job_prio
 /* Writes spec.priority and spec.priorityClassRef of a Workload (new or not yet admitted). */
 int workload_apply_priority(json_t *wl, const struct job_priority *p);
 
-/* Decoders into core structs (new allocations the caller owns or hands to the model). */
-struct quota_cq *cq_decode(json_t *cq, char *err, size_t errlen);
-struct quota_flavor *flavor_decode(json_t *rf, char *err, size_t errlen);
-/* The charge recorded in a Workload's status.admission; NULL if it holds none. */
-struct quota_charge *charge_decode(json_t *wl);
-
-/* The podset a Workload asks for, decoded for quota_assign. Owns its strings. */
+/* A podSet of a Workload as the engine sees it: ps holds its per-pod requests and node
+ * constraints (matched against flavors by quota_flavor_match). The view owns its name, requests
+ * and arrays; the constraints' strings are borrowed from podset, which must outlive it. */
 struct podset_view {
 	char *name;
 	struct pod_requests requests;

@@ -1,24 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The quota model: ResourceFlavors, ClusterQueue quota tables, and what each admitted workload
- * charges against them. It answers one question: does this gang fit now, and in which flavor?
+ * ResourceFlavors and the node constraints of a podSet: whether a flavor's nodes could take a
+ * podSet's pods (node selector, required node affinity, taints and tolerations, judged against
+ * the flavor's nodeLabels, nodeTaints and tolerations), and the canonical formatting of
+ * resource amounts. The admission engine (engine.h) builds on these; all quota maths is there.
  *
  * Pure: no I/O, no JSON. The manager and the simulator translate API objects into these
- * structs. All quantities are int64 milli-units (see quantity.h). The model owns everything
- * passed to its *_set functions (they take ownership of the spec) and frees it on replace,
- * remove or quota_model_release.
- *
- * Semantics follow Kueue v1beta2 for a ClusterQueue without a cohort: resource groups are
- * independent; within a group the flavors are tried in order and the first one where every
- * requested resource fits within nominalQuota - usage is taken.
+ * structs. All quantities are int64 milli-units (see quantity.h).
  */
 #ifndef MUSTER_QUOTA_H
 #define MUSTER_QUOTA_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include "core/strmap.h"
 
 struct quota_kv {
 	char *key;
@@ -43,28 +37,6 @@ struct quota_flavor {
 	struct quota_taint *tolerations; /* added to admitted pods */
 };
 
-struct quota_flavor_quota {
-	char *flavor;
-	int64_t *nominal; /* one per resource of the group, same order */
-};
-
-struct quota_group {
-	size_t n_resources;
-	char **resources; /* coveredResources */
-	size_t n_flavors;
-	struct quota_flavor_quota *flavors;
-};
-
-struct quota_cq {
-	char *name;
-	size_t n_groups;
-	struct quota_group *groups;
-	int strict_fifo; /* queueingStrategy StrictFIFO */
-	/* Set by the model: usage per (group, flavor, resource) cell, flattened in that order. */
-	int64_t *usage;
-	size_t n_cells;
-};
-
 /* One node-affinity match expression (operators In, NotIn, Exists, DoesNotExist, Gt, Lt). */
 struct quota_match_expr {
 	const char *key;
@@ -79,7 +51,7 @@ struct quota_affinity_term {
 	int has_match_fields; /* matchFields select nodes by name: the flavor can't decide them */
 };
 
-/* What a podSet asks for. Borrowed by the model for the duration of a call. */
+/* What a podSet asks for: per-pod requests and node constraints. Borrowed, never owned. */
 struct quota_podset {
 	int64_t count; /* pods */
 	size_t n_requests;
@@ -93,87 +65,12 @@ struct quota_podset {
 	const struct quota_taint *tolerations;
 };
 
-/* Where a podSet landed: one flavor per requested resource and the total charged. */
-struct quota_assigned {
-	const char *resource; /* borrowed from the podset */
-	const char *flavor; /* borrowed from the model; valid until the ClusterQueue changes */
-	int64_t total; /* count * per_pod */
-};
-
+/* The most distinct resources a pod may request (and a resource group may cover): fixed, so
+ * that requests and assignments fit in arrays without allocation. */
 #define QUOTA_MAX_RESOURCES 64
 
-struct quota_assignment {
-	size_t n;
-	struct quota_assigned items[QUOTA_MAX_RESOURCES];
-};
-
-/* A workload's charge against a ClusterQueue, as recorded in its status.admission. */
-struct quota_charge_item {
-	char *flavor;
-	char *resource;
-	int64_t amount;
-};
-
-struct quota_charge {
-	char *cq;
-	size_t n;
-	struct quota_charge_item *items;
-};
-
-struct quota_model {
-	struct strmap flavors; /* name -> struct quota_flavor * */
-	struct strmap cqs; /* name -> struct quota_cq * */
-	struct strmap charges; /* workload key -> struct quota_charge * */
-};
-
-void quota_model_init(struct quota_model *m);
-void quota_model_release(struct quota_model *m);
-
-/* Adds or replaces a flavor / ClusterQueue; the model takes ownership of f / cq (also on
- * failure). A replaced ClusterQueue gets its usage recomputed from the charges. 0 or -ENOMEM. */
-int quota_set_flavor(struct quota_model *m, struct quota_flavor *f);
-void quota_remove_flavor(struct quota_model *m, const char *name);
-int quota_set_cq(struct quota_model *m, struct quota_cq *cq);
-void quota_remove_cq(struct quota_model *m, const char *name);
-
-const struct quota_cq *quota_get_cq(const struct quota_model *m, const char *name);
-
-/* Records (replacing any previous) the charge of workload key; the model takes ownership of c.
- * Charges against a missing ClusterQueue are kept and counted once it appears. 0 or -ENOMEM. */
-int quota_charge(struct quota_model *m, const char *key, struct quota_charge *c);
-/* Releases the charge of workload key, if any. */
-void quota_uncharge(struct quota_model *m, const char *key);
-/* True if workload key holds a charge. */
-int quota_is_charged(const struct quota_model *m, const char *key);
-
-/*
- * Whether the ClusterQueue can admit at all: every flavor it names exists. On failure writes
- * the reason (Kueue's, e.g. "FlavorNotFound") and a message. Returns 1 active, 0 inactive.
- */
-int quota_cq_active(const struct quota_model *m, const struct quota_cq *cq, char *reason,
-		    size_t reason_len, char *msg, size_t msg_len);
-
-/*
- * Assigns flavors to a podSet in ClusterQueue cq (which must be active).
- * Returns 0 when it fits now (out filled), or:
- *   -ENOSPC  it fits the quota but not the current usage: wait for quota;
- *   -E2BIG   it can never fit: the request exceeds every flavor's nominal quota;
- *   -ENOENT  no flavor matches (node selector, affinity or taints) or a resource is not covered;
- *   -ERANGE  count * request overflows.
- * On failure msg says why in words a user can act on.
- */
-int quota_assign(const struct quota_model *m, const struct quota_cq *cq,
-		 const struct quota_podset *ps, struct quota_assignment *out, char *msg,
-		 size_t msg_len);
-
-/* Usage and nominal of (flavor, resource) in cq; returns 0, or -ENOENT if cq has no such cell. */
-int quota_cell(const struct quota_cq *cq, const char *flavor, const char *resource,
-	       int64_t *nominal, int64_t *usage);
-
-/* Frees specs built by callers (NULL-safe); the model uses them for what it owns. */
+/* Frees a flavor built on the heap, strings included (NULL-safe). */
 void quota_flavor_free(struct quota_flavor *f);
-void quota_cq_free(struct quota_cq *cq);
-void quota_charge_free(struct quota_charge *c);
 
 /* Formats an amount of a resource canonically: byte-valued resources (memory, storage,
  * hugepages) in binary SI where exact ("1536Gi"), others in decimal SI (16000m -> "16").

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for api/objects: accessors, conditions, pod requests, Job -> Workload, decoders. */
+/* Unit tests for api/objects: accessors, conditions, pod requests, Job -> Workload, podset views,
+ * selectors. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -605,234 +606,75 @@ static void test_objects_workload_for_job_without_queue_or_template_fails(void *
 	json_decref(job);
 }
 
-/* ---------------------------------------------------------------- decoders */
+/* ---------------------------------------------------------------- podset views */
 
-static const char *const CQ_JSON =
-	"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'gpu-cq'},"
-	"'spec':{'namespaceSelector':{},'queueingStrategy':'StrictFIFO','resourceGroups':["
-	"{'coveredResources':['cpu','memory','nvidia.com/gpu'],'flavors':["
-	"{'name':'a100','resources':[{'name':'nvidia.com/gpu','nominalQuota':8},"
-	"{'name':'cpu','nominalQuota':'64'},{'name':'memory','nominalQuota':'512Gi'}]},"
-	"{'name':'h100','resources':[{'name':'memory','nominalQuota':'1Ti'},"
-	"{'name':'nvidia.com/gpu','nominalQuota':'4'},{'name':'cpu','nominalQuota':'96500m'}]}]},"
-	"{'coveredResources':['pods'],'flavors':[{'name':'default','resources':["
-	"{'name':'pods','nominalQuota':100}]}]}]}}";
-
-static void test_objects_cq_decode_resource_order_follows_covered(void **state)
+static void test_objects_podset_view_decode_fields(void **state)
 {
-	json_t *o = J(CQ_JSON);
-	char err[256] = "";
-	struct quota_cq *cq = cq_decode(o, err, sizeof(err));
-	if (!cq)
-		fail_msg("cq_decode: %s", err);
-	assert_string_equal(cq->name, "gpu-cq");
-	assert_true(cq->strict_fifo);
-	assert_int_equal(cq->n_groups, 2);
-	struct quota_group *g = &cq->groups[0];
-	assert_int_equal(g->n_resources, 3);
-	assert_string_equal(g->resources[0], "cpu");
-	assert_string_equal(g->resources[1], "memory");
-	assert_string_equal(g->resources[2], "nvidia.com/gpu");
-	assert_int_equal(g->n_flavors, 2);
-	assert_string_equal(g->flavors[0].flavor, "a100");
-	assert_int_equal(g->flavors[0].nominal[0], MILLI(64));
-	assert_true(g->flavors[0].nominal[1] == GI(512));
-	assert_int_equal(g->flavors[0].nominal[2], MILLI(8));
-	assert_string_equal(g->flavors[1].flavor, "h100");
-	assert_int_equal(g->flavors[1].nominal[0], 96500);
-	assert_true(g->flavors[1].nominal[1] == GI(1024));
-	assert_int_equal(g->flavors[1].nominal[2], MILLI(4));
-	assert_string_equal(cq->groups[1].resources[0], "pods");
-	assert_int_equal(cq->groups[1].flavors[0].nominal[0], MILLI(100));
-
-	/* The decoded queue works in the model: cells line up with the names. */
-	struct quota_model m;
-	int64_t nominal, usage;
-	quota_model_init(&m);
-	assert_int_equal(quota_set_cq(&m, cq), 0);
-	const struct quota_cq *q = quota_get_cq(&m, "gpu-cq");
-	assert_int_equal(quota_cell(q, "h100", "nvidia.com/gpu", &nominal, &usage), 0);
-	assert_int_equal(nominal, MILLI(4));
-	quota_model_release(&m);
-	json_decref(o);
-}
-
-static void test_objects_cq_decode_best_effort_fifo_and_missing_quota(void **state)
-{
-	json_t *o = J("{'metadata':{'name':'cq'},'spec':{'resourceGroups':[{'coveredResources':"
-		      "['cpu','memory'],'flavors':[{'name':'default','resources':["
-		      "{'name':'memory','nominalQuota':'1Gi'}]}]}]}}");
-	char err[256];
-	struct quota_cq *cq = cq_decode(o, err, sizeof(err));
-	assert_non_null(cq);
-	assert_false(cq->strict_fifo);
-	assert_int_equal(cq->groups[0].flavors[0].nominal[0], 0); /* unlisted: no quota */
-	assert_true(cq->groups[0].flavors[0].nominal[1] == GI(1));
-	quota_cq_free(cq);
-	json_decref(o);
-}
-
-static void test_objects_cq_decode_rejects_bad_resources(void **state)
-{
-	char err[256] = "";
-	json_t *o = J("{'metadata':{'name':'cq'},'spec':{'resourceGroups':[{'coveredResources':"
-		      "['cpu'],'flavors':[{'name':'default','resources':["
-		      "{'name':'memory','nominalQuota':'1Gi'}]}]}]}}");
-	assert_null(cq_decode(o, err, sizeof(err)));
-	assert_non_null(strstr(err, "memory"));
-	json_decref(o);
-
-	err[0] = '\0';
-	o = J("{'metadata':{'name':'cq'},'spec':{'resourceGroups':[{'coveredResources':"
-	      "['cpu'],'flavors':[{'name':'default','resources':["
-	      "{'name':'cpu','nominalQuota':'many'}]}]}]}}");
-	assert_null(cq_decode(o, err, sizeof(err)));
-	assert_non_null(strstr(err, "cpu"));
-	json_decref(o);
-
-	o = J("{'metadata':{'name':'cq'},'spec':{'resourceGroups':[{'coveredResources':"
-	      "['cpu', 7],'flavors':[]}]}}");
-	assert_null(cq_decode(o, err, sizeof(err)));
-	json_decref(o);
-}
-
-static void test_objects_flavor_decode_labels_taints_tolerations(void **state)
-{
-	json_t *o = J("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor',"
-		      "'metadata':{'name':'spot'},'spec':{'nodeLabels':{'instance-type':'spot',"
-		      "'zone':'a'},'nodeTaints':[{'key':'spot','value':'true','effect':'NoSchedule'}],"
-		      "'tolerations':[{'key':'spot','operator':'Exists','effect':'NoSchedule'}]}}");
-	char err[256];
-	struct quota_flavor *f = flavor_decode(o, err, sizeof(err));
-	assert_non_null(f);
-	assert_string_equal(f->name, "spot");
-	assert_int_equal(f->n_labels, 2);
-	int seen = 0;
-	for (size_t i = 0; i < f->n_labels; i++)
-		if (!strcmp(f->labels[i].key, "instance-type") && !strcmp(f->labels[i].value, "spot"))
-			seen = 1;
-	assert_true(seen);
-	assert_int_equal(f->n_taints, 1);
-	assert_string_equal(f->taints[0].key, "spot");
-	assert_string_equal(f->taints[0].value, "true");
-	assert_string_equal(f->taints[0].effect, "NoSchedule");
-	assert_false(f->taints[0].exists);
-	assert_int_equal(f->n_tolerations, 1);
-	assert_true(f->tolerations[0].exists);
-	assert_null(f->tolerations[0].value);
-	assert_true(quota_tolerates(f->tolerations, f->n_tolerations, &f->taints[0]));
-	quota_flavor_free(f);
-	json_decref(o);
-
-	o = J("{'metadata':{'name':'plain'},'spec':{}}");
-	f = flavor_decode(o, err, sizeof(err));
-	assert_non_null(f);
-	assert_int_equal(f->n_labels + f->n_taints + f->n_tolerations, 0);
-	quota_flavor_free(f);
-	json_decref(o);
-}
-
-static void test_objects_charge_decode_reads_admission(void **state)
-{
-	json_t *wl = J("{'metadata':{'name':'w'},'status':{'admission':{'clusterQueue':'gpu-cq',"
-		       "'podSetAssignments':[{'name':'main','count':8,"
-		       "'flavors':{'cpu':'a100','memory':'a100','nvidia.com/gpu':'a100'},"
-		       "'resourceUsage':{'cpu':'16','memory':'128Gi','nvidia.com/gpu':'8'}},"
-		       "{'name':'driver','count':1,'flavors':{'cpu':'default'},"
-		       "'resourceUsage':{'cpu':'500m','pods':'1'}}]}}}");
-	struct quota_charge *c = charge_decode(wl);
-	assert_non_null(c);
-	assert_string_equal(c->cq, "gpu-cq");
-	/* "pods" has no flavor recorded, so it charges nothing. */
-	assert_int_equal(c->n, 4);
-	int64_t gpu = -1, cpu_default = -1;
-	for (size_t i = 0; i < c->n; i++) {
-		if (!strcmp(c->items[i].resource, "nvidia.com/gpu")) {
-			assert_string_equal(c->items[i].flavor, "a100");
-			gpu = c->items[i].amount;
-		}
-		if (!strcmp(c->items[i].flavor, "default"))
-			cpu_default = c->items[i].amount;
-	}
-	assert_int_equal(gpu, MILLI(8));
-	assert_int_equal(cpu_default, 500);
-	quota_charge_free(c);
-	json_decref(wl);
-}
-
-static void test_objects_charge_decode_without_admission_null(void **state)
-{
-	json_t *wl = J("{'metadata':{'name':'w'},'status':{'conditions':[]}}");
-	assert_null(charge_decode(wl));
-	json_decref(wl);
-	wl = J("{'metadata':{'name':'w'}}");
-	assert_null(charge_decode(wl));
-	json_decref(wl);
-	wl = J("{'status':{'admission':{'clusterQueue':'cq'}}}");
-	struct quota_charge *c = charge_decode(wl);
-	assert_non_null(c);
-	assert_int_equal(c->n, 0);
-	quota_charge_free(c);
-	json_decref(wl);
-}
-
-static void test_objects_podset_view_decode_feeds_quota_assign(void **state)
-{
-	json_t *ps = J("{'name':'main','count':4,'template':{'spec':{"
-		       "'nodeSelector':{'gpu.example.com/model':'h100'},"
+	json_t *ps = J("{'name':'workers','count':4,'template':{'spec':{"
+		       "'nodeSelector':{'gpu.example.com/model':'h100','ignored':7},"
 		       "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
 		       "{'nodeSelectorTerms':[{'matchExpressions':[{'key':'zone','operator':'In',"
 		       "'values':['a','b']},{'key':'gpu.example.com/model','operator':'NotIn',"
-		       "'values':['a100']}]}]}}},"
+		       "'values':['a100']}]},"
+		       "{'matchFields':[{'key':'metadata.name','operator':'In',"
+		       "'values':['node-1']}]},"
+		       "{'matchExpressions':[{'key':'big','operator':'Exists'}]}]}}},"
 		       "'tolerations':[{'key':'nvidia.com/gpu','operator':'Exists',"
-		       "'effect':'NoSchedule'}],"
+		       "'effect':'NoSchedule'},{'key':'spot','value':'true'}],"
 		       "'containers':[{'name':'c','resources':{'requests':{'cpu':'2'},"
 		       "'limits':{'nvidia.com/gpu':'1'}}}]}}}");
 	struct podset_view v;
 	char err[256] = "";
 	if (podset_view_decode(ps, &v, err, sizeof(err)) != 0)
 		fail_msg("podset_view_decode: %s", err);
-	assert_string_equal(v.name, "main");
+	assert_string_equal(v.name, "workers");
 	assert_int_equal(v.ps.count, 4);
+
+	/* The requests are the pod's effective ones, shared with v.requests. */
 	assert_int_equal(v.ps.n_requests, 2);
+	assert_ptr_equal(v.ps.resources, v.requests.names);
+	assert_ptr_equal(v.ps.per_pod, v.requests.milli);
+	for (size_t i = 0; i < v.ps.n_requests; i++) {
+		if (!strcmp(v.ps.resources[i], "cpu"))
+			assert_int_equal(v.ps.per_pod[i], MILLI(2));
+		else if (!strcmp(v.ps.resources[i], "nvidia.com/gpu"))
+			assert_int_equal(v.ps.per_pod[i], MILLI(1));
+		else
+			fail_msg("unexpected resource %s", v.ps.resources[i]);
+	}
+
+	/* A nodeSelector value that is no string is not a constraint. */
 	assert_int_equal(v.ps.n_selector, 1);
 	assert_string_equal(v.ps.node_selector[0].key, "gpu.example.com/model");
-	assert_int_equal(v.ps.n_terms, 1);
-	assert_int_equal(v.ps.terms[0].n_exprs, 2);
-	assert_string_equal(v.ps.terms[0].exprs[0].op, "In");
-	assert_int_equal(v.ps.terms[0].exprs[0].n_values, 2);
-	assert_string_equal(v.ps.terms[0].exprs[0].values[1], "b");
-	assert_int_equal(v.ps.n_tolerations, 1);
-	assert_true(v.ps.tolerations[0].exists);
+	assert_string_equal(v.ps.node_selector[0].value, "h100");
 
-	/* End to end: a100 and h100 flavors, both tainted; the podset lands on h100. */
-	struct quota_model m;
-	quota_model_init(&m);
-	const char *rfs[] = {
-		"{'metadata':{'name':'a100'},'spec':{'nodeLabels':{'gpu.example.com/model':'a100'},"
-		"'nodeTaints':[{'key':'nvidia.com/gpu','value':'present','effect':'NoSchedule'}]}}",
-		"{'metadata':{'name':'h100'},'spec':{'nodeLabels':{'gpu.example.com/model':'h100'},"
-		"'nodeTaints':[{'key':'nvidia.com/gpu','value':'present','effect':'NoSchedule'}]}}",
-	};
-	for (size_t i = 0; i < 2; i++) {
-		json_t *rf = J(rfs[i]);
-		struct quota_flavor *f = flavor_decode(rf, err, sizeof(err));
-		assert_non_null(f);
-		assert_int_equal(quota_set_flavor(&m, f), 0);
-		json_decref(rf);
-	}
-	json_t *cqj = J(CQ_JSON);
-	assert_int_equal(quota_set_cq(&m, cq_decode(cqj, err, sizeof(err))), 0);
-	struct quota_assignment out;
-	char msg[512];
-	int rc = quota_assign(&m, quota_get_cq(&m, "gpu-cq"), &v.ps, &out, msg, sizeof(msg));
-	if (rc != 0)
-		fail_msg("quota_assign: %d %s", rc, msg);
-	assert_int_equal(out.n, 2);
-	for (size_t i = 0; i < out.n; i++)
-		assert_string_equal(out.items[i].flavor, "h100");
-	quota_model_release(&m);
-	json_decref(cqj);
+	assert_int_equal(v.ps.n_terms, 3);
+	const struct quota_affinity_term *t = v.ps.terms;
+	assert_int_equal(t[0].n_exprs, 2);
+	assert_false(t[0].has_match_fields);
+	assert_string_equal(t[0].exprs[0].key, "zone");
+	assert_string_equal(t[0].exprs[0].op, "In");
+	assert_int_equal(t[0].exprs[0].n_values, 2);
+	assert_string_equal(t[0].exprs[0].values[0], "a");
+	assert_string_equal(t[0].exprs[0].values[1], "b");
+	assert_string_equal(t[0].exprs[1].op, "NotIn");
+	assert_string_equal(t[0].exprs[1].values[0], "a100");
+	/* matchFields are only flagged: node names are for the node to decide. */
+	assert_int_equal(t[1].n_exprs, 0);
+	assert_true(t[1].has_match_fields);
+	assert_int_equal(t[2].n_exprs, 1);
+	assert_string_equal(t[2].exprs[0].op, "Exists");
+	assert_int_equal(t[2].exprs[0].n_values, 0);
+
+	assert_int_equal(v.ps.n_tolerations, 2);
+	assert_string_equal(v.ps.tolerations[0].key, "nvidia.com/gpu");
+	assert_null(v.ps.tolerations[0].value);
+	assert_string_equal(v.ps.tolerations[0].effect, "NoSchedule");
+	assert_true(v.ps.tolerations[0].exists);
+	assert_string_equal(v.ps.tolerations[1].key, "spot");
+	assert_string_equal(v.ps.tolerations[1].value, "true");
+	assert_null(v.ps.tolerations[1].effect); /* any effect */
+	assert_false(v.ps.tolerations[1].exists); /* no operator means Equal */
 	podset_view_release(&v);
 	json_decref(ps);
 }
@@ -956,13 +798,7 @@ int main(void)
 		cmocka_unit_test(test_objects_workload_count_min_parallelism_completions),
 		cmocka_unit_test(test_objects_workload_for_job_shape),
 		cmocka_unit_test(test_objects_workload_for_job_without_queue_or_template_fails),
-		cmocka_unit_test(test_objects_cq_decode_resource_order_follows_covered),
-		cmocka_unit_test(test_objects_cq_decode_best_effort_fifo_and_missing_quota),
-		cmocka_unit_test(test_objects_cq_decode_rejects_bad_resources),
-		cmocka_unit_test(test_objects_flavor_decode_labels_taints_tolerations),
-		cmocka_unit_test(test_objects_charge_decode_reads_admission),
-		cmocka_unit_test(test_objects_charge_decode_without_admission_null),
-		cmocka_unit_test(test_objects_podset_view_decode_feeds_quota_assign),
+		cmocka_unit_test(test_objects_podset_view_decode_fields),
 		cmocka_unit_test(test_objects_podset_view_decode_defaults_and_errors),
 		cmocka_unit_test(test_objects_selector_null_matches_nothing_empty_matches_all),
 		cmocka_unit_test(test_objects_selector_match_labels),
