@@ -1624,6 +1624,13 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 		if ((rc = decode_admission(out, json_is_null(adm) ? NULL : adm, err, errlen)) != 0)
 			return rc;
 		out->admitted = 1;
+		/* When the quota was reserved: among equally ranked preemption victims Kueue takes
+		 * the most recently admitted first. Unknown (no parsable time) counts as now. */
+		int64_t reserved_ns;
+		const char *since = json_string_value(
+			json_object_get(condition_get(wl, "QuotaReserved"), "lastTransitionTime"));
+		if (since && eobj_parse_time(since, &reserved_ns) == 0)
+			out->admission->quota_reserved_time = reserved_ns;
 	} else if (adm && !json_is_null(adm)) {
 		return bad(err, errlen,
 			   "status.admission: set, but the QuotaReserved condition is not True: "

@@ -12,9 +12,33 @@
  *    marks its whole tree for requeue. A cycle visits only dirty trees and, in them, only dirty
  *    ClusterQueues: a BestEffortFIFO workload that doesn't fit is parked until its tree
  *    changes (Kueue's inadmissible set), a StrictFIFO head stays and blocks its queue.
+ *  - A parked workload remembers what it lacked (struct need, engine_internal.h): after a
+ *    release it is requeued only if enough of what it lacked was released, and when its turn
+ *    comes it is re-parked unexamined if what is available now still falls short.
  *  - In a cycle, same-shaped workloads after one that didn't fit in the same ClusterQueue get
  *    its answer without another flavor assignment (like Kueue's scheduling-equivalence
  *    hashing): state only gets tighter during a cycle, so the answer can't change.
+ *
+ * A cycle, per dirty tree: requeue what a release may let in; report inactive ClusterQueues'
+ * workloads; let waiting preemptors in (or hold their quota for the rest of the turn); then
+ * merge the ClusterQueues' heads in Kueue's order (fits without borrowing first, then priority,
+ * then age), admitting, preempting or parking each; the merge key starts optimistic (no
+ * borrowing) and a head found to borrow more is pushed back to its true place.
+ *
+ * Differences from Kueue, on purpose:
+ *  - Every workload that fits is admitted in one cycle, not one head per ClusterQueue.
+ *  - A waiting preemptor is admitted with the assignment it preempted for (Kueue recomputes,
+ *    usually to the same); its victims can't be counted by another preemptor (see
+ *    engine_preempt.c); and what it needs is held in every cycle until it fits, where Kueue
+ *    holds it within a cycle and lets PrioritizePreemptorWorkloads order it first in the next.
+ *  - No resumption of the flavor scan across cycles (Kueue's LastAssignment / next flavor to
+ *    try): every look starts at the first flavor.
+ *  - A workload that needs preemption but finds no victims doesn't reserve quota for the rest
+ *    of the cycle (Kueue's reserveCapacityForUnreclaimablePreempt): Kueue parks it right after
+ *    and lets others take that quota in the next cycle anyway.
+ *  - Resource groups are tried in the ClusterQueue's order (Kueue iterates a map: any order).
+ *  - Admissions are charged per podSet and flavor as given; Kueue's last "fits" check before
+ *    admitting is kept (and never fails unless the assignment is wrong).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -236,21 +260,21 @@ static void mark_all_requeue(struct engine *e)
 /* --- records ------------------------------------------------------------------------------ */
 
 /* Grows a typed array to hold need elements (doubling). Sets rc to 0 or -ENOMEM. */
-#define GROW(arr, cap, need, rc)                                              \
-	do {                                                                  \
-		(rc) = 0;                                                     \
-		if ((uint32_t)(need) > (cap)) {                               \
-			uint32_t n_ = (cap) ? (cap) : 8;                      \
-			while (n_ < (uint32_t)(need))                         \
-				n_ *= 2;                                      \
-			void *p_ = realloc((arr), n_ * sizeof(*(arr)));       \
-			if (!p_) {                                            \
-				(rc) = -ENOMEM;                               \
-			} else {                                              \
-				(arr) = p_;                                   \
-				(cap) = n_;                                   \
-			}                                                     \
-		}                                                             \
+#define GROW(arr, cap, need, rc)                                        \
+	do {                                                            \
+		(rc) = 0;                                               \
+		if ((uint32_t)(need) > (cap)) {                         \
+			uint32_t n_ = (cap) ? (cap) : 8;                \
+			while (n_ < (uint32_t)(need))                   \
+				n_ *= 2;                                \
+			void *p_ = realloc((arr), n_ * sizeof(*(arr))); \
+			if (!p_) {                                      \
+				(rc) = -ENOMEM;                         \
+			} else {                                        \
+				(arr) = p_;                             \
+				(cap) = n_;                             \
+			}                                               \
+		}                                                       \
 	} while (0)
 
 static struct ecq *cq_record(struct engine *e, const char *name)
@@ -375,8 +399,7 @@ static int nonempty(const char *s)
 }
 
 /* Kueue's resourceGroups validation (webhook and CEL). */
-static int validate_groups(size_t n_groups, const struct eng_resource_group *groups,
-			   int has_parent)
+static int validate_groups(size_t n_groups, const struct eng_resource_group *groups, int has_parent)
 {
 	size_t total_flavors = 0;
 	if (n_groups > ENG_MAX_GROUPS || (n_groups && !groups))
@@ -398,7 +421,8 @@ static int validate_groups(size_t n_groups, const struct eng_resource_group *gro
 		}
 		for (size_t f = 0; f < grp->n_flavors; f++) {
 			const struct eng_flavor_quotas *fq = &grp->flavors[f];
-			if (!nonempty(fq->flavor) || fq->n_resources != grp->n_covered || !fq->resources)
+			if (!nonempty(fq->flavor) || fq->n_resources != grp->n_covered ||
+			    !fq->resources)
 				return -EINVAL;
 			for (size_t g2 = 0; g2 <= g; g2++)
 				for (size_t f2 = 0; f2 < (g2 == g ? f : groups[g2].n_flavors); f2++)
@@ -417,10 +441,11 @@ static int validate_groups(size_t n_groups, const struct eng_resource_group *gro
 				if (q->nominal < 0)
 					return -EINVAL;
 				/* Limits need somewhere to borrow from or lend to. */
-				if (q->has_borrowing_limit && (q->borrowing_limit < 0 || !has_parent))
+				if (q->has_borrowing_limit &&
+				    (q->borrowing_limit < 0 || !has_parent))
 					return -EINVAL;
-				if (q->has_lending_limit &&
-				    (q->lending_limit < 0 || !has_parent || q->lending_limit > q->nominal))
+				if (q->has_lending_limit && (q->lending_limit < 0 || !has_parent ||
+							     q->lending_limit > q->nominal))
 					return -EINVAL;
 			}
 		}
@@ -452,16 +477,24 @@ static int groups_copy(struct engine *e, struct egroups *out, size_t n_groups,
 		for (size_t g = 0; g < n_groups; g++) {
 			const struct eng_resource_group *src = &groups[g];
 			size_t cells = src->n_covered * src->n_flavors;
-			const char **cov = bump_alloc(&b, src->n_covered * sizeof(*cov), _Alignof(char *));
-			const char **fl = bump_alloc(&b, src->n_flavors * sizeof(*fl), _Alignof(char *));
-			struct equota *q = bump_alloc(&b, cells * sizeof(*q), _Alignof(struct equota));
+			const char **cov =
+				bump_alloc(&b, src->n_covered * sizeof(*cov), _Alignof(char *));
+			const char **fl =
+				bump_alloc(&b, src->n_flavors * sizeof(*fl), _Alignof(char *));
+			struct equota *q =
+				bump_alloc(&b, cells * sizeof(*q), _Alignof(struct equota));
 			int32_t *slot = bump_alloc(&b, cells * sizeof(*slot), _Alignof(int32_t));
 			const struct quota_flavor **flavor =
 				bump_alloc(&b, src->n_flavors * sizeof(*flavor), _Alignof(char *));
 			if (!b.base)
 				continue;
-			gs[g] = (struct egroup){ (uint32_t)src->n_covered, (uint32_t)src->n_flavors, cov, fl,
-						 q, slot, flavor };
+			gs[g] = (struct egroup){ (uint32_t)src->n_covered,
+						 (uint32_t)src->n_flavors,
+						 cov,
+						 fl,
+						 q,
+						 slot,
+						 flavor };
 			for (size_t r = 0; r < src->n_covered; r++)
 				if (!(cov[r] = eng_intern(e, src->covered[r])))
 					goto nomem;
@@ -473,13 +506,15 @@ static int groups_copy(struct engine *e, struct egroups *out, size_t n_groups,
 				for (size_t r = 0; r < src->n_covered; r++) {
 					slot[f * src->n_covered + r] = -1;
 					for (size_t k = 0; k < fq->n_resources; k++) {
-						const struct eng_resource_quota *rq = &fq->resources[k];
+						const struct eng_resource_quota *rq =
+							&fq->resources[k];
 						if (strcmp(rq->name, src->covered[r]) != 0)
 							continue;
 						q[f * src->n_covered + r] = (struct equota){
-							rq->nominal, rq->borrowing_limit, rq->lending_limit,
-							(uint8_t)!!rq->has_borrowing_limit,
-							(uint8_t)!!rq->has_lending_limit
+							rq->nominal, rq->borrowing_limit,
+							rq->lending_limit,
+							(uint8_t) !!rq->has_borrowing_limit,
+							(uint8_t) !!rq->has_lending_limit
 						};
 					}
 				}
@@ -512,15 +547,18 @@ static int sel_copy(struct esel *out, const struct eng_selector *src)
 			b.off = 0;
 		}
 		labels = bump_alloc(&b, src->n_labels * sizeof(*labels), _Alignof(struct quota_kv));
-		exprs = bump_alloc(&b, src->n_exprs * sizeof(*exprs), _Alignof(struct quota_match_expr));
+		exprs = bump_alloc(&b, src->n_exprs * sizeof(*exprs),
+				   _Alignof(struct quota_match_expr));
 		for (size_t i = 0; i < src->n_labels; i++) {
-			char *k = bump_str(&b, src->labels[i].key), *v = bump_str(&b, src->labels[i].value);
+			char *k = bump_str(&b, src->labels[i].key),
+			     *v = bump_str(&b, src->labels[i].value);
 			if (labels)
 				labels[i] = (struct quota_kv){ k, v };
 		}
 		for (size_t i = 0; i < src->n_exprs; i++) {
 			const struct quota_match_expr *x = &src->exprs[i];
-			const char **values = bump_alloc(&b, x->n_values * sizeof(*values), _Alignof(char *));
+			const char **values =
+				bump_alloc(&b, x->n_values * sizeof(*values), _Alignof(char *));
 			for (size_t k = 0; k < x->n_values; k++) {
 				char *v = bump_str(&b, x->values[k]);
 				if (values)
@@ -528,7 +566,8 @@ static int sel_copy(struct esel *out, const struct eng_selector *src)
 			}
 			char *key = bump_str(&b, x->key), *op = bump_str(&b, x->op);
 			if (exprs)
-				exprs[i] = (struct quota_match_expr){ key, op, x->n_values, values };
+				exprs[i] =
+					(struct quota_match_expr){ key, op, x->n_values, values };
 		}
 	}
 	*out = (struct esel){ src->n_labels, labels, src->n_exprs, exprs, b.base };
@@ -638,7 +677,8 @@ static int validate_workload(const struct eng_workload_spec *s)
 		return -EINVAL;
 	for (size_t i = 0; i < s->n_podsets; i++) {
 		const struct eng_podset *ps = &s->podsets[i];
-		if (!nonempty(ps->name) || ps->count < 0 || ps->min_count < 0 || ps->min_count > ps->count)
+		if (!nonempty(ps->name) || ps->count < 0 || ps->min_count < 0 ||
+		    ps->min_count > ps->count)
 			return -EINVAL;
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(s->podsets[k].name, ps->name))
@@ -680,7 +720,8 @@ static uint64_t hash_podset(uint64_t h, const struct wps *ps)
 		h = fnv_str(h, ps->pod.node_selector[k].value);
 	}
 	for (size_t t = 0; t < ps->pod.n_terms; t++) {
-		h = fnv_i64(h, (int64_t)ps->pod.terms[t].n_exprs * 2 + ps->pod.terms[t].has_match_fields);
+		h = fnv_i64(h, (int64_t)ps->pod.terms[t].n_exprs * 2 +
+				       ps->pod.terms[t].has_match_fields);
 		for (size_t k = 0; k < ps->pod.terms[t].n_exprs; k++) {
 			const struct quota_match_expr *x = &ps->pod.terms[t].exprs[k];
 			h = fnv_str(fnv_str(h, x->key), x->op);
@@ -721,7 +762,8 @@ static int podset_equal(const struct wps *a, const struct wps *b)
 			return 0;
 		for (size_t k = 0; k < p->n_exprs; k++) {
 			const struct quota_match_expr *u = &p->exprs[k], *v = &q->exprs[k];
-			if (!str_eq(u->key, v->key) || !str_eq(u->op, v->op) || u->n_values != v->n_values)
+			if (!str_eq(u->key, v->key) || !str_eq(u->op, v->op) ||
+			    u->n_values != v->n_values)
 				return 0;
 			for (size_t i = 0; i < u->n_values; i++)
 				if (!str_eq(u->values[i], v->values[i]))
@@ -761,16 +803,20 @@ static int spec_copy(struct engine *e, const struct eng_workload_spec *s, struct
 				return -ENOMEM;
 			b.off = 0;
 		}
-		w = bump_alloc(&b, sizeof(*w) + s->n_podsets * sizeof(w->ps[0]), _Alignof(struct wspec));
+		w = bump_alloc(&b, sizeof(*w) + s->n_podsets * sizeof(w->ps[0]),
+			       _Alignof(struct wspec));
 		for (size_t i = 0; i < s->n_podsets; i++) {
 			const struct eng_podset *src = &s->podsets[i];
 			const struct quota_podset *sp = &src->pod;
-			const char **res = bump_alloc(&b, sp->n_requests * sizeof(*res), _Alignof(char *));
-			int64_t *per_pod = bump_alloc(&b, sp->n_requests * sizeof(*per_pod), _Alignof(int64_t));
+			const char **res =
+				bump_alloc(&b, sp->n_requests * sizeof(*res), _Alignof(char *));
+			int64_t *per_pod = bump_alloc(&b, sp->n_requests * sizeof(*per_pod),
+						      _Alignof(int64_t));
 			struct quota_kv *sel = bump_alloc(&b, sp->n_selector * sizeof(*sel),
 							  _Alignof(struct quota_kv));
 			struct quota_affinity_term *terms =
-				bump_alloc(&b, sp->n_terms * sizeof(*terms), _Alignof(struct quota_affinity_term));
+				bump_alloc(&b, sp->n_terms * sizeof(*terms),
+					   _Alignof(struct quota_affinity_term));
 			struct quota_taint *tol = bump_alloc(&b, sp->n_tolerations * sizeof(*tol),
 							     _Alignof(struct quota_taint));
 			for (size_t k = 0; k < sp->n_selector; k++) {
@@ -781,24 +827,30 @@ static int spec_copy(struct engine *e, const struct eng_workload_spec *s, struct
 			}
 			for (size_t t = 0; t < sp->n_terms; t++) {
 				const struct quota_affinity_term *st = &sp->terms[t];
-				struct quota_match_expr *exprs = bump_alloc(
-					&b, st->n_exprs * sizeof(*exprs), _Alignof(struct quota_match_expr));
+				struct quota_match_expr *exprs =
+					bump_alloc(&b, st->n_exprs * sizeof(*exprs),
+						   _Alignof(struct quota_match_expr));
 				for (size_t k = 0; k < st->n_exprs; k++) {
 					const struct quota_match_expr *x = &st->exprs[k];
 					const char **values =
-						bump_alloc(&b, x->n_values * sizeof(*values), _Alignof(char *));
+						bump_alloc(&b, x->n_values * sizeof(*values),
+							   _Alignof(char *));
 					for (size_t v = 0; v < x->n_values; v++) {
-						char *c = bump_str(&b, x->values[v] ? x->values[v] : "");
+						char *c = bump_str(&b, x->values[v] ? x->values[v]
+										    : "");
 						if (values)
 							values[v] = c;
 					}
 					char *key = bump_str(&b, x->key), *op = bump_str(&b, x->op);
 					if (exprs)
-						exprs[k] = (struct quota_match_expr){ key, op, x->n_values, values };
+						exprs[k] = (struct quota_match_expr){ key, op,
+										      x->n_values,
+										      values };
 				}
 				if (terms)
-					terms[t] = (struct quota_affinity_term){ st->n_exprs, exprs,
-										 st->has_match_fields };
+					terms[t] = (struct quota_affinity_term){
+						st->n_exprs, exprs, st->has_match_fields
+					};
 			}
 			for (size_t k = 0; k < sp->n_tolerations; k++) {
 				const struct quota_taint *t = &sp->tolerations[k];
@@ -817,11 +869,12 @@ static int spec_copy(struct engine *e, const struct eng_workload_spec *s, struct
 			const char *name = eng_intern(e, src->name);
 			if (!name)
 				goto nomem;
-			w->ps[i] = (struct wps){
-				name, src->count, src->min_count,
-				{ src->count, sp->n_requests, res, per_pod, sp->n_selector, sel, sp->n_terms,
-				  terms, sp->n_tolerations, tol }
-			};
+			w->ps[i] = (struct wps){ name,
+						 src->count,
+						 src->min_count,
+						 { src->count, sp->n_requests, res, per_pod,
+						   sp->n_selector, sel, sp->n_terms, terms,
+						   sp->n_tolerations, tol } };
 		}
 	}
 	w->n_podsets = (uint32_t)s->n_podsets;
@@ -869,10 +922,12 @@ static struct eadm *adm_from_eval(const struct ewl *w, const struct eval *ev)
 }
 
 static const struct eng_assignment *materialize(struct engine *e, const struct ecq *cq,
-						const struct eadm *a)
+						const struct ewl *w)
 {
 	struct eng_assignment *out = &e->out_assignment;
+	const struct eadm *a = w->adm;
 	out->cluster_queue = cq->name;
+	out->quota_reserved_time = w->adm_given_time;
 	out->n_podsets = a->n_podsets;
 	for (uint32_t i = 0; i < a->n_podsets; i++) {
 		out->podsets[i].name = a->podset[i];
@@ -896,14 +951,24 @@ static int cq_charged(const struct engine *e, const struct ecq *cq)
 	return !e->topology_dirty && cq->exists;
 }
 
+/* Keeps a ClusterQueue's admitted workloads in ascending priority: preemption scans stop at
+ * the first one a priority-bound policy can't take. */
 static void link_admitted(struct ecq *cq, struct ewl *w)
 {
+	struct ewl *prev = NULL, *next = cq->adm_head;
+	while (next && next->priority < w->priority) {
+		prev = next;
+		next = next->adm_next;
+	}
 	w->adm_cq = cq;
-	w->adm_prev = NULL;
-	w->adm_next = cq->adm_head;
-	if (cq->adm_head)
-		cq->adm_head->adm_prev = w;
-	cq->adm_head = w;
+	w->adm_prev = prev;
+	w->adm_next = next;
+	if (prev)
+		prev->adm_next = w;
+	else
+		cq->adm_head = w;
+	if (next)
+		next->adm_prev = w;
 	cq->n_admitted++;
 }
 
@@ -929,7 +994,8 @@ static void credit(struct ecq *cq, struct eitem *items, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		int32_t rs = items[i].slot >= 0 ? eng_root_slot(cq, items[i].slot) : -1;
 		if (rs >= 0 && items[i].amount > 0)
-			root->slots[rs].released = sat_add(root->slots[rs].released, items[i].amount);
+			root->slots[rs].released =
+				sat_add(root->slots[rs].released, items[i].amount);
 	}
 }
 
@@ -944,6 +1010,31 @@ static int worth_a_look(struct ecq *cq, const struct ewl *w)
 		if (nd->slot >= 0 && (uint32_t)nd->slot < root->n_slots &&
 		    sat_sub(root->slots[nd->slot].released, nd->base) >= nd->deficit)
 			return 1;
+	}
+	return 0;
+}
+
+/* Whether a requeued workload could fit with what is available right now (quota released
+ * since it was parked may already be taken). When not, its needs are brought up to date, so
+ * that only quota released from now on counts. */
+static int could_fit_now(struct ecq *cq, struct ewl *w)
+{
+	if (w->needs.n == 0)
+		return 1;
+	const struct qnode *root = eng_root(cq);
+	for (uint32_t i = 0; i < w->needs.n; i++) {
+		const struct need *nd = &w->needs.v[i];
+		if (nd->cq_slot >= 0 && (uint32_t)nd->cq_slot < cq->node.n_slots &&
+		    nd->val <= q_available(&cq->node, nd->cq_slot))
+			return 1;
+	}
+	for (uint32_t i = 0; i < w->needs.n; i++) {
+		struct need *nd = &w->needs.v[i];
+		if (nd->cq_slot < 0)
+			continue;
+		int64_t available = q_available(&cq->node, nd->cq_slot);
+		nd->deficit = sat_sub(nd->val, available > 0 ? available : 0);
+		nd->base = root->slots[nd->slot].released;
 	}
 	return 0;
 }
@@ -1060,6 +1151,7 @@ static void unplace(struct engine *e, struct ewl *w, int mark)
 	end_wait(e, w);
 	w->where = WL_NONE;
 	w->cq = NULL;
+	w->needs.n = 0; /* only a parked workload's needs mean anything */
 }
 
 /* Puts a pending workload where its LocalQueue routes it. */
@@ -1067,6 +1159,7 @@ static int place(struct engine *e, struct ewl *w)
 {
 	struct elq *lq = w->lq;
 	int rc;
+	w->needs.n = 0;
 	if (lq->exists && lq->stop == ENG_STOP_NONE && lq->cq) {
 		rc = heap_push(&lq->cq->heap, w);
 		if (rc)
@@ -1228,8 +1321,10 @@ static void finish_slots(struct qnode *n)
 {
 	for (uint32_t s = 0; s < n->n_slots; s++) {
 		struct qslot *q = &n->slots[s];
-		q->local = q->has_lending_limit ? (q->subtree > q->lending_limit ? q->subtree - q->lending_limit : 0)
-						: 0;
+		q->local = q->has_lending_limit
+				   ? (q->subtree > q->lending_limit ? q->subtree - q->lending_limit
+								    : 0)
+				   : 0;
 		q->usage = 0;
 	}
 }
@@ -1246,7 +1341,8 @@ static int build_cq_slots(struct engine *e, struct ecq *q)
 	/* Admitted work on pairs the spec no longer has still counts (Kueue keeps it too). */
 	for (struct ewl *w = q->adm_head; w; w = w->adm_next)
 		for (uint32_t i = 0; i < w->adm->n_items; i++)
-			if (node_slot(&q->node, &cap, w->adm->items[i].flavor, w->adm->items[i].resource) < 0)
+			if (node_slot(&q->node, &cap, w->adm->items[i].flavor,
+				      w->adm->items[i].resource) < 0)
 				return -ENOMEM;
 	for (uint32_t s = 0; s < q->node.n_slots; s++)
 		q->node.slots[s].subtree = q->node.slots[s].nominal;
@@ -1274,8 +1370,9 @@ static int build_cohort_slots(struct engine *e, struct ecohort *c)
 	/* SubtreeQuota(C) = nominal + sum over children of (SubtreeQuota - localQuota). */
 	int height = c->n_child_cohorts + c->n_child_cqs > 0;
 	for (uint32_t i = 0; i < c->n_child_cohorts + c->n_child_cqs; i++) {
-		struct qnode *child = i < c->n_child_cohorts ? &c->child_cohorts[i]->node
-							   : &c->child_cqs[i - c->n_child_cohorts]->node;
+		struct qnode *child = i < c->n_child_cohorts
+					      ? &c->child_cohorts[i]->node
+					      : &c->child_cqs[i - c->n_child_cohorts]->node;
 		if (i < c->n_child_cohorts && child->height + 1 > height)
 			height = child->height + 1;
 		child->parent = &c->node;
@@ -1346,14 +1443,15 @@ static int compute_active(struct engine *e, struct ecq *q)
 	}
 	if (n_missing) {
 		reason = reason ? reason : "FlavorNotFound";
-		len += (size_t)snprintf(why + len, sizeof(why) - len, "%sreferences missing ResourceFlavor%s %s",
-					len ? ", " : "", n_missing > 1 ? "s" : "", missing);
+		len += (size_t)snprintf(why + len, sizeof(why) - len,
+					"%sreferences missing ResourceFlavor%s %s", len ? ", " : "",
+					n_missing > 1 ? "s" : "", missing);
 	}
 	if (cyclic && len < sizeof(why)) {
 		/* Kueue has no reason for this; it skips such ClusterQueues without saying so. */
 		reason = reason ? reason : "CohortCycle";
-		snprintf(why + len, sizeof(why) - len, "%scohort %s is part of a cycle", len ? ", " : "",
-			 q->tree->cycle_cohort);
+		snprintf(why + len, sizeof(why) - len, "%scohort %s is part of a cycle",
+			 len ? ", " : "", q->tree->cycle_cohort);
 	}
 	q->inactive_reason = reason;
 	q->inactive_msg = strdupf("Can't admit new workloads: %s.", why);
@@ -1703,7 +1801,8 @@ int engine_set_cq(struct engine *e, const struct eng_cq_spec *spec)
 {
 	struct egroups groups;
 	struct esel sel = { 0 };
-	if (!spec || !nonempty(spec->name) || (spec->cohort && !*spec->cohort) || !valid_enums(spec))
+	if (!spec || !nonempty(spec->name) || (spec->cohort && !*spec->cohort) ||
+	    !valid_enums(spec))
 		return -EINVAL;
 	/* Kueue's CEL rules. */
 	if (spec->preemption.reclaim_within_cohort == ENG_RECLAIM_NEVER &&
@@ -1741,7 +1840,7 @@ int engine_set_cq(struct engine *e, const struct eng_cq_spec *spec)
 	q->preemption = spec->preemption;
 	q->when_can_borrow = spec->when_can_borrow;
 	q->when_can_preempt = spec->when_can_preempt;
-	q->prefer_preemption = (uint8_t)!!spec->prefer_preemption_over_borrowing;
+	q->prefer_preemption = (uint8_t) !!spec->prefer_preemption_over_borrowing;
 	q->stop = spec->stop_policy;
 	q->exists = 1;
 	if (q->stop == ENG_STOP_HOLD_AND_DRAIN) {
@@ -1893,10 +1992,18 @@ int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 	w->nsrec = nsrec;
 	w->queue = queue;
 	w->lq = lq;
-	w->priority = spec->priority;
 	w->queue_time = spec->queue_time;
-	if (w->admitted)
-		return 0; /* a replaced admitted workload keeps its admission */
+	if (w->admitted) {
+		/* A replaced admitted workload keeps its admission (and its place by priority). */
+		if (w->priority != spec->priority) {
+			struct ecq *cq = w->adm_cq;
+			unlink_admitted(w);
+			w->priority = spec->priority;
+			link_admitted(cq, w);
+		}
+		return 0;
+	}
+	w->priority = spec->priority;
 	return place(e, w);
 }
 
@@ -1909,7 +2016,8 @@ static int validate_assignment(const struct ewl *w, const struct eng_assignment 
 		if (ps->count < 0 || ps->n > QUOTA_MAX_RESOURCES)
 			return -EINVAL;
 		for (size_t k = 0; k < ps->n; k++)
-			if (!nonempty(ps->resources[k]) || !nonempty(ps->flavors[k]) || ps->usage[k] < 0)
+			if (!nonempty(ps->resources[k]) || !nonempty(ps->flavors[k]) ||
+			    ps->usage[k] < 0)
 				return -EINVAL;
 	}
 	(void)w;
@@ -1936,7 +2044,9 @@ int engine_set_admitted(struct engine *e, const char *key, const struct eng_assi
 	uint32_t k = 0;
 	for (size_t i = 0; i < a->n_podsets; i++) {
 		const struct eng_podset_assignment *ps = &a->podsets[i];
-		const char *name = ps->name ? ps->name : (i < w->spec->n_podsets ? w->spec->ps[i].name : "main");
+		const char *name =
+			ps->name ? ps->name
+				 : (i < w->spec->n_podsets ? w->spec->ps[i].name : "main");
 		adm->count[i] = ps->count;
 		if (!(adm->podset[i] = eng_intern(e, name)))
 			goto nomem;
@@ -1959,7 +2069,14 @@ int engine_set_admitted(struct engine *e, const char *key, const struct eng_assi
 	w->adm = adm;
 	link_admitted(cq, w);
 	w->admitted = 1;
-	w->adm_seq = ++e->next_adm_seq;
+	w->adm_given_time = a->quota_reserved_time > 0 ? a->quota_reserved_time : 0;
+	if (w->adm_given_time) {
+		w->adm_time = w->adm_given_time;
+		if (w->adm_given_time > e->adm_clock)
+			e->adm_clock = w->adm_given_time;
+	} else {
+		w->adm_time = ++e->adm_clock;
+	}
 	w->adm_cycle = 0;
 	w->status_hash = 0;
 	if (cq_charged(e, cq)) {
@@ -2020,10 +2137,25 @@ struct cycle {
 	int actions;
 };
 
+/* A fast 64-bit hash of a status (reason, message), only to tell whether it changed. */
+static uint64_t status_hash(const char *reason, const char *msg)
+{
+	uint64_t h = fnv_str(FNV_OFFSET, reason);
+	size_t n = strlen(msg), i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t word;
+		memcpy(&word, msg + i, 8);
+		h = (h ^ word) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	h = fnv(h, msg + i, n - i);
+	h ^= (uint64_t)n;
+	return h + (h == 0);
+}
+
 static void emit_pending(struct cycle *cx, struct ewl *w, const char *reason, const char *msg)
 {
-	uint64_t h = fnv_str(fnv_str(FNV_OFFSET, reason), msg);
-	h += h == 0;
+	uint64_t h = status_hash(reason, msg);
 	if (h == w->status_hash)
 		return;
 	w->status_hash = h;
@@ -2052,7 +2184,8 @@ static void run_drains(struct cycle *cx)
 			continue;
 		for (struct ewl *w = q->adm_head; w; w = w->adm_next)
 			if (!w->evicting)
-				emit_evict(cx, w, "ClusterQueueStopped", "The ClusterQueue is stopped");
+				emit_evict(cx, w, "ClusterQueueStopped",
+					   "The ClusterQueue is stopped");
 	}
 	for (uint32_t i = 0; i < e->n_all_lqs; i++) {
 		struct elq *lq = e->all_lqs[i];
@@ -2064,7 +2197,8 @@ static void run_drains(struct cycle *cx)
 		for (uint32_t k = 0; k < e->n_all_cqs; k++)
 			for (struct ewl *w = e->all_cqs[k]->adm_head; w; w = w->adm_next)
 				if (w->lq == lq && !w->evicting)
-					emit_evict(cx, w, "LocalQueueStopped", "The LocalQueue is stopped");
+					emit_evict(cx, w, "LocalQueueStopped",
+						   "The LocalQueue is stopped");
 	}
 }
 
@@ -2143,30 +2277,46 @@ static int phantom_add(struct engine *e, struct ecq *cq, struct eadm *plan)
 	return 0;
 }
 
+/* Drops one hold before the end of the turn (its owner is admitted or queues again). */
+static void phantom_drop(struct engine *e, uint32_t i)
+{
+	if (!e->phantoms[i].plan)
+		return;
+	eng_charge(e->phantoms[i].cq, e->phantoms[i].plan, -1);
+	e->phantoms[i].plan = NULL;
+}
+
 static void phantoms_release(struct engine *e)
 {
 	for (uint32_t i = 0; i < e->n_phantoms; i++)
-		eng_charge(e->phantoms[i].cq, e->phantoms[i].plan, -1);
+		phantom_drop(e, i);
 	e->n_phantoms = 0;
 }
 
-static int admit(struct cycle *cx, struct ecq *cq, struct ewl *w, const struct eval *ev)
+/* Admits w with admission a (taken over). */
+static void admit_adm(struct cycle *cx, struct ecq *cq, struct ewl *w, struct eadm *a)
 {
 	struct engine *e = cx->e;
-	struct eadm *a = adm_from_eval(w, ev);
-	if (!a)
-		return -ENOMEM;
 	unplace(e, w, 0);
 	w->adm = a;
 	link_admitted(cq, w);
 	w->admitted = 1;
-	w->adm_seq = ++e->next_adm_seq;
+	w->adm_time = ++e->adm_clock;
+	w->adm_given_time = 0;
 	w->adm_cycle = e->cycle;
 	w->status_hash = 0;
 	eng_charge(cq, a, +1);
-	struct eng_decision d = { ENG_ADMIT, w->key, materialize(e, cq, a), NULL, NULL, NULL };
+	struct eng_decision d = { ENG_ADMIT, w->key, materialize(e, cq, w), NULL, NULL, NULL };
 	cx->fn(cx->arg, &d);
 	cx->actions++;
+}
+
+static int admit(struct cycle *cx, struct ecq *cq, struct ewl *w, const struct eval *ev)
+{
+	struct eadm *a = adm_from_eval(w, ev);
+	if (!a)
+		return -ENOMEM;
+	admit_adm(cx, cq, w, a);
 	return 0;
 }
 
@@ -2216,11 +2366,13 @@ static int start_preemption(struct cycle *cx, struct ecq *cq, struct ewl *w, str
 		if (v->evicting)
 			continue; /* already going: Kueue counts it without a second eviction */
 		v->evicting = 1;
-		snprintf(msg, sizeof(msg),
-			 "Preempted to accommodate a workload (%s) due to %s; preemptor path: %s; preemptee path: %s",
-			 w->key, reason_words(ev->targets[i].reason), cq_path(cq, from, sizeof(from)),
-			 cq_path(v->adm_cq, to, sizeof(to)));
-		struct eng_decision d = { ENG_PREEMPT, v->key, NULL, w->key, ev->targets[i].reason, msg };
+		snprintf(
+			msg, sizeof(msg),
+			"Preempted to accommodate a workload (%s) due to %s; preemptor path: %s; preemptee path: %s",
+			w->key, reason_words(ev->targets[i].reason),
+			cq_path(cq, from, sizeof(from)), cq_path(v->adm_cq, to, sizeof(to)));
+		struct eng_decision d = { ENG_PREEMPT,		 v->key, NULL, w->key,
+					  ev->targets[i].reason, msg };
 		cx->fn(cx->arg, &d);
 		cx->actions++;
 	}
@@ -2324,7 +2476,8 @@ static void shape_remember(struct engine *e, struct ecq *q, const struct ewl *w,
 		return;
 	char *copy = memcpy(e->arena + e->arena_used, ev->msg, n);
 	e->arena_used += n;
-	q->shapes[q->shape_next++ % ENG_SHAPE_CACHE] = (struct shape_fail){ w, e->cycle, copy, ev->needs };
+	q->shapes[q->shape_next++ % ENG_SHAPE_CACHE] =
+		(struct shape_fail){ w, e->cycle, copy, ev->needs };
 }
 
 /* Decides what a pending workload gets now: Kueue's nominate + getInitialAssignments. */
@@ -2334,7 +2487,8 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 	ev->cacheable = 0;
 	if (!cq->has_ns_selector || !selector_matches(&cq->ns_selector, w->nsrec)) {
 		ev->kind = EV_INADMISSIBLE;
-		snprintf(ev->msg, sizeof(ev->msg), "workload namespace doesn't match ClusterQueue selector");
+		snprintf(ev->msg, sizeof(ev->msg),
+			 "workload namespace doesn't match ClusterQueue selector");
 		return 0;
 	}
 	ev->needs.n = 0;
@@ -2343,7 +2497,7 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 		ev->kind = EV_PENDING;
 		ev->borrow = 0;
 		ev->needs = cached->needs;
-		snprintf(ev->msg, sizeof(ev->msg), "%s", cached->message);
+		memcpy(ev->msg, cached->message, strlen(cached->message) + 1);
 		return 0;
 	}
 	int64_t counts[ENG_MAX_PODSETS];
@@ -2480,48 +2634,63 @@ static int handle_waiting(struct cycle *cx, struct etree *t)
 			for (uint32_t k = 0; k < t->cqs[i]->waiting.n; k++)
 				e->scratch[n++] = t->cqs[i]->waiting.v[k];
 	qsort(e->scratch, n, sizeof(*e->scratch), cmp_wl);
-	struct assign_opts quick = { 1, 0, 0 };
-	int released = 0;
+	/* Every preemptor holds its quota before any of them is looked at: one must not take what
+	 * another is waiting for. */
+	uint32_t first = e->n_phantoms;
 	for (uint32_t i = 0; i < n; i++) {
-		struct ewl *p = e->scratch[i];
-		struct ecq *cq = p->cq;
-		struct eval *ev = &e->ev_try;
-		int64_t counts[ENG_MAX_PODSETS];
-		int rc;
-		for (uint32_t k = 0; k < p->spec->n_podsets; k++)
-			counts[k] = p->spec->ps[k].count;
-		if ((rc = eng_assign(e, cq, p, counts, &quick, ev)) != 0)
+		int rc = phantom_add(e, e->scratch[i]->cq, e->scratch[i]->wait->plan);
+		if (rc)
 			return rc;
-		if (ev->mode != PM_FIT && memcmp(counts, p->wait->plan->count,
-						 p->spec->n_podsets * sizeof(counts[0])) != 0) {
-			if ((rc = eng_assign(e, cq, p, p->wait->plan->count, &quick, ev)) != 0)
-				return rc;
-		}
-		if (ev->mode == PM_FIT && eng_fits_now(e, cq, ev->items, ev->n_items)) {
-			/* What was held for it may differ from what it takes. */
-			credit(cq, p->wait->plan->items, p->wait->plan->n_items);
-			released = 1;
-			if ((rc = admit(cx, cq, p, ev)) != 0)
-				return rc;
-			continue;
-		}
-		if (victims_left(e, p) > 0) {
-			if ((rc = phantom_add(e, cq, p->wait->plan)) != 0)
-				return rc;
-			continue;
-		}
-		/* Its victims are gone and it still doesn't fit: it queues again (and may preempt
-		 * again), as Kueue retries a preemptor whose targets vanished. */
-		if ((rc = heap_reserve(&cq->heap, cq->heap.n + 1)) != 0)
-			return rc;
-		credit(cq, p->wait->plan->items, p->wait->plan->n_items);
-		released = 1;
-		unplace(e, p, 0);
-		(void)heap_push(&cq->heap, p);
-		p->where = WL_HEAP;
-		p->cq = cq;
-		cq->dirty = 1;
 	}
+	/* A preemptor that stops waiting without being admitted frees what it held, which the
+	 * ones looked at before it may need: look again until nothing changes. */
+	int released = 0, again;
+	do {
+		again = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			struct ewl *p = e->scratch[i];
+			if (!p)
+				continue; /* done in an earlier pass */
+			struct ecq *cq = p->cq;
+			struct eadm *plan = p->wait->plan;
+			int rc;
+			phantom_drop(e, first + i);
+			/* It is admitted with what it preempted for, as Kueue's next assignment for
+			 * it would find the same flavors once its victims are gone. */
+			if (eng_fits_now(e, cq, plan->items, plan->n_items)) {
+				struct eadm *a = adm_new(plan->n_podsets, plan->n_items);
+				if (!a)
+					return -ENOMEM;
+				memcpy(a->items, plan->items,
+				       plan->n_items * sizeof(plan->items[0]));
+				memcpy(a->count, plan->count,
+				       plan->n_podsets * sizeof(a->count[0]));
+				memcpy(a->podset, plan->podset,
+				       plan->n_podsets * sizeof(a->podset[0]));
+				admit_adm(cx, cq, p, a);
+				e->scratch[i] = NULL;
+				continue;
+			}
+			if (victims_left(e, p) > 0) {
+				/* Hold it again, for the rest of this turn. */
+				eng_charge(cq, plan, +1);
+				e->phantoms[first + i].plan = plan;
+				continue;
+			}
+			/* Its victims are gone and it still doesn't fit: it queues again (and may
+			 * preempt again), as Kueue retries a preemptor whose targets vanished. */
+			if ((rc = heap_reserve(&cq->heap, cq->heap.n + 1)) != 0)
+				return rc;
+			credit(cq, plan->items, plan->n_items);
+			released = again = 1;
+			unplace(e, p, 0);
+			(void)heap_push(&cq->heap, p);
+			p->where = WL_HEAP;
+			p->cq = cq;
+			cq->dirty = 1;
+			e->scratch[i] = NULL;
+		}
+	} while (again);
 	/* Parked workloads were last looked at with that quota held: look again now. */
 	for (uint32_t i = 0; released && i < t->n_cqs; i++) {
 		int rc = requeue_parked(t->cqs[i]);
@@ -2574,6 +2743,16 @@ static int process_tree(struct cycle *cx, struct etree *t)
 		struct ecq *q = m.cq;
 		struct ewl *w = m.wl;
 		struct eval *ev = &e->ev_full;
+		if (!could_fit_now(q, w)) {
+			/* Still short: back to the parked list, unexamined (its message stands). */
+			if ((rc = wvec_reserve(&q->parked, q->parked.n + 1)) != 0)
+				goto out;
+			heap_remove(&q->heap, w);
+			(void)wvec_push(&q->parked, w);
+			w->where = WL_PARKED;
+			push_next(e, q);
+			continue;
+		}
 		if ((rc = evaluate(e, q, w, ev)) != 0)
 			goto out;
 		/* Kueue's order puts workloads that borrow less first: if this one turned out to
@@ -2587,7 +2766,8 @@ static int process_tree(struct cycle *cx, struct etree *t)
 			}
 		}
 		if (ev->kind == EV_FIT && !eng_fits_now(e, q, ev->items, ev->n_items)) {
-			/* Kueue's last check before admitting; the assignment should never fail it. */
+			/* Kueue's last check before admitting; the assignment should never fail it.
+			 */
 			ev->kind = EV_PENDING;
 			ev->cacheable = 0;
 			snprintf(ev->msg, sizeof(ev->msg),
@@ -2606,11 +2786,15 @@ static int process_tree(struct cycle *cx, struct etree *t)
 				push_next(e, q);
 			break;
 		default:
-			emit_pending(cx, w, ev->kind == EV_INADMISSIBLE ? "Inadmissible" : "Pending", ev->msg);
+			emit_pending(cx, w,
+				     ev->kind == EV_INADMISSIBLE ? "Inadmissible" : "Pending",
+				     ev->msg);
 			if (ev->cacheable)
 				shape_remember(e, q, w, ev);
-			if (q->queueing == ENG_STRICT_FIFO)
-				break; /* the head blocks its queue */
+			/* A StrictFIFO head waiting for quota blocks its queue; one whose namespace
+			 * isn't selected is set aside (Kueue: kueue#301, RequeueIfNotPresent). */
+			if (q->queueing == ENG_STRICT_FIFO && ev->kind != EV_INADMISSIBLE)
+				break;
 			if ((rc = wvec_reserve(&q->parked, q->parked.n + 1)) != 0)
 				goto out;
 			heap_remove(&q->heap, w);
@@ -2644,7 +2828,8 @@ int engine_cycle(struct engine *e, eng_decision_fn fn, void *arg)
 		t->listed = 0;
 		if ((rc = process_tree(&cx, t)) != 0) {
 			/* What is left stays listed for the next cycle. */
-			memmove(e->dirty_trees, e->dirty_trees + i, (e->n_dirty_trees - i) * sizeof(*e->dirty_trees));
+			memmove(e->dirty_trees, e->dirty_trees + i,
+				(e->n_dirty_trees - i) * sizeof(*e->dirty_trees));
 			e->n_dirty_trees -= i;
 			for (uint32_t k = 0; k < e->n_dirty_trees; k++)
 				e->dirty_trees[k]->listed = 1;
@@ -2733,5 +2918,5 @@ const struct eng_assignment *engine_admission(const struct engine *ce, const cha
 	struct ewl *w = key ? strmap_get(&e->workloads, key) : NULL;
 	if (!w || !w->admitted)
 		return NULL;
-	return materialize(e, w->adm_cq, w->adm);
+	return materialize(e, w->adm_cq, w);
 }

@@ -26,14 +26,20 @@
  *   ENG_PREEMPT  a victim must be evicted so a preemptor can fit later; the victim keeps its
  *                quota until the caller reports the eviction (engine_evict). The preemptor
  *                stays pending (ENG_PENDING "... Pending the preemption of N workload(s)")
- *                and is admitted first, before anything else in its cohort tree, once it fits;
- *                until then the quota its victims free is held for it and it preempts no more.
+ *                and is admitted first, before anything else in its cohort tree, with the
+ *                flavors and counts it preempted for, once they fit; until then what it needs
+ *                is held for it (nobody else takes what its victims free) and it preempts no
+ *                more. If its victims are all gone and it still doesn't fit, it queues again.
  *                With preemptor NULL it is a drain instead: the workload's ClusterQueue or
  *                LocalQueue has stopPolicy HoldAndDrain (reason "ClusterQueueStopped" or
  *                "LocalQueueStopped", Kueue's Evicted reasons; the caller writes Evicted, not
  *                Preempted); it too keeps its quota until engine_evict. (A drain reuses
  *                ENG_PREEMPT rather than adding a kind so that callers' switches stay whole.)
- *   ENG_PENDING  the workload waits; reason and message say why (reported only on change).
+ *   ENG_PENDING  the workload waits; reason and message say why. Reported only when a look at
+ *                the workload gives a new (reason, message): a workload that is still short of
+ *                quota after a release (others took it first) is not looked at again, and
+ *                keeps its last message (its "N more needed" may be stale, as Kueue leaves
+ *                workloads that are not heads), so that callers don't rewrite statuses.
  * Each victim or drained workload is reported once; the engine remembers it was told to go.
  * Unlike Kueue, which pops one head per ClusterQueue per cycle (kueue#14477), a cycle admits
  * every workload that fits, in order. Order within a cycle is Kueue's: workloads that fit
@@ -41,7 +47,13 @@
  *
  * Cost: work is proportional to what changed. Each ClusterQueue keeps its pending workloads in
  * a heap; a ClusterQueue is re-examined only when something in its cohort tree changed (quota,
- * usage released, a new workload, a flavor or namespace), like Kueue's inadmissible set.
+ * usage released, a new workload, a flavor or namespace), like Kueue's inadmissible set; and
+ * after a release, only workloads that the released quota could let in.
+ *
+ * Assignments (ENG_ADMIT, engine_admission) list per podSet every requested resource with its
+ * flavor and usage (count x request), plus "pods" (the pod count) when the ClusterQueue covers
+ * it, as Kueue's status.admission does. Their pointers are the engine's: valid during the
+ * callback, or until the next engine call.
  *
  * Errors are negative errno values. Nothing here does I/O or allocates without checking.
  *
@@ -159,6 +171,11 @@ struct eng_assignment {
 	const char *cluster_queue;
 	size_t n_podsets;
 	struct eng_podset_assignment podsets[18];
+	/* engine_set_admitted: when the quota was reserved (the QuotaReserved condition's
+	 * lastTransitionTime, ns since epoch); 0 if unknown, taken as now. Among equally ranked
+	 * preemption victims the most recently admitted goes first, as in Kueue. Reported back as
+	 * given; 0 for the engine's own admissions (the caller stamps its own time). */
+	int64_t quota_reserved_time;
 };
 
 /* --- lifecycle and model ----------------------------------------------------------------- */
@@ -211,8 +228,8 @@ struct eng_decision {
 	const char *reason; /* Kueue's: ENG_PREEMPT "InClusterQueue", "InCohortReclamation",
 			     * "InCohortReclaimWhileBorrowing", drains "ClusterQueueStopped",
 			     * "LocalQueueStopped"; ENG_PENDING "Pending" (quota: wait, or preempt),
-			     * "Inadmissible" (missing or stopped queue, missing flavor, cohort cycle,
-			     * namespace not selected) */
+			     * "Inadmissible" (missing or stopped queue, missing flavor, cohort
+			     * cycle, namespace not selected) */
 	const char *message; /* for people: what is missing and where */
 };
 

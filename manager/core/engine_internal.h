@@ -171,7 +171,9 @@ struct wheap {
 #define ENG_NEEDS 2
 struct need {
 	int32_t slot; /* in the tree's root node; -1: this flavor can never take it */
-	int64_t deficit;
+	int32_t cq_slot; /* the same pair in the ClusterQueue */
+	int64_t val; /* what the workload needs there in all */
+	int64_t deficit; /* how much more than was available */
 	int64_t base; /* the root slot's released counter when the need was recorded */
 };
 
@@ -302,7 +304,8 @@ struct ewl {
 	struct ecq *adm_cq;
 	struct ewl *adm_prev, *adm_next;
 	struct eadm *adm;
-	uint64_t adm_seq; /* admission order: larger is more recent */
+	int64_t adm_time; /* admission order: larger is more recent (see engine.adm_clock) */
+	int64_t adm_given_time; /* quota_reserved_time given to engine_set_admitted, or 0 */
 	uint64_t adm_cycle; /* cycle it was admitted in (not a preemption candidate in it) */
 	struct ewait *wait; /* a preemptor waiting for victims */
 	char key[]; /* "namespace/name" */
@@ -354,7 +357,7 @@ struct cand {
 
 struct eval {
 	int kind; /* enum eval_kind */
-	int mode; /* Kueue's representative mode: PM_FIT, PM_PREEMPT (incl. no candidates), PM_NOFIT */
+	int mode; /* Kueue's representative mode: PM_FIT, PM_PREEMPT (victims or not), PM_NOFIT */
 	int borrow; /* Assignment.Borrowing */
 	int cacheable; /* a plain "doesn't fit": same-shaped workloads after it won't either */
 	uint32_t n_podsets;
@@ -373,6 +376,12 @@ struct reasons {
 	const char *r[128];
 	char buf[8192];
 	size_t used;
+};
+
+/* Quota held for a waiting preemptor during its tree's turn (plan NULL: dropped). */
+struct phantom {
+	struct ecq *cq;
+	const struct eadm *plan;
 };
 
 /* An entry of a cycle's merge across the ClusterQueues of one tree. */
@@ -419,7 +428,8 @@ struct engine {
 	uint32_t cap_scratch;
 
 	uint64_t next_uid;
-	uint64_t next_adm_seq;
+	/* Admission times: given ones (ns) as they are, the engine's own after every one seen. */
+	int64_t adm_clock;
 	uint64_t cycle;
 
 	/* Scratch, reused: evaluations, per-slot accumulators, materialized assignments. */
@@ -438,7 +448,7 @@ struct engine {
 	uint32_t *picked;
 	uint32_t cap_picked;
 	/* Phantom charges held for the rest of a tree's turn (waiting preemptors). */
-	struct { struct ecq *cq; const struct eadm *plan; } *phantoms;
+	struct phantom *phantoms;
 	uint32_t n_phantoms, cap_phantoms;
 };
 

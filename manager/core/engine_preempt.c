@@ -76,7 +76,8 @@ static int satisfies_policy(const struct ewl *p, const struct ewl *c, int same_c
 		case ENG_WITHIN_LOWER_PRIORITY:
 			return lower;
 		case ENG_WITHIN_LOWER_OR_NEWER_EQUAL:
-			return lower || (p->priority == c->priority && p->queue_time < c->queue_time);
+			return lower ||
+			       (p->priority == c->priority && p->queue_time < c->queue_time);
 		case ENG_WITHIN_NEVER:
 			return 0;
 		}
@@ -138,7 +139,16 @@ static int push_cand(struct pctx *pc, struct ewl *w, const struct qnode *lca, in
 static int collect_cq(struct pctx *pc, struct ecq *q, const struct qnode *lca, int has_advantage,
 		      uint8_t list)
 {
-	for (struct ewl *w = q->adm_head; w; w = w->adm_next) {
+	/* Admitted lists are in ascending priority: stop where the policy stops. */
+	const struct eng_preemption *pol = &pc->cq->preemption;
+	int64_t bound = INT64_MAX;
+	if (q == pc->cq && pol->within_cluster_queue == ENG_WITHIN_LOWER_PRIORITY)
+		bound = pc->p->priority;
+	else if (q == pc->cq && pol->within_cluster_queue == ENG_WITHIN_LOWER_OR_NEWER_EQUAL)
+		bound = (int64_t)pc->p->priority + 1;
+	else if (q != pc->cq && pol->reclaim_within_cohort == ENG_RECLAIM_LOWER_PRIORITY)
+		bound = pc->p->priority;
+	for (struct ewl *w = q->adm_head; w && w->priority < bound; w = w->adm_next) {
 		if (w->adm_cycle == pc->e->cycle || w->claimed)
 			continue;
 		int v = classify(pc, w, has_advantage);
@@ -233,8 +243,8 @@ static int cmp_cand(const void *pa, const void *pb)
 		return a->list < b->list ? -1 : 1;
 	if (a->wl->priority != b->wl->priority)
 		return a->wl->priority < b->wl->priority ? -1 : 1;
-	if (a->wl->adm_seq != b->wl->adm_seq)
-		return a->wl->adm_seq > b->wl->adm_seq ? -1 : 1;
+	if (a->wl->adm_time != b->wl->adm_time)
+		return a->wl->adm_time > b->wl->adm_time ? -1 : 1;
 	return strcmp(a->wl->key, b->wl->key);
 }
 
@@ -405,7 +415,8 @@ int eng_get_targets(struct engine *e, struct ecq *cq, const struct ewl *w, struc
 		const struct eitem *it = &ev->items[i];
 		if (it->preempt) {
 			uint32_t k = 0;
-			while (k < f->n && !(f->flavor[k] == it->flavor && f->resource[k] == it->resource))
+			while (k < f->n &&
+			       !(f->flavor[k] == it->flavor && f->resource[k] == it->resource))
 				k++;
 			if (k == f->n) {
 				f->flavor[f->n] = it->flavor;

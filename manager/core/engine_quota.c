@@ -60,7 +60,8 @@ int64_t q_available(const struct qnode *n, int32_t s)
 	if (q->has_borrowing_limit) {
 		int64_t stored_in_parent = sat_sub(q->subtree, q->local);
 		int64_t used_in_parent = max64(0, sat_sub(q->usage, q->local));
-		int64_t cap = sat_add(sat_sub(stored_in_parent, used_in_parent), q->borrowing_limit);
+		int64_t cap =
+			sat_add(sat_sub(stored_in_parent, used_in_parent), q->borrowing_limit);
 		from_parent = min64(from_parent, cap);
 	}
 	return sat_add(q_local_available(n, s), from_parent);
@@ -248,7 +249,8 @@ static void reasons_reset(struct reasons *rs)
 	rs->used = 0;
 }
 
-static void reasons_addf(struct reasons *rs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reasons_addf(struct reasons *rs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static void reasons_addf(struct reasons *rs, const char *fmt, ...)
 {
@@ -271,26 +273,31 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static void msg_append(char *msg, const char *s)
+/* Appends to a message of known length, cutting it at ENG_MSG_MAX. */
+static void msg_append(char *msg, size_t *len, const char *s)
 {
-	size_t len = strlen(msg);
-	if (len < ENG_MSG_MAX - 1)
-		snprintf(msg + len, ENG_MSG_MAX - len, "%s", s);
+	size_t n = strlen(s);
+	if (*len + n >= ENG_MSG_MAX)
+		n = ENG_MSG_MAX - 1 - *len;
+	memcpy(msg + *len, s, n);
+	*len += n;
+	msg[*len] = '\0';
 }
 
 /* Kueue's Assignment.Message for one podSet: its reasons sorted and joined with ", ". */
 static void msg_podset(char *msg, const char *podset, struct reasons *rs, uint32_t from)
 {
-	if (msg[0])
-		msg_append(msg, "; ");
-	msg_append(msg, "couldn't assign flavors to pod set ");
-	msg_append(msg, podset);
-	msg_append(msg, ": ");
+	size_t len = strlen(msg);
+	if (len)
+		msg_append(msg, &len, "; ");
+	msg_append(msg, &len, "couldn't assign flavors to pod set ");
+	msg_append(msg, &len, podset);
+	msg_append(msg, &len, ": ");
 	qsort(&rs->r[from], rs->n - from, sizeof(rs->r[0]), cmp_str);
 	for (uint32_t i = from; i < rs->n; i++) {
 		if (i > from)
-			msg_append(msg, ", ");
-		msg_append(msg, rs->r[i]);
+			msg_append(msg, &len, ", ");
+		msg_append(msg, &len, rs->r[i]);
 	}
 }
 
@@ -350,9 +357,10 @@ static struct gmode fits_resource_quota(struct engine *e, struct ecq *cq, const 
 			quota_format_amount(q->resource, assumed, a, sizeof(a));
 			quota_format_amount(q->resource, request, b, sizeof(b));
 			quota_format_amount(q->resource, max_capacity, c, sizeof(c));
-			reasons_addf(&e->reasons,
-				     "insufficient quota for %s in flavor %s, previously considered podsets requests (%s) + current podset request (%s) > maximum capacity (%s)",
-				     q->resource, q->flavor, a, b, c);
+			reasons_addf(
+				&e->reasons,
+				"insufficient quota for %s in flavor %s, previously considered podsets requests (%s) + current podset request (%s) > maximum capacity (%s)",
+				q->resource, q->flavor, a, b, c);
 		}
 		return (struct gmode){ PM_NOFIT, 0 };
 	}
@@ -362,7 +370,8 @@ static struct gmode fits_resource_quota(struct engine *e, struct ecq *cq, const 
 		return (struct gmode){ PM_FIT, borrow };
 	if (opts->messages) {
 		quota_format_amount(q->resource, val - available, a, sizeof(a));
-		reasons_addf(&e->reasons, "insufficient unused quota for %s in flavor %s, %s more needed",
+		reasons_addf(&e->reasons,
+			     "insufficient unused quota for %s in flavor %s, %s more needed",
 			     q->resource, q->flavor, a);
 	}
 	int can_preempt_while_borrowing =
@@ -398,8 +407,9 @@ struct flavor_try {
 /* Kueue's findFlavorForPodSets for one resource group: the chosen flavor index (or -1), its
  * per-resource modes in *best. Reasons go to e->reasons (dropped by the caller on a fit). */
 static int find_flavor(struct engine *e, struct ecq *cq, const struct ewl *w, const struct wps *ps,
-		       uint32_t g, const struct request *req, const uint32_t *members, uint32_t n_members,
-		       const struct assign_opts *opts, struct flavor_try *best, int *err)
+		       uint32_t g, const struct request *req, const uint32_t *members,
+		       uint32_t n_members, const struct assign_opts *opts, struct flavor_try *best,
+		       int *err)
 {
 	const struct egroup *grp = &cq->groups.g[g];
 	struct flavor_try cur;
@@ -420,8 +430,10 @@ static int find_flavor(struct engine *e, struct ecq *cq, const struct ewl *w, co
 				continue;
 			/* Kueue prints the taint struct with Go's %s. */
 			if (mm == QUOTA_MISMATCH_TAINT)
-				reasons_addf(&e->reasons, "untolerated taint {%s %s %s <nil>} in flavor %s",
-					     taint->key ? taint->key : "", taint->value ? taint->value : "",
+				reasons_addf(&e->reasons,
+					     "untolerated taint {%s %s %s <nil>} in flavor %s",
+					     taint->key ? taint->key : "",
+					     taint->value ? taint->value : "",
 					     taint->effect ? taint->effect : "", grp->fl[f]);
 			else
 				reasons_addf(&e->reasons, "flavor %s doesn't match node affinity",
@@ -432,7 +444,8 @@ static int find_flavor(struct engine *e, struct ecq *cq, const struct ewl *w, co
 		for (uint32_t k = 0; k < n_members; k++) {
 			const struct request *r = &req[members[k]];
 			int32_t s = grp->slot[f * grp->n_cov + r->pos];
-			struct gmode m = fits_resource_quota(e, cq, w, s, e->acc[s], r->amount, opts, err);
+			struct gmode m =
+				fits_resource_quota(e, cq, w, s, e->acc[s], r->amount, opts, err);
 			if (*err)
 				return -1;
 			if (is_preferred(cur.mode, m, cq))
@@ -458,7 +471,7 @@ static int find_flavor(struct engine *e, struct ecq *cq, const struct ewl *w, co
 /* Records what a group that doesn't fit lacks, per flavor: its most lacking resource. Only
  * for ClusterQueues that can't preempt: one that can may get in without any quota released
  * (a victim appears, or stops being claimed), so released quota is no bound for it. */
-static void record_needs(struct engine *e, struct ecq *cq, const struct wps *ps, uint32_t g,
+static void record_needs(struct ecq *cq, const struct wps *ps, uint32_t g,
 			 const struct request *req, const uint32_t *members, uint32_t n_members,
 			 struct needs *out)
 {
@@ -469,30 +482,36 @@ static void record_needs(struct engine *e, struct ecq *cq, const struct wps *ps,
 		return; /* unknown: always look again */
 	for (uint32_t f = 0; f < grp->n_fl; f++) {
 		struct need *nd = &out->v[f];
-		*nd = (struct need){ -1, INT64_MAX, 0 };
+		*nd = (struct need){ -1, -1, 0, INT64_MAX, 0 };
 		const struct quota_flavor *flavor = grp->flavor[f];
 		if (!flavor || quota_flavor_match(flavor, &ps->pod, NULL) != QUOTA_MATCH)
 			continue; /* only a spec change helps, and that requeues everything */
-		int64_t worst = 0;
+		int64_t worst = 0, worst_val = 0;
 		int32_t worst_slot = -1;
 		int never = 0;
 		for (uint32_t k = 0; k < n_members && !never; k++) {
 			int32_t s = grp->slot[f * grp->n_cov + req[members[k]].pos];
-			int64_t val = sat_add(e->acc[s], req[members[k]].amount);
+			/* Earlier podSets may take other flavors next time: only this one's own
+			 * request is sure to be needed here. */
+			int64_t val = req[members[k]].amount;
 			never = val > q_potential_available(&cq->node, s);
-			int64_t deficit = max64(0, sat_sub(val, max64(0, q_available(&cq->node, s))));
+			int64_t deficit =
+				max64(0, sat_sub(val, max64(0, q_available(&cq->node, s))));
 			if (deficit > worst) {
 				worst = deficit;
-				worst_slot = eng_root_slot(cq, s);
+				worst_val = val;
+				worst_slot = s;
 			}
 		}
 		if (never)
 			continue;
-		if (worst == 0 || worst_slot < 0)
+		if (worst == 0 || worst_slot < 0 || eng_root_slot(cq, worst_slot) < 0)
 			return; /* it fits as far as quota goes: no bound (n stays 0) */
-		nd->slot = worst_slot;
+		nd->slot = eng_root_slot(cq, worst_slot);
+		nd->cq_slot = worst_slot;
+		nd->val = worst_val;
 		nd->deficit = worst;
-		nd->base = root->slots[worst_slot].released;
+		nd->base = root->slots[nd->slot].released;
 	}
 	out->n = (uint8_t)grp->n_fl;
 }
@@ -545,17 +564,21 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 				continue; /* Kueue sets "pods" to the pod count itself */
 			if (mul_checked(ps->pod.per_pod[r], counts[i], &amount) != 0) {
 				if (opts->messages)
-					snprintf(ev->msg, ENG_MSG_MAX,
-						 "couldn't assign flavors to pod set %s: request for %s times %lld pods overflows",
-						 ps->name, res, (long long)counts[i]);
+					snprintf(
+						ev->msg, ENG_MSG_MAX,
+						"couldn't assign flavors to pod set %s: request for %s times %lld pods overflows",
+						ps->name, res, (long long)counts[i]);
 				ev->mode = PM_NOFIT;
 				return 0;
 			}
 			if (!eng_cq_group_of(cq, res, &g, &pos)) {
 				if (amount == 0)
-					continue; /* as Kueue (#8079): a zero request needs no flavor */
+					continue; /* as Kueue (#8079): a zero request needs no
+						     flavor */
 				if (opts->messages) {
-					reasons_addf(&e->reasons, "resource %s unavailable in ClusterQueue", res);
+					reasons_addf(&e->reasons,
+						     "resource %s unavailable in ClusterQueue",
+						     res);
 					msg_podset(ev->msg, ps->name, &e->reasons, 0);
 				}
 				ev->mode = PM_NOFIT;
@@ -567,14 +590,16 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 			uint32_t g, pos;
 			if (n_req == QUOTA_MAX_RESOURCES) {
 				if (opts->messages)
-					snprintf(ev->msg, ENG_MSG_MAX,
-						 "couldn't assign flavors to pod set %s: more than %d resources requested",
-						 ps->name, QUOTA_MAX_RESOURCES);
+					snprintf(
+						ev->msg, ENG_MSG_MAX,
+						"couldn't assign flavors to pod set %s: more than %d resources requested",
+						ps->name, QUOTA_MAX_RESOURCES);
 				ev->mode = PM_NOFIT;
 				return 0;
 			}
 			int64_t amount;
-			if (mul_checked(counts[i], 1000, &amount) != 0 || !eng_cq_group_of(cq, pods, &g, &pos)) {
+			if (mul_checked(counts[i], 1000, &amount) != 0 ||
+			    !eng_cq_group_of(cq, pods, &g, &pos)) {
 				ev->mode = PM_NOFIT;
 				return 0;
 			}
@@ -592,7 +617,8 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 				continue;
 			uint32_t mark = e->reasons.n;
 			size_t mark_used = e->reasons.used;
-			int f = find_flavor(e, cq, w, ps, g, req, members, n_members, opts, &best, &err);
+			int f = find_flavor(e, cq, w, ps, g, req, members, n_members, opts, &best,
+					    &err);
 			if (err)
 				return err;
 			if (f < 0) {
@@ -600,13 +626,15 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 				if (opts->messages)
 					msg_podset(ev->msg, ps->name, &e->reasons, mark);
 				if (!needs_done)
-					record_needs(e, cq, ps, g, req, members, n_members, &ev->needs);
+					record_needs(cq, ps, g, req, members, n_members,
+						     &ev->needs);
 				ev->mode = PM_NOFIT;
 				return 0;
 			}
-			/* Under PreemptionOverBorrowing Kueue ranks "fits by borrowing" below "fits by
-			 * preempting", so a flavor whose representative mode is a fit can still hold a
-			 * resource that needs preemption: the resources' own modes decide. */
+			/* Under PreemptionOverBorrowing Kueue ranks "fits by borrowing" below "fits
+			 * by preempting", so a flavor whose representative mode is a fit can still
+			 * hold a resource that needs preemption: the resources' own modes decide.
+			 */
 			int group_fit = best.mode.pm == PM_FIT;
 			for (uint32_t k = 0; k < n_members; k++)
 				group_fit &= best.pm[k] == PM_FIT;
@@ -616,7 +644,8 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 			} else {
 				podset_fit = 0;
 				if (!needs_done) {
-					record_needs(e, cq, ps, g, req, members, n_members, &ev->needs);
+					record_needs(cq, ps, g, req, members, n_members,
+						     &ev->needs);
 					needs_done = 1;
 				}
 			}
@@ -636,7 +665,8 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 		}
 		/* Later podSets see this one's usage. */
 		for (uint32_t k = first_item; k < ev->n_items; k++)
-			e->acc[ev->items[k].slot] = sat_add(e->acc[ev->items[k].slot], ev->items[k].amount);
+			e->acc[ev->items[k].slot] =
+				sat_add(e->acc[ev->items[k].slot], ev->items[k].amount);
 		if (!podset_fit) {
 			ev->mode = PM_PREEMPT;
 			if (opts->messages)

@@ -16,7 +16,7 @@
 
 #include "core/engine.h"
 
-#define U(x) ((int64_t)(x) * 1000)
+#define U(x) ((int64_t)(x)*1000)
 #define UNSET (-1)
 
 /* --- decisions ---------------------------------------------------------------------------- */
@@ -53,7 +53,8 @@ static void on_decision(void *arg, const struct eng_decision *d)
 		snprintf(x->cq, sizeof(x->cq), "%s", d->assignment->cluster_queue);
 		x->count = d->assignment->podsets[0].count;
 		if (d->assignment->podsets[0].n)
-			snprintf(x->flavor, sizeof(x->flavor), "%s", d->assignment->podsets[0].flavors[0]);
+			snprintf(x->flavor, sizeof(x->flavor), "%s",
+				 d->assignment->podsets[0].flavors[0]);
 	}
 }
 
@@ -150,9 +151,12 @@ static void build_group(struct built *b, const char *const *res, const struct fq
 	for (; n_fl < 4 && fl[n_fl].flavor; n_fl++) {
 		for (size_t r = 0; r < n_res; r++) {
 			b->rq[n_fl][r] = (struct eng_resource_quota){
-				b->cov[r], fl[n_fl].nominal[r], fl[n_fl].borrowing[r] != UNSET,
+				b->cov[r],
+				fl[n_fl].nominal[r],
+				fl[n_fl].borrowing[r] != UNSET,
 				fl[n_fl].borrowing[r] == UNSET ? 0 : fl[n_fl].borrowing[r],
-				fl[n_fl].lending[r] != UNSET, fl[n_fl].lending[r] == UNSET ? 0 : fl[n_fl].lending[r]
+				fl[n_fl].lending[r] != UNSET,
+				fl[n_fl].lending[r] == UNSET ? 0 : fl[n_fl].lending[r]
 			};
 		}
 		b->fq[n_fl] = (struct eng_flavor_quotas){ fl[n_fl].flavor, n_res, b->rq[n_fl] };
@@ -161,10 +165,34 @@ static void build_group(struct built *b, const char *const *res, const struct fq
 }
 
 /* fq entries: limits default to UNSET unless given. */
-#define FQ(f, n) { f, { n, 0, 0 }, { UNSET, UNSET, UNSET }, { UNSET, UNSET, UNSET } }
-#define FQB(f, n, b) { f, { n, 0, 0 }, { b, UNSET, UNSET }, { UNSET, UNSET, UNSET } }
-#define FQL(f, n, l) { f, { n, 0, 0 }, { UNSET, UNSET, UNSET }, { l, UNSET, UNSET } }
-#define FQBL(f, n, b, l) { f, { n, 0, 0 }, { b, UNSET, UNSET }, { l, UNSET, UNSET } }
+#define FQ(f, n)                                         \
+	{                                                \
+		f, { n, 0, 0 }, { UNSET, UNSET, UNSET }, \
+		{                                        \
+			UNSET, UNSET, UNSET              \
+		}                                        \
+	}
+#define FQB(f, n, b)                                 \
+	{                                            \
+		f, { n, 0, 0 }, { b, UNSET, UNSET }, \
+		{                                    \
+			UNSET, UNSET, UNSET          \
+		}                                    \
+	}
+#define FQL(f, n, l)                                     \
+	{                                                \
+		f, { n, 0, 0 }, { UNSET, UNSET, UNSET }, \
+		{                                        \
+			l, UNSET, UNSET                  \
+		}                                        \
+	}
+#define FQBL(f, n, b, l)                             \
+	{                                            \
+		f, { n, 0, 0 }, { b, UNSET, UNSET }, \
+		{                                    \
+			l, UNSET, UNSET              \
+		}                                    \
+	}
 
 static int try_put_cq(struct engine *e, const struct cqdef *d)
 {
@@ -181,7 +209,9 @@ static int try_put_cq(struct engine *e, const struct cqdef *d)
 		.when_can_borrow = d->when_can_borrow,
 		.when_can_preempt = d->when_can_preempt,
 		.prefer_preemption_over_borrowing = d->prefer_preemption,
-		.namespace_selector = d->no_selector ? NULL : d->selector ? d->selector : &all,
+		.namespace_selector = d->no_selector ? NULL
+				      : d->selector  ? d->selector
+						     : &all,
 		.stop_policy = d->stop,
 	};
 	return engine_set_cq(e, &spec);
@@ -192,7 +222,8 @@ static void put_cq(struct engine *e, const struct cqdef *d)
 	assert_int_equal(try_put_cq(e, d), 0);
 }
 
-static int try_put_cohort(struct engine *e, const char *name, const char *parent, const struct fq *fl)
+static int try_put_cohort(struct engine *e, const char *name, const char *parent,
+			  const struct fq *fl)
 {
 	static const char *const cpu[] = { "cpu", NULL };
 	struct built b;
@@ -248,12 +279,16 @@ static int try_add_wl(struct engine *e, const struct wldef *d)
 	}
 	const char *ns = d->ns ? d->ns : "ns";
 	snprintf(key, sizeof(key), "%s/%s", ns, d->name);
-	struct eng_podset ps = {
-		"main", d->count ? d->count : 1, d->min_count,
-		{ .n_requests = n, .resources = res, .per_pod = per_pod, .n_selector = d->n_selector,
-		  .node_selector = d->selector, .n_tolerations = d->n_tolerations,
-		  .tolerations = d->tolerations }
-	};
+	struct eng_podset ps = { "main",
+				 d->count ? d->count : 1,
+				 d->min_count,
+				 { .n_requests = n,
+				   .resources = res,
+				   .per_pod = per_pod,
+				   .n_selector = d->n_selector,
+				   .node_selector = d->selector,
+				   .n_tolerations = d->n_tolerations,
+				   .tolerations = d->tolerations } };
 	struct eng_workload_spec w = { key, ns, d->queue, d->priority, d->time, 1, &ps };
 	return engine_add_workload(e, &w);
 }
@@ -312,19 +347,22 @@ static void test_engine_no_fit_pending_with_kueue_message(void **state)
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
 	put_flavor(e, "gpu-a100");
-	put_cq(e, &(struct cqdef){ .name = "cq", .res = { "nvidia.com/gpu" }, .fl = { FQ("gpu-a100", U(8)) } });
+	put_cq(e, &(struct cqdef){ .name = "cq",
+				   .res = { "nvidia.com/gpu" },
+				   .fl = { FQ("gpu-a100", U(8)) } });
 	lq(e, "lq", "cq");
-	add_wl(e, &(struct wldef){ "first", "lq", .time = 1, .count = 6, .res = { "nvidia.com/gpu" },
-				   .per_pod = { U(1) } });
-	add_wl(e, &(struct wldef){ "second", "lq", .time = 2, .count = 4, .res = { "nvidia.com/gpu" },
-				   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "first", "lq", .time = 1, .count = 6,
+				   .res = { "nvidia.com/gpu" }, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "second", "lq", .time = 2, .count = 4,
+				   .res = { "nvidia.com/gpu" }, .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_true(admitted(e, "ns/first"));
 	const struct dec *d = find(&r, ENG_PENDING, "ns/second");
 	assert_non_null(d);
 	assert_string_equal(d->reason, "Pending");
-	assert_string_equal(d->msg, "couldn't assign flavors to pod set main: insufficient unused quota "
-				    "for nvidia.com/gpu in flavor gpu-a100, 2 more needed");
+	assert_string_equal(d->msg,
+			    "couldn't assign flavors to pod set main: insufficient unused quota "
+			    "for nvidia.com/gpu in flavor gpu-a100, 2 more needed");
 	engine_free(e);
 }
 
@@ -333,7 +371,8 @@ static void test_engine_exceeds_max_names_maximum_capacity(void **state)
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
 	/* 3 pods of 2Gi against 4Gi (milli-units: 4Gi = 4<<30 * 1000). */
-	put_cq(e, &(struct cqdef){ .name = "cq", .res = { "memory" },
+	put_cq(e, &(struct cqdef){ .name = "cq",
+				   .res = { "memory" },
 				   .fl = { FQ("default", (4LL << 30) * 1000) } });
 	lq(e, "lq", "cq");
 	add_wl(e, &(struct wldef){ "big", "lq", .count = 3, .res = { "memory" },
@@ -341,9 +380,10 @@ static void test_engine_exceeds_max_names_maximum_capacity(void **state)
 	cycle(e, &r);
 	const struct dec *d = find(&r, ENG_PENDING, "ns/big");
 	assert_non_null(d);
-	assert_string_equal(d->msg, "couldn't assign flavors to pod set main: insufficient quota for memory "
-				    "in flavor default, previously considered podsets requests (0) + current "
-				    "podset request (6Gi) > maximum capacity (4Gi)");
+	assert_string_equal(
+		d->msg, "couldn't assign flavors to pod set main: insufficient quota for memory "
+			"in flavor default, previously considered podsets requests (0) + current "
+			"podset request (6Gi) > maximum capacity (4Gi)");
 	assert_false(admitted(e, "ns/big"));
 	engine_free(e);
 }
@@ -363,14 +403,26 @@ static void test_engine_pending_reported_only_on_change(void **state)
 	add_wl(e, &(struct wldef){ "x", "lq", .time = 0, .count = 2, .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_int_equal(count_kind(&r, ENG_PENDING), 3); /* c and x */
-	/* Released quota: everything is looked at again; only b's message changes. */
+	/* a's 3 go to x first; b is still short and isn't examined again, c can never fit:
+	 * nobody's status is rewritten. */
 	engine_remove_workload(e, "ns/a");
 	cycle(e, &r);
 	assert_true(admitted(e, "ns/x"));
-	assert_int_equal(count_kind(&r, ENG_PENDING), 4);
-	assert_non_null(strstr(find(&r, ENG_PENDING, "ns/b")->msg, "1 more needed"));
+	assert_int_equal(count_kind(&r, ENG_PENDING), 3);
 	int before = r.n;
 	assert_int_equal(cycle(e, &r), 0);
+	assert_int_equal(r.n, before);
+	/* A spec change looks at everything again: new messages are reported, once. */
+	put_cq(e, &(struct cqdef){
+			  .name = "cq", .fl = { FQ("default", U(4)) }, .stop = ENG_STOP_HOLD });
+	cycle(e, &r);
+	assert_string_equal(find(&r, ENG_PENDING, "ns/b")->msg, "ClusterQueue cq is stopped");
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(4)) } });
+	cycle(e, &r);
+	assert_non_null(strstr(find(&r, ENG_PENDING, "ns/b")->msg, "1 more needed"));
+	before = r.n;
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(4)) } });
+	cycle(e, &r);
 	assert_int_equal(r.n, before);
 	engine_free(e);
 }
@@ -381,7 +433,8 @@ static void test_engine_borrowing_within_limit_admits_beyond_waits(void **state)
 {
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
-	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQB("default", U(4), U(2)) } });
+	put_cq(e, &(struct cqdef){
+			  .name = "a", .cohort = "co", .fl = { FQB("default", U(4), U(2)) } });
 	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(4)) } });
 	lq(e, "lq-a", "a");
 	add_wl(e, &(struct wldef){ "six", "lq-a", .time = 1, .count = 6, .per_pod = { U(1) } });
@@ -396,7 +449,8 @@ static void test_engine_borrowing_within_limit_admits_beyond_waits(void **state)
 	assert_int_equal(cohort_usage(e, "co", "default", "cpu"), U(6));
 	const struct dec *d = find(&r, ENG_PENDING, "ns/one");
 	assert_non_null(d);
-	assert_non_null(strstr(d->msg, "insufficient unused quota for cpu in flavor default, 1 more needed"));
+	assert_non_null(strstr(
+		d->msg, "insufficient unused quota for cpu in flavor default, 1 more needed"));
 	/* 7 can never fit: nominal 4 + borrowingLimit 2. */
 	add_wl(e, &(struct wldef){ "seven", "lq-a", .time = 3, .count = 7, .per_pod = { U(1) } });
 	cycle(e, &r);
@@ -409,26 +463,35 @@ static void test_engine_borrowing_within_limit_admits_beyond_waits(void **state)
 static void test_engine_no_cohort_borrowing_limit_einval(void **state)
 {
 	struct engine *e = new_engine();
-	assert_int_equal(try_put_cq(e, &(struct cqdef){ .name = "a", .fl = { FQB("default", U(4), U(2)) } }),
-			 -EINVAL);
-	assert_int_equal(try_put_cq(e, &(struct cqdef){ .name = "a", .fl = { FQL("default", U(4), U(2)) } }),
-			 -EINVAL);
+	assert_int_equal(
+		try_put_cq(e, &(struct cqdef){ .name = "a", .fl = { FQB("default", U(4), U(2)) } }),
+		-EINVAL);
+	assert_int_equal(
+		try_put_cq(e, &(struct cqdef){ .name = "a", .fl = { FQL("default", U(4), U(2)) } }),
+		-EINVAL);
 	/* lendingLimit above nominalQuota */
-	assert_int_equal(try_put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co",
-							  .fl = { FQL("default", U(4), U(5)) } }),
+	assert_int_equal(try_put_cq(e, &(struct cqdef){ .name = "a",
+							.cohort = "co",
+							.fl = { FQL("default", U(4), U(5)) } }),
 			 -EINVAL);
 	/* borrowWithinCohort needs reclaimWithinCohort */
-	assert_int_equal(try_put_cq(e, &(struct cqdef){
-				 .name = "a", .fl = { FQ("default", U(4)) },
-				 .preemption = { .borrow_within_cohort = ENG_BORROW_WITHIN_LOWER_PRIORITY } }),
-			 -EINVAL);
+	assert_int_equal(
+		try_put_cq(e,
+			   &(struct cqdef){
+				   .name = "a",
+				   .fl = { FQ("default", U(4)) },
+				   .preemption = { .borrow_within_cohort =
+							   ENG_BORROW_WITHIN_LOWER_PRIORITY } }),
+		-EINVAL);
 	/* preference needs both TryNextFlavor */
-	assert_int_equal(try_put_cq(e, &(struct cqdef){ .name = "a", .fl = { FQ("default", U(4)) },
-							  .prefer_preemption = 1 }),
+	assert_int_equal(try_put_cq(e, &(struct cqdef){ .name = "a",
+							.fl = { FQ("default", U(4)) },
+							.prefer_preemption = 1 }),
 			 -EINVAL);
 	/* duplicate flavor */
 	assert_int_equal(try_put_cq(e, &(struct cqdef){ .name = "a",
-							  .fl = { FQ("default", U(4)), FQ("default", U(2)) } }),
+							.fl = { FQ("default", U(4)),
+								FQ("default", U(2)) } }),
 			 -EINVAL);
 	/* a cohort's limits need a parent */
 	struct fq lim[] = { FQB("default", U(4), U(1)), { 0 } };
@@ -442,7 +505,8 @@ static void test_engine_lending_limit_holds_back_quota(void **state)
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
 	/* a lends at most 4 of its 10. */
-	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQL("default", U(10), U(4)) } });
+	put_cq(e, &(struct cqdef){
+			  .name = "a", .cohort = "co", .fl = { FQL("default", U(10), U(4)) } });
 	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", 0) } });
 	lq(e, "lq-a", "a");
 	lq(e, "lq-b", "b");
@@ -538,12 +602,14 @@ static void test_engine_many_admissions_in_one_cycle_never_exceed_cohort_pool(vo
 	for (int i = 0; i < 3; i++) {
 		snprintf(name, sizeof(name), "cq-%d", i);
 		snprintf(q, sizeof(q), "lq-%d", i);
-		put_cq(e, &(struct cqdef){ .name = name, .cohort = "co", .fl = { FQ("default", U(2)) } });
+		put_cq(e, &(struct cqdef){
+				  .name = name, .cohort = "co", .fl = { FQ("default", U(2)) } });
 		lq(e, q, name);
 		for (int k = 0; k < 10; k++) {
 			char wl[32];
 			snprintf(wl, sizeof(wl), "w-%d-%d", i, k);
-			add_wl(e, &(struct wldef){ wl, q, .time = k, .count = 1, .per_pod = { U(1) } });
+			add_wl(e, &(struct wldef){ wl, q, .time = k, .count = 1,
+						   .per_pod = { U(1) } });
 		}
 	}
 	assert_int_equal(cycle(e, &r), 6);
@@ -584,12 +650,16 @@ static void test_engine_flavor_node_selector_and_taints_skip_flavor(void **state
 	struct rec r = { 0 };
 	struct quota_kv spot_label = { "kind", "spot" }, od_label = { "kind", "on-demand" };
 	struct quota_taint taint = { "spot", "true", "NoSchedule", 0 };
-	struct quota_flavor spot = { .name = "spot", .n_labels = 1, .labels = &spot_label, .n_taints = 1,
+	struct quota_flavor spot = { .name = "spot",
+				     .n_labels = 1,
+				     .labels = &spot_label,
+				     .n_taints = 1,
 				     .taints = &taint };
 	struct quota_flavor od = { .name = "on-demand", .n_labels = 1, .labels = &od_label };
 	assert_int_equal(engine_set_flavor(e, &spot), 0);
 	assert_int_equal(engine_set_flavor(e, &od), 0);
-	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("spot", U(4)), FQ("on-demand", U(4)) } });
+	put_cq(e,
+	       &(struct cqdef){ .name = "cq", .fl = { FQ("spot", U(4)), FQ("on-demand", U(4)) } });
 	lq(e, "lq", "cq");
 	/* No toleration: spot is skipped. */
 	add_wl(e, &(struct wldef){ "plain", "lq", .time = 1, .count = 1, .per_pod = { U(1) } });
@@ -599,20 +669,23 @@ static void test_engine_flavor_node_selector_and_taints_skip_flavor(void **state
 				   .tolerations = &tol, .n_tolerations = 1 });
 	/* Tolerates spot but selects on-demand. */
 	struct quota_kv sel = { "kind", "on-demand" };
-	add_wl(e, &(struct wldef){ "picky", "lq", .time = 3, .count = 1, .per_pod = { U(1) }, .selector = &sel,
-				   .n_selector = 1, .tolerations = &tol, .n_tolerations = 1 });
+	add_wl(e, &(struct wldef){ "picky", "lq", .time = 3, .count = 1, .per_pod = { U(1) },
+				   .selector = &sel, .n_selector = 1, .tolerations = &tol,
+				   .n_tolerations = 1 });
 	/* Selects a kind no flavor has. */
 	struct quota_kv none = { "kind", "gpu" };
-	add_wl(e, &(struct wldef){ "lost", "lq", .time = 4, .count = 1, .per_pod = { U(1) }, .selector = &none,
-				   .n_selector = 1 });
+	add_wl(e, &(struct wldef){ "lost", "lq", .time = 4, .count = 1, .per_pod = { U(1) },
+				   .selector = &none, .n_selector = 1 });
 	cycle(e, &r);
 	assert_string_equal(find(&r, ENG_ADMIT, "ns/plain")->flavor, "on-demand");
 	assert_string_equal(find(&r, ENG_ADMIT, "ns/tolerant")->flavor, "spot");
 	assert_string_equal(find(&r, ENG_ADMIT, "ns/picky")->flavor, "on-demand");
 	const struct dec *d = find(&r, ENG_PENDING, "ns/lost");
 	assert_non_null(d);
-	assert_string_equal(d->msg, "couldn't assign flavors to pod set main: flavor on-demand doesn't match "
-				    "node affinity, untolerated taint {spot true NoSchedule <nil>} in flavor spot");
+	assert_string_equal(
+		d->msg,
+		"couldn't assign flavors to pod set main: flavor on-demand doesn't match "
+		"node affinity, untolerated taint {spot true NoSchedule <nil>} in flavor spot");
 	engine_free(e);
 }
 
@@ -622,7 +695,9 @@ static struct engine *fungibility_engine(enum eng_when_can_borrow when)
 	struct engine *e = new_engine();
 	put_flavor(e, "f1");
 	put_flavor(e, "f2");
-	put_cq(e, &(struct cqdef){ .name = "x", .cohort = "co", .fl = { FQ("f1", U(2)), FQ("f2", U(4)) },
+	put_cq(e, &(struct cqdef){ .name = "x",
+				   .cohort = "co",
+				   .fl = { FQ("f1", U(2)), FQ("f2", U(4)) },
 				   .when_can_borrow = when });
 	put_cq(e, &(struct cqdef){ .name = "y", .cohort = "co", .fl = { FQ("f1", U(10)) } });
 	lq(e, "lq-x", "x");
@@ -658,14 +733,17 @@ static void fungibility_preempt(enum eng_when_can_preempt when, int expect_preem
 	struct rec r = { 0 };
 	put_flavor(e, "f1");
 	put_flavor(e, "f2");
-	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("f1", U(4)), FQ("f2", U(4)) },
-				   .preemption = { .within_cluster_queue = ENG_WITHIN_LOWER_PRIORITY },
-				   .when_can_preempt = when });
+	put_cq(e,
+	       &(struct cqdef){ .name = "cq",
+				.fl = { FQ("f1", U(4)), FQ("f2", U(4)) },
+				.preemption = { .within_cluster_queue = ENG_WITHIN_LOWER_PRIORITY },
+				.when_can_preempt = when });
 	lq(e, "lq", "cq");
 	add_wl(e, &(struct wldef){ "low", "lq", .priority = 0, .count = 4, .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_string_equal(find(&r, ENG_ADMIT, "ns/low")->flavor, "f1");
-	add_wl(e, &(struct wldef){ "high", "lq", .priority = 10, .time = 1, .count = 4, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "high", "lq", .priority = 10, .time = 1, .count = 4,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	if (expect_preempt) {
 		const struct dec *d = find(&r, ENG_PREEMPT, "ns/low");
@@ -697,17 +775,24 @@ static void test_engine_fungibility_preference_orders_borrowing_and_preemption(v
 		struct rec r = { 0 };
 		put_flavor(e, "f1");
 		put_flavor(e, "f2");
-		put_cq(e, &(struct cqdef){ .name = "x", .cohort = "co", .fl = { FQ("f1", U(4)), FQ("f2", 0) },
-					   .preemption = { .within_cluster_queue = ENG_WITHIN_LOWER_PRIORITY },
+		put_cq(e, &(struct cqdef){ .name = "x",
+					   .cohort = "co",
+					   .fl = { FQ("f1", U(4)), FQ("f2", 0) },
+					   .preemption = { .within_cluster_queue =
+								   ENG_WITHIN_LOWER_PRIORITY },
 					   .when_can_borrow = ENG_BORROW_TRY_NEXT_FLAVOR,
 					   .when_can_preempt = ENG_PREEMPT_TRY_NEXT_FLAVOR,
 					   .prefer_preemption = prefer_preemption });
-		put_cq(e, &(struct cqdef){ .name = "y", .cohort = "co", .fl = { FQ("f1", 0), FQ("f2", U(8)) } });
+		put_cq(e, &(struct cqdef){ .name = "y",
+					   .cohort = "co",
+					   .fl = { FQ("f1", 0), FQ("f2", U(8)) } });
 		lq(e, "lq", "x");
-		add_wl(e, &(struct wldef){ "low", "lq", .priority = 0, .count = 4, .per_pod = { U(1) } });
+		add_wl(e, &(struct wldef){ "low", "lq", .priority = 0, .count = 4,
+					   .per_pod = { U(1) } });
 		cycle(e, &r);
 		assert_string_equal(find(&r, ENG_ADMIT, "ns/low")->flavor, "f1");
-		add_wl(e, &(struct wldef){ "high", "lq", .priority = 9, .time = 1, .count = 4, .per_pod = { U(1) } });
+		add_wl(e, &(struct wldef){ "high", "lq", .priority = 9, .time = 1, .count = 4,
+					   .per_pod = { U(1) } });
 		cycle(e, &r);
 		if (prefer_preemption) {
 			assert_non_null(find(&r, ENG_PREEMPT, "ns/low"));
@@ -758,9 +843,12 @@ static void test_engine_queue_order_priority_then_age(void **state)
 	struct rec r = { 0 };
 	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(2)) } });
 	lq(e, "lq", "cq");
-	add_wl(e, &(struct wldef){ "old-low", "lq", .priority = 0, .time = 1, .count = 1, .per_pod = { U(1) } });
-	add_wl(e, &(struct wldef){ "new-high", "lq", .priority = 5, .time = 3, .count = 1, .per_pod = { U(1) } });
-	add_wl(e, &(struct wldef){ "old-high", "lq", .priority = 5, .time = 2, .count = 1, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "old-low", "lq", .priority = 0, .time = 1, .count = 1,
+				   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "new-high", "lq", .priority = 5, .time = 3, .count = 1,
+				   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "old-high", "lq", .priority = 5, .time = 2, .count = 1,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_true(admitted(e, "ns/old-high"));
 	assert_true(admitted(e, "ns/new-high"));
@@ -777,8 +865,10 @@ static void test_engine_cycle_order_non_borrowing_before_priority(void **state)
 	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(4)) } });
 	lq(e, "lq-a", "a");
 	lq(e, "lq-b", "b");
-	add_wl(e, &(struct wldef){ "a-high", "lq-a", .priority = 100, .time = 1, .count = 4, .per_pod = { U(1) } });
-	add_wl(e, &(struct wldef){ "b-low", "lq-b", .priority = 0, .time = 2, .count = 4, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "a-high", "lq-a", .priority = 100, .time = 1, .count = 4,
+				   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "b-low", "lq-b", .priority = 0, .time = 2, .count = 4,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_true(admitted(e, "ns/b-low")); /* fits without borrowing: first */
 	assert_false(admitted(e, "ns/a-high"));
@@ -796,13 +886,41 @@ static void test_engine_cycle_order_borrowers_by_priority_then_age(void **state)
 	lq(e, "lq-b", "b");
 	lq(e, "lq-c", "c");
 	/* Each needs 4 (borrows 2); the pool of 6 holds one. */
-	add_wl(e, &(struct wldef){ "a", "lq-a", .priority = 1, .time = 1, .count = 4, .per_pod = { U(1) } });
-	add_wl(e, &(struct wldef){ "b", "lq-b", .priority = 5, .time = 3, .count = 4, .per_pod = { U(1) } });
-	add_wl(e, &(struct wldef){ "c", "lq-c", .priority = 5, .time = 2, .count = 4, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "a", "lq-a", .priority = 1, .time = 1, .count = 4,
+				   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "b", "lq-b", .priority = 5, .time = 3, .count = 4,
+				   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "c", "lq-c", .priority = 5, .time = 2, .count = 4,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_true(admitted(e, "ns/c")); /* highest priority, older */
 	assert_false(admitted(e, "ns/b"));
 	assert_false(admitted(e, "ns/a"));
+	engine_free(e);
+}
+
+static void test_engine_strict_fifo_namespace_mismatch_head_doesnt_block(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	struct quota_kv team_b = { "team", "b" };
+	assert_int_equal(engine_set_namespace(e, "scratch", 1, &team_b), 0);
+	struct quota_kv want = { "team", "a" };
+	struct eng_selector sel = { 1, &want, 0, NULL };
+	put_cq(e, &(struct cqdef){ .name = "cq",
+				   .fl = { FQ("default", U(4)) },
+				   .selector = &sel,
+				   .queueing = ENG_STRICT_FIFO });
+	lq(e, "lq", "cq");
+	assert_int_equal(engine_set_local_queue(e, "scratch", "lq", "cq", ENG_STOP_NONE), 0);
+	add_wl(e, &(struct wldef){ "stray", "lq", .time = 1, .count = 1, .per_pod = { U(1) },
+				   .ns = "scratch" });
+	add_wl(e, &(struct wldef){ "nightly", "lq", .time = 2, .count = 1, .per_pod = { U(1) } });
+	cycle(e, &r);
+	/* Kueue sets such a head aside (kueue#301): it doesn't block the queue. */
+	assert_false(admitted(e, "scratch/stray"));
+	assert_string_equal(find(&r, ENG_PENDING, "scratch/stray")->reason, "Inadmissible");
+	assert_true(admitted(e, "ns/nightly"));
 	engine_free(e);
 }
 
@@ -811,7 +929,8 @@ static void test_engine_cycle_order_borrowers_by_priority_then_age(void **state)
 static struct engine *within_engine(enum eng_within_cq policy)
 {
 	struct engine *e = new_engine();
-	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(4)) },
+	put_cq(e, &(struct cqdef){ .name = "cq",
+				   .fl = { FQ("default", U(4)) },
 				   .preemption = { .within_cluster_queue = policy } });
 	lq(e, "lq", "cq");
 	return e;
@@ -821,12 +940,15 @@ static void test_engine_preempt_lower_priority_within_cluster_queue(void **state
 {
 	struct engine *e = within_engine(ENG_WITHIN_LOWER_PRIORITY);
 	struct rec r = { 0 };
-	add_wl(e, &(struct wldef){ "low", "lq", .priority = 0, .time = 1, .count = 4, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "low", "lq", .priority = 0, .time = 1, .count = 4,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
-	add_wl(e, &(struct wldef){ "same", "lq", .priority = 0, .time = 0, .count = 4, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "same", "lq", .priority = 0, .time = 0, .count = 4,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_null(find(&r, ENG_PREEMPT, "ns/low")); /* equal priority: no */
-	add_wl(e, &(struct wldef){ "high", "lq", .priority = 10, .time = 2, .count = 4, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "high", "lq", .priority = 10, .time = 2, .count = 4,
+				   .per_pod = { U(1) } });
 	assert_int_equal(cycle(e, &r), 1);
 	const struct dec *d = find(&r, ENG_PREEMPT, "ns/low");
 	assert_non_null(d);
@@ -851,14 +973,17 @@ static void test_engine_preempt_lower_or_newer_equal_priority(void **state)
 {
 	struct engine *e = within_engine(ENG_WITHIN_LOWER_OR_NEWER_EQUAL);
 	struct rec r = { 0 };
-	add_wl(e, &(struct wldef){ "newer", "lq", .priority = 5, .time = 10, .count = 4, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "newer", "lq", .priority = 5, .time = 10, .count = 4,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	/* Same priority, but created later than the running one: no. */
-	add_wl(e, &(struct wldef){ "newest", "lq", .priority = 5, .time = 20, .count = 4, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "newest", "lq", .priority = 5, .time = 20, .count = 4,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_null(find(&r, ENG_PREEMPT, "ns/newer"));
 	/* Same priority and older: yes. */
-	add_wl(e, &(struct wldef){ "older", "lq", .priority = 5, .time = 5, .count = 4, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "older", "lq", .priority = 5, .time = 5, .count = 4,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	const struct dec *d = find(&r, ENG_PREEMPT, "ns/newer");
 	assert_non_null(d);
@@ -872,10 +997,36 @@ static void test_engine_preempt_never_leaves_workload_pending(void **state)
 	struct rec r = { 0 };
 	add_wl(e, &(struct wldef){ "low", "lq", .priority = 0, .count = 4, .per_pod = { U(1) } });
 	cycle(e, &r);
-	add_wl(e, &(struct wldef){ "high", "lq", .priority = 10, .time = 1, .count = 4, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "high", "lq", .priority = 10, .time = 1, .count = 4,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_int_equal(count_kind(&r, ENG_PREEMPT), 0);
 	assert_non_null(strstr(find(&r, ENG_PENDING, "ns/high")->msg, "4 more needed"));
+	engine_free(e);
+}
+
+static void test_engine_preempt_most_recently_admitted_first(void **state)
+{
+	struct engine *e = within_engine(ENG_WITHIN_LOWER_PRIORITY);
+	struct rec r = { 0 };
+	/* Restored after a restart, in this order: created first but admitted last goes first. */
+	add_wl(e, &(struct wldef){ "late-run", "lq", .priority = 1, .time = 6, .count = 2,
+				   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "early-run", "lq", .priority = 1, .time = 7, .count = 2,
+				   .per_pod = { U(1) } });
+	struct eng_assignment a = { .cluster_queue = "cq", .n_podsets = 1 };
+	a.podsets[0] =
+		(struct eng_podset_assignment){ "main", 2, 1, { "cpu" }, { "default" }, { U(2) } };
+	a.quota_reserved_time = 10;
+	assert_int_equal(engine_set_admitted(e, "ns/late-run", &a), 0);
+	a.quota_reserved_time = 8;
+	assert_int_equal(engine_set_admitted(e, "ns/early-run", &a), 0);
+	assert_int_equal(engine_admission(e, "ns/early-run")->quota_reserved_time, 8);
+	add_wl(e, &(struct wldef){ "urgent", "lq", .priority = 9, .time = 11, .count = 2,
+				   .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_non_null(find(&r, ENG_PREEMPT, "ns/late-run"));
+	assert_null(find(&r, ENG_PREEMPT, "ns/early-run"));
 	engine_free(e);
 }
 
@@ -883,16 +1034,22 @@ static void test_engine_preempt_minimal_victim_set(void **state)
 {
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
-	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(10)) },
-				   .preemption = { .within_cluster_queue = ENG_WITHIN_LOWER_PRIORITY } });
+	put_cq(e, &(struct cqdef){
+			  .name = "cq",
+			  .fl = { FQ("default", U(10)) },
+			  .preemption = { .within_cluster_queue = ENG_WITHIN_LOWER_PRIORITY } });
 	lq(e, "lq", "cq");
-	add_wl(e, &(struct wldef){ "v1", "lq", .priority = 1, .time = 1, .count = 1, .per_pod = { U(1) } });
-	add_wl(e, &(struct wldef){ "v2", "lq", .priority = 2, .time = 2, .count = 4, .per_pod = { U(1) } });
-	add_wl(e, &(struct wldef){ "v3", "lq", .priority = 3, .time = 3, .count = 5, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "v1", "lq", .priority = 1, .time = 1, .count = 1,
+				   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "v2", "lq", .priority = 2, .time = 2, .count = 4,
+				   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "v3", "lq", .priority = 3, .time = 3, .count = 5,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_int_equal(cq_usage(e, "cq", "default", "cpu"), U(10));
 	/* Greedy: v1 (lowest) then v2 make room; adding v1 back still fits, so only v2 goes. */
-	add_wl(e, &(struct wldef){ "p", "lq", .priority = 10, .time = 4, .count = 4, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "p", "lq", .priority = 10, .time = 4, .count = 4,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_int_equal(count_kind(&r, ENG_PREEMPT), 1);
 	assert_non_null(find(&r, ENG_PREEMPT, "ns/v2"));
@@ -904,17 +1061,22 @@ static struct engine *reclaim_engine(enum eng_reclaim reclaim, int32_t b_priorit
 {
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
-	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", U(4)) },
+	put_cq(e, &(struct cqdef){ .name = "a",
+				   .cohort = "co",
+				   .fl = { FQ("default", U(4)) },
 				   .preemption = { .reclaim_within_cohort = reclaim } });
 	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(4)) } });
 	lq(e, "lq-a", "a");
 	lq(e, "lq-b", "b");
-	add_wl(e, &(struct wldef){ "b6", "lq-b", .priority = b_priority, .count = 6, .per_pod = { U(1) } });
-	add_wl(e, &(struct wldef){ "a2", "lq-a", .priority = 1, .time = 1, .count = 2, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "b6", "lq-b", .priority = b_priority, .count = 6,
+				   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "a2", "lq-a", .priority = 1, .time = 1, .count = 2,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_true(admitted(e, "ns/b6"));
 	assert_true(admitted(e, "ns/a2"));
-	add_wl(e, &(struct wldef){ "a-more", "lq-a", .priority = 5, .time = 2, .count = 2, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "a-more", "lq-a", .priority = 5, .time = 2, .count = 2,
+				   .per_pod = { U(1) } });
 	return e;
 }
 
@@ -963,16 +1125,22 @@ static void test_engine_reclaim_before_lower_priority_in_own_queue(void **state)
 {
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
-	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", U(4)) },
-				   .preemption = { .within_cluster_queue = ENG_WITHIN_LOWER_PRIORITY,
-						   .reclaim_within_cohort = ENG_RECLAIM_LOWER_PRIORITY } });
+	put_cq(e, &(struct cqdef){
+			  .name = "a",
+			  .cohort = "co",
+			  .fl = { FQ("default", U(4)) },
+			  .preemption = { .within_cluster_queue = ENG_WITHIN_LOWER_PRIORITY,
+					  .reclaim_within_cohort = ENG_RECLAIM_LOWER_PRIORITY } });
 	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(4)) } });
 	lq(e, "lq-a", "a");
 	lq(e, "lq-b", "b");
-	add_wl(e, &(struct wldef){ "a-low", "lq-a", .priority = 0, .count = 2, .per_pod = { U(1) } });
-	add_wl(e, &(struct wldef){ "b-borrow", "lq-b", .priority = 5, .count = 6, .per_pod = { U(1) } });
+	add_wl(e,
+	       &(struct wldef){ "a-low", "lq-a", .priority = 0, .count = 2, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "b-borrow", "lq-b", .priority = 5, .count = 6,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
-	add_wl(e, &(struct wldef){ "a-high", "lq-a", .priority = 10, .time = 1, .count = 2, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "a-high", "lq-a", .priority = 10, .time = 1, .count = 2,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	/* a's lower-priority workload stays: b gives back what it borrowed first. */
 	assert_non_null(find(&r, ENG_PREEMPT, "ns/b-borrow"));
@@ -986,19 +1154,22 @@ static struct engine *borrow_within_engine(enum eng_borrow_within policy, int ha
 {
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
-	put_cq(e, &(struct cqdef){
-			  .name = "a", .cohort = "co", .fl = { FQ("default", U(4)) },
-			  .preemption = { .reclaim_within_cohort = ENG_RECLAIM_LOWER_PRIORITY,
-					  .borrow_within_cohort = policy,
-					  .has_max_priority_threshold = has_threshold,
-					  .max_priority_threshold = threshold } });
+	put_cq(e,
+	       &(struct cqdef){ .name = "a",
+				.cohort = "co",
+				.fl = { FQ("default", U(4)) },
+				.preemption = { .reclaim_within_cohort = ENG_RECLAIM_LOWER_PRIORITY,
+						.borrow_within_cohort = policy,
+						.has_max_priority_threshold = has_threshold,
+						.max_priority_threshold = threshold } });
 	put_cq(e, &(struct cqdef){ .name = "c", .cohort = "co", .fl = { FQ("default", U(4)) } });
 	lq(e, "lq-a", "a");
 	lq(e, "lq-c", "c");
 	add_wl(e, &(struct wldef){ "c8", "lq-c", .priority = 1, .count = 8, .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_true(admitted(e, "ns/c8"));
-	add_wl(e, &(struct wldef){ "a6", "lq-a", .priority = 10, .time = 1, .count = 6, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "a6", "lq-a", .priority = 10, .time = 1, .count = 6,
+				   .per_pod = { U(1) } });
 	return e;
 }
 
@@ -1037,16 +1208,23 @@ static void test_engine_preemptor_holds_freed_quota_and_preempts_once(void **sta
 {
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
-	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", U(4)) },
-				   .preemption = { .within_cluster_queue = ENG_WITHIN_LOWER_PRIORITY } });
+	put_cq(e, &(struct cqdef){
+			  .name = "a",
+			  .cohort = "co",
+			  .fl = { FQ("default", U(4)) },
+			  .preemption = { .within_cluster_queue = ENG_WITHIN_LOWER_PRIORITY } });
 	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", 0) } });
 	lq(e, "lq-a", "a");
 	lq(e, "lq-b", "b");
-	add_wl(e, &(struct wldef){ "v1", "lq-a", .priority = 0, .time = 1, .count = 2, .per_pod = { U(1) } });
-	add_wl(e, &(struct wldef){ "v2", "lq-a", .priority = 0, .time = 2, .count = 2, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "v1", "lq-a", .priority = 0, .time = 1, .count = 2,
+				   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "v2", "lq-a", .priority = 0, .time = 2, .count = 2,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
-	add_wl(e, &(struct wldef){ "p", "lq-a", .priority = 10, .time = 3, .count = 4, .per_pod = { U(1) } });
-	add_wl(e, &(struct wldef){ "b2", "lq-b", .priority = 100, .time = 4, .count = 2, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "p", "lq-a", .priority = 10, .time = 3, .count = 4,
+				   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "b2", "lq-b", .priority = 100, .time = 4, .count = 2,
+				   .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_non_null(find(&r, ENG_PREEMPT, "ns/v1"));
 	assert_non_null(find(&r, ENG_PREEMPT, "ns/v2"));
@@ -1076,7 +1254,8 @@ static void test_engine_partial_admission_takes_largest_count(void **state)
 		struct rec r = { 0 };
 		put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(quota)) } });
 		lq(e, "lq", "cq");
-		add_wl(e, &(struct wldef){ "p", "lq", .count = 8, .min_count = 2, .per_pod = { U(1) } });
+		add_wl(e, &(struct wldef){ "p", "lq", .count = 8, .min_count = 2,
+					   .per_pod = { U(1) } });
 		cycle(e, &r);
 		const struct dec *d = find(&r, ENG_ADMIT, "ns/p");
 		assert_non_null(d);
@@ -1101,8 +1280,10 @@ static void test_engine_partial_admission_below_min_count_waits(void **state)
 	/* Two podSets with minCount are invalid. */
 	const char *res[] = { "cpu" };
 	int64_t pp[] = { U(1) };
-	struct eng_podset ps[2] = { { "a", 4, 2, { .n_requests = 1, .resources = res, .per_pod = pp } },
-				    { "b", 4, 2, { .n_requests = 1, .resources = res, .per_pod = pp } } };
+	struct eng_podset ps[2] = {
+		{ "a", 4, 2, { .n_requests = 1, .resources = res, .per_pod = pp } },
+		{ "b", 4, 2, { .n_requests = 1, .resources = res, .per_pod = pp } }
+	};
 	struct eng_workload_spec w = { "ns/two", "ns", "lq", 0, 0, 2, ps };
 	assert_int_equal(engine_add_workload(e, &w), -EINVAL);
 	engine_free(e);
@@ -1116,16 +1297,19 @@ static void test_engine_multiple_podsets_share_flavor_usage(void **state)
 	lq(e, "lq", "cq");
 	const char *res[] = { "cpu" };
 	int64_t pp[] = { U(1) };
-	struct eng_podset ps[2] = { { "driver", 1, 0, { .n_requests = 1, .resources = res, .per_pod = pp } },
-				    { "workers", 5, 0, { .n_requests = 1, .resources = res, .per_pod = pp } } };
+	struct eng_podset ps[2] = {
+		{ "driver", 1, 0, { .n_requests = 1, .resources = res, .per_pod = pp } },
+		{ "workers", 5, 0, { .n_requests = 1, .resources = res, .per_pod = pp } }
+	};
 	struct eng_workload_spec w = { "ns/job", "ns", "lq", 0, 0, 2, ps };
 	assert_int_equal(engine_add_workload(e, &w), 0);
 	cycle(e, &r);
 	assert_false(admitted(e, "ns/job")); /* 1 + 5 > 5: all or nothing */
-	assert_non_null(strstr(find(&r, ENG_PENDING, "ns/job")->msg,
-			       "couldn't assign flavors to pod set workers: insufficient quota for cpu in flavor "
-			       "default, previously considered podsets requests (1) + current podset request (5) "
-			       "> maximum capacity (5)"));
+	assert_non_null(strstr(
+		find(&r, ENG_PENDING, "ns/job")->msg,
+		"couldn't assign flavors to pod set workers: insufficient quota for cpu in flavor "
+		"default, previously considered podsets requests (1) + current podset request (5) "
+		"> maximum capacity (5)"));
 	ps[1].count = 4;
 	assert_int_equal(engine_add_workload(e, &w), 0);
 	cycle(e, &r);
@@ -1141,7 +1325,9 @@ static void test_engine_pods_resource_counts_pods(void **state)
 {
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
-	struct fq fl = { "default", { U(100), 3000, 0 }, { UNSET, UNSET, UNSET }, { UNSET, UNSET, UNSET } };
+	struct fq fl = {
+		"default", { U(100), 3000, 0 }, { UNSET, UNSET, UNSET }, { UNSET, UNSET, UNSET }
+	};
 	put_cq(e, &(struct cqdef){ .name = "cq", .res = { "cpu", "pods" }, .fl = { fl } });
 	lq(e, "lq", "cq");
 	add_wl(e, &(struct wldef){ "w2", "lq", .time = 1, .count = 2, .per_pod = { U(1) } });
@@ -1150,7 +1336,8 @@ static void test_engine_pods_resource_counts_pods(void **state)
 	assert_true(admitted(e, "ns/w2"));
 	assert_false(admitted(e, "ns/w2b")); /* 3 pods at most */
 	assert_int_equal(cq_usage(e, "cq", "default", "pods"), 2000);
-	assert_non_null(strstr(find(&r, ENG_PENDING, "ns/w2b")->msg, "insufficient unused quota for pods"));
+	assert_non_null(
+		strstr(find(&r, ENG_PENDING, "ns/w2b")->msg, "insufficient unused quota for pods"));
 	engine_free(e);
 }
 
@@ -1164,9 +1351,11 @@ static void test_engine_namespace_selector_null_none_empty_all_labels_match(void
 	assert_int_equal(engine_set_namespace(e, "other", 1, &team_b), 0);
 	struct quota_kv want = { "team", "a" };
 	struct eng_selector sel = { 1, &want, 0, NULL };
-	put_cq(e, &(struct cqdef){ .name = "none", .fl = { FQ("default", U(4)) }, .no_selector = 1 });
+	put_cq(e,
+	       &(struct cqdef){ .name = "none", .fl = { FQ("default", U(4)) }, .no_selector = 1 });
 	put_cq(e, &(struct cqdef){ .name = "all", .fl = { FQ("default", U(4)) } });
-	put_cq(e, &(struct cqdef){ .name = "team-a", .fl = { FQ("default", U(4)) }, .selector = &sel });
+	put_cq(e, &(struct cqdef){
+			  .name = "team-a", .fl = { FQ("default", U(4)) }, .selector = &sel });
 	lq(e, "lq-none", "none");
 	lq(e, "lq-all", "all");
 	lq(e, "lq-team", "team-a");
@@ -1174,7 +1363,8 @@ static void test_engine_namespace_selector_null_none_empty_all_labels_match(void
 	add_wl(e, &(struct wldef){ "w-none", "lq-none", .count = 1, .per_pod = { U(1) } });
 	add_wl(e, &(struct wldef){ "w-all", "lq-all", .count = 1, .per_pod = { U(1) } });
 	add_wl(e, &(struct wldef){ "w-team", "lq-team", .count = 1, .per_pod = { U(1) } });
-	add_wl(e, &(struct wldef){ "w-other", "lq-team", .count = 1, .per_pod = { U(1) }, .ns = "other" });
+	add_wl(e, &(struct wldef){ "w-other", "lq-team", .count = 1, .per_pod = { U(1) },
+				   .ns = "other" });
 	cycle(e, &r);
 	assert_false(admitted(e, "ns/w-none"));
 	const struct dec *d = find(&r, ENG_PENDING, "ns/w-none");
@@ -1198,7 +1388,8 @@ static void test_engine_stop_hold_keeps_admitted_blocks_new(void **state)
 	lq(e, "lq", "cq");
 	add_wl(e, &(struct wldef){ "running", "lq", .count = 1, .per_pod = { U(1) } });
 	cycle(e, &r);
-	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(4)) }, .stop = ENG_STOP_HOLD });
+	put_cq(e, &(struct cqdef){
+			  .name = "cq", .fl = { FQ("default", U(4)) }, .stop = ENG_STOP_HOLD });
 	add_wl(e, &(struct wldef){ "new", "lq", .time = 1, .count = 1, .per_pod = { U(1) } });
 	cycle(e, &r);
 	assert_true(admitted(e, "ns/running"));
@@ -1239,7 +1430,9 @@ static void test_engine_stop_hold_and_drain_evicts_admitted(void **state)
 	cycle(e, &r);
 	assert_string_equal(find(&r, ENG_PENDING, "ns/w2")->msg, "LocalQueue lq2 is stopped");
 	/* A ClusterQueue drain evicts everything admitted there, once. */
-	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(4)) }, .stop = ENG_STOP_HOLD_AND_DRAIN });
+	put_cq(e, &(struct cqdef){ .name = "cq",
+				   .fl = { FQ("default", U(4)) },
+				   .stop = ENG_STOP_HOLD_AND_DRAIN });
 	assert_int_equal(cycle(e, &r), 1);
 	d = find(&r, ENG_PREEMPT, "ns/w1");
 	assert_non_null(d);
@@ -1264,7 +1457,8 @@ static void test_engine_missing_queue_and_flavor_messages(void **state)
 	assert_string_equal(d->msg, "LocalQueue lq doesn't exist");
 	lq(e, "lq", "cq");
 	cycle(e, &r);
-	assert_string_equal(find(&r, ENG_PENDING, "ns/no-lq")->msg, "ClusterQueue cq doesn't exist");
+	assert_string_equal(find(&r, ENG_PENDING, "ns/no-lq")->msg,
+			    "ClusterQueue cq doesn't exist");
 	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("gpu", U(4)) } });
 	cycle(e, &r);
 	assert_string_equal(find(&r, ENG_PENDING, "ns/no-lq")->msg,
@@ -1272,7 +1466,8 @@ static void test_engine_missing_queue_and_flavor_messages(void **state)
 	const char *reason, *msg;
 	assert_int_equal(engine_cq_active(e, "cq", &reason, &msg), 0);
 	assert_string_equal(reason, "FlavorNotFound");
-	assert_string_equal(msg, "Can't admit new workloads: references missing ResourceFlavor gpu.");
+	assert_string_equal(msg,
+			    "Can't admit new workloads: references missing ResourceFlavor gpu.");
 	put_flavor(e, "gpu");
 	cycle(e, &r);
 	assert_true(admitted(e, "ns/no-lq"));
@@ -1282,11 +1477,20 @@ static void test_engine_missing_queue_and_flavor_messages(void **state)
 	engine_remove_cq(e, "cq");
 	add_wl(e, &(struct wldef){ "later", "lq", .time = 5, .count = 4, .per_pod = { U(1) } });
 	cycle(e, &r);
-	assert_string_equal(find(&r, ENG_PENDING, "ns/later")->msg, "ClusterQueue cq doesn't exist");
+	assert_string_equal(find(&r, ENG_PENDING, "ns/later")->msg,
+			    "ClusterQueue cq doesn't exist");
 	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("gpu", U(4)) } });
 	cycle(e, &r);
 	assert_int_equal(cq_usage(e, "cq", "gpu", "cpu"), U(1));
 	assert_false(admitted(e, "ns/later"));
+	/* Without its LocalQueue a workload waits with a message to match. */
+	engine_remove_local_queue(e, "ns", "lq");
+	cycle(e, &r);
+	assert_string_equal(find(&r, ENG_PENDING, "ns/later")->msg, "LocalQueue lq doesn't exist");
+	size_t pending, adm;
+	assert_int_equal(engine_cq_counts(e, "cq", &pending, &adm), 0);
+	assert_int_equal(pending, 0);
+	assert_int_equal(adm, 1);
 	engine_free(e);
 }
 
@@ -1331,7 +1535,8 @@ static void test_engine_set_admitted_charges_and_evict_requeues(void **state)
 	lq(e, "lq-b", "b");
 	add_wl(e, &(struct wldef){ "restored", "lq-a", .count = 3, .per_pod = { U(1) } });
 	struct eng_assignment a = { .cluster_queue = "a", .n_podsets = 1 };
-	a.podsets[0] = (struct eng_podset_assignment){ "main", 3, 1, { "cpu" }, { "default" }, { U(3) } };
+	a.podsets[0] =
+		(struct eng_podset_assignment){ "main", 3, 1, { "cpu" }, { "default" }, { U(3) } };
 	assert_int_equal(engine_set_admitted(e, "ns/restored", &a), 0);
 	assert_int_equal(engine_set_admitted(e, "ns/unknown", &a), -ENOENT);
 	assert_int_equal(cq_usage(e, "a", "default", "cpu"), U(3));
@@ -1352,11 +1557,15 @@ static void test_engine_invalid_workloads_einval(void **state)
 {
 	struct engine *e = new_engine();
 	assert_int_equal(try_add_wl(e, &(struct wldef){ "w", NULL, .count = 1 }), -EINVAL);
-	assert_int_equal(try_add_wl(e, &(struct wldef){ "w", "lq", .count = 2, .min_count = 3 }), -EINVAL);
-	assert_int_equal(try_add_wl(e, &(struct wldef){ "w", "lq", .count = 1, .per_pod = { -1 } }), -EINVAL);
+	assert_int_equal(try_add_wl(e, &(struct wldef){ "w", "lq", .count = 2, .min_count = 3 }),
+			 -EINVAL);
+	assert_int_equal(try_add_wl(e, &(struct wldef){ "w", "lq", .count = 1, .per_pod = { -1 } }),
+			 -EINVAL);
 	const char *res[] = { "cpu", "cpu" };
 	int64_t pp[] = { 1, 1 };
-	struct eng_podset ps = { "main", 1, 0, { .n_requests = 2, .resources = res, .per_pod = pp } };
+	struct eng_podset ps = {
+		"main", 1, 0, { .n_requests = 2, .resources = res, .per_pod = pp }
+	};
 	struct eng_workload_spec w = { "ns/dup", "ns", "lq", 0, 0, 1, &ps };
 	assert_int_equal(engine_add_workload(e, &w), -EINVAL);
 	assert_int_equal(engine_evict(e, "ns/none"), -ENOENT);
@@ -1381,17 +1590,21 @@ int main(void)
 		cmocka_unit_test(test_engine_flavor_node_selector_and_taints_skip_flavor),
 		cmocka_unit_test(test_engine_fungibility_may_stop_search_borrows_in_first_flavor),
 		cmocka_unit_test(test_engine_fungibility_try_next_flavor_avoids_borrowing),
-		cmocka_unit_test(test_engine_fungibility_when_can_preempt_try_next_takes_free_flavor),
+		cmocka_unit_test(
+			test_engine_fungibility_when_can_preempt_try_next_takes_free_flavor),
 		cmocka_unit_test(test_engine_fungibility_when_can_preempt_may_stop_preempts),
-		cmocka_unit_test(test_engine_fungibility_preference_orders_borrowing_and_preemption),
+		cmocka_unit_test(
+			test_engine_fungibility_preference_orders_borrowing_and_preemption),
 		cmocka_unit_test(test_engine_strict_fifo_head_blocks_queue),
 		cmocka_unit_test(test_engine_best_effort_fifo_skips_head_that_doesnt_fit),
+		cmocka_unit_test(test_engine_strict_fifo_namespace_mismatch_head_doesnt_block),
 		cmocka_unit_test(test_engine_queue_order_priority_then_age),
 		cmocka_unit_test(test_engine_cycle_order_non_borrowing_before_priority),
 		cmocka_unit_test(test_engine_cycle_order_borrowers_by_priority_then_age),
 		cmocka_unit_test(test_engine_preempt_lower_priority_within_cluster_queue),
 		cmocka_unit_test(test_engine_preempt_lower_or_newer_equal_priority),
 		cmocka_unit_test(test_engine_preempt_never_leaves_workload_pending),
+		cmocka_unit_test(test_engine_preempt_most_recently_admitted_first),
 		cmocka_unit_test(test_engine_preempt_minimal_victim_set),
 		cmocka_unit_test(test_engine_reclaim_lower_priority_preempts_borrower),
 		cmocka_unit_test(test_engine_reclaim_lower_priority_spares_higher_priority),

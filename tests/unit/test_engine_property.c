@@ -11,6 +11,13 @@
  *     quota, where subtree quotas only count what lendingLimits let children lend;
  *   - gangs are all or nothing: every admitted podSet has its full count, or with minCount
  *     at least minCount, and is charged count x request.
+ * And every few hundred operations, liveness: at a quiet fixed point, submitting pending
+ * workloads again unchanged (a fresh look) must not admit any: what fits was admitted. Only
+ * where fitting is monotone in usage: one podSet, and no PreemptionOverBorrowing. (Kueue picks
+ * flavors podSet by podSet, greedily, so with two podSets more usage elsewhere can move the
+ * first one to another flavor and let the second fit; PreemptionOverBorrowing can prefer a
+ * flavor needing preemption over one that fits by borrowing, until the former stops being a
+ * candidate.) The others are left as they are.
  * Seeded and reproducible: MUSTER_SEED=<n> replays a run; the seed is printed.
  */
 #include <errno.h>
@@ -27,7 +34,7 @@
 
 #include "core/engine.h"
 
-#define U(x) ((int64_t)(x) * 1000)
+#define U(x) ((int64_t)(x)*1000)
 #define MAX_COHORTS 6
 #define MAX_CQS 10
 #define MAX_WLS 4096
@@ -85,6 +92,10 @@ struct wl {
 	int victim; /* told to go, not yet evicted */
 	int cq; /* where admitted */
 	int lq; /* ClusterQueue whose LocalQueue it was submitted to */
+	int waiting; /* a preemptor waiting for its victims */
+	int checked; /* looked at again by the liveness check */
+	int32_t priority;
+	int64_t time;
 	int n_podsets;
 	int64_t count[2], min_count[2];
 	int64_t per_pod[2][N_RES];
@@ -102,6 +113,7 @@ struct world {
 	int n_wl; /* ids used */
 	long ops;
 	long admits, preempts, pendings;
+	int liveness; /* checking: an admission now is a workload left behind */
 	/* spec storage */
 	struct eng_resource_quota rq[MAX_CQS][2][2][2];
 	struct eng_flavor_quotas fq[MAX_CQS][2][2];
@@ -134,18 +146,20 @@ static void fill_group(struct world *w, int owner, struct node *n, struct eng_re
 		int f = k == 0 ? first : 1 - first;
 		for (int r = 0; r < 2; r++) {
 			struct q *q = &n->q[f * 2 + r];
-			w->rq[owner][0][k][r] = (struct eng_resource_quota){
-				cov_cm[r], q->nominal, q->has_bl, q->bl, q->has_ll, q->ll
-			};
+			w->rq[owner][0][k][r] =
+				(struct eng_resource_quota){ cov_cm[r], q->nominal, q->has_bl,
+							     q->bl,	q->has_ll,  q->ll };
 		}
-		w->fq[owner][0][k] = (struct eng_flavor_quotas){ f ? "f1" : "f0", 2, w->rq[owner][0][k] };
+		w->fq[owner][0][k] =
+			(struct eng_flavor_quotas){ f ? "f1" : "f0", 2, w->rq[owner][0][k] };
 	}
 	rg[0] = (struct eng_resource_group){ 2, cov_cm, 2, w->fq[owner][0] };
 	*n_groups = 1;
 	if (with_gpu) {
 		struct q *q = &n->q[4];
 		w->rq[owner][1][0][0] =
-			(struct eng_resource_quota){ "nvidia.com/gpu", q->nominal, q->has_bl, q->bl, q->has_ll, q->ll };
+			(struct eng_resource_quota){ "nvidia.com/gpu", q->nominal, q->has_bl, q->bl,
+						     q->has_ll,	       q->ll };
 		w->fq[owner][1][0] = (struct eng_flavor_quotas){ "g0", 1, w->rq[owner][1][0] };
 		rg[1] = (struct eng_resource_group){ 1, cov_g, 1, w->fq[owner][1] };
 		*n_groups = 2;
@@ -181,7 +195,8 @@ static void build_world(struct world *w)
 				random_quota(&c->q[k], c->parent >= 0, 1);
 			fill_group(w, MAX_CQS - 1, c, rg, 1, &n_groups);
 		}
-		struct eng_cohort_spec spec = { c->name, c->parent >= 0 ? w->cohort[c->parent].name : NULL,
+		struct eng_cohort_spec spec = { c->name,
+						c->parent >= 0 ? w->cohort[c->parent].name : NULL,
 						n_groups, n_groups ? rg : NULL };
 		assert_int_equal(engine_set_cohort(w->e, &spec), 0);
 	}
@@ -288,38 +303,45 @@ static void check(struct world *w, const char *after)
 		size_t pending, adm;
 		assert_int_equal(engine_cq_counts(w->e, q->name, &pending, &adm), 0);
 		if (adm != n_adm[i])
-			fail_msg("op %ld (%s): %s admitted %zu, test counts %zu", w->ops, after, q->name, adm,
-				 n_adm[i]);
+			fail_msg("op %ld (%s): %s admitted %zu, test counts %zu", w->ops, after,
+				 q->name, adm, n_adm[i]);
 		for (int k = 0; k < N_FR; k++) {
 			struct eng_cq_usage u;
-			int rc = engine_cq_usage(w->e, q->name, fr_flavor[k], res_names[fr_res[k]], &u);
+			int rc = engine_cq_usage(w->e, q->name, fr_flavor[k], res_names[fr_res[k]],
+						 &u);
 			int64_t engine = rc == 0 ? u.total : 0;
 			if (rc != 0 && rc != -ENOENT)
 				fail_msg("engine_cq_usage: %d", rc);
 			if (engine != q->usage[k])
-				fail_msg("op %ld (%s): %s %s/%s usage %" PRId64 ", admitted workloads sum to %" PRId64,
-					 w->ops, after, q->name, fr_flavor[k], res_names[fr_res[k]], engine,
-					 q->usage[k]);
+				fail_msg("op %ld (%s): %s %s/%s usage %" PRId64
+					 ", admitted workloads sum to %" PRId64,
+					 w->ops, after, q->name, fr_flavor[k], res_names[fr_res[k]],
+					 engine, q->usage[k]);
 			if (q->parent < 0 && q->usage[k] > (q->q[k].has ? q->q[k].nominal : 0))
-				fail_msg("op %ld (%s): %s over nominal in %s/%s", w->ops, after, q->name,
-					 fr_flavor[k], res_names[fr_res[k]]);
+				fail_msg("op %ld (%s): %s over nominal in %s/%s", w->ops, after,
+					 q->name, fr_flavor[k], res_names[fr_res[k]]);
 			if (q->parent >= 0 && q->q[k].has && q->q[k].has_bl &&
 			    q->usage[k] > q->q[k].nominal + q->q[k].bl)
-				fail_msg("op %ld (%s): %s over nominal + borrowingLimit in %s/%s: %" PRId64, w->ops,
-					 after, q->name, fr_flavor[k], res_names[fr_res[k]], q->usage[k]);
+				fail_msg(
+					"op %ld (%s): %s over nominal + borrowingLimit in %s/%s: %" PRId64,
+					w->ops, after, q->name, fr_flavor[k], res_names[fr_res[k]],
+					q->usage[k]);
 		}
 	}
 	for (int c = 0; c < w->n_cohorts; c++) {
 		struct node *n = &w->cohort[c];
 		for (int k = 0; k < N_FR; k++) {
 			struct eng_cq_usage u;
-			int rc = engine_cohort_usage(w->e, n->name, fr_flavor[k], res_names[fr_res[k]], &u);
+			int rc = engine_cohort_usage(w->e, n->name, fr_flavor[k],
+						     res_names[fr_res[k]], &u);
 			int64_t engine = rc == 0 ? u.total : 0;
 			if (rc != 0 && rc != -ENOENT)
 				fail_msg("engine_cohort_usage: %d", rc);
 			if (engine != n->usage[k])
-				fail_msg("op %ld (%s): cohort %s %s/%s usage %" PRId64 ", model %" PRId64, w->ops, after,
-					 n->name, fr_flavor[k], res_names[fr_res[k]], engine, n->usage[k]);
+				fail_msg("op %ld (%s): cohort %s %s/%s usage %" PRId64
+					 ", model %" PRId64,
+					 w->ops, after, n->name, fr_flavor[k], res_names[fr_res[k]],
+					 engine, n->usage[k]);
 			int64_t cap = n->subtree[k];
 			if (n->parent >= 0) {
 				if (!(n->q[k].has && n->q[k].has_bl))
@@ -327,8 +349,10 @@ static void check(struct world *w, const char *after)
 				cap += n->q[k].bl;
 			}
 			if (n->usage[k] > cap)
-				fail_msg("op %ld (%s): cohort %s over its pool in %s/%s: %" PRId64 " > %" PRId64,
-					 w->ops, after, n->name, fr_flavor[k], res_names[fr_res[k]], n->usage[k], cap);
+				fail_msg("op %ld (%s): cohort %s over its pool in %s/%s: %" PRId64
+					 " > %" PRId64,
+					 w->ops, after, n->name, fr_flavor[k], res_names[fr_res[k]],
+					 n->usage[k], cap);
 		}
 	}
 }
@@ -350,14 +374,21 @@ static void on_decision(void *arg, const struct eng_decision *d)
 	struct wl *x = &w->wl[wl_id(d->workload)];
 	if (trace)
 		print_message("    op %ld: %s %s %s %s\n", w->ops,
-			      d->kind == ENG_ADMIT ? "ADMIT" : d->kind == ENG_PREEMPT ? "PREEMPT" : "PENDING",
-			      d->workload, d->kind == ENG_ADMIT ? d->assignment->cluster_queue : d->reason,
+			      d->kind == ENG_ADMIT     ? "ADMIT"
+			      : d->kind == ENG_PREEMPT ? "PREEMPT"
+						       : "PENDING",
+			      d->workload,
+			      d->kind == ENG_ADMIT ? d->assignment->cluster_queue : d->reason,
 			      d->message ? d->message : (d->preemptor ? d->preemptor : ""));
 	assert_true(x->live);
 	switch (d->kind) {
 	case ENG_ADMIT: {
 		const struct eng_assignment *a = d->assignment;
+		if (w->liveness && x->checked)
+			fail_msg("op %ld: %s fits, but was left pending at the fixed point", w->ops,
+				 d->workload);
 		assert_false(x->admitted);
+		x->waiting = 0;
 		assert_int_equal(a->n_podsets, x->n_podsets);
 		x->admitted = 1;
 		x->victim = 0;
@@ -371,12 +402,15 @@ static void on_decision(void *arg, const struct eng_decision *d)
 			const struct eng_podset_assignment *ps = &a->podsets[p];
 			/* All or nothing, or at least minCount. */
 			if (ps->count != x->count[p] &&
-			    !(x->min_count[p] > 0 && ps->count >= x->min_count[p] && ps->count < x->count[p]))
-				fail_msg("%s podSet %zu admitted with %" PRId64 " of %" PRId64 " (minCount %" PRId64 ")",
+			    !(x->min_count[p] > 0 && ps->count >= x->min_count[p] &&
+			      ps->count < x->count[p]))
+				fail_msg("%s podSet %zu admitted with %" PRId64 " of %" PRId64
+					 " (minCount %" PRId64 ")",
 					 d->workload, p, ps->count, x->count[p], x->min_count[p]);
 			for (size_t r = 0; r < ps->n; r++) {
 				int k = fr_index(ps->flavors[r], ps->resources[r]);
-				assert_int_equal(ps->usage[r], ps->count * x->per_pod[p][fr_res[k]]);
+				assert_int_equal(ps->usage[r],
+						 ps->count * x->per_pod[p][fr_res[k]]);
 				x->usage[k] += ps->usage[r];
 			}
 			for (int r = 0; r < N_RES; r++) {
@@ -397,6 +431,9 @@ static void on_decision(void *arg, const struct eng_decision *d)
 		break;
 	case ENG_PENDING:
 		assert_false(x->admitted);
+		/* Inadmissible (a stopped queue) says nothing about a preemptor's wait. */
+		if (!strcmp(d->reason, "Pending"))
+			x->waiting = strstr(d->message, "Pending the preemption of") != NULL;
 		w->pendings++;
 		break;
 	}
@@ -404,41 +441,101 @@ static void on_decision(void *arg, const struct eng_decision *d)
 
 /* --- operations ----------------------------------------------------------------------------- */
 
+static void key_of(int id, char *key, size_t size)
+{
+	snprintf(key, size, "ns/w%d", id);
+}
+
+/* Submits (or re-submits, unchanged) workload id from the test's record. */
+static void submit(struct world *w, int id)
+{
+	struct wl *x = &w->wl[id];
+	char key[32], lq[16];
+	const char *res[2][N_RES];
+	int64_t per_pod[2][N_RES];
+	struct eng_podset ps[2];
+	for (int p = 0; p < x->n_podsets; p++) {
+		size_t n = 0;
+		for (int r = 0; r < N_RES; r++) {
+			if (x->per_pod[p][r] || r == 0) {
+				res[p][n] = res_names[r];
+				per_pod[p][n++] = x->per_pod[p][r];
+			}
+		}
+		ps[p] = (struct eng_podset){
+			p ? "workers" : "main",
+			x->count[p],
+			x->min_count[p],
+			{ .n_requests = n, .resources = res[p], .per_pod = per_pod[p] }
+		};
+	}
+	snprintf(key, sizeof(key), "ns/w%d", id);
+	snprintf(lq, sizeof(lq), "lq%d", x->lq);
+	struct eng_workload_spec spec = { key, "ns", lq, x->priority, x->time, (size_t)x->n_podsets,
+					  ps };
+	assert_int_equal(engine_add_workload(w->e, &spec), 0);
+}
+
 static void op_add(struct world *w)
 {
 	if (w->n_wl == MAX_WLS)
 		return;
 	int id = w->n_wl++;
 	struct wl *x = &w->wl[id];
-	char key[32], lq[16];
-	const char *res[2][N_RES];
-	int64_t per_pod[2][N_RES];
-	struct eng_podset ps[2];
 	memset(x, 0, sizeof(*x));
 	x->live = 1;
 	x->lq = (int)rnd_in(0, w->n_cqs - 1);
 	x->n_podsets = rnd() % 4 == 0 ? 2 : 1;
+	x->priority = (int32_t)rnd_in(0, 3);
+	x->time = w->ops;
 	int with_min = rnd() % 3 == 0 ? (int)rnd_in(0, x->n_podsets - 1) : -1;
 	for (int p = 0; p < x->n_podsets; p++) {
-		size_t n = 0;
 		x->count[p] = rnd_in(1, 4);
 		x->min_count[p] = p == with_min ? rnd_in(1, x->count[p]) : 0;
-		for (int r = 0; r < N_RES; r++) {
-			x->per_pod[p][r] = r == 2 ? (rnd() % 4 == 0 ? U(rnd_in(1, 2)) : 0)
-						  : (rnd() % 5 ? U(rnd_in(0, 2)) + (int64_t)rnd_in(0, 1) * 500 : 0);
-			if (x->per_pod[p][r] || r == 0) {
-				res[p][n] = res_names[r];
-				per_pod[p][n++] = x->per_pod[p][r];
-			}
-		}
-		ps[p] = (struct eng_podset){ p ? "workers" : "main", x->count[p], x->min_count[p],
-					     { .n_requests = n, .resources = res[p], .per_pod = per_pod[p] } };
+		for (int r = 0; r < N_RES; r++)
+			x->per_pod[p][r] =
+				r == 2 ? (rnd() % 4 == 0 ? U(rnd_in(1, 2)) : 0)
+				       : (rnd() % 5 ? U(rnd_in(0, 2)) + (int64_t)rnd_in(0, 1) * 500
+						    : 0);
 	}
-	snprintf(key, sizeof(key), "ns/w%d", id);
-	snprintf(lq, sizeof(lq), "lq%d", x->lq);
-	struct eng_workload_spec spec = { key, "ns", lq, (int32_t)rnd_in(0, 3), (int64_t)w->ops,
-					  (size_t)x->n_podsets, ps };
-	assert_int_equal(engine_add_workload(w->e, &spec), 0);
+	submit(w, id);
+}
+
+/* At a quiet fixed point (no victims left to evict, so no preemptor is waiting and no
+ * candidate is claimed), a fresh look at every pending workload admits nothing. */
+static void check_liveness(struct world *w)
+{
+	for (int round = 0; round < 100; round++) {
+		for (int i = 0; i < 100 && engine_cycle(w->e, on_decision, w) > 0; i++)
+			;
+		int victims = 0;
+		for (int id = 0; id < w->n_wl; id++) {
+			struct wl *x = &w->wl[id];
+			if (!x->live || !x->victim)
+				continue;
+			char key[32];
+			key_of(id, key, sizeof(key));
+			assert_int_equal(engine_evict(w->e, key), 0);
+			x->admitted = x->victim = 0;
+			memset(x->usage, 0, sizeof(x->usage));
+			victims++;
+		}
+		if (!victims)
+			break;
+	}
+	for (int id = 0; id < w->n_wl; id++) {
+		struct wl *x = &w->wl[id];
+		x->checked = x->live && !x->admitted && !x->waiting && x->n_podsets == 1 &&
+			     !w->cq_spec[x->lq].prefer_preemption_over_borrowing;
+		if (x->checked) {
+			if (trace)
+				print_message("    touch w%d (cq%d)\n", id, x->lq);
+			submit(w, id);
+		}
+	}
+	w->liveness = 1;
+	assert_true(engine_cycle(w->e, on_decision, w) >= 0);
+	w->liveness = 0;
 }
 
 static int pick(struct world *w, int admitted, int victim)
@@ -452,11 +549,6 @@ static int pick(struct world *w, int admitted, int victim)
 			chosen = id; /* reservoir sampling */
 	}
 	return chosen;
-}
-
-static void key_of(int id, char *key, size_t size)
-{
-	snprintf(key, size, "ns/w%d", id);
 }
 
 static void op_finish(struct world *w)
@@ -542,10 +634,17 @@ static long run_world(uint64_t seed, long ops)
 			op_toggle_stop(w);
 			what = "stop policy";
 		}
+		if (trace)
+			print_message("  op %ld: %s\n", w->ops, what);
 		check(w, what);
+		if (w->ops % 300 == 299) {
+			check_liveness(w);
+			check(w, "liveness");
+		}
 	}
 	long admits = w->admits;
-	print_message("  world %#" PRIx64 ": %d cohorts, %d ClusterQueues, %d workloads, %ld admissions, "
+	print_message("  world %#" PRIx64
+		      ": %d cohorts, %d ClusterQueues, %d workloads, %ld admissions, "
 		      "%ld preemptions, %ld pending reports\n",
 		      seed, w->n_cohorts, w->n_cqs, w->n_wl, w->admits, w->preempts, w->pendings);
 	engine_free(w->e);
