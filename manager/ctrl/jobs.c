@@ -133,9 +133,17 @@ static json_t *stop_patch(json_t *job, json_t *wl)
 	json_object_foreach(orig_sel, k, v)
 		json_object_set(selector, k, v);
 	json_t *tol = json_object_get(orig, "tolerations");
-	return json_pack("{s:{s:{s:{s:{s:n}}, s:{s:o, s:O}}}}", "spec", "template", "metadata",
-			 "labels", LABEL_PODSET, "spec", "nodeSelector", selector, "tolerations",
-			 tol ? tol : json_null());
+	json_t *patch = json_pack("{s:{s:{s:{s:{s:n}}, s:{s:o, s:O}}}}", "spec", "template", "metadata",
+				  "labels", LABEL_PODSET, "spec", "nodeSelector", selector, "tolerations",
+				  tol ? tol : json_null());
+	/* Partial admission lowered parallelism at start; the requeued Workload asks for its
+	 * full count again, so the Job must too (Kueue restores it with the pod-set info). */
+	json_t *count = obj_path(json_array_get(obj_path(wl, "spec.podSets"), 0), "count");
+	json_t *parallelism = obj_path(job, "spec.parallelism");
+	if (patch && json_is_integer(count) && json_is_integer(parallelism) &&
+	    json_integer_value(parallelism) < json_integer_value(count))
+		json_object_set(json_object_get(patch, "spec"), "parallelism", count);
+	return patch;
 }
 
 /* Once an evicted Workload's Job has no active pod, its quota can go: the admission is

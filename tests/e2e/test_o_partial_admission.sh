@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# (o) Partial admission: a Job of 8 pods with kueue.x-k8s.io/job-min-parallelism: "4", with only
+# 5 GPUs free, is admitted with 5 pods (the largest count that fits), its parallelism lowered
+# to 5; evicted (HoldAndDrain), its parallelism goes back to 8 with the rest of the template.
+source "$(dirname "$0")/lib.sh"
+make_namespace
+make_queues e2e-o 8
+job_yaml holder lq 3 1 "" | k create -f - >/dev/null
+wait_until 60 "the holder to run" running_at_least holder 3
+job_yaml elastic lq 8 1 "" | sed 's#^  name: elastic$#  name: elastic\n  annotations:\n    kueue.x-k8s.io/job-min-parallelism: "4"#' |
+	k create -f - >/dev/null
+wait_until 30 "a Workload" has_workload elastic
+wl=$(workload_of elastic)
+field_is workload "$wl" '{.spec.podSets[0].minCount}' 4 || fail "minCount was not taken from the annotation"
+wait_until 30 "partial admission" field_is workload "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
+field_is workload "$wl" '{.status.admission.podSetAssignments[0].count}' 5 ||
+	fail "admitted count is $(jp workload "$wl" '{.status.admission.podSetAssignments[0].count}'), want 5"
+wait_until 30 "parallelism lowered to 5" field_is job elastic '{.spec.parallelism}' 5
+wait_until 60 "5 running pods" running_at_least elastic 5
+k patch clusterqueue e2e-o --type=merge -p '{"spec":{"stopPolicy":"HoldAndDrain"}}' >/dev/null
+wait_until 30 "the Job to be suspended" field_is job elastic '{.spec.suspend}' true
+wait_until 30 "parallelism restored to 8" field_is job elastic '{.spec.parallelism}' 8
+pass
