@@ -712,6 +712,46 @@ static int decode_groups(struct eobj_arena *a, json_t *groups, int has_parent, i
 /* ------------------------------------------------------------------------ ClusterQueue */
 
 /* A LabelSelector with metav1's validation (operators and their values). */
+/*
+ * Checks one match expression (of a LabelSelector or a node-affinity term) at path ep: an
+ * object with a non-empty key, an operator from ops, and values a list of strings. allowed
+ * (NULL: not checked) lists its permitted keys. When count_rules is set, In/NotIn (ops 0 and 1)
+ * need values and the others must have none, as LabelSelector validation says; those come
+ * before the string check, so a wrong count is reported first.
+ */
+static int check_match_expr(json_t *e, const char *ep, const char *const *allowed,
+			    const char *const *ops, int count_rules, const char **key, int *op,
+			    json_t **values, char *err, size_t errlen)
+{
+	char vp[PATH_MAX_LEN];
+	json_t *v;
+	size_t k;
+	int rc;
+	if (!json_is_object(e))
+		return bad(err, errlen, "%s: must be an object, not %s", ep, type_name(e));
+	if ((allowed && (rc = check_keys(e, ep, allowed, err, errlen)) != 0) ||
+	    (rc = get_string(e, "key", ep, key, err, errlen)) != 0)
+		return rc;
+	if (!*key || !**key)
+		return bad(err, errlen, "%s.key: required", ep);
+	if (!field(e, "operator"))
+		return bad(err, errlen, "%s.operator: required", ep);
+	if ((rc = get_enum(e, "operator", ep, ops, 0, op, err, errlen)) != 0)
+		return rc;
+	*values = field(e, "values");
+	pathf(vp, sizeof(vp), "%s.values", ep);
+	if ((rc = want_array(*values, vp, err, errlen)) != 0)
+		return rc;
+	if (count_rules && *op <= 1 && json_array_size(*values) == 0)
+		return bad(err, errlen, "%s: must be non-empty when operator is %s", vp, ops[*op]);
+	if (count_rules && *op >= 2 && json_array_size(*values) > 0)
+		return bad(err, errlen, "%s: may not be specified when operator is %s", vp, ops[*op]);
+	json_array_foreach(*values, k, v)
+		if (!json_is_string(v))
+			return bad(err, errlen, "%s[%zu]: must be a string, not %s", vp, k, type_name(v));
+	return 0;
+}
+
 static int decode_selector(struct eobj_arena *a, json_t *sel, const char *path,
 			   const struct eng_selector **out, char *err, size_t errlen)
 {
@@ -748,40 +788,17 @@ static int decode_selector(struct eobj_arena *a, json_t *sel, const char *path,
 	{
 		const char *key;
 		int op;
-		pathf(ep, sizeof(ep), "%s[%zu]", p, i);
-		if (!json_is_object(e))
-			return bad(err, errlen, "%s: must be an object, not %s", ep, type_name(e));
-		if ((rc = check_keys(e, ep, expr_keys, err, errlen)) != 0 ||
-		    (rc = get_string(e, "key", ep, &key, err, errlen)) != 0)
-			return rc;
-		if (!key || !*key)
-			return bad(err, errlen, "%s.key: required", ep);
-		if (!field(e, "operator"))
-			return bad(err, errlen, "%s.operator: required", ep);
-		if ((rc = get_enum(e, "operator", ep, ops, 0, &op, err, errlen)) != 0)
-			return rc;
-		json_t *values = field(e, "values"), *v;
+		json_t *values, *v;
 		size_t k;
-		char vp[PATH_MAX_LEN];
-		pathf(vp, sizeof(vp), "%s.values", ep);
-		if ((rc = want_array(values, vp, err, errlen)) != 0)
+		pathf(ep, sizeof(ep), "%s[%zu]", p, i);
+		if ((rc = check_match_expr(e, ep, expr_keys, ops, 1, &key, &op, &values, err, errlen)) != 0)
 			return rc;
-		if (op <= 1 && json_array_size(values) == 0)
-			return bad(err, errlen, "%s: must be non-empty when operator is %s", vp, ops[op]);
-		if (op >= 2 && json_array_size(values) > 0)
-			return bad(err, errlen, "%s: may not be specified when operator is %s", vp,
-				   ops[op]);
 		const char **vals = arena_alloc(a, json_array_size(values), sizeof(*vals));
 		if (!vals)
 			return nomem(err, errlen);
 		json_array_foreach(values, k, v)
-		{
-			if (!json_is_string(v))
-				return bad(err, errlen, "%s[%zu]: must be a string, not %s", vp, k,
-					   type_name(v));
 			if (!(vals[k] = arena_strdup(a, json_string_value(v))))
 				return nomem(err, errlen);
-		}
 		me[i].key = arena_strdup(a, key);
 		me[i].op = ops[op]; /* static storage */
 		me[i].n_values = json_array_size(values);
@@ -1262,28 +1279,11 @@ static int check_template(json_t *tpl, const char *path, char *err, size_t errle
 		{
 			char xp[PATH_MAX_LEN];
 			const char *key;
+			json_t *values;
 			int op;
 			pathf(xp, sizeof(xp), "%s.matchExpressions[%zu]", q, k);
-			if (!json_is_object(e))
-				return bad(err, errlen, "%s: must be an object, not %s", xp, type_name(e));
-			if ((rc = get_string(e, "key", xp, &key, err, errlen)) != 0)
+			if ((rc = check_match_expr(e, xp, NULL, expr_ops, 0, &key, &op, &values, err, errlen)) != 0)
 				return rc;
-			if (!key || !*key)
-				return bad(err, errlen, "%s.key: required", xp);
-			if (!field(e, "operator"))
-				return bad(err, errlen, "%s.operator: required", xp);
-			if ((rc = get_enum(e, "operator", xp, expr_ops, 0, &op, err, errlen)) != 0)
-				return rc;
-			json_t *values = field(e, "values"), *x;
-			size_t vi;
-			char vp[PATH_MAX_LEN];
-			pathf(vp, sizeof(vp), "%s.values", xp);
-			if ((rc = want_array(values, vp, err, errlen)) != 0)
-				return rc;
-			json_array_foreach(values, vi, x)
-				if (!json_is_string(x))
-					return bad(err, errlen, "%s[%zu]: must be a string, not %s", vp, vi,
-						   type_name(x));
 		}
 	}
 	return 0;

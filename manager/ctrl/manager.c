@@ -214,7 +214,10 @@ static void on_pump(uv_idle_t *h)
 
 /* --- informer events -------------------------------------------------------------------- */
 
-static void mark_all_pending(struct mgr *m)
+/* Queue, flavor, cohort and namespace changes need only a cycle: the engine re-examines the
+ * cohort trees they touch. Re-decoding every pending Workload is for what the engine can't
+ * see: a priority class that appears lets Workloads wait outside it (decoding failed) in. */
+static void redecode_pending(struct mgr *m)
 {
 	const char *key;
 	json_t *v;
@@ -261,7 +264,7 @@ static void on_cq(void *arg, struct informer *inf, enum watch_event_type type, c
 	/* Every LocalQueue may point here; their Active condition follows the ClusterQueue. */
 	json_object_foreach(informer_store(m->lqs), key, obj)
 		json_object_set(m->dirty_lqs, key, json_true());
-	mark_all_pending(m);
+	m->admission_needed = 1;
 	mgr_kick(m);
 }
 
@@ -284,7 +287,7 @@ static void on_lq(void *arg, struct informer *inf, enum watch_event_type type, c
 		eobj_local_queue_release(&q);
 	}
 	json_object_set(m->dirty_lqs, key, json_true());
-	mark_all_pending(m);
+	m->admission_needed = 1;
 	mgr_kick(m);
 }
 
@@ -308,7 +311,7 @@ static void on_flavor(void *arg, struct informer *inf, enum watch_event_type typ
 		json_object_set(m->dirty_cqs, key, json_true());
 	json_object_foreach(informer_store(m->lqs), key, obj)
 		json_object_set(m->dirty_lqs, key, json_true());
-	mark_all_pending(m);
+	m->admission_needed = 1;
 	mgr_kick(m);
 }
 
@@ -330,7 +333,7 @@ static void on_cohort(void *arg, struct informer *inf, enum watch_event_type typ
 	}
 	json_object_foreach(informer_store(m->cqs), key, obj)
 		json_object_set(m->dirty_cqs, key, json_true());
-	mark_all_pending(m);
+	m->admission_needed = 1;
 	mgr_kick(m);
 }
 
@@ -343,6 +346,7 @@ static void on_priority_class(void *arg, struct informer *inf, enum watch_event_
 		return;
 	json_object_foreach(informer_store(m->jobs), key, obj)
 		json_object_set(m->dirty_jobs, key, json_true());
+	redecode_pending(m);
 	mgr_kick(m);
 }
 
@@ -359,7 +363,7 @@ static void on_namespace(void *arg, struct informer *inf, enum watch_event_type 
 			log_error("engine refused Namespace", LF_STR("namespace", key), LF_END);
 		eobj_namespace_release(&ns);
 	}
-	mark_all_pending(m);
+	m->admission_needed = 1;
 	mgr_kick(m);
 }
 

@@ -138,7 +138,8 @@ void cq_apply(struct mgr *m, const char *name, json_t *obj)
 	json_object_set_new(m->unsupported, name, info);
 }
 
-/* Per-queue counters and usage, gathered in one pass over pending and charged workloads. */
+/* Per-LocalQueue counters and usage, gathered in one pass over the Workloads (pending ones
+ * from the pending set, admitted ones from the engine). ClusterQueue figures come from the engine. */
 struct queue_stats {
 	json_t *pending; /* queue key -> count */
 	json_t *reserving;
@@ -261,7 +262,7 @@ static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)
 	return conds;
 }
 
-static void cq_status(struct mgr *m, struct queue_stats *s, const char *name)
+static void cq_status(struct mgr *m, const char *name)
 {
 	json_t *obj = informer_get(m->cqs, name);
 	json_t *groups = obj_path(obj, "spec.resourceGroups"), *g;
@@ -297,7 +298,6 @@ static void cq_status(struct mgr *m, struct queue_stats *s, const char *name)
 		}
 	}
 	engine_cq_counts(m->engine, name, &pending, &admitted);
-	(void)s;
 	json_t *status = json_pack("{s:o, s:I, s:I, s:I, s:O, s:O}", "conditions",
 				   cq_conditions(m, obj, name), "pendingWorkloads", (json_int_t)pending,
 				   "reservingWorkloads", (json_int_t)admitted, "admittedWorkloads",
@@ -371,7 +371,7 @@ void status_sync(struct mgr *m)
 		return;
 	gather(m, &s);
 	json_object_foreach(m->dirty_cqs, key, v)
-		cq_status(m, &s, key);
+		cq_status(m, key);
 	json_object_foreach(m->dirty_lqs, key, v)
 		lq_status(m, &s, key);
 	json_object_clear(m->dirty_cqs);

@@ -69,25 +69,19 @@ field_is() { [ "$(jp "$1" "$2" "$3")" = "$4" ]; }
 
 make_namespace() { k create namespace "$NS" >/dev/null; }
 
-# make_queues CQ GPUS: a ResourceFlavor (shared, created once), a ClusterQueue CQ with GPUS GPUs
-# (and ample cpu/memory) open to every namespace, and a LocalQueue "lq" in the test namespace.
-make_queues() {
-	local cq=$1 gpus=$2
-	k apply -f - >/dev/null <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata:
-  name: e2e-gpu
-spec:
-  nodeLabels:
-    nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB
-YAML
+# cluster_queue NAME GPUS [COHORT] [PREEMPTION]: a ClusterQueue of the shared flavor e2e-gpu
+# (see make_queues), open to every namespace, with GPUS GPUs and ample cpu and memory.
+# PREEMPTION is a flow mapping, e.g. "{withinClusterQueue: LowerPriority}". Deleted at exit.
+cluster_queue() {
+	local name=$1 gpus=$2 cohort=${3:-} preemption=${4:-}
 	k apply -f - >/dev/null <<YAML
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata:
-  name: $cq
+  name: $name
 spec:
+$([ -n "$cohort" ] && echo "  cohortName: $cohort")
+$([ -n "$preemption" ] && echo "  preemption: $preemption")
   namespaceSelector: {}
   resourceGroups:
   - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
@@ -97,16 +91,37 @@ spec:
       - {name: cpu, nominalQuota: 1000}
       - {name: memory, nominalQuota: 8Ti}
       - {name: nvidia.com/gpu, nominalQuota: $gpus}
----
+YAML
+	on_exit "k delete clusterqueue $name --ignore-not-found --wait=false"
+}
+
+# local_queue NAME CLUSTER_QUEUE: a LocalQueue in the test namespace.
+local_queue() {
+	k apply -f - >/dev/null <<YAML
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata:
-  name: lq
+  name: $1
   namespace: $NS
 spec:
-  clusterQueue: $cq
+  clusterQueue: $2
 YAML
-	on_exit "k delete clusterqueue $cq --ignore-not-found --wait=false"
+}
+
+# make_queues CQ GPUS: the ResourceFlavor e2e-gpu (shared, created once), a ClusterQueue CQ
+# with GPUS GPUs, and a LocalQueue "lq" in the test namespace pointing at it.
+make_queues() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: e2e-gpu
+spec:
+  nodeLabels:
+    nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB
+YAML
+	cluster_queue "$1" "$2"
+	local_queue lq "$1"
 }
 
 # job_yaml NAME QUEUE PODS GPUS_PER_POD DELAY: a Job manifest on stdout. QUEUE "" = no queue

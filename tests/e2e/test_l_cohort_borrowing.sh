@@ -5,43 +5,9 @@
 source "$(dirname "$0")/lib.sh"
 make_namespace
 make_queues e2e-l-unused 1 # the shared flavor
-k apply -f - >/dev/null <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: e2e-l-a}
-spec:
-  cohortName: e2e-l
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
-    flavors:
-    - name: e2e-gpu
-      resources:
-      - {name: cpu, nominalQuota: 100}
-      - {name: memory, nominalQuota: 1Ti}
-      - {name: nvidia.com/gpu, nominalQuota: 4}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: e2e-l-b}
-spec:
-  cohortName: e2e-l
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
-    flavors:
-    - name: e2e-gpu
-      resources:
-      - {name: cpu, nominalQuota: 100}
-      - {name: memory, nominalQuota: 1Ti}
-      - {name: nvidia.com/gpu, nominalQuota: 4}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: a, namespace: $NS}
-spec: {clusterQueue: e2e-l-a}
-YAML
-on_exit "k delete clusterqueue e2e-l-a e2e-l-b --ignore-not-found --wait=false"
+cluster_queue e2e-l-a 4 e2e-l
+cluster_queue e2e-l-b 4 e2e-l
+local_queue a e2e-l-a
 job_yaml big a 8 1 "" | k create -f - >/dev/null
 wait_until 30 "a Workload" has_workload big
 wl=$(workload_of big)

@@ -7,30 +7,9 @@ source "$(dirname "$0")/lib.sh"
 make_namespace
 make_queues e2e-m-unused 1
 for q in a b; do
-	k apply -f - >/dev/null <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: e2e-m-$q}
-spec:
-  cohortName: e2e-m
-  namespaceSelector: {}
-  preemption: {reclaimWithinCohort: Any}
-  resourceGroups:
-  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
-    flavors:
-    - name: e2e-gpu
-      resources:
-      - {name: cpu, nominalQuota: 100}
-      - {name: memory, nominalQuota: 1Ti}
-      - {name: nvidia.com/gpu, nominalQuota: 4}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: $q, namespace: $NS}
-spec: {clusterQueue: e2e-m-$q}
-YAML
+	cluster_queue "e2e-m-$q" 4 e2e-m "{reclaimWithinCohort: Any}"
+	local_queue "$q" "e2e-m-$q"
 done
-on_exit "k delete clusterqueue e2e-m-a e2e-m-b --ignore-not-found --wait=false"
 job_yaml borrower a 8 1 "" | k create -f - >/dev/null
 wait_until 30 "a Workload" has_workload borrower
 wl_a=$(workload_of borrower)

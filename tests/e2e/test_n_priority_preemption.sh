@@ -5,27 +5,9 @@
 source "$(dirname "$0")/lib.sh"
 make_namespace
 make_queues e2e-n-unused 1
+cluster_queue e2e-n 8 "" "{withinClusterQueue: LowerPriority}"
+local_queue q e2e-n
 k apply -f - >/dev/null <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: e2e-n}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
-    flavors:
-    - name: e2e-gpu
-      resources:
-      - {name: cpu, nominalQuota: 100}
-      - {name: memory, nominalQuota: 1Ti}
-      - {name: nvidia.com/gpu, nominalQuota: 8}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: q, namespace: $NS}
-spec: {clusterQueue: e2e-n}
----
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: WorkloadPriorityClass
 metadata: {name: e2e-n-low}
@@ -36,7 +18,6 @@ kind: WorkloadPriorityClass
 metadata: {name: e2e-n-high}
 value: 10000
 YAML
-on_exit "k delete clusterqueue e2e-n --ignore-not-found --wait=false"
 on_exit "k delete workloadpriorityclass e2e-n-low e2e-n-high --ignore-not-found"
 with_class() { sed "s#^  labels:\$#  labels:\\n    kueue.x-k8s.io/priority-class: $1#"; }
 job_yaml low q 8 1 "" | with_class e2e-n-low | k create -f - >/dev/null
