@@ -921,13 +921,12 @@ static struct eadm *adm_from_eval(const struct ewl *w, const struct eval *ev)
 	return a;
 }
 
-static const struct eng_assignment *materialize(struct engine *e, const struct ecq *cq,
-						const struct ewl *w)
+static const struct eng_assignment *materialize_adm(struct engine *e, const struct ecq *cq,
+						    const struct eadm *a, int64_t given_time)
 {
 	struct eng_assignment *out = &e->out_assignment;
-	const struct eadm *a = w->adm;
 	out->cluster_queue = cq->name;
-	out->quota_reserved_time = w->adm_given_time;
+	out->quota_reserved_time = given_time;
 	out->n_podsets = a->n_podsets;
 	for (uint32_t i = 0; i < a->n_podsets; i++) {
 		out->podsets[i].name = a->podset[i];
@@ -944,6 +943,32 @@ static const struct eng_assignment *materialize(struct engine *e, const struct e
 		ps->usage[ps->n++] = it->amount;
 	}
 	return out;
+}
+
+static const struct eng_assignment *materialize(struct engine *e, const struct ecq *cq,
+						const struct ewl *w)
+{
+	return materialize_adm(e, cq, w->adm, w->adm_given_time);
+}
+
+/* Whether the placer (if any) finds a node layout for a's pods: 1 yes, 0 no, with why in msg.
+ * An error from the placer counts as "no" for now: admitting on a guess is worse than waiting. */
+static int has_layout(struct engine *e, const struct ecq *cq, struct ewl *w, const struct eadm *a,
+		      char *msg, size_t size)
+{
+	if (!e->place_fn)
+		return 1;
+	msg[0] = 0;
+	int rc = e->place_fn(e->place_arg, w->key, materialize_adm(e, cq, a, 0), msg, size);
+	if (rc == 0)
+		return 1;
+	if (rc < 0)
+		snprintf(msg, size, "node placement failed: %s", strerror(-rc));
+	else if (!msg[0])
+		snprintf(msg, size, "no node layout fits the workload's pods");
+	w->no_layout = 1;
+	e->no_layout_seen = 1;
+	return 0;
 }
 
 static int cq_charged(const struct engine *e, const struct ecq *cq)
@@ -2311,15 +2336,6 @@ static void admit_adm(struct cycle *cx, struct ecq *cq, struct ewl *w, struct ea
 	cx->actions++;
 }
 
-static int admit(struct cycle *cx, struct ecq *cq, struct ewl *w, const struct eval *ev)
-{
-	struct eadm *a = adm_from_eval(w, ev);
-	if (!a)
-		return -ENOMEM;
-	admit_adm(cx, cq, w, a);
-	return 0;
-}
-
 static const char *cq_path(const struct ecq *q, char *buf, size_t size)
 {
 	/* "/root/.../cq", as Kueue's buildCQPath. */
@@ -2657,7 +2673,8 @@ static int handle_waiting(struct cycle *cx, struct etree *t)
 			phantom_drop(e, first + i);
 			/* It is admitted with what it preempted for, as Kueue's next assignment for
 			 * it would find the same flavors once its victims are gone. */
-			if (eng_fits_now(e, cq, plan->items, plan->n_items)) {
+			if (eng_fits_now(e, cq, plan->items, plan->n_items) &&
+			    has_layout(e, cq, p, plan, e->ev_try.msg, sizeof(e->ev_try.msg))) {
 				struct eadm *a = adm_new(plan->n_podsets, plan->n_items);
 				if (!a)
 					return -ENOMEM;
@@ -2671,7 +2688,7 @@ static int handle_waiting(struct cycle *cx, struct etree *t)
 				e->scratch[i] = NULL;
 				continue;
 			}
-			if (victims_left(e, p) > 0) {
+			if (victims_left(e, p) > 0 && !p->no_layout) {
 				/* Hold it again, for the rest of this turn. */
 				eng_charge(cq, plan, +1);
 				e->phantoms[first + i].plan = plan;
@@ -2753,6 +2770,7 @@ static int process_tree(struct cycle *cx, struct etree *t)
 			push_next(e, q);
 			continue;
 		}
+		w->no_layout = 0;
 		if ((rc = evaluate(e, q, w, ev)) != 0)
 			goto out;
 		/* Kueue's order puts workloads that borrow less first: if this one turned out to
@@ -2773,10 +2791,25 @@ static int process_tree(struct cycle *cx, struct etree *t)
 			snprintf(ev->msg, sizeof(ev->msg),
 				 "Workload no longer fits after processing another workload");
 		}
+		struct eadm *a = NULL;
+		if (ev->kind == EV_FIT) {
+			if (!(a = adm_from_eval(w, ev))) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			if (!has_layout(e, q, w, a, ev->msg, sizeof(ev->msg))) {
+				/* Quota fits, nodes don't: it waits for capacity, not quota
+				 * (engine_capacity_changed), with the placer's message. */
+				free(a);
+				a = NULL;
+				ev->kind = EV_PENDING;
+				ev->cacheable = 0;
+				ev->needs.n = 0;
+			}
+		}
 		switch (ev->kind) {
 		case EV_FIT:
-			if ((rc = admit(cx, q, w, ev)) != 0)
-				goto out;
+			admit_adm(cx, q, w, a);
 			push_next(e, q);
 			break;
 		case EV_PREEMPT:
@@ -2810,6 +2843,45 @@ out:
 		t->cqs[i]->dirty = 0;
 	phantoms_release(e);
 	return rc;
+}
+
+void engine_set_placer(struct engine *e, eng_place_fn fn, void *arg)
+{
+	e->place_fn = fn;
+	e->place_arg = arg;
+}
+
+void engine_capacity_changed(struct engine *e)
+{
+	/* Walks every ClusterQueue's parked list, but only when something was refused since the
+	 * last call, and at most once per call: the manager calls it once per batch of node
+	 * and pod events. */
+	if (!e->no_layout_seen)
+		return;
+	e->no_layout_seen = 0;
+	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
+		struct ecq *q = e->all_cqs[i];
+		int found = q->heap.n && q->heap.v[0]->no_layout; /* a blocked StrictFIFO head */
+		if (q->parked.n && heap_reserve(&q->heap, q->heap.n + q->parked.n) == 0) {
+			uint32_t keep = 0;
+			for (uint32_t k = 0; k < q->parked.n; k++) {
+				struct ewl *w = q->parked.v[k];
+				if (!w->no_layout) {
+					w->pos = keep;
+					q->parked.v[keep++] = w;
+					continue;
+				}
+				w->where = WL_HEAP;
+				(void)heap_push(&q->heap, w); /* reserved */
+				found = 1;
+			}
+			q->parked.n = keep;
+		} else if (q->parked.n) {
+			e->no_layout_seen = 1; /* out of memory: try again next time */
+		}
+		if (found)
+			mark_cq_dirty(e, q);
+	}
 }
 
 int engine_cycle(struct engine *e, eng_decision_fn fn, void *arg)

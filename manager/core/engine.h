@@ -241,6 +241,23 @@ typedef void (*eng_decision_fn)(void *arg, const struct eng_decision *d);
  * next cycle). */
 int engine_cycle(struct engine *e, eng_decision_fn fn, void *arg);
 
+/* --- node feasibility ----------------------------------------------------------------------- */
+
+/* Asked for every workload the quota admits, just before it is charged (Kueue leaves node
+ * feasibility open, kueue#407). Return 0 when its pods have a node layout (the callee keeps
+ * it, e.g. as a placement reservation), 1 when not, with a message for people in msg, or
+ * -errno (taken as "not now", with the error as message). A workload refused here stays
+ * pending (ENG_PENDING, reason "Pending") without touching quota, and is looked at again only
+ * after engine_capacity_changed. The callback must not call back into the engine; a is valid
+ * during the call only. A preemptor whose victims are gone is asked too. */
+typedef int (*eng_place_fn)(void *arg, const char *workload, const struct eng_assignment *a,
+			    char *msg, size_t msg_size);
+/* Installs (or with fn NULL removes) the node-feasibility check. */
+void engine_set_placer(struct engine *e, eng_place_fn fn, void *arg);
+/* Node capacity grew (pods gone, nodes added or Ready): workloads refused by the placer are
+ * looked at again in the next cycle. Cheap: only those workloads are touched. */
+void engine_capacity_changed(struct engine *e);
+
 /* --- observation (status, simulator output, tests) ---------------------------------------- */
 
 struct eng_cq_usage {

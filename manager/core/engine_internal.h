@@ -294,6 +294,7 @@ struct ewl {
 	uint8_t where; /* enum wl_where */
 	uint8_t admitted;
 	uint8_t evicting; /* told to go (preempted or drained); still charged until engine_evict */
+	uint8_t no_layout; /* the quota fits but the placer found no node layout */
 	int64_t queue_time;
 	uint64_t claimed; /* uid of the waiting preemptor that counts on its quota; 0: none */
 	uint32_t pos; /* index in the container named by where */
@@ -447,6 +448,10 @@ struct engine {
 	uint32_t cap_cands;
 	uint32_t *picked;
 	uint32_t cap_picked;
+	/* Node feasibility (engine_set_placer). */
+	eng_place_fn place_fn;
+	void *place_arg;
+	uint8_t no_layout_seen; /* some workload was refused since engine_capacity_changed */
 	/* Phantom charges held for the rest of a tree's turn (waiting preemptors). */
 	struct phantom *phantoms;
 	uint32_t n_phantoms, cap_phantoms;

@@ -1572,10 +1572,100 @@ static void test_engine_invalid_workloads_einval(void **state)
 	engine_free(e);
 }
 
+/* --- node feasibility (engine_set_placer) ------------------------------------------------- */
+
+/* A fake placer: nodes hold `room` pods in total; each placed workload takes its count. */
+struct fake_nodes {
+	int64_t room;
+	int calls;
+	char last[64];
+};
+
+static int fake_place(void *arg, const char *workload, const struct eng_assignment *a, char *msg,
+		      size_t size)
+{
+	struct fake_nodes *n = arg;
+	n->calls++;
+	snprintf(n->last, sizeof(n->last), "%s", workload);
+	assert_non_null(a->cluster_queue);
+	if (a->podsets[0].count > n->room) {
+		snprintf(msg, size, "no node layout fits %lld pods: at most %lld fit",
+			 (long long)a->podsets[0].count, (long long)n->room);
+		return 1;
+	}
+	n->room -= a->podsets[0].count;
+	return 0;
+}
+
+static void placer(enum eng_queueing q, int expect_small_admitted)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	struct fake_nodes nodes = { .room = 2 };
+	engine_set_placer(e, fake_place, &nodes);
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(8)) }, .queueing = q });
+	lq(e, "lq", "cq");
+	add_wl(e, &(struct wldef){ "big", "lq", .time = 1, .count = 4, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "small", "lq", .time = 2, .count = 2, .per_pod = { U(1) } });
+	cycle(e, &r);
+	/* The quota fits big, the nodes don't: pending with the placer's message, uncharged. */
+	assert_false(admitted(e, "ns/big"));
+	const struct dec *d = find(&r, ENG_PENDING, "ns/big");
+	assert_non_null(d);
+	assert_string_equal(d->reason, "Pending");
+	assert_string_equal(d->msg, "no node layout fits 4 pods: at most 2 fit");
+	assert_int_equal(admitted(e, "ns/small"), expect_small_admitted);
+	assert_int_equal(cq_usage(e, "cq", "default", "cpu"), expect_small_admitted ? U(2) : 0);
+	/* Nothing changes until capacity does: no busy loop, no repeated asks. */
+	int calls = nodes.calls;
+	assert_int_equal(cycle(e, &r), 0);
+	assert_int_equal(nodes.calls, calls);
+	/* Capacity grows: big is looked at again, and admitted. */
+	nodes.room = 6;
+	engine_capacity_changed(e);
+	settle(e, &r);
+	assert_true(admitted(e, "ns/big"));
+	assert_true(admitted(e, "ns/small"));
+	assert_int_equal(cq_usage(e, "cq", "default", "cpu"), U(6));
+	engine_free(e);
+}
+
+static void test_engine_placer_refusal_keeps_best_effort_queue_moving(void **state)
+{
+	placer(ENG_BEST_EFFORT_FIFO, 1);
+}
+
+static void test_engine_placer_refusal_blocks_strict_fifo_head(void **state)
+{
+	placer(ENG_STRICT_FIFO, 0);
+}
+
+static void test_engine_placer_capacity_change_without_refusals_is_noop(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	struct fake_nodes nodes = { .room = 100 };
+	engine_set_placer(e, fake_place, &nodes);
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(2)) } });
+	lq(e, "lq", "cq");
+	add_wl(e, &(struct wldef){ "a", "lq", .count = 2, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "b", "lq", .time = 1, .count = 2, .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_true(admitted(e, "ns/a"));
+	assert_int_equal(nodes.calls, 1); /* b is short of quota: the placer is never asked */
+	engine_capacity_changed(e);
+	assert_int_equal(cycle(e, &r), 0);
+	assert_int_equal(nodes.calls, 1);
+	engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_engine_fits_admits_and_charges),
+		cmocka_unit_test(test_engine_placer_refusal_keeps_best_effort_queue_moving),
+		cmocka_unit_test(test_engine_placer_refusal_blocks_strict_fifo_head),
+		cmocka_unit_test(test_engine_placer_capacity_change_without_refusals_is_noop),
 		cmocka_unit_test(test_engine_no_fit_pending_with_kueue_message),
 		cmocka_unit_test(test_engine_exceeds_max_names_maximum_capacity),
 		cmocka_unit_test(test_engine_pending_reported_only_on_change),

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Placement: where an admitted gang's pods should run, so that GPUs don't fragment. The
+ * manager feeds it from Node and Pod informers and turns its plans into node-affinity hints
+ * for the stock kube-scheduler; `muster simulate` and `muster replay-openb` feed it from
+ * files. Both get the same answers because this is the only place they are made.
+ *
+ * Model (names are copied; the caller keeps ownership of everything it passes in):
+ *   Node         allocatable, labels, taints, schedulable (not cordoned and Ready)
+ *   Bound pod    its node, its requests, and the workload/podSet it belongs to (if any)
+ *   Reservation  a plan kept for an admitted workload whose pods are not bound yet
+ * Free capacity of a node = allocatable - requests of bound pods - reservations on it. A
+ * reservation shrinks as the workload's pods bind (on the planned node, or else on the last
+ * node of its plan), and ends with placement_release (finished, evicted or deleted).
+ *
+ * GPUs (the resource named by placement_set_gpu_resource, "nvidia.com/gpu" by default) are
+ * tracked one by one, as the FGD paper (USENIX ATC '23) does: a pod asking for less than one
+ * GPU (in milli-units, < 1000) shares one GPU with others; a pod asking for one or more takes
+ * whole GPUs (an amount that isn't a whole number is rounded up). Every other resource is a
+ * plain sum. Nodes track at most PLC_MAX_GPUS GPUs; more are refused.
+ *
+ * Plans (placement_plan) choose, for one podSet of `count` identical pods, nodes that take all
+ * of them at once, or say why none do. Only nodes the pods may run on are considered: the
+ * flavor's nodeLabels, the pod's nodeSelector and required node affinity, and NoSchedule /
+ * NoExecute taints tolerated by the flavor's and the pod's tolerations.
+ *   PLC_MUSTER    the default. Gangs go on the fewest nodes, filling the fullest ones first,
+ *                 within one topology domain when they fit in one (the most specific level
+ *                 that fits; a required level must fit). Between equally good choices, the
+ *                 one that fragments the expected mix of future pods least wins (the FGD
+ *                 measure over placement_set_mix's shapes). Pods asking for no GPU stay off
+ *                 GPU nodes when other nodes fit.
+ *   PLC_BEST_FIT  baseline: each pod on the feasible node with the least free capacity left.
+ *   PLC_SPREAD    baseline: kube-scheduler's LeastAllocated (cpu and memory): the emptiest.
+ *   PLC_RANDOM    baseline: a uniformly random feasible node (seeded: placement_set_seed).
+ * Baselines place pods one by one and ignore topology; they exist for comparison.
+ *
+ * Errors are negative errno values; placement_plan returns 1 for "no layout". Nothing here
+ * does I/O. One thread at a time.
+ */
+#ifndef MUSTER_PLACEMENT_H
+#define MUSTER_PLACEMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/quota.h"
+
+#define PLC_MAX_GPUS 16
+
+struct placement;
+
+struct plc_node_spec {
+	const char *name;
+	size_t n_labels;
+	const struct quota_kv *labels;
+	size_t n_taints;
+	const struct quota_taint *taints;
+	int schedulable; /* 0: spec.unschedulable or not Ready; it keeps its pods but gets none */
+	size_t n_resources;
+	const char *const *resources; /* allocatable */
+	const int64_t *allocatable; /* milli-units, one per resource */
+};
+
+struct plc_pod_spec {
+	const char *key; /* "namespace/name", unique */
+	const char *node; /* bound to */
+	size_t n_resources;
+	const char *const *resources;
+	const int64_t *requests; /* milli-units per resource (effective pod requests) */
+	const char *workload; /* owning workload key, or NULL */
+	const char *podset; /* its podSet within that workload, or NULL */
+};
+
+enum plc_policy { PLC_MUSTER, PLC_BEST_FIT, PLC_SPREAD, PLC_RANDOM };
+
+/* Topology, from the flavor's Topology object and the podSet's Kueue annotations. */
+struct plc_topology {
+	size_t n_levels;
+	const char *const *levels; /* node label keys, outermost first (zone, rack, hostname) */
+	const char *required; /* podset-required-topology: a level the gang must fit within */
+	const char *preferred; /* podset-preferred-topology: try this level, then wider ones */
+};
+
+struct plc_request {
+	const char *workload; /* for messages and for placement_reserve */
+	const char *podset;
+	int64_t count; /* pods */
+	const struct quota_podset *pod; /* per-pod requests and node constraints (count ignored) */
+	const struct quota_flavor *flavor; /* NULL: no flavor constraints */
+	const struct plc_topology *topology; /* NULL: none */
+	enum plc_policy policy;
+};
+
+struct plc_slot {
+	const char *node; /* the placement's copy: valid until the node is removed */
+	int64_t count;
+};
+
+/* A plan: slots in the order the pods should fill them. The domain is set when the gang was
+ * kept within one topology domain (level label key and its value), else both are NULL. */
+struct plc_plan {
+	size_t n_slots;
+	struct plc_slot *slots;
+	const char *domain_level;
+	const char *domain_value;
+};
+
+/* A shape of pod expected in future (FGD's target workload), with its relative weight. */
+struct plc_shape {
+	int64_t cpu; /* milli-cpu */
+	int64_t gpu; /* milli-GPU: < 1000 a share of one GPU, else whole GPUs */
+	double weight;
+};
+
+int placement_new(struct placement **out);
+void placement_free(struct placement *p);
+
+/* The GPU resource's name (copied). Set before adding nodes. 0 or -errno. */
+int placement_set_gpu_resource(struct placement *p, const char *name);
+/* The expected mix of future pods (copied); an empty mix makes PLC_MUSTER break ties by best
+ * fit alone. 0 or -errno. */
+int placement_set_mix(struct placement *p, const struct plc_shape *shapes, size_t n);
+void placement_set_seed(struct placement *p, uint64_t seed);
+
+/* Adds or replaces a node (its bound pods and reservations stay). -EINVAL for more than
+ * PLC_MAX_GPUS GPUs or a negative amount. */
+int placement_set_node(struct placement *p, const struct plc_node_spec *node);
+/* Removes a node; its pods and reservation slots are forgotten. */
+void placement_remove_node(struct placement *p, const char *name);
+
+/* Adds or replaces a pod bound to a node (a pod on an unknown node is remembered and counts
+ * once the node appears). Binding consumes one pod of its workload's reservation. */
+int placement_bind_pod(struct placement *p, const struct plc_pod_spec *pod);
+/* The pod is gone or terminal: its requests are free again. */
+void placement_unbind_pod(struct placement *p, const char *key);
+
+/* Plans a podSet. 0 with *out filled (the slots are the placement's, valid until the next
+ * call), 1 when no layout fits all `count` pods now (why, if non-NULL, says what fits at
+ * most and where), or -errno. Planning reserves nothing. */
+int placement_plan(struct placement *p, const struct plc_request *req, struct plc_plan *out,
+		   char *why, size_t why_size);
+
+/* Keeps a plan's capacity for workload/podset until its pods bind or placement_release.
+ * Replaces an earlier reservation of the same podSet. 0 or -errno. */
+int placement_reserve(struct placement *p, const char *workload, const char *podset,
+		      const struct quota_podset *pod, const struct plc_plan *plan);
+/* Ends every reservation of a workload (its bound pods still count until unbound). */
+void placement_release(struct placement *p, const char *workload);
+
+/* Plans and reserves in one step: what the admission hook does. Same results as
+ * placement_plan. */
+int placement_place(struct placement *p, const struct plc_request *req, struct plc_plan *out,
+		    char *why, size_t why_size);
+
+/* --- observation (status, replay output, tests) ------------------------------------------ */
+
+struct plc_node_usage {
+	int schedulable;
+	int gpus; /* GPUs on the node */
+	int64_t gpu_free; /* milli-GPU free, after bound pods and reservations */
+	int whole_free_gpus; /* GPUs with nothing on them */
+	int64_t cpu_free, memory_free; /* milli-units, after bound pods and reservations */
+};
+int placement_node_usage(const struct placement *p, const char *node, struct plc_node_usage *out);
+
+struct plc_totals {
+	size_t nodes;
+	int64_t gpu_capacity; /* milli-GPU on schedulable nodes */
+	int64_t gpu_allocated; /* milli-GPU taken by bound pods and reservations */
+	size_t free_whole_nodes; /* schedulable GPU nodes with every GPU free */
+	size_t free_8gpu_nodes; /* schedulable nodes with >= 8 GPUs, every one free */
+};
+void placement_totals(const struct placement *p, struct plc_totals *out);
+
+#endif
