@@ -22,13 +22,20 @@
  * Plans (placement_plan) choose, for one podSet of `count` identical pods, nodes that take all
  * of them at once, or say why none do. Only nodes the pods may run on are considered: the
  * flavor's nodeLabels, the pod's nodeSelector and required node affinity, and NoSchedule /
- * NoExecute taints tolerated by the flavor's and the pod's tolerations.
+ * NoExecute taints tolerated by the flavor's and the pod's tolerations. Labels are matched
+ * against the node's own: a key the node lacks fails In, Exists, Gt and Lt and passes NotIn
+ * and DoesNotExist. matchFields can't be judged (struct quota_affinity_term only says they
+ * exist), so a term is judged by its matchExpressions alone: a term with only matchFields
+ * matches every node, and kube-scheduler keeps the final say.
  *   PLC_MUSTER    the default. Gangs go on the fewest nodes, filling the fullest ones first,
  *                 within one topology domain when they fit in one (the most specific level
  *                 that fits; a required level must fit). Between equally good choices, the
  *                 one that fragments the expected mix of future pods least wins (the FGD
  *                 measure over placement_set_mix's shapes). Pods asking for no GPU stay off
- *                 GPU nodes when other nodes fit.
+ *                 GPU nodes when other nodes fit. A single pod goes where the FGD measure
+ *                 grows least, with a small pull towards fuller nodes (placement.c says
+ *                 why), best fit breaking ties, within the most specific topology level its
+ *                 node is labelled for.
  *   PLC_BEST_FIT  baseline: each pod on the feasible node with the least free capacity left.
  *   PLC_SPREAD    baseline: kube-scheduler's LeastAllocated (cpu and memory): the emptiest.
  *   PLC_RANDOM    baseline: a uniformly random feasible node (seeded: placement_set_seed).
@@ -125,23 +132,31 @@ void placement_set_seed(struct placement *p, uint64_t seed);
 /* Adds or replaces a node (its bound pods and reservations stay). -EINVAL for more than
  * PLC_MAX_GPUS GPUs or a negative amount. */
 int placement_set_node(struct placement *p, const struct plc_node_spec *node);
-/* Removes a node; its pods and reservation slots are forgotten. */
+/* Removes a node; the reservations' pods planned on it are dropped. Its bound pods stop
+ * counting but are remembered, as pods on an unknown node, until unbound (they count again if
+ * the node comes back). */
 void placement_remove_node(struct placement *p, const char *name);
 
 /* Adds or replaces a pod bound to a node (a pod on an unknown node is remembered and counts
- * once the node appears). Binding consumes one pod of its workload's reservation. */
+ * once the node appears). A pod with a workload and podset takes the place of one of that
+ * podSet's reserved pods, once (updates of the same pod don't take another): the one planned
+ * on its node, else the one on the plan's last slot. */
 int placement_bind_pod(struct placement *p, const struct plc_pod_spec *pod);
 /* The pod is gone or terminal: its requests are free again. */
 void placement_unbind_pod(struct placement *p, const char *key);
 
-/* Plans a podSet. 0 with *out filled (the slots are the placement's, valid until the next
- * call), 1 when no layout fits all `count` pods now (why, if non-NULL, says what fits at
- * most and where), or -errno. Planning reserves nothing. */
+/* Plans a podSet. 0 with *out filled, 1 when no layout fits all `count` pods now (why, if
+ * non-NULL, says what fits at most and where), or -errno. Planning reserves nothing.
+ * Ownership: out->slots and out->domain_level/value belong to the placement and are valid
+ * until the next placement_plan or placement_place call; each slot's node name is valid until
+ * that node is removed. */
 int placement_plan(struct placement *p, const struct plc_request *req, struct plc_plan *out,
 		   char *why, size_t why_size);
 
 /* Keeps a plan's capacity for workload/podset until its pods bind or placement_release.
- * Replaces an earlier reservation of the same podSet. 0 or -errno. */
+ * Replaces an earlier reservation of the same podSet. Pods of the podSet already bound take
+ * their places in it at once (so a plan for the whole podSet never holds them twice).
+ * 0, -ENOENT when a slot names an unknown node (nothing reserved), or -errno. */
 int placement_reserve(struct placement *p, const char *workload, const char *podset,
 		      const struct quota_podset *pod, const struct plc_plan *plan);
 /* Ends every reservation of a workload (its bound pods still count until unbound). */
@@ -162,11 +177,15 @@ struct plc_node_usage {
 	int64_t cpu_free, memory_free; /* milli-units, after bound pods and reservations */
 };
 int placement_node_usage(const struct placement *p, const char *node, struct plc_node_usage *out);
+/* The free milli of each of the node's GPUs (up to max of them) after bound pods and
+ * reservations; below 0 only if bound pods overcommit it. The number of GPUs, or -ENOENT. */
+int placement_node_gpus(const struct placement *p, const char *node, int64_t *free_milli,
+			size_t max);
 
 struct plc_totals {
 	size_t nodes;
 	int64_t gpu_capacity; /* milli-GPU on schedulable nodes */
-	int64_t gpu_allocated; /* milli-GPU taken by bound pods and reservations */
+	int64_t gpu_allocated; /* of that, milli-GPU taken by bound pods and reservations */
 	size_t free_whole_nodes; /* schedulable GPU nodes with every GPU free */
 	size_t free_8gpu_nodes; /* schedulable nodes with >= 8 GPUs, every one free */
 };
