@@ -393,6 +393,81 @@ static int64_t int_or(json_t *v, int64_t dflt)
 	return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
 }
 
+/*
+ * The topologyRequest Kueue's Job integration derives from the pod template's annotations
+ * (jobframework's PodSetTopologyRequest builder): required, else preferred, else unconstrained,
+ * with the Job's completion index as podIndexLabel; *out stays NULL without any of them. Its
+ * webhook refuses a Job with more than one, or an unconstrained value that isn't a boolean
+ * (Go's strconv.ParseBool spellings), so those fail the conversion here.
+ */
+static int job_topology_request(json_t *template, json_t **out, char *err, size_t errlen)
+{
+#define TPL_ANNOTATIONS "spec.template.metadata.annotations"
+	static const char *const keys[] = { "kueue.x-k8s.io/podset-required-topology",
+					    "kueue.x-k8s.io/podset-preferred-topology",
+					    "kueue.x-k8s.io/podset-unconstrained-topology" };
+	static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
+	static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
+	json_t *ann = obj_path(template, "metadata.annotations");
+	const char *value[3];
+	int found = 0, which = -1;
+
+	*out = NULL;
+	for (int i = 0; i < 3; i++) {
+		json_t *v = json_object_get(ann, keys[i]);
+		value[i] = json_string_value(v);
+		if (!v)
+			continue;
+		if (!value[i] || (i < 2 && !*value[i])) {
+			snprintf(err, errlen, TPL_ANNOTATIONS "[\"%s\"]: must be a non-empty string",
+				 keys[i]);
+			return -EINVAL;
+		}
+		found++;
+		if (which < 0)
+			which = i;
+	}
+	if (found > 1) {
+		snprintf(err, errlen,
+			 TPL_ANNOTATIONS ": must not contain more than one topology annotation: "
+					 "[\"%s\", \"%s\", \"%s\"]",
+			 keys[0], keys[1], keys[2]);
+		return -EINVAL;
+	}
+	if (which < 0)
+		return 0;
+	json_t *tr = json_pack("{s:s}", "podIndexLabel", "batch.kubernetes.io/job-completion-index");
+	if (!tr)
+		return -ENOMEM;
+	int rc = 0;
+	if (which < 2) {
+		rc = json_object_set_new(tr, which ? "preferred" : "required", json_string(value[which]));
+	} else {
+		int b = -1;
+		for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+			if (!strcmp(value[2], yes[i]))
+				b = 1;
+			if (!strcmp(value[2], no[i]))
+				b = 0;
+		}
+		if (b < 0) {
+			json_decref(tr);
+			snprintf(err, errlen,
+				 TPL_ANNOTATIONS "[\"%s\"]: invalid value \"%.64s\": must be a boolean value",
+				 keys[2], value[2]);
+			return -EINVAL;
+		}
+		rc = json_object_set_new(tr, "unconstrained", json_boolean(b));
+	}
+	if (rc != 0) {
+		json_decref(tr);
+		return -ENOMEM;
+	}
+	*out = tr;
+	return 0;
+#undef TPL_ANNOTATIONS
+}
+
 json_t *workload_new_for_job(json_t *job, char *err, size_t errlen)
 {
 	const char *name = obj_name(job), *ns = obj_namespace(job), *uid = obj_uid(job);
@@ -427,6 +502,15 @@ json_t *workload_new_for_job(json_t *job, char *err, size_t errlen)
 	for (size_t i = 0; i < sizeof(controller_labels) / sizeof(controller_labels[0]); i++)
 		json_object_del(labels, controller_labels[i]);
 
+	json_t *topology;
+	int trc = job_topology_request(template, &topology, err, errlen);
+	if (trc != 0) {
+		if (trc == -ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		json_decref(template);
+		return NULL;
+	}
+
 	json_t *wl = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]},"
 			       " s:{s:s, s:[{s:s, s:I, s:o}]}}",
 			       "apiVersion", KUEUE_API_VERSION, "kind", "Workload", "metadata", "name",
@@ -434,6 +518,13 @@ json_t *workload_new_for_job(json_t *job, char *err, size_t errlen)
 			       "apiVersion", "batch/v1", "kind", "Job", "name", name, "uid", uid,
 			       "controller", 1, "blockOwnerDeletion", 1, "spec", "queueName", queue,
 			       "podSets", "name", "main", "count", (json_int_t)count, "template", template);
+	if (wl && topology &&
+	    json_object_set(json_array_get(obj_path(wl, "spec.podSets"), 0), "topologyRequest",
+			    topology) != 0) {
+		json_decref(wl);
+		wl = NULL;
+	}
+	json_decref(topology);
 	if (!wl)
 		snprintf(err, errlen, "out of memory");
 	return wl;

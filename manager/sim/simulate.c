@@ -10,7 +10,9 @@
 
 #include "api/engine_objects.h"
 #include "api/objects.h"
+#include "api/placement_objects.h"
 #include "core/engine.h"
+#include "core/placement.h"
 #include "core/quota.h"
 #include "core/strmap.h"
 #include "util/yamljson.h"
@@ -25,6 +27,8 @@ enum kind {
 	K_WPC,
 	K_FLAVOR,
 	K_TOPOLOGY,
+	K_NODE,
+	K_POD,
 	K_COHORT,
 	K_CQ,
 	K_LQ,
@@ -46,6 +50,8 @@ static const struct kind_info {
 	{ K_WORKLOAD, KUEUE_API_VERSION, "Workload" },
 	{ K_PRIORITY_CLASS, "scheduling.k8s.io/v1", "PriorityClass" },
 	{ K_NAMESPACE, "v1", "Namespace" },
+	{ K_NODE, "v1", "Node" },
+	{ K_POD, "v1", "Pod" },
 	{ K_JOB, "batch/v1", "Job" },
 };
 
@@ -69,6 +75,8 @@ struct wl_rec {
 	const char *drain_reason; /* "ClusterQueueStopped"/"LocalQueueStopped" if drained last */
 	int preempted;
 	int victim; /* queued for eviction after this cycle */
+	int placed; /* plan holds its nodes: the placer placed it and it wasn't evicted since */
+	struct pobj_plan plan;
 };
 
 struct cq_rec {
@@ -116,6 +124,16 @@ struct sim {
 	struct engine *engine;
 	struct wl_rec **victims;
 	size_t n_victims;
+
+	/* Placement, used when the inputs hold at least one Node. */
+	struct pobj_catalog catalog; /* flavors' topologyName and the Topologies */
+	struct pobj_node *nodes;
+	const struct doc **node_docs;
+	size_t n_nodes;
+	struct pobj_pod *pods; /* bound, not terminal */
+	int *pod_bound; /* still bound: its workload wasn't evicted */
+	size_t n_pods;
+	struct placement *placement;
 };
 
 /* ------------------------------------------------------------------------------ reporting */
@@ -181,7 +199,8 @@ static void print_problems(struct sim *s)
 static const char *describe(const struct doc *d, char *buf, size_t size)
 {
 	const char *name = obj_name(d->obj), *ns = obj_namespace(d->obj);
-	int namespaced = d->kind == K_LQ || d->kind == K_WORKLOAD || d->kind == K_JOB;
+	int namespaced = d->kind == K_LQ || d->kind == K_WORKLOAD || d->kind == K_JOB ||
+			 d->kind == K_POD;
 	if (!name)
 		snprintf(buf, size, "%s", d->kind_name);
 	else if (namespaced)
@@ -371,16 +390,36 @@ static void decode_config(struct sim *s, const struct doc *d)
 			return;
 		}
 		s->n_flavors++;
+		/* The same object again, for spec.topologyName (placement's part of it). */
+		if ((rc = pobj_catalog_set_flavor(&s->catalog, d->obj, err, sizeof(err))) != 0)
+			report_decode(s, d, rc, err);
 		return;
 	}
 	case K_TOPOLOGY: {
-		/* Accepted for topology-aware placement, which comes later; only its name matters. */
-		const char *name = obj_name(d->obj);
-		if (!name || !*name) {
-			report(s, d, "Topology: metadata.name: required");
+		struct pobj_topology t;
+		if ((rc = pobj_topology_decode(d->obj, &t, err, sizeof(err))) != 0) {
+			pobj_topology_release(&t);
+			report_decode(s, d, rc, err);
 			return;
 		}
-		claim(s, d, "Topology", NULL, name);
+		if (claim(s, d, "Topology", NULL, t.name) == 0 &&
+		    (rc = pobj_catalog_set_topology(&s->catalog, d->obj, err, sizeof(err))) != 0)
+			report_decode(s, d, rc, err);
+		pobj_topology_release(&t);
+		return;
+	}
+	case K_NODE: {
+		struct pobj_node *n = &s->nodes[s->n_nodes];
+		if ((rc = pobj_node_decode(d->obj, n, err, sizeof(err))) != 0) {
+			pobj_node_release(n);
+			report_decode(s, d, rc, err);
+			return;
+		}
+		if (claim(s, d, "Node", NULL, n->spec.name) != 0) {
+			pobj_node_release(n);
+			return;
+		}
+		s->node_docs[s->n_nodes++] = d;
 		return;
 	}
 	case K_COHORT: {
@@ -436,6 +475,37 @@ static void decode_config(struct sim *s, const struct doc *d)
 	default:
 		return;
 	}
+}
+
+/* After every Node: a bound Pod must name one of them. */
+static void decode_pod(struct sim *s, const struct doc *d)
+{
+	struct pobj_pod *p = &s->pods[s->n_pods];
+	char err[512], what[400], key[700];
+	int rc = pobj_pod_decode(d->obj, DEFAULT_NAMESPACE, p, err, sizeof(err));
+	if (rc < 0) {
+		pobj_pod_release(p);
+		report_decode(s, d, rc, err);
+		return;
+	}
+	const char *name = obj_name(d->obj), *ns = obj_namespace(d->obj);
+	if (claim(s, d, "Pod", ns && *ns ? ns : DEFAULT_NAMESPACE, name) != 0) {
+		pobj_pod_release(p);
+		return;
+	}
+	/* Unbound pods take nothing yet; finished ones nothing any more. */
+	if (rc == POBJ_POD_UNBOUND || p->terminal) {
+		pobj_pod_release(p);
+		return;
+	}
+	snprintf(key, sizeof(key), "Node\n\n%s", p->spec.node);
+	if (!strmap_get(&s->seen, key)) {
+		report(s, d, "%s: spec.nodeName: Node \"%.200s\" is not among the inputs",
+		       describe(d, what, sizeof(what)), p->spec.node);
+		pobj_pod_release(p);
+		return;
+	}
+	s->n_pods++;
 }
 
 static void decode_workload(struct sim *s, const struct doc *d)
@@ -496,6 +566,68 @@ static int ensure_namespace(struct sim *s, const char *name)
 		rc = strmap_put(&s->namespaces, name, (void *)1, NULL);
 	eobj_namespace_release(&n);
 	return rc;
+}
+
+/* The engine's placer: plans and reserves the admitted workload's podSets. */
+static int sim_place(void *arg, const char *workload, const struct eng_assignment *a, char *msg,
+		     size_t size)
+{
+	struct sim *s = arg;
+	struct wl_rec *r = strmap_get(&s->wl_index, workload);
+	if (!r)
+		return -ENOENT;
+	int rc = pobj_place_workload(s->placement, &s->catalog, r->w.obj, workload, a, PLC_MUSTER,
+				     &r->plan, msg, size);
+	if (rc == -ENOMEM)
+		s->failed = rc;
+	r->placed = rc == 0;
+	return rc;
+}
+
+/* Nodes, then the pods bound to them, in input order; then the placer. Admitted Workloads
+ * given as input hold nodes only through their bound Pods: where else they run is unknown. */
+static int build_placement(struct sim *s)
+{
+	int rc = placement_new(&s->placement);
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		rc = placement_set_node(s->placement, &s->nodes[i].spec);
+		if (rc == -EINVAL) {
+			char what[400];
+			report(s, s->node_docs[i],
+			       "%s: rejected by the placement module as invalid: at most %d GPUs per node",
+			       describe(s->node_docs[i], what, sizeof(what)), PLC_MAX_GPUS);
+		} else if (rc != 0) {
+			return rc;
+		}
+	}
+	s->pod_bound = calloc(s->n_pods + 1, sizeof(*s->pod_bound));
+	if (!s->pod_bound)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_pods; i++) {
+		if ((rc = placement_bind_pod(s->placement, &s->pods[i].spec)) != 0)
+			return rc;
+		s->pod_bound[i] = 1;
+	}
+	engine_set_placer(s->engine, sim_place, s);
+	return s->failed;
+}
+
+/* An evicted workload's Job is suspended: its pods go and its reservation ends. */
+static void release_nodes(struct sim *s, struct wl_rec *r)
+{
+	const char *key = r->w.spec.key;
+	placement_release(s->placement, key);
+	for (size_t i = 0; i < s->n_pods; i++) {
+		if (s->pod_bound[i] && s->pods[i].spec.workload &&
+		    !strcmp(s->pods[i].spec.workload, key)) {
+			placement_unbind_pod(s->placement, s->pods[i].spec.key);
+			s->pod_bound[i] = 0;
+		}
+	}
+	r->placed = 0;
+	pobj_plan_release(&r->plan);
 }
 
 static int build_engine(struct sim *s)
@@ -563,6 +695,8 @@ static int build_engine(struct sim *s)
 		    (rc = engine_set_admitted(s->engine, r->w.spec.key, r->w.admission)) != 0)
 			engine_problem(s, r->doc, rc, "status.admission");
 	}
+	if (s->n_nodes > 0 && !s->failed)
+		return build_placement(s);
 	return s->failed;
 }
 
@@ -659,8 +793,12 @@ static int run(struct sim *s)
 			int erc = engine_evict(s->engine, r->w.spec.key);
 			if (erc != 0)
 				return erc;
+			if (s->placement)
+				release_nodes(s, r);
 		}
 		int evicted = s->n_victims > 0;
+		if (evicted && s->placement)
+			engine_capacity_changed(s->engine);
 		s->n_victims = 0;
 		if (rc == 0 && !evicted)
 			return 0;
@@ -761,6 +899,26 @@ static json_t *flavors_json(const struct eng_podset_assignment *pa)
 	return obj;
 }
 
+/* A podSet's plan: its nodes in fill order, with the pods each takes. */
+static json_t *placement_json(const struct pobj_plan *plan, const char *podset)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; arr && i < plan->n_podsets; i++) {
+		const struct pobj_podset_plan *pp = &plan->podsets[i];
+		if (strcmp(pp->podset, podset) != 0)
+			continue;
+		for (size_t k = 0; k < pp->n_slots; k++) {
+			json_t *slot = json_pack("{s:o, s:I}", "node", jstr(pp->slots[k].node), "count",
+						 (json_int_t)pp->slots[k].count);
+			if (!slot || json_array_append_new(arr, slot) != 0) {
+				json_decref(arr);
+				return NULL;
+			}
+		}
+	}
+	return arr;
+}
+
 static json_t *workload_json(struct sim *s, const struct wl_rec *r)
 {
 	const struct eng_assignment *a =
@@ -778,6 +936,11 @@ static json_t *workload_json(struct sim *s, const struct wl_rec *r)
 		json_t *item = json_pack("{s:o, s:I, s:o}", "name", jstr(ps->name), "count",
 					 (json_int_t)(pa ? pa->count : ps->count), "flavors",
 					 pa ? flavors_json(pa) : json_object());
+		if (item && pa && r->placed &&
+		    json_object_set_new(item, "placement", placement_json(&r->plan, ps->name)) != 0) {
+			json_decref(item);
+			item = NULL;
+		}
 		if (!item || json_array_append_new(podsets, item) != 0) {
 			json_decref(podsets);
 			return NULL;
@@ -909,7 +1072,19 @@ static void sim_release(struct sim *s)
 		free(s->wls[i].reason);
 		free(s->wls[i].message);
 		free(s->wls[i].evicted_note);
+		pobj_plan_release(&s->wls[i].plan);
 	}
+	for (size_t i = 0; i < s->n_nodes; i++)
+		pobj_node_release(&s->nodes[i]);
+	for (size_t i = 0; i < s->n_pods; i++)
+		pobj_pod_release(&s->pods[i]);
+	free(s->nodes);
+	free(s->node_docs);
+	free(s->pods);
+	free(s->pod_bound);
+	if (s->placement)
+		placement_free(s->placement);
+	pobj_catalog_release(&s->catalog);
 	free(s->ns);
 	free(s->flavors);
 	free(s->cohorts);
@@ -945,12 +1120,19 @@ static int decode_all(struct sim *s)
 	s->lqs = calloc(count[K_LQ] + 1, sizeof(*s->lqs));
 	s->lq_docs = calloc(count[K_LQ] + 1, sizeof(*s->lq_docs));
 	s->wls = calloc(n_wls + 1, sizeof(*s->wls));
+	s->nodes = calloc(count[K_NODE] + 1, sizeof(*s->nodes));
+	s->node_docs = calloc(count[K_NODE] + 1, sizeof(*s->node_docs));
+	s->pods = calloc(count[K_POD] + 1, sizeof(*s->pods));
 	if (!s->ns || !s->flavors || !s->cohorts || !s->cohort_docs || !s->cqs || !s->lqs ||
-	    !s->lq_docs || !s->wls)
+	    !s->lq_docs || !s->wls || !s->nodes || !s->node_docs || !s->pods)
 		return -ENOMEM;
 	for (size_t i = 0; !s->failed && i < s->n_docs; i++)
-		if (s->docs[i].kind != K_WORKLOAD && s->docs[i].kind != K_JOB)
+		if (s->docs[i].kind != K_WORKLOAD && s->docs[i].kind != K_JOB &&
+		    s->docs[i].kind != K_POD)
 			decode_config(s, &s->docs[i]);
+	for (size_t i = 0; !s->failed && i < s->n_docs; i++)
+		if (s->docs[i].kind == K_POD)
+			decode_pod(s, &s->docs[i]);
 	for (size_t i = 0; !s->failed && i < s->n_docs; i++)
 		if (s->docs[i].kind == K_WORKLOAD || s->docs[i].kind == K_JOB)
 			decode_workload(s, &s->docs[i]);
@@ -965,6 +1147,7 @@ int sim_run(const struct sim_input *inputs, size_t n, FILE *out, FILE *errout)
 	strmap_init(&s.seen);
 	strmap_init(&s.namespaces);
 	strmap_init(&s.wl_index);
+	pobj_catalog_init(&s.catalog);
 	s.loaded = json_array();
 	s.wpcs = json_object();
 	s.pcs = json_object();
@@ -1009,7 +1192,13 @@ static void usage(FILE *f)
 		"Runs admission on the Kueue objects, Namespaces and Jobs in FILEs (YAML or JSON, any\n"
 		"number of documents each; - reads stdin) with no cluster, and prints one JSON line per\n"
 		"Workload, then per ClusterQueue. Exit status: 0 done, 2 invalid input (FILE:LINE: on\n"
-		"stderr), 1 failure.\n");
+		"stderr), 1 failure.\n"
+		"\n"
+		"With Nodes (v1) among the inputs, admitted gangs are also placed on nodes: each admitted\n"
+		"podSet lists \"placement\": [{\"node\", \"count\"}, ...], and a gang that fits the\n"
+		"quota but no node layout stays pending with the reason. Pods (v1) bound to a node\n"
+		"(spec.nodeName) take their requests from it; Topology objects and ResourceFlavors'\n"
+		"spec.topologyName give podSets' topology requests their levels.\n");
 }
 
 static int read_all(FILE *f, char **data, size_t *len)

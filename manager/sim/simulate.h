@@ -9,13 +9,23 @@
  *
  * Input: any number of documents per file, of these kinds:
  *   kueue.x-k8s.io/v1beta2  ResourceFlavor, ClusterQueue, Cohort, LocalQueue,
- *                           WorkloadPriorityClass, Topology (accepted, not used yet), Workload
+ *                           WorkloadPriorityClass, Topology, Workload
  *   scheduling.k8s.io/v1    PriorityClass (for Jobs' priorityClassName)
- *   v1                      Namespace, and List (its items are read as documents)
+ *   v1                      Namespace, Node, Pod, and List (its items are read as documents)
  *   batch/v1                Job (converted to its Workload as the manager converts it)
  * A namespaced object without metadata.namespace is in "default", as with kubectl. A namespace
  * used but not given exists with only its kubernetes.io/metadata.name label. A Workload without
  * creationTimestamp is created after every one that has one, in input order.
+ *
+ * Nodes turn on placement (core/placement.h, decoded by api/placement_objects.h): the
+ * engine's placer plans and reserves nodes for every gang the quota admits (policy
+ * PLC_MUSTER), and a gang without a node layout stays pending. Pods bound to a given Node
+ * (spec.nodeName) and not Succeeded/Failed take their requests from it; unbound Pods are
+ * ignored; a Pod bound to a Node not given is invalid input. Topology objects and
+ * ResourceFlavors' spec.topologyName give topology requests their levels. Preemption evicts
+ * at once: the victim's reservation ends and its Job's Pods go. Admitted Workloads given as
+ * input hold nodes only through their bound Pods. Without Nodes, Pods, Topologies and
+ * topologyName change nothing.
  *
  * Output, one compact JSON object per line: every Workload sorted by namespace/name, then
  * every ClusterQueue sorted by name (see sim_run for the fields).
@@ -44,8 +54,8 @@ struct sim_input {
  * Simulates the inputs and writes the result to out, problems to errout. Returns an exit
  * status. Output lines:
  *   {"kind":"Workload","namespace":N,"name":N,"admitted":B,"clusterQueue":S|null,
- *    "podSets":[{"name":S,"count":N,"flavors":{resource:flavor,...}}],"preempted":B,
- *    "reason":S,"message":S}
+ *    "podSets":[{"name":S,"count":N,"flavors":{resource:flavor,...}[,"placement":[...]]}],
+ *    "preempted":B,"reason":S,"message":S}
  *   {"kind":"ClusterQueue","name":S,"pendingWorkloads":N,"admittedWorkloads":N,
  *    "flavorsUsage":[{"name":flavor,"resources":[{"name":S,"total":Q,"borrowed":Q}]}]}
  * An admitted Workload lists its admitted counts and flavors (resources sorted by name, as
@@ -59,6 +69,8 @@ struct sim_input {
  * ("ClusterQueueStopped", "LocalQueueStopped"). Not given to the engine: "Deactivated"
  * (spec.active false), "Finished" (holds no quota), "Inadmissible" without spec.queueName.
  * "preempted" is true for a Workload preempted during the run, even if admitted again since.
+ * "placement" (only with Nodes, only for podSets the run admitted) is the plan, in the order
+ * the pods fill it: [{"node":S,"count":N},...]; a podSet of 0 pods has [].
  * ClusterQueue usage lists every flavor and resource of the spec, in spec order, total and
  * borrowed in canonical quantities (quota_format_amount).
  */
