@@ -19,6 +19,9 @@ void config_defaults(struct muster_config *cfg)
 	cfg->recovery_timeout_ms = cfg->pods_ready_timeout_ms;
 	cfg->backoff_base_s = 60;
 	cfg->backoff_max_s = 3600;
+	cfg->placement_mode = PLACEMENT_PREFERRED;
+	cfg->node_feasibility = 1;
+	snprintf(cfg->gpu_resource, sizeof(cfg->gpu_resource), "nvidia.com/gpu");
 }
 
 int config_parse_duration(const char *s, int64_t *ms)
@@ -112,9 +115,56 @@ static int int_field(json_t *obj, const char *name, const char *where, int64_t m
 	return 0;
 }
 
+static int parse_placement(json_t *p, struct muster_config *cfg, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "mode", "nodeFeasibility", "gpuResource", NULL };
+	int rc;
+	if (!p)
+		return 0;
+	if (!json_is_object(p)) {
+		snprintf(err, errlen, "placement: must be a mapping");
+		return -EINVAL;
+	}
+	if ((rc = only_keys(p, "placement", keys, err, errlen)) != 0)
+		return rc;
+	json_t *mode = json_object_get(p, "mode");
+	if (mode) {
+		const char *m = json_string_value(mode);
+		if (m && !strcmp(m, "Preferred"))
+			cfg->placement_mode = PLACEMENT_PREFERRED;
+		else if (m && !strcmp(m, "Exact"))
+			cfg->placement_mode = PLACEMENT_EXACT;
+		else if (m && !strcmp(m, "None"))
+			cfg->placement_mode = PLACEMENT_NONE;
+		else {
+			snprintf(err, errlen, "placement.mode: must be Preferred, Exact or None");
+			return -EINVAL;
+		}
+	}
+	json_t *feasible = json_object_get(p, "nodeFeasibility");
+	if (feasible) {
+		if (!json_is_boolean(feasible)) {
+			snprintf(err, errlen, "placement.nodeFeasibility: must be true or false");
+			return -EINVAL;
+		}
+		cfg->node_feasibility = json_is_true(feasible);
+	}
+	json_t *gpu = json_object_get(p, "gpuResource");
+	if (gpu) {
+		const char *g = json_string_value(gpu);
+		if (!g || !*g || strlen(g) >= sizeof(cfg->gpu_resource)) {
+			snprintf(err, errlen, "placement.gpuResource: must be a resource name");
+			return -EINVAL;
+		}
+		snprintf(cfg->gpu_resource, sizeof(cfg->gpu_resource), "%s", g);
+	}
+	return 0;
+}
+
 static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
 {
-	static const char *const top[] = { "apiVersion", "kind", "waitForPodsReady", NULL };
+	static const char *const top[] = { "apiVersion", "kind", "waitForPodsReady", "placement",
+					   NULL };
 	static const char *const wfpr[] = { "enable", "timeout", "recoveryTimeout", "blockAdmission",
 					    "requeuingStrategy", NULL };
 	static const char *const rs[] = { "timestamp", "backoffBaseSeconds", "backoffMaxSeconds",
@@ -133,6 +183,8 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 		return -EINVAL;
 	}
 	if ((rc = only_keys(doc, "", top, err, errlen)) != 0)
+		return rc;
+	if ((rc = parse_placement(json_object_get(doc, "placement"), cfg, err, errlen)) != 0)
 		return rc;
 	json_t *w = json_object_get(doc, "waitForPodsReady");
 	if (!w)

@@ -13,6 +13,11 @@
  *       backoffBaseSeconds: 60     # requeue after base * 2^(n-1) seconds (+ jitter) ...
  *       backoffMaxSeconds: 3600    # ... at most this
  *       backoffLimitCount: 5       # then deactivate (spec.active=false); unset = never
+ *   placement:                     # muster's own section (Kueue has no node placement)
+ *     mode: Preferred              # hints at start: Preferred (node affinity), Exact
+ *                                  # (scheduling gate, then a node per pod) or None
+ *     nodeFeasibility: true        # a gang with no node layout stays pending (kueue#407)
+ *     gpuResource: nvidia.com/gpu  # the resource tracked GPU by GPU
  *
  * Defaults follow Kueue v1beta2: waitForPodsReady is on, timeout 30m, recoveryTimeout = timeout,
  * Eviction, 60 s, 3600 s, no limit. A field muster does not know or implement is an error that
@@ -24,6 +29,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+enum placement_mode { PLACEMENT_PREFERRED, PLACEMENT_EXACT, PLACEMENT_NONE };
+
+#define CONFIG_NAME_MAX 254
+
 struct muster_config {
 	int wait_for_pods_ready; /* enabled */
 	int64_t pods_ready_timeout_ms;
@@ -33,6 +42,9 @@ struct muster_config {
 	int64_t backoff_max_s;
 	int has_backoff_limit;
 	int32_t backoff_limit_count;
+	enum placement_mode placement_mode;
+	int node_feasibility;
+	char gpu_resource[CONFIG_NAME_MAX];
 };
 
 /* Kueue's defaults. */

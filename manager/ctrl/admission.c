@@ -72,8 +72,10 @@ static void report_unsupported(struct mgr *m, const char *key, json_t *wl)
 	} while (0)
 	json_array_foreach(obj_path(wl, "spec.podSets"), i, ps)
 	{
-		NOTE(json_object_get(ps, "topologyRequest"),
-		     "podSets[].topologyRequest: topology-aware placement is not implemented yet");
+		NOTE(obj_path(ps, "topologyRequest.podSetSliceRequiredTopology"),
+		     "podSets[].topologyRequest.podSetSliceRequiredTopology: slices are not implemented yet");
+		NOTE(obj_path(ps, "topologyRequest.podSetGroupName"),
+		     "podSets[].topologyRequest.podSetGroupName: podSet groups are not implemented yet");
 	}
 	NOTE(obj_path(wl, "spec.maximumExecutionTimeSeconds"),
 	     "spec.maximumExecutionTimeSeconds is not enforced yet");
@@ -114,6 +116,7 @@ void workload_reconcile(struct mgr *m, const char *key)
 			json_object_del(m->assumed, key);
 		}
 		engine_remove_workload(m->engine, key);
+		nodes_release(m, key);
 		/* Freed quota may let others in. Status of every queue is recomputed cheaply. */
 		const char *k;
 		json_t *v;
@@ -143,6 +146,9 @@ void workload_reconcile(struct mgr *m, const char *key)
 	}
 	int rc = 0;
 	int64_t requeue_at = 0;
+	/* Only an admitted workload keeps its nodes. */
+	if (!w.admitted || w.finished)
+		nodes_release(m, key);
 	if (w.finished) {
 		engine_remove_workload(m->engine, key);
 		json_object_del(m->pending, key);
@@ -234,6 +240,7 @@ static void on_admitted(struct mgr *m, const char *key, json_t *updated, int ok)
 	/* The write lost (conflict, error): give the quota back and let the cache decide again. */
 	json_object_del(m->assumed, key);
 	engine_evict(m->engine, key);
+	nodes_release(m, key);
 	mgr_retry_key(m, MGR_WL, key);
 }
 
@@ -286,6 +293,7 @@ static void write_admission(struct mgr *m, const char *key, json_t *wl, const st
 	if (patch_object(m, path, MGR_WL, key, patch, on_admitted) != 0) {
 		json_object_del(m->assumed, key);
 		engine_evict(m->engine, key);
+		nodes_release(m, key);
 		return;
 	}
 	log_info("workload admitted", LF_STR("workload", key), LF_STR("clusterQueue", a->cluster_queue),

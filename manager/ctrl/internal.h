@@ -12,7 +12,9 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "api/placement_objects.h"
 #include "core/engine.h"
+#include "core/placement.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "kube/watch.h"
@@ -32,6 +34,7 @@ struct mgr {
 	struct informer *jobs, *workloads, *cqs, *lqs, *flavors, *namespaces;
 	struct informer *wpcs, *pcs; /* WorkloadPriorityClasses, scheduling PriorityClasses */
 	struct informer *cohorts;
+	struct informer *nodes, *pods, *topologies; /* slim copies (nodes.c) */
 	int synced; /* all informers have delivered their first list */
 	int webhooks_installed; /* both webhook configurations are in place */
 	int webhook_configs_applied;
@@ -40,6 +43,11 @@ struct mgr {
 	struct httpd *webhook_srv, *health_srv;
 
 	struct engine *engine; /* quota, queues and every admission decision (core/engine.h) */
+	struct placement *placement; /* nodes, bound pods and reservations (core/placement.h) */
+	struct pobj_catalog catalog; /* flavors' topologies, for placement requests */
+	json_t *plans; /* workload key -> its placement plan (nodes.c), while admitted */
+	json_t *ungate; /* pod key -> true: a gated pod to give its node (Exact mode) */
+	int capacity_changed; /* node capacity grew: workloads without a layout get a look */
 
 	uv_idle_t pump;
 	uv_signal_t sigterm, sigint;
@@ -96,6 +104,28 @@ void admission_cycle(struct mgr *m);
 /* The ClusterQueue a workload's LocalQueue points at, or NULL (msg says why). */
 const char *workload_cluster_queue(struct mgr *m, json_t *wl, char *msg, size_t msglen);
 
+/* nodes.c */
+int nodes_init(struct mgr *m);
+void nodes_free(struct mgr *m);
+json_t *nodes_slim_node(void *arg, json_t *obj);
+json_t *nodes_slim_pod(void *arg, json_t *obj);
+void nodes_on_node(void *arg, struct informer *inf, enum watch_event_type type, const char *key,
+		   json_t *old, json_t *obj);
+void nodes_on_pod(void *arg, struct informer *inf, enum watch_event_type type, const char *key,
+		  json_t *old, json_t *obj);
+void nodes_on_topology(void *arg, struct informer *inf, enum watch_event_type type,
+		       const char *key, json_t *old, json_t *obj);
+/* A ResourceFlavor changed (rf NULL: deleted). */
+void nodes_set_flavor(struct mgr *m, const char *name, json_t *rf);
+/* The workload is no longer admitted: its reservation and plan go. */
+void nodes_release(struct mgr *m, const char *key);
+/* Adds placement hints to the template spec a start patch sets (see nodes.c). */
+void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, json_t *orig, json_t *tspec);
+/* Puts back what nodes_start_hints changed, from the Workload's template spec. */
+void nodes_stop_restore(json_t *orig, json_t *tspec);
+/* Once per pump: capacity news for the engine, node assignments for gated pods. */
+void nodes_sync(struct mgr *m);
+
 /* status.c */
 void cq_apply(struct mgr *m, const char *name, json_t *obj);
 void status_sync(struct mgr *m);
@@ -107,6 +137,7 @@ typedef void (*status_done_fn)(struct mgr *m, const char *key, json_t *updated, 
 #define MGR_WL 'w'
 #define MGR_CQ 'c'
 #define MGR_LQ 'l'
+#define MGR_POD 'p'
 int patch_object(struct mgr *m, const char *path, char kind, const char *key, json_t *patch,
 		 status_done_fn done);
 /* Whether a write for (kind, key) is in flight; and marking one. */

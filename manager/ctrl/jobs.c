@@ -136,6 +136,7 @@ static json_t *stop_patch(json_t *job, json_t *wl)
 	json_t *patch = json_pack("{s:{s:{s:{s:{s:n}}, s:{s:o, s:O}}}}", "spec", "template", "metadata",
 				  "labels", LABEL_PODSET, "spec", "nodeSelector", selector, "tolerations",
 				  tol ? tol : json_null());
+	nodes_stop_restore(orig, obj_path(patch, "spec.template.spec"));
 	/* Partial admission lowered parallelism at start; the requeued Workload asks for its
 	 * full count again, so the Job must too (Kueue restores it with the pod-set info). */
 	json_t *count = obj_path(json_array_get(obj_path(wl, "spec.podSets"), 0), "count");
@@ -230,7 +231,7 @@ static void track_pods_ready(struct mgr *m, const char *key, json_t *job, const 
 }
 
 /* Adds the flavors' node labels and tolerations to the pod template, as Kueue does at start. */
-static json_t *start_patch(struct mgr *m, json_t *job, json_t *wl)
+static json_t *start_patch(struct mgr *m, json_t *job, const char *wl_key, json_t *wl)
 {
 	json_t *tspec = obj_path(job, "spec.template.spec");
 	json_t *selector = json_deep_copy(json_object_get(tspec, "nodeSelector"));
@@ -277,6 +278,8 @@ static json_t *start_patch(struct mgr *m, json_t *job, json_t *wl)
 	json_t *patch = json_pack("{s:{s:b, s:{s:{s:o}, s:{s:o, s:o}}}}", "spec", "suspend", 0,
 				  "template", "metadata", "labels", labels, "spec", "nodeSelector",
 				  selector, "tolerations", tolerations);
+	if (patch)
+		nodes_start_hints(m, wl_key, wl, tspec, obj_path(patch, "spec.template.spec"));
 	/* Partial admission may lower the count below parallelism. */
 	json_int_t count = json_integer_value(json_object_get(psa, "count"));
 	json_int_t parallelism = json_integer_value(obj_path(job, "spec.parallelism"));
@@ -374,7 +377,7 @@ void jobs_reconcile(struct mgr *m, const char *key)
 	if (admitted && !suspended)
 		track_pods_ready(m, key, job, wl_key, wl);
 	if (admitted && suspended) {
-		json_t *patch = start_patch(m, job, wl);
+		json_t *patch = start_patch(m, job, wl_key, wl);
 		if (patch && patch_job(m, job, key, patch) == 0)
 			log_info("job started", LF_STR("job", key), LF_STR("workload", wl_key),
 				 LF_STR("clusterQueue", obj_str(wl, "status.admission.clusterQueue")),

@@ -172,7 +172,8 @@ static void check_synced(struct mgr *m)
 		return;
 	if (!informer_synced(m->jobs) || !informer_synced(m->workloads) || !informer_synced(m->cqs) ||
 	    !informer_synced(m->lqs) || !informer_synced(m->flavors) || !informer_synced(m->namespaces) ||
-	    !informer_synced(m->wpcs) || !informer_synced(m->pcs) || !informer_synced(m->cohorts))
+	    !informer_synced(m->wpcs) || !informer_synced(m->pcs) || !informer_synced(m->cohorts) ||
+	    !informer_synced(m->nodes) || !informer_synced(m->pods) || !informer_synced(m->topologies))
 		return;
 	/* Only now is usage complete: every admitted workload has been charged from its status.
 	 * Admitting before this point could admit twice what a restart forgot. */
@@ -201,6 +202,7 @@ static void on_pump(uv_idle_t *h)
 	}
 	drain(m, m->dirty_workloads, workload_reconcile);
 	drain(m, m->dirty_jobs, jobs_reconcile);
+	nodes_sync(m);
 	if (m->admission_needed) {
 		m->admission_needed = 0;
 		admission_cycle(m);
@@ -208,7 +210,7 @@ static void on_pump(uv_idle_t *h)
 	status_sync(m);
 	if (json_object_size(m->dirty_workloads) == 0 && json_object_size(m->dirty_jobs) == 0 &&
 	    json_object_size(m->dirty_cqs) == 0 && json_object_size(m->dirty_lqs) == 0 &&
-	    !m->admission_needed)
+	    !m->admission_needed && !m->capacity_changed && json_object_size(m->ungate) == 0)
 		uv_idle_stop(h);
 }
 
@@ -297,6 +299,7 @@ static void on_flavor(void *arg, struct informer *inf, enum watch_event_type typ
 	struct mgr *m = arg;
 	struct eobj_flavor f;
 	char err[256];
+	nodes_set_flavor(m, key, type == WATCH_DELETED ? NULL : obj);
 	if (type == WATCH_DELETED) {
 		engine_remove_flavor(m->engine, key);
 	} else if (eobj_flavor_decode(obj, &f, err, sizeof(err)) != 0) {
@@ -520,14 +523,21 @@ static void on_informer_synced(void *arg, struct informer *inf)
 	mgr_kick(arg);
 }
 
-static int start_informer(struct mgr *m, const char *name, const char *path, const char *selector,
-			  informer_event_fn fn, struct informer **out)
+static int start_informer_slim(struct mgr *m, const char *name, const char *path,
+			       const char *selector, informer_event_fn fn,
+			       json_t *(*transform)(void *, json_t *), struct informer **out)
 {
-	struct informer_options o = { name, path, selector, fn, m, on_informer_synced };
+	struct informer_options o = { name, path, selector, fn, m, on_informer_synced, transform };
 	int rc = informer_start(m->loop, m->kube, &o, out);
 	if (rc != 0)
 		log_error("cannot start informer", LF_STR("resource", name), LF_INT("rc", rc), LF_END);
 	return rc;
+}
+
+static int start_informer(struct mgr *m, const char *name, const char *path, const char *selector,
+			  informer_event_fn fn, struct informer **out)
+{
+	return start_informer_slim(m, name, path, selector, fn, NULL, out);
 }
 
 static void close_walk(uv_handle_t *h, void *arg)
@@ -545,7 +555,12 @@ int manager_run(const struct manager_options *opt)
 	memset(&m, 0, sizeof(m));
 	m.opt = *opt;
 	m.loop = uv_default_loop();
-	if (engine_new(&m.engine) != 0) {
+	config_defaults(&m.conf);
+	if (opt->config && config_load(opt->config, &m.conf, err, sizeof(err)) != 0) {
+		log_error("invalid configuration", LF_STR("error", err), LF_END);
+		return 1;
+	}
+	if (engine_new(&m.engine) != 0 || nodes_init(&m) != 0) {
 		log_error("out of memory", LF_END);
 		return 1;
 	}
@@ -564,11 +579,6 @@ int manager_run(const struct manager_options *opt)
 	/* Backoff jitter and watch timeouts must differ between processes and restarts. */
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
 
-	config_defaults(&m.conf);
-	if (opt->config && config_load(opt->config, &m.conf, err, sizeof(err)) != 0) {
-		log_error("invalid configuration", LF_STR("error", err), LF_END);
-		return 1;
-	}
 	rc = kube_config_load(opt->kubeconfig, &m.cfg, err, sizeof(err));
 	if (rc != 0) {
 		log_error("cannot load kubeconfig", LF_STR("error", err), LF_END);
@@ -627,11 +637,21 @@ int manager_run(const struct manager_options *opt)
 	    start_informer(&m, "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", NULL,
 			   on_priority_class, &m.pcs) ||
 	    start_informer(&m, "cohorts", "/apis/kueue.x-k8s.io/v1beta2/cohorts", NULL, on_cohort,
-			   &m.cohorts))
+			   &m.cohorts) ||
+	    start_informer(&m, "topologies", "/apis/kueue.x-k8s.io/v1beta2/topologies", NULL,
+			   nodes_on_topology, &m.topologies) ||
+	    start_informer_slim(&m, "nodes", "/api/v1/nodes", NULL, nodes_on_node, nodes_slim_node,
+				&m.nodes) ||
+	    start_informer_slim(&m, "pods", "/api/v1/pods", NULL, nodes_on_pod, nodes_slim_pod,
+				&m.pods))
 		return 1;
 	log_info("manager started", LF_STR("version", MUSTER_VERSION),
 		 LF_INT("wait_for_pods_ready", m.conf.wait_for_pods_ready),
 		 LF_INT("pods_ready_timeout_ms", m.conf.pods_ready_timeout_ms),
+		 LF_STR("placement", m.conf.placement_mode == PLACEMENT_PREFERRED ? "Preferred" :
+				     m.conf.placement_mode == PLACEMENT_EXACT	  ? "Exact" :
+										    "None"),
+		 LF_INT("node_feasibility", m.conf.node_feasibility),
 		 LF_INT("webhook_port", httpd_port(m.webhook_srv)),
 		 LF_INT("health_port", httpd_port(m.health_srv)), LF_END);
 
@@ -647,6 +667,9 @@ int manager_run(const struct manager_options *opt)
 	informer_stop(m.wpcs);
 	informer_stop(m.pcs);
 	informer_stop(m.cohorts);
+	informer_stop(m.topologies);
+	informer_stop(m.nodes);
+	informer_stop(m.pods);
 	httpd_stop(m.webhook_srv);
 	httpd_stop(m.health_srv);
 	kube_client_free(m.kube);
@@ -654,6 +677,7 @@ int manager_run(const struct manager_options *opt)
 	uv_run(m.loop, UV_RUN_DEFAULT);
 	uv_loop_close(m.loop);
 	engine_free(m.engine);
+	nodes_free(&m);
 	json_decref(m.dirty_jobs);
 	json_decref(m.dirty_workloads);
 	json_decref(m.dirty_cqs);

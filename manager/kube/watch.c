@@ -18,6 +18,7 @@ struct informer {
 	struct kube_client *client;
 	char *name, *path, *label_selector;
 	informer_event_fn on_event;
+	json_t *(*transform)(void *arg, json_t *obj);
 	void *arg;
 	void (*on_synced)(void *arg, struct informer *inf);
 
@@ -88,7 +89,14 @@ static void emit(struct informer *inf, enum watch_event_type type, const char *k
 		inf->on_event(inf->arg, inf, type, key, old, obj);
 }
 
-/* Applies an added or modified object to the store and reports it. */
+/* What the store keeps of obj: a new reference. */
+static json_t *kept(struct informer *inf, json_t *obj)
+{
+	json_t *t = inf->transform ? inf->transform(inf->arg, obj) : NULL;
+	return t ? t : json_incref(obj);
+}
+
+/* Applies an added or modified object (already as the store keeps it) and reports it. */
 static void upsert(struct informer *inf, const char *key, json_t *obj)
 {
 	json_t *old = json_incref(json_object_get(inf->store, key));
@@ -187,7 +195,7 @@ static void on_list(void *arg, const struct kube_response *resp)
 	{
 		char key[512];
 		if (informer_key(item, key, sizeof(key)) == 0)
-			json_object_set(inf->listing, key, item);
+			json_object_set_new(inf->listing, key, kept(inf, item));
 	}
 	if (cont && *cont)
 		list_page(inf, cont);
@@ -235,8 +243,11 @@ static int on_line(void *arg, char *line, size_t len)
 		break;
 	case WATCH_ADDED:
 	case WATCH_MODIFIED:
-		if (informer_key(ev.object, key, sizeof(key)) == 0)
-			upsert(inf, key, ev.object);
+		if (informer_key(ev.object, key, sizeof(key)) == 0) {
+			json_t *obj = kept(inf, ev.object);
+			upsert(inf, key, obj);
+			json_decref(obj);
+		}
 		set_rv(inf, ev.resource_version);
 		break;
 	case WATCH_DELETED:
@@ -318,6 +329,7 @@ int informer_start(uv_loop_t *loop, struct kube_client *client, const struct inf
 	inf->path = strdup(opt->path);
 	inf->label_selector = opt->label_selector ? strdup(opt->label_selector) : NULL;
 	inf->on_event = opt->on_event;
+	inf->transform = opt->transform;
 	inf->arg = opt->arg;
 	inf->on_synced = opt->on_synced;
 	inf->store = json_object();

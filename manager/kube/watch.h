@@ -33,6 +33,11 @@ struct informer_options {
 	informer_event_fn on_event;
 	void *arg;
 	void (*on_synced)(void *arg, struct informer *inf); /* optional: after the first list */
+	/* Optional: what the store keeps of each object (e.g. a slim copy of a Pod with only what
+	 * placement needs), as a new reference; NULL keeps the object whole. Applied to listed
+	 * and watched objects alike; the result must keep metadata.name, metadata.namespace and
+	 * metadata.resourceVersion, which relists compare. */
+	json_t *(*transform)(void *arg, json_t *obj);
 };
 
 /* Starts listing. Strings in opt are copied. 0 or -errno. */

@@ -11,10 +11,13 @@ for check in "watch jobs.batch" "patch jobs.batch" "patch jobs.batch --subresour
 	"patch clusterqueues.kueue.x-k8s.io --subresource=status" "patch localqueues.kueue.x-k8s.io --subresource=status" \
 	"watch resourceflavors.kueue.x-k8s.io" "watch cohorts.kueue.x-k8s.io" "list namespaces" \
 	"watch workloadpriorityclasses.kueue.x-k8s.io" "watch priorityclasses.scheduling.k8s.io" "create events" \
+	"watch nodes" "watch pods" "patch pods" "watch topologies.kueue.x-k8s.io" \
 	"patch mutatingwebhookconfigurations/muster-mutating-webhook-configuration"; do
 	# shellcheck disable=SC2086
 	can $check || fail "the role does not allow: $check"
 done
 ! can delete jobs.batch || fail "the role allows deleting Jobs"
+! can patch nodes || fail "the role allows patching Nodes"
+! can delete pods || fail "the role allows deleting Pods"
 ! can patch mutatingwebhookconfigurations/someone-elses || fail "the role allows patching other webhooks"
 pass

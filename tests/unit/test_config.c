@@ -30,6 +30,24 @@ static void test_config_defaults_follow_kueue_v1beta2(void **state)
 	assert_int_equal(c.backoff_max_s, 3600);
 	assert_false(c.has_backoff_limit);
 	assert_false(c.requeue_at_creation);
+	assert_int_equal(c.placement_mode, PLACEMENT_PREFERRED);
+	assert_true(c.node_feasibility);
+	assert_string_equal(c.gpu_resource, "nvidia.com/gpu");
+}
+
+static void test_config_placement_section(void **state)
+{
+	struct muster_config c;
+	char err[256];
+	assert_int_equal(parse("placement: {mode: Exact, nodeFeasibility: false, gpuResource: amd.com/gpu}\n",
+			       &c, err, sizeof(err)),
+			 0);
+	assert_int_equal(c.placement_mode, PLACEMENT_EXACT);
+	assert_false(c.node_feasibility);
+	assert_string_equal(c.gpu_resource, "amd.com/gpu");
+	assert_int_equal(parse("placement: {mode: None}\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.placement_mode, PLACEMENT_NONE);
+	assert_true(c.node_feasibility);
 }
 
 static void test_config_full_document_is_read(void **state)
@@ -91,6 +109,11 @@ static void test_config_refusals_name_the_field(void **state)
 		{ "- 1\n", "must be a mapping" },
 		{ "waitForPodsReady: [1]\n", "waitForPodsReady: must be a mapping" },
 		{ "waitForPodsReady: {timeout: [}\n", "line" },
+		{ "placement: {mode: Hints}\n", "placement.mode: must be Preferred, Exact or None" },
+		{ "placement: {nodeFeasibility: yes please}\n", "placement.nodeFeasibility: must be true or false" },
+		{ "placement: {gpuResource: \"\"}\n", "placement.gpuResource: must be a resource name" },
+		{ "placement: {spread: true}\n", "placement.spread: unknown" },
+		{ "placement: 1\n", "placement: must be a mapping" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct muster_config c;
@@ -156,6 +179,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_config_defaults_follow_kueue_v1beta2),
 		cmocka_unit_test(test_config_full_document_is_read),
+		cmocka_unit_test(test_config_placement_section),
 		cmocka_unit_test(test_config_recovery_timeout_defaults_to_timeout),
 		cmocka_unit_test(test_config_disable),
 		cmocka_unit_test(test_config_refusals_name_the_field),

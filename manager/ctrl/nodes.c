@@ -1,0 +1,532 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Nodes, pods and placement (core/placement.h) in the manager: the node model fed by the Node
+ * and Pod informers, the engine's node-feasibility hook, the plans kept for admitted
+ * workloads, and the hints a Job gets at start.
+ *
+ * Memory: the Node and Pod informers keep slim copies (slim_node, slim_pod), only what
+ * placement and the exact mode need, so watching every pod of a large cluster stays cheap.
+ *
+ * Lifetimes: a reservation and its plan live from the engine's admission (place_hook) until the
+ * workload is no longer admitted (nodes_release: finished, evicted, deleted, or a lost write).
+ * After a restart, admitted workloads have no reservation: their pods are bound or about to
+ * be, and a Job not started yet gets a fresh plan at start (nodes_start_hints).
+ */
+#include <string.h>
+
+#include "api/placement_objects.h"
+#include "ctrl/internal.h"
+#include "util/log.h"
+
+/* Kueue's scheduling gate for topology-aware scheduling; the exact mode uses it the same way:
+ * pods are created gated, get a node, then the gate goes. */
+#define GATE_TOPOLOGY "kueue.x-k8s.io/topology"
+
+/* Preferred node-affinity weights: the first node of a plan gets the most, the last at least
+ * HINT_WEIGHT_MIN. kube-scheduler scales NodeAffinity so the best node scores 100, times the
+ * plugin weight 2; with two tiers the gap (100) matches the most NodeResourcesFit (weight 1)
+ * can move, and cpu/memory requests of GPU pods rarely differ that much between nodes. */
+#define HINT_WEIGHT_MAX 100
+#define HINT_WEIGHT_MIN 50
+
+/* --- slim copies ----------------------------------------------------------------------- */
+
+static void keep(json_t *dst, json_t *src, const char *name)
+{
+	json_t *v = json_object_get(src, name);
+	if (v)
+		json_object_set(dst, name, v);
+}
+
+json_t *nodes_slim_node(void *arg, json_t *obj)
+{
+	(void)arg;
+	json_t *meta = json_object(), *spec = json_object(), *status = json_object();
+	json_t *out = json_pack("{s:o, s:o, s:o}", "metadata", meta, "spec", spec, "status", status);
+	if (!out)
+		return NULL;
+	json_t *m = json_object_get(obj, "metadata");
+	keep(meta, m, "name");
+	keep(meta, m, "resourceVersion");
+	keep(meta, m, "labels");
+	keep(spec, json_object_get(obj, "spec"), "unschedulable");
+	keep(spec, json_object_get(obj, "spec"), "taints");
+	json_t *st = json_object_get(obj, "status");
+	keep(status, st, "allocatable");
+	if (!json_object_get(st, "allocatable"))
+		keep(status, st, "capacity");
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(st, "conditions"), i, c)
+	{
+		const char *type = json_string_value(json_object_get(c, "type"));
+		if (type && !strcmp(type, "Ready"))
+			json_object_set_new(status, "conditions",
+					    json_pack("[{s:s, s:O}]", "type", "Ready", "status",
+						      json_object_get(c, "status")));
+	}
+	return out;
+}
+
+static json_t *slim_containers(json_t *list)
+{
+	json_t *out = json_array();
+	size_t i;
+	json_t *c;
+	json_array_foreach(list, i, c)
+	{
+		json_t *k = json_object();
+		keep(k, c, "name");
+		keep(k, c, "resources");
+		keep(k, c, "restartPolicy"); /* sidecars count like containers */
+		json_array_append_new(out, k);
+	}
+	return out;
+}
+
+json_t *nodes_slim_pod(void *arg, json_t *obj)
+{
+	(void)arg;
+	json_t *meta = json_object(), *spec = json_object(), *status = json_object();
+	json_t *out = json_pack("{s:o, s:o, s:o}", "metadata", meta, "spec", spec, "status", status);
+	if (!out)
+		return NULL;
+	json_t *m = json_object_get(obj, "metadata");
+	keep(meta, m, "name");
+	keep(meta, m, "namespace");
+	keep(meta, m, "resourceVersion");
+	keep(meta, m, "deletionTimestamp");
+	const char *podset = obj_label(obj, LABEL_PODSET);
+	if (podset)
+		json_object_set_new(meta, "labels", json_pack("{s:s}", LABEL_PODSET, podset));
+	size_t i;
+	json_t *ref;
+	json_array_foreach(json_object_get(m, "ownerReferences"), i, ref)
+		if (json_is_true(json_object_get(ref, "controller")))
+			json_object_set_new(meta, "ownerReferences", json_pack("[O]", ref));
+	json_t *s = json_object_get(obj, "spec");
+	keep(spec, s, "nodeName");
+	keep(spec, s, "nodeSelector");
+	keep(spec, s, "schedulingGates");
+	keep(spec, s, "overhead");
+	json_object_set_new(spec, "containers", slim_containers(json_object_get(s, "containers")));
+	if (json_object_get(s, "initContainers"))
+		json_object_set_new(spec, "initContainers",
+				    slim_containers(json_object_get(s, "initContainers")));
+	keep(status, json_object_get(obj, "status"), "phase");
+	return out;
+}
+
+/* --- the node model ---------------------------------------------------------------------- */
+
+static void capacity_changed(struct mgr *m)
+{
+	m->capacity_changed = 1;
+	mgr_kick(m);
+}
+
+static int same_but_version(json_t *a, json_t *b)
+{
+	if (!a || !b)
+		return 0;
+	json_t *ca = json_deep_copy(a), *cb = json_deep_copy(b);
+	json_object_del(json_object_get(ca, "metadata"), "resourceVersion");
+	json_object_del(json_object_get(cb, "metadata"), "resourceVersion");
+	int same = json_equal(ca, cb);
+	json_decref(ca);
+	json_decref(cb);
+	return same;
+}
+
+void nodes_on_node(void *arg, struct informer *inf, enum watch_event_type type, const char *key,
+		   json_t *old, json_t *obj)
+{
+	struct mgr *m = arg;
+	(void)inf;
+	if (type == WATCH_DELETED) {
+		placement_remove_node(m->placement, key);
+		return; /* less capacity: nobody waiting gets in */
+	}
+	if (same_but_version(old, obj))
+		return;
+	struct pobj_node n;
+	char err[256];
+	if (pobj_node_decode(obj, &n, err, sizeof(err)) != 0) {
+		/* A node muster can't read takes no gangs, rather than some on a guess. */
+		log_warn("cannot use Node for placement", LF_STR("node", key), LF_STR("error", err),
+			 LF_END);
+		placement_remove_node(m->placement, key);
+	} else if (placement_set_node(m->placement, &n.spec) != 0) {
+		log_warn("placement refused Node", LF_STR("node", key), LF_END);
+		placement_remove_node(m->placement, key);
+	}
+	pobj_node_release(&n);
+	capacity_changed(m);
+}
+
+static int has_our_gate(json_t *gates)
+{
+	size_t i;
+	json_t *g;
+	json_array_foreach(gates, i, g)
+	{
+		const char *name = json_string_value(json_object_get(g, "name"));
+		if (name && !strcmp(name, GATE_TOPOLOGY))
+			return 1;
+	}
+	return 0;
+}
+
+static int gated_by_us(json_t *pod)
+{
+	return has_our_gate(obj_path(pod, "spec.schedulingGates"));
+}
+
+void nodes_on_pod(void *arg, struct informer *inf, enum watch_event_type type, const char *key,
+		  json_t *old, json_t *obj)
+{
+	struct mgr *m = arg;
+	(void)inf;
+	const char *old_node = obj_str(old, "spec.nodeName");
+	const char *old_phase = obj_str(old, "status.phase");
+	int was_bound = old_node && *old_node &&
+			!(old_phase && (!strcmp(old_phase, "Succeeded") || !strcmp(old_phase, "Failed")));
+	if (type == WATCH_DELETED) {
+		placement_unbind_pod(m->placement, key);
+		json_object_del(m->ungate, key);
+		if (was_bound)
+			capacity_changed(m);
+		return;
+	}
+	struct pobj_pod p;
+	char err[256];
+	int rc = pobj_pod_decode(obj, NULL, &p, err, sizeof(err));
+	if (rc < 0) {
+		log_warn("cannot use Pod for placement", LF_STR("pod", key), LF_STR("error", err),
+			 LF_END);
+	} else if (rc == 0 && !p.terminal) {
+		if (placement_bind_pod(m->placement, &p.spec) != 0)
+			log_warn("placement refused Pod", LF_STR("pod", key), LF_END);
+	} else {
+		placement_unbind_pod(m->placement, key);
+		if (was_bound)
+			capacity_changed(m);
+	}
+	if (rc == POBJ_POD_UNBOUND && !p.terminal && m->conf.placement_mode == PLACEMENT_EXACT &&
+	    gated_by_us(obj) && !obj_path(obj, "metadata.deletionTimestamp")) {
+		json_object_set(m->ungate, key, json_true());
+		mgr_kick(m);
+	}
+	pobj_pod_release(&p);
+}
+
+void nodes_on_topology(void *arg, struct informer *inf, enum watch_event_type type,
+		       const char *key, json_t *old, json_t *obj)
+{
+	struct mgr *m = arg;
+	(void)inf;
+	(void)old;
+	char err[256];
+	if (type == WATCH_DELETED)
+		pobj_catalog_remove_topology(&m->catalog, key);
+	else if (pobj_catalog_set_topology(&m->catalog, obj, err, sizeof(err)) != 0) {
+		log_warn("cannot use Topology", LF_STR("topology", key), LF_STR("error", err), LF_END);
+		pobj_catalog_remove_topology(&m->catalog, key);
+	}
+	/* Gangs refused for a missing topology may fit now. */
+	capacity_changed(m);
+}
+
+void nodes_set_flavor(struct mgr *m, const char *name, json_t *rf)
+{
+	char err[256];
+	if (!rf)
+		pobj_catalog_remove_flavor(&m->catalog, name);
+	else if (pobj_catalog_set_flavor(&m->catalog, rf, err, sizeof(err)) != 0)
+		pobj_catalog_remove_flavor(&m->catalog, name);
+	capacity_changed(m);
+}
+
+/* --- plans --------------------------------------------------------------------------------- */
+
+/* A plan as the manager keeps it: podSet name -> {"slots":[[node, count], ...],
+ * "level": ..., "value": ..., "assigned": {pod key: node}}. */
+static json_t *plan_to_json(const struct pobj_plan *plan)
+{
+	json_t *out = json_object();
+	for (size_t i = 0; i < plan->n_podsets && out; i++) {
+		const struct pobj_podset_plan *ps = &plan->podsets[i];
+		json_t *slots = json_array();
+		for (size_t k = 0; k < ps->n_slots; k++)
+			json_array_append_new(slots, json_pack("[s, I]", ps->slots[k].node,
+								(json_int_t)ps->slots[k].count));
+		json_t *one = json_pack("{s:o, s:o}", "slots", slots, "assigned", json_object());
+		if (one && ps->domain_level && ps->domain_value) {
+			json_object_set_new(one, "level", json_string(ps->domain_level));
+			json_object_set_new(one, "value", json_string(ps->domain_value));
+		}
+		json_object_set_new(out, ps->podset, one);
+	}
+	return out;
+}
+
+static int place_workload(struct mgr *m, const char *key, json_t *wl, const struct eng_assignment *a,
+			  char *msg, size_t size)
+{
+	struct pobj_plan plan;
+	memset(&plan, 0, sizeof(plan));
+	int rc = pobj_place_workload(m->placement, &m->catalog, wl, key, a, PLC_MUSTER, &plan, msg,
+				     size);
+	if (rc == 0) {
+		json_object_set_new(m->plans, key, plan_to_json(&plan));
+		log_debug("placed", LF_STR("workload", key), LF_END);
+	}
+	pobj_plan_release(&plan);
+	return rc;
+}
+
+/* The engine's node-feasibility hook (engine_set_placer). */
+static int place_hook(void *arg, const char *key, const struct eng_assignment *a, char *msg,
+		      size_t size)
+{
+	struct mgr *m = arg;
+	json_t *wl = informer_get(m->workloads, key);
+	if (!wl) {
+		snprintf(msg, size, "the Workload is not in the cache yet");
+		return 1;
+	}
+	return place_workload(m, key, wl, a, msg, size);
+}
+
+void nodes_release(struct mgr *m, const char *key)
+{
+	if (!json_object_get(m->plans, key))
+		return;
+	placement_release(m->placement, key);
+	json_object_del(m->plans, key);
+	capacity_changed(m);
+}
+
+/* The plan of an admitted workload: kept from admission, or (after a restart, or with the
+ * feasibility check off) made now. NULL when no layout fits now. */
+static json_t *plan_for(struct mgr *m, const char *key, json_t *wl)
+{
+	json_t *plan = json_object_get(m->plans, key);
+	if (plan)
+		return plan;
+	const struct eng_assignment *a = engine_admission(m->engine, key);
+	char msg[512];
+	if (!a || place_workload(m, key, wl, a, msg, sizeof(msg)) != 0) {
+		log_info("starting without placement hints", LF_STR("workload", key),
+			 LF_STR("why", a ? msg : "no admission in the engine"), LF_END);
+		return NULL;
+	}
+	return json_object_get(m->plans, key);
+}
+
+/* The value a node has for a label, or NULL. */
+static const char *node_label(struct mgr *m, const char *node, const char *label)
+{
+	return obj_label(informer_get(m->nodes, node), label);
+}
+
+static const char *hostname_of(struct mgr *m, const char *node)
+{
+	const char *h = node_label(m, node, LABEL_HOSTNAME);
+	return h ? h : node;
+}
+
+/* The level a podSet's topology must stay within, if any: its topologyRequest.required, or
+ * the pod template's annotation. */
+static const char *required_level(json_t *wl, const char *podset)
+{
+	size_t i;
+	json_t *ps;
+	json_array_foreach(obj_path(wl, "spec.podSets"), i, ps)
+	{
+		const char *name = json_string_value(json_object_get(ps, "name"));
+		if (!name || strcmp(name, podset) != 0)
+			continue;
+		const char *r = obj_str(ps, "topologyRequest.required");
+		return r ? r : obj_annotation(json_object_get(ps, "template"), ANNOTATION_REQUIRED_TOPOLOGY);
+	}
+	return NULL;
+}
+
+/*
+ * Placement hints for a Job's start (mode Preferred or Exact), added to the pod template spec
+ * that jobs.c patches in (tspec: its nodeSelector is already there; orig: the Job's current
+ * template spec):
+ *   - preferred node affinity toward the plan's nodes, heaviest first, after the template's
+ *     own preferred terms;
+ *   - the required domain as a nodeSelector entry, when the podSet's topology is required;
+ *   - in Exact mode, Kueue's topology scheduling gate: each pod then gets its node (ungate).
+ */
+void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, json_t *orig, json_t *tspec)
+{
+	if (m->conf.placement_mode == PLACEMENT_NONE)
+		return;
+	json_t *plan = json_object_get(plan_for(m, key, wl), "main");
+	json_t *slots = json_object_get(plan, "slots");
+	size_t n = json_array_size(slots);
+	if (n == 0)
+		return;
+	json_t *na = json_deep_copy(obj_path(orig, "affinity.nodeAffinity"));
+	if (!na)
+		na = json_object();
+	json_t *pref = json_object_get(na, "preferredDuringSchedulingIgnoredDuringExecution");
+	if (!json_is_array(pref)) {
+		pref = json_array();
+		json_object_set_new(na, "preferredDuringSchedulingIgnoredDuringExecution", pref);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *node = json_string_value(json_array_get(json_array_get(slots, i), 0));
+		json_int_t weight = n == 1 ? HINT_WEIGHT_MAX :
+					     HINT_WEIGHT_MAX - (json_int_t)((HINT_WEIGHT_MAX - HINT_WEIGHT_MIN) * i / (n - 1));
+		json_array_append_new(
+			pref, json_pack("{s:I, s:{s:[{s:s, s:s, s:[s]}]}}", "weight", weight, "preference",
+					"matchExpressions", "key", LABEL_HOSTNAME, "operator", "In",
+					"values", hostname_of(m, node ? node : "")));
+	}
+	json_object_set_new(tspec, "affinity", json_pack("{s:o}", "nodeAffinity", na));
+	const char *level = required_level(wl, "main");
+	const char *first = json_string_value(json_array_get(json_array_get(slots, 0), 0));
+	const char *value = level && first ? node_label(m, first, level) : NULL;
+	if (value)
+		json_object_set_new(json_object_get(tspec, "nodeSelector"), level, json_string(value));
+	if (m->conf.placement_mode == PLACEMENT_EXACT) {
+		json_t *gates = json_deep_copy(json_object_get(orig, "schedulingGates"));
+		if (!json_is_array(gates)) {
+			json_decref(gates);
+			gates = json_array();
+		}
+		if (!has_our_gate(gates))
+			json_array_append_new(gates, json_pack("{s:s}", "name", GATE_TOPOLOGY));
+		json_object_set_new(tspec, "schedulingGates", gates);
+	}
+}
+
+/* The template fields nodes_start_hints adds, back to what the Workload's template says. */
+void nodes_stop_restore(json_t *orig, json_t *tspec)
+{
+	json_t *na = obj_path(orig, "affinity.nodeAffinity");
+	json_object_set_new(tspec, "affinity",
+			    json_pack("{s:O}", "nodeAffinity", na ? na : json_null()));
+	json_t *gates = json_object_get(orig, "schedulingGates");
+	json_object_set(tspec, "schedulingGates", gates ? gates : json_null());
+}
+
+/* --- exact mode: a node per pod ------------------------------------------------------------ */
+
+static void on_ungated(struct mgr *m, const char *key, json_t *updated, int ok)
+{
+	(void)updated;
+	if (!ok)
+		mgr_retry_key(m, MGR_POD, key);
+}
+
+static void ungate(struct mgr *m, const char *key)
+{
+	json_t *pod = informer_get(m->pods, key);
+	if (!pod || !gated_by_us(pod) || obj_str(pod, "spec.nodeName") || mgr_inflight(m, MGR_POD, key))
+		return;
+	struct pobj_pod p;
+	char err[256];
+	int rc = pobj_pod_decode(pod, NULL, &p, err, sizeof(err));
+	const char *wl_key = rc >= 0 ? p.spec.workload : NULL;
+	json_t *wl = wl_key ? workload_view(m, wl_key) : NULL;
+	json_t *plan = wl ? json_object_get(plan_for(m, wl_key, wl), p.spec.podset ? p.spec.podset : "main") : NULL;
+	json_t *assigned = json_object_get(plan, "assigned");
+	const char *node = json_string_value(json_object_get(assigned, key));
+	/* The first slot with room, counting the pods already given a node that still exist. */
+	size_t i;
+	json_t *slot;
+	json_array_foreach(json_object_get(plan, "slots"), i, slot)
+	{
+		if (node)
+			break;
+		const char *candidate = json_string_value(json_array_get(slot, 0));
+		json_int_t room = json_integer_value(json_array_get(slot, 1));
+		const char *pk;
+		json_t *pn;
+		void *tmp;
+		json_object_foreach_safe(assigned, tmp, pk, pn)
+		{
+			if (!informer_get(m->pods, pk)) {
+				json_object_del(assigned, pk);
+				continue;
+			}
+			if (candidate && !strcmp(json_string_value(pn), candidate))
+				room--;
+		}
+		if (room > 0)
+			node = candidate;
+	}
+	json_t *gates = json_array();
+	json_t *g;
+	json_array_foreach(obj_path(pod, "spec.schedulingGates"), i, g)
+	{
+		const char *name = json_string_value(json_object_get(g, "name"));
+		if (!name || strcmp(name, GATE_TOPOLOGY) != 0)
+			json_array_append(gates, g);
+	}
+	json_t *spec = json_pack("{s:o}", "schedulingGates", json_array_size(gates) ? gates : json_null());
+	if (!json_array_size(gates))
+		json_decref(gates);
+	if (node) {
+		json_t *sel = json_deep_copy(obj_path(pod, "spec.nodeSelector"));
+		if (!sel)
+			sel = json_object();
+		json_object_set_new(sel, LABEL_HOSTNAME, json_string(hostname_of(m, node)));
+		json_object_set_new(spec, "nodeSelector", sel);
+		json_object_set_new(assigned, key, json_string(node));
+	}
+	json_t *patch = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion",
+				  obj_str(pod, "metadata.resourceVersion"), "spec", spec);
+	char path[1024];
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", obj_namespace(pod),
+		 obj_name(pod));
+	if (patch_object(m, path, MGR_POD, key, patch, on_ungated) == 0)
+		log_info("pod ungated", LF_STR("pod", key), LF_STR("node", node ? node : "(any)"), LF_END);
+	pobj_pod_release(&p);
+}
+
+/* Once per pump: tells the engine when capacity grew, and gives gated pods their nodes. */
+void nodes_sync(struct mgr *m)
+{
+	if (m->capacity_changed) {
+		m->capacity_changed = 0;
+		engine_capacity_changed(m->engine);
+		m->admission_needed = 1;
+	}
+	const char *key;
+	json_t *v;
+	void *tmp;
+	json_object_foreach_safe(m->ungate, tmp, key, v)
+	{
+		ungate(m, key);
+		json_object_del(m->ungate, key);
+	}
+}
+
+int nodes_init(struct mgr *m)
+{
+	struct plc_shape mix[] = { { 0, 1000, 1 }, { 0, 2000, 1 }, { 0, 4000, 1 }, { 0, 8000, 1 } };
+	pobj_catalog_init(&m->catalog);
+	if (placement_new(&m->placement) != 0 || !(m->plans = json_object()) ||
+	    !(m->ungate = json_object()) ||
+	    placement_set_gpu_resource(m->placement, m->conf.gpu_resource) != 0 ||
+	    placement_set_mix(m->placement, mix, sizeof(mix) / sizeof(mix[0])) != 0)
+		return -1;
+	if (m->conf.node_feasibility)
+		engine_set_placer(m->engine, place_hook, m);
+	return 0;
+}
+
+void nodes_free(struct mgr *m)
+{
+	placement_free(m->placement);
+	pobj_catalog_release(&m->catalog);
+	json_decref(m->plans);
+	json_decref(m->ungate);
+}
