@@ -3,6 +3,7 @@
  * muster: one binary, several subcommands.
  *   muster manager [flags]    run the admission and quota manager
  *   muster simulate FILE...   run admission on manifests, without a cluster
+ *   muster replay-openb ...   replay the Alibaba GPU trace through placement (FGD protocol)
  *   muster --version
  */
 #include <getopt.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "ctrl/manager.h"
+#include "sim/replay.h"
 #include "sim/simulate.h"
 #include "util/log.h"
 
@@ -23,6 +25,9 @@ static void usage(FILE *out)
 		"  manager     run the admission and quota manager against a cluster\n"
 		"  simulate    run admission on the objects in FILE... without a cluster\n"
 		"              (muster simulate --help)\n"
+		"  replay-openb\n"
+		"              replay the Alibaba GPU trace through placement under the FGD paper's\n"
+		"              protocol (muster replay-openb --help)\n"
 		"  --version   print the version\n"
 		"\n"
 		"manager flags:\n"
@@ -131,6 +136,8 @@ int main(int argc, char **argv)
 		return cmd_manager(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "simulate"))
 		return sim_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "replay-openb"))
+		return replay_main(argc - 1, argv + 1);
 	fprintf(stderr, "muster: unknown command %s\n", argv[1]);
 	usage(stderr);
 	return 2;

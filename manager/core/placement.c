@@ -614,9 +614,9 @@ static int key_after(const struct fkey *k, int64_t c, int64_t d, struct fkey *ou
 		out->g[i] -= (int32_t)d;
 	} else {
 		int32_t w = whole_gpus(d);
-		if (w > out->ngpu || out->g[w - 1] < MILLI)
+		if (w < 1 || w > out->ngpu || w > PLC_MAX_GPUS || out->g[w - 1] < MILLI)
 			return -1;
-		for (int i = 0; i < w; i++)
+		for (int i = 0; i < w && i < PLC_MAX_GPUS; i++)
 			out->g[i] = 0;
 	}
 	sort_desc(out->g, out->ngpu);
@@ -1959,6 +1959,13 @@ static struct cand *pick_baseline(struct pctx *x, struct cand **cs, size_t nc)
 	struct cand *best = NULL;
 	double bscore = 0;
 	size_t nfeas = 0;
+	int64_t cpu_max = 1, gpu_max = 1;
+	for (size_t i = 0; pol == PLC_BEST_FIT && i < nc; i++) {
+		if (cs[i]->n->alloc[RES_CPU] > cpu_max)
+			cpu_max = cs[i]->n->alloc[RES_CPU];
+		if ((int64_t)cs[i]->n->ngpu * 1000 > gpu_max)
+			gpu_max = (int64_t)cs[i]->n->ngpu * 1000;
+	}
 	for (size_t i = 0; i < nc; i++) {
 		struct cand *c = cs[i];
 		if (!fits_one(c->n, &x->rq))
@@ -1967,16 +1974,17 @@ static struct cand *pick_baseline(struct pctx *x, struct cand **cs, size_t nc)
 			p->cp3[nfeas++] = c;
 			continue;
 		}
-		int64_t cl = c->n->free[RES_CPU] - x->rq.cpu;
 		if (pol == PLC_BEST_FIT) {
-			int64_t gl = x->rq.gpu > 0 ? node_gpu_free(c->n) - x->take : 0;
-			int64_t bgl = 0, bcl = 0;
-			if (best) {
-				bgl = x->rq.gpu > 0 ? node_gpu_free(best->n) - x->take : 0;
-				bcl = best->n->free[RES_CPU] - x->rq.cpu;
-			}
-			if (!best || better(gl, cl, 0, c->n->name, bgl, bcl, 0, best->n->name))
+			/* The FGD paper's BestFit: the least of cpu and GPU left, each as a share
+			 * of the largest node's, for every pod (a CPU-only pod, too, prefers nodes
+			 * with few GPUs free rather than stranding whole ones). */
+			double score = 0.5 * (double)(c->n->free[RES_CPU] - x->rq.cpu) / (double)cpu_max +
+				       0.5 * (double)(node_gpu_free(c->n) - x->take) / (double)gpu_max;
+			if (!best || score < bscore - 1e-12 ||
+			    (score <= bscore + 1e-12 && strcmp(c->n->name, best->n->name) < 0)) {
 				best = c;
+				bscore = score;
+			}
 			continue;
 		}
 		/* PLC_SPREAD: kube-scheduler's LeastAllocated over cpu and memory. */

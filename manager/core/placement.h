@@ -36,7 +36,8 @@
  *                 grows least, with a small pull towards fuller nodes (placement.c says
  *                 why), best fit breaking ties, within the most specific topology level its
  *                 node is labelled for.
- *   PLC_BEST_FIT  baseline: each pod on the feasible node with the least free capacity left.
+ *   PLC_BEST_FIT  baseline, the FGD paper's BestFit: each pod on the feasible node with the
+ *                 least 0.5 * cpu left / most cpu of a node + 0.5 * GPU left / most GPUs.
  *   PLC_SPREAD    baseline: kube-scheduler's LeastAllocated (cpu and memory): the emptiest.
  *   PLC_RANDOM    baseline: a uniformly random feasible node (seeded: placement_set_seed).
  * Baselines place pods one by one and ignore topology; they exist for comparison.

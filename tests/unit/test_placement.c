@@ -627,11 +627,12 @@ static void test_cpu_pods_avoid_gpu_nodes(void **state)
 	req(&r, 2, CORES(40), 0);
 	assert_int_equal(plan(p, &r, &pl, NULL, 0), 0);
 	assert_string_equal(slots(&pl), "cpu:1 gpu:1"); /* no layout without GPU nodes */
-	/* Baselines don't avoid: best fit takes the fuller GPU node. */
+	/* Best fit (the FGD paper's) weighs GPUs left too, even for a CPU-only pod: gpu scores
+	 * 0.5*50/64 + 0.5*7/8, cpu 0.5*62/64 + 0, so the CPU node. */
 	req(&r, 1, CORES(2), 0);
 	r.r.policy = PLC_BEST_FIT;
 	assert_int_equal(plan(p, &r, &pl, NULL, 0), 0);
-	assert_string_equal(slots(&pl), "gpu:1");
+	assert_string_equal(slots(&pl), "cpu:1");
 	placement_free(p);
 }
 
@@ -833,13 +834,14 @@ static void test_baselines(void **state)
 	struct rb r;
 	struct plc_plan pl;
 	req(&r, 1, CORES(1), 1000);
-	r.r.policy = PLC_BEST_FIT; /* least GPU left: b */
+	r.r.policy = PLC_BEST_FIT; /* least of cpu and GPU left: b, 0.5*29/32 + 0.5*1/4 */
 	assert_int_equal(plan(p, &r, &pl, NULL, 0), 0);
 	assert_string_equal(slots(&pl), "b:1");
 	req(&r, 1, CORES(1), 0);
-	r.r.policy = PLC_BEST_FIT; /* CPU-only: least cpu left: a */
+	r.r.policy = PLC_BEST_FIT; /* CPU-only: least of cpu and GPU left (shares of 32 cores
+				    * and 4 GPUs): full, 0.5*31/32 + 0 */
 	assert_int_equal(plan(p, &r, &pl, NULL, 0), 0);
-	assert_string_equal(slots(&pl), "a:1");
+	assert_string_equal(slots(&pl), "full:1");
 	req(&r, 1, CORES(1), 1000);
 	r.r.policy = PLC_SPREAD; /* emptiest on cpu and memory: c */
 	assert_int_equal(plan(p, &r, &pl, NULL, 0), 0);

@@ -1,0 +1,1091 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sim/replay.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/quota.h"
+#include "core/strmap.h"
+
+#define MIB_MILLI (INT64_C(1048576) * 1000) /* one MiB in milli-bytes */
+#define DEFAULT_TARGET_PCT 130
+/* The artifact's podPopularityThreshold: its typical pods cover this percentage of all pods. */
+#define MIX_COVER_PCT 95
+
+/* ------------------------------------------------------------------------------- CSV */
+
+struct field {
+	const char *s; /* into the reader's scratch buffer: not NUL-terminated */
+	size_t len;
+};
+
+struct csv {
+	const char *name;
+	const char *p, *end;
+	int line; /* of the record last read */
+	int next_line;
+	FILE *errout;
+	int problems;
+	char *scratch; /* the current record's unquoted fields, back to back */
+	struct field fields[REPLAY_MAX_COLUMNS];
+	size_t n_fields;
+};
+
+__attribute__((format(printf, 3, 4))) static void problem(struct csv *c, int line, const char *fmt,
+							  ...)
+{
+	c->problems++;
+	if (c->problems > REPLAY_MAX_PROBLEMS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(c->errout, "%s:%d: ", c->name, line);
+	vfprintf(c->errout, fmt, ap);
+	fputc('\n', c->errout);
+	va_end(ap);
+}
+
+/* A cell as it may appear in a message: at most 40 bytes, anything unprintable as '?'. */
+static const char *shown(const struct field *f, char *buf, size_t size)
+{
+	size_t n = f->len < size - 4 ? f->len : size - 4;
+	if (n > 40)
+		n = 40;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)f->s[i];
+		buf[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+	}
+	if (n < f->len) {
+		memcpy(buf + n, "...", 3);
+		n += 3;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static int is_space(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+/* Splits one line (CR and LF removed) into c->fields. 1, or -1 when malformed (reported). */
+static int csv_split(struct csv *c, const char *s, size_t len)
+{
+	char *out = c->scratch;
+	size_t i = 0;
+	c->n_fields = 0;
+	for (;;) {
+		if (c->n_fields == REPLAY_MAX_COLUMNS) {
+			problem(c, c->line, "more than %d fields", REPLAY_MAX_COLUMNS);
+			return -1;
+		}
+		struct field *f = &c->fields[c->n_fields++];
+		while (i < len && is_space(s[i]))
+			i++;
+		f->s = out;
+		if (i < len && s[i] == '"') {
+			/* RFC 4180: "" is a quote; a quoted field may hold commas, not newlines. */
+			i++;
+			for (;;) {
+				if (i == len) {
+					problem(c, c->line, "field %zu: no closing quote",
+						c->n_fields);
+					return -1;
+				}
+				if (s[i] == '"') {
+					if (i + 1 < len && s[i + 1] == '"') {
+						*out++ = '"';
+						i += 2;
+						continue;
+					}
+					i++;
+					break;
+				}
+				*out++ = s[i++];
+			}
+			while (i < len && is_space(s[i]))
+				i++;
+			if (i < len && s[i] != ',') {
+				problem(c, c->line, "field %zu: text after the closing quote",
+					c->n_fields);
+				return -1;
+			}
+			f->len = (size_t)(out - f->s);
+		} else {
+			while (i < len && s[i] != ',') {
+				if (s[i] == '"') {
+					problem(c, c->line,
+						"field %zu: a quote inside an unquoted field",
+						c->n_fields);
+					return -1;
+				}
+				*out++ = s[i++];
+			}
+			f->len = (size_t)(out - f->s);
+			while (f->len > 0 && is_space(f->s[f->len - 1]))
+				f->len--;
+		}
+		if (i == len)
+			return 1;
+		i++; /* the comma */
+	}
+}
+
+/* The next record that isn't blank: 1, 0 at the end, -1 for a malformed line (reported). */
+static int csv_next(struct csv *c)
+{
+	for (;;) {
+		if (c->p >= c->end)
+			return 0;
+		const char *s = c->p;
+		const char *nl = memchr(s, '\n', (size_t)(c->end - s));
+		const char *eol = nl ? nl : c->end;
+		c->p = nl ? nl + 1 : c->end;
+		c->line = c->next_line++;
+		if (eol > s && eol[-1] == '\r')
+			eol--;
+		size_t len = (size_t)(eol - s);
+		if (len > REPLAY_MAX_LINE) {
+			problem(c, c->line, "line longer than %d bytes", REPLAY_MAX_LINE);
+			return -1;
+		}
+		size_t i = 0;
+		while (i < len && is_space(s[i]))
+			i++;
+		if (i == len)
+			continue;
+		return csv_split(c, s, len);
+	}
+}
+
+static int field_is(const struct field *f, const char *name)
+{
+	return f->len == strlen(name) && !memcmp(f->s, name, f->len);
+}
+
+struct column {
+	const char *name;
+	int required;
+	int index; /* -1: absent */
+};
+
+/* Reads the header row and finds the columns. 0, or -1 (reported). *width: fields per row. */
+static int csv_header(struct csv *c, struct column *cols, size_t n, size_t *width)
+{
+	int rc = csv_next(c);
+	if (rc == 0) {
+		problem(c, c->next_line > 1 ? c->next_line - 1 : 1, "no header row");
+		return -1;
+	}
+	if (rc < 0)
+		return -1;
+	int bad = 0;
+	for (size_t k = 0; k < n; k++) {
+		cols[k].index = -1;
+		for (size_t i = 0; i < c->n_fields; i++) {
+			if (!field_is(&c->fields[i], cols[k].name))
+				continue;
+			if (cols[k].index >= 0) {
+				problem(c, c->line, "column %s appears twice", cols[k].name);
+				bad = 1;
+			}
+			cols[k].index = (int)i;
+		}
+		if (cols[k].index < 0 && cols[k].required) {
+			problem(c, c->line, "no column %s", cols[k].name);
+			bad = 1;
+		}
+	}
+	*width = c->n_fields;
+	return bad ? -1 : 0;
+}
+
+/* A name-like cell: printable ASCII, at most REPLAY_MAX_NAME bytes; empty only if allowed. */
+static char *cell_text(struct csv *c, const struct field *f, const char *column, int allow_empty)
+{
+	char buf[64];
+	if (f->len == 0 && !allow_empty) {
+		problem(c, c->line, "%s is empty", column);
+		return NULL;
+	}
+	if (f->len > REPLAY_MAX_NAME) {
+		problem(c, c->line, "%s is longer than %d bytes", column, REPLAY_MAX_NAME);
+		return NULL;
+	}
+	for (size_t i = 0; i < f->len; i++) {
+		unsigned char ch = (unsigned char)f->s[i];
+		if (ch < 0x20 || ch >= 0x7f) {
+			problem(c, c->line, "%s \"%s\": only printable ASCII is accepted", column,
+				shown(f, buf, sizeof(buf)));
+			return NULL;
+		}
+	}
+	char *s = malloc(f->len + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, f->s, f->len);
+	s[f->len] = '\0';
+	return s;
+}
+
+/* A whole decimal number in 0..max ("12.0" is accepted: pandas writes floats so). 0 or -1. */
+static int cell_int(struct csv *c, const struct field *f, const char *column, int64_t max,
+		    int64_t *out)
+{
+	char buf[64];
+	if (f->len == 0) {
+		problem(c, c->line, "%s is empty", column);
+		return -1;
+	}
+	int64_t v = 0;
+	size_t i = 0;
+	int range = 0;
+	for (; i < f->len && f->s[i] >= '0' && f->s[i] <= '9'; i++) {
+		int d = f->s[i] - '0';
+		if (v > (max - d) / 10)
+			range = 1;
+		else
+			v = v * 10 + d;
+	}
+	size_t digits = i;
+	if (i < f->len && f->s[i] == '.') {
+		for (i++; i < f->len && f->s[i] == '0'; i++)
+			;
+	}
+	if (digits == 0 || i != f->len) {
+		problem(c, c->line, "%s \"%s\" is not a whole number", column,
+			shown(f, buf, sizeof(buf)));
+		return -1;
+	}
+	if (range) {
+		problem(c, c->line, "%s %s is out of range (0..%" PRId64 ")", column,
+			shown(f, buf, sizeof(buf)), max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static void csv_init(struct csv *c, const char *name, const char *data, size_t len, FILE *errout)
+{
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->p = data;
+	c->end = data + len;
+	c->next_line = 1;
+	c->errout = errout;
+	if (len >= 3 && !memcmp(data, "\xef\xbb\xbf", 3))
+		c->p += 3; /* a UTF-8 byte order mark */
+}
+
+static int csv_finish(struct csv *c)
+{
+	if (c->problems > REPLAY_MAX_PROBLEMS)
+		fprintf(c->errout, "%s: %d more problems\n", c->name,
+			c->problems - REPLAY_MAX_PROBLEMS);
+	free(c->scratch);
+	c->scratch = NULL;
+	return c->problems ? REPLAY_INVALID : REPLAY_OK;
+}
+
+/* ------------------------------------------------------------------------------ nodes */
+
+void replay_nodes_free(struct replay_nodes *n)
+{
+	for (size_t i = 0; i < n->n; i++) {
+		free(n->v[i].name);
+		free(n->v[i].model);
+	}
+	free(n->v);
+	n->v = NULL;
+	n->n = 0;
+}
+
+enum { NC_SN, NC_CPU, NC_MEM, NC_GPU, NC_MODEL, NC_COUNT };
+
+int replay_parse_nodes(const char *name, const char *data, size_t len, struct replay_nodes *out,
+		       FILE *errout)
+{
+	struct column cols[NC_COUNT] = {
+		[NC_SN] = { "sn", 1, -1 },	   [NC_CPU] = { "cpu_milli", 1, -1 },
+		[NC_MEM] = { "memory_mib", 1, -1 }, [NC_GPU] = { "gpu", 1, -1 },
+		[NC_MODEL] = { "model", 0, -1 },
+	};
+	struct csv *c = malloc(sizeof(*c));
+	struct strmap names;
+	size_t cap = 0, width;
+	int oom = 0;
+	out->n = 0;
+	out->v = NULL;
+	strmap_init(&names);
+	if (!c)
+		return REPLAY_FAILED;
+	csv_init(c, name, data, len, errout);
+	c->scratch = malloc(REPLAY_MAX_LINE + 1);
+	if (!c->scratch) {
+		oom = 1;
+		goto done;
+	}
+	if (csv_header(c, cols, NC_COUNT, &width) != 0)
+		goto done;
+	for (;;) {
+		int rc = csv_next(c);
+		if (rc == 0)
+			break;
+		if (rc < 0)
+			continue;
+		if (c->n_fields != width) {
+			problem(c, c->line, "%zu fields, the header has %zu", c->n_fields, width);
+			continue;
+		}
+		if (out->n == REPLAY_MAX_NODES) {
+			problem(c, c->line, "more than %d nodes", REPLAY_MAX_NODES);
+			break;
+		}
+		struct replay_node nd = { .line = c->line };
+		int64_t gpus = 0;
+		int before = c->problems;
+		nd.name = cell_text(c, &c->fields[cols[NC_SN].index], "sn", 0);
+		cell_int(c, &c->fields[cols[NC_CPU].index], "cpu_milli", REPLAY_MAX_CPU_MILLI,
+			 &nd.cpu_milli);
+		cell_int(c, &c->fields[cols[NC_MEM].index], "memory_mib", REPLAY_MAX_MEMORY_MIB,
+			 &nd.memory_mib);
+		cell_int(c, &c->fields[cols[NC_GPU].index], "gpu", PLC_MAX_GPUS, &gpus);
+		nd.gpus = (int)gpus;
+		if (cols[NC_MODEL].index >= 0)
+			nd.model = cell_text(c, &c->fields[cols[NC_MODEL].index], "model", 1);
+		else
+			nd.model = strdup("");
+		if (c->problems == before && (!nd.name || !nd.model))
+			oom = 1;
+		if (c->problems == before && !oom) {
+			/* The map holds index + 1: out->v moves as it grows. */
+			uintptr_t dup = (uintptr_t)strmap_get(&names, nd.name);
+			if (dup) {
+				problem(c, c->line, "node %s is already on line %d", nd.name,
+					out->v[dup - 1].line);
+			} else if (out->n == cap) {
+				size_t ncap = cap ? 2 * cap : 256;
+				struct replay_node *v = realloc(out->v, ncap * sizeof(*v));
+				if (!v)
+					oom = 1;
+				else {
+					out->v = v;
+					cap = ncap;
+				}
+			}
+		}
+		if (c->problems != before || oom) {
+			free(nd.name);
+			free(nd.model);
+			if (oom)
+				break;
+			continue;
+		}
+		out->v[out->n++] = nd;
+		if (strmap_put(&names, nd.name, (void *)(uintptr_t)out->n, NULL) != 0) {
+			oom = 1;
+			break;
+		}
+	}
+done:;
+	strmap_release(&names, NULL);
+	int status = csv_finish(c);
+	if (!oom && status == REPLAY_OK && out->n == 0) {
+		fprintf(errout, "%s: no nodes\n", name);
+		status = REPLAY_INVALID;
+	}
+	free(c);
+	if (oom)
+		status = REPLAY_FAILED;
+	if (status != REPLAY_OK)
+		replay_nodes_free(out);
+	return status;
+}
+
+/* ------------------------------------------------------------------------------- pods */
+
+void replay_pods_free(struct replay_pods *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->v[i].name);
+		free(p->v[i].gpu_spec);
+	}
+	free(p->v);
+	p->v = NULL;
+	p->n = 0;
+}
+
+int64_t replay_pod_gpu(const struct replay_pod *p)
+{
+	if (p->num_gpu <= 0)
+		return 0;
+	if (p->num_gpu == 1)
+		return p->gpu_milli;
+	return (int64_t)p->num_gpu * 1000;
+}
+
+enum { PC_NAME, PC_CPU, PC_MEM, PC_NGPU, PC_GMILLI, PC_SPEC, PC_COUNT };
+
+/* The GPU columns must agree: what a pod asks for must be unambiguous. 0 or -1 (reported). */
+static int check_gpu(struct csv *c, const struct replay_pod *p)
+{
+	if (p->num_gpu == 0 && p->gpu_milli != 0) {
+		problem(c, c->line, "gpu_milli %" PRId64 " without a GPU (num_gpu 0)",
+			p->gpu_milli);
+		return -1;
+	}
+	if (p->num_gpu == 1 && p->gpu_milli == 0) {
+		problem(c, c->line, "num_gpu 1 with gpu_milli 0");
+		return -1;
+	}
+	if (p->num_gpu > 1 && p->gpu_milli != 1000) {
+		problem(c, c->line,
+			"num_gpu %d with gpu_milli %" PRId64
+			": a multi-GPU pod takes whole GPUs (1000)",
+			p->num_gpu, p->gpu_milli);
+		return -1;
+	}
+	return 0;
+}
+
+int replay_parse_pods(const char *name, const char *data, size_t len, struct replay_pods *out,
+		      FILE *errout)
+{
+	struct column cols[PC_COUNT] = {
+		[PC_NAME] = { "name", 1, -1 },	  [PC_CPU] = { "cpu_milli", 1, -1 },
+		[PC_MEM] = { "memory_mib", 1, -1 }, [PC_NGPU] = { "num_gpu", 1, -1 },
+		[PC_GMILLI] = { "gpu_milli", 1, -1 }, [PC_SPEC] = { "gpu_spec", 0, -1 },
+	};
+	struct csv *c = malloc(sizeof(*c));
+	size_t cap = 0, width;
+	int oom = 0;
+	out->n = 0;
+	out->v = NULL;
+	if (!c)
+		return REPLAY_FAILED;
+	csv_init(c, name, data, len, errout);
+	c->scratch = malloc(REPLAY_MAX_LINE + 1);
+	if (!c->scratch) {
+		oom = 1;
+		goto done;
+	}
+	if (csv_header(c, cols, PC_COUNT, &width) != 0)
+		goto done;
+	for (;;) {
+		int rc = csv_next(c);
+		if (rc == 0)
+			break;
+		if (rc < 0)
+			continue;
+		if (c->n_fields != width) {
+			problem(c, c->line, "%zu fields, the header has %zu", c->n_fields, width);
+			continue;
+		}
+		if (out->n == REPLAY_MAX_PODS) {
+			problem(c, c->line, "more than %d pods", REPLAY_MAX_PODS);
+			break;
+		}
+		struct replay_pod pd = { .line = c->line };
+		int64_t ngpu = 0;
+		int before = c->problems;
+		pd.name = cell_text(c, &c->fields[cols[PC_NAME].index], "name", 0);
+		cell_int(c, &c->fields[cols[PC_CPU].index], "cpu_milli", REPLAY_MAX_CPU_MILLI,
+			 &pd.cpu_milli);
+		cell_int(c, &c->fields[cols[PC_MEM].index], "memory_mib", REPLAY_MAX_MEMORY_MIB,
+			 &pd.memory_mib);
+		int ok = cell_int(c, &c->fields[cols[PC_NGPU].index], "num_gpu",
+				  REPLAY_MAX_POD_GPUS, &ngpu) == 0;
+		ok &= cell_int(c, &c->fields[cols[PC_GMILLI].index], "gpu_milli", 1000,
+			       &pd.gpu_milli) == 0;
+		pd.num_gpu = (int)ngpu;
+		if (ok)
+			check_gpu(c, &pd);
+		if (cols[PC_SPEC].index >= 0)
+			pd.gpu_spec = cell_text(c, &c->fields[cols[PC_SPEC].index], "gpu_spec", 1);
+		else
+			pd.gpu_spec = strdup("");
+		if (c->problems == before && (!pd.name || !pd.gpu_spec))
+			oom = 1;
+		if (c->problems == before && !oom && out->n == cap) {
+			size_t ncap = cap ? 2 * cap : 1024;
+			struct replay_pod *v = realloc(out->v, ncap * sizeof(*v));
+			if (!v)
+				oom = 1;
+			else {
+				out->v = v;
+				cap = ncap;
+			}
+		}
+		if (c->problems != before || oom) {
+			free(pd.name);
+			free(pd.gpu_spec);
+			if (oom)
+				break;
+			continue;
+		}
+		out->v[out->n++] = pd;
+	}
+done:;
+	int status = csv_finish(c);
+	if (!oom && status == REPLAY_OK && out->n == 0) {
+		fprintf(errout, "%s: no pods\n", name);
+		status = REPLAY_INVALID;
+	}
+	free(c);
+	if (oom)
+		status = REPLAY_FAILED;
+	if (status != REPLAY_OK)
+		replay_pods_free(out);
+	return status;
+}
+
+/* ---------------------------------------------------------------------------- protocol */
+
+int replay_parse_policy(const char *s, enum plc_policy *out)
+{
+	if (!strcmp(s, "muster"))
+		*out = PLC_MUSTER;
+	else if (!strcmp(s, "bestfit") || !strcmp(s, "best-fit"))
+		*out = PLC_BEST_FIT;
+	else if (!strcmp(s, "spread"))
+		*out = PLC_SPREAD;
+	else if (!strcmp(s, "random"))
+		*out = PLC_RANDOM;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* splitmix64: small, seedable with any value, and good enough to shuffle and sample. */
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* Uniform in 0..n-1 (n > 0), without modulo bias. */
+static uint64_t rng_below(uint64_t *s, uint64_t n)
+{
+	uint64_t threshold = (0 - n) % n; /* 2^64 mod n */
+	uint64_t x;
+	do
+		x = rng_next(s);
+	while (x < threshold);
+	return x % n;
+}
+
+struct name_idx {
+	const char *name;
+	size_t idx;
+};
+
+static int cmp_name_idx(const void *a, const void *b)
+{
+	const struct name_idx *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+struct shape_count {
+	int64_t cpu, gpu;
+	size_t count;
+};
+
+static int cmp_shape(const void *a, const void *b)
+{
+	const struct shape_count *x = a, *y = b;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->gpu != y->gpu)
+		return x->gpu < y->gpu ? -1 : 1;
+	return 0;
+}
+
+static int cmp_shape_popular(const void *a, const void *b)
+{
+	const struct shape_count *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return cmp_shape(a, b);
+}
+
+/* The artifact's typical pods (see replay.h) as the placement module's mix: the most frequent
+ * (cpu, GPU) shapes of the pod list that together cover MIX_COVER_PCT of its pods, each
+ * weighted by its count. */
+static int set_mix(struct placement *p, const struct replay_pods *pods)
+{
+	struct shape_count *v = malloc(pods->n * sizeof(*v));
+	struct plc_shape shapes[REPLAY_MAX_SHAPES];
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < pods->n; i++)
+		v[i] = (struct shape_count){ pods->v[i].cpu_milli, replay_pod_gpu(&pods->v[i]), 1 };
+	qsort(v, pods->n, sizeof(*v), cmp_shape);
+	size_t n = 0;
+	for (size_t i = 0; i < pods->n; i++) {
+		if (n > 0 && !cmp_shape(&v[n - 1], &v[i]))
+			v[n - 1].count++;
+		else
+			v[n++] = v[i];
+	}
+	qsort(v, n, sizeof(*v), cmp_shape_popular);
+	size_t k = 0, covered = 0;
+	while (k < n && k < REPLAY_MAX_SHAPES && covered * 100 < pods->n * MIX_COVER_PCT)
+		covered += v[k++].count;
+	for (size_t i = 0; i < k; i++)
+		shapes[i] = (struct plc_shape){ v[i].cpu, v[i].gpu, (double)v[i].count };
+	free(v);
+	return placement_set_mix(p, shapes, k);
+}
+
+static const char *const res_names[] = { "cpu", "memory", REPLAY_GPU_RESOURCE };
+
+static int add_nodes(struct placement *p, const struct replay_nodes *nodes)
+{
+	for (size_t i = 0; i < nodes->n; i++) {
+		const struct replay_node *nd = &nodes->v[i];
+		int64_t alloc[3] = { nd->cpu_milli, nd->memory_mib * MIB_MILLI,
+				     (int64_t)nd->gpus * 1000 };
+		/* quota_kv's strings aren't const, but placement_set_node only copies them. */
+		struct quota_kv label = { (char *)REPLAY_MODEL_LABEL, nd->model };
+		struct plc_node_spec spec = {
+			.name = nd->name,
+			.n_labels = nd->model[0] ? 1 : 0,
+			.labels = &label,
+			.schedulable = 1,
+			.n_resources = nd->gpus > 0 ? 3 : 2,
+			.resources = res_names,
+			.allocatable = alloc,
+		};
+		int rc = placement_set_node(p, &spec);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Writes s as a JSON string (names are printable ASCII; why-messages may be anything). */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20 || ch >= 0x7f)
+			fprintf(f, "\\u%04x", ch < 0x20 ? ch : '?');
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+struct run {
+	struct placement *p;
+	const struct replay_options *opt;
+	int target;
+	int64_t capacity; /* milli-GPU */
+	int64_t arrived; /* milli-GPU asked for by the pods attempted so far */
+	size_t failed;
+	int next_pct; /* the next line to print */
+	FILE *out, *errout;
+};
+
+static void print_line(struct run *r)
+{
+	struct plc_totals t;
+	placement_totals(r->p, &t);
+	double alloc = t.gpu_capacity > 0 ? 100.0 * (double)t.gpu_allocated / (double)t.gpu_capacity
+					  : 0.0;
+	fprintf(r->out,
+		"{\"arrived_pct\":%d,\"allocated_gpu_pct\":%.2f,\"free_8gpu_nodes\":%zu,"
+		"\"failed_pods\":%zu}\n",
+		r->next_pct, alloc, t.free_8gpu_nodes, r->failed);
+	r->next_pct++;
+}
+
+/* Prints every percent that arrivals have reached (all that remain, when final). */
+static void print_reached(struct run *r, int final)
+{
+	while (r->next_pct <= r->target &&
+	       (final || r->arrived * 100 >= (int64_t)r->next_pct * r->capacity))
+		print_line(r);
+}
+
+/* One pod's one attempt. 0 placed or failed, or -errno from the placement module. */
+static int attempt(struct run *r, const struct replay_pod *pd, size_t seq)
+{
+	int64_t gpu = replay_pod_gpu(pd);
+	int64_t req[3] = { pd->cpu_milli, pd->memory_mib * MIB_MILLI, gpu };
+	char key[48], spec[REPLAY_MAX_NAME + 1], why[256];
+	const char *models[REPLAY_MAX_NAME / 2 + 1];
+	struct quota_match_expr expr = { REPLAY_MODEL_LABEL, "In", 0, models };
+	struct quota_affinity_term term = { 1, &expr, 0 };
+	struct quota_podset ps = {
+		.count = 1,
+		.n_requests = gpu > 0 ? 3 : 2,
+		.resources = res_names,
+		.per_pod = req,
+	};
+	/* The artifact's GPU-model filter applies to GPU pods only; empty models are dropped. */
+	if (gpu > 0 && pd->gpu_spec[0]) {
+		snprintf(spec, sizeof(spec), "%s", pd->gpu_spec);
+		size_t n = 0;
+		for (char *tok = strtok(spec, "|"); tok; tok = strtok(NULL, "|"))
+			models[n++] = tok;
+		if (n > 0) {
+			expr.n_values = n;
+			ps.n_terms = 1;
+			ps.terms = &term;
+		}
+	}
+	snprintf(key, sizeof(key), "replay/%zu", seq);
+	struct plc_request req_ = {
+		.workload = key,
+		.podset = "main",
+		.count = 1,
+		.pod = &ps,
+		.policy = r->opt->policy,
+	};
+	struct plc_plan plan;
+	why[0] = '\0';
+	int rc = placement_plan(r->p, &req_, &plan, why, sizeof(why));
+	r->arrived += gpu;
+	if (rc < 0)
+		return rc;
+	if (rc == 0 && (plan.n_slots == 0 || !plan.slots[0].node || plan.slots[0].count < 1))
+		return -EPROTO; /* a plan for one pod that places none */
+	if (rc == 1) {
+		r->failed++;
+		if (r->opt->log_failures) {
+			fprintf(r->errout, "{\"failed\":");
+			json_str(r->errout, pd->name);
+			fprintf(r->errout,
+				",\"seq\":%zu,\"arrived_pct\":%.2f,\"cpu_milli\":%" PRId64
+				",\"memory_mib\":%" PRId64 ",\"gpu_milli\":%" PRId64 ",\"why\":",
+				seq, 100.0 * (double)r->arrived / (double)r->capacity,
+				pd->cpu_milli, pd->memory_mib, gpu);
+			json_str(r->errout, why);
+			fprintf(r->errout, "}\n");
+		}
+		return 0;
+	}
+	struct plc_pod_spec bind = {
+		.key = key,
+		.node = plan.slots[0].node,
+		.n_resources = ps.n_requests,
+		.resources = res_names,
+		.requests = req,
+	};
+	return placement_bind_pod(r->p, &bind);
+}
+
+/* The arrival sequence (indices into pods): sorted by name, shuffled, tuned to the target. */
+static int arrivals(const struct replay_pods *pods, const struct replay_options *opt, int target,
+		    int64_t capacity, size_t max_pods, size_t **out, size_t *n_out, FILE *errout)
+{
+	uint64_t rng = opt->seed;
+	size_t n = pods->n;
+	struct name_idx *byname = malloc(n * sizeof(*byname));
+	size_t *sorted = malloc(n * sizeof(*sorted));
+	size_t *seq = NULL;
+	unsigned char *gone = NULL;
+	int status = REPLAY_FAILED;
+	if (!byname || !sorted)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		byname[i] = (struct name_idx){ pods->v[i].name, i };
+	qsort(byname, n, sizeof(*byname), cmp_name_idx);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = byname[i].idx;
+
+	size_t cap = n > 1024 ? n : 1024, len = n;
+	seq = malloc(cap * sizeof(*seq));
+	if (!seq)
+		goto out;
+	memcpy(seq, sorted, n * sizeof(*seq));
+	for (size_t i = n; i > 1; i--) { /* Fisher-Yates, as Go's rand.Shuffle */
+		size_t j = (size_t)rng_below(&rng, i);
+		size_t t = seq[i - 1];
+		seq[i - 1] = seq[j];
+		seq[j] = t;
+	}
+
+	int64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += replay_pod_gpu(&pods->v[i]);
+	if (total == 0) {
+		fprintf(errout, "replay-openb: no pod asks for a GPU: nothing to top up with\n");
+		status = REPLAY_INVALID;
+		goto out;
+	}
+	const int64_t goal = (int64_t)target * capacity; /* compared with total * 100 */
+	if (total * 100 > goal) {
+		/* Remove pods drawn uniformly from those left (a draw that hits a removed one is
+		 * drawn again: the same distribution, without an O(n) removal each time). */
+		gone = calloc(n, 1);
+		if (!gone)
+			goto out;
+		while (total * 100 > goal) {
+			size_t i = (size_t)rng_below(&rng, n);
+			if (gone[i])
+				continue;
+			gone[i] = 1;
+			total -= replay_pod_gpu(&pods->v[seq[i]]);
+		}
+		len = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!gone[i])
+				seq[len++] = seq[i];
+	} else {
+		for (;;) {
+			const struct replay_pod *pd = &pods->v[sorted[rng_below(&rng, n)]];
+			/* The artifact's test: the draw's per-GPU share, not its whole request. */
+			if ((total + pd->gpu_milli) * 100 > goal)
+				break;
+			if (len == max_pods) {
+				fprintf(errout,
+					"replay-openb: topping up to %d %% of %" PRId64
+					" milli-GPU needs more than %zu pods\n",
+					target, capacity, max_pods);
+				status = REPLAY_INVALID;
+				goto out;
+			}
+			if (len == cap) {
+				size_t *v = realloc(seq, 2 * cap * sizeof(*seq));
+				if (!v)
+					goto out;
+				seq = v;
+				cap *= 2;
+			}
+			seq[len++] = (size_t)(pd - pods->v);
+			total += replay_pod_gpu(pd);
+		}
+	}
+	if (len > max_pods) {
+		fprintf(errout, "replay-openb: more than %zu pods to replay\n", max_pods);
+		status = REPLAY_INVALID;
+		goto out;
+	}
+	*out = seq;
+	*n_out = len;
+	seq = NULL;
+	status = REPLAY_OK;
+out:
+	free(byname);
+	free(sorted);
+	free(seq);
+	free(gone);
+	return status;
+}
+
+int replay_run(const struct replay_nodes *nodes, const struct replay_pods *pods,
+	       const struct replay_options *opt, FILE *out, FILE *errout)
+{
+	struct run r = {
+		.opt = opt,
+		.target = opt->target_pct > 0 ? opt->target_pct : DEFAULT_TARGET_PCT,
+		.out = out,
+		.errout = errout,
+	};
+	size_t max_pods = opt->max_pods ? opt->max_pods : REPLAY_MAX_PODS;
+	size_t *seq = NULL, n_seq = 0;
+	int rc, status;
+	for (size_t i = 0; i < nodes->n; i++)
+		r.capacity += (int64_t)nodes->v[i].gpus * 1000;
+	if (r.capacity == 0) {
+		fprintf(errout, "replay-openb: the nodes have no GPU\n");
+		return REPLAY_INVALID;
+	}
+	if (pods->n == 0) {
+		fprintf(errout, "replay-openb: no pods\n");
+		return REPLAY_INVALID;
+	}
+	status = arrivals(pods, opt, r.target, r.capacity, max_pods, &seq, &n_seq, errout);
+	if (status != REPLAY_OK)
+		return status;
+
+	if ((rc = placement_new(&r.p)) < 0)
+		goto failed;
+	if ((rc = placement_set_gpu_resource(r.p, REPLAY_GPU_RESOURCE)) < 0)
+		goto failed;
+	placement_set_seed(r.p, opt->seed);
+	if ((rc = set_mix(r.p, pods)) < 0 || (rc = add_nodes(r.p, nodes)) < 0)
+		goto failed;
+	print_reached(&r, 0);
+	for (size_t i = 0; i < n_seq; i++) {
+		if ((rc = attempt(&r, &pods->v[seq[i]], i)) < 0)
+			goto failed;
+		print_reached(&r, 0);
+	}
+	print_reached(&r, 1);
+	placement_free(r.p);
+	free(seq);
+	return REPLAY_OK;
+failed:
+	fprintf(errout, "replay-openb: %s\n", strerror(-rc));
+	placement_free(r.p);
+	free(seq);
+	return REPLAY_FAILED;
+}
+
+/* ---------------------------------------------------------------------- replay_main */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: muster replay-openb --nodes NODES.csv --pods PODS.csv --seed N\n"
+		"                           [--policy muster|bestfit|spread|random] [--failures]\n"
+		"\n"
+		"Replays an Alibaba GPU trace (cluster-trace-gpu-v2023 \"openb\" CSV files)\n"
+		"through muster's placement under the FGD paper's protocol: pods shuffled by the\n"
+		"seed and topped up to 130 %% of the GPU capacity, one attempt each, nothing\n"
+		"departs. Prints one JSON line per arrived percent 0..130:\n"
+		"  {\"arrived_pct\":P,\"allocated_gpu_pct\":X,\"free_8gpu_nodes\":N,"
+		"\"failed_pods\":N}\n"
+		"--failures also writes each failed pod to stderr. Exit status: 0 done, 2 invalid\n"
+		"input (FILE:LINE: on stderr), 1 failure.\n");
+}
+
+static int read_file(const char *path, char **data, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 0;
+	*data = NULL;
+	*len = 0;
+	if (!f)
+		return -errno;
+	for (;;) {
+		if (*len == cap) {
+			if (cap > REPLAY_MAX_FILE) {
+				fclose(f);
+				return -EFBIG;
+			}
+			cap = cap ? 2 * cap : 65536;
+			char *p = realloc(*data, cap);
+			if (!p) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			*data = p;
+		}
+		size_t got = fread(*data + *len, 1, cap - *len, f);
+		*len += got;
+		if (got == 0) {
+			int err = ferror(f) ? -EIO : 0;
+			fclose(f);
+			return err;
+		}
+	}
+}
+
+static int load(const char *path, char **data, size_t *len)
+{
+	int rc = read_file(path, data, len);
+	if (rc == 0)
+		return REPLAY_OK;
+	if (rc == -EFBIG)
+		fprintf(stderr, "%s: larger than %u bytes\n", path, REPLAY_MAX_FILE);
+	else
+		fprintf(stderr, "%s: %s\n", path, strerror(-rc));
+	return rc == -ENOMEM ? REPLAY_FAILED : REPLAY_INVALID;
+}
+
+int replay_main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "pods", required_argument, NULL, 'p' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "failures", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct replay_options opt = { .policy = PLC_MUSTER };
+	const char *nodes_path = NULL, *pods_path = NULL;
+	int have_seed = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			nodes_path = optarg;
+			break;
+		case 'p':
+			pods_path = optarg;
+			break;
+		case 's': {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || *end || errno) {
+				fprintf(stderr, "muster replay-openb: invalid seed %s\n", optarg);
+				return REPLAY_INVALID;
+			}
+			opt.seed = v;
+			have_seed = 1;
+			break;
+		}
+		case 'P':
+			if (replay_parse_policy(optarg, &opt.policy) != 0) {
+				fprintf(stderr, "muster replay-openb: unknown policy %s\n", optarg);
+				return REPLAY_INVALID;
+			}
+			break;
+		case 'f':
+			opt.log_failures = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return REPLAY_OK;
+		default:
+			usage(stderr);
+			return REPLAY_INVALID;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "muster replay-openb: unexpected argument %s\n", argv[optind]);
+		return REPLAY_INVALID;
+	}
+	if (!nodes_path || !pods_path || !have_seed) {
+		fprintf(stderr, "muster replay-openb: --nodes, --pods and --seed are required\n");
+		usage(stderr);
+		return REPLAY_INVALID;
+	}
+	char *nd = NULL, *pd = NULL;
+	size_t nd_len = 0, pd_len = 0;
+	struct replay_nodes nodes = { 0 };
+	struct replay_pods pods = { 0 };
+	int status = load(nodes_path, &nd, &nd_len);
+	if (status == REPLAY_OK)
+		status = load(pods_path, &pd, &pd_len);
+	if (status == REPLAY_OK) {
+		/* Both files are checked, so one run reports every problem. */
+		int s1 = replay_parse_nodes(nodes_path, nd ? nd : "", nd_len, &nodes, stderr);
+		int s2 = replay_parse_pods(pods_path, pd ? pd : "", pd_len, &pods, stderr);
+		status = s1 == REPLAY_FAILED || s2 == REPLAY_FAILED ? REPLAY_FAILED
+			 : s1 != REPLAY_OK			     ? s1
+								     : s2;
+	}
+	free(nd);
+	free(pd);
+	if (status == REPLAY_OK) {
+		status = replay_run(&nodes, &pods, &opt, stdout, stderr);
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			fprintf(stderr, "muster replay-openb: cannot write the output\n");
+			status = REPLAY_FAILED;
+		}
+	}
+	replay_nodes_free(&nodes);
+	replay_pods_free(&pods);
+	return status;
+}
