@@ -71,6 +71,8 @@ struct mgr {
 /* manager.c */
 void mgr_mark(struct mgr *m, json_t *set, const char *key);
 void mgr_kick(struct mgr *m);
+/* The dirty set that reconciles keys of a kind (MGR_JOB, MGR_WL, ...). */
+json_t *mgr_set_for_kind(struct mgr *m, char kind);
 /* Schedules the pump again after a failed write, after a short delay. */
 void mgr_retry_later(struct mgr *m);
 /* Reconciles (kind, key) again after that delay: a failed write is retried, never in a loop. */

@@ -33,15 +33,13 @@ void mgr_kick(struct mgr *m)
 		uv_idle_start(&m->pump, on_pump);
 }
 
-static json_t *set_for_kind(struct mgr *m, char kind);
-
 static void on_retry(uv_timer_t *t)
 {
 	struct mgr *m = t->data;
 	const char *k;
 	json_t *v;
 	json_object_foreach(m->retry_keys, k, v)
-		json_object_set(set_for_kind(m, k[0]), k + 2, json_true());
+		json_object_set(mgr_set_for_kind(m, k[0]), k + 2, json_true());
 	json_object_clear(m->retry_keys);
 	m->admission_needed = 1;
 	mgr_kick(m);
@@ -49,10 +47,10 @@ static void on_retry(uv_timer_t *t)
 
 static void on_deadline(uv_timer_t *t);
 
-static json_t *set_for_kind(struct mgr *m, char kind)
+json_t *mgr_set_for_kind(struct mgr *m, char kind)
 {
 	return kind == MGR_JOB ? m->dirty_jobs : kind == MGR_WL ? m->dirty_workloads :
-	       kind == MGR_CQ ? m->dirty_cqs : m->dirty_lqs;
+	       kind == MGR_CQ ? m->dirty_cqs : kind == MGR_POD ? m->ungate : m->dirty_lqs;
 }
 
 static void arm_deadline_timer(struct mgr *m)
@@ -84,7 +82,7 @@ static void on_deadline(uv_timer_t *t)
 		v = tmp;
 		if (json_integer_value(v) > now)
 			continue;
-		json_object_set(set_for_kind(m, k[0]), k + 2, json_true());
+		json_object_set(mgr_set_for_kind(m, k[0]), k + 2, json_true());
 		json_object_del(m->deadlines, k);
 	}
 	m->admission_needed = 1;

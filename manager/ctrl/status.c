@@ -20,6 +20,17 @@ struct patch_ctx {
 	status_done_fn done;
 };
 
+static void mark_owner_job(struct mgr *m, json_t *wl)
+{
+	json_t *owner = json_array_get(obj_path(wl, "metadata.ownerReferences"), 0);
+	const char *job = json_string_value(json_object_get(owner, "name"));
+	if (!job || !obj_namespace(wl))
+		return;
+	char key[600];
+	snprintf(key, sizeof(key), "%s/%s", obj_namespace(wl), job);
+	mgr_mark(m, m->dirty_jobs, key);
+}
+
 static void on_patched(void *arg, const struct kube_response *resp)
 {
 	struct patch_ctx *ctx = arg;
@@ -48,9 +59,14 @@ static void on_patched(void *arg, const struct kube_response *resp)
 	 * it once more now. */
 	if (ok && ctx->kind == MGR_WL)
 		m->admission_needed = 1; /* a Workload's change may start or end an admission */
-	if (ok)
-		mgr_mark(m, ctx->kind == MGR_JOB ? m->dirty_jobs : ctx->kind == MGR_WL ? m->dirty_workloads :
-			    ctx->kind == MGR_CQ ? m->dirty_cqs : m->dirty_lqs, ctx->key);
+	if (ok && ctx->kind != MGR_POD) /* an ungated pod needs nothing more */
+		mgr_mark(m, mgr_set_for_kind(m, ctx->kind), ctx->key);
+	/* A Workload's Job skipped its own events while the write was in flight (jobs_reconcile
+	 * waits for it), and the Workload's watch event, which marks the Job, may have come
+	 * before this response: look at the Job once more, or a Job that finished meanwhile
+	 * would never mark its Workload Finished. */
+	if (ok && ctx->kind == MGR_WL)
+		mark_owner_job(m, updated ? updated : informer_get(m->workloads, ctx->key));
 	json_decref(updated);
 	free(ctx->key);
 	free(ctx);

@@ -313,15 +313,19 @@ void kube_client_free(struct kube_client *c)
 	if (!c)
 		return;
 	c->closing = 1;
-	while (c->queued) {
-		struct kube_call *call = c->queued;
-		list_remove(&c->queued, call);
-		call_free(call);
-	}
-	while (c->active) {
-		struct kube_call *call = c->active;
-		list_remove(&c->active, call);
-		curl_multi_remove_handle(c->multi, call->easy);
+	while (c->queued || c->active) {
+		struct kube_call *call = c->queued ? c->queued : c->active;
+		if (call == c->queued) {
+			list_remove(&c->queued, call);
+		} else {
+			list_remove(&c->active, call);
+			curl_multi_remove_handle(c->multi, call->easy);
+		}
+		if (!call->cancelled && call->done) {
+			struct kube_response resp = { .error = -ECANCELED, .error_text = "client closed",
+						      .body = "" };
+			call->done(call->arg, &resp);
+		}
 		call_free(call);
 	}
 	uv_close((uv_handle_t *)&c->timeout, on_handle_closed);

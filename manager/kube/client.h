@@ -38,8 +38,10 @@ typedef int (*kube_data_fn)(void *arg, const char *data, size_t len);
 /* Creates a client for cfg (copied; the caller keeps ownership of cfg). 0 or -errno. */
 int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_client **out);
 
-/* Cancels every call (no callbacks run) and frees the client once libuv has closed its handles;
- * the loop must run after this for the memory to be released. */
+/* Ends every call: those not cancelled complete at once with error -ECANCELED ("client
+ * closed"), so their owners free what they hold; then frees the client once libuv has closed
+ * its handles (the loop must run after this for the memory to be released). Callbacks must not
+ * start new calls on this client (they get -ESHUTDOWN). */
 void kube_client_free(struct kube_client *c);
 
 /*
