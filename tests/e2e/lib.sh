@@ -175,3 +175,162 @@ cq_field_is() { [ "$(k get clusterqueue "$1" -o "jsonpath=$2" 2>/dev/null)" = "$
 condition_is() {
 	[ "$(k get "$1" "$2" ${3:+-n "$3"} -o "jsonpath={.status.conditions[?(@.type==\"$4\")].$5}" 2>/dev/null)" = "$6" ]
 }
+
+# --- placement (test_p .. test_t) ------------------------------------------------------------
+
+# The simulated nodes (deploy/local/nodes.yaml): two racks of two nodes, 8 GPUs each.
+RACK1_NODES=(kwok-rack-1-0 kwok-rack-1-1)
+RACK2_NODES=(kwok-rack-2-0 kwok-rack-2-1)
+ALL_NODES=("${RACK1_NODES[@]}" "${RACK2_NODES[@]}")
+
+# gpu_usage [NODE...]: "NODE GPUS PODS" per node (all four by default): the GPUs held by the
+# pods bound to it that have not finished (terminating ones included: they still hold their
+# GPUs for the kube-scheduler), in any namespace.
+gpu_usage() {
+	local nodes=("$@")
+	[ ${#nodes[@]} -gt 0 ] || nodes=("${ALL_NODES[@]}")
+	k get pods -A -o json | jq -r --arg nodes "${nodes[*]}" '
+		($nodes | split(" ")) as $want
+		| [.items[]
+		   | select(.spec.nodeName != null and .status.phase != "Succeeded" and .status.phase != "Failed")
+		   | {node: .spec.nodeName,
+		      gpus: ([.spec.containers[] | (.resources.requests["nvidia.com/gpu"]
+		              // .resources.limits["nvidia.com/gpu"] // "0") | tonumber] | add)}
+		   | select(.gpus > 0)] as $pods
+		| $want[] as $n
+		| "\($n) \([$pods[] | select(.node == $n) | .gpus] | add // 0) \([$pods[] | select(.node == $n)] | length)"'
+}
+
+# nodes_idle NODE...: whether no pod holding GPUs is left on these nodes (all four by default).
+nodes_idle() { [ -z "$(gpu_usage "$@" | awk '$2 != 0')" ]; }
+
+# wait_nodes_idle [NODE...]: wait until the pods earlier tests (or phases) left on the nodes are
+# gone, so placement starts from empty nodes. Namespace deletion can take a while.
+wait_nodes_idle() {
+	local i
+	for ((i = 0; i < 240; i++)); do
+		nodes_idle "$@" && return 0
+		sleep 0.5
+	done
+	fail "nodes still busy after 120s: $(gpu_usage "$@" | awk '$2 != 0' | tr '\n' ';')"
+}
+
+# whole_free_nodes [NODE...]: how many of the nodes have all their GPUs free.
+whole_free_nodes() { gpu_usage "$@" | awk '$2 == 0' | wc -l; }
+
+# pod_nodes JOB: the nodes of JOB's pods, one per line (unbound pods print nothing).
+pod_nodes() {
+	k -n "$NS" get pods -l "batch.kubernetes.io/job-name=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' |
+		sed '/^$/d'
+}
+
+# node_label NODE LABEL
+node_label() { k get node "$1" -o "jsonpath={.metadata.labels.${2//./\\.}}"; }
+
+# make_flavor NAME NODE_LABELS [TOPOLOGY]: a ResourceFlavor with NODE_LABELS (a flow mapping,
+# e.g. "{example.com/rack: rack-1}") and optionally spec.topologyName. Deleted at exit (after the
+# queues that use it, when created before them).
+make_flavor() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: $1
+spec:
+  nodeLabels: $2
+$([ -n "${3:-}" ] && echo "  topologyName: $3")
+YAML
+	on_exit "k delete resourceflavor $1 --ignore-not-found --wait=false"
+}
+
+# make_topology NAME LEVEL...: a Kueue Topology with these node labels, outermost first.
+make_topology() {
+	local name=$1 l
+	shift
+	{
+		printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata:\n  name: %s\nspec:\n  levels:\n' "$name"
+		for l in "$@"; do printf '  - nodeLabel: %s\n' "$l"; done
+	} | k apply -f - >/dev/null
+	on_exit "k delete topology $name --ignore-not-found --wait=false"
+}
+
+# cluster_queue_of NAME FLAVOR GPUS: like cluster_queue, with the given flavor.
+cluster_queue_of() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: $1
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
+    flavors:
+    - name: $2
+      resources:
+      - {name: cpu, nominalQuota: 1000}
+      - {name: memory, nominalQuota: 8Ti}
+      - {name: nvidia.com/gpu, nominalQuota: $3}
+YAML
+	on_exit "k delete clusterqueue $1 --ignore-not-found --wait=false"
+}
+
+# Filters for job_yaml's output:
+#   job_yaml ... | with_node_selector KEY VALUE | with_pod_annotation KEY VALUE | k create -f -
+with_node_selector() { sed "s#^      restartPolicy: Never\$#      restartPolicy: Never\n      nodeSelector: {\"$1\": \"$2\"}#"; }
+with_pod_annotation() {
+	sed -e "s#^      annotations: {}\$#      annotations: {\"$1\": \"$2\"}#" \
+		-e "s#^      annotations:\$#      annotations:\n        \"$1\": \"$2\"#"
+}
+
+# restart_manager ARGS: stop the manager and start it again with MUSTER_MANAGER_ARGS=ARGS (up.sh
+# starts only what is down). up.sh keeps only the previous log (muster.log.1), so the stopped
+# instance's log is also copied to muster.log.<test>.<n>: tests/run.sh checks every muster.log*
+# for sanitizer reports, which a manager prints at exit (leaks).
+restart_manager() {
+	: "${MUSTER_LOCAL_DIR:?restarting the manager needs MUSTER_LOCAL_DIR}"
+	local pid i
+	pid=$(cat "$MUSTER_LOCAL_DIR/pids/muster.pid" 2>/dev/null) || pid=
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid"
+		for ((i = 0; i < 120; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.5
+		done
+		! kill -0 "$pid" 2>/dev/null || { echo "manager pid $pid did not exit" >&2; return 1; }
+	fi
+	MANAGER_RESTARTS=$((${MANAGER_RESTARTS:-0} + 1))
+	cp -f "$MUSTER_LOCAL_DIR/logs/muster.log" "$MUSTER_LOCAL_DIR/logs/muster.log.$TEST_NAME.$MANAGER_RESTARTS" 2>/dev/null || true
+	MUSTER_MANAGER_ARGS=$1 "$REPO/deploy/local/up.sh" >/dev/null 2>"$MUSTER_LOCAL_DIR/restart-$TEST_NAME.err" || {
+		tail -20 "$MUSTER_LOCAL_DIR/restart-$TEST_NAME.err" >&2
+		return 1
+	}
+}
+
+# queues_settled CQ: whether ClusterQueue CQ and the test namespace's LocalQueue lq are Active
+# and show no Workload: the manager has written their status, so it can be stopped without a
+# write in flight (the manager leaks the state of requests in flight at shutdown, which
+# LeakSanitizer reports).
+queues_settled() {
+	local empty='.status | .admittedWorkloads == 0 and .reservingWorkloads == 0 and
+		.pendingWorkloads == 0 and any(.conditions[]?; .type == "Active" and .status == "True")'
+	k get clusterqueue "$1" -o json | jq -e "$empty" >/dev/null &&
+		k -n "$NS" get localqueue lq -o json | jq -e "$empty" >/dev/null
+}
+
+# use_manager_config FILE [CQ]: restart the manager with --config FILE, after CQ's queues settled
+# (queues_settled) if given; the manager the test started with (its MUSTER_MANAGER_ARGS) comes
+# back when the test ends, failed or not.
+# shellcheck disable=SC2034 # used by the on_exit command below
+MANAGER_ARGS_AT_START=${MUSTER_MANAGER_ARGS-}
+use_manager_config() {
+	if [ -z "${MANAGER_RESTORE_REGISTERED:-}" ]; then
+		# timeout(1) ends a test with SIGTERM: exit through the EXIT trap, so the restore runs.
+		trap "exit 143" TERM INT
+		MANAGER_RESTORE_REGISTERED=1
+		# shellcheck disable=SC2016 # expanded when the test ends
+		on_exit 'restart_manager "$MANAGER_ARGS_AT_START"'
+	fi
+	[ -z "${2:-}" ] || wait_until 60 "ClusterQueue $2 and LocalQueue lq to settle" queues_settled "$2"
+	restart_manager "--config $1" || fail "could not restart the manager with --config $1"
+}

@@ -9,8 +9,10 @@ make_queues e2e-k 8
 job_yaml fine lq 1 1 "" | k create -f - >/dev/null
 wait_until 30 "a Workload for the ready Job" has_workload fine
 wait_until 60 "PodsReady=True" field_is workload "$(workload_of fine)" '{.status.conditions[?(@.type=="PodsReady")].reason}' Started
-# Pods that no node can take: they stay Pending, never ready.
-job_yaml stuck lq 2 1 "" | sed 's#^      restartPolicy: Never$#      restartPolicy: Never\n      nodeSelector: {kubernetes.io/hostname: nowhere}#' |
+# Pods that no node can take: they stay Pending, never ready. Required pod affinity to a pod
+# that doesn't exist: placement (which looks at nodes, not at other pods) finds room, so the
+# Job is admitted, and kube-scheduler can't place them.
+job_yaml stuck lq 2 1 "" | sed 's#^      restartPolicy: Never$#      restartPolicy: Never\n      affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {muster.test/nothing: here}}, topologyKey: kubernetes.io/hostname}]}}#' |
 	k create -f - >/dev/null
 wait_until 30 "a Workload for the stuck Job" has_workload stuck
 wl=$(workload_of stuck)
