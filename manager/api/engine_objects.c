@@ -18,7 +18,7 @@ struct eobj_block {
 	max_align_t data[];
 };
 
-static void *arena_alloc(struct eobj_arena *a, size_t n, size_t size)
+void *eobj_arena_alloc(struct eobj_arena *a, size_t n, size_t size)
 {
 	size_t bytes;
 	/* calloc(0) may return NULL; one byte keeps "no elements" distinct from "no memory". */
@@ -32,16 +32,16 @@ static void *arena_alloc(struct eobj_arena *a, size_t n, size_t size)
 	return b->data;
 }
 
-static char *arena_strdup(struct eobj_arena *a, const char *s)
+char *eobj_arena_strdup(struct eobj_arena *a, const char *s)
 {
 	size_t n = strlen(s);
-	char *p = arena_alloc(a, n + 1, 1);
+	char *p = eobj_arena_alloc(a, n + 1, 1);
 	if (p)
 		memcpy(p, s, n + 1);
 	return p;
 }
 
-static void arena_release(struct eobj_arena *a)
+void eobj_arena_release(struct eobj_arena *a)
 {
 	while (a->blocks) {
 		struct eobj_block *next = a->blocks->next;
@@ -52,7 +52,7 @@ static void arena_release(struct eobj_arena *a)
 
 /* ------------------------------------------------------------------------- messages */
 
-__attribute__((format(printf, 3, 4))) static int bad(char *err, size_t errlen, const char *fmt, ...)
+int eobj_bad(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -62,7 +62,7 @@ __attribute__((format(printf, 3, 4))) static int bad(char *err, size_t errlen, c
 	return -EINVAL;
 }
 
-static int nomem(char *err, size_t errlen)
+int eobj_nomem(char *err, size_t errlen)
 {
 	if (err && errlen)
 		snprintf(err, errlen, "out of memory");
@@ -72,7 +72,7 @@ static int nomem(char *err, size_t errlen)
 /* Formats a field path. Paths may hold user-chosen keys, so they are cut to fit (a message
  * naming a shortened path beats none); a function of its own keeps -Wformat-truncation, which
  * can't know that, quiet about it. */
-__attribute__((format(printf, 3, 4))) static void pathf(char *dst, size_t size, const char *fmt, ...)
+void eobj_pathf(char *dst, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -101,7 +101,7 @@ static const char *show(json_t *v, char *buf, size_t size)
 	return buf;
 }
 
-static const char *type_name(json_t *v)
+const char *eobj_type_name(json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
@@ -124,37 +124,37 @@ static const char *type_name(json_t *v)
 /* --------------------------------------------------------------- typed field access */
 
 /* Absent and null mean the same: Kubernetes drops nulls when it decodes. */
-static json_t *field(json_t *obj, const char *key)
+json_t *eobj_field(json_t *obj, const char *key)
 {
 	json_t *v = json_object_get(obj, key);
 	return json_is_null(v) ? NULL : v;
 }
 
-static int want_object(json_t *v, const char *path, char *err, size_t errlen)
+int eobj_want_object(json_t *v, const char *path, char *err, size_t errlen)
 {
 	if (v && !json_is_object(v))
-		return bad(err, errlen, "%s: must be an object, not %s", path, type_name(v));
+		return eobj_bad(err, errlen, "%s: must be an object, not %s", path, eobj_type_name(v));
 	return 0;
 }
 
-static int want_array(json_t *v, const char *path, char *err, size_t errlen)
+int eobj_want_array(json_t *v, const char *path, char *err, size_t errlen)
 {
 	if (v && !json_is_array(v))
-		return bad(err, errlen, "%s: must be a list, not %s", path, type_name(v));
+		return eobj_bad(err, errlen, "%s: must be a list, not %s", path, eobj_type_name(v));
 	return 0;
 }
 
 /* An optional string field; *out NULL when absent. */
-static int get_string(json_t *obj, const char *key, const char *prefix, const char **out,
+int eobj_get_string(json_t *obj, const char *key, const char *prefix, const char **out,
 		      char *err, size_t errlen)
 {
-	json_t *v = field(obj, key);
+	json_t *v = eobj_field(obj, key);
 	*out = NULL;
 	if (!v)
 		return 0;
 	if (!json_is_string(v))
-		return bad(err, errlen, "%s%s%s: must be a string, not %s", prefix, *prefix ? "." : "",
-			   key, type_name(v));
+		return eobj_bad(err, errlen, "%s%s%s: must be a string, not %s", prefix, *prefix ? "." : "",
+			   key, eobj_type_name(v));
 	*out = json_string_value(v);
 	return 0;
 }
@@ -163,18 +163,18 @@ static int get_string(json_t *obj, const char *key, const char *prefix, const ch
 static int get_int(json_t *obj, const char *key, const char *prefix, int64_t lo, int64_t hi,
 		   int *has, int64_t *out, char *err, size_t errlen)
 {
-	json_t *v = field(obj, key);
+	json_t *v = eobj_field(obj, key);
 	char text[96];
 	const char *dot = *prefix ? "." : "";
 	*has = 0;
 	if (!v)
 		return 0;
 	if (!json_is_integer(v))
-		return bad(err, errlen, "%s%s%s: must be an integer, not %s", prefix, dot, key,
-			   json_is_string(v) ? show(v, text, sizeof(text)) : type_name(v));
+		return eobj_bad(err, errlen, "%s%s%s: must be an integer, not %s", prefix, dot, key,
+			   json_is_string(v) ? show(v, text, sizeof(text)) : eobj_type_name(v));
 	json_int_t x = json_integer_value(v);
 	if (x < lo || x > hi)
-		return bad(err, errlen, "%s%s%s: %lld is out of range [%lld, %lld]", prefix, dot, key,
+		return eobj_bad(err, errlen, "%s%s%s: %lld is out of range [%lld, %lld]", prefix, dot, key,
 			   (long long)x, (long long)lo, (long long)hi);
 	*has = 1;
 	*out = (int64_t)x;
@@ -183,7 +183,7 @@ static int get_int(json_t *obj, const char *key, const char *prefix, int64_t lo,
 
 /* Fails on keys outside allowed (a NULL-terminated list), as kubectl's strict field validation
  * does: a misspelt field would otherwise be silently ignored. */
-static int check_keys(json_t *obj, const char *path, const char *const *allowed, char *err,
+int eobj_check_keys(json_t *obj, const char *path, const char *const *allowed, char *err,
 		      size_t errlen)
 {
 	const char *key;
@@ -195,7 +195,7 @@ static int check_keys(json_t *obj, const char *path, const char *const *allowed,
 			if (!strcmp(allowed[i], key))
 				break;
 		if (!allowed[i])
-			return bad(err, errlen, "%s%s%s: unknown field", path, *path ? "." : "", key);
+			return eobj_bad(err, errlen, "%s%s%s: unknown field", path, *path ? "." : "", key);
 	}
 	return 0;
 }
@@ -205,7 +205,7 @@ static int get_enum(json_t *obj, const char *key, const char *prefix, const char
 		    int dflt, int *index, char *err, size_t errlen)
 {
 	const char *s;
-	int rc = get_string(obj, key, prefix, &s, err, errlen);
+	int rc = eobj_get_string(obj, key, prefix, &s, err, errlen);
 	if (rc != 0)
 		return rc;
 	*index = dflt;
@@ -222,7 +222,7 @@ static int get_enum(json_t *obj, const char *key, const char *prefix, const char
 			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s\"%s\"", i ? ", " : "",
 					      values[i]);
 	}
-	return bad(err, errlen, "%s%s%s: unsupported value \"%.64s\": must be one of %s", prefix,
+	return eobj_bad(err, errlen, "%s%s%s: unsupported value \"%.64s\": must be one of %s", prefix,
 		   *prefix ? "." : "", key, s, list);
 }
 
@@ -267,7 +267,7 @@ static int is_dns_subdomain(const char *s)
 static int check_subdomain(const char *s, const char *path, char *err, size_t errlen)
 {
 	if (!is_dns_subdomain(s))
-		return bad(err, errlen,
+		return eobj_bad(err, errlen,
 			   "%s: invalid name \"%.64s\": must be lowercase letters, digits, '-' and '.', "
 			   "start and end with a letter or digit, at most 253 characters",
 			   path, s);
@@ -277,7 +277,7 @@ static int check_subdomain(const char *s, const char *path, char *err, size_t er
 static int check_label(const char *s, const char *path, char *err, size_t errlen)
 {
 	if (!is_dns_label(s, strlen(s)))
-		return bad(err, errlen,
+		return eobj_bad(err, errlen,
 			   "%s: invalid name \"%.64s\": must be lowercase letters, digits and '-', "
 			   "start and end with a letter or digit, at most 63 characters",
 			   path, s);
@@ -285,22 +285,22 @@ static int check_label(const char *s, const char *path, char *err, size_t errlen
 }
 
 /* A quantity that must be a non-negative Kubernetes quantity within int64 milli-units. */
-static int get_quantity(json_t *v, const char *path, int64_t *out, char *err, size_t errlen)
+int eobj_get_quantity(json_t *v, const char *path, int64_t *out, char *err, size_t errlen)
 {
 	char text[96];
 	if (!json_is_string(v) && !json_is_number(v))
-		return bad(err, errlen, "%s: invalid quantity: must be a string or a number, not %s",
-			   path, type_name(v));
+		return eobj_bad(err, errlen, "%s: invalid quantity: must be a string or a number, not %s",
+			   path, eobj_type_name(v));
 	int rc = quantity_from_json(v, out);
 	if (rc == -ERANGE)
-		return bad(err, errlen,
+		return eobj_bad(err, errlen,
 			   "%s: quantity \"%s\" is out of range: muster accounts quantities exactly in "
 			   "int64 milli-units (at most about 9.2e15 units)",
 			   path, show(v, text, sizeof(text)));
 	if (rc != 0)
-		return bad(err, errlen, "%s: invalid quantity \"%s\"", path, show(v, text, sizeof(text)));
+		return eobj_bad(err, errlen, "%s: invalid quantity \"%s\"", path, show(v, text, sizeof(text)));
 	if (*out < 0)
-		return bad(err, errlen, "%s: invalid quantity \"%s\": must not be negative", path,
+		return eobj_bad(err, errlen, "%s: invalid quantity \"%s\": must not be negative", path,
 			   show(v, text, sizeof(text)));
 	return 0;
 }
@@ -308,14 +308,14 @@ static int get_quantity(json_t *v, const char *path, int64_t *out, char *err, si
 /* metadata.name, required, an RFC 1123 subdomain (label for namespaces). */
 static int meta_name(json_t *obj, int label, const char **out, char *err, size_t errlen)
 {
-	json_t *meta = field(obj, "metadata");
-	int rc = want_object(meta, "metadata", err, errlen);
+	json_t *meta = eobj_field(obj, "metadata");
+	int rc = eobj_want_object(meta, "metadata", err, errlen);
 	if (rc != 0)
 		return rc;
-	if ((rc = get_string(meta, "name", "metadata", out, err, errlen)) != 0)
+	if ((rc = eobj_get_string(meta, "name", "metadata", out, err, errlen)) != 0)
 		return rc;
 	if (!*out || !**out)
-		return bad(err, errlen, "metadata.name: required");
+		return eobj_bad(err, errlen, "metadata.name: required");
 	return label ? check_label(*out, "metadata.name", err, errlen) :
 		       check_subdomain(*out, "metadata.name", err, errlen);
 }
@@ -323,13 +323,13 @@ static int meta_name(json_t *obj, int label, const char **out, char *err, size_t
 /* metadata.namespace, or dflt (what kubectl applies to when the manifest names none). */
 static int meta_namespace(json_t *obj, const char *dflt, const char **out, char *err, size_t errlen)
 {
-	int rc = get_string(field(obj, "metadata"), "namespace", "metadata", out, err, errlen);
+	int rc = eobj_get_string(eobj_field(obj, "metadata"), "namespace", "metadata", out, err, errlen);
 	if (rc != 0)
 		return rc;
 	if (!*out || !**out)
 		*out = dflt;
 	if (!*out)
-		return bad(err, errlen, "metadata.namespace: required");
+		return eobj_bad(err, errlen, "metadata.namespace: required");
 	return check_label(*out, "metadata.namespace", err, errlen);
 }
 
@@ -340,22 +340,22 @@ static int decode_string_map(struct eobj_arena *a, json_t *m, const char *path, 
 	const char *key;
 	json_t *v;
 	size_t i = 0;
-	int rc = want_object(m, path, err, errlen);
+	int rc = eobj_want_object(m, path, err, errlen);
 	*n = 0;
 	*out = NULL;
 	if (rc != 0)
 		return rc;
-	*out = arena_alloc(a, json_object_size(m), sizeof(**out));
+	*out = eobj_arena_alloc(a, json_object_size(m), sizeof(**out));
 	if (!*out)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	json_object_foreach(m, key, v)
 	{
 		if (!json_is_string(v))
-			return bad(err, errlen, "%s.%s: must be a string, not %s", path, key, type_name(v));
-		(*out)[i].key = arena_strdup(a, key);
-		(*out)[i].value = arena_strdup(a, json_string_value(v));
+			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", path, key, eobj_type_name(v));
+		(*out)[i].key = eobj_arena_strdup(a, key);
+		(*out)[i].value = eobj_arena_strdup(a, json_string_value(v));
 		if (!(*out)[i].key || !(*out)[i].value)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 		i++;
 	}
 	*n = i;
@@ -372,36 +372,36 @@ static int decode_taints(struct eobj_arena *a, json_t *arr, const char *path, si
 	json_t *t;
 	size_t i;
 	char p[PATH_MAX_LEN];
-	int rc = want_array(arr, path, err, errlen);
+	int rc = eobj_want_array(arr, path, err, errlen);
 	*n = 0;
 	if (rc != 0)
 		return rc;
-	*out = arena_alloc(a, json_array_size(arr), sizeof(**out));
+	*out = eobj_arena_alloc(a, json_array_size(arr), sizeof(**out));
 	if (!*out)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	json_array_foreach(arr, i, t)
 	{
 		const char *key, *value;
 		int effect;
-		pathf(p, sizeof(p), "%s[%zu]", path, i);
+		eobj_pathf(p, sizeof(p), "%s[%zu]", path, i);
 		if (!json_is_object(t))
-			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(t));
-		if ((rc = check_keys(t, p, keys, err, errlen)) != 0 ||
-		    (rc = get_string(t, "key", p, &key, err, errlen)) != 0 ||
-		    (rc = get_string(t, "value", p, &value, err, errlen)) != 0)
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(t));
+		if ((rc = eobj_check_keys(t, p, keys, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(t, "key", p, &key, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(t, "value", p, &value, err, errlen)) != 0)
 			return rc;
 		if (!key || !*key)
-			return bad(err, errlen, "%s.key: required", p);
-		if (!field(t, "effect"))
-			return bad(err, errlen, "%s.effect: required", p);
+			return eobj_bad(err, errlen, "%s.key: required", p);
+		if (!eobj_field(t, "effect"))
+			return eobj_bad(err, errlen, "%s.effect: required", p);
 		if ((rc = get_enum(t, "effect", p, taint_effects, 0, &effect, err, errlen)) != 0)
 			return rc;
 		struct quota_taint *q = &(*out)[i];
-		q->key = arena_strdup(a, key);
-		q->value = arena_strdup(a, value ? value : "");
-		q->effect = arena_strdup(a, taint_effects[effect]);
+		q->key = eobj_arena_strdup(a, key);
+		q->value = eobj_arena_strdup(a, value ? value : "");
+		q->effect = eobj_arena_strdup(a, taint_effects[effect]);
 		if (!q->key || !q->value || !q->effect)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 	}
 	*n = json_array_size(arr);
 	return 0;
@@ -415,7 +415,7 @@ static int check_tolerations(json_t *arr, const char *path, char *err, size_t er
 	json_t *t;
 	size_t i;
 	char p[PATH_MAX_LEN];
-	int rc = want_array(arr, path, err, errlen);
+	int rc = eobj_want_array(arr, path, err, errlen);
 	if (rc != 0)
 		return rc;
 	json_array_foreach(arr, i, t)
@@ -423,20 +423,20 @@ static int check_tolerations(json_t *arr, const char *path, char *err, size_t er
 		const char *key, *value;
 		int op, effect, has;
 		int64_t secs;
-		pathf(p, sizeof(p), "%s[%zu]", path, i);
+		eobj_pathf(p, sizeof(p), "%s[%zu]", path, i);
 		if (!json_is_object(t))
-			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(t));
-		if ((rc = get_string(t, "key", p, &key, err, errlen)) != 0 ||
-		    (rc = get_string(t, "value", p, &value, err, errlen)) != 0 ||
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(t));
+		if ((rc = eobj_get_string(t, "key", p, &key, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(t, "value", p, &value, err, errlen)) != 0 ||
 		    (rc = get_enum(t, "operator", p, ops, 0, &op, err, errlen)) != 0 ||
 		    (rc = get_enum(t, "effect", p, effects, 3, &effect, err, errlen)) != 0 ||
 		    (rc = get_int(t, "tolerationSeconds", p, INT64_MIN, INT64_MAX, &has, &secs, err,
 				  errlen)) != 0)
 			return rc;
 		if (op == 1 && value && *value)
-			return bad(err, errlen, "%s.value: must be empty when operator is Exists", p);
+			return eobj_bad(err, errlen, "%s.value: must be empty when operator is Exists", p);
 		if ((!key || !*key) && op != 1)
-			return bad(err, errlen, "%s.operator: must be Exists when key is empty", p);
+			return eobj_bad(err, errlen, "%s.operator: must be Exists when key is empty", p);
 	}
 	return 0;
 }
@@ -450,23 +450,23 @@ static int decode_tolerations(struct eobj_arena *a, json_t *arr, const char *pat
 	*n = 0;
 	if (rc != 0)
 		return rc;
-	*out = arena_alloc(a, json_array_size(arr), sizeof(**out));
+	*out = eobj_arena_alloc(a, json_array_size(arr), sizeof(**out));
 	if (!*out)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	json_array_foreach(arr, i, t)
 	{
-		const char *key = json_string_value(field(t, "key"));
-		const char *value = json_string_value(field(t, "value"));
-		const char *effect = json_string_value(field(t, "effect"));
-		const char *op = json_string_value(field(t, "operator"));
+		const char *key = json_string_value(eobj_field(t, "key"));
+		const char *value = json_string_value(eobj_field(t, "value"));
+		const char *effect = json_string_value(eobj_field(t, "effect"));
+		const char *op = json_string_value(eobj_field(t, "operator"));
 		struct quota_taint *q = &(*out)[i];
 		/* quota.h: a NULL key tolerates every key (with Exists); "" effect any effect. */
-		q->key = key && *key ? arena_strdup(a, key) : NULL;
-		q->value = arena_strdup(a, value ? value : "");
-		q->effect = arena_strdup(a, effect ? effect : "");
+		q->key = key && *key ? eobj_arena_strdup(a, key) : NULL;
+		q->value = eobj_arena_strdup(a, value ? value : "");
+		q->effect = eobj_arena_strdup(a, effect ? effect : "");
 		q->exists = op && !strcmp(op, "Exists");
 		if ((key && *key && !q->key) || !q->value || !q->effect)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 	}
 	*n = json_array_size(arr);
 	return 0;
@@ -485,20 +485,20 @@ int eobj_flavor_decode(json_t *rf, struct eobj_flavor *out, char *err, size_t er
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(rf))
-		return bad(err, errlen, "ResourceFlavor: must be an object");
-	json_t *spec = field(rf, "spec");
-	if ((rc = check_keys(rf, "", top, err, errlen)) != 0 ||
+		return eobj_bad(err, errlen, "ResourceFlavor: must be an object");
+	json_t *spec = eobj_field(rf, "spec");
+	if ((rc = eobj_check_keys(rf, "", top, err, errlen)) != 0 ||
 	    (rc = meta_name(rf, 0, &name, err, errlen)) != 0 ||
-	    (rc = want_object(spec, "spec", err, errlen)) != 0 ||
-	    (rc = check_keys(spec, "spec", spec_keys, err, errlen)) != 0)
+	    (rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0)
 		return rc;
-	if (!(f->name = arena_strdup(&out->arena, name)))
-		return nomem(err, errlen);
-	if ((rc = decode_string_map(&out->arena, field(spec, "nodeLabels"), "spec.nodeLabels",
+	if (!(f->name = eobj_arena_strdup(&out->arena, name)))
+		return eobj_nomem(err, errlen);
+	if ((rc = decode_string_map(&out->arena, eobj_field(spec, "nodeLabels"), "spec.nodeLabels",
 				    &f->n_labels, &f->labels, err, errlen)) != 0 ||
-	    (rc = decode_taints(&out->arena, field(spec, "nodeTaints"), "spec.nodeTaints",
+	    (rc = decode_taints(&out->arena, eobj_field(spec, "nodeTaints"), "spec.nodeTaints",
 				&f->n_taints, &f->taints, err, errlen)) != 0 ||
-	    (rc = decode_tolerations(&out->arena, field(spec, "tolerations"), "spec.tolerations",
+	    (rc = decode_tolerations(&out->arena, eobj_field(spec, "tolerations"), "spec.tolerations",
 				     &f->n_tolerations, &f->tolerations, err, errlen)) != 0)
 		return rc;
 	return 0;
@@ -506,7 +506,7 @@ int eobj_flavor_decode(json_t *rf, struct eobj_flavor *out, char *err, size_t er
 
 void eobj_flavor_release(struct eobj_flavor *f)
 {
-	arena_release(&f->arena);
+	eobj_arena_release(&f->arena);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -539,161 +539,161 @@ static int decode_groups(struct eobj_arena *a, json_t *groups, int has_parent, i
 	char p[PATH_MAX_LEN], fp[PATH_MAX_LEN], rp[PATH_MAX_LEN], qp[PATH_MAX_LEN];
 	json_t *g;
 	size_t gi;
-	int rc = want_array(groups, "spec.resourceGroups", err, errlen);
+	int rc = eobj_want_array(groups, "spec.resourceGroups", err, errlen);
 
 	*n_out = 0;
 	*out = NULL;
 	if (rc != 0)
 		return rc;
 	if (json_array_size(groups) > 16)
-		return bad(err, errlen, "spec.resourceGroups: at most 16 resource groups, got %zu",
+		return eobj_bad(err, errlen, "spec.resourceGroups: at most 16 resource groups, got %zu",
 			   json_array_size(groups));
-	struct eng_resource_group *rgs = arena_alloc(a, json_array_size(groups), sizeof(*rgs));
+	struct eng_resource_group *rgs = eobj_arena_alloc(a, json_array_size(groups), sizeof(*rgs));
 	if (!rgs)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	json_array_foreach(groups, gi, g)
 	{
 		struct eng_resource_group *rg = &rgs[gi];
-		pathf(p, sizeof(p), "spec.resourceGroups[%zu]", gi);
+		eobj_pathf(p, sizeof(p), "spec.resourceGroups[%zu]", gi);
 		if (!json_is_object(g))
-			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(g));
-		if ((rc = check_keys(g, p, group_keys, err, errlen)) != 0)
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(g));
+		if ((rc = eobj_check_keys(g, p, group_keys, err, errlen)) != 0)
 			return rc;
-		json_t *covered = field(g, "coveredResources"), *flavors = field(g, "flavors");
-		pathf(fp, sizeof(fp), "%s.coveredResources", p);
-		if ((rc = want_array(covered, fp, err, errlen)) != 0)
+		json_t *covered = eobj_field(g, "coveredResources"), *flavors = eobj_field(g, "flavors");
+		eobj_pathf(fp, sizeof(fp), "%s.coveredResources", p);
+		if ((rc = eobj_want_array(covered, fp, err, errlen)) != 0)
 			return rc;
 		if (json_array_size(covered) == 0)
-			return bad(err, errlen, "%s: required: list at least one resource", fp);
+			return eobj_bad(err, errlen, "%s: required: list at least one resource", fp);
 		if (json_array_size(covered) > 64)
-			return bad(err, errlen, "%s: at most 64 resources, got %zu", fp,
+			return eobj_bad(err, errlen, "%s: at most 64 resources, got %zu", fp,
 				   json_array_size(covered));
-		const char **cov = arena_alloc(a, json_array_size(covered), sizeof(*cov));
+		const char **cov = eobj_arena_alloc(a, json_array_size(covered), sizeof(*cov));
 		if (!cov)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 		json_t *c;
 		size_t ci;
 		json_array_foreach(covered, ci, c)
 		{
 			const char *s = json_string_value(c);
 			if (!s || !*s)
-				return bad(err, errlen, "%s[%zu]: must be a resource name, not %s", fp, ci,
-					   s ? "an empty string" : type_name(c));
+				return eobj_bad(err, errlen, "%s[%zu]: must be a resource name, not %s", fp, ci,
+					   s ? "an empty string" : eobj_type_name(c));
 			if (find_str(seen_res, n_res, s) >= 0)
-				return bad(err, errlen,
+				return eobj_bad(err, errlen,
 					   "%s[%zu]: duplicate resource \"%.64s\": a resource can be covered "
 					   "by one resource group only",
 					   fp, ci, s);
 			if (n_res == 256)
-				return bad(err, errlen,
+				return eobj_bad(err, errlen,
 					   "spec.resourceGroups: at most 256 covered resources in all");
-			if (!(cov[ci] = arena_strdup(a, s)))
-				return nomem(err, errlen);
+			if (!(cov[ci] = eobj_arena_strdup(a, s)))
+				return eobj_nomem(err, errlen);
 			seen_res[n_res++] = cov[ci];
 		}
 		rg->n_covered = json_array_size(covered);
 		rg->covered = cov;
 
-		pathf(fp, sizeof(fp), "%s.flavors", p);
-		if ((rc = want_array(flavors, fp, err, errlen)) != 0)
+		eobj_pathf(fp, sizeof(fp), "%s.flavors", p);
+		if ((rc = eobj_want_array(flavors, fp, err, errlen)) != 0)
 			return rc;
 		if (json_array_size(flavors) == 0)
-			return bad(err, errlen, "%s: required: list at least one flavor", fp);
+			return eobj_bad(err, errlen, "%s: required: list at least one flavor", fp);
 		if (json_array_size(flavors) > 64)
-			return bad(err, errlen, "%s: at most 64 flavors, got %zu", fp,
+			return eobj_bad(err, errlen, "%s: at most 64 flavors, got %zu", fp,
 				   json_array_size(flavors));
-		struct eng_flavor_quotas *fqs = arena_alloc(a, json_array_size(flavors), sizeof(*fqs));
+		struct eng_flavor_quotas *fqs = eobj_arena_alloc(a, json_array_size(flavors), sizeof(*fqs));
 		if (!fqs)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 		json_t *f;
 		size_t fi;
 		json_array_foreach(flavors, fi, f)
 		{
 			const char *fname;
-			pathf(fp, sizeof(fp), "%s.flavors[%zu]", p, fi);
+			eobj_pathf(fp, sizeof(fp), "%s.flavors[%zu]", p, fi);
 			if (!json_is_object(f))
-				return bad(err, errlen, "%s: must be an object, not %s", fp, type_name(f));
-			if ((rc = check_keys(f, fp, flavor_keys, err, errlen)) != 0 ||
-			    (rc = get_string(f, "name", fp, &fname, err, errlen)) != 0)
+				return eobj_bad(err, errlen, "%s: must be an object, not %s", fp, eobj_type_name(f));
+			if ((rc = eobj_check_keys(f, fp, flavor_keys, err, errlen)) != 0 ||
+			    (rc = eobj_get_string(f, "name", fp, &fname, err, errlen)) != 0)
 				return rc;
-			pathf(rp, sizeof(rp), "%s.name", fp);
+			eobj_pathf(rp, sizeof(rp), "%s.name", fp);
 			if (!fname || !*fname)
-				return bad(err, errlen, "%s: required", rp);
+				return eobj_bad(err, errlen, "%s: required", rp);
 			if ((rc = check_subdomain(fname, rp, err, errlen)) != 0)
 				return rc;
 			if (find_str(seen_flavors, n_flavors, fname) >= 0)
-				return bad(err, errlen,
+				return eobj_bad(err, errlen,
 					   "%s: duplicate flavor \"%.64s\": a flavor can appear in one "
 					   "resource group only, once",
 					   rp, fname);
 			if (n_flavors == 256)
-				return bad(err, errlen,
+				return eobj_bad(err, errlen,
 					   "spec.resourceGroups: at most 256 flavors in all resource groups");
 			struct eng_flavor_quotas *fq = &fqs[fi];
-			if (!(fq->flavor = arena_strdup(a, fname)))
-				return nomem(err, errlen);
+			if (!(fq->flavor = eobj_arena_strdup(a, fname)))
+				return eobj_nomem(err, errlen);
 			seen_flavors[n_flavors++] = fq->flavor;
 
-			json_t *resources = field(f, "resources");
-			pathf(rp, sizeof(rp), "%s.resources", fp);
-			if ((rc = want_array(resources, rp, err, errlen)) != 0)
+			json_t *resources = eobj_field(f, "resources");
+			eobj_pathf(rp, sizeof(rp), "%s.resources", fp);
+			if ((rc = eobj_want_array(resources, rp, err, errlen)) != 0)
 				return rc;
 			if (json_array_size(resources) != rg->n_covered)
-				return bad(err, errlen,
+				return eobj_bad(err, errlen,
 					   "%s: must list exactly the %zu coveredResources, in their order "
 					   "(got %zu entries)",
 					   rp, rg->n_covered, json_array_size(resources));
-			struct eng_resource_quota *rq = arena_alloc(a, rg->n_covered, sizeof(*rq));
+			struct eng_resource_quota *rq = eobj_arena_alloc(a, rg->n_covered, sizeof(*rq));
 			if (!rq)
-				return nomem(err, errlen);
+				return eobj_nomem(err, errlen);
 			json_t *r;
 			size_t ri;
 			json_array_foreach(resources, ri, r)
 			{
 				const char *rname;
-				pathf(rp, sizeof(rp), "%s.resources[%zu]", fp, ri);
+				eobj_pathf(rp, sizeof(rp), "%s.resources[%zu]", fp, ri);
 				if (!json_is_object(r))
-					return bad(err, errlen, "%s: must be an object, not %s", rp,
-						   type_name(r));
-				if ((rc = check_keys(r, rp, res_keys, err, errlen)) != 0 ||
-				    (rc = get_string(r, "name", rp, &rname, err, errlen)) != 0)
+					return eobj_bad(err, errlen, "%s: must be an object, not %s", rp,
+						   eobj_type_name(r));
+				if ((rc = eobj_check_keys(r, rp, res_keys, err, errlen)) != 0 ||
+				    (rc = eobj_get_string(r, "name", rp, &rname, err, errlen)) != 0)
 					return rc;
 				if (!rname)
-					return bad(err, errlen, "%s.name: required", rp);
+					return eobj_bad(err, errlen, "%s.name: required", rp);
 				if (strcmp(rname, cov[ri]) != 0)
-					return bad(err, errlen,
+					return eobj_bad(err, errlen,
 						   "%s.name: \"%.64s\" must match coveredResources[%zu] "
 						   "(\"%.64s\")",
 						   rp, rname, ri, cov[ri]);
 				rq[ri].name = cov[ri];
-				json_t *nominal = field(r, "nominalQuota");
-				json_t *borrow = field(r, "borrowingLimit");
-				json_t *lend = field(r, "lendingLimit");
-				pathf(qp, sizeof(qp), "%s.nominalQuota", rp);
+				json_t *nominal = eobj_field(r, "nominalQuota");
+				json_t *borrow = eobj_field(r, "borrowingLimit");
+				json_t *lend = eobj_field(r, "lendingLimit");
+				eobj_pathf(qp, sizeof(qp), "%s.nominalQuota", rp);
 				if (!nominal)
-					return bad(err, errlen, "%s: required", qp);
-				if ((rc = get_quantity(nominal, qp, &rq[ri].nominal, err, errlen)) != 0)
+					return eobj_bad(err, errlen, "%s: required", qp);
+				if ((rc = eobj_get_quantity(nominal, qp, &rq[ri].nominal, err, errlen)) != 0)
 					return rc;
 				if (borrow) {
-					pathf(qp, sizeof(qp), "%s.borrowingLimit", rp);
+					eobj_pathf(qp, sizeof(qp), "%s.borrowingLimit", rp);
 					if (!has_parent)
-						return bad(err, errlen, "%s: must be unset when %s is empty",
+						return eobj_bad(err, errlen, "%s: must be unset when %s is empty",
 							   qp, is_cohort ? "parentName" : "cohortName");
-					if ((rc = get_quantity(borrow, qp, &rq[ri].borrowing_limit, err,
+					if ((rc = eobj_get_quantity(borrow, qp, &rq[ri].borrowing_limit, err,
 							       errlen)) != 0)
 						return rc;
 					rq[ri].has_borrowing_limit = 1;
 				}
 				if (lend) {
-					pathf(qp, sizeof(qp), "%s.lendingLimit", rp);
+					eobj_pathf(qp, sizeof(qp), "%s.lendingLimit", rp);
 					if (!has_parent)
-						return bad(err, errlen, "%s: must be unset when %s is empty",
+						return eobj_bad(err, errlen, "%s: must be unset when %s is empty",
 							   qp, is_cohort ? "parentName" : "cohortName");
-					if ((rc = get_quantity(lend, qp, &rq[ri].lending_limit, err,
+					if ((rc = eobj_get_quantity(lend, qp, &rq[ri].lending_limit, err,
 							       errlen)) != 0)
 						return rc;
 					if (!is_cohort && rq[ri].lending_limit > rq[ri].nominal)
-						return bad(err, errlen,
+						return eobj_bad(err, errlen,
 							   "%s: must be less than or equal to nominalQuota", qp);
 					rq[ri].has_lending_limit = 1;
 				}
@@ -728,27 +728,27 @@ static int check_match_expr(json_t *e, const char *ep, const char *const *allowe
 	size_t k;
 	int rc;
 	if (!json_is_object(e))
-		return bad(err, errlen, "%s: must be an object, not %s", ep, type_name(e));
-	if ((allowed && (rc = check_keys(e, ep, allowed, err, errlen)) != 0) ||
-	    (rc = get_string(e, "key", ep, key, err, errlen)) != 0)
+		return eobj_bad(err, errlen, "%s: must be an object, not %s", ep, eobj_type_name(e));
+	if ((allowed && (rc = eobj_check_keys(e, ep, allowed, err, errlen)) != 0) ||
+	    (rc = eobj_get_string(e, "key", ep, key, err, errlen)) != 0)
 		return rc;
 	if (!*key || !**key)
-		return bad(err, errlen, "%s.key: required", ep);
-	if (!field(e, "operator"))
-		return bad(err, errlen, "%s.operator: required", ep);
+		return eobj_bad(err, errlen, "%s.key: required", ep);
+	if (!eobj_field(e, "operator"))
+		return eobj_bad(err, errlen, "%s.operator: required", ep);
 	if ((rc = get_enum(e, "operator", ep, ops, 0, op, err, errlen)) != 0)
 		return rc;
-	*values = field(e, "values");
-	pathf(vp, sizeof(vp), "%s.values", ep);
-	if ((rc = want_array(*values, vp, err, errlen)) != 0)
+	*values = eobj_field(e, "values");
+	eobj_pathf(vp, sizeof(vp), "%s.values", ep);
+	if ((rc = eobj_want_array(*values, vp, err, errlen)) != 0)
 		return rc;
 	if (count_rules && *op <= 1 && json_array_size(*values) == 0)
-		return bad(err, errlen, "%s: must be non-empty when operator is %s", vp, ops[*op]);
+		return eobj_bad(err, errlen, "%s: must be non-empty when operator is %s", vp, ops[*op]);
 	if (count_rules && *op >= 2 && json_array_size(*values) > 0)
-		return bad(err, errlen, "%s: may not be specified when operator is %s", vp, ops[*op]);
+		return eobj_bad(err, errlen, "%s: may not be specified when operator is %s", vp, ops[*op]);
 	json_array_foreach(*values, k, v)
 		if (!json_is_string(v))
-			return bad(err, errlen, "%s[%zu]: must be a string, not %s", vp, k, type_name(v));
+			return eobj_bad(err, errlen, "%s[%zu]: must be a string, not %s", vp, k, eobj_type_name(v));
 	return 0;
 }
 
@@ -764,47 +764,47 @@ static int decode_selector(struct eobj_arena *a, json_t *sel, const char *path,
 	*out = NULL;
 	if (!sel)
 		return 0;
-	if ((rc = want_object(sel, path, err, errlen)) != 0 ||
-	    (rc = check_keys(sel, path, keys, err, errlen)) != 0)
+	if ((rc = eobj_want_object(sel, path, err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(sel, path, keys, err, errlen)) != 0)
 		return rc;
-	struct eng_selector *s = arena_alloc(a, 1, sizeof(*s));
+	struct eng_selector *s = eobj_arena_alloc(a, 1, sizeof(*s));
 	if (!s)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	struct quota_kv *labels;
-	pathf(p, sizeof(p), "%s.matchLabels", path);
-	if ((rc = decode_string_map(a, field(sel, "matchLabels"), p, &s->n_labels, &labels, err,
+	eobj_pathf(p, sizeof(p), "%s.matchLabels", path);
+	if ((rc = decode_string_map(a, eobj_field(sel, "matchLabels"), p, &s->n_labels, &labels, err,
 				    errlen)) != 0)
 		return rc;
 	s->labels = labels;
-	json_t *exprs = field(sel, "matchExpressions"), *e;
+	json_t *exprs = eobj_field(sel, "matchExpressions"), *e;
 	size_t i;
-	pathf(p, sizeof(p), "%s.matchExpressions", path);
-	if ((rc = want_array(exprs, p, err, errlen)) != 0)
+	eobj_pathf(p, sizeof(p), "%s.matchExpressions", path);
+	if ((rc = eobj_want_array(exprs, p, err, errlen)) != 0)
 		return rc;
-	struct quota_match_expr *me = arena_alloc(a, json_array_size(exprs), sizeof(*me));
+	struct quota_match_expr *me = eobj_arena_alloc(a, json_array_size(exprs), sizeof(*me));
 	if (!me)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	json_array_foreach(exprs, i, e)
 	{
 		const char *key;
 		int op;
 		json_t *values, *v;
 		size_t k;
-		pathf(ep, sizeof(ep), "%s[%zu]", p, i);
+		eobj_pathf(ep, sizeof(ep), "%s[%zu]", p, i);
 		if ((rc = check_match_expr(e, ep, expr_keys, ops, 1, &key, &op, &values, err, errlen)) != 0)
 			return rc;
-		const char **vals = arena_alloc(a, json_array_size(values), sizeof(*vals));
+		const char **vals = eobj_arena_alloc(a, json_array_size(values), sizeof(*vals));
 		if (!vals)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 		json_array_foreach(values, k, v)
-			if (!(vals[k] = arena_strdup(a, json_string_value(v))))
-				return nomem(err, errlen);
-		me[i].key = arena_strdup(a, key);
+			if (!(vals[k] = eobj_arena_strdup(a, json_string_value(v))))
+				return eobj_nomem(err, errlen);
+		me[i].key = eobj_arena_strdup(a, key);
 		me[i].op = ops[op]; /* static storage */
 		me[i].n_values = json_array_size(values);
 		me[i].values = vals;
 		if (!me[i].key)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 	}
 	s->n_exprs = json_array_size(exprs);
 	s->exprs = me;
@@ -826,21 +826,21 @@ static int decode_preemption(json_t *pre, struct eng_preemption *out, char *err,
 
 	memset(out, 0, sizeof(*out));
 	const char *pp = "spec.preemption";
-	if ((rc = want_object(pre, pp, err, errlen)) != 0 ||
-	    (rc = check_keys(pre, pp, keys, err, errlen)) != 0 ||
+	if ((rc = eobj_want_object(pre, pp, err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(pre, pp, keys, err, errlen)) != 0 ||
 	    (rc = get_enum(pre, "withinClusterQueue", pp, within, 0, &w, err, errlen)) != 0 ||
 	    (rc = get_enum(pre, "reclaimWithinCohort", pp, reclaim, 0, &r, err, errlen)) != 0)
 		return rc;
-	json_t *bwc = field(pre, "borrowWithinCohort");
+	json_t *bwc = eobj_field(pre, "borrowWithinCohort");
 	const char *bp = "spec.preemption.borrowWithinCohort";
-	if ((rc = want_object(bwc, bp, err, errlen)) != 0 ||
-	    (rc = check_keys(bwc, bp, bwc_keys, err, errlen)) != 0 ||
+	if ((rc = eobj_want_object(bwc, bp, err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(bwc, bp, bwc_keys, err, errlen)) != 0 ||
 	    (rc = get_enum(bwc, "policy", bp, borrow, 0, &b, err, errlen)) != 0 ||
 	    (rc = get_int(bwc, "maxPriorityThreshold", bp, INT32_MIN, INT32_MAX, &has, &threshold,
 			  err, errlen)) != 0)
 		return rc;
 	if (r == 0 && b != 0)
-		return bad(err, errlen,
+		return eobj_bad(err, errlen,
 			   "spec.preemption: reclaimWithinCohort=Never and borrowWithinCohort.policy!=Never: "
 			   "borrowing with preemption needs reclaimWithinCohort");
 	static const enum eng_within_cq within_v[] = { ENG_WITHIN_NEVER, ENG_WITHIN_LOWER_PRIORITY,
@@ -863,14 +863,14 @@ static int decode_fungibility(json_t *ff, struct eng_cq_spec *spec, char *err, s
 	const char *path = "spec.flavorFungibility";
 	int borrow, preempt, p, rc;
 
-	if ((rc = want_object(ff, path, err, errlen)) != 0 ||
-	    (rc = check_keys(ff, path, keys, err, errlen)) != 0 ||
+	if ((rc = eobj_want_object(ff, path, err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(ff, path, keys, err, errlen)) != 0 ||
 	    (rc = get_enum(ff, "whenCanBorrow", path, when, 0, &borrow, err, errlen)) != 0 ||
 	    (rc = get_enum(ff, "whenCanPreempt", path, when, 1, &preempt, err, errlen)) != 0 ||
 	    (rc = get_enum(ff, "preference", path, pref, -1, &p, err, errlen)) != 0)
 		return rc;
 	if (p >= 0 && (borrow != 1 || preempt != 1))
-		return bad(err, errlen,
+		return eobj_bad(err, errlen,
 			   "%s.preference: \"%s\" requires both whenCanBorrow and whenCanPreempt to be "
 			   "TryNextFlavor",
 			   path, pref[p]);
@@ -899,29 +899,29 @@ int eobj_cq_decode(json_t *cq, struct eobj_cq *out, char *err, size_t errlen)
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(cq))
-		return bad(err, errlen, "ClusterQueue: must be an object");
-	json_t *spec = field(cq, "spec");
-	if ((rc = check_keys(cq, "", top, err, errlen)) != 0 ||
+		return eobj_bad(err, errlen, "ClusterQueue: must be an object");
+	json_t *spec = eobj_field(cq, "spec");
+	if ((rc = eobj_check_keys(cq, "", top, err, errlen)) != 0 ||
 	    (rc = meta_name(cq, 0, &name, err, errlen)) != 0 ||
-	    (rc = want_object(spec, "spec", err, errlen)) != 0 ||
-	    (rc = check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
-	    (rc = get_string(spec, "cohortName", "spec", &cohort, err, errlen)) != 0)
+	    (rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
+	    (rc = eobj_get_string(spec, "cohortName", "spec", &cohort, err, errlen)) != 0)
 		return rc;
 	if (cohort && *cohort && (rc = check_subdomain(cohort, "spec.cohortName", err, errlen)) != 0)
 		return rc;
-	if (!(s->name = arena_strdup(&out->arena, name)))
-		return nomem(err, errlen);
+	if (!(s->name = eobj_arena_strdup(&out->arena, name)))
+		return eobj_nomem(err, errlen);
 	/* An empty cohortName is no cohort, as in Kueue. */
-	if (cohort && *cohort && !(s->cohort = arena_strdup(&out->arena, cohort)))
-		return nomem(err, errlen);
-	if ((rc = decode_groups(&out->arena, field(spec, "resourceGroups"), s->cohort != NULL, 0,
+	if (cohort && *cohort && !(s->cohort = eobj_arena_strdup(&out->arena, cohort)))
+		return eobj_nomem(err, errlen);
+	if ((rc = decode_groups(&out->arena, eobj_field(spec, "resourceGroups"), s->cohort != NULL, 0,
 				&s->n_groups, &s->groups, err, errlen)) != 0 ||
 	    (rc = get_enum(spec, "queueingStrategy", "spec", strategies, 0, &strategy, err,
 			   errlen)) != 0 ||
-	    (rc = decode_selector(&out->arena, field(spec, "namespaceSelector"),
+	    (rc = decode_selector(&out->arena, eobj_field(spec, "namespaceSelector"),
 				  "spec.namespaceSelector", &s->namespace_selector, err, errlen)) != 0 ||
-	    (rc = decode_preemption(field(spec, "preemption"), &s->preemption, err, errlen)) != 0 ||
-	    (rc = decode_fungibility(field(spec, "flavorFungibility"), s, err, errlen)) != 0 ||
+	    (rc = decode_preemption(eobj_field(spec, "preemption"), &s->preemption, err, errlen)) != 0 ||
+	    (rc = decode_fungibility(eobj_field(spec, "flavorFungibility"), s, err, errlen)) != 0 ||
 	    (rc = get_enum(spec, "stopPolicy", "spec", stop_policies, 0, &stop, err, errlen)) != 0)
 		return rc;
 	s->queueing = strategy ? ENG_STRICT_FIFO : ENG_BEST_EFFORT_FIFO;
@@ -929,16 +929,16 @@ int eobj_cq_decode(json_t *cq, struct eobj_cq *out, char *err, size_t errlen)
 	/* Admission checks gate admission on external controllers; admitting without them, or
 	 * pretending to run them, would both be wrong, so the caller decides. fairSharing and
 	 * admissionScope only act with Kueue features muster leaves off: ignoring them is exact. */
-	if (field(spec, "admissionChecksStrategy"))
+	if (eobj_field(spec, "admissionChecksStrategy"))
 		out->unsupported = "spec.admissionChecksStrategy: admission checks are not implemented";
-	else if (field(spec, "concurrentAdmissionPolicy"))
+	else if (eobj_field(spec, "concurrentAdmissionPolicy"))
 		out->unsupported = "spec.concurrentAdmissionPolicy: concurrent admission is not implemented";
 	return 0;
 }
 
 void eobj_cq_release(struct eobj_cq *c)
 {
-	arena_release(&c->arena);
+	eobj_arena_release(&c->arena);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -954,29 +954,29 @@ int eobj_cohort_decode(json_t *cohort, struct eobj_cohort *out, char *err, size_
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(cohort))
-		return bad(err, errlen, "Cohort: must be an object");
-	json_t *spec = field(cohort, "spec");
-	if ((rc = check_keys(cohort, "", top, err, errlen)) != 0 ||
+		return eobj_bad(err, errlen, "Cohort: must be an object");
+	json_t *spec = eobj_field(cohort, "spec");
+	if ((rc = eobj_check_keys(cohort, "", top, err, errlen)) != 0 ||
 	    (rc = meta_name(cohort, 0, &name, err, errlen)) != 0 ||
-	    (rc = want_object(spec, "spec", err, errlen)) != 0 ||
-	    (rc = check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
-	    (rc = get_string(spec, "parentName", "spec", &parent, err, errlen)) != 0)
+	    (rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
+	    (rc = eobj_get_string(spec, "parentName", "spec", &parent, err, errlen)) != 0)
 		return rc;
 	if (parent && *parent && (rc = check_subdomain(parent, "spec.parentName", err, errlen)) != 0)
 		return rc;
 	if (parent && !strcmp(parent, name))
-		return bad(err, errlen, "spec.parentName: a cohort can't be its own parent");
-	if (!(s->name = arena_strdup(&out->arena, name)))
-		return nomem(err, errlen);
-	if (parent && *parent && !(s->parent = arena_strdup(&out->arena, parent)))
-		return nomem(err, errlen);
-	return decode_groups(&out->arena, field(spec, "resourceGroups"), s->parent != NULL, 1,
+		return eobj_bad(err, errlen, "spec.parentName: a cohort can't be its own parent");
+	if (!(s->name = eobj_arena_strdup(&out->arena, name)))
+		return eobj_nomem(err, errlen);
+	if (parent && *parent && !(s->parent = eobj_arena_strdup(&out->arena, parent)))
+		return eobj_nomem(err, errlen);
+	return decode_groups(&out->arena, eobj_field(spec, "resourceGroups"), s->parent != NULL, 1,
 			     &s->n_groups, &s->groups, err, errlen);
 }
 
 void eobj_cohort_release(struct eobj_cohort *c)
 {
-	arena_release(&c->arena);
+	eobj_arena_release(&c->arena);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -992,32 +992,32 @@ int eobj_local_queue_decode(json_t *lq, const char *default_namespace, struct eo
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(lq))
-		return bad(err, errlen, "LocalQueue: must be an object");
-	json_t *spec = field(lq, "spec");
-	if ((rc = check_keys(lq, "", top, err, errlen)) != 0 ||
+		return eobj_bad(err, errlen, "LocalQueue: must be an object");
+	json_t *spec = eobj_field(lq, "spec");
+	if ((rc = eobj_check_keys(lq, "", top, err, errlen)) != 0 ||
 	    (rc = meta_name(lq, 0, &name, err, errlen)) != 0 ||
 	    (rc = meta_namespace(lq, default_namespace, &ns, err, errlen)) != 0 ||
-	    (rc = want_object(spec, "spec", err, errlen)) != 0 ||
-	    (rc = check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
-	    (rc = get_string(spec, "clusterQueue", "spec", &cq, err, errlen)) != 0 ||
+	    (rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
+	    (rc = eobj_get_string(spec, "clusterQueue", "spec", &cq, err, errlen)) != 0 ||
 	    (rc = get_enum(spec, "stopPolicy", "spec", stop_policies, 0, &stop, err, errlen)) != 0)
 		return rc;
 	if (!cq || !*cq)
-		return bad(err, errlen, "spec.clusterQueue: required");
+		return eobj_bad(err, errlen, "spec.clusterQueue: required");
 	if ((rc = check_subdomain(cq, "spec.clusterQueue", err, errlen)) != 0)
 		return rc;
-	out->name = arena_strdup(&out->arena, name);
-	out->namespace_name = arena_strdup(&out->arena, ns);
-	out->cluster_queue = arena_strdup(&out->arena, cq);
+	out->name = eobj_arena_strdup(&out->arena, name);
+	out->namespace_name = eobj_arena_strdup(&out->arena, ns);
+	out->cluster_queue = eobj_arena_strdup(&out->arena, cq);
 	out->stop = stop_values[stop];
 	if (!out->name || !out->namespace_name || !out->cluster_queue)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	return 0;
 }
 
 void eobj_local_queue_release(struct eobj_local_queue *q)
 {
-	arena_release(&q->arena);
+	eobj_arena_release(&q->arena);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -1032,12 +1032,12 @@ static int add_name_label(struct eobj_namespace *out, size_t n, struct quota_kv 
 			break;
 	struct quota_kv *all = labels;
 	if (i == n) {
-		all = arena_alloc(&out->arena, n + 1, sizeof(*all));
+		all = eobj_arena_alloc(&out->arena, n + 1, sizeof(*all));
 		if (!all)
 			return -ENOMEM;
 		if (n)
 			memcpy(all, labels, n * sizeof(*all));
-		all[n].key = arena_strdup(&out->arena, LABEL_METADATA_NAME);
+		all[n].key = eobj_arena_strdup(&out->arena, LABEL_METADATA_NAME);
 		if (!all[n].key)
 			return -ENOMEM;
 		n++;
@@ -1057,27 +1057,27 @@ int eobj_namespace_decode(json_t *ns, struct eobj_namespace *out, char *err, siz
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(ns))
-		return bad(err, errlen, "Namespace: must be an object");
+		return eobj_bad(err, errlen, "Namespace: must be an object");
 	if ((rc = meta_name(ns, 1, &name, err, errlen)) != 0 ||
-	    (rc = decode_string_map(&out->arena, field(field(ns, "metadata"), "labels"),
+	    (rc = decode_string_map(&out->arena, eobj_field(eobj_field(ns, "metadata"), "labels"),
 				    "metadata.labels", &n, &labels, err, errlen)) != 0)
 		return rc;
-	if (!(out->name = arena_strdup(&out->arena, name)) || add_name_label(out, n, labels) != 0)
-		return nomem(err, errlen);
+	if (!(out->name = eobj_arena_strdup(&out->arena, name)) || add_name_label(out, n, labels) != 0)
+		return eobj_nomem(err, errlen);
 	return 0;
 }
 
 int eobj_namespace_default(const char *name, struct eobj_namespace *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (!(out->name = arena_strdup(&out->arena, name)))
+	if (!(out->name = eobj_arena_strdup(&out->arena, name)))
 		return -ENOMEM;
 	return add_name_label(out, 0, NULL);
 }
 
 void eobj_namespace_release(struct eobj_namespace *n)
 {
-	arena_release(&n->arena);
+	eobj_arena_release(&n->arena);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -1093,13 +1093,13 @@ int eobj_priority_class_decode(json_t *obj, const char **name, int32_t *value, c
 	int64_t v;
 
 	if (!json_is_object(obj))
-		return bad(err, errlen, "priority class: must be an object");
-	if ((rc = check_keys(obj, "", top, err, errlen)) != 0 ||
+		return eobj_bad(err, errlen, "priority class: must be an object");
+	if ((rc = eobj_check_keys(obj, "", top, err, errlen)) != 0 ||
 	    (rc = meta_name(obj, 0, name, err, errlen)) != 0 ||
 	    (rc = get_int(obj, "value", "", INT32_MIN, INT32_MAX, &has, &v, err, errlen)) != 0)
 		return rc;
 	if (!has)
-		return bad(err, errlen, "value: required");
+		return eobj_bad(err, errlen, "value: required");
 	*value = (int32_t)v;
 	return 0;
 }
@@ -1192,88 +1192,88 @@ static int check_template(json_t *tpl, const char *path, char *err, size_t errle
 	int rc;
 
 	if (!tpl)
-		return bad(err, errlen, "%s: required", path);
-	if ((rc = want_object(tpl, path, err, errlen)) != 0)
+		return eobj_bad(err, errlen, "%s: required", path);
+	if ((rc = eobj_want_object(tpl, path, err, errlen)) != 0)
 		return rc;
-	json_t *spec = field(tpl, "spec");
-	pathf(p, sizeof(p), "%s.spec", path);
-	if ((rc = want_object(spec, p, err, errlen)) != 0)
+	json_t *spec = eobj_field(tpl, "spec");
+	eobj_pathf(p, sizeof(p), "%s.spec", path);
+	if ((rc = eobj_want_object(spec, p, err, errlen)) != 0)
 		return rc;
 	for (size_t l = 0; l < 2; l++) {
-		json_t *arr = field(spec, lists[l]), *c;
+		json_t *arr = eobj_field(spec, lists[l]), *c;
 		size_t i;
-		pathf(p, sizeof(p), "%s.spec.%s", path, lists[l]);
-		if ((rc = want_array(arr, p, err, errlen)) != 0)
+		eobj_pathf(p, sizeof(p), "%s.spec.%s", path, lists[l]);
+		if ((rc = eobj_want_array(arr, p, err, errlen)) != 0)
 			return rc;
 		json_array_foreach(arr, i, c)
 		{
-			pathf(p, sizeof(p), "%s.spec.%s[%zu]", path, lists[l], i);
+			eobj_pathf(p, sizeof(p), "%s.spec.%s[%zu]", path, lists[l], i);
 			if (!json_is_object(c))
-				return bad(err, errlen, "%s: must be an object, not %s", p, type_name(c));
-			json_t *res = field(c, "resources");
-			pathf(q, sizeof(q), "%s.resources", p);
-			if ((rc = want_object(res, q, err, errlen)) != 0)
+				return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(c));
+			json_t *res = eobj_field(c, "resources");
+			eobj_pathf(q, sizeof(q), "%s.resources", p);
+			if ((rc = eobj_want_object(res, q, err, errlen)) != 0)
 				return rc;
 			static const char *const kinds[] = { "requests", "limits" };
 			for (size_t k = 0; k < 2; k++) {
-				json_t *list = field(res, kinds[k]), *v;
+				json_t *list = eobj_field(res, kinds[k]), *v;
 				const char *rname;
-				pathf(q, sizeof(q), "%s.resources.%s", p, kinds[k]);
-				if ((rc = want_object(list, q, err, errlen)) != 0)
+				eobj_pathf(q, sizeof(q), "%s.resources.%s", p, kinds[k]);
+				if ((rc = eobj_want_object(list, q, err, errlen)) != 0)
 					return rc;
 				json_object_foreach(list, rname, v)
 				{
 					char vp[PATH_MAX_LEN];
 					int64_t milli;
-					pathf(vp, sizeof(vp), "%s.%s", q, rname);
-					if ((rc = get_quantity(v, vp, &milli, err, errlen)) != 0)
+					eobj_pathf(vp, sizeof(vp), "%s.%s", q, rname);
+					if ((rc = eobj_get_quantity(v, vp, &milli, err, errlen)) != 0)
 						return rc;
 				}
 			}
 		}
 	}
-	json_t *overhead = field(spec, "overhead"), *v;
+	json_t *overhead = eobj_field(spec, "overhead"), *v;
 	const char *rname;
-	pathf(p, sizeof(p), "%s.spec.overhead", path);
-	if ((rc = want_object(overhead, p, err, errlen)) != 0)
+	eobj_pathf(p, sizeof(p), "%s.spec.overhead", path);
+	if ((rc = eobj_want_object(overhead, p, err, errlen)) != 0)
 		return rc;
 	json_object_foreach(overhead, rname, v)
 	{
 		int64_t milli;
-		pathf(q, sizeof(q), "%s.%s", p, rname);
-		if ((rc = get_quantity(v, q, &milli, err, errlen)) != 0)
+		eobj_pathf(q, sizeof(q), "%s.%s", p, rname);
+		if ((rc = eobj_get_quantity(v, q, &milli, err, errlen)) != 0)
 			return rc;
 	}
-	json_t *selector = field(spec, "nodeSelector");
-	pathf(p, sizeof(p), "%s.spec.nodeSelector", path);
-	if ((rc = want_object(selector, p, err, errlen)) != 0)
+	json_t *selector = eobj_field(spec, "nodeSelector");
+	eobj_pathf(p, sizeof(p), "%s.spec.nodeSelector", path);
+	if ((rc = eobj_want_object(selector, p, err, errlen)) != 0)
 		return rc;
 	json_object_foreach(selector, rname, v)
 		if (!json_is_string(v))
-			return bad(err, errlen, "%s.%s: must be a string, not %s", p, rname, type_name(v));
-	pathf(p, sizeof(p), "%s.spec.tolerations", path);
-	if ((rc = check_tolerations(field(spec, "tolerations"), p, err, errlen)) != 0)
+			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", p, rname, eobj_type_name(v));
+	eobj_pathf(p, sizeof(p), "%s.spec.tolerations", path);
+	if ((rc = check_tolerations(eobj_field(spec, "tolerations"), p, err, errlen)) != 0)
 		return rc;
 	const char *tp = "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
 	json_t *required = obj_path(spec, tp);
-	pathf(p, sizeof(p), "%s.spec.%s", path, tp);
-	if ((rc = want_object(required, p, err, errlen)) != 0)
+	eobj_pathf(p, sizeof(p), "%s.spec.%s", path, tp);
+	if ((rc = eobj_want_object(required, p, err, errlen)) != 0)
 		return rc;
-	json_t *terms = field(required, "nodeSelectorTerms"), *t;
+	json_t *terms = eobj_field(required, "nodeSelectorTerms"), *t;
 	size_t i;
-	pathf(p, sizeof(p), "%s.spec.%s.nodeSelectorTerms", path, tp);
-	if ((rc = want_array(terms, p, err, errlen)) != 0)
+	eobj_pathf(p, sizeof(p), "%s.spec.%s.nodeSelectorTerms", path, tp);
+	if ((rc = eobj_want_array(terms, p, err, errlen)) != 0)
 		return rc;
 	json_array_foreach(terms, i, t)
 	{
-		pathf(q, sizeof(q), "%s[%zu]", p, i);
+		eobj_pathf(q, sizeof(q), "%s[%zu]", p, i);
 		if (!json_is_object(t))
-			return bad(err, errlen, "%s: must be an object, not %s", q, type_name(t));
-		json_t *exprs = field(t, "matchExpressions"), *e;
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", q, eobj_type_name(t));
+		json_t *exprs = eobj_field(t, "matchExpressions"), *e;
 		size_t k;
 		char ep[PATH_MAX_LEN];
-		pathf(ep, sizeof(ep), "%s.matchExpressions", q);
-		if ((rc = want_array(exprs, ep, err, errlen)) != 0)
+		eobj_pathf(ep, sizeof(ep), "%s.matchExpressions", q);
+		if ((rc = eobj_want_array(exprs, ep, err, errlen)) != 0)
 			return rc;
 		json_array_foreach(exprs, k, e)
 		{
@@ -1281,7 +1281,7 @@ static int check_template(json_t *tpl, const char *path, char *err, size_t errle
 			const char *key;
 			json_t *values;
 			int op;
-			pathf(xp, sizeof(xp), "%s.matchExpressions[%zu]", q, k);
+			eobj_pathf(xp, sizeof(xp), "%s.matchExpressions[%zu]", q, k);
 			if ((rc = check_match_expr(e, xp, NULL, expr_ops, 0, &key, &op, &values, err, errlen)) != 0)
 				return rc;
 		}
@@ -1291,7 +1291,7 @@ static int check_template(json_t *tpl, const char *path, char *err, size_t errle
 
 static int dup_into(struct eobj_arena *a, const char *s, const char **out)
 {
-	*out = arena_strdup(a, s);
+	*out = eobj_arena_strdup(a, s);
 	return *out ? 0 : -ENOMEM;
 }
 
@@ -1307,35 +1307,35 @@ static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, s
 	char p[PATH_MAX_LEN], q[PATH_MAX_LEN];
 	int rc;
 
-	if (!(as = out->admission = arena_alloc(&out->arena, 1, sizeof(*as))))
-		return nomem(err, errlen);
+	if (!(as = out->admission = eobj_arena_alloc(&out->arena, 1, sizeof(*as))))
+		return eobj_nomem(err, errlen);
 	if (!adm)
-		return bad(err, errlen, "%s: required when the QuotaReserved condition is True", path);
-	if ((rc = want_object(adm, path, err, errlen)) != 0 ||
-	    (rc = check_keys(adm, path, keys, err, errlen)) != 0 ||
-	    (rc = get_string(adm, "clusterQueue", path, &cq, err, errlen)) != 0)
+		return eobj_bad(err, errlen, "%s: required when the QuotaReserved condition is True", path);
+	if ((rc = eobj_want_object(adm, path, err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(adm, path, keys, err, errlen)) != 0 ||
+	    (rc = eobj_get_string(adm, "clusterQueue", path, &cq, err, errlen)) != 0)
 		return rc;
 	if (!cq || !*cq)
-		return bad(err, errlen, "%s.clusterQueue: required", path);
+		return eobj_bad(err, errlen, "%s.clusterQueue: required", path);
 	if ((rc = check_subdomain(cq, "status.admission.clusterQueue", err, errlen)) != 0)
 		return rc;
 	if (dup_into(&out->arena, cq, &as->cluster_queue) != 0)
-		return nomem(err, errlen);
-	json_t *psas = field(adm, "podSetAssignments"), *psa;
+		return eobj_nomem(err, errlen);
+	json_t *psas = eobj_field(adm, "podSetAssignments"), *psa;
 	size_t i;
-	pathf(p, sizeof(p), "%s.podSetAssignments", path);
-	if ((rc = want_array(psas, p, err, errlen)) != 0)
+	eobj_pathf(p, sizeof(p), "%s.podSetAssignments", path);
+	if ((rc = eobj_want_array(psas, p, err, errlen)) != 0)
 		return rc;
 	if (json_array_size(psas) > 18)
-		return bad(err, errlen, "%s: at most 18 entries", p);
+		return eobj_bad(err, errlen, "%s: at most 18 entries", p);
 	json_array_foreach(psas, i, psa)
 	{
 		const char *name;
-		pathf(p, sizeof(p), "%s.podSetAssignments[%zu]", path, i);
+		eobj_pathf(p, sizeof(p), "%s.podSetAssignments[%zu]", path, i);
 		if (!json_is_object(psa))
-			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(psa));
-		if ((rc = check_keys(psa, p, psa_keys, err, errlen)) != 0 ||
-		    (rc = get_string(psa, "name", p, &name, err, errlen)) != 0)
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(psa));
+		if ((rc = eobj_check_keys(psa, p, psa_keys, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(psa, "name", p, &name, err, errlen)) != 0)
 			return rc;
 		if (!name)
 			name = "main";
@@ -1344,11 +1344,11 @@ static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, s
 			if (!strcmp(out->spec.podsets[ps].name, name))
 				break;
 		if (ps == out->spec.n_podsets)
-			return bad(err, errlen, "%s.name: \"%.64s\" is not a podSet of spec.podSets", p,
+			return eobj_bad(err, errlen, "%s.name: \"%.64s\" is not a podSet of spec.podSets", p,
 				   name);
 		for (size_t k = 0; k < as->n_podsets; k++)
 			if (!strcmp(as->podsets[k].name, name))
-				return bad(err, errlen, "%s.name: duplicate podSet \"%.64s\"", p, name);
+				return eobj_bad(err, errlen, "%s.name: duplicate podSet \"%.64s\"", p, name);
 		const struct eng_podset *sps = &out->spec.podsets[ps];
 		struct eng_podset_assignment *pa = &as->podsets[as->n_podsets];
 		int has;
@@ -1357,55 +1357,55 @@ static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, s
 			return rc;
 		pa->name = sps->name;
 		pa->count = has ? count : sps->count;
-		json_t *flavors = field(psa, "flavors"), *usage = field(psa, "resourceUsage"), *v;
+		json_t *flavors = eobj_field(psa, "flavors"), *usage = eobj_field(psa, "resourceUsage"), *v;
 		const char *res;
-		pathf(q, sizeof(q), "%s.flavors", p);
-		if ((rc = want_object(flavors, q, err, errlen)) != 0)
+		eobj_pathf(q, sizeof(q), "%s.flavors", p);
+		if ((rc = eobj_want_object(flavors, q, err, errlen)) != 0)
 			return rc;
-		pathf(q, sizeof(q), "%s.resourceUsage", p);
-		if ((rc = want_object(usage, q, err, errlen)) != 0)
+		eobj_pathf(q, sizeof(q), "%s.resourceUsage", p);
+		if ((rc = eobj_want_object(usage, q, err, errlen)) != 0)
 			return rc;
 		json_object_foreach(usage, res, v)
 		{
-			if (!field(flavors, res))
-				return bad(err, errlen, "%s.resourceUsage.%s: no flavor for it in flavors", p,
+			if (!eobj_field(flavors, res))
+				return eobj_bad(err, errlen, "%s.resourceUsage.%s: no flavor for it in flavors", p,
 					   res);
 		}
 		json_object_foreach(flavors, res, v)
 		{
-			pathf(q, sizeof(q), "%s.flavors.%s", p, res);
+			eobj_pathf(q, sizeof(q), "%s.flavors.%s", p, res);
 			if (!json_is_string(v))
-				return bad(err, errlen, "%s: must be a string, not %s", q, type_name(v));
+				return eobj_bad(err, errlen, "%s: must be a string, not %s", q, eobj_type_name(v));
 			if ((rc = check_subdomain(json_string_value(v), q, err, errlen)) != 0)
 				return rc;
 			if (pa->n == QUOTA_MAX_RESOURCES)
-				return bad(err, errlen, "%s.flavors: more than %d resources", p,
+				return eobj_bad(err, errlen, "%s.flavors: more than %d resources", p,
 					   QUOTA_MAX_RESOURCES);
 			int64_t amount = 0;
-			json_t *u = field(usage, res);
+			json_t *u = eobj_field(usage, res);
 			if (u) {
-				pathf(q, sizeof(q), "%s.resourceUsage.%s", p, res);
-				if ((rc = get_quantity(u, q, &amount, err, errlen)) != 0)
+				eobj_pathf(q, sizeof(q), "%s.resourceUsage.%s", p, res);
+				if ((rc = eobj_get_quantity(u, q, &amount, err, errlen)) != 0)
 					return rc;
 			} else {
 				/* Kueue always writes resourceUsage; without it, count x request. */
 				for (size_t r = 0; r < sps->pod.n_requests; r++)
 					if (!strcmp(sps->pod.resources[r], res) &&
 					    __builtin_mul_overflow(pa->count, sps->pod.per_pod[r], &amount))
-						return bad(err, errlen, "%s.flavors.%s: usage overflows", p,
+						return eobj_bad(err, errlen, "%s.flavors.%s: usage overflows", p,
 							   res);
 			}
 			if (dup_into(&out->arena, res, &pa->resources[pa->n]) != 0 ||
 			    dup_into(&out->arena, json_string_value(v), &pa->flavors[pa->n]) != 0)
-				return nomem(err, errlen);
+				return eobj_nomem(err, errlen);
 			pa->usage[pa->n] = amount;
 			pa->n++;
 		}
 		/* An admission that charges nothing for a requested resource would let usage
 		 * exceed quota unnoticed. */
 		for (size_t r = 0; r < sps->pod.n_requests; r++)
-			if (!field(flavors, sps->pod.resources[r]))
-				return bad(err, errlen,
+			if (!eobj_field(flavors, sps->pod.resources[r]))
+				return eobj_bad(err, errlen,
 					   "%s.flavors: no flavor for requested resource %s", p,
 					   sps->pod.resources[r]);
 		as->n_podsets++;
@@ -1416,7 +1416,7 @@ static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, s
 			if (!strcmp(as->podsets[k].name, out->spec.podsets[ps].name))
 				break;
 		if (k == as->n_podsets)
-			return bad(err, errlen, "%s.podSetAssignments: no assignment for podSet \"%s\"",
+			return eobj_bad(err, errlen, "%s.podSetAssignments: no assignment for podSet \"%s\"",
 				   path, out->spec.podsets[ps].name);
 	}
 	return 0;
@@ -1426,18 +1426,18 @@ static int condition_status(json_t *wl, const char *type, int *is_true, char *er
 {
 	json_t *conds = obj_path(wl, "status.conditions"), *c;
 	size_t i;
-	int rc = want_array(conds, "status.conditions", err, errlen);
+	int rc = eobj_want_array(conds, "status.conditions", err, errlen);
 	*is_true = 0;
 	if (rc != 0)
 		return rc;
 	json_array_foreach(conds, i, c)
 	{
 		char p[64];
-		pathf(p, sizeof(p), "status.conditions[%zu]", i);
+		eobj_pathf(p, sizeof(p), "status.conditions[%zu]", i);
 		if (!json_is_object(c))
-			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(c));
-		const char *t = json_string_value(field(c, "type"));
-		const char *s = json_string_value(field(c, "status"));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(c));
+		const char *t = json_string_value(eobj_field(c, "type"));
+		const char *s = json_string_value(eobj_field(c, "status"));
 		if (t && !strcmp(t, type))
 			*is_true = s && !strcmp(s, "True");
 	}
@@ -1463,20 +1463,20 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(wl))
-		return bad(err, errlen, "Workload: must be an object");
+		return eobj_bad(err, errlen, "Workload: must be an object");
 	out->obj = json_incref(wl);
-	json_t *spec = field(wl, "spec");
-	if ((rc = check_keys(wl, "", top, err, errlen)) != 0 ||
+	json_t *spec = eobj_field(wl, "spec");
+	if ((rc = eobj_check_keys(wl, "", top, err, errlen)) != 0 ||
 	    (rc = meta_name(wl, 0, &name, err, errlen)) != 0 ||
 	    (rc = meta_namespace(wl, default_namespace, &ns, err, errlen)) != 0 ||
-	    (rc = get_string(field(wl, "metadata"), "creationTimestamp", "metadata", &created, err,
+	    (rc = eobj_get_string(eobj_field(wl, "metadata"), "creationTimestamp", "metadata", &created, err,
 			     errlen)) != 0)
 		return rc;
 	if (!spec)
-		return bad(err, errlen, "spec: required");
-	if ((rc = want_object(spec, "spec", err, errlen)) != 0 ||
-	    (rc = check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
-	    (rc = get_string(spec, "queueName", "spec", &queue, err, errlen)) != 0)
+		return eobj_bad(err, errlen, "spec: required");
+	if ((rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
+	    (rc = eobj_get_string(spec, "queueName", "spec", &queue, err, errlen)) != 0)
 		return rc;
 	if (queue && *queue && (rc = check_subdomain(queue, "spec.queueName", err, errlen)) != 0)
 		return rc;
@@ -1485,10 +1485,10 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 	    dup_into(&out->arena, ns, &s->namespace_name) != 0 ||
 	    dup_into(&out->arena, name, &out->name) != 0 ||
 	    dup_into(&out->arena, queue ? queue : "", &s->queue) != 0)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	if (created) {
 		if (eobj_parse_time(created, &s->queue_time) != 0)
-			return bad(err, errlen,
+			return eobj_bad(err, errlen,
 				   "metadata.creationTimestamp: invalid time \"%.64s\": must be RFC 3339, "
 				   "e.g. 2025-01-02T03:04:05Z",
 				   created);
@@ -1498,54 +1498,54 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 	/* Priority: what Kueue's webhook resolved into spec.priority wins. */
 	if ((rc = get_int(spec, "priority", "spec", INT32_MIN, INT32_MAX, &has, &v, err, errlen)) != 0)
 		return rc;
-	json_t *ref = field(spec, "priorityClassRef");
-	if ((rc = want_object(ref, "spec.priorityClassRef", err, errlen)) != 0 ||
-	    (rc = check_keys(ref, "spec.priorityClassRef", ref_keys, err, errlen)) != 0)
+	json_t *ref = eobj_field(spec, "priorityClassRef");
+	if ((rc = eobj_want_object(ref, "spec.priorityClassRef", err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(ref, "spec.priorityClassRef", ref_keys, err, errlen)) != 0)
 		return rc;
 	if (has) {
 		s->priority = (int32_t)v;
 	} else if (ref) {
 		const char *group, *kind, *cname;
 		const char *rp = "spec.priorityClassRef";
-		if ((rc = get_string(ref, "group", rp, &group, err, errlen)) != 0 ||
-		    (rc = get_string(ref, "kind", rp, &kind, err, errlen)) != 0 ||
-		    (rc = get_string(ref, "name", rp, &cname, err, errlen)) != 0)
+		if ((rc = eobj_get_string(ref, "group", rp, &group, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(ref, "kind", rp, &kind, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(ref, "name", rp, &cname, err, errlen)) != 0)
 			return rc;
 		if (!cname || !*cname)
-			return bad(err, errlen, "spec.priorityClassRef.name: required");
+			return eobj_bad(err, errlen, "spec.priorityClassRef.name: required");
 		int kueue_class = group && !strcmp(group, KUEUE_GROUP) && kind &&
 				  !strcmp(kind, "WorkloadPriorityClass");
 		int pod_class = group && !strcmp(group, "scheduling.k8s.io") && kind &&
 				!strcmp(kind, "PriorityClass");
 		if (!kueue_class && !pod_class)
-			return bad(err, errlen,
+			return eobj_bad(err, errlen,
 				   "spec.priorityClassRef: must be a kueue.x-k8s.io WorkloadPriorityClass or "
 				   "a scheduling.k8s.io PriorityClass");
 		json_t *cls = json_object_get(kueue_class ? wpcs : pcs, cname);
 		if (!cls)
-			return bad(err, errlen, "spec.priorityClassRef.name: %s \"%.64s\" doesn't exist",
+			return eobj_bad(err, errlen, "spec.priorityClassRef.name: %s \"%.64s\" doesn't exist",
 				   kind, cname);
 		s->priority = (int32_t)json_integer_value(json_object_get(cls, "value"));
 	}
-	json_t *active = field(spec, "active");
+	json_t *active = eobj_field(spec, "active");
 	if (active && !json_is_boolean(active))
-		return bad(err, errlen, "spec.active: must be a boolean, not %s", type_name(active));
+		return eobj_bad(err, errlen, "spec.active: must be a boolean, not %s", eobj_type_name(active));
 	out->inactive = json_is_false(active);
 
-	json_t *podsets = field(spec, "podSets"), *ps;
+	json_t *podsets = eobj_field(spec, "podSets"), *ps;
 	size_t i;
-	if ((rc = want_array(podsets, "spec.podSets", err, errlen)) != 0)
+	if ((rc = eobj_want_array(podsets, "spec.podSets", err, errlen)) != 0)
 		return rc;
 	if (json_array_size(podsets) == 0)
-		return bad(err, errlen, "spec.podSets: required: list 1 to 18 podSets");
+		return eobj_bad(err, errlen, "spec.podSets: required: list 1 to 18 podSets");
 	if (json_array_size(podsets) > 18)
-		return bad(err, errlen, "spec.podSets: at most 18 podSets, got %zu",
+		return eobj_bad(err, errlen, "spec.podSets: at most 18 podSets, got %zu",
 			   json_array_size(podsets));
 	size_t n = json_array_size(podsets);
-	struct eng_podset *eps = arena_alloc(&out->arena, n, sizeof(*eps));
+	struct eng_podset *eps = eobj_arena_alloc(&out->arena, n, sizeof(*eps));
 	out->views = calloc(n, sizeof(*out->views));
 	if (!eps || !out->views)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	out->n_views = n;
 	int min_count_seen = 0;
 	json_array_foreach(podsets, i, ps)
@@ -1553,20 +1553,20 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 		const char *psname;
 		char tp[PATH_MAX_LEN];
 		int64_t count = 1, min_count = 0;
-		pathf(p, sizeof(p), "spec.podSets[%zu]", i);
+		eobj_pathf(p, sizeof(p), "spec.podSets[%zu]", i);
 		if (!json_is_object(ps))
-			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(ps));
-		if ((rc = check_keys(ps, p, podset_keys, err, errlen)) != 0 ||
-		    (rc = get_string(ps, "name", p, &psname, err, errlen)) != 0)
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(ps));
+		if ((rc = eobj_check_keys(ps, p, podset_keys, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(ps, "name", p, &psname, err, errlen)) != 0)
 			return rc;
 		if (!psname)
 			psname = "main";
-		pathf(tp, sizeof(tp), "%s.name", p);
+		eobj_pathf(tp, sizeof(tp), "%s.name", p);
 		if ((rc = check_label(psname, tp, err, errlen)) != 0)
 			return rc;
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(eps[k].name, psname))
-				return bad(err, errlen, "%s.name: duplicate podSet \"%s\"", p, psname);
+				return eobj_bad(err, errlen, "%s.name: duplicate podSet \"%s\"", p, psname);
 		if ((rc = get_int(ps, "count", p, 0, INT32_MAX, &has, &v, err, errlen)) != 0)
 			return rc;
 		if (has)
@@ -1575,28 +1575,28 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 			return rc;
 		if (has) {
 			if (v > count)
-				return bad(err, errlen, "%s.minCount: %lld must be at most count (%lld)", p,
+				return eobj_bad(err, errlen, "%s.minCount: %lld must be at most count (%lld)", p,
 					   (long long)v, (long long)count);
 			if (min_count_seen)
-				return bad(err, errlen, "%s.minCount: at most one podSet may set minCount",
+				return eobj_bad(err, errlen, "%s.minCount: at most one podSet may set minCount",
 					   p);
 			min_count_seen = 1;
 			min_count = v;
 		}
 		if (from_job)
-			pathf(tp, sizeof(tp), "spec.template");
+			eobj_pathf(tp, sizeof(tp), "spec.template");
 		else
-			pathf(tp, sizeof(tp), "spec.podSets[%zu].template", i);
-		if ((rc = check_template(field(ps, "template"), tp, err, errlen)) != 0)
+			eobj_pathf(tp, sizeof(tp), "spec.podSets[%zu].template", i);
+		if ((rc = check_template(eobj_field(ps, "template"), tp, err, errlen)) != 0)
 			return rc;
 		char verr[256];
 		rc = podset_view_decode(ps, &out->views[i], verr, sizeof(verr));
 		if (rc == -ENOMEM)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 		if (rc != 0)
-			return bad(err, errlen, "%s: %s", tp, verr);
+			return eobj_bad(err, errlen, "%s: %s", tp, verr);
 		if (dup_into(&out->arena, psname, &eps[i].name) != 0)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 		eps[i].count = count;
 		eps[i].min_count = min_count;
 		eps[i].pod = out->views[i].ps;
@@ -1605,7 +1605,7 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 		for (size_t r = 0; r < eps[i].pod.n_requests; r++) {
 			int64_t total;
 			if (__builtin_mul_overflow(count, eps[i].pod.per_pod[r], &total))
-				return bad(err, errlen,
+				return eobj_bad(err, errlen,
 					   "%s.count: %lld pods x %s request overflows int64 milli-units",
 					   p, (long long)count, eps[i].pod.resources[r]);
 		}
@@ -1614,7 +1614,7 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 	s->podsets = eps;
 
 	int reserved, finished;
-	if ((rc = want_object(field(wl, "status"), "status", err, errlen)) != 0 ||
+	if ((rc = eobj_want_object(eobj_field(wl, "status"), "status", err, errlen)) != 0 ||
 	    (rc = condition_status(wl, "QuotaReserved", &reserved, err, errlen)) != 0 ||
 	    (rc = condition_status(wl, "Finished", &finished, err, errlen)) != 0)
 		return rc;
@@ -1632,7 +1632,7 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 		if (since && eobj_parse_time(since, &reserved_ns) == 0)
 			out->admission->quota_reserved_time = reserved_ns;
 	} else if (adm && !json_is_null(adm)) {
-		return bad(err, errlen,
+		return eobj_bad(err, errlen,
 			   "status.admission: set, but the QuotaReserved condition is not True: "
 			   "an admitted Workload has both, a pending one neither");
 	}
@@ -1652,7 +1652,7 @@ static int job_min_count(const char *s, int64_t count, int64_t *out, char *err, 
 	errno = 0;
 	long long v = strtoll(s, &end, 10);
 	if (!*s || *end || errno || v < 1 || v >= count)
-		return bad(err, errlen,
+		return eobj_bad(err, errlen,
 			   "metadata.annotations[\"" ANNOTATION_JOB_MIN_PARALLELISM "\"]: invalid value "
 			   "\"%.32s\": must be an integer from 1 to %lld (below the Job's pod count %lld)",
 			   s, (long long)count - 1, (long long)count);
@@ -1672,37 +1672,37 @@ int eobj_workload_from_job(json_t *job, const char *default_namespace, json_t *w
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(job))
-		return bad(err, errlen, "Job: must be an object");
-	meta = field(job, "metadata");
-	spec = field(job, "spec");
+		return eobj_bad(err, errlen, "Job: must be an object");
+	meta = eobj_field(job, "metadata");
+	spec = eobj_field(job, "spec");
 	if ((rc = meta_name(job, 0, &name, err, errlen)) != 0 ||
 	    (rc = meta_namespace(job, default_namespace, &ns, err, errlen)) != 0 ||
-	    (rc = get_string(meta, "uid", "metadata", &uid, err, errlen)) != 0 ||
-	    (rc = get_string(meta, "creationTimestamp", "metadata", &created, err, errlen)) != 0 ||
-	    (rc = want_object(field(meta, "labels"), "metadata.labels", err, errlen)) != 0 ||
-	    (rc = want_object(field(meta, "annotations"), "metadata.annotations", err, errlen)) != 0)
+	    (rc = eobj_get_string(meta, "uid", "metadata", &uid, err, errlen)) != 0 ||
+	    (rc = eobj_get_string(meta, "creationTimestamp", "metadata", &created, err, errlen)) != 0 ||
+	    (rc = eobj_want_object(eobj_field(meta, "labels"), "metadata.labels", err, errlen)) != 0 ||
+	    (rc = eobj_want_object(eobj_field(meta, "annotations"), "metadata.annotations", err, errlen)) != 0)
 		return rc;
 	queue = obj_label(job, LABEL_QUEUE_NAME);
 	wpc = obj_label(job, LABEL_PRIORITY_CLASS);
 	min = obj_annotation(job, ANNOTATION_JOB_MIN_PARALLELISM);
 	if (!queue || !*queue)
-		return bad(err, errlen,
+		return eobj_bad(err, errlen,
 			   "metadata.labels[\"" LABEL_QUEUE_NAME "\"]: required: muster manages only "
 			   "Jobs with this label");
 	rc = check_subdomain(queue, "metadata.labels[\"" LABEL_QUEUE_NAME "\"]", err, errlen);
 	if (rc != 0)
 		return rc;
 	if (!spec)
-		return bad(err, errlen, "spec: required");
-	if ((rc = want_object(spec, "spec", err, errlen)) != 0 ||
+		return eobj_bad(err, errlen, "spec: required");
+	if ((rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
 	    (rc = get_int(spec, "parallelism", "spec", 0, INT32_MAX, &has_par, &parallelism, err,
 			  errlen)) != 0 ||
 	    (rc = get_int(spec, "completions", "spec", 0, INT32_MAX, &has_comp, &completions, err,
 			  errlen)) != 0 ||
-	    (rc = check_template(field(spec, "template"), "spec.template", err, errlen)) != 0 ||
+	    (rc = check_template(eobj_field(spec, "template"), "spec.template", err, errlen)) != 0 ||
 	    (rc = get_int(obj_path(spec, "template.spec"), "priority", "spec.template.spec",
 			  INT32_MIN, INT32_MAX, &has_prio, &prio, err, errlen)) != 0 ||
-	    (rc = get_string(obj_path(spec, "template.spec"), "priorityClassName", "spec.template.spec",
+	    (rc = eobj_get_string(obj_path(spec, "template.spec"), "priorityClassName", "spec.template.spec",
 			     &pc, err, errlen)) != 0)
 		return rc;
 	/* workload_new_for_job's count: min(parallelism, completions), parallelism defaulting to
@@ -1716,7 +1716,7 @@ int eobj_workload_from_job(json_t *job, const char *default_namespace, json_t *w
 		return rc;
 	/* The manager's own resolution, so both agree on every Job. */
 	if (job_priority_resolve(job, wpcs, pcs, &jp, verr, sizeof(verr)) != 0)
-		return bad(err, errlen, "%s: %s",
+		return eobj_bad(err, errlen, "%s: %s",
 			   wpc && *wpc ? "metadata.labels[\"" LABEL_PRIORITY_CLASS "\"]" :
 					 "spec.template.spec.priorityClassName",
 			   verr);
@@ -1737,12 +1737,12 @@ int eobj_workload_from_job(json_t *job, const char *default_namespace, json_t *w
 		goto nomem;
 	wl = workload_new_for_job(copy, verr, sizeof(verr));
 	if (!wl) {
-		rc = bad(err, errlen, "cannot convert the Job to a Workload: %s", verr);
+		rc = eobj_bad(err, errlen, "cannot convert the Job to a Workload: %s", verr);
 		goto out;
 	}
 	json_t *ps0 = json_array_get(obj_path(wl, "spec.podSets"), 0);
 	if ((rc = workload_apply_priority(wl, &jp)) != 0) {
-		rc = rc == -ENOMEM ? nomem(err, errlen) : bad(err, errlen, "cannot set the priority");
+		rc = rc == -ENOMEM ? eobj_nomem(err, errlen) : eobj_bad(err, errlen, "cannot set the priority");
 		goto out;
 	}
 	if ((min && json_object_set_new(ps0, "minCount", json_integer(min_count)) != 0) ||
@@ -1752,7 +1752,7 @@ int eobj_workload_from_job(json_t *job, const char *default_namespace, json_t *w
 	rc = decode_workload(wl, ns, wpcs, pcs, 1, out, err, errlen);
 	goto out;
 nomem:
-	rc = nomem(err, errlen);
+	rc = eobj_nomem(err, errlen);
 out:
 	json_decref(wl);
 	json_decref(copy);
@@ -1766,6 +1766,6 @@ void eobj_workload_release(struct eobj_workload *w)
 		podset_view_release(&w->views[i]);
 	free(w->views);
 	json_decref(w->obj);
-	arena_release(&w->arena);
+	eobj_arena_release(&w->arena);
 	memset(w, 0, sizeof(*w));
 }

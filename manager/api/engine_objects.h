@@ -36,6 +36,32 @@ struct eobj_arena {
 	struct eobj_block *blocks;
 };
 
+/* For this module's decoders and the others built the same way (placement_objects.c): n
+ * zeroed elements of size bytes, or a copy of s, owned by the arena; NULL when out of memory.
+ * Releasing frees them all and leaves the arena empty. */
+void *eobj_arena_alloc(struct eobj_arena *a, size_t n, size_t size);
+char *eobj_arena_strdup(struct eobj_arena *a, const char *s);
+void eobj_arena_release(struct eobj_arena *a);
+/* Decoder errors: the message in err (if any); -EINVAL and -ENOMEM ("out of memory"). */
+__attribute__((format(printf, 3, 4))) int eobj_bad(char *err, size_t errlen, const char *fmt, ...);
+int eobj_nomem(char *err, size_t errlen);
+/* Formats a field path for a message, cut to fit: paths hold user-chosen keys, and a function
+ * of its own keeps -Wformat-truncation quiet about it. */
+__attribute__((format(printf, 3, 4))) void eobj_pathf(char *dst, size_t size, const char *fmt, ...);
+
+/* Field readers shared by the decoders: each names the field's path in err and returns 0,
+ * -EINVAL or -ENOMEM. eobj_field is json_object_get that tolerates a non-object;
+ * eobj_type_name says what a value is ("an object", "a list", ...). */
+const char *eobj_type_name(json_t *v);
+json_t *eobj_field(json_t *obj, const char *key);
+int eobj_want_object(json_t *v, const char *path, char *err, size_t errlen);
+int eobj_want_array(json_t *v, const char *path, char *err, size_t errlen);
+int eobj_get_string(json_t *obj, const char *key, const char *prefix, const char **out,
+		    char *err, size_t errlen);
+int eobj_check_keys(json_t *obj, const char *path, const char *const *allowed, char *err,
+		    size_t errlen);
+int eobj_get_quantity(json_t *v, const char *path, int64_t *out, char *err, size_t errlen);
+
 /* ResourceFlavor: metadata.name, spec.nodeLabels, spec.nodeTaints, spec.tolerations. */
 struct eobj_flavor {
 	struct quota_flavor spec;

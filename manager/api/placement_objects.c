@@ -13,94 +13,6 @@
 /* Paths in messages name user-chosen keys (resource names, labels), so give them room. */
 #define PATH_MAX_LEN 512
 
-/* ------------------------------------------------------------------------------ the arena */
-
-struct pobj_block {
-	struct pobj_block *next;
-	max_align_t data[];
-};
-
-static void *arena_alloc(struct pobj_arena *a, size_t n, size_t size)
-{
-	size_t bytes;
-	/* calloc(0) may return NULL; one byte keeps "no elements" distinct from "no memory". */
-	if (__builtin_mul_overflow(n, size, &bytes) || bytes > SIZE_MAX - sizeof(struct pobj_block) - 1)
-		return NULL;
-	struct pobj_block *b = calloc(1, sizeof(*b) + (bytes ? bytes : 1));
-	if (!b)
-		return NULL;
-	b->next = a->blocks;
-	a->blocks = b;
-	return b->data;
-}
-
-static char *arena_strdup(struct pobj_arena *a, const char *s)
-{
-	size_t n = strlen(s);
-	char *p = arena_alloc(a, n + 1, 1);
-	if (p)
-		memcpy(p, s, n + 1);
-	return p;
-}
-
-static void arena_release(struct pobj_arena *a)
-{
-	while (a->blocks) {
-		struct pobj_block *next = a->blocks->next;
-		free(a->blocks);
-		a->blocks = next;
-	}
-}
-
-/* ------------------------------------------------------------------------- messages */
-
-__attribute__((format(printf, 3, 4))) static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (err && errlen)
-		vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-static int nomem(char *err, size_t errlen)
-{
-	if (err && errlen)
-		snprintf(err, errlen, "out of memory");
-	return -ENOMEM;
-}
-
-/* Paths hold user-chosen keys, so they are cut to fit; a function of its own keeps
- * -Wformat-truncation quiet about it. */
-__attribute__((format(printf, 3, 4))) static void pathf(char *dst, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(dst, size, fmt, ap);
-	va_end(ap);
-}
-
-static const char *type_name(json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "a list";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	default:
-		return "null";
-	}
-}
-
 /* A value as a message quotes it: strings cut short, other types by their JSON text. */
 static const char *show(json_t *v, char *buf, size_t size)
 {
@@ -112,99 +24,23 @@ static const char *show(json_t *v, char *buf, size_t size)
 	else if (json_is_real(v))
 		snprintf(buf, size, "%g", json_real_value(v));
 	else
-		snprintf(buf, size, "%s", type_name(v));
+		snprintf(buf, size, "%s", eobj_type_name(v));
 	return buf;
 }
 
 /* --------------------------------------------------------------- typed field access */
 
-/* Absent and null mean the same: Kubernetes drops nulls when it decodes. */
-static json_t *field(json_t *obj, const char *key)
-{
-	json_t *v = json_object_get(obj, key);
-	return json_is_null(v) ? NULL : v;
-}
-
-static int want_object(json_t *v, const char *path, char *err, size_t errlen)
-{
-	if (v && !json_is_object(v))
-		return bad(err, errlen, "%s: must be an object, not %s", path, type_name(v));
-	return 0;
-}
-
-static int want_array(json_t *v, const char *path, char *err, size_t errlen)
-{
-	if (v && !json_is_array(v))
-		return bad(err, errlen, "%s: must be a list, not %s", path, type_name(v));
-	return 0;
-}
-
-/* An optional string field; *out NULL when absent. prefix is the path of obj. */
-static int get_string(json_t *obj, const char *key, const char *prefix, const char **out,
-		      char *err, size_t errlen)
-{
-	json_t *v = field(obj, key);
-	*out = NULL;
-	if (!v)
-		return 0;
-	if (!json_is_string(v))
-		return bad(err, errlen, "%s%s%s: must be a string, not %s", prefix, *prefix ? "." : "",
-			   key, type_name(v));
-	*out = json_string_value(v);
-	return 0;
-}
-
 static int get_bool(json_t *obj, const char *key, const char *prefix, int *out, char *err,
 		    size_t errlen)
 {
-	json_t *v = field(obj, key);
+	json_t *v = eobj_field(obj, key);
 	*out = 0;
 	if (!v)
 		return 0;
 	if (!json_is_boolean(v))
-		return bad(err, errlen, "%s%s%s: must be a boolean, not %s", prefix, *prefix ? "." : "",
-			   key, type_name(v));
+		return eobj_bad(err, errlen, "%s%s%s: must be a boolean, not %s", prefix, *prefix ? "." : "",
+			   key, eobj_type_name(v));
 	*out = json_is_true(v);
-	return 0;
-}
-
-/* Fails on keys outside allowed (NULL-terminated), as kubectl's strict field validation does;
- * only for Kueue's small, fully typed kinds (Nodes and Pods carry far more than is read). */
-static int check_keys(json_t *obj, const char *path, const char *const *allowed, char *err,
-		      size_t errlen)
-{
-	const char *key;
-	json_t *v;
-	json_object_foreach(obj, key, v)
-	{
-		size_t i;
-		for (i = 0; allowed[i]; i++)
-			if (!strcmp(allowed[i], key))
-				break;
-		if (!allowed[i])
-			return bad(err, errlen, "%s%s%s: unknown field", path, *path ? "." : "", key);
-	}
-	return 0;
-}
-
-/* A non-negative Kubernetes quantity within int64 milli-units. */
-static int get_quantity(json_t *v, const char *path, int64_t *out, char *err, size_t errlen)
-{
-	char text[96];
-	if (!json_is_string(v) && !json_is_number(v))
-		return bad(err, errlen, "%s: invalid quantity: must be a string or a number, not %s",
-			   path, type_name(v));
-	int rc = quantity_from_json(v, out);
-	if (rc == -ERANGE)
-		return bad(err, errlen,
-			   "%s: quantity \"%s\" is out of range: muster accounts quantities exactly in "
-			   "int64 milli-units (at most about 9.2e15 units)",
-			   path, show(v, text, sizeof(text)));
-	if (rc != 0)
-		return bad(err, errlen, "%s: invalid quantity \"%s\"", path, show(v, text, sizeof(text)));
-	if (*out < 0)
-		return bad(err, errlen, "%s: invalid quantity \"%s\": must not be negative", path,
-			   show(v, text, sizeof(text)));
 	return 0;
 }
 
@@ -259,38 +95,38 @@ static int is_label_key(const char *s)
 /* metadata.name, required. */
 static int meta_name(json_t *obj, const char **out, char *err, size_t errlen)
 {
-	json_t *meta = field(obj, "metadata");
-	int rc = want_object(meta, "metadata", err, errlen);
-	if (rc != 0 || (rc = get_string(meta, "name", "metadata", out, err, errlen)) != 0)
+	json_t *meta = eobj_field(obj, "metadata");
+	int rc = eobj_want_object(meta, "metadata", err, errlen);
+	if (rc != 0 || (rc = eobj_get_string(meta, "name", "metadata", out, err, errlen)) != 0)
 		return rc;
 	if (!*out || !**out)
-		return bad(err, errlen, "metadata.name: required");
+		return eobj_bad(err, errlen, "metadata.name: required");
 	return 0;
 }
 
 /* A map of strings to strings into the arena, with room for `extra` more entries. */
-static int decode_string_map(struct pobj_arena *a, json_t *m, const char *path, size_t extra,
+static int decode_string_map(struct eobj_arena *a, json_t *m, const char *path, size_t extra,
 			     size_t *n, struct quota_kv **out, char *err, size_t errlen)
 {
 	const char *key;
 	json_t *v;
 	size_t i = 0;
-	int rc = want_object(m, path, err, errlen);
+	int rc = eobj_want_object(m, path, err, errlen);
 	*n = 0;
 	*out = NULL;
 	if (rc != 0)
 		return rc;
-	*out = arena_alloc(a, json_object_size(m) + extra, sizeof(**out));
+	*out = eobj_arena_alloc(a, json_object_size(m) + extra, sizeof(**out));
 	if (!*out)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	json_object_foreach(m, key, v)
 	{
 		if (!json_is_string(v))
-			return bad(err, errlen, "%s.%s: must be a string, not %s", path, key, type_name(v));
-		(*out)[i].key = arena_strdup(a, key);
-		(*out)[i].value = arena_strdup(a, json_string_value(v));
+			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", path, key, eobj_type_name(v));
+		(*out)[i].key = eobj_arena_strdup(a, key);
+		(*out)[i].value = eobj_arena_strdup(a, json_string_value(v));
 		if (!(*out)[i].key || !(*out)[i].value)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 		i++;
 	}
 	*n = i;
@@ -302,49 +138,49 @@ static int decode_string_map(struct pobj_arena *a, json_t *m, const char *path, 
 static const char *const taint_effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", NULL };
 
 /* spec.taints: key and effect required, the effect one of Kubernetes' three. */
-static int decode_node_taints(struct pobj_arena *a, json_t *arr, size_t *n,
+static int decode_node_taints(struct eobj_arena *a, json_t *arr, size_t *n,
 			      const struct quota_taint **out, char *err, size_t errlen)
 {
 	const char *path = "spec.taints";
 	char p[PATH_MAX_LEN];
 	json_t *t;
 	size_t i;
-	int rc = want_array(arr, path, err, errlen);
+	int rc = eobj_want_array(arr, path, err, errlen);
 	*n = 0;
 	*out = NULL;
 	if (rc != 0)
 		return rc;
-	struct quota_taint *q = arena_alloc(a, json_array_size(arr), sizeof(*q));
+	struct quota_taint *q = eobj_arena_alloc(a, json_array_size(arr), sizeof(*q));
 	if (!q)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	json_array_foreach(arr, i, t)
 	{
 		const char *key, *value, *effect;
 		size_t e;
-		pathf(p, sizeof(p), "%s[%zu]", path, i);
+		eobj_pathf(p, sizeof(p), "%s[%zu]", path, i);
 		if (!json_is_object(t))
-			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(t));
-		if ((rc = get_string(t, "key", p, &key, err, errlen)) != 0 ||
-		    (rc = get_string(t, "value", p, &value, err, errlen)) != 0 ||
-		    (rc = get_string(t, "effect", p, &effect, err, errlen)) != 0)
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(t));
+		if ((rc = eobj_get_string(t, "key", p, &key, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(t, "value", p, &value, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(t, "effect", p, &effect, err, errlen)) != 0)
 			return rc;
 		if (!key || !*key)
-			return bad(err, errlen, "%s.key: required", p);
+			return eobj_bad(err, errlen, "%s.key: required", p);
 		if (!effect || !*effect)
-			return bad(err, errlen, "%s.effect: required", p);
+			return eobj_bad(err, errlen, "%s.effect: required", p);
 		for (e = 0; taint_effects[e]; e++)
 			if (!strcmp(taint_effects[e], effect))
 				break;
 		if (!taint_effects[e])
-			return bad(err, errlen,
+			return eobj_bad(err, errlen,
 				   "%s.effect: unsupported value \"%.64s\": must be one of \"NoSchedule\", "
 				   "\"PreferNoSchedule\", \"NoExecute\"",
 				   p, effect);
-		q[i].key = arena_strdup(a, key);
-		q[i].value = arena_strdup(a, value ? value : "");
+		q[i].key = eobj_arena_strdup(a, key);
+		q[i].value = eobj_arena_strdup(a, value ? value : "");
 		q[i].effect = (char *)taint_effects[e]; /* static storage */
 		if (!q[i].key || !q[i].value)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 	}
 	*n = json_array_size(arr);
 	*out = q;
@@ -354,9 +190,9 @@ static int decode_node_taints(struct pobj_arena *a, json_t *arr, size_t *n,
 /* Ready unless a Ready condition says otherwise: inputs written by hand rarely carry status. */
 static int node_ready(json_t *node, char *err, size_t errlen)
 {
-	json_t *conds = field(field(node, "status"), "conditions"), *c;
+	json_t *conds = eobj_field(eobj_field(node, "status"), "conditions"), *c;
 	size_t i;
-	int rc = want_array(conds, "status.conditions", err, errlen);
+	int rc = eobj_want_array(conds, "status.conditions", err, errlen);
 	if (rc != 0)
 		return rc;
 	int ready = 1;
@@ -364,11 +200,11 @@ static int node_ready(json_t *node, char *err, size_t errlen)
 	{
 		char p[64];
 		const char *type, *status;
-		pathf(p, sizeof(p), "status.conditions[%zu]", i);
+		eobj_pathf(p, sizeof(p), "status.conditions[%zu]", i);
 		if (!json_is_object(c))
-			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(c));
-		if ((rc = get_string(c, "type", p, &type, err, errlen)) != 0 ||
-		    (rc = get_string(c, "status", p, &status, err, errlen)) != 0)
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(c));
+		if ((rc = eobj_get_string(c, "type", p, &type, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(c, "status", p, &status, err, errlen)) != 0)
 			return rc;
 		if (type && !strcmp(type, "Ready"))
 			ready = status && !strcmp(status, "True");
@@ -384,20 +220,20 @@ int pobj_node_decode(json_t *node, struct pobj_node *out, char *err, size_t errl
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(node))
-		return bad(err, errlen, "Node: must be an object");
-	json_t *meta = field(node, "metadata"), *spec = field(node, "spec");
-	json_t *status = field(node, "status");
+		return eobj_bad(err, errlen, "Node: must be an object");
+	json_t *meta = eobj_field(node, "metadata"), *spec = eobj_field(node, "spec");
+	json_t *status = eobj_field(node, "status");
 	if ((rc = meta_name(node, &name, err, errlen)) != 0 ||
-	    (rc = want_object(spec, "spec", err, errlen)) != 0 ||
-	    (rc = want_object(status, "status", err, errlen)) != 0 ||
+	    (rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = eobj_want_object(status, "status", err, errlen)) != 0 ||
 	    (rc = get_bool(spec, "unschedulable", "spec", &unschedulable, err, errlen)) != 0)
 		return rc;
-	if (!(s->name = arena_strdup(&out->arena, name)))
-		return nomem(err, errlen);
+	if (!(s->name = eobj_arena_strdup(&out->arena, name)))
+		return eobj_nomem(err, errlen);
 
 	struct quota_kv *labels;
 	size_t n;
-	if ((rc = decode_string_map(&out->arena, field(meta, "labels"), "metadata.labels", 1, &n,
+	if ((rc = decode_string_map(&out->arena, eobj_field(meta, "labels"), "metadata.labels", 1, &n,
 				    &labels, err, errlen)) != 0)
 		return rc;
 	size_t k;
@@ -406,15 +242,15 @@ int pobj_node_decode(json_t *node, struct pobj_node *out, char *err, size_t errl
 			break;
 	if (k == n) {
 		/* The kubelet sets it on every node; a Topology's lowest level is usually it. */
-		labels[n].key = arena_strdup(&out->arena, LABEL_HOSTNAME);
+		labels[n].key = eobj_arena_strdup(&out->arena, LABEL_HOSTNAME);
 		labels[n].value = (char *)s->name;
 		if (!labels[n].key)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 		n++;
 	}
 	s->n_labels = n;
 	s->labels = labels;
-	if ((rc = decode_node_taints(&out->arena, field(spec, "taints"), &s->n_taints, &s->taints,
+	if ((rc = decode_node_taints(&out->arena, eobj_field(spec, "taints"), &s->n_taints, &s->taints,
 				     err, errlen)) != 0)
 		return rc;
 	int ready = node_ready(node, err, errlen);
@@ -423,28 +259,28 @@ int pobj_node_decode(json_t *node, struct pobj_node *out, char *err, size_t errl
 	s->schedulable = !unschedulable && ready;
 
 	const char *rpath = "status.allocatable";
-	json_t *res = field(status, "allocatable");
+	json_t *res = eobj_field(status, "allocatable");
 	if (!res) {
 		rpath = "status.capacity";
-		res = field(status, "capacity");
+		res = eobj_field(status, "capacity");
 	}
-	if ((rc = want_object(res, rpath, err, errlen)) != 0)
+	if ((rc = eobj_want_object(res, rpath, err, errlen)) != 0)
 		return rc;
-	const char **names = arena_alloc(&out->arena, json_object_size(res), sizeof(*names));
-	int64_t *amounts = arena_alloc(&out->arena, json_object_size(res), sizeof(*amounts));
+	const char **names = eobj_arena_alloc(&out->arena, json_object_size(res), sizeof(*names));
+	int64_t *amounts = eobj_arena_alloc(&out->arena, json_object_size(res), sizeof(*amounts));
 	if (!names || !amounts)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	const char *rname;
 	json_t *v;
 	size_t i = 0;
 	json_object_foreach(res, rname, v)
 	{
 		char p[PATH_MAX_LEN];
-		pathf(p, sizeof(p), "%s.%s", rpath, rname);
-		if ((rc = get_quantity(v, p, &amounts[i], err, errlen)) != 0)
+		eobj_pathf(p, sizeof(p), "%s.%s", rpath, rname);
+		if ((rc = eobj_get_quantity(v, p, &amounts[i], err, errlen)) != 0)
 			return rc;
-		if (!(names[i] = arena_strdup(&out->arena, rname)))
-			return nomem(err, errlen);
+		if (!(names[i] = eobj_arena_strdup(&out->arena, rname)))
+			return eobj_nomem(err, errlen);
 		i++;
 	}
 	s->n_resources = i;
@@ -455,7 +291,7 @@ int pobj_node_decode(json_t *node, struct pobj_node *out, char *err, size_t errl
 
 void pobj_node_release(struct pobj_node *n)
 {
-	arena_release(&n->arena);
+	eobj_arena_release(&n->arena);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -474,41 +310,41 @@ static int check_pod_quantities(json_t *spec, char *err, size_t errlen)
 	int rc;
 
 	for (size_t l = 0; l < 2; l++) {
-		json_t *arr = field(spec, lists[l]), *c;
+		json_t *arr = eobj_field(spec, lists[l]), *c;
 		size_t i;
-		pathf(p, sizeof(p), "spec.%s", lists[l]);
-		if ((rc = want_array(arr, p, err, errlen)) != 0)
+		eobj_pathf(p, sizeof(p), "spec.%s", lists[l]);
+		if ((rc = eobj_want_array(arr, p, err, errlen)) != 0)
 			return rc;
 		json_array_foreach(arr, i, c)
 		{
-			pathf(p, sizeof(p), "spec.%s[%zu]", lists[l], i);
+			eobj_pathf(p, sizeof(p), "spec.%s[%zu]", lists[l], i);
 			if (!json_is_object(c))
-				return bad(err, errlen, "%s: must be an object, not %s", p, type_name(c));
-			json_t *res = field(c, "resources");
-			pathf(q, sizeof(q), "%s.resources", p);
-			if ((rc = want_object(res, q, err, errlen)) != 0)
+				return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(c));
+			json_t *res = eobj_field(c, "resources");
+			eobj_pathf(q, sizeof(q), "%s.resources", p);
+			if ((rc = eobj_want_object(res, q, err, errlen)) != 0)
 				return rc;
 			for (size_t k = 0; k < 2; k++) {
-				json_t *list = field(res, kinds[k]);
-				pathf(q, sizeof(q), "%s.resources.%s", p, kinds[k]);
-				if ((rc = want_object(list, q, err, errlen)) != 0)
+				json_t *list = eobj_field(res, kinds[k]);
+				eobj_pathf(q, sizeof(q), "%s.resources.%s", p, kinds[k]);
+				if ((rc = eobj_want_object(list, q, err, errlen)) != 0)
 					return rc;
 				json_object_foreach(list, rname, v)
 				{
-					pathf(vp, sizeof(vp), "%s.%s", q, rname);
-					if ((rc = get_quantity(v, vp, &milli, err, errlen)) != 0)
+					eobj_pathf(vp, sizeof(vp), "%s.%s", q, rname);
+					if ((rc = eobj_get_quantity(v, vp, &milli, err, errlen)) != 0)
 						return rc;
 				}
 			}
 		}
 	}
-	json_t *overhead = field(spec, "overhead");
-	if ((rc = want_object(overhead, "spec.overhead", err, errlen)) != 0)
+	json_t *overhead = eobj_field(spec, "overhead");
+	if ((rc = eobj_want_object(overhead, "spec.overhead", err, errlen)) != 0)
 		return rc;
 	json_object_foreach(overhead, rname, v)
 	{
-		pathf(vp, sizeof(vp), "spec.overhead.%s", rname);
-		if ((rc = get_quantity(v, vp, &milli, err, errlen)) != 0)
+		eobj_pathf(vp, sizeof(vp), "spec.overhead.%s", rname);
+		if ((rc = eobj_get_quantity(v, vp, &milli, err, errlen)) != 0)
 			return rc;
 	}
 	return 0;
@@ -524,25 +360,25 @@ static int pod_requests(struct pobj_pod *out, json_t *spec, char *err, size_t er
 		return rc;
 	json_t *tpl = json_pack("{s:O}", "spec", spec);
 	if (!tpl)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	rc = pod_requests_from_template(tpl, &req, rerr, sizeof(rerr));
 	json_decref(tpl);
 	if (rc == -ENOMEM)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	if (rc != 0)
-		return bad(err, errlen, "spec: %s", rerr);
-	const char **names = arena_alloc(&out->arena, req.n, sizeof(*names));
-	int64_t *amounts = arena_alloc(&out->arena, req.n, sizeof(*amounts));
+		return eobj_bad(err, errlen, "spec: %s", rerr);
+	const char **names = eobj_arena_alloc(&out->arena, req.n, sizeof(*names));
+	int64_t *amounts = eobj_arena_alloc(&out->arena, req.n, sizeof(*amounts));
 	rc = names && amounts ? 0 : -ENOMEM;
 	for (size_t i = 0; rc == 0 && i < req.n; i++) {
 		amounts[i] = req.milli[i];
-		if (!(names[i] = arena_strdup(&out->arena, req.names[i])))
+		if (!(names[i] = eobj_arena_strdup(&out->arena, req.names[i])))
 			rc = -ENOMEM;
 	}
 	size_t n = req.n;
 	pod_requests_release(&req);
 	if (rc != 0)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	s->n_resources = n;
 	s->resources = names;
 	s->requests = amounts;
@@ -552,9 +388,9 @@ static int pod_requests(struct pobj_pod *out, json_t *spec, char *err, size_t er
 /* The controller ownerReference, if it is a batch/v1 Job: its workload key. */
 static int pod_owner(struct pobj_pod *out, json_t *pod, const char *ns, char *err, size_t errlen)
 {
-	json_t *refs = field(field(pod, "metadata"), "ownerReferences"), *r;
+	json_t *refs = eobj_field(eobj_field(pod, "metadata"), "ownerReferences"), *r;
 	size_t i;
-	int rc = want_array(refs, "metadata.ownerReferences", err, errlen);
+	int rc = eobj_want_array(refs, "metadata.ownerReferences", err, errlen);
 	if (rc != 0)
 		return rc;
 	json_array_foreach(refs, i, r)
@@ -562,34 +398,34 @@ static int pod_owner(struct pobj_pod *out, json_t *pod, const char *ns, char *er
 		char p[64], wl[300], key[600], uid_buf[600];
 		const char *api, *kind, *name, *uid;
 		int controller;
-		pathf(p, sizeof(p), "metadata.ownerReferences[%zu]", i);
+		eobj_pathf(p, sizeof(p), "metadata.ownerReferences[%zu]", i);
 		if (!json_is_object(r))
-			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(r));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(r));
 		if ((rc = get_bool(r, "controller", p, &controller, err, errlen)) != 0 ||
-		    (rc = get_string(r, "apiVersion", p, &api, err, errlen)) != 0 ||
-		    (rc = get_string(r, "kind", p, &kind, err, errlen)) != 0 ||
-		    (rc = get_string(r, "name", p, &name, err, errlen)) != 0 ||
-		    (rc = get_string(r, "uid", p, &uid, err, errlen)) != 0)
+		    (rc = eobj_get_string(r, "apiVersion", p, &api, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(r, "kind", p, &kind, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(r, "name", p, &name, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(r, "uid", p, &uid, err, errlen)) != 0)
 			return rc;
 		if (!controller || !api || strcmp(api, "batch/v1") != 0 || !kind ||
 		    strcmp(kind, "Job") != 0)
 			continue;
 		if (!name || !*name)
-			return bad(err, errlen, "%s.name: required", p);
+			return eobj_bad(err, errlen, "%s.name: required", p);
 		if (!uid || !*uid) {
 			/* The simulator's Jobs may have no uid; eobj_workload_from_job uses this. */
 			snprintf(uid_buf, sizeof(uid_buf), "%.290s.%.290s", ns, name);
 			uid = uid_buf;
 		}
 		if ((rc = workload_name_for_job(name, uid, wl, sizeof(wl))) != 0)
-			return rc == -ENOMEM ? nomem(err, errlen) :
-					       bad(err, errlen, "%s: cannot derive the Workload's name", p);
+			return rc == -ENOMEM ? eobj_nomem(err, errlen) :
+					       eobj_bad(err, errlen, "%s: cannot derive the Workload's name", p);
 		snprintf(key, sizeof(key), "%s/%s", ns, wl);
 		const char *podset = obj_label(pod, LABEL_PODSET);
-		out->spec.workload = arena_strdup(&out->arena, key);
-		out->spec.podset = arena_strdup(&out->arena, podset && *podset ? podset : "main");
+		out->spec.workload = eobj_arena_strdup(&out->arena, key);
+		out->spec.podset = eobj_arena_strdup(&out->arena, podset && *podset ? podset : "main");
 		if (!out->spec.workload || !out->spec.podset)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 		return 0;
 	}
 	return 0;
@@ -605,41 +441,41 @@ int pobj_pod_decode(json_t *pod, const char *default_namespace, struct pobj_pod 
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(pod))
-		return bad(err, errlen, "Pod: must be an object");
-	json_t *meta = field(pod, "metadata"), *spec = field(pod, "spec");
-	json_t *status = field(pod, "status");
+		return eobj_bad(err, errlen, "Pod: must be an object");
+	json_t *meta = eobj_field(pod, "metadata"), *spec = eobj_field(pod, "spec");
+	json_t *status = eobj_field(pod, "status");
 	if ((rc = meta_name(pod, &name, err, errlen)) != 0 ||
-	    (rc = get_string(meta, "namespace", "metadata", &ns, err, errlen)) != 0 ||
-	    (rc = want_object(field(meta, "labels"), "metadata.labels", err, errlen)) != 0 ||
-	    (rc = want_object(status, "status", err, errlen)) != 0 ||
-	    (rc = get_string(status, "phase", "status", &phase, err, errlen)) != 0)
+	    (rc = eobj_get_string(meta, "namespace", "metadata", &ns, err, errlen)) != 0 ||
+	    (rc = eobj_want_object(eobj_field(meta, "labels"), "metadata.labels", err, errlen)) != 0 ||
+	    (rc = eobj_want_object(status, "status", err, errlen)) != 0 ||
+	    (rc = eobj_get_string(status, "phase", "status", &phase, err, errlen)) != 0)
 		return rc;
 	if (!ns || !*ns)
 		ns = default_namespace;
 	if (!ns)
-		return bad(err, errlen, "metadata.namespace: required");
+		return eobj_bad(err, errlen, "metadata.namespace: required");
 	if (!spec)
-		return bad(err, errlen, "spec: required");
-	if ((rc = want_object(spec, "spec", err, errlen)) != 0 ||
-	    (rc = get_string(spec, "nodeName", "spec", &node, err, errlen)) != 0)
+		return eobj_bad(err, errlen, "spec: required");
+	if ((rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = eobj_get_string(spec, "nodeName", "spec", &node, err, errlen)) != 0)
 		return rc;
 	snprintf(key, sizeof(key), "%.290s/%.290s", ns, name);
-	if (!(s->key = arena_strdup(&out->arena, key)))
-		return nomem(err, errlen);
+	if (!(s->key = eobj_arena_strdup(&out->arena, key)))
+		return eobj_nomem(err, errlen);
 	if ((rc = pod_requests(out, spec, err, errlen)) != 0 ||
 	    (rc = pod_owner(out, pod, ns, err, errlen)) != 0)
 		return rc;
 	out->terminal = phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
 	if (!node || !*node)
 		return POBJ_POD_UNBOUND;
-	if (!(s->node = arena_strdup(&out->arena, node)))
-		return nomem(err, errlen);
+	if (!(s->node = eobj_arena_strdup(&out->arena, node)))
+		return eobj_nomem(err, errlen);
 	return 0;
 }
 
 void pobj_pod_release(struct pobj_pod *p)
 {
-	arena_release(&p->arena);
+	eobj_arena_release(&p->arena);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -657,55 +493,55 @@ int pobj_topology_decode(json_t *topology, struct pobj_topology *out, char *err,
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(topology))
-		return bad(err, errlen, "Topology: must be an object");
-	json_t *spec = field(topology, "spec");
-	if ((rc = check_keys(topology, "", top, err, errlen)) != 0 ||
+		return eobj_bad(err, errlen, "Topology: must be an object");
+	json_t *spec = eobj_field(topology, "spec");
+	if ((rc = eobj_check_keys(topology, "", top, err, errlen)) != 0 ||
 	    (rc = meta_name(topology, &name, err, errlen)) != 0)
 		return rc;
 	if (!spec)
-		return bad(err, errlen, "spec: required");
-	if ((rc = want_object(spec, "spec", err, errlen)) != 0 ||
-	    (rc = check_keys(spec, "spec", spec_keys, err, errlen)) != 0)
+		return eobj_bad(err, errlen, "spec: required");
+	if ((rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0)
 		return rc;
-	json_t *levels = field(spec, "levels"), *l;
-	if ((rc = want_array(levels, "spec.levels", err, errlen)) != 0)
+	json_t *levels = eobj_field(spec, "levels"), *l;
+	if ((rc = eobj_want_array(levels, "spec.levels", err, errlen)) != 0)
 		return rc;
 	size_t n = json_array_size(levels), i;
 	if (n == 0)
-		return bad(err, errlen, "spec.levels: required: list 1 to %d levels",
+		return eobj_bad(err, errlen, "spec.levels: required: list 1 to %d levels",
 			   TOPOLOGY_MAX_LEVELS);
 	if (n > TOPOLOGY_MAX_LEVELS)
-		return bad(err, errlen, "spec.levels: at most %d levels, got %zu", TOPOLOGY_MAX_LEVELS,
+		return eobj_bad(err, errlen, "spec.levels: at most %d levels, got %zu", TOPOLOGY_MAX_LEVELS,
 			   n);
-	const char **keys = arena_alloc(&out->arena, n, sizeof(*keys));
-	if (!(out->name = arena_strdup(&out->arena, name)) || !keys)
-		return nomem(err, errlen);
+	const char **keys = eobj_arena_alloc(&out->arena, n, sizeof(*keys));
+	if (!(out->name = eobj_arena_strdup(&out->arena, name)) || !keys)
+		return eobj_nomem(err, errlen);
 	json_array_foreach(levels, i, l)
 	{
 		char p[64];
 		const char *label;
-		pathf(p, sizeof(p), "spec.levels[%zu]", i);
+		eobj_pathf(p, sizeof(p), "spec.levels[%zu]", i);
 		if (!json_is_object(l))
-			return bad(err, errlen, "%s: must be an object, not %s", p, type_name(l));
-		if ((rc = check_keys(l, p, level_keys, err, errlen)) != 0 ||
-		    (rc = get_string(l, "nodeLabel", p, &label, err, errlen)) != 0)
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(l));
+		if ((rc = eobj_check_keys(l, p, level_keys, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(l, "nodeLabel", p, &label, err, errlen)) != 0)
 			return rc;
 		if (!label || !*label)
-			return bad(err, errlen, "%s.nodeLabel: required", p);
+			return eobj_bad(err, errlen, "%s.nodeLabel: required", p);
 		if (!is_label_key(label))
-			return bad(err, errlen,
+			return eobj_bad(err, errlen,
 				   "%s.nodeLabel: invalid label key \"%.64s\": an optional DNS subdomain "
 				   "prefix and '/', then at most 63 letters, digits, '-', '_' or '.', "
 				   "starting and ending with a letter or digit",
 				   p, label);
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(keys[k], label))
-				return bad(err, errlen, "%s.nodeLabel: duplicate level \"%.64s\"", p, label);
+				return eobj_bad(err, errlen, "%s.nodeLabel: duplicate level \"%.64s\"", p, label);
 		if (!strcmp(label, LABEL_HOSTNAME) && i != n - 1)
-			return bad(err, errlen,
+			return eobj_bad(err, errlen,
 				   "%s.nodeLabel: " LABEL_HOSTNAME " can only be the lowest (last) level", p);
-		if (!(keys[i] = arena_strdup(&out->arena, label)))
-			return nomem(err, errlen);
+		if (!(keys[i] = eobj_arena_strdup(&out->arena, label)))
+			return eobj_nomem(err, errlen);
 	}
 	out->n_levels = n;
 	out->levels = keys;
@@ -714,7 +550,7 @@ int pobj_topology_decode(json_t *topology, struct pobj_topology *out, char *err,
 
 void pobj_topology_release(struct pobj_topology *t)
 {
-	arena_release(&t->arena);
+	eobj_arena_release(&t->arena);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -764,20 +600,20 @@ int pobj_catalog_set_flavor(struct pobj_catalog *c, json_t *rf, char *err, size_
 	int rc;
 
 	if (!cf)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	if ((rc = eobj_flavor_decode(rf, &cf->f, err, errlen)) != 0 ||
-	    (rc = get_string(field(rf, "spec"), "topologyName", "spec", &topo, err, errlen)) != 0)
+	    (rc = eobj_get_string(eobj_field(rf, "spec"), "topologyName", "spec", &topo, err, errlen)) != 0)
 		goto fail;
 	if (topo && !*topo) {
-		rc = bad(err, errlen, "spec.topologyName: must not be empty");
+		rc = eobj_bad(err, errlen, "spec.topologyName: must not be empty");
 		goto fail;
 	}
 	if (topo && !(cf->topology_name = strdup(topo))) {
-		rc = nomem(err, errlen);
+		rc = eobj_nomem(err, errlen);
 		goto fail;
 	}
 	if (strmap_put(&c->flavors, cf->f.spec.name, cf, &old) != 0) {
-		rc = nomem(err, errlen);
+		rc = eobj_nomem(err, errlen);
 		goto fail;
 	}
 	cat_flavor_free(old);
@@ -799,14 +635,14 @@ int pobj_catalog_set_topology(struct pobj_catalog *c, json_t *topology, char *er
 	int rc;
 
 	if (!t)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	if ((rc = pobj_topology_decode(topology, t, err, errlen)) != 0) {
 		cat_topology_free(t);
 		return rc;
 	}
 	if (strmap_put(&c->topologies, t->name, t, &old) != 0) {
 		cat_topology_free(t);
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	}
 	cat_topology_free(old);
 	return 0;
@@ -871,42 +707,42 @@ static int topology_request(json_t *podset, const char **level, int *required,
 	};
 	static const char *const tr_paths[] = { "topologyRequest.required",
 						"topologyRequest.preferred" };
-	json_t *tr = field(podset, "topologyRequest");
+	json_t *tr = eobj_field(podset, "topologyRequest");
 	const char *req, *pref;
 	int rc;
 
 	*level = *level_path = NULL;
 	*required = *unconstrained = 0;
 	if (tr) {
-		if ((rc = want_object(tr, "topologyRequest", err, errlen)) != 0 ||
-		    (rc = get_string(tr, "required", "topologyRequest", &req, err, errlen)) != 0 ||
-		    (rc = get_string(tr, "preferred", "topologyRequest", &pref, err, errlen)) != 0 ||
+		if ((rc = eobj_want_object(tr, "topologyRequest", err, errlen)) != 0 ||
+		    (rc = eobj_get_string(tr, "required", "topologyRequest", &req, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(tr, "preferred", "topologyRequest", &pref, err, errlen)) != 0 ||
 		    (rc = get_bool(tr, "unconstrained", "topologyRequest", unconstrained, err,
 				   errlen)) != 0)
 			return rc;
 		if ((req != NULL) + (pref != NULL) + (*unconstrained != 0) > 1)
-			return bad(err, errlen,
+			return eobj_bad(err, errlen,
 				   "topologyRequest: set at most one of required, preferred and "
 				   "unconstrained");
 		*level_path = req ? tr_paths[0] : tr_paths[1];
 	} else {
-		json_t *ann = field(field(field(podset, "template"), "metadata"), "annotations");
-		json_t *unc = field(ann, ANNOTATION_UNCONSTRAINED_TOPOLOGY);
-		if ((rc = want_object(ann, ANNOTATIONS_PATH, err, errlen)) != 0)
+		json_t *ann = eobj_field(eobj_field(eobj_field(podset, "template"), "metadata"), "annotations");
+		json_t *unc = eobj_field(ann, ANNOTATION_UNCONSTRAINED_TOPOLOGY);
+		if ((rc = eobj_want_object(ann, ANNOTATIONS_PATH, err, errlen)) != 0)
 			return rc;
-		if ((field(ann, ANNOTATION_REQUIRED_TOPOLOGY) != NULL) +
-			    (field(ann, ANNOTATION_PREFERRED_TOPOLOGY) != NULL) + (unc != NULL) >
+		if ((eobj_field(ann, ANNOTATION_REQUIRED_TOPOLOGY) != NULL) +
+			    (eobj_field(ann, ANNOTATION_PREFERRED_TOPOLOGY) != NULL) + (unc != NULL) >
 		    1)
-			return bad(err, errlen, ANNOTATIONS_PATH ": " ONLY_ONE_ANNOTATION);
-		if ((rc = get_string(ann, ANNOTATION_REQUIRED_TOPOLOGY, ANNOTATIONS_PATH, &req, err,
+			return eobj_bad(err, errlen, ANNOTATIONS_PATH ": " ONLY_ONE_ANNOTATION);
+		if ((rc = eobj_get_string(ann, ANNOTATION_REQUIRED_TOPOLOGY, ANNOTATIONS_PATH, &req, err,
 				     errlen)) != 0 ||
-		    (rc = get_string(ann, ANNOTATION_PREFERRED_TOPOLOGY, ANNOTATIONS_PATH, &pref, err,
+		    (rc = eobj_get_string(ann, ANNOTATION_PREFERRED_TOPOLOGY, ANNOTATIONS_PATH, &pref, err,
 				     errlen)) != 0)
 			return rc;
 		if (unc && (!json_is_string(unc) ||
 			    parse_bool(json_string_value(unc), unconstrained) != 0)) {
 			char text[96];
-			return bad(err, errlen,
+			return eobj_bad(err, errlen,
 				   ANNOTATIONS_PATH "[\"" ANNOTATION_UNCONSTRAINED_TOPOLOGY "\"]: invalid "
 				   "value \"%s\": must be a boolean value",
 				   show(unc, text, sizeof(text)));
@@ -916,7 +752,7 @@ static int topology_request(json_t *podset, const char **level, int *required,
 	*level = req ? req : pref;
 	*required = req != NULL;
 	if (*level && !**level)
-		return bad(err, errlen, "%s: must not be empty", *level_path);
+		return eobj_bad(err, errlen, "%s: must not be empty", *level_path);
 	return 0;
 }
 
@@ -930,16 +766,16 @@ static int merge_flavors(const struct pobj_catalog *c, struct pobj_request *out,
 
 	for (size_t i = 0; i < n; i++) {
 		if (!(fl[i] = pobj_catalog_flavor(c, names[i], NULL)))
-			return bad(err, errlen, "ResourceFlavor \"%.64s\" doesn't exist", names[i]);
+			return eobj_bad(err, errlen, "ResourceFlavor \"%.64s\" doesn't exist", names[i]);
 		n_labels += fl[i]->n_labels;
 		n_tols += fl[i]->n_tolerations;
 		name_len += strlen(names[i]) + 1;
 	}
-	m->labels = arena_alloc(&out->arena, n_labels, sizeof(*m->labels));
-	m->tolerations = arena_alloc(&out->arena, n_tols, sizeof(*m->tolerations));
-	m->name = arena_alloc(&out->arena, name_len + 1, 1);
+	m->labels = eobj_arena_alloc(&out->arena, n_labels, sizeof(*m->labels));
+	m->tolerations = eobj_arena_alloc(&out->arena, n_tols, sizeof(*m->tolerations));
+	m->name = eobj_arena_alloc(&out->arena, name_len + 1, 1);
 	if (!m->labels || !m->tolerations || !m->name)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			strcat(m->name, "+");
@@ -965,7 +801,7 @@ static int merge_flavors(const struct pobj_catalog *c, struct pobj_request *out,
 					if (x < fl[j]->n_labels)
 						break;
 				}
-				return bad(err, errlen,
+				return eobj_bad(err, errlen,
 					   "flavors %.64s and %.64s set node label %.64s to different "
 					   "values (\"%.64s\", \"%.64s\"): no node has both",
 					   names[j], names[i], kv->key, m->labels[k].value, kv->value);
@@ -976,17 +812,17 @@ static int merge_flavors(const struct pobj_catalog *c, struct pobj_request *out,
 	}
 	/* The catalog may replace a flavor while the request lives: copy the strings. */
 	for (size_t k = 0; k < m->n_labels; k++) {
-		m->labels[k].key = arena_strdup(&out->arena, m->labels[k].key);
-		m->labels[k].value = arena_strdup(&out->arena, m->labels[k].value);
+		m->labels[k].key = eobj_arena_strdup(&out->arena, m->labels[k].key);
+		m->labels[k].value = eobj_arena_strdup(&out->arena, m->labels[k].value);
 		if (!m->labels[k].key || !m->labels[k].value)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 	}
 	for (size_t t = 0; t < m->n_tolerations; t++) {
 		struct quota_taint *q = &m->tolerations[t];
-		if ((q->key && !(q->key = arena_strdup(&out->arena, q->key))) ||
-		    (q->value && !(q->value = arena_strdup(&out->arena, q->value))) ||
-		    (q->effect && !(q->effect = arena_strdup(&out->arena, q->effect))))
-			return nomem(err, errlen);
+		if ((q->key && !(q->key = eobj_arena_strdup(&out->arena, q->key))) ||
+		    (q->value && !(q->value = eobj_arena_strdup(&out->arena, q->value))) ||
+		    (q->effect && !(q->effect = eobj_arena_strdup(&out->arena, q->effect))))
+			return eobj_nomem(err, errlen);
 	}
 	return 0;
 }
@@ -1005,7 +841,7 @@ static int flavors_topology(const struct pobj_catalog *c, const char *const *nam
 		if (!tn)
 			continue;
 		if (chosen && strcmp(chosen, tn) != 0)
-			return bad(err, errlen,
+			return eobj_bad(err, errlen,
 				   "flavors %.64s and %.64s name different Topologies (%.64s, %.64s): a "
 				   "podSet is placed within one",
 				   *flavor, names[i], chosen, tn);
@@ -1014,7 +850,7 @@ static int flavors_topology(const struct pobj_catalog *c, const char *const *nam
 		chosen = tn;
 		*flavor = names[i];
 		if (!(*out = pobj_catalog_topology(c, tn)))
-			return bad(err, errlen,
+			return eobj_bad(err, errlen,
 				   "ResourceFlavor %.64s names Topology \"%.64s\", which doesn't exist",
 				   names[i], tn);
 	}
@@ -1050,13 +886,13 @@ int pobj_request_build(const struct pobj_catalog *c, const char *workload_key, j
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(podset))
-		return bad(err, errlen, "podSet: must be an object");
+		return eobj_bad(err, errlen, "podSet: must be an object");
 	out->podset = json_incref(podset);
 	rc = podset_view_decode(podset, &out->view, verr, sizeof(verr));
 	if (rc == -ENOMEM)
-		return nomem(err, errlen);
+		return eobj_nomem(err, errlen);
 	if (rc != 0)
-		return bad(err, errlen, "template: %s", verr);
+		return eobj_bad(err, errlen, "template: %s", verr);
 
 	/* Each distinct flavor once, in the assignment's order. */
 	for (size_t i = 0; i < pa->n && i < QUOTA_MAX_RESOURCES; i++) {
@@ -1073,26 +909,26 @@ int pobj_request_build(const struct pobj_catalog *c, const char *workload_key, j
 	    (rc = flavors_topology(c, names, n_names, &topo, &tflavor, err, errlen)) != 0)
 		return rc;
 	if (level && !topo)
-		return bad(err, errlen,
+		return eobj_bad(err, errlen,
 			   "%s: topology level \"%.64s\" requested, but no flavor of the podSet "
 			   "(%.200s) names a Topology (spec.topologyName)",
 			   level_path, level, n_names ? out->flavor.name : "none");
 	if (level && !level_known(topo, level)) {
 		char levels[600];
 		levels_text(topo, levels, sizeof(levels));
-		return bad(err, errlen,
+		return eobj_bad(err, errlen,
 			   "%s: \"%.64s\" is not a level of Topology %.64s (of flavor %.64s), whose "
 			   "levels are %.300s",
 			   level_path, level, topo->name, tflavor, levels);
 	}
 	if (topo && !unconstrained) {
 		/* Copied: the catalog may replace the Topology while the request lives. */
-		const char **levels = arena_alloc(&out->arena, topo->n_levels, sizeof(*levels));
+		const char **levels = eobj_arena_alloc(&out->arena, topo->n_levels, sizeof(*levels));
 		if (!levels)
-			return nomem(err, errlen);
+			return eobj_nomem(err, errlen);
 		for (size_t i = 0; i < topo->n_levels; i++)
-			if (!(levels[i] = arena_strdup(&out->arena, topo->levels[i])))
-				return nomem(err, errlen);
+			if (!(levels[i] = eobj_arena_strdup(&out->arena, topo->levels[i])))
+				return eobj_nomem(err, errlen);
 		out->topology.n_levels = topo->n_levels;
 		out->topology.levels = levels;
 		/* The level is a string of the podSet, which out holds a reference to. */
@@ -1100,9 +936,9 @@ int pobj_request_build(const struct pobj_catalog *c, const char *workload_key, j
 		out->topology.preferred = required ? NULL : level;
 		out->req.topology = &out->topology;
 	}
-	if (!(out->req.workload = arena_strdup(&out->arena, workload_key)) ||
-	    !(out->req.podset = arena_strdup(&out->arena, pa->name)))
-		return nomem(err, errlen);
+	if (!(out->req.workload = eobj_arena_strdup(&out->arena, workload_key)) ||
+	    !(out->req.podset = eobj_arena_strdup(&out->arena, pa->name)))
+		return eobj_nomem(err, errlen);
 	out->req.count = pa->count;
 	out->req.pod = &out->view.ps;
 	out->req.flavor = n_names ? &out->flavor : NULL;
@@ -1114,13 +950,13 @@ void pobj_request_release(struct pobj_request *r)
 {
 	podset_view_release(&r->view);
 	json_decref(r->podset);
-	arena_release(&r->arena);
+	eobj_arena_release(&r->arena);
 	memset(r, 0, sizeof(*r));
 }
 
 void pobj_plan_release(struct pobj_plan *plan)
 {
-	arena_release(&plan->arena);
+	eobj_arena_release(&plan->arena);
 	memset(plan, 0, sizeof(*plan));
 }
 
@@ -1143,21 +979,21 @@ static int keep_plan(struct pobj_plan *out, const char *podset, int64_t count,
 		     const struct plc_plan *plan)
 {
 	struct pobj_podset_plan *pp = &out->podsets[out->n_podsets];
-	struct plc_slot *slots = arena_alloc(&out->arena, plan ? plan->n_slots : 0, sizeof(*slots));
-	if (!slots || !(pp->podset = arena_strdup(&out->arena, podset)))
+	struct plc_slot *slots = eobj_arena_alloc(&out->arena, plan ? plan->n_slots : 0, sizeof(*slots));
+	if (!slots || !(pp->podset = eobj_arena_strdup(&out->arena, podset)))
 		return -ENOMEM;
 	pp->count = count;
 	pp->slots = slots;
 	if (plan) {
 		for (size_t i = 0; i < plan->n_slots; i++) {
 			slots[i].count = plan->slots[i].count;
-			if (!(slots[i].node = arena_strdup(&out->arena, plan->slots[i].node)))
+			if (!(slots[i].node = eobj_arena_strdup(&out->arena, plan->slots[i].node)))
 				return -ENOMEM;
 		}
 		pp->n_slots = plan->n_slots;
 		if (plan->domain_level && plan->domain_value &&
-		    (!(pp->domain_level = arena_strdup(&out->arena, plan->domain_level)) ||
-		     !(pp->domain_value = arena_strdup(&out->arena, plan->domain_value))))
+		    (!(pp->domain_level = eobj_arena_strdup(&out->arena, plan->domain_level)) ||
+		     !(pp->domain_value = eobj_arena_strdup(&out->arena, plan->domain_value))))
 			return -ENOMEM;
 	}
 	out->n_podsets++;
@@ -1190,7 +1026,7 @@ int pobj_place_workload(struct placement *p, const struct pobj_catalog *c, json_
 		}
 		if (pa->count == 0) {
 			if (keep_plan(out, pa->name, 0, NULL) != 0)
-				rc = nomem(msg, msg_size);
+				rc = eobj_nomem(msg, msg_size);
 			continue;
 		}
 		rc = pobj_request_build(c, key, ps, pa, policy, &req, err, sizeof(err));
@@ -1203,7 +1039,7 @@ int pobj_place_workload(struct placement *p, const struct pobj_catalog *c, json_
 			why[0] = 0;
 			rc = placement_place(p, &req.req, &plan, why, sizeof(why));
 			if (rc == 0 && keep_plan(out, pa->name, pa->count, &plan) != 0)
-				rc = nomem(msg, msg_size);
+				rc = eobj_nomem(msg, msg_size);
 			else if (rc == 1)
 				snprintf(msg, msg_size, "couldn't place pod set %.64s on nodes: %s",
 					 pa->name, why[0] ? why : "no layout fits every pod");

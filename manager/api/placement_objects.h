@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/engine_objects.h"
 #include "api/objects.h"
 #include "core/engine.h"
 #include "core/placement.h"
@@ -47,10 +48,6 @@
 /* The Job controller's completion index: what Kueue's Job integration names as podIndexLabel. */
 #define LABEL_JOB_COMPLETION_INDEX "batch.kubernetes.io/job-completion-index"
 
-struct pobj_block;
-struct pobj_arena {
-	struct pobj_block *blocks;
-};
 
 /* ------------------------------------------------------------------------------ Node (v1) */
 
@@ -65,7 +62,7 @@ struct pobj_arena {
  */
 struct pobj_node {
 	struct plc_node_spec spec;
-	struct pobj_arena arena;
+	struct eobj_arena arena;
 };
 int pobj_node_decode(json_t *node, struct pobj_node *out, char *err, size_t errlen);
 void pobj_node_release(struct pobj_node *n);
@@ -90,7 +87,7 @@ void pobj_node_release(struct pobj_node *n);
 struct pobj_pod {
 	struct plc_pod_spec spec;
 	int terminal;
-	struct pobj_arena arena;
+	struct eobj_arena arena;
 };
 int pobj_pod_decode(json_t *pod, const char *default_namespace, struct pobj_pod *out, char *err,
 		    size_t errlen);
@@ -104,7 +101,7 @@ struct pobj_topology {
 	const char *name;
 	size_t n_levels;
 	const char *const *levels;
-	struct pobj_arena arena;
+	struct eobj_arena arena;
 };
 int pobj_topology_decode(json_t *topology, struct pobj_topology *out, char *err, size_t errlen);
 void pobj_topology_release(struct pobj_topology *t);
@@ -168,7 +165,7 @@ struct pobj_request {
 	struct quota_flavor flavor;
 	struct plc_topology topology;
 	json_t *podset;
-	struct pobj_arena arena;
+	struct eobj_arena arena;
 };
 int pobj_request_build(const struct pobj_catalog *c, const char *workload_key, json_t *podset,
 		       const struct eng_podset_assignment *pa, enum plc_policy policy,
@@ -186,7 +183,7 @@ struct pobj_podset_plan {
 struct pobj_plan {
 	size_t n_podsets;
 	struct pobj_podset_plan podsets[18]; /* in the assignment's order */
-	struct pobj_arena arena;
+	struct eobj_arena arena;
 };
 void pobj_plan_release(struct pobj_plan *plan);
 
