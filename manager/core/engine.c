@@ -2256,7 +2256,8 @@ static void emit_inactive(struct cycle *cx, struct ecq *q)
 }
 
 /* Gives parked workloads another look, those that could fit now (see struct need). */
-static int requeue_parked(struct ecq *q)
+/* Moves the parked workloads that pick() selects back to the heap. */
+static int requeue_parked_if(struct ecq *q, int (*pick)(struct ecq *, const struct ewl *))
 {
 	if (q->parked.n == 0)
 		return 0;
@@ -2266,7 +2267,7 @@ static int requeue_parked(struct ecq *q)
 	uint32_t keep = 0, before = q->heap.n;
 	for (uint32_t i = 0; i < q->parked.n; i++) {
 		struct ewl *w = q->parked.v[i];
-		if (!worth_a_look(q, w)) {
+		if (!pick(q, w)) {
 			w->pos = keep;
 			q->parked.v[keep++] = w;
 			continue;
@@ -2281,6 +2282,17 @@ static int requeue_parked(struct ecq *q)
 	for (uint32_t i = q->heap.n / 2; i-- > 0;)
 		heap_down(&q->heap, i);
 	return 0;
+}
+
+static int requeue_parked(struct ecq *q)
+{
+	return requeue_parked_if(q, worth_a_look);
+}
+
+static int lacks_layout(struct ecq *q, const struct ewl *w)
+{
+	(void)q;
+	return w->no_layout;
 }
 
 /* Holds a waiting preemptor's planned usage for the rest of its tree's turn, so nobody takes
@@ -2861,25 +2873,11 @@ void engine_capacity_changed(struct engine *e)
 	e->no_layout_seen = 0;
 	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
 		struct ecq *q = e->all_cqs[i];
-		int found = q->heap.n && q->heap.v[0]->no_layout; /* a blocked StrictFIFO head */
-		if (q->parked.n && heap_reserve(&q->heap, q->heap.n + q->parked.n) == 0) {
-			uint32_t keep = 0;
-			for (uint32_t k = 0; k < q->parked.n; k++) {
-				struct ewl *w = q->parked.v[k];
-				if (!w->no_layout) {
-					w->pos = keep;
-					q->parked.v[keep++] = w;
-					continue;
-				}
-				w->where = WL_HEAP;
-				(void)heap_push(&q->heap, w); /* reserved */
-				found = 1;
-			}
-			q->parked.n = keep;
-		} else if (q->parked.n) {
+		uint32_t before = q->heap.n;
+		int blocked_head = q->heap.n && q->heap.v[0]->no_layout; /* a StrictFIFO head */
+		if (requeue_parked_if(q, lacks_layout) != 0)
 			e->no_layout_seen = 1; /* out of memory: try again next time */
-		}
-		if (found)
+		if (blocked_head || q->heap.n > before)
 			mark_cq_dirty(e, q);
 	}
 }

@@ -62,7 +62,7 @@ static void mark_queues_dirty(struct mgr *m, json_t *wl)
  * UnsupportedFields condition, so nothing is silently ignored. Written only when it applies. */
 static void report_unsupported(struct mgr *m, const char *key, json_t *wl)
 {
-	char notes[1024] = "", path[1024];
+	char notes[1024] = "";
 	size_t n = 0, i;
 	json_t *ps;
 #define NOTE(cond, text)                                                                             \
@@ -90,9 +90,7 @@ static void report_unsupported(struct mgr *m, const char *key, json_t *wl)
 	}
 	json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
 				  obj_str(wl, "metadata.resourceVersion"), "status", "conditions", conds);
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-		 obj_namespace(wl), obj_name(wl));
-	patch_object(m, path, MGR_WL, key, patch, NULL);
+	patch_workload_status(m, key, wl, patch, NULL);
 }
 
 static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *reason,
@@ -202,7 +200,6 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 			const char *msg)
 {
 	int changed;
-	char path[1024];
 	if (mgr_inflight(m, MGR_WL, key))
 		return;
 	json_t *conds = conditions_with(wl, "QuotaReserved", "False", reason, msg, &changed);
@@ -212,9 +209,7 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 	}
 	json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
 				  obj_str(wl, "metadata.resourceVersion"), "status", "conditions", conds);
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-		 obj_namespace(wl), obj_name(wl));
-	patch_object(m, path, MGR_WL, key, patch, NULL);
+	patch_workload_status(m, key, wl, patch, NULL);
 }
 
 static void on_admitted(struct mgr *m, const char *key, json_t *updated, int ok)
@@ -228,14 +223,7 @@ static void on_admitted(struct mgr *m, const char *key, json_t *updated, int ok)
 			json_object_del(m->assumed, key); /* the watch was faster */
 		else
 			json_object_set(m->assumed, key, updated);
-		json_t *owner = json_array_get(obj_path(updated, "metadata.ownerReferences"), 0);
-		const char *job = json_string_value(json_object_get(owner, "name"));
-		if (job) {
-			char job_key[600];
-			snprintf(job_key, sizeof(job_key), "%s/%s", obj_namespace(updated), job);
-			mgr_mark(m, m->dirty_jobs, job_key);
-		}
-		return;
+		return; /* patch_object's completion marks the Job, which starts it */
 	}
 	/* The write lost (conflict, error): give the quota back and let the cache decide again. */
 	json_object_del(m->assumed, key);
@@ -248,7 +236,7 @@ static void on_admitted(struct mgr *m, const char *key, json_t *updated, int ok)
 static void write_admission(struct mgr *m, const char *key, json_t *wl, const struct eng_assignment *a)
 {
 	json_t *psas = json_array();
-	char qmsg[300], path[1024];
+	char qmsg[300];
 	int changed;
 
 	for (size_t i = 0; i < a->n_podsets && psas; i++) {
@@ -288,9 +276,7 @@ static void write_admission(struct mgr *m, const char *key, json_t *wl, const st
 				  obj_str(wl, "metadata.resourceVersion"), "status", "admission", admission,
 				  "conditions", json_object_get(status, "conditions"));
 	json_decref(tmp);
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-		 obj_namespace(wl), obj_name(wl));
-	if (patch_object(m, path, MGR_WL, key, patch, on_admitted) != 0) {
+	if (patch_workload_status(m, key, wl, patch, on_admitted) != 0) {
 		json_object_del(m->assumed, key);
 		engine_evict(m->engine, key);
 		nodes_release(m, key);
@@ -343,7 +329,6 @@ void workload_evict_pods_ready(struct mgr *m, const char *key, json_t *wl, const
 static void evict_with(struct mgr *m, const char *key, json_t *wl, const char *reason,
 		       const char *message, const char *preempted_reason, json_t *requeue_state)
 {
-	char path[1024];
 	int changed;
 	if (mgr_inflight(m, MGR_WL, key) || condition_true(wl, "Evicted")) {
 		json_decref(requeue_state);
@@ -365,9 +350,7 @@ static void evict_with(struct mgr *m, const char *key, json_t *wl, const char *r
 		json_object_set_new(json_object_get(patch, "status"), "requeueState", requeue_state);
 	else
 		json_decref(requeue_state);
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-		 obj_namespace(wl), obj_name(wl));
-	if (patch_object(m, path, MGR_WL, key, patch, NULL) == 0)
+	if (patch_workload_status(m, key, wl, patch, NULL) == 0)
 		log_info("workload evicted", LF_STR("workload", key), LF_STR("reason", reason),
 			 LF_STR("message", message), LF_END);
 }

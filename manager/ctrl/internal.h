@@ -142,6 +142,9 @@ typedef void (*status_done_fn)(struct mgr *m, const char *key, json_t *updated, 
 #define MGR_POD 'p'
 int patch_object(struct mgr *m, const char *path, char kind, const char *key, json_t *patch,
 		 status_done_fn done);
+/* patch_object on a Workload's status subresource (wl gives its namespace and name). */
+int patch_workload_status(struct mgr *m, const char *key, json_t *wl, json_t *patch,
+			  status_done_fn done);
 /* Whether a write for (kind, key) is in flight; and marking one. */
 int mgr_inflight(struct mgr *m, char kind, const char *key);
 void mgr_inflight_set(struct mgr *m, char kind, const char *key, int on);

@@ -154,7 +154,6 @@ static void release_evicted(struct mgr *m, const char *wl_key, json_t *wl)
 	json_t *evicted = condition_get(wl, "Evicted");
 	const char *reason = json_string_value(json_object_get(evicted, "reason"));
 	const char *message = json_string_value(json_object_get(evicted, "message"));
-	char path[1024];
 	int changed;
 	json_t *tmp = json_deep_copy(wl);
 	json_t *conds = conditions_with(tmp, "QuotaReserved", "False", reason ? reason : "Evicted",
@@ -169,9 +168,7 @@ static void release_evicted(struct mgr *m, const char *wl_key, json_t *wl)
 				  obj_str(wl, "metadata.resourceVersion"), "status", "admission",
 				  "conditions", conds);
 	json_decref(tmp);
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-		 obj_namespace(wl), obj_name(wl));
-	if (patch_object(m, path, MGR_WL, wl_key, patch, NULL) == 0)
+	if (patch_workload_status(m, wl_key, wl, patch, NULL) == 0)
 		log_info("evicted workload requeued", LF_STR("workload", wl_key), LF_END);
 }
 
@@ -200,14 +197,10 @@ static void track_pods_ready(struct mgr *m, const char *key, json_t *job, const 
 	int changed;
 	json_t *conds = conditions_with(wl, "PodsReady", ready ? "True" : "False", reason, msg, &changed);
 	if (conds && changed && !mgr_inflight(m, MGR_WL, wl_key)) {
-		char path[1024];
 		json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
 					  obj_str(wl, "metadata.resourceVersion"), "status", "conditions",
 					  conds);
-		snprintf(path, sizeof(path),
-			 "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-			 obj_namespace(wl), obj_name(wl));
-		patch_object(m, path, MGR_WL, wl_key, patch, NULL);
+		patch_workload_status(m, wl_key, wl, patch, NULL);
 		return; /* decide on the timeout once the condition is written */
 	}
 	json_decref(conds);
@@ -321,11 +314,7 @@ void jobs_reconcile(struct mgr *m, const char *key)
 			json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
 						  obj_str(wl, "metadata.resourceVersion"), "status",
 						  "conditions", conds);
-			char path[1024];
-			snprintf(path, sizeof(path),
-				 "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-				 obj_namespace(wl), obj_name(wl));
-			patch_object(m, path, MGR_WL, wl_key, patch, NULL);
+			patch_workload_status(m, wl_key, wl, patch, NULL);
 			log_info("workload finished", LF_STR("workload", wl_key), LF_STR("reason", how),
 				 LF_END);
 		}

@@ -125,17 +125,22 @@ static void capacity_changed(struct mgr *m)
 	mgr_kick(m);
 }
 
+/* Whether two slim copies are the same but for their resourceVersion: most Node and Pod
+ * updates (heartbeats, conditions, IPs) change nothing placement keeps. */
 static int same_but_version(json_t *a, json_t *b)
 {
-	if (!a || !b)
+	if (!a || !b || !json_equal(json_object_get(a, "spec"), json_object_get(b, "spec")) ||
+	    !json_equal(json_object_get(a, "status"), json_object_get(b, "status")))
 		return 0;
-	json_t *ca = json_deep_copy(a), *cb = json_deep_copy(b);
-	json_object_del(json_object_get(ca, "metadata"), "resourceVersion");
-	json_object_del(json_object_get(cb, "metadata"), "resourceVersion");
-	int same = json_equal(ca, cb);
-	json_decref(ca);
-	json_decref(cb);
-	return same;
+	json_t *ma = json_object_get(a, "metadata"), *mb = json_object_get(b, "metadata");
+	const char *k;
+	json_t *v;
+	if (json_object_size(ma) != json_object_size(mb))
+		return 0;
+	json_object_foreach(ma, k, v)
+		if (strcmp(k, "resourceVersion") != 0 && !json_equal(v, json_object_get(mb, k)))
+			return 0;
+	return 1;
 }
 
 void nodes_on_node(void *arg, struct informer *inf, enum watch_event_type type, const char *key,
@@ -198,6 +203,8 @@ void nodes_on_pod(void *arg, struct informer *inf, enum watch_event_type type, c
 			capacity_changed(m);
 		return;
 	}
+	if (same_but_version(old, obj))
+		return;
 	struct pobj_pod p;
 	char err[256];
 	int rc = pobj_pod_decode(obj, NULL, &p, err, sizeof(err));

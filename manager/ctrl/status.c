@@ -119,6 +119,15 @@ fail:
 	return rc ? rc : -1;
 }
 
+int patch_workload_status(struct mgr *m, const char *key, json_t *wl, json_t *patch,
+			  status_done_fn done)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
+		 obj_namespace(wl), obj_name(wl));
+	return patch_object(m, path, MGR_WL, key, patch, done);
+}
+
 /* A ClusterQueue's spec enters the engine here. What the decoder reports as not implemented
  * (fairSharing, admissionScope, …) is named in the UnsupportedFields condition; admission
  * checks make the queue inactive, since admitting without them would skip them. */

@@ -282,6 +282,40 @@ static void csv_init(struct csv *c, const char *name, const char *data, size_t l
 		c->p += 3; /* a UTF-8 byte order mark */
 }
 
+/* Starts reading a file: the reader set up and its header row read into cols. 0; -ENOMEM; or
+ * -1 for a header that is wrong (reported: csv_finish says REPLAY_INVALID). */
+static int csv_start(struct csv *c, const char *name, const char *data, size_t len, FILE *errout,
+		     struct column *cols, size_t n, size_t *width)
+{
+	csv_init(c, name, data, len, errout);
+	c->scratch = malloc(REPLAY_MAX_LINE + 1);
+	if (!c->scratch)
+		return -ENOMEM;
+	return csv_header(c, cols, n, width);
+}
+
+/* Reads up to the next row with the header's width (others are reported and skipped): 1, or 0
+ * at the end or once `have` reached max rows of `what` (reported). */
+static int csv_row(struct csv *c, size_t width, size_t have, size_t max, const char *what)
+{
+	for (;;) {
+		int rc = csv_next(c);
+		if (rc == 0)
+			return 0;
+		if (rc < 0)
+			continue;
+		if (c->n_fields != width) {
+			problem(c, c->line, "%zu fields, the header has %zu", c->n_fields, width);
+			continue;
+		}
+		if (have == max) {
+			problem(c, c->line, "more than %zu %s", max, what);
+			return 0;
+		}
+		return 1;
+	}
+}
+
 static int csv_finish(struct csv *c)
 {
 	if (c->problems > REPLAY_MAX_PROBLEMS)
@@ -324,28 +358,9 @@ int replay_parse_nodes(const char *name, const char *data, size_t len, struct re
 	strmap_init(&names);
 	if (!c)
 		return REPLAY_FAILED;
-	csv_init(c, name, data, len, errout);
-	c->scratch = malloc(REPLAY_MAX_LINE + 1);
-	if (!c->scratch) {
-		oom = 1;
-		goto done;
-	}
-	if (csv_header(c, cols, NC_COUNT, &width) != 0)
-		goto done;
-	for (;;) {
-		int rc = csv_next(c);
-		if (rc == 0)
-			break;
-		if (rc < 0)
-			continue;
-		if (c->n_fields != width) {
-			problem(c, c->line, "%zu fields, the header has %zu", c->n_fields, width);
-			continue;
-		}
-		if (out->n == REPLAY_MAX_NODES) {
-			problem(c, c->line, "more than %d nodes", REPLAY_MAX_NODES);
-			break;
-		}
+	int rc = csv_start(c, name, data, len, errout, cols, NC_COUNT, &width);
+	oom = rc == -ENOMEM;
+	while (rc == 0 && csv_row(c, width, out->n, REPLAY_MAX_NODES, "nodes")) {
 		struct replay_node nd = { .line = c->line };
 		int64_t gpus = 0;
 		int before = c->problems;
@@ -392,7 +407,6 @@ int replay_parse_nodes(const char *name, const char *data, size_t len, struct re
 			break;
 		}
 	}
-done:;
 	strmap_release(&names, NULL);
 	int status = csv_finish(c);
 	if (!oom && status == REPLAY_OK && out->n == 0) {
@@ -468,28 +482,9 @@ int replay_parse_pods(const char *name, const char *data, size_t len, struct rep
 	out->v = NULL;
 	if (!c)
 		return REPLAY_FAILED;
-	csv_init(c, name, data, len, errout);
-	c->scratch = malloc(REPLAY_MAX_LINE + 1);
-	if (!c->scratch) {
-		oom = 1;
-		goto done;
-	}
-	if (csv_header(c, cols, PC_COUNT, &width) != 0)
-		goto done;
-	for (;;) {
-		int rc = csv_next(c);
-		if (rc == 0)
-			break;
-		if (rc < 0)
-			continue;
-		if (c->n_fields != width) {
-			problem(c, c->line, "%zu fields, the header has %zu", c->n_fields, width);
-			continue;
-		}
-		if (out->n == REPLAY_MAX_PODS) {
-			problem(c, c->line, "more than %d pods", REPLAY_MAX_PODS);
-			break;
-		}
+	int rc = csv_start(c, name, data, len, errout, cols, PC_COUNT, &width);
+	oom = rc == -ENOMEM;
+	while (rc == 0 && csv_row(c, width, out->n, REPLAY_MAX_PODS, "pods")) {
 		struct replay_pod pd = { .line = c->line };
 		int64_t ngpu = 0;
 		int before = c->problems;
@@ -530,7 +525,6 @@ int replay_parse_pods(const char *name, const char *data, size_t len, struct rep
 		}
 		out->v[out->n++] = pd;
 	}
-done:;
 	int status = csv_finish(c);
 	if (!oom && status == REPLAY_OK && out->n == 0) {
 		fprintf(errout, "%s: no pods\n", name);
