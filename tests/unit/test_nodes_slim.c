@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The manager keeps slim copies of Nodes and Pods: what placement and the exact mode need, and
+ * nothing else (watching every pod of a large cluster must stay cheap). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ctrl/internal.h"
+
+static json_t *load(const char *text)
+{
+	json_error_t e;
+	json_t *v = json_loads(text, 0, &e);
+	assert_non_null(v);
+	return v;
+}
+
+static void test_slim_pod_keeps_placement_fields_only(void **state)
+{
+	json_t *pod = load(
+		"{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"resourceVersion\":\"7\","
+		"\"uid\":\"u\",\"annotations\":{\"big\":\"xxxxxxxx\"},"
+		"\"labels\":{\"kueue.x-k8s.io/podset\":\"main\",\"app\":\"x\"},"
+		"\"managedFields\":[{\"manager\":\"kubelet\"}],"
+		"\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"1\",\"controller\":true},"
+		"{\"kind\":\"Other\",\"name\":\"o\",\"uid\":\"2\"}]},"
+		"\"spec\":{\"nodeName\":\"n1\",\"nodeSelector\":{\"a\":\"b\"},"
+		"\"schedulingGates\":[{\"name\":\"g\"}],\"volumes\":[{\"name\":\"v\"}],"
+		"\"containers\":[{\"name\":\"c\",\"image\":\"img\",\"env\":[{\"name\":\"E\"}],"
+		"\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+		"\"initContainers\":[{\"name\":\"i\",\"image\":\"img\",\"restartPolicy\":\"Always\","
+		"\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]},"
+		"\"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.0.1\",\"conditions\":[{}]}}");
+	json_t *want = load(
+		"{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"resourceVersion\":\"7\","
+		"\"labels\":{\"kueue.x-k8s.io/podset\":\"main\"},"
+		"\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"1\",\"controller\":true}]},"
+		"\"spec\":{\"nodeName\":\"n1\",\"nodeSelector\":{\"a\":\"b\"},"
+		"\"schedulingGates\":[{\"name\":\"g\"}],"
+		"\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+		"\"initContainers\":[{\"name\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"2\"}},"
+		"\"restartPolicy\":\"Always\"}]},"
+		"\"status\":{\"phase\":\"Running\"}}");
+	json_t *slim = nodes_slim_pod(NULL, pod);
+	assert_non_null(slim);
+	if (!json_equal(slim, want)) {
+		char *got = json_dumps(slim, JSON_SORT_KEYS);
+		fail_msg("slim pod: %s", got);
+	}
+	json_decref(slim);
+	json_decref(want);
+	json_decref(pod);
+}
+
+static void test_slim_node_keeps_placement_fields_only(void **state)
+{
+	json_t *node = load(
+		"{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"3\",\"uid\":\"u\","
+		"\"labels\":{\"r\":\"1\"},\"annotations\":{\"a\":\"b\"}},"
+		"\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}],"
+		"\"podCIDR\":\"10.0.0.0/24\"},"
+		"\"status\":{\"allocatable\":{\"cpu\":\"8\"},\"capacity\":{\"cpu\":\"9\"},"
+		"\"images\":[{\"names\":[\"x\"]}],"
+		"\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"False\"},"
+		"{\"type\":\"Ready\",\"status\":\"True\",\"lastHeartbeatTime\":\"t\"}]}}");
+	json_t *want = load(
+		"{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"3\",\"labels\":{\"r\":\"1\"}},"
+		"\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]},"
+		"\"status\":{\"allocatable\":{\"cpu\":\"8\"},"
+		"\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+	json_t *slim = nodes_slim_node(NULL, node);
+	assert_non_null(slim);
+	if (!json_equal(slim, want)) {
+		char *got = json_dumps(slim, JSON_SORT_KEYS);
+		fail_msg("slim node: %s", got);
+	}
+	json_decref(slim);
+	json_decref(want);
+	json_decref(node);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_slim_pod_keeps_placement_fields_only),
+		cmocka_unit_test(test_slim_node_keeps_placement_fields_only),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
