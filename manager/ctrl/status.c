@@ -20,7 +20,8 @@ struct patch_ctx {
 	status_done_fn done;
 };
 
-static void mark_owner_job(struct mgr *m, json_t *wl)
+/* Brings a Workload's Job back to jobs_reconcile: now, or after the retry delay. */
+static void mark_owner_job(struct mgr *m, json_t *wl, int later)
 {
 	json_t *owner = json_array_get(obj_path(wl, "metadata.ownerReferences"), 0);
 	const char *job = json_string_value(json_object_get(owner, "name"));
@@ -28,7 +29,10 @@ static void mark_owner_job(struct mgr *m, json_t *wl)
 		return;
 	char key[600];
 	snprintf(key, sizeof(key), "%s/%s", obj_namespace(wl), job);
-	mgr_mark(m, m->dirty_jobs, key);
+	if (later)
+		mgr_retry_key(m, MGR_JOB, key);
+	else
+		mgr_mark(m, m->dirty_jobs, key);
 }
 
 static void on_patched(void *arg, const struct kube_response *resp)
@@ -63,10 +67,12 @@ static void on_patched(void *arg, const struct kube_response *resp)
 		mgr_mark(m, mgr_set_for_kind(m, ctx->kind), ctx->key);
 	/* A Workload's Job skipped its own events while the write was in flight (jobs_reconcile
 	 * waits for it), and the Workload's watch event, which marks the Job, may have come
-	 * before this response: look at the Job once more, or a Job that finished meanwhile
-	 * would never mark its Workload Finished. */
-	if (ok && ctx->kind == MGR_WL)
-		mark_owner_job(m, updated ? updated : informer_get(m->workloads, ctx->key));
+	 * before this response; and a write the Job made (Finished, PodsReady) may have lost to a
+	 * newer Workload. Either way the Job must be looked at once more, or a Job that finished
+	 * meanwhile would never mark its Workload Finished: at once after a success, after the
+	 * retry delay after a failure (so a stale cache can't spin). */
+	if (ctx->kind == MGR_WL)
+		mark_owner_job(m, updated ? updated : informer_get(m->workloads, ctx->key), !ok);
 	json_decref(updated);
 	free(ctx->key);
 	free(ctx);
