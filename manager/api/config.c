@@ -21,6 +21,8 @@ void config_defaults(struct muster_config *cfg)
 	cfg->backoff_max_s = 3600;
 	cfg->placement_mode = PLACEMENT_PREFERRED;
 	cfg->node_feasibility = 1;
+	cfg->client_qps = 300; /* Kueue v1beta2's clientConnection defaults */
+	cfg->client_burst = 500;
 	snprintf(cfg->gpu_resource, sizeof(cfg->gpu_resource), "nvidia.com/gpu");
 }
 
@@ -161,10 +163,41 @@ static int parse_placement(json_t *p, struct muster_config *cfg, char *err, size
 	return 0;
 }
 
+/* clientConnection: {qps, burst}, as Kueue's; kubeconfig stays a command-line flag. */
+static int parse_client_connection(json_t *c, struct muster_config *cfg, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "qps", "burst", NULL };
+	int rc;
+	if (!c)
+		return 0;
+	if (!json_is_object(c)) {
+		snprintf(err, errlen, "clientConnection: must be a mapping");
+		return -EINVAL;
+	}
+	if ((rc = only_keys(c, "clientConnection", keys, err, errlen)) != 0)
+		return rc;
+	json_t *qps = json_object_get(c, "qps"), *burst = json_object_get(c, "burst");
+	if (qps && (!json_is_number(qps) || json_number_value(qps) <= 0 ||
+		    json_number_value(qps) > 1e6)) {
+		snprintf(err, errlen, "clientConnection.qps: must be a number above 0 and at most 1000000");
+		return -EINVAL;
+	}
+	if (burst && (!json_is_integer(burst) || json_integer_value(burst) < 1 ||
+		      json_integer_value(burst) > 1000000)) {
+		snprintf(err, errlen, "clientConnection.burst: must be an integer from 1 to 1000000");
+		return -EINVAL;
+	}
+	if (qps)
+		cfg->client_qps = json_number_value(qps);
+	if (burst)
+		cfg->client_burst = (int)json_integer_value(burst);
+	return 0;
+}
+
 static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
 {
 	static const char *const top[] = { "apiVersion", "kind", "waitForPodsReady", "placement",
-					   NULL };
+					   "clientConnection", NULL };
 	static const char *const wfpr[] = { "enable", "timeout", "recoveryTimeout", "blockAdmission",
 					    "requeuingStrategy", NULL };
 	static const char *const rs[] = { "timestamp", "backoffBaseSeconds", "backoffMaxSeconds",
@@ -184,7 +217,8 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 	}
 	if ((rc = only_keys(doc, "", top, err, errlen)) != 0)
 		return rc;
-	if ((rc = parse_placement(json_object_get(doc, "placement"), cfg, err, errlen)) != 0)
+	if ((rc = parse_placement(json_object_get(doc, "placement"), cfg, err, errlen)) != 0 ||
+	    (rc = parse_client_connection(json_object_get(doc, "clientConnection"), cfg, err, errlen)) != 0)
 		return rc;
 	json_t *w = json_object_get(doc, "waitForPodsReady");
 	if (!w)

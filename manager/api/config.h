@@ -18,9 +18,13 @@
  *                                  # (scheduling gate, then a node per pod) or None
  *     nodeFeasibility: true        # a gang with no node layout stays pending (kueue#407)
  *     gpuResource: nvidia.com/gpu  # the resource tracked GPU by GPU
+ *   clientConnection:              # the apiserver client's rate limit, as Kueue's
+ *     qps: 300                     # requests a second on average
+ *     burst: 500                   # at most this many at once after a quiet spell
  *
  * Defaults follow Kueue v1beta2: waitForPodsReady is on, timeout 30m, recoveryTimeout = timeout,
- * Eviction, 60 s, 3600 s, no limit. A field muster does not know or implement is an error that
+ * Eviction, 60 s, 3600 s, no limit;
+ * clientConnection qps 300, burst 500. A field muster does not know or implement is an error that
  * names it: an operator must never believe a setting is in force when it is not.
  */
 #ifndef MUSTER_CONFIG_H
@@ -45,6 +49,8 @@ struct muster_config {
 	enum placement_mode placement_mode;
 	int node_feasibility;
 	char gpu_resource[CONFIG_NAME_MAX];
+	double client_qps;
+	int client_burst;
 };
 
 /* Kueue's defaults. */

@@ -22,7 +22,12 @@ struct kube_client {
 	uv_timer_t kick; /* hands queued calls to libcurl outside its callbacks */
 	struct kube_config cfg;
 	struct curl_slist *auth_headers;
-	struct kube_call *queued; /* not yet added to the multi handle */
+	struct kube_call *queued, *queued_tail; /* not yet added to the multi handle, FIFO */
+	/* Client-side rate limit (client-go's token bucket): qps tokens a second, at most burst
+	 * saved up; qps <= 0 means none. Every request and watch start takes one token. */
+	double qps, tokens;
+	int burst;
+	uint64_t refilled_ms; /* uv_now() at the last refill */
 	struct kube_call *active; /* added; doubly linked for O(1) removal */
 	int handles_open; /* uv handles not yet closed; the client is freed at zero */
 	int closing;
@@ -61,6 +66,25 @@ static void list_remove(struct kube_call **head, struct kube_call *call)
 	if (call->next)
 		call->next->prev = call->prev;
 	call->prev = call->next = NULL;
+}
+
+/* Appends to the FIFO of queued calls, so the rate limit lets them out in order. */
+static void queue_append(struct kube_client *c, struct kube_call *call)
+{
+	call->next = NULL;
+	call->prev = c->queued_tail;
+	if (c->queued_tail)
+		c->queued_tail->next = call;
+	else
+		c->queued = call;
+	c->queued_tail = call;
+}
+
+static void queue_remove(struct kube_client *c, struct kube_call *call)
+{
+	if (c->queued_tail == call)
+		c->queued_tail = call->prev;
+	list_remove(&c->queued, call);
 }
 
 static void list_push(struct kube_call **head, struct kube_call *call)
@@ -231,9 +255,25 @@ static void on_kick(uv_timer_t *t)
 			call_free(call);
 		}
 	}
+	if (c->qps > 0) {
+		uint64_t now = uv_now(c->loop);
+		c->tokens += (double)(now - c->refilled_ms) * c->qps / 1000.0;
+		if (c->tokens > c->burst)
+			c->tokens = c->burst;
+		c->refilled_ms = now;
+	}
 	while (c->queued) {
 		struct kube_call *call = c->queued;
-		list_remove(&c->queued, call);
+		if (!call->cancelled && c->qps > 0) {
+			if (c->tokens < 1.0) {
+				/* Come back when the next token is due. */
+				uint64_t wait = (uint64_t)((1.0 - c->tokens) * 1000.0 / c->qps) + 1;
+				uv_timer_start(&c->kick, on_kick, wait, 0);
+				break;
+			}
+			c->tokens -= 1.0;
+		}
+		queue_remove(c, call);
 		if (call->cancelled) {
 			call_free(call);
 			continue;
@@ -316,7 +356,7 @@ void kube_client_free(struct kube_client *c)
 	while (c->queued || c->active) {
 		struct kube_call *call = c->queued ? c->queued : c->active;
 		if (call == c->queued) {
-			list_remove(&c->queued, call);
+			queue_remove(c, call);
 		} else {
 			list_remove(&c->active, call);
 			curl_multi_remove_handle(c->multi, call->easy);
@@ -396,7 +436,7 @@ static int call_new(struct kube_client *c, const char *method, const char *path,
 
 static void enqueue(struct kube_client *c, struct kube_call *call)
 {
-	list_push(&c->queued, call);
+	queue_append(c, call);
 	if (!uv_is_active((uv_handle_t *)&c->kick))
 		uv_timer_start(&c->kick, on_kick, 0, 0);
 }
@@ -458,6 +498,14 @@ void kube_call_cancel(struct kube_call *call)
 	struct kube_client *c = call->client;
 	if (!uv_is_active((uv_handle_t *)&c->kick))
 		uv_timer_start(&c->kick, on_kick, 0, 0);
+}
+
+void kube_client_set_rate(struct kube_client *c, double qps, int burst)
+{
+	c->qps = qps;
+	c->burst = burst < 1 ? 1 : burst;
+	c->tokens = c->burst;
+	c->refilled_ms = uv_now(c->loop);
 }
 
 int kube_escape(char *dst, size_t size, const char *s)

@@ -44,6 +44,11 @@ int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_
  * start new calls on this client (they get -ESHUTDOWN). */
 void kube_client_free(struct kube_client *c);
 
+/* Limits how fast calls leave, as client-go's QPS and burst do (Kueue's clientConnection):
+ * qps calls a second on average, bursts of up to burst; calls beyond wait in order. qps <= 0
+ * removes the limit (the default). */
+void kube_client_set_rate(struct kube_client *c, double qps, int burst);
+
 /*
  * Starts a request. method is "GET", "POST", "PUT", "PATCH" or "DELETE"; path starts with '/';
  * body (copied) may be NULL; content_type defaults to application/json when a body is given.

@@ -11,7 +11,10 @@
 #define LIST_PAGE 500
 #define WATCH_TIMEOUT_MIN 300 /* seconds; randomised up to twice this, like client-go */
 #define BACKOFF_START_MS 800
-#define BACKOFF_MAX_MS 30000
+/* Capped low (client-go's reflector goes to 30 s): with jitter a retry comes at most 4 s after
+ * the previous one, so admission resumes within 5 s of the apiserver answering again. A dozen
+ * informers retrying every few seconds is no load for an apiserver that is back. */
+#define BACKOFF_MAX_MS 2000
 
 struct informer {
 	uv_loop_t *loop;

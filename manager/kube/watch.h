@@ -3,7 +3,8 @@
  * Informers: a list+watch cache of one resource type. The informer lists (in pages), then
  * watches from the list's resourceVersion; on a 410 it lists again and reports the difference
  * as events, so the cache and its consumers never miss a change. Errors back off exponentially
- * (0.8 s doubling to 30 s, with jitter), as client-go's reflector does.
+ * (0.8 s doubling to 2 s, plus up to as much again in jitter), as client-go's reflector
+ * does but capped lower, so a watch resumes within seconds of the apiserver's return.
  *
  * The store maps "namespace/name" (or "name" for cluster-scoped kinds) to the latest object.
  * Objects in the store are never modified in place: an update replaces the whole object.

@@ -114,6 +114,12 @@ static void test_config_refusals_name_the_field(void **state)
 		{ "placement: {gpuResource: \"\"}\n", "placement.gpuResource: must be a resource name" },
 		{ "placement: {spread: true}\n", "placement.spread: unknown" },
 		{ "placement: 1\n", "placement: must be a mapping" },
+		{ "clientConnection: {qps: 0}\n", "clientConnection.qps: must be a number above 0" },
+		{ "clientConnection: {qps: fast}\n", "clientConnection.qps: must be a number above 0" },
+		{ "clientConnection: {burst: 0}\n", "clientConnection.burst: must be an integer from 1" },
+		{ "clientConnection: {burst: 2.5}\n", "clientConnection.burst: must be an integer from 1" },
+		{ "clientConnection: {kubeconfig: x}\n", "clientConnection.kubeconfig: unknown" },
+		{ "clientConnection: []\n", "clientConnection: must be a mapping" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct muster_config c;
@@ -122,6 +128,18 @@ static void test_config_refusals_name_the_field(void **state)
 		if (!strstr(err, cases[i].expect))
 			fail_msg("case %zu: error \"%s\" lacks \"%s\"", i, err, cases[i].expect);
 	}
+}
+
+static void test_config_client_connection(void **state)
+{
+	struct muster_config c;
+	char err[256] = "";
+	config_defaults(&c);
+	assert_true(c.client_qps == 300 && c.client_burst == 500); /* Kueue's defaults */
+	assert_int_equal(parse("clientConnection: {qps: 50, burst: 100}\n", &c, err, sizeof(err)), 0);
+	assert_true(c.client_qps == 50 && c.client_burst == 100);
+	assert_int_equal(parse("clientConnection: {qps: 2.5}\n", &c, err, sizeof(err)), 0);
+	assert_true(c.client_qps == 2.5 && c.client_burst == 500);
 }
 
 static void test_config_durations(void **state)
@@ -185,6 +203,7 @@ int main(void)
 		cmocka_unit_test(test_config_refusals_name_the_field),
 		cmocka_unit_test(test_config_durations),
 		cmocka_unit_test(test_config_load_names_the_file),
+		cmocka_unit_test(test_config_client_connection),
 		cmocka_unit_test(test_time_rfc3339_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
