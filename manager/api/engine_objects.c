@@ -964,8 +964,8 @@ int eobj_cohort_decode(json_t *cohort, struct eobj_cohort *out, char *err, size_
 		return rc;
 	if (parent && *parent && (rc = check_subdomain(parent, "spec.parentName", err, errlen)) != 0)
 		return rc;
-	if (parent && !strcmp(parent, name))
-		return eobj_bad(err, errlen, "spec.parentName: a cohort can't be its own parent");
+	/* A cohort that names itself as parent is a cycle of one: the API accepts it, and the
+	 * engine makes its ClusterQueues inactive as it does for any cohort cycle. */
 	if (!(s->name = eobj_arena_strdup(&out->arena, name)))
 		return eobj_nomem(err, errlen);
 	if (parent && *parent && !(s->parent = eobj_arena_strdup(&out->arena, parent)))

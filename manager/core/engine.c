@@ -40,6 +40,7 @@
  *  - Admissions are charged per podSet and flavor as given; Kueue's last "fits" check before
  *    admitting is kept (and never fails unless the assignment is wrong).
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -2882,6 +2883,72 @@ void engine_capacity_changed(struct engine *e)
 	}
 }
 
+/* What a slot's usage pushes up to its parent: the part beyond its local quota. */
+static int64_t beyond_local(const struct qslot *q)
+{
+	int64_t over = sat_sub(q->usage, q->local);
+	return over > 0 ? over : 0;
+}
+
+/* The engine's invariant, recomputed from scratch: a ClusterQueue's usage per (flavor,
+ * resource) is the sum of what its admitted workloads are charged, and a cohort's is what its
+ * children use beyond the quota they keep for themselves (what q_add_usage pushes up). */
+int engine_check(const struct engine *e, char *msg, size_t size)
+{
+	if (e->topology_dirty || e->n_phantoms)
+		return 0; /* mid-change: the next build recomputes usage */
+	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
+		const struct ecq *q = e->all_cqs[i];
+		uint32_t n = 0;
+		for (uint32_t s = 0; s < q->node.n_slots; s++) {
+			int64_t want = 0;
+			for (const struct ewl *w = q->adm_head; w; w = w->adm_next)
+				for (uint32_t k = 0; w->adm && k < w->adm->n_items; k++)
+					if (w->adm->items[k].slot == (int32_t)s)
+						want = sat_add(want, w->adm->items[k].amount);
+			if (want != q->node.slots[s].usage) {
+				snprintf(msg, size, "ClusterQueue %s: usage of %s/%s is %lld, its admitted "
+					 "workloads add up to %lld", q->name, q->node.slots[s].flavor,
+					 q->node.slots[s].resource, (long long)q->node.slots[s].usage,
+					 (long long)want);
+				return -EPROTO;
+			}
+		}
+		for (const struct ewl *w = q->adm_head; w; w = w->adm_next)
+			n++;
+		if (n != q->n_admitted) {
+			snprintf(msg, size, "ClusterQueue %s: %u admitted counted, %u listed", q->name,
+				 q->n_admitted, n);
+			return -EPROTO;
+		}
+	}
+	for (uint32_t i = 0; i < e->n_all_cohorts; i++) {
+		const struct ecohort *c = e->all_cohorts[i];
+		for (uint32_t s = 0; s < c->node.n_slots; s++) {
+			int64_t want = 0;
+			for (uint32_t k = 0; k < c->n_child_cqs; k++) {
+				const struct qnode *ch = &c->child_cqs[k]->node;
+				for (uint32_t cs = 0; ch->parent == &c->node && cs < ch->n_slots; cs++)
+					if (ch->slots[cs].parent_slot == (int32_t)s)
+						want = sat_add(want, beyond_local(&ch->slots[cs]));
+			}
+			for (uint32_t k = 0; k < c->n_child_cohorts; k++) {
+				const struct qnode *ch = &c->child_cohorts[k]->node;
+				for (uint32_t cs = 0; ch->parent == &c->node && cs < ch->n_slots; cs++)
+					if (ch->slots[cs].parent_slot == (int32_t)s)
+						want = sat_add(want, beyond_local(&ch->slots[cs]));
+			}
+			if (want != c->node.slots[s].usage) {
+				snprintf(msg, size, "cohort %s: usage of %s/%s is %lld, its children push up "
+					 "%lld", c->name, c->node.slots[s].flavor, c->node.slots[s].resource,
+					 (long long)c->node.slots[s].usage, (long long)want);
+				return -EPROTO;
+			}
+		}
+	}
+	return 0;
+}
+
 int engine_cycle(struct engine *e, eng_decision_fn fn, void *arg)
 {
 	struct cycle cx = { e, fn, arg, 0 };
@@ -2907,6 +2974,16 @@ int engine_cycle(struct engine *e, eng_decision_fn fn, void *arg)
 		}
 	}
 	e->n_dirty_trees = 0;
+#ifndef NDEBUG
+	{
+		/* Debug builds check the invariant after every cycle. */
+		char why[512];
+		if (engine_check(e, why, sizeof(why)) != 0) {
+			fprintf(stderr, "engine invariant broken: %s\n", why);
+			assert(!"engine invariant broken");
+		}
+	}
+#endif
 	return cx.actions;
 }
 

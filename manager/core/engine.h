@@ -283,4 +283,10 @@ int engine_cq_counts(const struct engine *e, const char *cq, size_t *pending, si
  * and valid until the next engine call. */
 const struct eng_assignment *engine_admission(const struct engine *e, const char *key);
 
+/* Recomputes every ClusterQueue's and cohort's usage from the admitted workloads and compares
+ * it with what the engine keeps. 0, or -EPROTO with msg saying where they differ. Debug builds
+ * run it after every cycle; the property test after every operation. Costs a walk over every
+ * admitted workload. */
+int engine_check(const struct engine *e, char *msg, size_t size);
+
 #endif

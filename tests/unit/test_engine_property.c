@@ -293,6 +293,10 @@ static void model(struct world *w)
 
 static void check(struct world *w, const char *after)
 {
+	char why[512];
+	/* The engine's own self-check agrees with this test's independent model below. */
+	if (engine_check(w->e, why, sizeof(why)) != 0)
+		fail_msg("op %ld (%s): engine_check: %s", w->ops, after, why);
 	model(w);
 	size_t n_adm[MAX_CQS] = { 0 };
 	for (int id = 0; id < w->n_wl; id++)
