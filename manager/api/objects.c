@@ -75,9 +75,16 @@ int condition_true(json_t *obj, const char *type)
 	return s && !strcmp(s, "True");
 }
 
+static int64_t (*clock_source)(void);
+
+void time_set_clock(int64_t (*now_ms)(void))
+{
+	clock_source = now_ms;
+}
+
 void time_now_rfc3339(char *buf, size_t size)
 {
-	time_t now = time(NULL);
+	time_t now = (time_t)(time_now_ms() / 1000);
 	struct tm tm;
 	gmtime_r(&now, &tm);
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -85,6 +92,8 @@ void time_now_rfc3339(char *buf, size_t size)
 
 int64_t time_now_ms(void)
 {
+	if (clock_source)
+		return clock_source();
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;

@@ -55,6 +55,9 @@ void time_now_rfc3339(char *buf, size_t size);
 /* The current time and an RFC 3339 time ("…Z", fractional seconds allowed) in ms since the
  * epoch. time_parse_rfc3339 returns 0, or -EINVAL for anything else. */
 int64_t time_now_ms(void);
+/* Replaces the wall clock both read (NULL: the real one again). For tests, which move time
+ * themselves; everything that stamps or compares times goes through time_now_ms. */
+void time_set_clock(int64_t (*now_ms)(void));
 int time_parse_rfc3339(const char *s, int64_t *ms);
 void time_format_rfc3339(int64_t ms, char *buf, size_t size);
 

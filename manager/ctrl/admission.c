@@ -14,48 +14,31 @@
 #include "ctrl/internal.h"
 #include "util/log.h"
 
-
-const char *workload_cluster_queue(struct mgr *m, json_t *wl, char *msg, size_t msglen)
+int workload_write_status(struct mgr *m, const char *key, json_t *wl, json_t *status,
+			  write_done_fn done)
 {
-	const char *queue = obj_str(wl, "spec.queueName");
-	char key[600];
-	if (!queue || !*queue) {
-		snprintf(msg, msglen, "Workload has no queueName");
-		return NULL;
-	}
-	snprintf(key, sizeof(key), "%s/%s", obj_namespace(wl), queue);
-	json_t *lq = informer_get(m->lqs, key);
-	if (!lq) {
-		snprintf(msg, msglen, "LocalQueue %s doesn't exist", queue);
-		return NULL;
-	}
-	const char *stop = obj_str(lq, "spec.stopPolicy");
-	if (stop && strcmp(stop, "None") != 0) {
-		snprintf(msg, msglen, "LocalQueue %s is stopped", queue);
-		return NULL;
-	}
-	const char *cq = obj_str(lq, "spec.clusterQueue");
-	if (!cq || !informer_get(m->cqs, cq)) {
-		snprintf(msg, msglen, "ClusterQueue %s doesn't exist", cq ? cq : "(unset)");
-		return NULL;
-	}
-	return cq;
+	char path[1024];
+	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
+		 obj_namespace(wl), obj_name(wl));
+	return writer_merge_patch(m, K_WORKLOAD, key, path,
+				  status ? json_pack("{s:o}", "status", status) : NULL,
+				  obj_str(wl, "metadata.resourceVersion"), done);
 }
 
-static void mark_queues_dirty(struct mgr *m, json_t *wl)
+void workload_mark_owner(struct mgr *m, json_t *wl)
 {
-	char key[600];
-	const char *queue = obj_str(wl, "spec.queueName");
-	const char *cq = obj_str(wl, "status.admission.clusterQueue");
-	char msg[256];
-	if (queue) {
-		snprintf(key, sizeof(key), "%s/%s", obj_namespace(wl), queue);
-		json_object_set(m->dirty_lqs, key, json_true());
+	size_t i;
+	json_t *o;
+	json_array_foreach(obj_path(wl, "metadata.ownerReferences"), i, o)
+	{
+		const char *kind = json_string_value(json_object_get(o, "kind"));
+		const char *name = json_string_value(json_object_get(o, "name"));
+		char job_key[600];
+		if (kind && name && !strcmp(kind, "Job") && obj_namespace(wl)) {
+			snprintf(job_key, sizeof(job_key), "%s/%s", obj_namespace(wl), name);
+			state_mark(m, K_JOB, job_key);
+		}
 	}
-	if (!cq)
-		cq = workload_cluster_queue(m, wl, msg, sizeof(msg));
-	if (cq)
-		json_object_set(m->dirty_cqs, cq, json_true());
 }
 
 /* Names what a Workload (or its Job) asks for that muster does not implement yet, in an
@@ -80,7 +63,7 @@ static void report_unsupported(struct mgr *m, const char *key, json_t *wl)
 	NOTE(obj_path(wl, "spec.maximumExecutionTimeSeconds"),
 	     "spec.maximumExecutionTimeSeconds is not enforced yet");
 #undef NOTE
-	if (!notes[0] || mgr_inflight(m, MGR_WL, key))
+	if (!notes[0] || writer_busy(m, K_WORKLOAD, key))
 		return;
 	int changed;
 	json_t *conds = conditions_with(wl, "UnsupportedFields", "True", "NotImplemented", notes, &changed);
@@ -88,9 +71,7 @@ static void report_unsupported(struct mgr *m, const char *key, json_t *wl)
 		json_decref(conds);
 		return;
 	}
-	json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
-				  obj_str(wl, "metadata.resourceVersion"), "status", "conditions", conds);
-	patch_workload_status(m, key, wl, patch, NULL);
+	workload_write_status(m, key, wl, json_pack("{s:o}", "conditions", conds), NULL);
 }
 
 static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *reason,
@@ -101,30 +82,24 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
  * finished and deleted ones forgotten. */
 void workload_reconcile(struct mgr *m, const char *key)
 {
-	json_t *wl = informer_get(m->workloads, key);
+	json_t *wl = store_get(m, K_WORKLOAD, key);
 	json_t *assumed = json_object_get(m->assumed, key);
 	struct eobj_workload w;
 	char err[512];
 
 	m->admission_needed = 1;
 	if (!wl) {
-		json_object_del(m->pending, key);
-		if (assumed) {
-			mark_queues_dirty(m, assumed);
-			json_object_del(m->assumed, key);
-		}
+		keyset_del(&m->pending, key);
+		json_object_del(m->assumed, key);
 		engine_remove_workload(m->engine, key);
 		nodes_release(m, key);
-		/* Freed quota may let others in. Status of every queue is recomputed cheaply. */
-		const char *k;
-		json_t *v;
-		json_object_foreach(informer_store(m->cqs), k, v)
-			json_object_set(m->dirty_cqs, k, json_true());
-		json_object_foreach(informer_store(m->lqs), k, v)
-			json_object_set(m->dirty_lqs, k, json_true());
+		queues_forget(m, key);
 		return;
 	}
-	mark_queues_dirty(m, wl);
+	/* Whatever happened to the Workload (an event, one of our writes landing or failing), its
+	 * Job looks again: a Job that finished while a Workload write was in flight skipped its
+	 * own event, and the Workload's event may have come before the write's answer. */
+	workload_mark_owner(m, wl);
 	if (assumed) {
 		/* Our admission is in flight or not yet seen by the watch: the engine's charge
 		 * stands. Only muster reserves quota, so once the cache shows the reservation the
@@ -133,13 +108,32 @@ void workload_reconcile(struct mgr *m, const char *key)
 			return;
 		json_object_del(m->assumed, key);
 	}
-	if (eobj_workload_decode(wl, NULL, informer_store(m->wpcs), informer_store(m->pcs), &w, err,
+	/* A write of ours landed and the cache still shows the version it was decided on:
+	 * deciding again now would repeat it. The watch event brings the new version. */
+	if (writer_lagging(m, K_WORKLOAD, key, obj_str(wl, "metadata.resourceVersion")))
+		return;
+	if (obj_path(wl, "status.admission") && !json_is_null(obj_path(wl, "status.admission")) &&
+	    !condition_true(wl, "QuotaReserved") && !condition_true(wl, "Finished")) {
+		/* Half-written by someone else (e.g. a server-side apply that cleared the
+		 * reservation but could not remove the admission we merge-patched): the Workload
+		 * is pending, as Kueue treats it; clear the stale admission. */
+		engine_remove_workload(m->engine, key);
+		nodes_release(m, key);
+		keyset_add(&m->pending, key);
+		queues_track(m, key);
+		if (!writer_busy(m, K_WORKLOAD, key) &&
+		    workload_write_status(m, key, wl, json_pack("{s:n}", "admission"), NULL) == 0)
+			log_info("clearing a stale admission", LF_STR("workload", key), LF_END);
+		return;
+	}
+	if (eobj_workload_decode(wl, NULL, m->stores[K_WPC], m->stores[K_PC], &w, err,
 				 sizeof(err)) != 0) {
 		/* A Workload muster can't read (a class that doesn't exist, a bad quantity) waits,
 		 * and says why, rather than being admitted on a guess. */
 		engine_remove_workload(m->engine, key);
-		json_object_set(m->pending, key, json_true());
+		keyset_add(&m->pending, key);
 		set_pending(m, key, wl, "Inadmissible", err);
+		queues_track(m, key);
 		return;
 	}
 	int rc = 0;
@@ -149,12 +143,12 @@ void workload_reconcile(struct mgr *m, const char *key)
 		nodes_release(m, key);
 	if (w.finished) {
 		engine_remove_workload(m->engine, key);
-		json_object_del(m->pending, key);
+		keyset_del(&m->pending, key);
 	} else if (w.admitted) {
 		rc = engine_add_workload(m->engine, &w.spec);
 		if (rc == 0)
 			rc = engine_set_admitted(m->engine, key, w.admission);
-		json_object_del(m->pending, key);
+		keyset_del(&m->pending, key);
 		if (w.inactive)
 			workload_evict(m, key, wl, "Deactivated", "The workload is deactivated", NULL);
 	} else {
@@ -163,17 +157,17 @@ void workload_reconcile(struct mgr *m, const char *key)
 			engine_evict(m->engine, key);
 		if (w.inactive) {
 			engine_remove_workload(m->engine, key);
-			json_object_del(m->pending, key);
+			keyset_del(&m->pending, key);
 		} else if (time_parse_rfc3339(obj_str(wl, "status.requeueState.requeueAt"), &requeue_at) == 0 &&
-			   requeue_at > time_now_ms()) {
+			   requeue_at > m->now_ms()) {
 			/* Backing off after a PodsReadyTimeout eviction: out of the queue until then. */
 			char wait[200], at[32];
 			engine_remove_workload(m->engine, key);
-			json_object_set(m->pending, key, json_true());
+			keyset_add(&m->pending, key);
 			time_format_rfc3339(requeue_at, at, sizeof(at));
 			snprintf(wait, sizeof(wait), "Waiting until %s to be requeued (backoff after an eviction)", at);
 			set_pending(m, key, wl, "Pending", wait);
-			mgr_schedule(m, MGR_WL, key, requeue_at);
+			state_at(m, K_WORKLOAD, key, requeue_at);
 		} else {
 			/* requeuingStrategy Eviction: a workload evicted for PodsReadyTimeout re-enters
 			 * its queue at the eviction time, behind the others. */
@@ -184,7 +178,7 @@ void workload_reconcile(struct mgr *m, const char *key)
 			    time_parse_rfc3339(json_string_value(json_object_get(ev, "lastTransitionTime")), &at) == 0)
 				w.spec.queue_time = at * 1000000;
 			rc = engine_add_workload(m->engine, &w.spec);
-			json_object_set(m->pending, key, json_true());
+			keyset_add(&m->pending, key);
 		}
 	}
 	if (rc != 0)
@@ -193,6 +187,7 @@ void workload_reconcile(struct mgr *m, const char *key)
 	eobj_workload_release(&w);
 	if (!finished)
 		report_unsupported(m, key, wl);
+	queues_track(m, key);
 }
 
 /* Writes QuotaReserved=False with reason and message, unless that is already what it says. */
@@ -200,36 +195,50 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 			const char *msg)
 {
 	int changed;
-	if (mgr_inflight(m, MGR_WL, key))
+	if (writer_busy(m, K_WORKLOAD, key))
 		return;
 	json_t *conds = conditions_with(wl, "QuotaReserved", "False", reason, msg, &changed);
 	if (!conds || !changed) {
 		json_decref(conds);
 		return;
 	}
-	json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
-				  obj_str(wl, "metadata.resourceVersion"), "status", "conditions", conds);
-	patch_workload_status(m, key, wl, patch, NULL);
+	workload_write_status(m, key, wl, json_pack("{s:o}", "conditions", conds), NULL);
 }
 
-static void on_admitted(struct mgr *m, const char *key, json_t *updated, int ok)
+/* The engine's charge for a workload whose admission write did not land goes, and so does the
+ * workload, until the writer's retry brings it back through workload_reconcile after a
+ * backoff: re-admitting it in the next cycle at once would loop as fast as the apiserver
+ * fails (thousands of times a second while it is down). */
+static void undo_admission(struct mgr *m, const char *key)
 {
+	json_object_del(m->assumed, key);
+	engine_remove_workload(m->engine, key);
+	keyset_del(&m->pending, key);
+	nodes_release(m, key);
+	queues_track(m, key);
+}
+
+static void on_admitted(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
+			json_t *updated)
+{
+	(void)kind;
 	json_t *assumed = json_object_get(m->assumed, key);
-	if (!assumed)
-		return; /* the watch got there first and took over */
-	if (ok && updated) {
-		json_t *cached = informer_get(m->workloads, key);
+	if (outcome == WRITE_OK) {
+		log_info("workload admitted", LF_STR("workload", key),
+			 LF_STR("clusterQueue", obj_str(updated ? updated : assumed,
+							"status.admission.clusterQueue")),
+			 LF_END);
+		if (!assumed)
+			return; /* the watch got there first and took over */
+		json_t *cached = store_get(m, K_WORKLOAD, key);
 		if (cached && condition_true(cached, "QuotaReserved"))
 			json_object_del(m->assumed, key); /* the watch was faster */
-		else
+		else if (updated)
 			json_object_set(m->assumed, key, updated);
-		return; /* patch_object's completion marks the Job, which starts it */
+		return; /* the writer marks the Workload, whose reconcile marks its Job */
 	}
-	/* The write lost (conflict, error): give the quota back and let the cache decide again. */
-	json_object_del(m->assumed, key);
-	engine_evict(m->engine, key);
-	nodes_release(m, key);
-	mgr_retry_key(m, MGR_WL, key);
+	if (assumed)
+		undo_admission(m, key);
 }
 
 /* Writes the engine's admission into the Workload's status (the engine has charged it). */
@@ -271,19 +280,13 @@ static void write_admission(struct mgr *m, const char *key, json_t *wl, const st
 						    "The workload has quota reserved again", &changed));
 	json_object_set(status, "admission", admission);
 	json_object_set(m->assumed, key, tmp);
-	json_object_del(m->pending, key);
-	json_t *patch = json_pack("{s:{s:s}, s:{s:o, s:O}}", "metadata", "resourceVersion",
-				  obj_str(wl, "metadata.resourceVersion"), "status", "admission", admission,
-				  "conditions", json_object_get(status, "conditions"));
+	keyset_del(&m->pending, key);
+	json_t *patch = json_pack("{s:o, s:O}", "admission", admission, "conditions",
+				  json_object_get(status, "conditions"));
 	json_decref(tmp);
-	if (patch_workload_status(m, key, wl, patch, on_admitted) != 0) {
-		json_object_del(m->assumed, key);
-		engine_evict(m->engine, key);
-		nodes_release(m, key);
-		return;
-	}
-	log_info("workload admitted", LF_STR("workload", key), LF_STR("clusterQueue", a->cluster_queue),
-		 LF_END);
+	keyset_add(&m->admitted_now, key);
+	if (workload_write_status(m, key, wl, patch, on_admitted) != 0)
+		keyset_add(&m->unsent, key);
 }
 
 static void evict_with(struct mgr *m, const char *key, json_t *wl, const char *reason,
@@ -295,22 +298,43 @@ void workload_evict(struct mgr *m, const char *key, json_t *wl, const char *reas
 	evict_with(m, key, wl, reason, message, preempted_reason, NULL);
 }
 
+void workload_log_landed(enum write_outcome outcome, const char *msg, const char *key,
+			 json_t *updated, const char *condition)
+{
+	json_t *c = condition ? condition_get(updated, condition) : NULL;
+	if (outcome == WRITE_OK)
+		log_info(msg, LF_STR("workload", key),
+			 LF_STR("reason", json_string_value(json_object_get(c, "reason"))),
+			 LF_STR("message", json_string_value(json_object_get(c, "message"))), LF_END);
+}
+
+static void on_deactivated(struct mgr *m, enum kind kind, const char *key,
+			   enum write_outcome outcome, json_t *updated)
+{
+	(void)m, (void)kind;
+	workload_log_landed(outcome, "workload deactivated: requeuing limit exceeded", key, updated, NULL);
+}
+
+static void on_evicted(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
+		       json_t *updated)
+{
+	(void)m, (void)kind;
+	workload_log_landed(outcome, "workload evicted", key, updated, "Evicted");
+}
+
 void workload_evict_pods_ready(struct mgr *m, const char *key, json_t *wl, const char *message)
 {
 	const struct muster_config *c = &m->conf;
 	json_int_t count = json_integer_value(obj_path(wl, "status.requeueState.count")) + 1;
 	char path[1024];
-	if (mgr_inflight(m, MGR_WL, key) || condition_true(wl, "Evicted"))
+	if (writer_busy(m, K_WORKLOAD, key) || condition_true(wl, "Evicted"))
 		return;
 	if (c->has_backoff_limit && count > c->backoff_limit_count) {
 		/* Out of retries: deactivate, as Kueue does; the eviction follows from that. */
-		json_t *patch = json_pack("{s:{s:s}, s:{s:b}}", "metadata", "resourceVersion",
-					  obj_str(wl, "metadata.resourceVersion"), "spec", "active", 0);
 		snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s",
 			 obj_namespace(wl), obj_name(wl));
-		if (patch_object(m, path, MGR_WL, key, patch, NULL) == 0)
-			log_info("workload deactivated: requeuing limit exceeded", LF_STR("workload", key),
-				 LF_INT("count", count - 1), LF_END);
+		writer_merge_patch(m, K_WORKLOAD, key, path, json_pack("{s:{s:b}}", "spec", "active", 0),
+				   obj_str(wl, "metadata.resourceVersion"), on_deactivated);
 		return;
 	}
 	/* base * 2^(n-1) seconds, capped, plus up to 10% jitter so evictions don't return in step. */
@@ -319,9 +343,9 @@ void workload_evict_pods_ready(struct mgr *m, const char *key, json_t *wl, const
 		delay_s *= 2;
 	if (delay_s > c->backoff_max_s)
 		delay_s = c->backoff_max_s;
-	int64_t delay_ms = delay_s * 1000 + (int64_t)(rand() % (int)(delay_s * 100 + 1));
+	int64_t delay_ms = delay_s * 1000 + (int64_t)(m->rand() % (unsigned)(delay_s * 100 + 1));
 	char at[32];
-	time_format_rfc3339(time_now_ms() + delay_ms, at, sizeof(at));
+	time_format_rfc3339(m->now_ms() + delay_ms, at, sizeof(at));
 	json_t *state = json_pack("{s:I, s:s}", "count", count, "requeueAt", at);
 	evict_with(m, key, wl, "PodsReadyTimeout", message, NULL, state);
 }
@@ -330,7 +354,7 @@ static void evict_with(struct mgr *m, const char *key, json_t *wl, const char *r
 		       const char *message, const char *preempted_reason, json_t *requeue_state)
 {
 	int changed;
-	if (mgr_inflight(m, MGR_WL, key) || condition_true(wl, "Evicted")) {
+	if (writer_busy(m, K_WORKLOAD, key) || condition_true(wl, "Evicted")) {
 		json_decref(requeue_state);
 		return;
 	}
@@ -344,22 +368,19 @@ static void evict_with(struct mgr *m, const char *key, json_t *wl, const char *r
 	}
 	if (!conds)
 		return;
-	json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
-				  obj_str(wl, "metadata.resourceVersion"), "status", "conditions", conds);
-	if (patch && requeue_state)
-		json_object_set_new(json_object_get(patch, "status"), "requeueState", requeue_state);
+	json_t *status = json_pack("{s:o}", "conditions", conds);
+	if (status && requeue_state)
+		json_object_set_new(status, "requeueState", requeue_state);
 	else
 		json_decref(requeue_state);
-	if (patch_workload_status(m, key, wl, patch, NULL) == 0)
-		log_info("workload evicted", LF_STR("workload", key), LF_STR("reason", reason),
-			 LF_STR("message", message), LF_END);
+	workload_write_status(m, key, wl, status, on_evicted);
 }
 
 /* What the engine decided, applied to the cluster. */
 static void on_decision(void *arg, const struct eng_decision *d)
 {
 	struct mgr *m = arg;
-	json_t *wl = informer_get(m->workloads, d->workload);
+	json_t *wl = store_get(m, K_WORKLOAD, d->workload);
 	if (!wl)
 		return;
 	switch (d->kind) {
@@ -382,7 +403,22 @@ static void on_decision(void *arg, const struct eng_decision *d)
 
 void admission_cycle(struct mgr *m)
 {
+	/* While writes are paused the decisions could not be written; the writer asks for a
+	 * cycle when the pause ends. */
+	if (writer_paused(m))
+		return;
+	m->admission_needed = 0;
 	int n = engine_cycle(m->engine, on_decision, m);
+	struct keyset done;
+	const char *key;
+	keyset_take(&m->unsent, &done);
+	KEYSET_FOREACH(&done, i, key)
+		undo_admission(m, key);
+	keyset_release(&done);
+	keyset_take(&m->admitted_now, &done);
+	KEYSET_FOREACH(&done, i, key)
+		queues_track(m, key);
+	keyset_release(&done);
 	if (n < 0)
 		log_error("admission cycle failed", LF_INT("rc", n), LF_END);
 	else if (n > 0)

@@ -1,28 +1,75 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * State shared by the manager's controllers (manager.c, jobs.c, admission.c, status.c).
- * Not a public API: everything here runs on the loop thread and owns its JSON by reference.
+ * The manager's controller: state shared by its stages, and each stage's entry points. Not a
+ * public API: everything here runs on the loop thread.
  *
- * Work is event-driven: informer events mark keys dirty, and one uv_idle "pump" drains the
+ * Data flows one way:  watch -> ingest -> engine/placement -> stages -> writer -> apiserver.
+ *   ingest.c     the informer table; every object kind enters here, is decoded once, and
+ *                updates the engine, placement and catalog; then marks keys dirty.
+ *   jobs.c       batch/v1 Job <-> Workload: create, start, suspend, finish, evict steps.
+ *   admission.c  keeps the engine in step with Workloads, runs cycles, applies decisions.
+ *   nodes.c      the node model, the engine's feasibility hook, plans and start hints.
+ *   queues.c     ClusterQueue specs into the engine; queue status kept incrementally.
+ *   writer.c     every write: in-flight tracking, conflicts, backoff, recent writes, Events.
+ *   state.c      typed key sets, the pump, deadlines, stores, the clock.
+ * A file calls only files below it in this list (manager.c calls them all), so there is no
+ * call cycle between files; work comes back up only through the dirty sets and through
+ * completion callbacks the caller passed down.
+ *
+ * Work is event-driven: events mark keys dirty, and one uv_idle "pump" (manager.c) drains the
  * dirty sets once per loop turn, so a burst of events costs one pass, and nothing polls.
  */
 #ifndef MUSTER_CTRL_INTERNAL_H
 #define MUSTER_CTRL_INTERNAL_H
 
 #include <jansson.h>
+#include <stdint.h>
 #include <uv.h>
 
+#include "api/config.h"
 #include "api/placement_objects.h"
 #include "core/engine.h"
 #include "core/placement.h"
+#include "core/strmap.h"
+#include "ctrl/manager.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "kube/watch.h"
 #include "net/certs.h"
 #include "net/httpd.h"
 
-#include "api/config.h"
-#include "ctrl/manager.h"
+/* Every kind of object the manager watches; also the kinds of keys it tracks. */
+enum kind {
+	K_JOB,
+	K_WORKLOAD,
+	K_CQ,
+	K_LQ,
+	K_FLAVOR,
+	K_NAMESPACE,
+	K_WPC,
+	K_PC,
+	K_COHORT,
+	K_TOPOLOGY,
+	K_NODE,
+	K_POD,
+	K_KINDS
+};
+
+/* A set of keys ("ns/name" or "name"): a strmap whose values are unused. */
+struct keyset {
+	struct strmap map;
+};
+
+/* One entry of the deadline heap: (kind, key) is reconciled again at `when` (ms), unless a
+ * later sched_at for the key replaced it (the entry is then stale and skipped). */
+struct deadline {
+	int64_t when;
+	enum kind kind;
+	char *key;
+};
+
+struct queue_totals; /* queues.c */
+struct writer; /* writer.c */
 
 struct mgr {
 	uv_loop_t *loop;
@@ -31,13 +78,18 @@ struct mgr {
 	struct kube_config cfg;
 	struct kube_client *kube;
 
-	struct informer *jobs, *workloads, *cqs, *lqs, *flavors, *namespaces;
-	struct informer *wpcs, *pcs; /* WorkloadPriorityClasses, scheduling PriorityClasses */
-	struct informer *cohorts;
-	struct informer *nodes, *pods, *topologies; /* slim copies (nodes.c) */
+	/* Injected for tests: the wall clock (ms since the epoch) and a random number source. */
+	int64_t (*now_ms)(void);
+	unsigned (*rand)(void);
+
+	/* Per kind: its informer (NULL in unit tests) and its store, key -> object, borrowed.
+	 * Read through store_get; the informer owns the store. */
+	struct informer *informers[K_KINDS];
+	json_t *stores[K_KINDS];
 	int synced; /* all informers have delivered their first list */
 	int webhooks_installed; /* both webhook configurations are in place */
 	int webhook_configs_applied;
+	int failed; /* a fatal error: the loop stops and manager_run returns 1 */
 
 	struct certs certs;
 	struct httpd *webhook_srv, *health_srv;
@@ -46,77 +98,150 @@ struct mgr {
 	struct placement *placement; /* nodes, bound pods and reservations (core/placement.h) */
 	struct pobj_catalog catalog; /* flavors' topologies, for placement requests */
 	json_t *plans; /* workload key -> its placement plan (nodes.c), while admitted */
-	json_t *ungate; /* pod key -> true: a gated pod to give its node (Exact mode) */
 	int capacity_changed; /* node capacity grew: workloads without a layout get a look */
 
 	uv_idle_t pump;
+	void (*pump_fn)(struct mgr *m); /* manager.c's pass over the dirty sets */
 	uv_signal_t sigterm, sigint;
-	uv_timer_t retry; /* re-runs the pump after failed writes */
 
-	/* Dirty sets: key -> true. */
-	json_t *dirty_jobs, *dirty_workloads, *dirty_cqs, *dirty_lqs;
+	struct keyset dirty[K_KINDS]; /* used for K_JOB, K_WORKLOAD, K_CQ, K_LQ, K_POD (ungate) */
 	int admission_needed;
 
-	json_t *pending; /* workload key -> true: waiting for quota */
+	struct keyset pending; /* workloads waiting for quota */
+	/* Admissions of the running cycle: to track in queue totals once the engine returns, and
+	 * those whose write could not be sent, to undo then (the engine's callback must not call
+	 * back into it). */
+	struct keyset admitted_now, unsent;
 	json_t *assumed; /* workload key -> admitted object whose write is in flight or not yet
 			  * seen by the watch; the engine has already charged it */
-	json_t *inflight; /* "<kind>:<key>" -> true: a write is in flight, don't act twice */
 	json_t *unsupported; /* cq name -> message about fields muster does not implement */
-	json_t *evented; /* "<reason>:<key>" -> true: that Warning event was already recorded */
-	json_t *retry_keys; /* "<kind>:<key>" -> true: reconcile again when the retry timer fires */
-	json_t *deadlines; /* "<kind>:<key>" -> ms since epoch: reconcile again at that time */
+
+	/* Deadlines: a min-heap by time, and per kind the key's current time (an int64_t *). */
+	struct deadline *heap;
+	size_t heap_len, heap_cap;
+	struct strmap deadlines[K_KINDS];
 	uv_timer_t deadline_timer; /* armed for the earliest deadline */
+
+	struct writer *writer;
+	struct queue_totals *queues;
 };
 
-/* manager.c */
-void mgr_mark(struct mgr *m, json_t *set, const char *key);
-void mgr_kick(struct mgr *m);
-/* The dirty set that reconciles keys of a kind (MGR_JOB, MGR_WL, ...). */
-json_t *mgr_set_for_kind(struct mgr *m, char kind);
-/* Schedules the pump again after a failed write, after a short delay. */
-void mgr_retry_later(struct mgr *m);
-/* Reconciles (kind, key) again after that delay: a failed write is retried, never in a loop. */
-void mgr_retry_key(struct mgr *m, char kind, const char *key);
-/* Reconciles (kind, key) again at when_ms (ms since the epoch), e.g. a pods-ready deadline or
- * the end of a requeue backoff. A later call for the same key replaces the time. */
-void mgr_schedule(struct mgr *m, char kind, const char *key, int64_t when_ms);
+/* --- state.c: key sets, marking, the pump, deadlines, stores ------------------------------ */
 
-/* Records a Kubernetes Event about obj (type "Normal" or "Warning"), once per (reason, object)
- * for this process; best effort, a failure is only logged. */
-void mgr_event(struct mgr *m, json_t *obj, const char *type, const char *reason,
-	       const char *message);
+int keyset_add(struct keyset *s, const char *key); /* 0 or -ENOMEM */
+int keyset_has(const struct keyset *s, const char *key);
+void keyset_del(struct keyset *s, const char *key);
+size_t keyset_size(const struct keyset *s);
+void keyset_clear(struct keyset *s);
+/* Moves every key out of s into a fresh set the caller drains and releases (keys added to s
+ * meanwhile wait for the next pass, so one busy object can't starve the rest). */
+void keyset_take(struct keyset *s, struct keyset *out);
+void keyset_release(struct keyset *s);
+#define KEYSET_FOREACH(s, i, key)                                                                  \
+	for (size_t i = 0; i < (s)->map.cap; i++)                                                  \
+		if (((key) = (s)->map.slots[i].key) != NULL)
 
-/* jobs.c */
-void jobs_reconcile(struct mgr *m, const char *key);
+/* Marks (kind, key) dirty and makes sure the pump runs. */
+void state_mark(struct mgr *m, enum kind kind, const char *key);
+/* Asks for an admission cycle in the next pump. */
+void state_want_cycle(struct mgr *m);
+void state_kick(struct mgr *m);
+/* Reconciles (kind, key) again at when_ms (ms since the epoch): a pods-ready deadline, the
+ * end of a requeue backoff, a write retry. A later call for the same key replaces the time. */
+void state_at(struct mgr *m, enum kind kind, const char *key, int64_t when_ms);
+/* Marks every key whose time has come (the deadline timer calls it; tests with their own
+ * clock call it after moving the clock). */
+void state_run_deadlines(struct mgr *m);
+/* The object stored for (kind, key), borrowed, or NULL. */
+json_t *store_get(struct mgr *m, enum kind kind, const char *key);
 /* The workload for the key: the assumed copy of a fresh admission, or the cached one. */
 json_t *workload_view(struct mgr *m, const char *key);
+int state_init(struct mgr *m);
+void state_release(struct mgr *m);
 
-/* admission.c */
-void workload_reconcile(struct mgr *m, const char *key);
-/* Starts evicting an admitted workload: Evicted=True with reason and message (and
- * Preempted=True with preempted_reason when not NULL). Its Job is then suspended and its pod
- * template restored (jobs.c), and once no pod is active the admission is cleared, which
- * releases the quota and requeues it. */
-void workload_evict(struct mgr *m, const char *key, json_t *wl, const char *reason,
-		    const char *message, const char *preempted_reason);
-/* Evicts for PodsReadyTimeout with Kueue's requeue backoff in status.requeueState, or
- * deactivates the workload (spec.active=false) once backoffLimitCount is used up. */
-void workload_evict_pods_ready(struct mgr *m, const char *key, json_t *wl, const char *message);
-void admission_cycle(struct mgr *m);
-/* The ClusterQueue a workload's LocalQueue points at, or NULL (msg says why). */
-const char *workload_cluster_queue(struct mgr *m, json_t *wl, char *msg, size_t msglen);
+/* --- writer.c: every write to the apiserver ------------------------------------------------ */
 
-/* nodes.c */
+/* How a write ended. */
+enum write_outcome {
+	WRITE_OK, /* 2xx; `updated` holds the object the apiserver returned (may be NULL) */
+	WRITE_CONFLICT, /* 409: someone wrote first; decide again from the fresh object */
+	WRITE_RETRY, /* transport error, 5xx or 429: retried after a backoff */
+	WRITE_REJECTED, /* any other answer (400, 403, 404, 422): retried only after a long delay */
+	WRITE_CANCELLED, /* the manager is shutting down */
+};
+/* Completion, for the stage that asked; runs once per accepted write, after the writer's own
+ * bookkeeping (retry scheduling, in-flight release). updated is borrowed. */
+typedef void (*write_done_fn)(struct mgr *m, enum kind kind, const char *key,
+			      enum write_outcome outcome, json_t *updated);
+
+/*
+ * Sends one write for (kind, key): method "PATCH" (content_type merge or apply patch),
+ * "POST" or "PUT" to path with body (stolen, may be NULL). base_rv is the resourceVersion of
+ * the object written, as cached when the write was decided, or NULL (always for a create,
+ * which writes another object than the key's). While it is in flight writer_busy says
+ * so. When it lands, (kind, key) is marked dirty again (events skipped meanwhile get a look),
+ * and until the cache has moved past base_rv writer_lagging says so, so nothing is sent twice
+ * for the same object version. A failure schedules (kind, key) again after a per-key backoff;
+ * a transport error, 5xx or 429 also pauses every write and admission cycles (writer_paused)
+ * for a global backoff. Returns 0 (done will run), -EAGAIN while paused (the key is scheduled
+ * for when the pause ends), or -errno.
+ */
+int writer_send(struct mgr *m, enum kind kind, const char *key, const char *method,
+		const char *path, const char *content_type, json_t *body, const char *base_rv,
+		write_done_fn done);
+/* A merge patch, guarded by base_rv when given (metadata.resourceVersion is added). */
+int writer_merge_patch(struct mgr *m, enum kind kind, const char *key, const char *path,
+		       json_t *patch, const char *base_rv, write_done_fn done);
+int writer_busy(struct mgr *m, enum kind kind, const char *key);
+/* Whether a write based on cached_rv has landed but the cache still shows cached_rv: acting on
+ * the cached object now would repeat that write. Forgets the record once the cache moved on. */
+int writer_lagging(struct mgr *m, enum kind kind, const char *key, const char *cached_rv);
+/* Creates recorded by writer_expect: an object this manager created that the cache has not
+ * shown yet (at most WRITER_EXPECT_MS); writer_seen clears it when it arrives. */
+void writer_expect(struct mgr *m, enum kind kind, const char *key);
+int writer_expected(struct mgr *m, enum kind kind, const char *key);
+void writer_seen(struct mgr *m, enum kind kind, const char *key);
+/* Whether writes are paused after transport errors (global backoff). */
+int writer_paused(struct mgr *m);
+/* Records a Kubernetes Event about obj (type "Normal" or "Warning"), once per (reason,
+ * object uid) for this process; best effort, a failure is only logged. */
+void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type,
+		  const char *reason, const char *message);
+/* Counters, for logs and tests. */
+struct writer_stats {
+	uint64_t sent, ok, conflicts, retries, rejected, paused_skips;
+};
+void writer_get_stats(struct mgr *m, struct writer_stats *out);
+int writer_init(struct mgr *m);
+void writer_release(struct mgr *m);
+
+/* --- queues.c: ClusterQueue specs, queue status ---------------------------------------------- */
+
+/* A ClusterQueue's spec enters the engine here (obj NULL: deleted). */
+void cq_apply(struct mgr *m, const char *name, json_t *obj);
+/* Recomputes what one workload adds to its LocalQueue's counts and usage, and marks the
+ * queues whose status changed. Cheap; call after anything that may change it. */
+void queues_track(struct mgr *m, const char *key);
+void queues_forget(struct mgr *m, const char *key);
+/* Writes the status of dirty queues that changed, each at most once per interval. */
+void queues_sync(struct mgr *m);
+/* For tests and debug-build checks: recounts every LocalQueue from scratch and compares with
+ * the incremental totals. 0 when they agree, -EPROTO (and a log line) when not. */
+int queues_check(struct mgr *m);
+int queues_init(struct mgr *m);
+void queues_release(struct mgr *m);
+
+/* --- nodes.c: the node model and placement ---------------------------------------------------- */
+
 int nodes_init(struct mgr *m);
 void nodes_free(struct mgr *m);
 json_t *nodes_slim_node(void *arg, json_t *obj);
 json_t *nodes_slim_pod(void *arg, json_t *obj);
-void nodes_on_node(void *arg, struct informer *inf, enum watch_event_type type, const char *key,
-		   json_t *old, json_t *obj);
-void nodes_on_pod(void *arg, struct informer *inf, enum watch_event_type type, const char *key,
-		  json_t *old, json_t *obj);
-void nodes_on_topology(void *arg, struct informer *inf, enum watch_event_type type,
-		       const char *key, json_t *old, json_t *obj);
+void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
+		   json_t *obj);
+void nodes_on_pod(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
+		  json_t *obj);
+void nodes_on_topology(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj);
 /* A ResourceFlavor changed (rf NULL: deleted). */
 void nodes_set_flavor(struct mgr *m, const char *name, json_t *rf);
 /* The workload is no longer admitted: its reservation and plan go. */
@@ -128,25 +253,54 @@ void nodes_stop_restore(json_t *orig, json_t *tspec);
 /* Once per pump: capacity news for the engine, node assignments for gated pods. */
 void nodes_sync(struct mgr *m);
 
-/* status.c */
-void cq_apply(struct mgr *m, const char *name, json_t *obj);
-void status_sync(struct mgr *m);
-/* PATCHes status of a namespaced or cluster object with a merge patch guarded by its
- * resourceVersion; on_ok (may be NULL) receives the updated object. Marks key in-flight. */
-typedef void (*status_done_fn)(struct mgr *m, const char *key, json_t *updated, int ok);
-/* Kinds of in-flight keys: objects of different kinds may share a namespace/name. */
-#define MGR_JOB 'j'
-#define MGR_WL 'w'
-#define MGR_CQ 'c'
-#define MGR_LQ 'l'
-#define MGR_POD 'p'
-int patch_object(struct mgr *m, const char *path, char kind, const char *key, json_t *patch,
-		 status_done_fn done);
-/* patch_object on a Workload's status subresource (wl gives its namespace and name). */
-int patch_workload_status(struct mgr *m, const char *key, json_t *wl, json_t *patch,
-			  status_done_fn done);
-/* Whether a write for (kind, key) is in flight; and marking one. */
-int mgr_inflight(struct mgr *m, char kind, const char *key);
-void mgr_inflight_set(struct mgr *m, char kind, const char *key, int on);
+/* --- admission.c -------------------------------------------------------------------------------- */
+
+void workload_reconcile(struct mgr *m, const char *key);
+/* Marks the Job that owns a Workload: its reconcile follows the Workload's state. */
+void workload_mark_owner(struct mgr *m, json_t *wl);
+/* Starts evicting an admitted workload: Evicted=True with reason and message (and
+ * Preempted=True with preempted_reason when not NULL). Its Job is then suspended and its pod
+ * template restored (jobs.c), and once no pod is active the admission is cleared, which
+ * releases the quota and requeues it. */
+void workload_evict(struct mgr *m, const char *key, json_t *wl, const char *reason,
+		    const char *message, const char *preempted_reason);
+/* Evicts for PodsReadyTimeout with Kueue's requeue backoff in status.requeueState, or
+ * deactivates the workload (spec.active=false) once backoffLimitCount is used up. */
+void workload_evict_pods_ready(struct mgr *m, const char *key, json_t *wl, const char *message);
+/* Writes a workload's status (a merge patch guarded by its resourceVersion). */
+int workload_write_status(struct mgr *m, const char *key, json_t *wl, json_t *status,
+			  write_done_fn done);
+void admission_cycle(struct mgr *m);
+/* Logs msg for a Workload write that landed (nothing otherwise), with the reason and message
+ * of its condition of that type when condition is not NULL: logs say what happened, not what
+ * was asked. */
+void workload_log_landed(enum write_outcome outcome, const char *msg, const char *key,
+			 json_t *updated, const char *condition);
+
+/* --- jobs.c ------------------------------------------------------------------------------------ */
+
+void jobs_reconcile(struct mgr *m, const char *key);
+
+/* --- ingest.c ------------------------------------------------------------------------------------ */
+
+/* Starts every informer of the table. 0 or -errno. */
+int ingest_start(struct mgr *m);
+void ingest_stop(struct mgr *m);
+/* Whether every informer delivered its first list. */
+int ingest_synced(struct mgr *m);
+/* One change of an object of the kind, as an informer reports it (tests call it directly with
+ * their own stores in m->stores). */
+void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, const char *key,
+		  json_t *old, json_t *obj);
+
+/* --- manager.c ----------------------------------------------------------------------------------- */
+
+/* For unit tests: a manager without informers, webhooks or servers, on loop, talking to the
+ * apiserver cfg points at; stores are the test's own (key -> object, per kind). */
+int mgr_init_for_test(struct mgr *m, uv_loop_t *loop, const struct kube_config *cfg,
+		      const struct muster_config *conf);
+void mgr_release_for_test(struct mgr *m);
+/* One pass of the pump, as a loop turn runs it. */
+void mgr_pump_once(struct mgr *m);
 
 #endif

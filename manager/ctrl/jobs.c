@@ -13,12 +13,6 @@
 #include "ctrl/internal.h"
 #include "util/log.h"
 
-json_t *workload_view(struct mgr *m, const char *key)
-{
-	json_t *a = json_object_get(m->assumed, key);
-	return a ? a : informer_get(m->workloads, key);
-}
-
 static int job_finished(json_t *job, const char **how)
 {
 	if (condition_true(job, "Complete")) {
@@ -32,24 +26,28 @@ static int job_finished(json_t *job, const char **how)
 	return 0;
 }
 
-static void on_job_written(struct mgr *m, const char *key, json_t *updated, int ok)
+static void on_job_written(struct mgr *m, enum kind kind, const char *key,
+			   enum write_outcome outcome, json_t *updated)
 {
-	if (!ok)
-		mgr_retry_key(m, MGR_JOB, key);
+	(void)m;
+	(void)kind;
+	if (outcome != WRITE_OK)
+		return; /* the writer retries: the Job is decided again after a backoff */
+	int suspended = json_is_true(obj_path(updated, "spec.suspend"));
+	log_info(suspended ? "job suspended" : "job started", LF_STR("job", key), LF_END);
 }
 
+/* Patches the Job (or its subresource), guarded by the resourceVersion it was decided on: a
+ * user edit in between makes this a conflict, and the Job is decided again when the watch
+ * brings the fresh copy. */
 static int patch_job_at(struct mgr *m, json_t *job, const char *key, json_t *patch,
 			const char *subresource)
 {
 	char path[1024];
 	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s%s", obj_namespace(job),
 		 obj_name(job), subresource);
-	/* Guarded by resourceVersion: a user edit in between makes this a 409, and the next
-	 * event brings a fresh copy to decide on. */
-	json_object_set_new(patch, "metadata",
-			    json_pack("{s:s}", "resourceVersion",
-				      obj_str(job, "metadata.resourceVersion")));
-	return patch_object(m, path, MGR_JOB, key, patch, on_job_written);
+	return writer_merge_patch(m, K_JOB, key, path, patch, obj_str(job, "metadata.resourceVersion"),
+				  on_job_written);
 }
 
 static int patch_job(struct mgr *m, json_t *job, const char *key, json_t *patch)
@@ -57,62 +55,48 @@ static int patch_job(struct mgr *m, json_t *job, const char *key, json_t *patch)
 	return patch_job_at(m, job, key, patch, "");
 }
 
-struct create_ctx {
-	struct mgr *m;
-	char key[600]; /* the Job's */
-};
-
-static void on_workload_created(void *arg, const struct kube_response *resp)
+/* The Workload key a Job's create was for, from the created object or the Job's key. */
+static void on_workload_created(struct mgr *m, enum kind kind, const char *key,
+				enum write_outcome outcome, json_t *updated)
 {
-	struct create_ctx *ctx = arg;
-	struct mgr *m = ctx->m;
-	mgr_inflight_set(m, MGR_JOB, ctx->key, 0);
-	mgr_mark(m, m->dirty_jobs, ctx->key); /* events skipped while the create was in flight */
-	/* 409: it exists already, and its watch event will arrive. */
-	if (resp->status != 201 && resp->status != 409) {
-		log_error("cannot create workload", LF_STR("job", ctx->key), LF_INT("status", resp->status),
-			  LF_STR("error", resp->error_text), LF_STR("body", resp->body), LF_END);
-		mgr_retry_key(m, MGR_JOB, ctx->key);
-	}
-	free(ctx);
+	(void)kind;
+	json_t *job = store_get(m, K_JOB, key);
+	char wl_name[300], wl_key[600];
+	if (!job || workload_name_for_job(obj_name(job), obj_uid(job), wl_name, sizeof(wl_name)) != 0)
+		return;
+	snprintf(wl_key, sizeof(wl_key), "%s/%s", obj_namespace(job), wl_name);
+	/* Created, or it existed already (409): either way its watch event is on its way, and
+	 * until it arrives the Job must not create it again. */
+	if (outcome == WRITE_OK || outcome == WRITE_CONFLICT)
+		writer_expect(m, K_WORKLOAD, wl_key);
+	if (outcome == WRITE_OK)
+		log_info("workload created", LF_STR("workload", wl_key), LF_STR("job", key),
+			 LF_STR("uid", obj_uid(updated)), LF_END);
 }
 
 static void create_workload(struct mgr *m, const char *key, json_t *job)
 {
 	char err[512], path[512];
-	struct create_ctx *ctx;
 	struct eobj_workload w;
 
 	/* The simulator converts Jobs with the same function, so both see the same Workload. */
-	if (eobj_workload_from_job(job, NULL, informer_store(m->wpcs), informer_store(m->pcs), &w,
-				   err, sizeof(err)) != 0) {
+	if (eobj_workload_from_job(job, NULL, m->stores[K_WPC], m->stores[K_PC], &w, err,
+				   sizeof(err)) != 0) {
 		/* Admitting at a guessed priority or count would break the queue's rules; the Job
 		 * waits, suspended, and the event says why. A new class brings it back here. */
-		mgr_event(m, job, "Warning",
-			  strstr(err, "PriorityClass") && strstr(err, "doesn't exist") ? "PriorityClassNotFound" :
-											  "CreatingWorkloadFailed",
-			  err);
+		writer_event(m, K_JOB, job, "Warning",
+			     strstr(err, "PriorityClass") && strstr(err, "doesn't exist") ? "PriorityClassNotFound" :
+											     "CreatingWorkloadFailed",
+			     err);
 		log_warn("cannot build workload for job", LF_STR("job", key), LF_STR("error", err), LF_END);
+		eobj_workload_release(&w);
 		return;
 	}
-	char *body = json_dumps(w.obj, JSON_COMPACT);
 	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads",
 		 obj_namespace(job));
-	ctx = calloc(1, sizeof(*ctx));
-	if (ctx) {
-		ctx->m = m;
-		snprintf(ctx->key, sizeof(ctx->key), "%s", key);
-	}
-	/* Until the create lands in the cache, further events for the Job must not create again. */
-	if (!body || !ctx || kube_request(m->kube, "POST", path, NULL, body, on_workload_created, ctx, NULL) != 0) {
-		free(ctx);
-		mgr_retry_key(m, MGR_JOB, key);
-	} else {
-		mgr_inflight_set(m, MGR_JOB, key, 1);
-		log_info("workload created", LF_STR("namespace", obj_namespace(job)),
-			 LF_STR("workload", w.name), LF_STR("job", obj_name(job)), LF_END);
-	}
-	free(body);
+	/* Keyed by the Job: its own events wait while the create is in flight, and until the
+	 * cache shows the Workload (writer_expect) nothing creates it again. */
+	writer_send(m, K_JOB, key, "POST", path, NULL, json_incref(w.obj), NULL, on_workload_created);
 	eobj_workload_release(&w);
 }
 
@@ -147,6 +131,20 @@ static json_t *stop_patch(json_t *job, json_t *wl)
 	return patch;
 }
 
+static void on_requeued(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
+			json_t *updated)
+{
+	(void)m, (void)kind;
+	workload_log_landed(outcome, "evicted workload requeued", key, updated, "Requeued");
+}
+
+static void on_finished(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
+			json_t *updated)
+{
+	(void)m, (void)kind;
+	workload_log_landed(outcome, "workload finished", key, updated, "Finished");
+}
+
 /* Once an evicted Workload's Job has no active pod, its quota can go: the admission is
  * cleared and the Workload requeued (Kueue keeps the quota until the pods are gone too). */
 static void release_evicted(struct mgr *m, const char *wl_key, json_t *wl)
@@ -164,12 +162,9 @@ static void release_evicted(struct mgr *m, const char *wl_key, json_t *wl)
 	json_object_set_new(json_object_get(tmp, "status"), "conditions", conds);
 	conds = conditions_with(tmp, "Requeued", "True", reason ? reason : "Evicted",
 				"The workload is requeued after its eviction", &changed);
-	json_t *patch = json_pack("{s:{s:s}, s:{s:n, s:o}}", "metadata", "resourceVersion",
-				  obj_str(wl, "metadata.resourceVersion"), "status", "admission",
-				  "conditions", conds);
 	json_decref(tmp);
-	if (patch_workload_status(m, wl_key, wl, patch, NULL) == 0)
-		log_info("evicted workload requeued", LF_STR("workload", wl_key), LF_END);
+	workload_write_status(m, wl_key, wl, json_pack("{s:n, s:o}", "admission", "conditions", conds),
+			      on_requeued);
 }
 
 /*
@@ -196,11 +191,8 @@ static void track_pods_ready(struct mgr *m, const char *key, json_t *job, const 
 				  "Not all pods are ready or succeeded";
 	int changed;
 	json_t *conds = conditions_with(wl, "PodsReady", ready ? "True" : "False", reason, msg, &changed);
-	if (conds && changed && !mgr_inflight(m, MGR_WL, wl_key)) {
-		json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
-					  obj_str(wl, "metadata.resourceVersion"), "status", "conditions",
-					  conds);
-		patch_workload_status(m, wl_key, wl, patch, NULL);
+	if (conds && changed && !writer_busy(m, K_WORKLOAD, wl_key)) {
+		workload_write_status(m, wl_key, wl, json_pack("{s:o}", "conditions", conds), NULL);
 		return; /* decide on the timeout once the condition is written */
 	}
 	json_decref(conds);
@@ -213,13 +205,13 @@ static void track_pods_ready(struct mgr *m, const char *key, json_t *job, const 
 		recovering ? prev : condition_get(wl, "Admitted"), "lastTransitionTime"));
 	if (limit <= 0 || time_parse_rfc3339(start, &since) != 0)
 		return;
-	if (time_now_ms() >= since + limit) {
+	if (m->now_ms() >= since + limit) {
 		char why[200];
 		snprintf(why, sizeof(why), "Not all pods are ready or succeeded within %llds of %s",
 			 (long long)(limit / 1000), recovering ? "losing readiness" : "admission");
 		workload_evict_pods_ready(m, wl_key, wl, why);
 	} else {
-		mgr_schedule(m, MGR_JOB, key, since + limit);
+		state_at(m, K_JOB, key, since + limit);
 	}
 }
 
@@ -244,7 +236,7 @@ static json_t *start_patch(struct mgr *m, json_t *job, const char *wl_key, json_
 	json_object_foreach(json_object_get(psa, "flavors"), res, fname)
 	{
 		const char *flavor = json_string_value(fname);
-		json_t *rf = flavor ? informer_get(m->flavors, flavor) : NULL;
+		json_t *rf = flavor ? store_get(m, K_FLAVOR, flavor) : NULL;
 		if (!rf || json_object_get(flavors_seen, flavor))
 			continue;
 		json_object_set(flavors_seen, flavor, json_true());
@@ -283,15 +275,18 @@ static json_t *start_patch(struct mgr *m, json_t *job, const char *wl_key, json_
 
 void jobs_reconcile(struct mgr *m, const char *key)
 {
-	json_t *job = informer_get(m->jobs, key);
+	json_t *job = store_get(m, K_JOB, key);
 	const char *how;
 	char wl_name[300], wl_key[600];
 
-	if (!job || mgr_inflight(m, MGR_JOB, key))
+	/* A write of ours for this Job is in flight, or landed and the cache hasn't caught up:
+	 * its completion or the watch event brings the Job back here. */
+	if (!job || writer_busy(m, K_JOB, key) ||
+	    writer_lagging(m, K_JOB, key, obj_str(job, "metadata.resourceVersion")))
 		return;
 	/* A Job on its way out needs nothing more; in a terminating namespace nothing can be
 	 * created anyway (the apiserver answers 403). */
-	json_t *ns = informer_get(m->namespaces, obj_namespace(job));
+	json_t *ns = store_get(m, K_NAMESPACE, obj_namespace(job));
 	const char *phase = obj_str(ns, "status.phase");
 	if (obj_path(job, "metadata.deletionTimestamp") || (phase && !strcmp(phase, "Terminating")))
 		return;
@@ -302,21 +297,21 @@ void jobs_reconcile(struct mgr *m, const char *key)
 		return;
 	snprintf(wl_key, sizeof(wl_key), "%s/%s", obj_namespace(job), wl_name);
 	json_t *wl = workload_view(m, wl_key);
+	json_t *cached_wl = store_get(m, K_WORKLOAD, wl_key);
+	/* Likewise for a write to its Workload. */
+	if (cached_wl && writer_lagging(m, K_WORKLOAD, wl_key, obj_str(cached_wl, "metadata.resourceVersion")))
+		return;
 	int suspended = json_is_true(obj_path(job, "spec.suspend"));
 
 	if (job_finished(job, &how)) {
-		if (wl && !condition_true(wl, "Finished") && !mgr_inflight(m, MGR_WL, wl_key)) {
+		if (wl && !condition_true(wl, "Finished") && !writer_busy(m, K_WORKLOAD, wl_key)) {
 			int changed;
 			json_t *conds = conditions_with(wl, "Finished", "True", how,
 							!strcmp(how, "Succeeded") ? "Job finished successfully" :
 										    "Job failed",
 							&changed);
-			json_t *patch = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
-						  obj_str(wl, "metadata.resourceVersion"), "status",
-						  "conditions", conds);
-			patch_workload_status(m, wl_key, wl, patch, NULL);
-			log_info("workload finished", LF_STR("workload", wl_key), LF_STR("reason", how),
-				 LF_END);
+			workload_write_status(m, wl_key, wl, json_pack("{s:o}", "conditions", conds),
+					      on_finished);
 		}
 		return;
 	}
@@ -328,7 +323,8 @@ void jobs_reconcile(struct mgr *m, const char *key)
 			patch_job(m, job, key, patch);
 			return;
 		}
-		create_workload(m, key, job);
+		if (!writer_expected(m, K_WORKLOAD, wl_key))
+			create_workload(m, key, job);
 		return;
 	}
 	const char *owner_uid = json_string_value(
@@ -353,27 +349,24 @@ void jobs_reconcile(struct mgr *m, const char *key)
 		} else if (obj_label(json_object_get(obj_path(job, "spec"), "template"), LABEL_PODSET)) {
 			patch = stop_patch(job, wl);
 		} else if (json_integer_value(obj_path(job, "status.active")) == 0 &&
-			   !mgr_inflight(m, MGR_WL, wl_key)) {
+			   !writer_busy(m, K_WORKLOAD, wl_key)) {
 			release_evicted(m, wl_key, wl);
 			return;
 		}
 		if (patch && patch_job_at(m, job, key, patch, sub) == 0)
-			log_info("evicting: job step", LF_STR("job", key),
-				 LF_STR("step", !suspended ? "suspend" : *sub ? "clear startTime" : "restore template"),
-				 LF_END);
+			log_debug("evicting: job step", LF_STR("job", key),
+				  LF_STR("step", !suspended ? "suspend" : *sub ? "clear startTime" : "restore template"),
+				  LF_END);
 		return;
 	}
 	if (admitted && !suspended)
 		track_pods_ready(m, key, job, wl_key, wl);
 	if (admitted && suspended) {
 		json_t *patch = start_patch(m, job, wl_key, wl);
-		if (patch && patch_job(m, job, key, patch) == 0)
-			log_info("job started", LF_STR("job", key), LF_STR("workload", wl_key),
-				 LF_STR("clusterQueue", obj_str(wl, "status.admission.clusterQueue")),
-				 LF_END);
+		if (patch)
+			patch_job(m, job, key, patch);
 	} else if (!admitted && !suspended && !condition_true(wl, "Finished")) {
 		json_t *patch = json_pack("{s:{s:b}}", "spec", "suspend", 1);
 		patch_job(m, job, key, patch);
-		log_info("job suspended: workload not admitted", LF_STR("job", key), LF_END);
 	}
 }

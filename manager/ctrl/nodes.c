@@ -122,7 +122,7 @@ json_t *nodes_slim_pod(void *arg, json_t *obj)
 static void capacity_changed(struct mgr *m)
 {
 	m->capacity_changed = 1;
-	mgr_kick(m);
+	state_kick(m);
 }
 
 /* Whether two slim copies are the same but for their resourceVersion: most Node and Pod
@@ -143,11 +143,9 @@ static int same_but_version(json_t *a, json_t *b)
 	return 1;
 }
 
-void nodes_on_node(void *arg, struct informer *inf, enum watch_event_type type, const char *key,
-		   json_t *old, json_t *obj)
+void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
+		   json_t *obj)
 {
-	struct mgr *m = arg;
-	(void)inf;
 	if (type == WATCH_DELETED) {
 		placement_remove_node(m->placement, key);
 		return; /* less capacity: nobody waiting gets in */
@@ -157,12 +155,16 @@ void nodes_on_node(void *arg, struct informer *inf, enum watch_event_type type, 
 	struct pobj_node n;
 	char err[256];
 	if (pobj_node_decode(obj, &n, err, sizeof(err)) != 0) {
-		/* A node muster can't read takes no gangs, rather than some on a guess. */
+		/* A node muster can't read takes no gangs, rather than some on a guess; the Node
+		 * says why. */
 		log_warn("cannot use Node for placement", LF_STR("node", key), LF_STR("error", err),
 			 LF_END);
+		writer_event(m, K_NODE, obj, "Warning", "NodeNotUsable", err);
 		placement_remove_node(m->placement, key);
 	} else if (placement_set_node(m->placement, &n.spec) != 0) {
 		log_warn("placement refused Node", LF_STR("node", key), LF_END);
+		writer_event(m, K_NODE, obj, "Warning", "NodeNotUsable",
+			     "muster's placement can't model this node; no gang is placed on it");
 		placement_remove_node(m->placement, key);
 	}
 	pobj_node_release(&n);
@@ -187,18 +189,16 @@ static int gated_by_us(json_t *pod)
 	return has_our_gate(obj_path(pod, "spec.schedulingGates"));
 }
 
-void nodes_on_pod(void *arg, struct informer *inf, enum watch_event_type type, const char *key,
-		  json_t *old, json_t *obj)
+void nodes_on_pod(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
+		  json_t *obj)
 {
-	struct mgr *m = arg;
-	(void)inf;
 	const char *old_node = obj_str(old, "spec.nodeName");
 	const char *old_phase = obj_str(old, "status.phase");
 	int was_bound = old_node && *old_node &&
 			!(old_phase && (!strcmp(old_phase, "Succeeded") || !strcmp(old_phase, "Failed")));
 	if (type == WATCH_DELETED) {
 		placement_unbind_pod(m->placement, key);
-		json_object_del(m->ungate, key);
+		keyset_del(&m->dirty[K_POD], key);
 		if (was_bound)
 			capacity_changed(m);
 		return;
@@ -221,18 +221,13 @@ void nodes_on_pod(void *arg, struct informer *inf, enum watch_event_type type, c
 	}
 	if (rc == POBJ_POD_UNBOUND && !p.terminal && m->conf.placement_mode == PLACEMENT_EXACT &&
 	    gated_by_us(obj) && !obj_path(obj, "metadata.deletionTimestamp")) {
-		json_object_set(m->ungate, key, json_true());
-		mgr_kick(m);
+		state_mark(m, K_POD, key);
 	}
 	pobj_pod_release(&p);
 }
 
-void nodes_on_topology(void *arg, struct informer *inf, enum watch_event_type type,
-		       const char *key, json_t *old, json_t *obj)
+void nodes_on_topology(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj)
 {
-	struct mgr *m = arg;
-	(void)inf;
-	(void)old;
 	char err[256];
 	if (type == WATCH_DELETED)
 		pobj_catalog_remove_topology(&m->catalog, key);
@@ -297,7 +292,7 @@ static int place_hook(void *arg, const char *key, const struct eng_assignment *a
 		      size_t size)
 {
 	struct mgr *m = arg;
-	json_t *wl = informer_get(m->workloads, key);
+	json_t *wl = store_get(m, K_WORKLOAD, key);
 	if (!wl) {
 		snprintf(msg, size, "the Workload is not in the cache yet");
 		return 1;
@@ -334,7 +329,7 @@ static json_t *plan_for(struct mgr *m, const char *key, json_t *wl)
 /* The value a node has for a label, or NULL. */
 static const char *node_label(struct mgr *m, const char *node, const char *label)
 {
-	return obj_label(informer_get(m->nodes, node), label);
+	return obj_label(store_get(m, K_NODE, node), label);
 }
 
 static const char *hostname_of(struct mgr *m, const char *node)
@@ -425,17 +420,19 @@ void nodes_stop_restore(json_t *orig, json_t *tspec)
 
 /* --- exact mode: a node per pod ------------------------------------------------------------ */
 
-static void on_ungated(struct mgr *m, const char *key, json_t *updated, int ok)
+static void on_ungated(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
+		       json_t *updated)
 {
+	(void)kind;
 	(void)updated;
-	if (!ok)
-		mgr_retry_key(m, MGR_POD, key);
+	if (outcome == WRITE_OK)
+		log_info("pod ungated", LF_STR("pod", key), LF_END);
 }
 
 static void ungate(struct mgr *m, const char *key)
 {
-	json_t *pod = informer_get(m->pods, key);
-	if (!pod || !gated_by_us(pod) || obj_str(pod, "spec.nodeName") || mgr_inflight(m, MGR_POD, key))
+	json_t *pod = store_get(m, K_POD, key);
+	if (!pod || !gated_by_us(pod) || obj_str(pod, "spec.nodeName") || writer_busy(m, K_POD, key))
 		return;
 	struct pobj_pod p;
 	char err[256];
@@ -459,7 +456,7 @@ static void ungate(struct mgr *m, const char *key)
 		void *tmp;
 		json_object_foreach_safe(assigned, tmp, pk, pn)
 		{
-			if (!informer_get(m->pods, pk)) {
+			if (!store_get(m, K_POD, pk)) {
 				json_object_del(assigned, pk);
 				continue;
 			}
@@ -488,13 +485,13 @@ static void ungate(struct mgr *m, const char *key)
 		json_object_set_new(spec, "nodeSelector", sel);
 		json_object_set_new(assigned, key, json_string(node));
 	}
-	json_t *patch = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion",
-				  obj_str(pod, "metadata.resourceVersion"), "spec", spec);
+	json_t *patch = json_pack("{s:o}", "spec", spec);
 	char path[1024];
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", obj_namespace(pod),
 		 obj_name(pod));
-	if (patch_object(m, path, MGR_POD, key, patch, on_ungated) == 0)
-		log_info("pod ungated", LF_STR("pod", key), LF_STR("node", node ? node : "(any)"), LF_END);
+	if (writer_merge_patch(m, K_POD, key, path, patch, obj_str(pod, "metadata.resourceVersion"),
+			       on_ungated) == 0)
+		log_debug("ungating pod", LF_STR("pod", key), LF_STR("node", node ? node : "(any)"), LF_END);
 	pobj_pod_release(&p);
 }
 
@@ -506,14 +503,12 @@ void nodes_sync(struct mgr *m)
 		engine_capacity_changed(m->engine);
 		m->admission_needed = 1;
 	}
+	struct keyset gated;
 	const char *key;
-	json_t *v;
-	void *tmp;
-	json_object_foreach_safe(m->ungate, tmp, key, v)
-	{
+	keyset_take(&m->dirty[K_POD], &gated);
+	KEYSET_FOREACH(&gated, i, key)
 		ungate(m, key);
-		json_object_del(m->ungate, key);
-	}
+	keyset_release(&gated);
 }
 
 int nodes_init(struct mgr *m)
@@ -521,7 +516,6 @@ int nodes_init(struct mgr *m)
 	struct plc_shape mix[] = { { 0, 1000, 1 }, { 0, 2000, 1 }, { 0, 4000, 1 }, { 0, 8000, 1 } };
 	pobj_catalog_init(&m->catalog);
 	if (placement_new(&m->placement) != 0 || !(m->plans = json_object()) ||
-	    !(m->ungate = json_object()) ||
 	    placement_set_gpu_resource(m->placement, m->conf.gpu_resource) != 0 ||
 	    placement_set_mix(m->placement, mix, sizeof(mix) / sizeof(mix[0])) != 0)
 		return -1;
@@ -535,5 +529,4 @@ void nodes_free(struct mgr *m)
 	placement_free(m->placement);
 	pobj_catalog_release(&m->catalog);
 	json_decref(m->plans);
-	json_decref(m->ungate);
 }

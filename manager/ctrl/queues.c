@@ -1,9 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ClusterQueue and LocalQueue status: pending, reserving and admitted counts, flavor usage and
- * the Active condition, written only when they change. Also where a ClusterQueue's spec enters
- * the engine, and where fields muster does not implement yet are named, never ignored.
+ * the Active condition. Also where a ClusterQueue's spec enters the engine, and where fields
+ * muster does not implement yet are named, never ignored.
+ *
+ * Nothing here scans the Workloads. ClusterQueue figures are the engine's. LocalQueue figures
+ * are totals kept incrementally: each workload's contribution (its LocalQueue, whether it is
+ * pending, reserving or admitted, and its usage per flavor and resource) is remembered, and
+ * queues_track replaces it with the new one when something about the workload changed, so a
+ * change costs the size of one workload's assignment. queues_check recounts from scratch, for
+ * tests and debug builds.
+ *
+ * Writes are coalesced: a queue whose status changed is written at once if it was not written
+ * in the last QUEUE_STATUS_INTERVAL_MS, else when that interval ends, with whatever it says
+ * then; a status equal to what the cache (or our last write, while the cache lags) shows is
+ * not written at all.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,125 +26,263 @@
 #include "ctrl/internal.h"
 #include "util/log.h"
 
-struct patch_ctx {
-	struct mgr *m;
-	char kind;
-	char *key;
-	status_done_fn done;
+#define QUEUE_STATUS_INTERVAL_MS 2000
+
+/* What one workload adds to its LocalQueue. */
+struct usage_item {
+	char *flavor, *resource;
+	int64_t milli;
+};
+struct contrib {
+	char *lq; /* "ns/queueName" */
+	char *cq; /* its ClusterQueue, or NULL */
+	unsigned char pending, reserving, admitted;
+	size_t n;
+	struct usage_item *usage;
 };
 
-/* Brings a Workload's Job back to jobs_reconcile: now, or after the retry delay. */
-static void mark_owner_job(struct mgr *m, json_t *wl, int later)
+/* A LocalQueue's totals. usage: "flavor\x1fresource" -> struct usage_total. */
+struct usage_total {
+	int64_t milli;
+	int64_t refs; /* workloads contributing; the entry goes at zero */
+};
+struct lq_totals {
+	int64_t pending, reserving, admitted;
+	struct strmap usage;
+};
+
+struct queue_totals {
+	struct strmap contrib; /* workload key -> struct contrib */
+	struct strmap lqs; /* lq key -> struct lq_totals */
+	struct strmap last_write[2]; /* [0] ClusterQueues, [1] LocalQueues: key -> int64_t * */
+	json_t *written[2]; /* key -> the status last written, while the cache may lag */
+	struct keyset deferred[2]; /* changed, waiting for their interval (a deadline is set) */
+};
+
+#define SLOT(kind) ((kind) == K_CQ ? 0 : 1)
+
+static void contrib_free(void *p)
 {
-	json_t *owner = json_array_get(obj_path(wl, "metadata.ownerReferences"), 0);
-	const char *job = json_string_value(json_object_get(owner, "name"));
-	if (!job || !obj_namespace(wl))
+	struct contrib *c = p;
+	if (!c)
 		return;
-	char key[600];
-	snprintf(key, sizeof(key), "%s/%s", obj_namespace(wl), job);
-	if (later)
-		mgr_retry_key(m, MGR_JOB, key);
-	else
-		mgr_mark(m, m->dirty_jobs, key);
-}
-
-static void on_patched(void *arg, const struct kube_response *resp)
-{
-	struct patch_ctx *ctx = arg;
-	struct mgr *m = ctx->m;
-	int ok = resp->error == 0 && resp->status == 200;
-	json_t *updated = NULL;
-
-	char inflight_key[700];
-	snprintf(inflight_key, sizeof(inflight_key), "%c:%s", ctx->kind, ctx->key);
-	json_object_del(m->inflight, inflight_key);
-	if (ok) {
-		json_error_t jerr;
-		updated = json_loadb(resp->body, resp->body_len, 0, &jerr);
-	} else if (resp->status == 409) {
-		log_debug("write conflict; the next event decides again", LF_STR("object", ctx->key),
-			  LF_END);
-	} else {
-		log_warn("write failed", LF_STR("object", ctx->key), LF_INT("status", resp->status),
-			 LF_STR("error", resp->error_text), LF_STR("body", resp->body), LF_END);
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->usage[i].flavor);
+		free(c->usage[i].resource);
 	}
-	if (ctx->done)
-		ctx->done(m, ctx->key, updated, ok);
-	else if (!ok)
-		mgr_retry_key(m, ctx->kind, ctx->key);
-	/* Events for this key that arrived while the write was in flight were skipped: look at
-	 * it once more now. */
-	if (ok && ctx->kind == MGR_WL)
-		m->admission_needed = 1; /* a Workload's change may start or end an admission */
-	if (ok && ctx->kind != MGR_POD) /* an ungated pod needs nothing more */
-		mgr_mark(m, mgr_set_for_kind(m, ctx->kind), ctx->key);
-	/* A Workload's Job skipped its own events while the write was in flight (jobs_reconcile
-	 * waits for it), and the Workload's watch event, which marks the Job, may have come
-	 * before this response; and a write the Job made (Finished, PodsReady) may have lost to a
-	 * newer Workload. Either way the Job must be looked at once more, or a Job that finished
-	 * meanwhile would never mark its Workload Finished: at once after a success, after the
-	 * retry delay after a failure (so a stale cache can't spin). */
-	if (ctx->kind == MGR_WL)
-		mark_owner_job(m, updated ? updated : informer_get(m->workloads, ctx->key), !ok);
-	json_decref(updated);
-	free(ctx->key);
-	free(ctx);
+	free(c->usage);
+	free(c->lq);
+	free(c->cq);
+	free(c);
 }
 
-int mgr_inflight(struct mgr *m, char kind, const char *key)
+static void lq_totals_free(void *p)
 {
-	char k[700];
-	snprintf(k, sizeof(k), "%c:%s", kind, key);
-	return json_object_get(m->inflight, k) != NULL;
+	struct lq_totals *t = p;
+	if (!t)
+		return;
+	strmap_release(&t->usage, free);
+	free(t);
 }
 
-void mgr_inflight_set(struct mgr *m, char kind, const char *key, int on)
+static int str_eq(const char *a, const char *b)
 {
-	char k[700];
-	snprintf(k, sizeof(k), "%c:%s", kind, key);
-	if (on)
-		json_object_set(m->inflight, k, json_true());
-	else
-		json_object_del(m->inflight, k);
+	return a == b || (a && b && !strcmp(a, b));
 }
 
-int patch_object(struct mgr *m, const char *path, char kind, const char *key, json_t *patch,
-		 status_done_fn done)
+static int contrib_equal(const struct contrib *a, const struct contrib *b)
 {
-	struct patch_ctx *ctx = calloc(1, sizeof(*ctx));
-	char inflight_key[700];
-	snprintf(inflight_key, sizeof(inflight_key), "%c:%s", kind, key);
-	char *body = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
-	int rc = -1;
-	json_decref(patch);
-	if (!ctx || !body || !(ctx->key = strdup(key)))
-		goto fail;
-	ctx->m = m;
-	ctx->done = done;
-	rc = kube_request(m->kube, "PATCH", path, "application/merge-patch+json", body, on_patched,
-			  ctx, NULL);
-	if (rc != 0)
-		goto fail;
-	ctx->kind = kind;
-	json_object_set(m->inflight, inflight_key, json_true());
-	free(body);
-	return 0;
-fail:
-	free(body);
-	if (ctx)
-		free(ctx->key);
-	free(ctx);
-	mgr_retry_later(m);
-	return rc ? rc : -1;
+	if (!str_eq(a->lq, b->lq) || !str_eq(a->cq, b->cq) || a->pending != b->pending ||
+	    a->reserving != b->reserving || a->admitted != b->admitted || a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->usage[i].flavor, b->usage[i].flavor) ||
+		    strcmp(a->usage[i].resource, b->usage[i].resource) ||
+		    a->usage[i].milli != b->usage[i].milli)
+			return 0;
+	return 1;
 }
 
-int patch_workload_status(struct mgr *m, const char *key, json_t *wl, json_t *patch,
-			  status_done_fn done)
+/* Adds (sign 1) or removes (sign -1) a contribution to its LocalQueue's totals. */
+static void apply(struct queue_totals *q, const struct contrib *c, int sign)
 {
-	char path[1024];
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-		 obj_namespace(wl), obj_name(wl));
-	return patch_object(m, path, MGR_WL, key, patch, done);
+	if (!c->lq)
+		return;
+	struct lq_totals *t = strmap_get(&q->lqs, c->lq);
+	if (!t) {
+		if (sign < 0 || !(t = calloc(1, sizeof(*t))))
+			return;
+		strmap_init(&t->usage);
+		if (strmap_put(&q->lqs, c->lq, t, NULL) != 0) {
+			free(t);
+			return;
+		}
+	}
+	t->pending += sign * c->pending;
+	t->reserving += sign * c->reserving;
+	t->admitted += sign * c->admitted;
+	for (size_t i = 0; i < c->n; i++) {
+		char k[600];
+		snprintf(k, sizeof(k), "%s\x1f%s", c->usage[i].flavor, c->usage[i].resource);
+		struct usage_total *u = strmap_get(&t->usage, k);
+		if (!u) {
+			if (sign < 0 || !(u = calloc(1, sizeof(*u))))
+				continue;
+			if (strmap_put(&t->usage, k, u, NULL) != 0) {
+				free(u);
+				continue;
+			}
+		}
+		u->milli += sign * c->usage[i].milli;
+		u->refs += sign;
+		if (u->refs <= 0)
+			free(strmap_remove(&t->usage, k));
+	}
+	if (t->pending == 0 && t->reserving == 0 && t->admitted == 0 && t->usage.len == 0)
+		lq_totals_free(strmap_remove(&q->lqs, c->lq));
+}
+
+/* The ClusterQueue a LocalQueue points at, from the cache. */
+static const char *cq_of_lq(struct mgr *m, const char *lq_key)
+{
+	return obj_str(store_get(m, K_LQ, lq_key), "spec.clusterQueue");
+}
+
+/* What the workload adds now; NULL when it adds nothing (gone, or out of memory). */
+static struct contrib *contrib_now(struct mgr *m, const char *key)
+{
+	json_t *view = workload_view(m, key);
+	const char *queue = obj_str(view, "spec.queueName"), *ns = obj_namespace(view);
+	if (!view || !queue || !ns)
+		return NULL;
+	struct contrib *c = calloc(1, sizeof(*c));
+	char lq[600];
+	if (!c)
+		return NULL;
+	snprintf(lq, sizeof(lq), "%s/%s", ns, queue);
+	const struct eng_assignment *a = engine_admission(m->engine, key);
+	const char *cq = a ? a->cluster_queue : cq_of_lq(m, lq);
+	c->lq = strdup(lq);
+	c->cq = cq ? strdup(cq) : NULL;
+	c->pending = keyset_has(&m->pending, key);
+	c->reserving = a != NULL;
+	c->admitted = a && condition_true(view, "Admitted");
+	size_t n = 0;
+	for (size_t p = 0; a && p < a->n_podsets; p++)
+		n += a->podsets[p].n;
+	c->usage = n ? calloc(n, sizeof(*c->usage)) : NULL;
+	if (!c->lq || (cq && !c->cq) || (n && !c->usage)) {
+		contrib_free(c);
+		return NULL;
+	}
+	for (size_t p = 0; a && p < a->n_podsets; p++) {
+		for (size_t k = 0; k < a->podsets[p].n; k++) {
+			struct usage_item *u = &c->usage[c->n++];
+			u->flavor = strdup(a->podsets[p].flavors[k]);
+			u->resource = strdup(a->podsets[p].resources[k]);
+			u->milli = a->podsets[p].usage[k];
+			if (!u->flavor || !u->resource) {
+				contrib_free(c);
+				return NULL;
+			}
+		}
+	}
+	return c;
+}
+
+static void mark_contrib_queues(struct mgr *m, const struct contrib *c)
+{
+	if (!c)
+		return;
+	if (c->lq)
+		state_mark(m, K_LQ, c->lq);
+	if (c->cq)
+		state_mark(m, K_CQ, c->cq);
+}
+
+void queues_track(struct mgr *m, const char *key)
+{
+	struct queue_totals *q = m->queues;
+	struct contrib *now = contrib_now(m, key);
+	struct contrib *old = strmap_get(&q->contrib, key);
+	if (!now) {
+		queues_forget(m, key);
+		return;
+	}
+	if (old && contrib_equal(old, now)) {
+		contrib_free(now);
+		return;
+	}
+	if (strmap_put(&q->contrib, key, now, NULL) != 0) {
+		contrib_free(now);
+		return;
+	}
+	if (old)
+		apply(q, old, -1);
+	apply(q, now, 1);
+	mark_contrib_queues(m, old);
+	mark_contrib_queues(m, now);
+	contrib_free(old);
+}
+
+void queues_forget(struct mgr *m, const char *key)
+{
+	struct contrib *old = strmap_remove(&m->queues->contrib, key);
+	if (!old)
+		return;
+	apply(m->queues, old, -1);
+	mark_contrib_queues(m, old);
+	contrib_free(old);
+}
+
+int queues_check(struct mgr *m)
+{
+	struct queue_totals *q = m->queues;
+	int rc = 0;
+	/* Every tracked contribution must be what the workload adds now ... */
+	for (size_t i = 0; i < q->contrib.cap; i++) {
+		const char *key = q->contrib.slots[i].key;
+		if (!key)
+			continue;
+		struct contrib *now = contrib_now(m, key);
+		if (!now || !contrib_equal(now, q->contrib.slots[i].value)) {
+			log_error("queue totals: stale contribution", LF_STR("workload", key), LF_END);
+			rc = -EPROTO;
+		}
+		contrib_free(now);
+	}
+	/* ... and the totals their sum. */
+	struct queue_totals sum;
+	memset(&sum, 0, sizeof(sum));
+	strmap_init(&sum.lqs);
+	for (size_t i = 0; i < q->contrib.cap; i++)
+		if (q->contrib.slots[i].key)
+			apply(&sum, q->contrib.slots[i].value, 1);
+	for (int pass = 0; pass < 2; pass++) {
+		const struct strmap *a = pass ? &sum.lqs : &q->lqs, *b = pass ? &q->lqs : &sum.lqs;
+		for (size_t i = 0; i < a->cap; i++) {
+			const char *lq = a->slots[i].key;
+			if (!lq)
+				continue;
+			const struct lq_totals *x = a->slots[i].value, *y = strmap_get(b, lq);
+			int same = y && x->pending == y->pending && x->reserving == y->reserving &&
+				   x->admitted == y->admitted && x->usage.len == y->usage.len;
+			for (size_t j = 0; same && j < x->usage.cap; j++) {
+				const char *k = x->usage.slots[j].key;
+				const struct usage_total *ux = x->usage.slots[j].value, *uy;
+				if (k && (!(uy = strmap_get(&y->usage, k)) || ux->milli != uy->milli ||
+					  ux->refs != uy->refs))
+					same = 0;
+			}
+			if (!same) {
+				log_error("queue totals differ from a recount", LF_STR("localQueue", lq),
+					  LF_END);
+				rc = -EPROTO;
+			}
+		}
+	}
+	strmap_release(&sum.lqs, lq_totals_free);
+	return rc;
 }
 
 /* A ClusterQueue's spec enters the engine here. What the decoder reports as not implemented
@@ -169,78 +320,6 @@ void cq_apply(struct mgr *m, const char *name, json_t *obj)
 	json_object_set_new(m->unsupported, name, info);
 }
 
-/* Per-LocalQueue counters and usage, gathered in one pass over the Workloads (pending ones
- * from the pending set, admitted ones from the engine). ClusterQueue figures come from the engine. */
-struct queue_stats {
-	json_t *pending; /* queue key -> count */
-	json_t *reserving;
-	json_t *admitted;
-	json_t *lq_usage; /* lq key -> {flavor: {resource: milli}} */
-};
-
-static void bump(json_t *counts, const char *key)
-{
-	json_int_t n = json_integer_value(json_object_get(counts, key));
-	json_object_set_new(counts, key, json_integer(n + 1));
-}
-
-static void gather(struct mgr *m, struct queue_stats *s)
-{
-	const char *key;
-	json_t *wl;
-	char lq_key[600];
-
-	s->pending = json_object();
-	s->reserving = json_object();
-	s->admitted = json_object();
-	s->lq_usage = json_object();
-	json_object_foreach(informer_store(m->workloads), key, wl)
-	{
-		const struct eng_assignment *a = engine_admission(m->engine, key);
-		json_t *view = workload_view(m, key);
-		snprintf(lq_key, sizeof(lq_key), "%s/%s", obj_namespace(wl), obj_str(wl, "spec.queueName"));
-		if (!a) {
-			if (json_object_get(m->pending, key))
-				bump(s->pending, lq_key);
-			continue;
-		}
-		bump(s->reserving, lq_key);
-		if (condition_true(view, "Admitted"))
-			bump(s->admitted, lq_key);
-		json_t *usage = json_object_get(s->lq_usage, lq_key);
-		if (!usage) {
-			usage = json_object();
-			json_object_set_new(s->lq_usage, lq_key, usage);
-		}
-		for (size_t p = 0; p < a->n_podsets; p++) {
-			for (size_t k = 0; k < a->podsets[p].n; k++) {
-				const char *fname = a->podsets[p].flavors[k];
-				const char *rname = a->podsets[p].resources[k];
-				json_t *fl = json_object_get(usage, fname);
-				if (!fl) {
-					fl = json_object();
-					json_object_set_new(usage, fname, fl);
-				}
-				json_int_t have = json_integer_value(json_object_get(fl, rname));
-				json_object_set_new(fl, rname, json_integer(have + a->podsets[p].usage[k]));
-			}
-		}
-	}
-}
-
-static void stats_release(struct queue_stats *s)
-{
-	json_decref(s->pending);
-	json_decref(s->reserving);
-	json_decref(s->admitted);
-	json_decref(s->lq_usage);
-}
-
-static json_int_t count_of(json_t *counts, const char *key)
-{
-	return json_integer_value(json_object_get(counts, key));
-}
-
 static json_t *qty(const char *resource, int64_t milli)
 {
 	char buf[64];
@@ -248,21 +327,48 @@ static json_t *qty(const char *resource, int64_t milli)
 	return json_string(buf);
 }
 
-/* Writes obj's status when `status` differs from it in any of the fields it sets. */
-static void write_status_if_changed(struct mgr *m, json_t *obj, const char *path, char kind,
+static void on_status_written(struct mgr *m, enum kind kind, const char *key,
+			      enum write_outcome outcome, json_t *updated)
+{
+	(void)updated;
+	/* What we sent stands in for the cache until the cache catches up (writer_lagging). */
+	if (outcome != WRITE_OK)
+		json_object_del(m->queues->written[SLOT(kind)], key);
+}
+
+/* Writes obj's status when `status` differs in any field it sets from what the cache shows,
+ * or, while the cache has not caught up with our last write, from what that write said. */
+static void write_status_if_changed(struct mgr *m, json_t *obj, const char *path, enum kind kind,
 				    const char *key, json_t *status)
 {
+	struct queue_totals *q = m->queues;
+	const char *rv = obj_str(obj, "metadata.resourceVersion");
 	json_t *current = json_object_get(obj, "status");
+	json_t *sent = json_object_get(q->written[SLOT(kind)], key);
+	if (sent && writer_lagging(m, kind, key, rv))
+		current = sent;
 	const char *field;
 	json_t *v;
 	int differs = 0;
 	json_object_foreach(status, field, v)
 		differs |= !json_equal(v, json_object_get(current, field));
-	if (!differs || mgr_inflight(m, kind, key)) {
+	if (!differs || writer_busy(m, kind, key)) {
 		json_decref(status);
 		return;
 	}
-	patch_object(m, path, kind, key, json_pack("{s:o}", "status", status), NULL);
+	json_object_set(q->written[SLOT(kind)], key, status);
+	int64_t *last = strmap_get(&q->last_write[SLOT(kind)], key);
+	if (!last && (last = malloc(sizeof(*last))) != NULL &&
+	    strmap_put(&q->last_write[SLOT(kind)], key, last, NULL) != 0) {
+		free(last);
+		last = NULL;
+	}
+	if (last)
+		*last = m->now_ms();
+	/* Guarded by resourceVersion: a write decided on an old copy loses and is decided again
+	 * (the spec, and so the flavors listed, may have changed meanwhile). */
+	writer_merge_patch(m, kind, key, path, json_pack("{s:o}", "status", status), rv,
+			   on_status_written);
 }
 
 static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)
@@ -295,7 +401,7 @@ static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)
 
 static void cq_status(struct mgr *m, const char *name)
 {
-	json_t *obj = informer_get(m->cqs, name);
+	json_t *obj = store_get(m, K_CQ, name);
 	json_t *groups = obj_path(obj, "spec.resourceGroups"), *g;
 	char path[512];
 	size_t gi, pending = 0, admitted = 0;
@@ -336,12 +442,54 @@ static void cq_status(struct mgr *m, const char *name)
 	json_decref(usage);
 	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/%s/status", name);
 	if (status)
-		write_status_if_changed(m, obj, path, MGR_CQ, name, status);
+		write_status_if_changed(m, obj, path, K_CQ, name, status);
 }
 
-static void lq_status(struct mgr *m, struct queue_stats *s, const char *key)
+/* Orders "flavor\x1fresource" keys, so a LocalQueue's usage lists read the same every time. */
+static int cmp_str(const void *a, const void *b)
 {
-	json_t *obj = informer_get(m->lqs, key);
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A LocalQueue's flavorsUsage from its totals: flavors by name, resources by name. */
+static json_t *lq_usage(struct mgr *m, const char *key)
+{
+	const struct lq_totals *t = strmap_get(&m->queues->lqs, key);
+	json_t *usage = json_array();
+	if (!t || !usage || t->usage.len == 0)
+		return usage;
+	const char **keys = calloc(t->usage.len, sizeof(*keys));
+	size_t n = 0;
+	if (!keys)
+		return usage;
+	for (size_t i = 0; i < t->usage.cap; i++)
+		if (t->usage.slots[i].key)
+			keys[n++] = t->usage.slots[i].key;
+	qsort(keys, n, sizeof(*keys), cmp_str);
+	json_t *list = NULL;
+	char flavor[300] = "";
+	for (size_t i = 0; i < n; i++) {
+		const char *sep = strchr(keys[i], '\x1f');
+		const struct usage_total *u = strmap_get(&t->usage, keys[i]);
+		if (!sep || !u)
+			continue;
+		if (!list || strncmp(flavor, keys[i], (size_t)(sep - keys[i])) != 0 ||
+		    flavor[sep - keys[i]] != '\0') {
+			snprintf(flavor, sizeof(flavor), "%.*s", (int)(sep - keys[i]), keys[i]);
+			list = json_array();
+			json_array_append_new(usage, json_pack("{s:s, s:o}", "name", flavor, "resources", list));
+		}
+		json_array_append_new(list, json_pack("{s:s, s:o}", "name", sep + 1, "total",
+						      qty(sep + 1, u->milli)));
+	}
+	free(keys);
+	return usage;
+}
+
+static void lq_status(struct mgr *m, const char *key)
+{
+	json_t *obj = store_get(m, K_LQ, key);
+	const struct lq_totals *t = strmap_get(&m->queues->lqs, key);
 	char path[1024], msg[512] = "Can submit new workloads to ClusterQueue";
 	const char *reason = "Ready";
 	int changed;
@@ -349,7 +497,7 @@ static void lq_status(struct mgr *m, struct queue_stats *s, const char *key)
 		return;
 	const char *cq_name = obj_str(obj, "spec.clusterQueue");
 	const char *cq_reason = NULL, *cq_message = NULL;
-	int active = cq_name && informer_get(m->cqs, cq_name) != NULL;
+	int active = cq_name && store_get(m, K_CQ, cq_name) != NULL;
 	if (!active) {
 		reason = "ClusterQueueDoesNotExist";
 		snprintf(msg, sizeof(msg), "Can't submit new workloads to ClusterQueue %s: it doesn't exist",
@@ -367,45 +515,86 @@ static void lq_status(struct mgr *m, struct queue_stats *s, const char *key)
 		reason = "Stopped";
 		snprintf(msg, sizeof(msg), "LocalQueue is stopped (stopPolicy %s)", stop);
 	}
-	json_t *usage = json_array();
-	const char *flavor;
-	json_t *res;
-	json_object_foreach(json_object_get(s->lq_usage, key), flavor, res)
-	{
-		json_t *list = json_array();
-		const char *rname;
-		json_t *milli;
-		json_object_foreach(res, rname, milli)
-			json_array_append_new(list, json_pack("{s:s, s:o}", "name", rname, "total",
-							      qty(rname, json_integer_value(milli))));
-		json_array_append_new(usage, json_pack("{s:s, s:o}", "name", flavor, "resources", list));
-	}
+	json_t *usage = lq_usage(m, key);
 	json_t *conds = conditions_with(obj, "Active", active ? "True" : "False", reason, msg, &changed);
 	json_t *status = json_pack("{s:o, s:I, s:I, s:I, s:O, s:O}", "conditions", conds,
-				   "pendingWorkloads", count_of(s->pending, key), "reservingWorkloads",
-				   count_of(s->reserving, key), "admittedWorkloads",
-				   count_of(s->admitted, key), "flavorsReservation", usage, "flavorsUsage",
+				   "pendingWorkloads", (json_int_t)(t ? t->pending : 0), "reservingWorkloads",
+				   (json_int_t)(t ? t->reserving : 0), "admittedWorkloads",
+				   (json_int_t)(t ? t->admitted : 0), "flavorsReservation", usage, "flavorsUsage",
 				   usage);
 	json_decref(usage);
 	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/localqueues/%s/status",
 		 obj_namespace(obj), obj_name(obj));
 	if (status)
-		write_status_if_changed(m, obj, path, MGR_LQ, key, status);
+		write_status_if_changed(m, obj, path, K_LQ, key, status);
 }
 
-void status_sync(struct mgr *m)
+/* Whether key may be written now; if not, it waits in deferred for its interval to end. */
+static int due(struct mgr *m, enum kind kind, const char *key)
 {
-	struct queue_stats s;
+	struct queue_totals *q = m->queues;
+	int64_t *last = strmap_get(&q->last_write[SLOT(kind)], key), now = m->now_ms();
+	if (!last || now - *last >= QUEUE_STATUS_INTERVAL_MS) {
+		keyset_del(&q->deferred[SLOT(kind)], key);
+		return 1;
+	}
+	/* Once per key: a deadline brings it back here when its interval ends. */
+	if (!keyset_has(&q->deferred[SLOT(kind)], key)) {
+		if (keyset_add(&q->deferred[SLOT(kind)], key) != 0)
+			return 1;
+		state_at(m, kind, key, *last + QUEUE_STATUS_INTERVAL_MS);
+	}
+	return 0;
+}
+
+void queues_sync(struct mgr *m)
+{
+	struct keyset cqs, lqs;
 	const char *key;
-	json_t *v;
-	if (json_object_size(m->dirty_cqs) == 0 && json_object_size(m->dirty_lqs) == 0)
+	keyset_take(&m->dirty[K_CQ], &cqs);
+	keyset_take(&m->dirty[K_LQ], &lqs);
+	KEYSET_FOREACH(&cqs, i, key)
+		if (due(m, K_CQ, key))
+			cq_status(m, key);
+	KEYSET_FOREACH(&lqs, i, key)
+		if (due(m, K_LQ, key))
+			lq_status(m, key);
+	keyset_release(&cqs);
+	keyset_release(&lqs);
+}
+
+int queues_init(struct mgr *m)
+{
+	struct queue_totals *q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	strmap_init(&q->contrib);
+	strmap_init(&q->lqs);
+	for (int slot = 0; slot < 2; slot++) {
+		strmap_init(&q->last_write[slot]);
+		strmap_init(&q->deferred[slot].map);
+		if (!(q->written[slot] = json_object())) {
+			json_decref(q->written[0]);
+			free(q);
+			return -ENOMEM;
+		}
+	}
+	m->queues = q;
+	return 0;
+}
+
+void queues_release(struct mgr *m)
+{
+	struct queue_totals *q = m->queues;
+	if (!q)
 		return;
-	gather(m, &s);
-	json_object_foreach(m->dirty_cqs, key, v)
-		cq_status(m, key);
-	json_object_foreach(m->dirty_lqs, key, v)
-		lq_status(m, &s, key);
-	json_object_clear(m->dirty_cqs);
-	json_object_clear(m->dirty_lqs);
-	stats_release(&s);
+	strmap_release(&q->contrib, contrib_free);
+	strmap_release(&q->lqs, lq_totals_free);
+	for (int slot = 0; slot < 2; slot++) {
+		strmap_release(&q->last_write[slot], free);
+		keyset_release(&q->deferred[slot]);
+		json_decref(q->written[slot]);
+	}
+	m->queues = NULL;
+	free(q);
 }

@@ -2,9 +2,9 @@
 /*
  * Fault-injection tests for kube/watch (the informer) against a scripted fake apiserver.
  *
- * The fake is muster's own httpd on 127.0.0.1:0, on the same uv loop as the real kube client
- * and informer. Its handler is synchronous and answers with a whole Content-Length body, so a
- * watch response is a fixed batch of event lines followed by the end of the watch; the informer
+ * The fake is the shared one (fake_apiserver.h: muster's own httpd on 127.0.0.1:0, on the same
+ * uv loop as the real kube client and informer), answering with this file's script. Its
+ * handler is synchronous and answers with a whole Content-Length body, so a watch response is a fixed batch of event lines followed by the end of the watch; the informer
  * treats that as a watch that ended and watches again, which is exactly what lets one script
  * drive it through lists, watches and faults. The script is a sequence of canned responses,
  * one per request in order (the informer has at most one request in flight); every request's
@@ -28,6 +28,7 @@
 
 #include "kube/client.h"
 #include "kube/watch.h"
+#include "fake_apiserver.h"
 #include "net/httpd.h"
 #include "util/log.h"
 
@@ -80,7 +81,7 @@ struct event {
 struct fake {
 	uv_loop_t loop;
 	uv_timer_t tick; /* wakes UV_RUN_ONCE so RUN_UNTIL re-checks its condition */
-	struct httpd *srv;
+	struct fake_api *api; /* the shared fake, answering with this file's script */
 	struct kube_client *client;
 	struct informer *inf;
 	const struct step *script;
@@ -312,12 +313,8 @@ static int setup(void **state)
 	uv_timer_init(&f->loop, &f->tick);
 	uv_timer_start(&f->tick, on_tick, 5, 5);
 
-	struct httpd_options hopt = { .host = "127.0.0.1", .port = 0, .handler = on_request,
-				      .handler_arg = f };
-	assert_int_equal(httpd_start(&f->loop, &hopt, &f->srv), 0);
-	char server[64];
-	snprintf(server, sizeof(server), "http://127.0.0.1:%d", httpd_port(f->srv));
-	struct kube_config cfg = { .server = server };
+	assert_int_equal(fake_api_start(&f->loop, on_request, f, &f->api), 0);
+	struct kube_config cfg = { .server = (char *)fake_api_url(f->api) };
 	assert_int_equal(kube_client_new(&f->loop, &cfg, &f->client), 0);
 	*state = f;
 	return 0;
@@ -330,7 +327,7 @@ static int teardown(void **state)
 	struct fake *f = *state;
 	informer_stop(f->inf);
 	kube_client_free(f->client);
-	httpd_stop(f->srv);
+	fake_api_stop(f->api);
 	uv_close((uv_handle_t *)&f->tick, NULL);
 	uint64_t deadline = uv_hrtime() + 2000 * MS;
 	int alive = 1;
@@ -537,6 +534,53 @@ static void test_http_500_backs_off(void **state)
 	assert_string_equal(stored_rv(f, "ns/c"), "12");
 }
 
+/* 5b. The backoff is capped low: after four failed lists in a row the next try still comes
+ * within 4 s (2 s plus jitter; uncapped it would be 6.4 s or more), so an informer resumes
+ * within seconds of the apiserver's return. */
+static void test_backoff_capped(void **state)
+{
+	struct fake *f = *state;
+	static const struct step script[] = {
+		{ 'L', 500, STATUS(500, "InternalError") }, { 'L', 500, STATUS(500, "InternalError") },
+		{ 'L', 500, STATUS(500, "InternalError") }, { 'L', 500, STATUS(500, "InternalError") },
+		{ 'L', 200, LIST("10", "", OBJ("a", "3")) },
+	};
+	start(f, script, 5, NULL);
+	RUN_UNTIL(f, informer_synced(f->inf), 15000);
+	for (size_t i = 1; i <= 4; i++) {
+		assert_request_is_list(f, i, NULL);
+		assert_gap_ms_below(f, i, 4100);
+	}
+	assert_gap_ms_at_least(f, 4, 1900);
+}
+
+static void on_limited_done(void *arg, const struct kube_response *resp)
+{
+	(void)resp;
+	(*(int *)arg)++;
+}
+
+/* 5c. The client's rate limit (clientConnection qps and burst): a burst goes out at once, the
+ * rest at qps, in order. */
+static void test_client_rate_limit(void **state)
+{
+	struct fake *f = *state;
+	int done = 0;
+	kube_client_set_rate(f->client, 20, 5);
+	for (int i = 0; i < 15; i++)
+		assert_int_equal(kube_request(f->client, "GET", JOBS, NULL, NULL, on_limited_done, &done,
+					      NULL),
+				 0);
+	RUN_UNTIL(f, done == 15, WAIT_MS);
+	assert_int_equal(f->nreqs, 15);
+	/* 10 requests beyond the burst at 20 a second: at least 0.5 s. */
+	uint64_t span = f->reqs[14].at - f->reqs[0].at;
+	if (span < 450 * MS)
+		fail_msg("15 requests took %llu ms, want >= 450 at qps 20, burst 5",
+			 (unsigned long long)(span / MS));
+	assert_true(f->reqs[4].at - f->reqs[0].at < 200 * MS);
+}
+
 /* 6. A malformed event line aborts that watch (events after it are not applied); the store
  * keeps what came before, and the next watch resumes from the last good event. */
 static void test_malformed_line_restarts_watch(void **state)
@@ -610,6 +654,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_in_stream_410_relists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_410_relists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_500_backs_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backoff_capped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_rate_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_line_restarts_watch, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_label_selector_encoded, setup, teardown),

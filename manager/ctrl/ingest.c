@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Ingest: every object kind enters the manager here. The informer table says what is watched
+ * and what the store keeps of it; each change is decoded once into what the engine, placement
+ * and catalog hold, then marks the keys whose reconcilers must look again. An object muster
+ * can't use is never only logged: it gets an Event saying why, and the engine treats it as
+ * absent (a ClusterQueue as inactive), so nothing is admitted on a guess.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/engine_objects.h"
+#include "api/objects.h"
+#include "ctrl/internal.h"
+#include "util/log.h"
+
+/* What the store keeps of an object: everything but metadata.managedFields, often the largest
+ * part of an object and never read. Modifies obj in place (the informer drops it after). */
+static json_t *without_managed_fields(void *arg, json_t *obj)
+{
+	(void)arg;
+	json_object_del(json_object_get(obj, "metadata"), "managedFields");
+	return json_incref(obj);
+}
+
+static void slim_containers(json_t *list)
+{
+	static const char *const keep[] = { "name", "resources", "restartPolicy", NULL };
+	size_t i;
+	json_t *c;
+	json_array_foreach(list, i, c)
+	{
+		const char *k;
+		json_t *v;
+		void *tmp;
+		json_object_foreach_safe(c, tmp, k, v)
+		{
+			int kept = 0;
+			for (const char *const *w = keep; *w; w++)
+				kept |= !strcmp(*w, k);
+			if (!kept)
+				json_object_del(c, k);
+		}
+	}
+}
+
+/* A Workload without managedFields and with its pod templates' containers cut to what muster
+ * reads (name, resources, restartPolicy): images, commands, env and probes can be most of a
+ * Workload, and a Job's pods are made from the Job, not from its Workload. */
+static json_t *slim_workload(void *arg, json_t *obj)
+{
+	size_t i;
+	json_t *ps;
+	json_array_foreach(obj_path(obj, "spec.podSets"), i, ps)
+	{
+		json_t *spec = obj_path(ps, "template.spec");
+		slim_containers(json_object_get(spec, "containers"));
+		slim_containers(json_object_get(spec, "initContainers"));
+	}
+	return without_managed_fields(arg, obj);
+}
+
+struct informer_def {
+	enum kind kind;
+	const char *name;
+	const char *path;
+	const char *label_selector;
+	json_t *(*transform)(void *arg, json_t *obj);
+};
+
+/* Flavors, queues and cohorts first: a Workload listed before its queue would wait a cycle. */
+static const struct informer_def informer_table[] = {
+	{ K_FLAVOR, "resourceflavors", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", NULL, without_managed_fields },
+	{ K_COHORT, "cohorts", "/apis/kueue.x-k8s.io/v1beta2/cohorts", NULL, without_managed_fields },
+	{ K_CQ, "clusterqueues", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", NULL, without_managed_fields },
+	{ K_LQ, "localqueues", "/apis/kueue.x-k8s.io/v1beta2/localqueues", NULL, without_managed_fields },
+	{ K_NAMESPACE, "namespaces", "/api/v1/namespaces", NULL, without_managed_fields },
+	{ K_WPC, "workloadpriorityclasses", "/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses", NULL, without_managed_fields },
+	{ K_PC, "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", NULL, without_managed_fields },
+	{ K_TOPOLOGY, "topologies", "/apis/kueue.x-k8s.io/v1beta2/topologies", NULL, without_managed_fields },
+	{ K_NODE, "nodes", "/api/v1/nodes", NULL, nodes_slim_node },
+	{ K_POD, "pods", "/api/v1/pods", NULL, nodes_slim_pod },
+	{ K_WORKLOAD, "workloads", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, slim_workload },
+	{ K_JOB, "jobs", "/apis/batch/v1/jobs", LABEL_QUEUE_NAME, without_managed_fields },
+};
+#define N_INFORMERS (sizeof(informer_table) / sizeof(informer_table[0]))
+
+static void mark_all(struct mgr *m, enum kind store_kind, enum kind mark_kind)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach(m->stores[store_kind], key, v)
+		state_mark(m, mark_kind, key);
+}
+
+static void on_workload(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj)
+{
+	if (type != WATCH_DELETED)
+		writer_seen(m, K_WORKLOAD, key);
+	state_mark(m, K_WORKLOAD, key);
+	workload_mark_owner(m, obj);
+	state_want_cycle(m);
+}
+
+static void on_cq(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj)
+{
+	cq_apply(m, key, type == WATCH_DELETED ? NULL : obj);
+	json_t *info = json_object_get(m->unsupported, key);
+	const char *inactive = json_string_value(json_object_get(info, "inactive"));
+	if (inactive && type != WATCH_DELETED)
+		writer_event(m, K_CQ, obj, "Warning", "ClusterQueueNotUsable", inactive);
+	state_mark(m, K_CQ, key);
+	/* LocalQueues pointing here: their Active condition follows the ClusterQueue. */
+	const char *lq_key;
+	json_t *lq;
+	json_object_foreach(m->stores[K_LQ], lq_key, lq)
+	{
+		const char *cq = obj_str(lq, "spec.clusterQueue");
+		if (cq && !strcmp(cq, key))
+			state_mark(m, K_LQ, lq_key);
+	}
+	state_want_cycle(m);
+}
+
+static void on_lq(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj)
+{
+	struct eobj_local_queue q;
+	char err[256] = "";
+	const char *slash = strchr(key, '/');
+	if (type == WATCH_DELETED || eobj_local_queue_decode(obj, NULL, &q, err, sizeof(err)) != 0) {
+		if (type != WATCH_DELETED) {
+			log_error("cannot use LocalQueue", LF_STR("localQueue", key), LF_STR("error", err), LF_END);
+			writer_event(m, K_LQ, obj, "Warning", "LocalQueueNotUsable", err);
+		}
+		char ns[300];
+		snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - key) : 0, key);
+		engine_remove_local_queue(m->engine, ns, slash ? slash + 1 : key);
+	} else {
+		if (engine_set_local_queue(m->engine, q.namespace_name, q.name, q.cluster_queue, q.stop) != 0) {
+			log_error("engine refused LocalQueue", LF_STR("localQueue", key), LF_END);
+			writer_event(m, K_LQ, obj, "Warning", "LocalQueueNotUsable",
+				     "the admission engine refused this LocalQueue");
+		}
+		eobj_local_queue_release(&q);
+	}
+	state_mark(m, K_LQ, key);
+	state_want_cycle(m);
+}
+
+static void on_flavor(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj)
+{
+	struct eobj_flavor f;
+	char err[256];
+	nodes_set_flavor(m, key, type == WATCH_DELETED ? NULL : obj);
+	if (type == WATCH_DELETED) {
+		engine_remove_flavor(m->engine, key);
+	} else if (eobj_flavor_decode(obj, &f, err, sizeof(err)) != 0) {
+		/* Treated as missing: ClusterQueues that name it are inactive and say so. */
+		log_error("cannot use ResourceFlavor", LF_STR("flavor", key), LF_STR("error", err), LF_END);
+		writer_event(m, K_FLAVOR, obj, "Warning", "ResourceFlavorNotUsable", err);
+		engine_remove_flavor(m->engine, key);
+		eobj_flavor_release(&f);
+	} else {
+		if (engine_set_flavor(m->engine, &f.spec) != 0)
+			log_error("engine refused ResourceFlavor", LF_STR("flavor", key), LF_END);
+		eobj_flavor_release(&f);
+	}
+	mark_all(m, K_CQ, K_CQ);
+	mark_all(m, K_LQ, K_LQ);
+	state_want_cycle(m);
+}
+
+static void on_cohort(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj)
+{
+	struct eobj_cohort c;
+	char err[256];
+	if (type == WATCH_DELETED) {
+		engine_remove_cohort(m->engine, key);
+	} else if (eobj_cohort_decode(obj, &c, err, sizeof(err)) != 0) {
+		log_error("cannot use Cohort", LF_STR("cohort", key), LF_STR("error", err), LF_END);
+		writer_event(m, K_COHORT, obj, "Warning", "CohortNotUsable", err);
+		engine_remove_cohort(m->engine, key);
+		eobj_cohort_release(&c);
+	} else {
+		if (engine_set_cohort(m->engine, &c.spec) != 0) {
+			log_error("engine refused Cohort", LF_STR("cohort", key), LF_END);
+			writer_event(m, K_COHORT, obj, "Warning", "CohortNotUsable",
+				     "the admission engine refused this Cohort");
+		}
+		eobj_cohort_release(&c);
+	}
+	mark_all(m, K_CQ, K_CQ);
+	state_want_cycle(m);
+}
+
+/* A priority class appearing may unblock Jobs whose Workload waits for it, and Workloads whose
+ * decoding failed for want of it. */
+static void on_priority_class(struct mgr *m, enum watch_event_type type)
+{
+	const char *key;
+	if (type == WATCH_DELETED)
+		return;
+	mark_all(m, K_JOB, K_JOB);
+	KEYSET_FOREACH(&m->pending, i, key)
+		keyset_add(&m->dirty[K_WORKLOAD], key);
+	state_want_cycle(m);
+}
+
+static void on_namespace(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj)
+{
+	struct eobj_namespace ns;
+	char err[256];
+	if (type == WATCH_DELETED) {
+		engine_remove_namespace(m->engine, key);
+	} else if (eobj_namespace_decode(obj, &ns, err, sizeof(err)) == 0) {
+		if (engine_set_namespace(m->engine, ns.name, ns.n_labels, ns.labels) != 0)
+			log_error("engine refused Namespace", LF_STR("namespace", key), LF_END);
+		eobj_namespace_release(&ns);
+	} else {
+		log_error("cannot use Namespace", LF_STR("namespace", key), LF_STR("error", err), LF_END);
+		eobj_namespace_release(&ns);
+	}
+	state_want_cycle(m);
+}
+
+void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, const char *key,
+		  json_t *old, json_t *obj)
+{
+	switch (kind) {
+	case K_JOB:
+		state_mark(m, K_JOB, key);
+		break;
+	case K_WORKLOAD:
+		on_workload(m, type, key, obj);
+		break;
+	case K_CQ:
+		on_cq(m, type, key, obj);
+		break;
+	case K_LQ:
+		on_lq(m, type, key, obj);
+		break;
+	case K_FLAVOR:
+		on_flavor(m, type, key, obj);
+		break;
+	case K_COHORT:
+		on_cohort(m, type, key, obj);
+		break;
+	case K_WPC:
+	case K_PC:
+		on_priority_class(m, type);
+		break;
+	case K_NAMESPACE:
+		on_namespace(m, type, key, obj);
+		break;
+	case K_TOPOLOGY:
+		nodes_on_topology(m, type, key, obj);
+		break;
+	case K_NODE:
+		nodes_on_node(m, type, key, old, obj);
+		break;
+	case K_POD:
+		nodes_on_pod(m, type, key, old, obj);
+		break;
+	case K_KINDS:
+		break;
+	}
+}
+
+static void on_informer_event(void *arg, struct informer *inf, enum watch_event_type type,
+			      const char *key, json_t *old, json_t *obj)
+{
+	struct mgr *m = arg;
+	for (int k = 0; k < K_KINDS; k++)
+		if (m->informers[k] == inf) {
+			ingest_event(m, (enum kind)k, type, key, old, obj);
+			return;
+		}
+}
+
+static void on_informer_synced(void *arg, struct informer *inf)
+{
+	(void)inf;
+	state_kick(arg);
+}
+
+int ingest_start(struct mgr *m)
+{
+	for (size_t i = 0; i < N_INFORMERS; i++) {
+		const struct informer_def *d = &informer_table[i];
+		struct informer_options o = { d->name, d->path, d->label_selector, on_informer_event, m,
+					      on_informer_synced, d->transform };
+		int rc = informer_start(m->loop, m->kube, &o, &m->informers[d->kind]);
+		if (rc != 0) {
+			log_error("cannot start informer", LF_STR("resource", d->name), LF_INT("rc", rc), LF_END);
+			return rc;
+		}
+		m->stores[d->kind] = informer_store(m->informers[d->kind]);
+	}
+	return 0;
+}
+
+int ingest_synced(struct mgr *m)
+{
+	for (size_t i = 0; i < N_INFORMERS; i++) {
+		struct informer *inf = m->informers[informer_table[i].kind];
+		if (!inf || !informer_synced(inf))
+			return 0;
+	}
+	return 1;
+}
+
+void ingest_stop(struct mgr *m)
+{
+	for (int k = 0; k < K_KINDS; k++) {
+		informer_stop(m->informers[k]);
+		m->informers[k] = NULL;
+		m->stores[k] = NULL;
+	}
+}

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Typed state of the controller: key sets, marking keys dirty, the pump's trigger, deadlines
+ * and store access. Calls no other file of ctrl/; the pump itself is manager.c's (pump_fn).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/objects.h"
+#include "ctrl/internal.h"
+
+static char present; /* the value of every key-set entry */
+
+int keyset_add(struct keyset *s, const char *key)
+{
+	return strmap_put(&s->map, key, &present, NULL);
+}
+
+int keyset_has(const struct keyset *s, const char *key)
+{
+	return strmap_get(&s->map, key) != NULL;
+}
+
+void keyset_del(struct keyset *s, const char *key)
+{
+	strmap_remove(&s->map, key);
+}
+
+size_t keyset_size(const struct keyset *s)
+{
+	return s->map.len;
+}
+
+void keyset_clear(struct keyset *s)
+{
+	strmap_release(&s->map, NULL);
+	strmap_init(&s->map);
+}
+
+void keyset_take(struct keyset *s, struct keyset *out)
+{
+	*out = *s;
+	strmap_init(&s->map);
+}
+
+void keyset_release(struct keyset *s)
+{
+	strmap_release(&s->map, NULL);
+}
+
+static void on_pump(uv_idle_t *h)
+{
+	struct mgr *m = h->data;
+	m->pump_fn(m);
+}
+
+void state_kick(struct mgr *m)
+{
+	if (m->pump_fn && !uv_is_active((uv_handle_t *)&m->pump))
+		uv_idle_start(&m->pump, on_pump);
+}
+
+void state_mark(struct mgr *m, enum kind kind, const char *key)
+{
+	if (keyset_add(&m->dirty[kind], key) != 0)
+		state_at(m, kind, key, m->now_ms() + 1000); /* out of memory: try again soon */
+	state_kick(m);
+}
+
+void state_want_cycle(struct mgr *m)
+{
+	m->admission_needed = 1;
+	state_kick(m);
+}
+
+json_t *store_get(struct mgr *m, enum kind kind, const char *key)
+{
+	return m->stores[kind] && key ? json_object_get(m->stores[kind], key) : NULL;
+}
+
+json_t *workload_view(struct mgr *m, const char *key)
+{
+	json_t *a = json_object_get(m->assumed, key);
+	return a ? a : store_get(m, K_WORKLOAD, key);
+}
+
+/* --- deadlines: a binary min-heap with lazy deletion ---------------------------------------- */
+
+static void heap_swap(struct deadline *h, size_t a, size_t b)
+{
+	struct deadline t = h[a];
+	h[a] = h[b];
+	h[b] = t;
+}
+
+static void heap_up(struct deadline *h, size_t i)
+{
+	while (i > 0 && h[(i - 1) / 2].when > h[i].when) {
+		heap_swap(h, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static void heap_down(struct deadline *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, min = i;
+		if (l < n && h[l].when < h[min].when)
+			min = l;
+		if (r < n && h[r].when < h[min].when)
+			min = r;
+		if (min == i)
+			return;
+		heap_swap(h, i, min);
+		i = min;
+	}
+}
+
+static void heap_pop(struct mgr *m)
+{
+	free(m->heap[0].key);
+	m->heap[0] = m->heap[--m->heap_len];
+	heap_down(m->heap, m->heap_len, 0);
+}
+
+/* Whether the top entry is still the key's current deadline. */
+static int top_current(struct mgr *m)
+{
+	const struct deadline *d = &m->heap[0];
+	int64_t *when = strmap_get(&m->deadlines[d->kind], d->key);
+	return when && *when == d->when;
+}
+
+static void on_deadline(uv_timer_t *t);
+
+void state_run_deadlines(struct mgr *m);
+
+static void arm_deadline_timer(struct mgr *m)
+{
+	while (m->heap_len > 0 && !top_current(m))
+		heap_pop(m);
+	if (m->heap_len == 0) {
+		uv_timer_stop(&m->deadline_timer);
+		return;
+	}
+	int64_t now = m->now_ms(), next = m->heap[0].when;
+	uv_timer_start(&m->deadline_timer, on_deadline, next > now ? (uint64_t)(next - now) : 0, 0);
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+	state_run_deadlines(t->data);
+}
+
+void state_run_deadlines(struct mgr *m)
+{
+	int64_t now = m->now_ms();
+	while (m->heap_len > 0 && m->heap[0].when <= now) {
+		if (top_current(m)) {
+			struct deadline *d = &m->heap[0];
+			free(strmap_remove(&m->deadlines[d->kind], d->key));
+			keyset_add(&m->dirty[d->kind], d->key);
+		}
+		heap_pop(m);
+	}
+	state_want_cycle(m);
+	arm_deadline_timer(m);
+}
+
+void state_at(struct mgr *m, enum kind kind, const char *key, int64_t when_ms)
+{
+	int64_t *when = strmap_get(&m->deadlines[kind], key);
+	char *copy = strdup(key);
+	if (!when && (when = malloc(sizeof(*when))) != NULL &&
+	    strmap_put(&m->deadlines[kind], key, when, NULL) != 0) {
+		free(when);
+		when = NULL;
+	}
+	if (m->heap_len == m->heap_cap) {
+		size_t cap = m->heap_cap ? m->heap_cap * 2 : 64;
+		struct deadline *h = realloc(m->heap, cap * sizeof(*h));
+		if (h) {
+			m->heap = h;
+			m->heap_cap = cap;
+		}
+	}
+	if (!when || !copy || m->heap_len == m->heap_cap) {
+		/* Out of memory: the key is looked at now rather than lost. */
+		free(copy);
+		state_mark(m, kind, key);
+		return;
+	}
+	*when = when_ms;
+	m->heap[m->heap_len] = (struct deadline){ when_ms, kind, copy };
+	heap_up(m->heap, m->heap_len++);
+	arm_deadline_timer(m);
+}
+
+int state_init(struct mgr *m)
+{
+	for (int k = 0; k < K_KINDS; k++) {
+		strmap_init(&m->dirty[k].map);
+		strmap_init(&m->deadlines[k]);
+	}
+	strmap_init(&m->pending.map);
+	strmap_init(&m->unsent.map);
+	strmap_init(&m->admitted_now.map);
+	m->assumed = json_object();
+	m->unsupported = json_object();
+	if (!m->assumed || !m->unsupported)
+		return -ENOMEM;
+	uv_idle_init(m->loop, &m->pump);
+	m->pump.data = m;
+	uv_timer_init(m->loop, &m->deadline_timer);
+	m->deadline_timer.data = m;
+	return 0;
+}
+
+/* The handles are closed by the owner's uv_walk; this frees the memory. */
+void state_release(struct mgr *m)
+{
+	for (int k = 0; k < K_KINDS; k++) {
+		keyset_release(&m->dirty[k]);
+		strmap_release(&m->deadlines[k], free);
+	}
+	keyset_release(&m->pending);
+	keyset_release(&m->unsent);
+	keyset_release(&m->admitted_now);
+	for (size_t i = 0; i < m->heap_len; i++)
+		free(m->heap[i].key);
+	free(m->heap);
+	m->heap = NULL;
+	m->heap_len = m->heap_cap = 0;
+	json_decref(m->assumed);
+	json_decref(m->unsupported);
+}

@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The one place writes leave the manager. It knows no domain rules: it tracks what is in
+ * flight and what has just landed, classifies answers, backs off, and tells the stage that
+ * asked how its write ended.
+ *
+ * Backoff, so an outage costs nothing and floods nothing:
+ *   - per key: a failed write of (kind, key) is retried (the key is reconciled again) after
+ *     500 ms doubling to 30 s with jitter; a conflict after 100 ms doubling (the watch
+ *     usually brings the fresh object first); a rejection (400, 403, 404, 422) after 5 s
+ *     doubling to 5 min;
+ *   - globally: a transport error, 5xx or 429 pauses every write, and the admission cycles
+ *     that would make them, for 250 ms doubling to 4 s; any success ends it.
+ * Repeated failures are logged once per LOG_INTERVAL_MS with a count, not once per attempt.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/objects.h"
+#include "ctrl/internal.h"
+#include "util/log.h"
+
+#define KEY_RETRY_START_MS 500
+#define KEY_RETRY_MAX_MS 30000
+#define KEY_CONFLICT_START_MS 100
+#define KEY_REJECTED_START_MS 5000
+#define KEY_REJECTED_MAX_MS 300000
+#define PAUSE_START_MS 250
+#define PAUSE_MAX_MS 4000
+#define LOG_INTERVAL_MS 10000
+#define WRITER_EXPECT_MS 30000
+
+struct writer {
+	struct strmap inflight[K_KINDS]; /* key -> &present */
+	struct strmap landed[K_KINDS]; /* key -> the base resourceVersion of a landed write */
+	struct strmap expect[K_KINDS]; /* key -> int64_t *: created, not yet seen, until then */
+	struct strmap delay[K_KINDS]; /* key -> unsigned *: the next retry delay */
+	struct strmap evented; /* "reason/uid" -> &present */
+	int64_t paused_until;
+	unsigned pause_ms;
+	uv_timer_t resume;
+	int64_t last_log_ms;
+	uint64_t unlogged_failures;
+	struct writer_stats stats;
+};
+
+struct write_ctx {
+	struct mgr *m;
+	enum kind kind;
+	char *key;
+	char *base_rv;
+	write_done_fn done;
+};
+
+static char present;
+
+static const char *const kind_names[K_KINDS] = {
+	[K_JOB] = "Job",	       [K_WORKLOAD] = "Workload", [K_CQ] = "ClusterQueue",
+	[K_LQ] = "LocalQueue",	       [K_FLAVOR] = "ResourceFlavor", [K_NAMESPACE] = "Namespace",
+	[K_WPC] = "WorkloadPriorityClass", [K_PC] = "PriorityClass", [K_COHORT] = "Cohort",
+	[K_TOPOLOGY] = "Topology",     [K_NODE] = "Node",	  [K_POD] = "Pod",
+};
+static const char *const kind_api_versions[K_KINDS] = {
+	[K_JOB] = "batch/v1",		   [K_WORKLOAD] = KUEUE_API_VERSION, [K_CQ] = KUEUE_API_VERSION,
+	[K_LQ] = KUEUE_API_VERSION,	   [K_FLAVOR] = KUEUE_API_VERSION,   [K_NAMESPACE] = "v1",
+	[K_WPC] = KUEUE_API_VERSION,	   [K_PC] = "scheduling.k8s.io/v1",   [K_COHORT] = KUEUE_API_VERSION,
+	[K_TOPOLOGY] = KUEUE_API_VERSION, [K_NODE] = "v1",		     [K_POD] = "v1",
+};
+
+static unsigned jitter(struct mgr *m, unsigned ms)
+{
+	return ms + m->rand() % (ms / 4 + 1);
+}
+
+/* The key's next delay: start on the first failure, doubling after each, at most max. */
+static unsigned next_delay(struct writer *w, enum kind kind, const char *key, unsigned start,
+			   unsigned max)
+{
+	unsigned *d = strmap_get(&w->delay[kind], key);
+	if (!d) {
+		d = malloc(sizeof(*d));
+		if (!d || strmap_put(&w->delay[kind], key, d, NULL) != 0) {
+			free(d);
+			return max;
+		}
+		*d = start;
+	} else {
+		*d = *d < start ? start : *d * 2 > max ? max : *d * 2;
+	}
+	return *d;
+}
+
+static void log_failure(struct mgr *m, enum kind kind, const char *key, const char *what,
+			const struct kube_response *resp)
+{
+	struct writer *w = m->writer;
+	int64_t now = m->now_ms();
+	if (now - w->last_log_ms < LOG_INTERVAL_MS) {
+		w->unlogged_failures++;
+		return;
+	}
+	log_warn(what, LF_STR("kind", kind_names[kind]), LF_STR("object", key),
+		 LF_INT("status", resp->status), LF_STR("error", resp->error_text),
+		 LF_STR("body", resp->body ? resp->body : ""),
+		 LF_INT("failures_not_logged", (long long)w->unlogged_failures), LF_END);
+	w->last_log_ms = now;
+	w->unlogged_failures = 0;
+}
+
+static void on_resume(uv_timer_t *t)
+{
+	struct mgr *m = t->data;
+	state_want_cycle(m); /* cycles were held back during the pause */
+}
+
+static void pause_writes(struct mgr *m)
+{
+	struct writer *w = m->writer;
+	w->pause_ms = w->pause_ms ? (w->pause_ms * 2 > PAUSE_MAX_MS ? PAUSE_MAX_MS : w->pause_ms * 2) :
+				    PAUSE_START_MS;
+	unsigned ms = jitter(m, w->pause_ms);
+	w->paused_until = m->now_ms() + ms;
+	uv_timer_start(&w->resume, on_resume, ms, 0);
+}
+
+static void ctx_free(struct write_ctx *ctx)
+{
+	free(ctx->key);
+	free(ctx->base_rv);
+	free(ctx);
+}
+
+static void on_written(void *arg, const struct kube_response *resp)
+{
+	struct write_ctx *ctx = arg;
+	struct mgr *m = ctx->m;
+	struct writer *w = m->writer;
+	enum kind kind = ctx->kind;
+	const char *key = ctx->key;
+	enum write_outcome outcome;
+	json_t *updated = NULL;
+
+	strmap_remove(&w->inflight[kind], key);
+	if (resp->error == -ECANCELED && resp->status == 0) {
+		ctx_free(ctx); /* shutting down: nobody is left to tell */
+		return;
+	}
+	if (resp->error == 0 && resp->status >= 200 && resp->status < 300)
+		outcome = WRITE_OK;
+	else if (resp->status == 409)
+		outcome = WRITE_CONFLICT;
+	else if (resp->error || resp->status == 0 || resp->status == 429 || resp->status >= 500)
+		outcome = WRITE_RETRY;
+	else
+		outcome = WRITE_REJECTED;
+
+	unsigned delay = 0;
+	switch (outcome) {
+	case WRITE_OK:
+		w->stats.ok++;
+		w->pause_ms = 0;
+		free(strmap_remove(&w->delay[kind], key));
+		if ((ctx->done || ctx->base_rv) && resp->body_len > 0) {
+			json_error_t jerr;
+			updated = json_loadb(resp->body, resp->body_len, 0, &jerr);
+		}
+		/* Until the cache moves past the version this write was decided on, acting on the
+		 * cache would repeat it. A write that changed nothing keeps the version, and the
+		 * cache is then already right. */
+		const char *new_rv = json_string_value(
+			json_object_get(json_object_get(updated, "metadata"), "resourceVersion"));
+		if (ctx->base_rv && new_rv && strcmp(new_rv, ctx->base_rv) != 0) {
+			char *old = NULL;
+			if (strmap_put(&w->landed[kind], key, ctx->base_rv, (void **)&old) == 0)
+				ctx->base_rv = NULL; /* the map owns it now */
+			free(old);
+		}
+		break;
+	case WRITE_CONFLICT:
+		w->stats.conflicts++;
+		delay = next_delay(w, kind, key, KEY_CONFLICT_START_MS, KEY_RETRY_MAX_MS);
+		log_debug("write conflict; deciding again from the fresh object",
+			  LF_STR("object", key), LF_END);
+		break;
+	case WRITE_RETRY:
+		w->stats.retries++;
+		delay = next_delay(w, kind, key, KEY_RETRY_START_MS, KEY_RETRY_MAX_MS);
+		pause_writes(m);
+		log_failure(m, kind, key, "write failed; backing off", resp);
+		break;
+	default:
+		w->stats.rejected++;
+		delay = next_delay(w, kind, key, KEY_REJECTED_START_MS, KEY_REJECTED_MAX_MS);
+		log_failure(m, kind, key, "write rejected", resp);
+		break;
+	}
+	if (outcome == WRITE_OK) {
+		/* Events for this key that arrived while the write was in flight were skipped. */
+		if (kind != K_POD)
+			state_mark(m, kind, key);
+		if (kind == K_WORKLOAD)
+			state_want_cycle(m);
+	} else {
+		state_at(m, kind, key, m->now_ms() + jitter(m, delay));
+	}
+	if (ctx->done)
+		ctx->done(m, kind, key, outcome, updated);
+	json_decref(updated);
+	ctx_free(ctx);
+}
+
+int writer_send(struct mgr *m, enum kind kind, const char *key, const char *method,
+		const char *path, const char *content_type, json_t *body, const char *base_rv,
+		write_done_fn done)
+{
+	struct writer *w = m->writer;
+	struct write_ctx *ctx = NULL;
+	char *text = NULL;
+	int rc;
+
+	if (writer_paused(m)) {
+		w->stats.paused_skips++;
+		state_at(m, kind, key, w->paused_until);
+		json_decref(body);
+		return -EAGAIN;
+	}
+	if (strmap_get(&w->inflight[kind], key)) {
+		json_decref(body);
+		return -EBUSY;
+	}
+	rc = -ENOMEM;
+	if (body && !(text = json_dumps(body, JSON_COMPACT)))
+		goto fail;
+	if (!(ctx = calloc(1, sizeof(*ctx))) || !(ctx->key = strdup(key)) ||
+	    (base_rv && !(ctx->base_rv = strdup(base_rv))))
+		goto fail;
+	ctx->m = m;
+	ctx->kind = kind;
+	ctx->done = done;
+	if ((rc = strmap_put(&w->inflight[kind], key, &present, NULL)) != 0)
+		goto fail;
+	rc = kube_request(m->kube, method, path, content_type, text, on_written, ctx, NULL);
+	if (rc != 0) {
+		strmap_remove(&w->inflight[kind], key);
+		goto fail;
+	}
+	w->stats.sent++;
+	free(text);
+	json_decref(body);
+	return 0;
+fail:
+	if (ctx)
+		ctx_free(ctx);
+	free(text);
+	json_decref(body);
+	state_at(m, kind, key, m->now_ms() + KEY_RETRY_START_MS);
+	return rc;
+}
+
+int writer_merge_patch(struct mgr *m, enum kind kind, const char *key, const char *path,
+		       json_t *patch, const char *base_rv, write_done_fn done)
+{
+	if (patch && base_rv) {
+		json_t *meta = json_object_get(patch, "metadata");
+		if (!meta) {
+			meta = json_object();
+			json_object_set_new(patch, "metadata", meta);
+		}
+		json_object_set_new(meta, "resourceVersion", json_string(base_rv));
+	}
+	if (!patch) {
+		state_at(m, kind, key, m->now_ms() + KEY_RETRY_START_MS);
+		return -ENOMEM;
+	}
+	return writer_send(m, kind, key, "PATCH", path, "application/merge-patch+json", patch,
+			   base_rv, done);
+}
+
+int writer_busy(struct mgr *m, enum kind kind, const char *key)
+{
+	return strmap_get(&m->writer->inflight[kind], key) != NULL;
+}
+
+int writer_lagging(struct mgr *m, enum kind kind, const char *key, const char *cached_rv)
+{
+	struct writer *w = m->writer;
+	const char *base = strmap_get(&w->landed[kind], key);
+	if (!base)
+		return 0;
+	if (cached_rv && !strcmp(base, cached_rv))
+		return 1;
+	free(strmap_remove(&w->landed[kind], key));
+	return 0;
+}
+
+void writer_expect(struct mgr *m, enum kind kind, const char *key)
+{
+	int64_t *until = malloc(sizeof(*until)), *old = NULL;
+	if (!until)
+		return;
+	*until = m->now_ms() + WRITER_EXPECT_MS;
+	if (strmap_put(&m->writer->expect[kind], key, until, (void **)&old) != 0)
+		free(until);
+	free(old);
+}
+
+int writer_expected(struct mgr *m, enum kind kind, const char *key)
+{
+	int64_t *until = strmap_get(&m->writer->expect[kind], key);
+	if (!until)
+		return 0;
+	if (*until > m->now_ms())
+		return 1;
+	free(strmap_remove(&m->writer->expect[kind], key));
+	return 0;
+}
+
+void writer_seen(struct mgr *m, enum kind kind, const char *key)
+{
+	free(strmap_remove(&m->writer->expect[kind], key));
+}
+
+int writer_paused(struct mgr *m)
+{
+	return m->writer->paused_until > m->now_ms();
+}
+
+void writer_get_stats(struct mgr *m, struct writer_stats *out)
+{
+	*out = m->writer->stats;
+}
+
+/* --- events ------------------------------------------------------------------------------------ */
+
+struct event_ctx {
+	struct mgr *m;
+	char key[600];
+};
+
+static void on_event_written(void *arg, const struct kube_response *resp)
+{
+	struct event_ctx *ctx = arg;
+	if (resp->error == -ECANCELED && resp->status == 0) {
+		free(ctx);
+		return;
+	}
+	if (resp->error || resp->status >= 300) {
+		/* Forget it was recorded, so the next report of the same thing tries again. */
+		strmap_remove(&ctx->m->writer->evented, ctx->key);
+		log_warn("cannot record event", LF_STR("event", ctx->key), LF_INT("status", resp->status),
+			 LF_STR("error", resp->error_text), LF_END);
+	}
+	free(ctx);
+}
+
+void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type, const char *reason,
+		  const char *message)
+{
+	char path[512], now[32];
+	const char *ns = obj_namespace(obj), *uid = obj_uid(obj);
+	struct event_ctx *ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return;
+	ctx->m = m;
+	snprintf(ctx->key, sizeof(ctx->key), "%s/%s", reason, uid ? uid : obj_name(obj));
+	if (strmap_get(&m->writer->evented, ctx->key) ||
+	    strmap_put(&m->writer->evented, ctx->key, &present, NULL) != 0) {
+		free(ctx);
+		return;
+	}
+	time_now_rfc3339(now, sizeof(now));
+	json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s},"
+			       " s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i}",
+			       "apiVersion", "v1", "kind", "Event", "metadata", "generateName", "muster-",
+			       "namespace", ns ? ns : "default", "involvedObject", "apiVersion",
+			       kind_api_versions[kind], "kind", kind_names[kind], "name", obj_name(obj),
+			       "namespace", ns ? ns : "", "uid", uid ? uid : "", "reason", reason,
+			       "message", message, "type", type, "source", "component", "muster",
+			       "firstTimestamp", now, "lastTimestamp", now, "count", 1);
+	char *body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns ? ns : "default");
+	if (!body || kube_request(m->kube, "POST", path, NULL, body, on_event_written, ctx, NULL) != 0) {
+		strmap_remove(&m->writer->evented, ctx->key);
+		log_warn("cannot record event", LF_STR("reason", reason), LF_END);
+		free(ctx);
+	}
+	log_info("event", LF_STR("kind", kind_names[kind]), LF_STR("object", obj_name(obj)),
+		 LF_STR("reason", reason), LF_STR("type", type), LF_STR("message", message), LF_END);
+	free(body);
+	json_decref(ev);
+}
+
+int writer_init(struct mgr *m)
+{
+	struct writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	for (int k = 0; k < K_KINDS; k++) {
+		strmap_init(&w->inflight[k]);
+		strmap_init(&w->landed[k]);
+		strmap_init(&w->expect[k]);
+		strmap_init(&w->delay[k]);
+	}
+	strmap_init(&w->evented);
+	w->last_log_ms = INT64_MIN / 2;
+	uv_timer_init(m->loop, &w->resume);
+	w->resume.data = m;
+	m->writer = w;
+	return 0;
+}
+
+static void on_resume_closed(uv_handle_t *h)
+{
+	struct writer *w = (struct writer *)((char *)h - offsetof(struct writer, resume));
+	free(w);
+}
+
+/* Calls still in flight have completed (kube_client_free cancels them) before this. */
+void writer_release(struct mgr *m)
+{
+	struct writer *w = m->writer;
+	if (!w)
+		return;
+	for (int k = 0; k < K_KINDS; k++) {
+		strmap_release(&w->inflight[k], NULL);
+		strmap_release(&w->landed[k], free);
+		strmap_release(&w->expect[k], free);
+		strmap_release(&w->delay[k], free);
+	}
+	strmap_release(&w->evented, NULL);
+	m->writer = NULL;
+	uv_close((uv_handle_t *)&w->resume, on_resume_closed);
+}

@@ -1,0 +1,728 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The controller (manager/ctrl) without a cluster: the real stages, writer and kube client
+ * against the fake apiserver (fake_apiserver.h), with the test as the watch. Each test seeds
+ * objects into the controller's stores and the fake, then delivers the fake's write events
+ * when it chooses, so races (a write in flight while an event arrives, a cache that lags
+ * behind a write) happen in a fixed order. The clock and the random source are injected:
+ * backoffs and deadlines run on the test's clock.
+ *
+ * After every step the incremental queue totals are checked against a recount
+ * (queues_check), and no test may leave a write unanswered.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/objects.h"
+#include "ctrl/internal.h"
+#include "fake_apiserver.h"
+#include "util/log.h"
+
+#define MS (1000000ull)
+#define KUEUE "/apis/kueue.x-k8s.io/v1beta2"
+#define WL_PATH(name) KUEUE "/namespaces/ns/workloads/" name
+#define JOB_PATH(name) "/apis/batch/v1/namespaces/ns/jobs/" name
+
+static int64_t clock_ms;
+static int64_t test_now(void)
+{
+	return clock_ms;
+}
+
+static unsigned rand_state = 1;
+static unsigned test_rand(void)
+{
+	rand_state = rand_state * 1103515245u + 12345u;
+	return rand_state >> 8;
+}
+
+struct t {
+	uv_loop_t loop;
+	uv_timer_t tick;
+	struct fake_api *api;
+	struct mgr m;
+	json_t *stores[K_KINDS];
+};
+
+/* JSON from a literal written with single quotes. */
+static json_t *J(const char *fmt, ...)
+{
+	char buf[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (char *p = buf; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	json_error_t err;
+	json_t *v = json_loads(buf, 0, &err);
+	if (!v)
+		fail_msg("bad JSON in test: %s: %s", err.text, buf);
+	return v;
+}
+
+static const struct {
+	enum kind kind;
+	const char *resource;
+	const char *prefix;
+	int namespaced;
+} kinds[] = {
+	{ K_JOB, "jobs", "/apis/batch/v1", 1 },
+	{ K_WORKLOAD, "workloads", KUEUE, 1 },
+	{ K_CQ, "clusterqueues", KUEUE, 0 },
+	{ K_LQ, "localqueues", KUEUE, 1 },
+	{ K_FLAVOR, "resourceflavors", KUEUE, 0 },
+	{ K_COHORT, "cohorts", KUEUE, 0 },
+	{ K_NAMESPACE, "namespaces", "/api/v1", 0 },
+};
+
+static void path_of(enum kind kind, json_t *obj, char *path, size_t size, char *key, size_t ksize)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (kinds[i].kind != kind)
+			continue;
+		if (kinds[i].namespaced) {
+			snprintf(path, size, "%s/namespaces/%s/%s/%s", kinds[i].prefix, obj_namespace(obj),
+				 kinds[i].resource, obj_name(obj));
+			snprintf(key, ksize, "%s/%s", obj_namespace(obj), obj_name(obj));
+		} else {
+			snprintf(path, size, "%s/%s/%s", kinds[i].prefix, kinds[i].resource, obj_name(obj));
+			snprintf(key, ksize, "%s", obj_name(obj));
+		}
+		return;
+	}
+	fail_msg("no path for kind %d", kind);
+}
+
+/* The kind of an object path; K_KINDS for one the controller doesn't watch (events). */
+static enum kind kind_of_path(const char *path, char *key, size_t ksize)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		char needle[64];
+		snprintf(needle, sizeof(needle), "/%s/", kinds[i].resource);
+		const char *at = strstr(path, needle);
+		if (!at || strncmp(path, kinds[i].prefix, strlen(kinds[i].prefix)) != 0)
+			continue;
+		const char *name = at + strlen(needle);
+		if (strchr(name, '/'))
+			continue;
+		if (kinds[i].namespaced) {
+			const char *ns = strstr(path, "/namespaces/") + strlen("/namespaces/");
+			snprintf(key, ksize, "%.*s/%s", (int)(strchr(ns, '/') - ns), ns, name);
+		} else {
+			snprintf(key, ksize, "%s", name);
+		}
+		return kinds[i].kind;
+	}
+	return K_KINDS;
+}
+
+/* Puts obj (stolen) in the fake and in the controller's cache, and tells the controller. */
+static json_t *seed(struct t *t, enum kind kind, json_t *obj)
+{
+	char path[600], key[600];
+	path_of(kind, obj, path, sizeof(path), key, sizeof(key));
+	json_t *stored = fake_api_put(t->api, path, obj);
+	json_t *copy = json_deep_copy(stored);
+	json_t *old = json_incref(json_object_get(t->stores[kind], key));
+	json_object_set_new(t->stores[kind], key, copy);
+	ingest_event(&t->m, kind, old ? WATCH_MODIFIED : WATCH_ADDED, key, old, copy);
+	json_decref(old);
+	return copy;
+}
+
+static int quiet(struct t *t)
+{
+	struct writer_stats s;
+	writer_get_stats(&t->m, &s);
+	return s.sent == s.ok + s.conflicts + s.retries + s.rejected &&
+	       !uv_is_active((uv_handle_t *)&t->m.pump);
+}
+
+/* Runs the loop until every write is answered and the pump is idle. */
+static void settle(struct t *t)
+{
+	uint64_t deadline = uv_hrtime() + 3000 * MS;
+	do
+		uv_run(&t->loop, UV_RUN_ONCE);
+	while (!quiet(t) && uv_hrtime() < deadline);
+	if (!quiet(t))
+		fail_msg("the controller did not settle");
+	assert_int_equal(queues_check(&t->m), 0);
+}
+
+/* Delivers every queued watch event (the cache catches up), then settles. Returns how many. */
+static int deliver(struct t *t)
+{
+	struct fake_event ev;
+	int n = 0;
+	while (fake_api_next_event(t->api, &ev) == 0) {
+		char key[600];
+		enum kind kind = kind_of_path(ev.path, key, sizeof(key));
+		if (kind != K_KINDS) {
+			json_t *old = json_incref(json_object_get(t->stores[kind], key));
+			json_object_set(t->stores[kind], key, ev.obj);
+			ingest_event(&t->m, kind, old ? WATCH_MODIFIED : WATCH_ADDED, key, old, ev.obj);
+			json_decref(old);
+			n++;
+		}
+		json_decref(ev.obj);
+	}
+	settle(t);
+	return n;
+}
+
+/* Settles and delivers until nothing more happens. */
+static void converge(struct t *t)
+{
+	settle(t);
+	for (int i = 0; i < 50 && deliver(t) > 0; i++)
+		;
+}
+
+/* Runs the loop until the controller has sent one more write than before (it is then in
+ * flight: the fake's answer is read in a later turn). */
+static void run_until_sent(struct t *t)
+{
+	struct writer_stats s;
+	writer_get_stats(&t->m, &s);
+	uint64_t before = s.sent, deadline = uv_hrtime() + 3000 * MS;
+	do {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		writer_get_stats(&t->m, &s);
+	} while (s.sent == before && uv_hrtime() < deadline);
+	assert_true(s.sent > before);
+}
+
+/* Moves the clock and runs what fell due. */
+static void advance(struct t *t, int64_t ms)
+{
+	clock_ms += ms;
+	state_run_deadlines(&t->m);
+	settle(t);
+}
+
+static void on_tick(uv_timer_t *h)
+{
+	(void)h;
+}
+
+static int setup_with(void **state, void (*tune)(struct muster_config *))
+{
+	struct t *t = calloc(1, sizeof(*t));
+	struct muster_config conf;
+	assert_non_null(t);
+	assert_int_equal(uv_loop_init(&t->loop), 0);
+	uv_timer_init(&t->loop, &t->tick);
+	uv_timer_start(&t->tick, on_tick, 2, 2);
+	assert_int_equal(fake_api_start(&t->loop, NULL, NULL, &t->api), 0);
+	config_defaults(&conf);
+	conf.node_feasibility = 0; /* no Nodes here: placement has its own tests */
+	conf.placement_mode = PLACEMENT_NONE;
+	conf.client_qps = 0;
+	if (tune)
+		tune(&conf);
+	struct kube_config cfg = { .server = (char *)fake_api_url(t->api) };
+	assert_int_equal(mgr_init_for_test(&t->m, &t->loop, &cfg, &conf), 0);
+	time_set_clock(NULL);
+	clock_ms = time_now_ms();
+	time_set_clock(test_now); /* conditions' times follow the test's clock too */
+	rand_state = 1;
+	t->m.now_ms = test_now;
+	t->m.rand = test_rand;
+	for (int k = 0; k < K_KINDS; k++)
+		t->m.stores[k] = t->stores[k] = json_object();
+	*state = t;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, NULL);
+}
+
+static int teardown(void **state)
+{
+	struct t *t = *state;
+	settle(t);
+	mgr_release_for_test(&t->m);
+	fake_api_stop(t->api);
+	uv_close((uv_handle_t *)&t->tick, NULL);
+	uint64_t deadline = uv_hrtime() + 2000 * MS;
+	int alive = 1;
+	while (alive && uv_hrtime() < deadline)
+		alive = uv_run(&t->loop, UV_RUN_NOWAIT);
+	assert_false(alive);
+	assert_int_equal(uv_loop_close(&t->loop), 0);
+	for (int k = 0; k < K_KINDS; k++)
+		json_decref(t->stores[k]);
+	free(t);
+	time_set_clock(NULL);
+	return 0;
+}
+
+/* --- fixtures ---------------------------------------------------------------------------- */
+
+/* A flavor, a namespace, a LocalQueue and a ClusterQueue of cpu_quota cpus (in cohort when
+ * not NULL, with preemption withinClusterQueue LowerPriority). */
+static void seed_queue(struct t *t, const char *cpu_quota, const char *cohort)
+{
+	char cohort_field[128] = "";
+	if (cohort)
+		snprintf(cohort_field, sizeof(cohort_field), "'cohortName':'%s',", cohort);
+	seed(t, K_FLAVOR, J("{'metadata':{'name':'default'}}"));
+	seed(t, K_NAMESPACE, J("{'metadata':{'name':'ns','labels':{'kubernetes.io/metadata.name':'ns'}}}"));
+	seed(t, K_CQ, J("{'metadata':{'name':'cq'},'spec':{%s'namespaceSelector':{},"
+			"'preemption':{'withinClusterQueue':'LowerPriority'},"
+			"'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'default',"
+			"'resources':[{'name':'cpu','nominalQuota':'%s'}]}]}]}}",
+			cohort_field, cpu_quota));
+	seed(t, K_LQ, J("{'metadata':{'namespace':'ns','name':'lq'},'spec':{'clusterQueue':'cq'}}"));
+}
+
+static json_t *workload(const char *name, const char *cpu, int priority, const char *created)
+{
+	return J("{'metadata':{'namespace':'ns','name':'%s','uid':'uid-%s','creationTimestamp':'%s'},"
+		 "'spec':{'queueName':'lq','priority':%d,'podSets':[{'name':'main','count':1,"
+		 "'template':{'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'%s'}}}]}}}]}}",
+		 name, name, created, priority, cpu);
+}
+
+static json_t *job(const char *name, const char *cpu)
+{
+	return J("{'metadata':{'namespace':'ns','name':'%s','uid':'job-uid-%s',"
+		 "'labels':{'kueue.x-k8s.io/queue-name':'lq'},'creationTimestamp':'2026-01-01T00:00:00Z'},"
+		 "'spec':{'suspend':true,'parallelism':1,'completions':1,'template':{'spec':{"
+		 "'restartPolicy':'Never','containers':[{'name':'c','image':'busybox',"
+		 "'resources':{'requests':{'cpu':'%s'}}}]}}}}",
+		 name, name, cpu);
+}
+
+static int fake_cond(struct t *t, const char *path, const char *type)
+{
+	return condition_true(fake_api_get(t->api, path), type);
+}
+
+static int64_t cq_cpu_usage(struct t *t)
+{
+	struct eng_cq_usage u = { 0, 0 };
+	engine_cq_usage(t->m.engine, "cq", "default", "cpu", &u);
+	return u.total;
+}
+
+/* The store key ("ns/name") of an object path. */
+static const char *key_of(const char *path)
+{
+	static char key[600];
+	assert_int_not_equal(kind_of_path(path, key, sizeof(key)), K_KINDS);
+	return key;
+}
+
+/* The Workload the controller made for a Job, from the fake. */
+static json_t *job_workload(struct t *t, const char *job_name, char *path, size_t size)
+{
+	char name[300];
+	char uid[64];
+	snprintf(uid, sizeof(uid), "job-uid-%s", job_name);
+	assert_int_equal(workload_name_for_job(job_name, uid, name, sizeof(name)), 0);
+	snprintf(path, size, WL_PATH("%s"), name);
+	return fake_api_get(t->api, path);
+}
+
+/* A queue of cpu_quota cpus and a Job of cpu cpus, converged: its Workload (path written to
+ * path) is admitted and the Job started. */
+static void admitted_job(struct t *t, const char *cpu_quota, const char *name, const char *cpu,
+			 char *path, size_t size)
+{
+	seed_queue(t, cpu_quota, NULL);
+	seed(t, K_JOB, job(name, cpu));
+	converge(t);
+	assert_non_null(job_workload(t, name, path, size));
+	assert_true(fake_cond(t, path, "Admitted"));
+	char job_path[300];
+	snprintf(job_path, sizeof(job_path), JOB_PATH("%s"), name);
+	assert_true(json_is_false(obj_path(fake_api_get(t->api, job_path), "spec.suspend")));
+}
+
+/* --- tests ------------------------------------------------------------------------------- */
+
+/* The plain path: a pending Workload is admitted with one status write, and nothing more is
+ * written once the cache catches up. */
+static void test_admit_once(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "4", NULL);
+	seed(t, K_WORKLOAD, workload("w1", "2", 0, "2026-01-01T00:00:00Z"));
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
+	assert_true(fake_cond(t, WL_PATH("w1"), "Admitted"));
+	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 0), 1);
+	assert_int_equal(cq_cpu_usage(t), 2000);
+	/* The same events again change nothing. */
+	seed(t, K_WORKLOAD, json_deep_copy(fake_api_get(t->api, WL_PATH("w1"))));
+	converge(t);
+	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 0), 1);
+}
+
+/* A 409 on the admission write gives the charge back; the Workload is decided again from the
+ * fresh object after a short backoff and admitted once. */
+static void test_admission_conflict(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "4", NULL);
+	fake_api_fail(t->api, "PATCH", WL_PATH("w1") "/status", 409, 1);
+	seed(t, K_WORKLOAD, workload("w1", "2", 0, "2026-01-01T00:00:00Z"));
+	settle(t);
+	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 409), 1);
+	assert_null(engine_admission(t->m.engine, "ns/w1"));
+	assert_int_equal(cq_cpu_usage(t), 0);
+	/* Not re-admitted at once, in a loop: only after the backoff. */
+	for (int i = 0; i < 5; i++)
+		settle(t);
+	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 0), 1);
+	advance(t, 1000);
+	converge(t);
+	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 200), 1);
+	assert_true(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
+	assert_int_equal(cq_cpu_usage(t), 2000);
+}
+
+/* The engine admits a Workload while another write to it is in flight (its UnsupportedFields
+ * condition, written in the same pass): the admission can't be sent, is undone after the
+ * cycle, and is made again once that write has landed. */
+static void test_admission_while_write_in_flight(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "4", NULL);
+	json_t *w = workload("w1", "2", 0, "2026-01-01T00:00:00Z");
+	json_object_set_new(json_object_get(w, "spec"), "maximumExecutionTimeSeconds", json_integer(600));
+	seed(t, K_WORKLOAD, w);
+	settle(t);
+	assert_null(engine_admission(t->m.engine, "ns/w1"));
+	assert_int_equal(cq_cpu_usage(t), 0);
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("w1"), "UnsupportedFields"));
+	assert_true(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
+	assert_int_equal(cq_cpu_usage(t), 2000);
+}
+
+/* While the apiserver is down, an admission is not retried in a loop: writes pause with a
+ * global backoff, the key backs off on its own, and once the apiserver is back it is admitted
+ * exactly once. */
+static void test_outage_backs_off(void **state)
+{
+	struct t *t = *state;
+	struct writer_stats s;
+	seed_queue(t, "4", NULL);
+	fake_api_down(t->api);
+	for (int i = 0; i < 4; i++)
+		seed(t, K_WORKLOAD, workload((const char *[]){ "w1", "w2", "w3", "w4" }[i], "1", 0,
+					     "2026-01-01T00:00:00Z"));
+	settle(t);
+	/* 25 s of outage in 100 ms steps. */
+	for (int i = 0; i < 250; i++)
+		advance(t, 100);
+	writer_get_stats(&t->m, &s);
+	/* Per key: 0.5, 1, 2, 4, 8, 16 s (+ jitter) in 25 s: at most 7 tries each. */
+	assert_true(s.sent <= 4 * 8);
+	assert_true(s.retries >= 4);
+	assert_int_equal(s.ok, 0);
+	assert_int_equal(fake_api_up(t->api), 0);
+	for (int i = 0; i < 40; i++) /* the longest key backoff is at most 30 s */
+		advance(t, 1000);
+	converge(t);
+	for (int i = 0; i < 4; i++) {
+		char path[256];
+		snprintf(path, sizeof(path), WL_PATH("w%d"), i + 1);
+		assert_true(fake_cond(t, path, "QuotaReserved"));
+		assert_int_equal(fake_api_count(t->api, "PATCH", path, 200), 1);
+	}
+	assert_int_equal(cq_cpu_usage(t), 4000);
+}
+
+/* A Job gets one Workload create, however often it is reconciled before the Workload shows
+ * up in the cache; then it is admitted and started once. */
+static void test_job_creates_once(void **state)
+{
+	struct t *t = *state;
+	char path[600];
+	seed_queue(t, "4", NULL);
+	json_t *j = seed(t, K_JOB, job("j1", "1"));
+	settle(t);
+	assert_int_equal(fake_api_count(t->api, "POST", KUEUE "/namespaces/ns/workloads", 0), 1);
+	/* The Job's events come again before the Workload's. */
+	for (int i = 0; i < 3; i++) {
+		seed(t, K_JOB, json_deep_copy(j));
+		j = json_object_get(t->stores[K_JOB], "ns/j1");
+		settle(t);
+	}
+	assert_int_equal(fake_api_count(t->api, "POST", KUEUE "/namespaces/ns/workloads", 0), 1);
+	converge(t);
+	assert_non_null(job_workload(t, "j1", path, sizeof(path)));
+	assert_true(fake_cond(t, path, "Admitted"));
+	assert_false(json_is_true(obj_path(fake_api_get(t->api, JOB_PATH("j1")), "spec.suspend")));
+	assert_int_equal(fake_api_count(t->api, "POST", KUEUE "/namespaces/ns/workloads", 0), 1);
+	/* One start patch of the Job. */
+	assert_int_equal(fake_api_count(t->api, "PATCH", JOB_PATH("j1"), 200), 1);
+}
+
+/* A Job finishes while a write to its Workload is in flight and the Workload's event arrives
+ * before the write's answer: the Workload still gets Finished and its quota goes. */
+static void test_job_finishes_during_workload_write(void **state)
+{
+	struct t *t = *state;
+	char path[600];
+	admitted_job(t, "4", "j1", "2", path, sizeof(path));
+	assert_int_equal(cq_cpu_usage(t), 2000);
+	/* The Job runs: its ready count triggers a PodsReady write to the Workload... */
+	json_t *running = json_deep_copy(fake_api_get(t->api, JOB_PATH("j1")));
+	json_object_set_new(running, "status", J("{'active':1,'ready':1}"));
+	seed(t, K_JOB, running);
+	run_until_sent(t);
+	assert_true(writer_busy(&t->m, K_WORKLOAD, key_of(path)));
+	/* ... and before it is answered, the Job completes. */
+	json_t *done = json_deep_copy(fake_api_get(t->api, JOB_PATH("j1")));
+	json_object_set_new(done, "status",
+			    J("{'succeeded':1,'conditions':[{'type':'Complete','status':'True'}]}"));
+	seed(t, K_JOB, done);
+	converge(t);
+	assert_true(fake_cond(t, path, "Finished"));
+	assert_int_equal(cq_cpu_usage(t), 0);
+}
+
+/* Preemption, step by step: Evicted and Preempted on the victim, its Job suspended, its
+ * start time cleared, its template restored, then the admission cleared, which frees the
+ * quota for the preemptor. */
+static void test_eviction_sequence(void **state)
+{
+	struct t *t = *state;
+	char low[600], high[600];
+	admitted_job(t, "2", "low", "2", low, sizeof(low));
+	/* The low Job is running. */
+	json_t *running = json_deep_copy(fake_api_get(t->api, JOB_PATH("low")));
+	json_object_set_new(running, "status", J("{'active':1,'startTime':'2026-01-01T00:00:00Z'}"));
+	seed(t, K_JOB, running);
+	converge(t);
+	/* A higher-priority Workload arrives. */
+	json_t *hw = workload("high", "2", 100, "2026-01-01T00:00:05Z");
+	seed(t, K_WORKLOAD, hw);
+	converge(t);
+	assert_true(fake_cond(t, low, "Evicted"));
+	assert_true(fake_cond(t, low, "Preempted"));
+	json_t *lj = fake_api_get(t->api, JOB_PATH("low"));
+	assert_true(json_is_true(obj_path(lj, "spec.suspend")));
+	assert_null(obj_path(lj, "status.startTime"));
+	/* Pods are still active: the quota is kept. */
+	assert_true(fake_cond(t, low, "QuotaReserved"));
+	assert_false(fake_cond(t, WL_PATH("high"), "QuotaReserved"));
+	/* The pods go. */
+	json_t *stopped = json_deep_copy(lj);
+	json_object_set_new(stopped, "status", J("{'active':0}"));
+	seed(t, K_JOB, stopped);
+	converge(t);
+	assert_false(fake_cond(t, low, "QuotaReserved"));
+	assert_true(fake_cond(t, low, "Requeued"));
+	snprintf(high, sizeof(high), WL_PATH("high"));
+	assert_true(fake_cond(t, high, "QuotaReserved"));
+	assert_null(engine_admission(t->m.engine, key_of(low)));
+	assert_non_null(engine_admission(t->m.engine, "ns/high"));
+}
+
+/* A restart rebuilds usage from status.admission: the admitted Workload is charged, not
+ * written again, and a pending one that would not fit beside it stays pending. */
+static void test_restart_rebuilds_usage(void **state)
+{
+	struct t *t = *state;
+	json_t *admitted = workload("w1", "3", 0, "2026-01-01T00:00:00Z");
+	json_object_set_new(admitted, "status",
+			    J("{'admission':{'clusterQueue':'cq','podSetAssignments':[{'name':'main',"
+			      "'flavors':{'cpu':'default'},'resourceUsage':{'cpu':'3'},'count':1}]},"
+			      "'conditions':[{'type':'QuotaReserved','status':'True','reason':'QuotaReserved',"
+			      "'message':'m','lastTransitionTime':'2026-01-01T00:00:01Z'},"
+			      "{'type':'Admitted','status':'True','reason':'Admitted','message':'m',"
+			      "'lastTransitionTime':'2026-01-01T00:00:01Z'}]}"));
+	seed(t, K_WORKLOAD, admitted);
+	seed_queue(t, "4", NULL);
+	seed(t, K_WORKLOAD, workload("w2", "2", 0, "2026-01-01T00:00:02Z"));
+	converge(t);
+	assert_int_equal(cq_cpu_usage(t), 3000);
+	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 0), 0);
+	assert_false(fake_cond(t, WL_PATH("w2"), "QuotaReserved"));
+	json_t *c = condition_get(fake_api_get(t->api, WL_PATH("w2")), "QuotaReserved");
+	assert_non_null(c);
+	assert_string_equal(json_string_value(json_object_get(c, "reason")), "Pending");
+}
+
+/* A Workload left half-written (status.admission set, QuotaReserved not True), as Kueue's perf
+ * runner leaves one with server-side apply: muster clears the admission, counts it pending,
+ * and admits it again. */
+static void test_stale_admission_repaired(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "4", NULL);
+	json_t *w = workload("w1", "2", 0, "2026-01-01T00:00:00Z");
+	json_object_set_new(w, "status",
+			    J("{'admission':{'clusterQueue':'cq','podSetAssignments':[{'name':'main',"
+			      "'flavors':{'cpu':'default'},'resourceUsage':{'cpu':'2'},'count':1}]},"
+			      "'conditions':[{'type':'QuotaReserved','status':'False','reason':'Pending',"
+			      "'message':'m','lastTransitionTime':'2026-01-01T00:00:01Z'}]}"));
+	seed(t, K_WORKLOAD, w);
+	settle(t);
+	size_t pending = 0, admitted = 0;
+	engine_cq_counts(t->m.engine, "cq", &pending, &admitted);
+	assert_int_equal(admitted, 0);
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
+	assert_int_equal(cq_cpu_usage(t), 2000);
+}
+
+/* A Cohort that names itself as parent is a cycle: its ClusterQueue is inactive and admits
+ * nothing, as for a cycle of two. */
+static void test_cohort_self_parent(void **state)
+{
+	struct t *t = *state;
+	seed(t, K_COHORT, J("{'metadata':{'name':'loop'},'spec':{'parentName':'loop'}}"));
+	seed_queue(t, "4", "loop");
+	seed(t, K_WORKLOAD, workload("w1", "1", 0, "2026-01-01T00:00:00Z"));
+	converge(t);
+	advance(t, 3000); /* the queue status interval */
+	converge(t);
+	assert_false(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
+	json_t *active = condition_get(fake_api_get(t->api, KUEUE "/clusterqueues/cq"), "Active");
+	assert_non_null(active);
+	assert_string_equal(json_string_value(json_object_get(active, "status")), "False");
+	assert_string_equal(json_string_value(json_object_get(active, "reason")), "CohortCycle");
+}
+
+/* An object muster can't use is not only logged: it gets a Warning Event saying why. */
+static void test_refused_objects_get_events(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "4", NULL);
+	seed(t, K_LQ, J("{'metadata':{'namespace':'ns','name':'broken','uid':'lq-uid'},'spec':{}}"));
+	seed(t, K_COHORT, J("{'metadata':{'name':'c1','uid':'co-uid'},'spec':{'resourceGroups':[{"
+			    "'coveredResources':['cpu'],'flavors':[{'name':'default','resources':[{'name':'cpu',"
+			    "'nominalQuota':'12x'}]}]}]}}"));
+	converge(t);
+	assert_int_equal(fake_api_count(t->api, "POST", "/api/v1/namespaces/ns/events", 201), 1);
+	assert_int_equal(fake_api_count(t->api, "POST", "/api/v1/namespaces/default/events", 201), 1);
+	int found = 0;
+	for (size_t i = 0; i < fake_api_nrequests(t->api); i++) {
+		const struct fake_request *r = fake_api_request(t->api, i);
+		if (!strcmp(r->method, "POST") && strstr(r->path, "/events")) {
+			found += strstr(r->body, "\"LocalQueueNotUsable\"") && strstr(r->body, "spec.clusterQueue");
+			found += strstr(r->body, "\"CohortNotUsable\"") && strstr(r->body, "12x");
+		}
+	}
+	assert_int_equal(found, 2);
+	/* Once per object and reason, however often it is seen. */
+	seed(t, K_LQ, J("{'metadata':{'namespace':'ns','name':'broken','uid':'lq-uid'},'spec':{}}"));
+	converge(t);
+	assert_int_equal(fake_api_count(t->api, "POST", "/api/v1/namespaces/ns/events", 0), 1);
+}
+
+/* Queue status is kept without scans and written coalesced: many admissions in a burst cost
+ * one LocalQueue write now and at most one more when the interval ends. */
+static void test_queue_status_coalesced(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "100", NULL);
+	converge(t);
+	size_t before = fake_api_count(t->api, "PATCH", KUEUE "/namespaces/ns/localqueues/lq/status", 0);
+	for (int i = 0; i < 20; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "w%d", i);
+		seed(t, K_WORKLOAD, workload(name, "1", 0, "2026-01-01T00:00:00Z"));
+	}
+	converge(t);
+	advance(t, 2500);
+	converge(t);
+	size_t writes = fake_api_count(t->api, "PATCH", KUEUE "/namespaces/ns/localqueues/lq/status", 0) - before;
+	assert_true(writes >= 1 && writes <= 2);
+	json_t *st = obj_path(fake_api_get(t->api, KUEUE "/namespaces/ns/localqueues/lq"), "status");
+	assert_int_equal(json_integer_value(json_object_get(st, "admittedWorkloads")), 20);
+	assert_int_equal(json_integer_value(json_object_get(st, "pendingWorkloads")), 0);
+	json_t *usage = json_array_get(json_object_get(st, "flavorsUsage"), 0);
+	assert_string_equal(json_string_value(json_object_get(usage, "name")), "default");
+	assert_string_equal(json_string_value(obj_path(json_array_get(json_object_get(usage, "resources"), 0),
+						       "total")),
+			    "20");
+}
+
+static void pods_ready_fast(struct muster_config *c)
+{
+	c->wait_for_pods_ready = 1;
+	c->pods_ready_timeout_ms = 10000;
+	c->recovery_timeout_ms = 10000;
+	c->backoff_base_s = 5;
+	c->backoff_max_s = 60;
+	c->has_backoff_limit = 1;
+	c->backoff_limit_count = 1;
+}
+
+static int setup_pods_ready(void **state)
+{
+	return setup_with(state, pods_ready_fast);
+}
+
+/* Pods that don't get ready in time: the Workload is evicted with requeueState (count 1, a
+ * requeueAt after the backoff), waits out the backoff outside the queue, is admitted again,
+ * and after a second timeout is deactivated (backoffLimitCount 1). */
+static void test_requeue_backoff_and_deactivation(void **state)
+{
+	struct t *t = *state;
+	char path[600];
+	admitted_job(t, "4", "j1", "1", path, sizeof(path));
+	advance(t, 11000);
+	converge(t);
+	json_t *wl = fake_api_get(t->api, path);
+	assert_true(condition_true(wl, "Evicted"));
+	json_t *ev = condition_get(wl, "Evicted");
+	assert_string_equal(json_string_value(json_object_get(ev, "reason")), "PodsReadyTimeout");
+	assert_int_equal(json_integer_value(obj_path(wl, "status.requeueState.count")), 1);
+	assert_non_null(obj_path(wl, "status.requeueState.requeueAt"));
+	/* No pod is active: the quota is released, and the Workload waits out its backoff. */
+	assert_false(fake_cond(t, path, "QuotaReserved"));
+	assert_int_equal(cq_cpu_usage(t), 0);
+	advance(t, 1000);
+	converge(t);
+	assert_false(fake_cond(t, path, "QuotaReserved"));
+	advance(t, 6000); /* base 5 s + at most 10 % jitter */
+	converge(t);
+	assert_true(fake_cond(t, path, "QuotaReserved"));
+	/* Second timeout: the limit is used up, so the Workload is deactivated. */
+	advance(t, 11000);
+	converge(t);
+	assert_false(json_is_true(obj_path(fake_api_get(t->api, path), "spec.active")));
+	assert_true(json_is_false(obj_path(fake_api_get(t->api, path), "spec.active")));
+}
+
+int main(void)
+{
+	log_set_level(LOG_ERROR);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_admit_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admission_conflict, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admission_while_write_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_outage_backs_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_creates_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_finishes_during_workload_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_eviction_sequence, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_rebuilds_usage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_admission_repaired, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cohort_self_parent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_objects_get_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_queue_status_coalesced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_requeue_backoff_and_deactivation, setup_pods_ready,
+						teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
