@@ -295,6 +295,29 @@ void pobj_node_release(struct pobj_node *n)
 	memset(n, 0, sizeof(*n));
 }
 
+int pobj_node_apply(struct placement *p, json_t *node, char *err, size_t errlen)
+{
+	struct pobj_node n;
+	char why[PLC_REFUSAL_MAX];
+	const char *name = json_string_value(json_object_get(json_object_get(node, "metadata"), "name"));
+	int rc = pobj_node_decode(node, &n, why, sizeof(why));
+	if (rc == -EINVAL && name && *name)
+		rc = placement_refuse_node(p, name, why) ? -ENOMEM : POBJ_NODE_REFUSED;
+	else if (rc == -EINVAL)
+		rc = eobj_bad(err, errlen, "%s", why);
+	else if (rc == 0 && (rc = placement_set_node(p, &n.spec)) == -EINVAL) {
+		const char *reason = placement_node_refusal(p, name);
+		snprintf(why, sizeof(why), "%s", reason ? reason : "refused by placement");
+		rc = POBJ_NODE_REFUSED;
+	}
+	if (rc == POBJ_NODE_REFUSED && err && errlen)
+		snprintf(err, errlen, "%s", why);
+	else if (rc == -ENOMEM)
+		eobj_nomem(err, errlen);
+	pobj_node_release(&n);
+	return rc;
+}
+
 /* -------------------------------------------------------------------------------- Pod */
 
 /* The quantities of a pod spec, each checked at its own path (pod_requests_from_template
