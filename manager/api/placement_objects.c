@@ -54,27 +54,6 @@ static int is_alnum(char c)
 	return is_alnum_lower(c) || (c >= 'A' && c <= 'Z');
 }
 
-/* RFC 1123 subdomain: dot-separated labels, at most 253 characters. */
-static int is_dns_subdomain(const char *s, size_t len)
-{
-	if (len == 0 || len > 253)
-		return 0;
-	for (size_t i = 0; i < len;) {
-		size_t n = 0;
-		while (i + n < len && s[i + n] != '.')
-			n++;
-		if (n == 0 || n > 63 || !is_alnum_lower(s[i]) || !is_alnum_lower(s[i + n - 1]))
-			return 0;
-		for (size_t k = 0; k < n; k++)
-			if (!is_alnum_lower(s[i + k]) && s[i + k] != '-')
-				return 0;
-		i += n;
-		if (i < len && ++i == len)
-			return 0; /* a trailing dot */
-	}
-	return 1;
-}
-
 /* A label key (Kubernetes' qualified name): an optional DNS-subdomain prefix and '/', then a
  * name of at most 63 letters, digits, '-', '_' and '.', starting and ending alphanumeric. */
 static int is_label_key(const char *s)
@@ -82,7 +61,7 @@ static int is_label_key(const char *s)
 	const char *slash = strchr(s, '/');
 	const char *name = slash ? slash + 1 : s;
 	size_t n = strlen(name);
-	if (slash && !is_dns_subdomain(s, (size_t)(slash - s)))
+	if (slash && !eobj_is_dns_subdomain(s, (size_t)(slash - s)))
 		return 0;
 	if (n == 0 || n > 63 || !is_alnum(name[0]) || !is_alnum(name[n - 1]))
 		return 0;
