@@ -5,26 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/engine_objects.h"
 #include "api/objects.h"
 #include "webhooks/review.h"
 #include "webhooks/webhooks.h"
-
-/* A LocalQueue name is an object name: a DNS-1123 subdomain. */
-static int valid_queue_name(const char *s)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > 253)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-		if (!alnum && c != '-' && c != '.')
-			return 0;
-		if ((i == 0 || i == n - 1) && !alnum)
-			return 0;
-	}
-	return 1;
-}
 
 static char *mutate_job(const struct admission_request *req)
 {
@@ -51,7 +35,9 @@ static char *validate_job(const struct admission_request *req)
 	json_t *job = req->object;
 	const char *queue = job ? obj_label(job, LABEL_QUEUE_NAME) : NULL;
 
-	if (queue && !valid_queue_name(queue)) {
+	/* A LocalQueue name is an object name: the decoders' rule, so a Job this lets through
+	 * is one the manager can queue. */
+	if (queue && !eobj_is_dns_subdomain(queue, strlen(queue))) {
 		snprintf(msg, sizeof(msg),
 			 "metadata.labels[%s]: Invalid value: \"%.253s\": must be a valid LocalQueue name (a lowercase RFC 1123 subdomain)",
 			 LABEL_QUEUE_NAME, queue);
@@ -72,104 +58,23 @@ static char *validate_job(const struct admission_request *req)
 	return review_response(req, 1, 0, NULL, NULL);
 }
 
-static int check_quantity(json_t *v, const char *where, char *msg, size_t msglen)
-{
-	int64_t milli;
-	if (!v)
-		return 0;
-	int rc = quantity_from_json(v, &milli);
-	if (rc == 0 && milli < 0)
-		rc = -EINVAL;
-	if (rc == 0)
-		return 0;
-	char text[64] = "";
-	if (json_is_string(v))
-		snprintf(text, sizeof(text), "%.40s", json_string_value(v));
-	else
-		snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(v));
-	snprintf(msg, msglen, "%s: Invalid value: \"%s\": %s", where, text,
-		 rc == -ERANGE ? "out of range: muster accounts quotas exactly in int64 milli-units (at most about 9.2e15 units)" :
-				 "must be a non-negative Kubernetes quantity");
-	return -EINVAL;
-}
-
+/* The decoder's rules (eobj_cq_decode), so the webhook admits exactly the specs the engine
+ * runs: the CRD's rules (repeated there for simulator inputs) and those a schema can't
+ * express, each resource and flavor in one group only, quantities within muster's exact
+ * int64 milli-units, lendingLimit <= nominalQuota. */
 static char *validate_cq(const struct admission_request *req)
 {
+	struct eobj_cq cq;
 	char msg[512];
-	json_t *groups = obj_path(req->object, "spec.resourceGroups"), *g;
-	json_t *seen_resources = json_object(), *seen_flavors = json_object();
-	size_t gi;
-	char *out = NULL;
-	int ok = 1;
 
-	if (!seen_resources || !seen_flavors)
-		goto done;
-	json_array_foreach(groups, gi, g)
-	{
-		json_t *r, *f;
-		size_t i;
-		json_array_foreach(json_object_get(g, "coveredResources"), i, r)
-		{
-			const char *name = json_string_value(r);
-			if (name && json_object_get(seen_resources, name)) {
-				snprintf(msg, sizeof(msg),
-					 "spec.resourceGroups[%zu].coveredResources: Duplicate value: \"%s\": a resource can be covered by one resource group only",
-					 gi, name);
-				ok = 0;
-				goto done;
-			}
-			if (name)
-				json_object_set(seen_resources, name, json_true());
-		}
-		json_array_foreach(json_object_get(g, "flavors"), i, f)
-		{
-			const char *name = json_string_value(json_object_get(f, "name"));
-			json_t *res;
-			size_t k;
-			if (name && json_object_get(seen_flavors, name)) {
-				snprintf(msg, sizeof(msg),
-					 "spec.resourceGroups[%zu].flavors[%zu].name: Duplicate value: \"%s\": a flavor can appear in one resource group only",
-					 gi, i, name);
-				ok = 0;
-				goto done;
-			}
-			if (name)
-				json_object_set(seen_flavors, name, json_true());
-			json_array_foreach(json_object_get(f, "resources"), k, res)
-			{
-				static const char *const fields[] = { "nominalQuota", "borrowingLimit",
-								      "lendingLimit" };
-				for (size_t q = 0; q < 3; q++) {
-					char where[160];
-					snprintf(where, sizeof(where),
-						 "spec.resourceGroups[%zu].flavors[%zu].resources[%zu].%s", gi,
-						 i, k, fields[q]);
-					if (check_quantity(json_object_get(res, fields[q]), where, msg,
-							   sizeof(msg)) != 0) {
-						ok = 0;
-						goto done;
-					}
-				}
-				/* A queue can't lend more than it owns. */
-				int64_t nominal, lending;
-				json_t *lend = json_object_get(res, "lendingLimit");
-				if (lend && quantity_from_json(json_object_get(res, "nominalQuota"), &nominal) == 0 &&
-				    quantity_from_json(lend, &lending) == 0 && lending > nominal) {
-					snprintf(msg, sizeof(msg),
-						 "spec.resourceGroups[%zu].flavors[%zu].resources[%zu].lendingLimit: Invalid value: must be less than or equal to nominalQuota",
-						 gi, i, k);
-					ok = 0;
-					goto done;
-				}
-			}
-		}
-	}
-done:
-	json_decref(seen_resources);
-	json_decref(seen_flavors);
-	if (seen_resources && seen_flavors)
-		out = ok ? review_response(req, 1, 0, NULL, NULL) : review_response(req, 0, 422, msg, NULL);
-	return out;
+	/* A DELETE carries no object, and nothing to check. */
+	if (!req->object)
+		return review_response(req, 1, 0, NULL, NULL);
+	int rc = eobj_cq_decode(req->object, &cq, msg, sizeof(msg));
+	eobj_cq_release(&cq);
+	if (rc == -ENOMEM)
+		return NULL;
+	return rc ? review_response(req, 0, 422, msg, NULL) : review_response(req, 1, 0, NULL, NULL);
 }
 
 int webhook_handle(const char *path, const char *body, size_t len, char **out)

@@ -6,8 +6,9 @@
  *   /mutate-batch-v1-job        a Job naming a LocalQueue is created suspended
  *   /validate-batch-v1-job      queue-name format; the queue can't change while a Job runs
  *   /validate-kueue-x-k8s-io-v1beta2-clusterqueue
- *                               checks CRD schemas can't express: quantities within muster's
- *                               exact range, each resource and flavor in one group only
+ *                               the ClusterQueue decoder's rules (eobj_cq_decode): besides the
+ *                               CRD's, quantities within muster's exact range, each resource
+ *                               and flavor in one group only
  */
 #ifndef MUSTER_WEBHOOKS_H
 #define MUSTER_WEBHOOKS_H

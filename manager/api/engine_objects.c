@@ -231,10 +231,10 @@ static int is_alnum_lower(char c)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-/* RFC 1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters. */
-static int is_dns_label(const char *s, size_t len)
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])?: one part of a label or subdomain, of any length. */
+static int is_dns_part(const char *s, size_t len)
 {
-	if (len == 0 || len > 63 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[len - 1]))
+	if (len == 0 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[len - 1]))
 		return 0;
 	for (size_t i = 0; i < len; i++)
 		if (!is_alnum_lower(s[i]) && s[i] != '-')
@@ -242,31 +242,31 @@ static int is_dns_label(const char *s, size_t len)
 	return 1;
 }
 
-/* RFC 1123 subdomain: dot-separated labels, at most 253 characters. */
-static int is_dns_subdomain(const char *s)
+int eobj_is_dns_label(const char *s, size_t len)
 {
-	size_t len = strlen(s);
+	return len <= 63 && is_dns_part(s, len);
+}
+
+int eobj_is_dns_subdomain(const char *s, size_t len)
+{
 	if (len == 0 || len > 253)
 		return 0;
-	while (*s) {
-		const char *dot = strchr(s, '.');
-		size_t n = dot ? (size_t)(dot - s) : strlen(s);
-		/* Labels inside a subdomain follow the label rule except for the 63-byte cap. */
-		if (n == 0 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[n - 1]))
+	for (size_t i = 0;; i++) {
+		size_t n = 0;
+		while (i + n < len && s[i + n] != '.')
+			n++;
+		/* An empty part is a leading, trailing or doubled dot: "a..b" is no name. */
+		if (!is_dns_part(s + i, n))
 			return 0;
-		for (size_t i = 0; i < n; i++)
-			if (!is_alnum_lower(s[i]) && s[i] != '-')
-				return 0;
-		s += n + (dot ? 1 : 0);
-		if (dot && !*s)
-			return 0;
+		i += n;
+		if (i == len)
+			return 1;
 	}
-	return 1;
 }
 
 static int check_subdomain(const char *s, const char *path, char *err, size_t errlen)
 {
-	if (!is_dns_subdomain(s))
+	if (!eobj_is_dns_subdomain(s, strlen(s)))
 		return eobj_bad(err, errlen,
 			   "%s: invalid name \"%.64s\": must be lowercase letters, digits, '-' and '.', "
 			   "start and end with a letter or digit, at most 253 characters",
@@ -276,7 +276,7 @@ static int check_subdomain(const char *s, const char *path, char *err, size_t er
 
 static int check_label(const char *s, const char *path, char *err, size_t errlen)
 {
-	if (!is_dns_label(s, strlen(s)))
+	if (!eobj_is_dns_label(s, strlen(s)))
 		return eobj_bad(err, errlen,
 			   "%s: invalid name \"%.64s\": must be lowercase letters, digits and '-', "
 			   "start and end with a letter or digit, at most 63 characters",
@@ -1104,81 +1104,6 @@ int eobj_priority_class_decode(json_t *obj, const char **name, int32_t *value, c
 	return 0;
 }
 
-/* ------------------------------------------------------------------------------- time */
-
-static int digits(const char **s, int n, int *out)
-{
-	int v = 0;
-	for (int i = 0; i < n; i++) {
-		char c = (*s)[i];
-		if (c < '0' || c > '9')
-			return -1;
-		v = v * 10 + (c - '0');
-	}
-	*s += n;
-	*out = v;
-	return 0;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-int eobj_parse_time(const char *s, int64_t *ns)
-{
-	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
-	int64_t frac = 0;
-
-	if (!s || digits(&s, 4, &y) || *s++ != '-' || digits(&s, 2, &mo) || *s++ != '-' ||
-	    digits(&s, 2, &d))
-		return -EINVAL;
-	if (*s != 'T' && *s != 't')
-		return -EINVAL;
-	s++;
-	if (digits(&s, 2, &h) || *s++ != ':' || digits(&s, 2, &mi) || *s++ != ':' ||
-	    digits(&s, 2, &sec))
-		return -EINVAL;
-	if (*s == '.') {
-		int n = 0;
-		s++;
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		for (; *s >= '0' && *s <= '9'; s++, n++)
-			if (n < 9)
-				frac = frac * 10 + (*s - '0');
-		for (; n < 9; n++)
-			frac *= 10;
-	}
-	if (*s == 'Z' || *s == 'z') {
-		s++;
-	} else if (*s == '+' || *s == '-') {
-		sign = *s++ == '-' ? -1 : 1;
-		if (digits(&s, 2, &oh) || *s++ != ':' || digits(&s, 2, &om) || oh > 23 || om > 59)
-			return -EINVAL;
-	} else {
-		return -EINVAL;
-	}
-	if (*s || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 59)
-		return -EINVAL;
-	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-	if (mo == 2 && d == 29 && !leap)
-		return -EINVAL;
-	int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
-		       sign * (oh * 3600 + om * 60);
-	if (__builtin_mul_overflow(secs, (int64_t)1000000000, ns) ||
-	    __builtin_add_overflow(*ns, frac, ns))
-		return -EINVAL;
-	return 0;
-}
-
 /* ---------------------------------------------------------------------------- Workload */
 
 /* Checks what a pod template contributes to quota and placement, so a mistake is reported at
@@ -1487,7 +1412,7 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 	    dup_into(&out->arena, queue ? queue : "", &s->queue) != 0)
 		return eobj_nomem(err, errlen);
 	if (created) {
-		if (eobj_parse_time(created, &s->queue_time) != 0)
+		if (time_parse_rfc3339_ns(created, &s->queue_time) != 0)
 			return eobj_bad(err, errlen,
 				   "metadata.creationTimestamp: invalid time \"%.64s\": must be RFC 3339, "
 				   "e.g. 2025-01-02T03:04:05Z",
@@ -1629,7 +1554,7 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 		int64_t reserved_ns;
 		const char *since = json_string_value(
 			json_object_get(condition_get(wl, "QuotaReserved"), "lastTransitionTime"));
-		if (since && eobj_parse_time(since, &reserved_ns) == 0)
+		if (since && time_parse_rfc3339_ns(since, &reserved_ns) == 0)
 			out->admission->quota_reserved_time = reserved_ns;
 	} else if (adm && !json_is_null(adm)) {
 		return eobj_bad(err, errlen,

@@ -62,6 +62,14 @@ int eobj_check_keys(json_t *obj, const char *path, const char *const *allowed, c
 		    size_t errlen);
 int eobj_get_quantity(json_t *v, const char *path, int64_t *out, char *err, size_t errlen);
 
+/* The one place muster checks Kubernetes names, with apimachinery's rules (validation.go), so
+ * that the webhooks, the decoders and placement agree. A label (IsDNS1123Label: namespaces):
+ * [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters. A subdomain (IsDNS1123Subdomain:
+ * object names, queue names, label-key prefixes): such parts joined by single dots, at most
+ * 253 characters in all and no cap per part. s need not be NUL-terminated. */
+int eobj_is_dns_label(const char *s, size_t len);
+int eobj_is_dns_subdomain(const char *s, size_t len);
+
 /* ResourceFlavor: metadata.name, spec.nodeLabels, spec.nodeTaints, spec.tolerations. */
 struct eobj_flavor {
 	struct quota_flavor spec;
@@ -166,9 +174,5 @@ int eobj_workload_decode(json_t *wl, const char *default_namespace, json_t *wpcs
 int eobj_workload_from_job(json_t *job, const char *default_namespace, json_t *wpcs, json_t *pcs,
 			   struct eobj_workload *out, char *err, size_t errlen);
 void eobj_workload_release(struct eobj_workload *w);
-
-/* RFC 3339 time ("2025-01-02T03:04:05Z", fractions and offsets allowed) to ns since the epoch.
- * 0 or -EINVAL (also for times outside int64 ns). */
-int eobj_parse_time(const char *s, int64_t *ns);
 
 #endif

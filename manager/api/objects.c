@@ -110,29 +110,81 @@ static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
 	return era * 146097 + doe - 719468;
 }
 
+/* n decimal digits at *s into *out, advancing *s; -1 if one isn't a digit. */
+static int take_digits(const char **s, int n, int *out)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		char c = (*s)[i];
+		if (c < '0' || c > '9')
+			return -1;
+		v = v * 10 + (c - '0');
+	}
+	*s += n;
+	*out = v;
+	return 0;
+}
+
+/*
+ * The one RFC 3339 parser, with the grammar Go's time.Parse(time.RFC3339, ...) parses a
+ * metav1.Time by (its parseRFC3339): "YYYY-MM-DDTHH:MM:SS", then an optional fraction ('.' and
+ * at least one digit; beyond nine only truncate), then "Z" or "+HH:MM" / "-HH:MM" (hours up to
+ * 23). 'T' and 'Z' uppercase; a day must exist in its month, seconds go up to 59. Go's slow
+ * path would also take a ',' before the fraction, a one-digit hour and offsets up to 24:60;
+ * the apiserver never writes those (it stores metav1.Time as "...Z"), and muster refuses them.
+ */
+int time_parse_rfc3339_ns(const char *s, int64_t *ns)
+{
+	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
+	int32_t frac = 0;
+
+	if (!s || take_digits(&s, 4, &y) || *s++ != '-' || take_digits(&s, 2, &mo) ||
+	    *s++ != '-' || take_digits(&s, 2, &d) || *s++ != 'T' || take_digits(&s, 2, &h) ||
+	    *s++ != ':' || take_digits(&s, 2, &mi) || *s++ != ':' || take_digits(&s, 2, &sec))
+		return -EINVAL;
+	if (*s == '.') {
+		int n = 0;
+		s++;
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		for (; *s >= '0' && *s <= '9'; s++, n++)
+			if (n < 9)
+				frac = frac * 10 + (*s - '0');
+		for (; n < 9; n++)
+			frac *= 10;
+	}
+	if (*s == 'Z') {
+		s++;
+	} else if (*s == '+' || *s == '-') {
+		sign = *s++ == '-' ? -1 : 1;
+		if (take_digits(&s, 2, &oh) || *s++ != ':' || take_digits(&s, 2, &om) || oh > 23 ||
+		    om > 59)
+			return -EINVAL;
+	} else {
+		return -EINVAL;
+	}
+	if (*s || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 59)
+		return -EINVAL;
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	if (mo == 2 && d == 29 && !leap)
+		return -EINVAL;
+	int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+		       sign * (oh * 3600 + om * 60);
+	if (__builtin_mul_overflow(secs, (int64_t)1000000000, ns) ||
+	    __builtin_add_overflow(*ns, (int64_t)frac, ns))
+		return -EINVAL;
+	return 0;
+}
+
+/* The same parser, so the controllers' times and the decoders' never disagree. */
 int time_parse_rfc3339(const char *s, int64_t *ms)
 {
-	int y, mo, d, h, mi, sec, n = 0;
-	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
-		return -EINVAL;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-		return -EINVAL;
-	const char *p = s + 19;
-	int64_t frac_ms = 0;
-	if (*p == '.') {
-		int digits = 0;
-		for (p++; *p >= '0' && *p <= '9'; p++, digits++)
-			if (digits < 3)
-				frac_ms = frac_ms * 10 + (*p - '0');
-		if (digits == 0)
-			return -EINVAL;
-		for (; digits < 3; digits++)
-			frac_ms *= 10;
-	}
-	if (strcmp(p, "Z") != 0)
-		return -EINVAL;
-	*ms = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000 + (int64_t)sec * 1000 + frac_ms;
-	return 0;
+	int64_t ns;
+	int rc = time_parse_rfc3339_ns(s, &ns);
+	if (rc == 0)
+		*ms = ns / 1000000 - (ns % 1000000 < 0); /* floored: before 1970 too */
+	return rc;
 }
 
 void time_format_rfc3339(int64_t ms, char *buf, size_t size)

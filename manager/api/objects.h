@@ -52,13 +52,15 @@ json_t *conditions_with(json_t *obj, const char *type, const char *status, const
 
 /* The current time as RFC 3339 (seconds), e.g. "2026-11-21T19:35:18Z". */
 void time_now_rfc3339(char *buf, size_t size);
-/* The current time and an RFC 3339 time ("…Z", fractional seconds allowed) in ms since the
- * epoch. time_parse_rfc3339 returns 0, or -EINVAL for anything else. */
+/* The current time, and an RFC 3339 time as Go's time.RFC3339 parses a metav1.Time (offsets
+ * and fractions allowed; objects.c has the grammar), in ns or ms (floored) since the epoch.
+ * One parser: 0, or -EINVAL for anything else, also for times outside int64 ns (1677-2262). */
 int64_t time_now_ms(void);
 /* Replaces the wall clock both read (NULL: the real one again). For tests, which move time
  * themselves; everything that stamps or compares times goes through time_now_ms. */
 void time_set_clock(int64_t (*now_ms)(void));
 int time_parse_rfc3339(const char *s, int64_t *ms);
+int time_parse_rfc3339_ns(const char *s, int64_t *ns);
 void time_format_rfc3339(int64_t ms, char *buf, size_t size);
 
 /* A quantity given as a JSON string or number, in milli-units. 0 or -EINVAL/-ERANGE. */

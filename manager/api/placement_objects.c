@@ -54,27 +54,6 @@ static int is_alnum(char c)
 	return is_alnum_lower(c) || (c >= 'A' && c <= 'Z');
 }
 
-/* RFC 1123 subdomain: dot-separated labels, at most 253 characters. */
-static int is_dns_subdomain(const char *s, size_t len)
-{
-	if (len == 0 || len > 253)
-		return 0;
-	for (size_t i = 0; i < len;) {
-		size_t n = 0;
-		while (i + n < len && s[i + n] != '.')
-			n++;
-		if (n == 0 || n > 63 || !is_alnum_lower(s[i]) || !is_alnum_lower(s[i + n - 1]))
-			return 0;
-		for (size_t k = 0; k < n; k++)
-			if (!is_alnum_lower(s[i + k]) && s[i + k] != '-')
-				return 0;
-		i += n;
-		if (i < len && ++i == len)
-			return 0; /* a trailing dot */
-	}
-	return 1;
-}
-
 /* A label key (Kubernetes' qualified name): an optional DNS-subdomain prefix and '/', then a
  * name of at most 63 letters, digits, '-', '_' and '.', starting and ending alphanumeric. */
 static int is_label_key(const char *s)
@@ -82,7 +61,7 @@ static int is_label_key(const char *s)
 	const char *slash = strchr(s, '/');
 	const char *name = slash ? slash + 1 : s;
 	size_t n = strlen(name);
-	if (slash && !is_dns_subdomain(s, (size_t)(slash - s)))
+	if (slash && !eobj_is_dns_subdomain(s, (size_t)(slash - s)))
 		return 0;
 	if (n == 0 || n > 63 || !is_alnum(name[0]) || !is_alnum(name[n - 1]))
 		return 0;
@@ -293,6 +272,29 @@ void pobj_node_release(struct pobj_node *n)
 {
 	eobj_arena_release(&n->arena);
 	memset(n, 0, sizeof(*n));
+}
+
+int pobj_node_apply(struct placement *p, json_t *node, char *err, size_t errlen)
+{
+	struct pobj_node n;
+	char why[PLC_REFUSAL_MAX];
+	const char *name = json_string_value(json_object_get(json_object_get(node, "metadata"), "name"));
+	int rc = pobj_node_decode(node, &n, why, sizeof(why));
+	if (rc == -EINVAL && name && *name)
+		rc = placement_refuse_node(p, name, why) ? -ENOMEM : POBJ_NODE_REFUSED;
+	else if (rc == -EINVAL)
+		rc = eobj_bad(err, errlen, "%s", why);
+	else if (rc == 0 && (rc = placement_set_node(p, &n.spec)) == -EINVAL) {
+		const char *reason = placement_node_refusal(p, name);
+		snprintf(why, sizeof(why), "%s", reason ? reason : "refused by placement");
+		rc = POBJ_NODE_REFUSED;
+	}
+	if (rc == POBJ_NODE_REFUSED && err && errlen)
+		snprintf(err, errlen, "%s", why);
+	else if (rc == -ENOMEM)
+		eobj_nomem(err, errlen);
+	pobj_node_release(&n);
+	return rc;
 }
 
 /* -------------------------------------------------------------------------------- Pod */

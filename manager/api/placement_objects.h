@@ -6,7 +6,8 @@
  * the same way and place the same gang on the same nodes.
  *
  * What the manager needs, and where it is:
- *   Node informer             pobj_node_decode      -> placement_set_node / _remove_node
+ *   Node informer             pobj_node_apply (decode + placement_set_node, or refuse)
+ *                             placement_remove_node when the Node is deleted
  *   Pod informer              pobj_pod_decode       -> placement_bind_pod / _unbind_pod
  *   ResourceFlavor, Topology  pobj_catalog_set_* / pobj_catalog_remove_*  (keep it current)
  *   the engine's placer hook  pobj_place_workload   (plans and reserves every podSet)
@@ -66,6 +67,17 @@ struct pobj_node {
 };
 int pobj_node_decode(json_t *node, struct pobj_node *out, char *err, size_t errlen);
 void pobj_node_release(struct pobj_node *n);
+
+/*
+ * A Node added or changed, into the placement: decoded and set, or, when it can't be decoded
+ * or modelled (more than PLC_MAX_GPUS GPUs), refused under its metadata.name with the reason,
+ * so that it is out of the model and every "no node layout fits" names it. Returns 0 (in the
+ * model), POBJ_NODE_REFUSED with err holding the reason (also placement_node_refusal(p, name):
+ * what the manager's Event on the Node says), -EINVAL with err for an object without a
+ * readable name (nothing changed), or -ENOMEM.
+ */
+#define POBJ_NODE_REFUSED 1
+int pobj_node_apply(struct placement *p, json_t *node, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------------- Pod (v1) */
 

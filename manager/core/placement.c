@@ -14,8 +14,14 @@
  *    GPUs' free milli. Such a state is interned in a hash table with its F computed once.
  *    Many nodes share a state (same hardware, similar load), so a plan computes the change
  *    ΔF once per distinct state (a per-plan stamp in the state caches it) and reuses it.
+ *  - That multiset is kept as runs (free milli, how many GPUs), so a state costs the number of
+ *    distinct free amounts, not the number of GPUs: a 56-slice MIG node whose slices are whole
+ *    or taken is two runs, an 8-GPU node sharing GPUs at most eight.
  *  - F itself comes from the mix grouped into classes of equal GPU need, each with its
- *    shapes' cpu needs sorted and their weights summed: O(classes × GPUs) per new state.
+ *    shapes' cpu needs sorted and their weights summed: O(classes × runs) per new state.
+ *  - GPU arrays are sized per node; a load records the GPUs it took in place for up to
+ *    LOAD_INLINE_GPUS of them (every openb pod), on the heap beyond, allocated when the load is
+ *    made so that counting it never fails.
  *  - Baselines and gang simulations count temporary loads on the real nodes and undo them in
  *    reverse, instead of copying the cluster.
  */
@@ -37,6 +43,8 @@
 #define ST_EMPTY UINT32_MAX
 /* ΔF values closer than this are equal: F is a weighted sum of milli-GPUs. */
 #define F_EPS 1e-6
+/* GPUs a load records without a heap allocation: a whole 8-GPU node. */
+#define LOAD_INLINE_GPUS 8
 
 /* A pod's requests, resolved to interned ids. GPU milli is kept apart from the plain sums. */
 struct rq {
@@ -51,13 +59,22 @@ struct rq {
 struct pnode;
 struct resv;
 
+/* Milli a load took from one of its node's GPUs. */
+struct gpu_take {
+	int32_t gpu; /* index into the node's g */
+	int32_t milli;
+};
+
 struct load {
 	struct load *prev, *next; /* the node's loads, in the order they came */
 	struct pnode *node; /* NULL: a virtual pod already dropped */
 	const struct rq *rq;
 	struct resv *resv; /* a reservation's virtual pod; NULL for a bound pod */
 	int counted;
-	int32_t take[PLC_MAX_GPUS]; /* milli taken from each GPU */
+	/* The GPUs it took, each once: in take_inline, or in take_heap when takecap > 0. */
+	uint32_t ntake, takecap;
+	struct gpu_take *take_heap;
+	struct gpu_take take_inline[LOAD_INLINE_GPUS];
 };
 
 /* A node, or the memory of one: a record without `present` only holds pods bound to a node
@@ -74,7 +91,7 @@ struct pnode {
 	size_t cap; /* length of alloc/free (present nodes: the placement's resource capacity) */
 	int64_t *alloc, *free;
 	int ngpu;
-	int32_t g[PLC_MAX_GPUS]; /* free milli of each GPU */
+	int32_t *g; /* free milli of each GPU, ngpu of them */
 	struct load *lhead, *ltail;
 	/* cached fragmentation state */
 	uint32_t sid;
@@ -114,15 +131,24 @@ struct fclass {
 	double w;
 };
 
-/* A node's state as the fragmentation measure sees it. */
+/* `count` GPUs with `milli` free each. */
+struct grun {
+	int32_t milli, count;
+};
+
+/* A node's state as the fragmentation measure sees it: its GPUs' free milli (clamped at 0) as
+ * runs in descending order of milli, each count > 0. The runs are in storage of the caller's:
+ * one of the placement's two scratch buffers, or its pool for interned states. */
 struct fkey {
 	int64_t cpu;
-	int32_t ngpu;
-	int32_t g[PLC_MAX_GPUS]; /* descending, clamped at 0, zero beyond ngpu */
+	int32_t ngpu, nrun;
+	struct grun *run;
 };
 
 struct fstate {
-	struct fkey k;
+	int64_t cpu;
+	int32_t ngpu, nrun;
+	uint32_t run_off; /* first run in placement.pool */
 	uint64_t h;
 	double f;
 	uint64_t stamp; /* plan epoch for which df is the ΔF of that plan's pod */
@@ -161,6 +187,12 @@ struct placement {
 	uint32_t *sidx;
 	size_t sicap;
 	uint64_t sgen, epoch;
+	struct grun *pool; /* the interned states' runs */
+	size_t npool, poolcap;
+	struct grun *kbuf[2]; /* scratch runs for a state and its successor */
+	size_t kbufcap; /* runs each holds: more than any node's GPUs */
+	/* nodes placement_set_node or the caller refused: name -> why (char *) */
+	struct strmap refused;
 	/* plan output and scratch */
 	struct plc_slot *slots;
 	size_t slotcap;
@@ -414,42 +446,64 @@ static int64_t gpu_taken(int64_t d)
 
 /* --- fragmentation states ------------------------------------------------------------------- */
 
-static void sort_desc(int32_t *g, int n)
+/* Adds count GPUs with milli free to runs r[0..*n), keeping milli descending. r has room for
+ * one more run. */
+static void runs_add(struct grun *r, int32_t *n, int32_t milli, int32_t count)
 {
-	for (int i = 1; i < n; i++) {
-		int32_t v = g[i];
-		int j = i;
-		for (; j > 0 && g[j - 1] < v; j--)
-			g[j] = g[j - 1];
-		g[j] = v;
+	int32_t i = 0;
+	while (i < *n && r[i].milli > milli)
+		i++;
+	if (i < *n && r[i].milli == milli) {
+		r[i].count += count;
+		return;
 	}
+	memmove(&r[i + 1], &r[i], (size_t)(*n - i) * sizeof(*r));
+	r[i].milli = milli;
+	r[i].count = count;
+	(*n)++;
 }
 
-static void node_key(const struct pnode *n, struct fkey *k)
+/* Takes count GPUs out of run i, which has at least that many. */
+static void runs_take(struct grun *r, int32_t *n, int32_t i, int32_t count)
 {
-	memset(k, 0, sizeof(*k));
+	r[i].count -= count;
+	if (r[i].count > 0)
+		return;
+	memmove(&r[i], &r[i + 1], (size_t)(*n - i - 1) * sizeof(*r));
+	(*n)--;
+}
+
+/* The node's state, its runs in buf (one of placement.kbuf). */
+static void node_key(const struct pnode *n, struct grun *buf, struct fkey *k)
+{
 	k->cpu = n->free[RES_CPU];
 	k->ngpu = n->ngpu;
+	k->nrun = 0;
+	k->run = buf;
 	for (int i = 0; i < n->ngpu; i++)
-		k->g[i] = n->g[i] > 0 ? n->g[i] : 0;
-	sort_desc(k->g, k->ngpu);
+		runs_add(buf, &k->nrun, n->g[i] > 0 ? n->g[i] : 0, 1);
 }
 
+/* FNV-1a over the fields, one at a time: the table indexes by the low bits, which a wider
+ * word's high half would never reach. */
 static uint64_t key_hash(const struct fkey *k)
 {
 	uint64_t h = 1469598103934665603ull;
 	const unsigned char *c = (const unsigned char *)&k->cpu;
 	for (size_t i = 0; i < sizeof(k->cpu); i++)
 		h = (h ^ c[i]) * 1099511628211ull;
-	for (int i = 0; i < k->ngpu; i++)
-		h = (h ^ (uint64_t)(uint32_t)k->g[i]) * 1099511628211ull;
+	for (int32_t i = 0; i < k->nrun; i++) {
+		h = (h ^ (uint64_t)(uint32_t)k->run[i].milli) * 1099511628211ull;
+		h = (h ^ (uint64_t)(uint32_t)k->run[i].count) * 1099511628211ull;
+	}
 	return (h ^ (uint64_t)k->ngpu) * 1099511628211ull;
 }
 
-static int key_eq(const struct fkey *a, const struct fkey *b)
+static int state_is(const struct placement *p, const struct fstate *s, const struct fkey *k)
 {
-	return a->cpu == b->cpu && a->ngpu == b->ngpu &&
-	       !memcmp(a->g, b->g, (size_t)a->ngpu * sizeof(a->g[0]));
+	/* A state without GPUs has no runs, and the pool may not exist yet. */
+	return s->cpu == k->cpu && s->ngpu == k->ngpu && s->nrun == k->nrun &&
+	       (!k->nrun || !memcmp(p->pool + s->run_off, k->run, (size_t)k->nrun * sizeof(*k->run)));
 }
 
 /*
@@ -463,21 +517,20 @@ static int key_eq(const struct fkey *a, const struct fkey *b)
 static double frag_compute(const struct placement *p, const struct fkey *k)
 {
 	int64_t total = 0;
-	for (int i = 0; i < k->ngpu; i++)
-		total += k->g[i];
+	for (int32_t i = 0; i < k->nrun; i++)
+		total += (int64_t)k->run[i].milli * k->run[i].count;
 	if (!total)
 		return 0;
 	double f = p->w0 * (double)total;
 	for (size_t c = 0; c < p->ncls; c++) {
 		const struct fclass *cl = &p->cls[c];
-		int32_t cnt = 0;
-		int64_t below = 0;
-		for (int i = 0; i < k->ngpu; i++) {
-			if (k->g[i] >= cl->t)
-				cnt++;
-			else
-				below += k->g[i];
+		int64_t cnt = 0, above = 0;
+		/* Runs are descending: the GPUs with room for the class's share come first. */
+		for (int32_t i = 0; i < k->nrun && k->run[i].milli >= cl->t; i++) {
+			cnt += k->run[i].count;
+			above += (int64_t)k->run[i].milli * k->run[i].count;
 		}
+		int64_t below = total - above;
 		if (cnt < cl->k) {
 			f += cl->w * (double)total;
 			continue;
@@ -500,12 +553,14 @@ static double frag_compute(const struct placement *p, const struct fkey *k)
 static void st_reset(struct placement *p)
 {
 	p->nst = 0;
+	p->npool = 0;
 	for (size_t i = 0; i < p->sicap; i++)
 		p->sidx[i] = ST_EMPTY;
 	p->sgen++;
 }
 
-/* The state's index, interned on first sight; ST_EMPTY when out of memory. */
+/* The state's index, interned on first sight (its runs copied into the pool); ST_EMPTY when
+ * out of memory. */
 static uint32_t st_find(struct placement *p, const struct fkey *k)
 {
 	uint64_t h = key_hash(k);
@@ -529,7 +584,7 @@ static uint32_t st_find(struct placement *p, const struct fkey *k)
 	size_t i = h & (p->sicap - 1);
 	for (; p->sidx[i] != ST_EMPTY; i = (i + 1) & (p->sicap - 1)) {
 		struct fstate *s = &p->st[p->sidx[i]];
-		if (s->h == h && key_eq(&s->k, k))
+		if (s->h == h && state_is(p, s, k))
 			return p->sidx[i];
 	}
 	if (p->nst == p->stcap) {
@@ -540,8 +595,16 @@ static uint32_t st_find(struct placement *p, const struct fkey *k)
 		p->st = st;
 		p->stcap = cap;
 	}
+	if (grow((void **)&p->pool, &p->poolcap, p->npool + (size_t)k->nrun, sizeof(*p->pool)))
+		return ST_EMPTY;
 	struct fstate *s = &p->st[p->nst];
-	s->k = *k;
+	s->cpu = k->cpu;
+	s->ngpu = k->ngpu;
+	s->nrun = k->nrun;
+	s->run_off = (uint32_t)p->npool;
+	if (k->nrun)
+		memcpy(p->pool + p->npool, k->run, (size_t)k->nrun * sizeof(*k->run));
+	p->npool += (size_t)k->nrun;
 	s->h = h;
 	s->f = frag_compute(p, k);
 	s->stamp = 0;
@@ -561,7 +624,7 @@ static uint32_t node_sid(struct placement *p, struct pnode *n)
 	if (n->sgen == p->sgen && !n->sdirty)
 		return n->sid;
 	struct fkey k;
-	node_key(n, &k);
+	node_key(n, p->kbuf[0], &k);
 	uint32_t s = st_find(p, &k);
 	if (s != ST_EMPTY) {
 		n->sid = s;
@@ -577,7 +640,7 @@ static double node_frag(struct placement *p, struct pnode *n)
 	if (s != ST_EMPTY)
 		return p->st[s].f;
 	struct fkey k;
-	node_key(n, &k);
+	node_key(n, p->kbuf[0], &k);
 	return frag_compute(p, &k);
 }
 
@@ -588,38 +651,50 @@ static double node_frag(struct placement *p, struct pnode *n)
  * that minimises F (as the FGD artifact does) allocated the same, and this rule doesn't depend
  * on the mix, so a pod binding later lands where its plan put it even if the mix changed.
  */
-static int32_t share_pick(const struct fkey *k, int64_t d)
+static int32_t share_pick(const struct pnode *n, int64_t d)
 {
 	int32_t best = -1;
-	for (int i = 0; i < k->ngpu && k->g[i] >= d; i++)
-		best = k->g[i];
+	for (int i = 0; i < n->ngpu; i++)
+		if (n->g[i] >= d && (best < 0 || n->g[i] < best))
+			best = n->g[i];
 	return best;
 }
 
-/* The state after one pod of (c, d) lands, by the same rule as gpu_take. 0, or -1 if its
- * GPUs don't fit. */
-static int key_after(const struct fkey *k, int64_t c, int64_t d, struct fkey *out)
+/* share_pick on a state: the run of the least free milli that still has room, or -1. */
+static int32_t share_run(const struct fkey *k, int64_t d)
+{
+	int32_t best = -1;
+	for (int32_t i = 0; i < k->nrun && k->run[i].milli >= d; i++)
+		best = i;
+	return best;
+}
+
+/* The state after one pod of (c, d) lands, by the same rule as gpu_take, its runs in buf (the
+ * other kbuf). 0, or -1 if its GPUs don't fit. */
+static int key_after(const struct fkey *k, int64_t c, int64_t d, struct grun *buf,
+		     struct fkey *out)
 {
 	*out = *k;
+	out->run = buf;
+	memcpy(buf, k->run, (size_t)k->nrun * sizeof(*buf));
 	out->cpu -= c;
 	if (d <= 0)
 		return 0;
 	if (d < MILLI) {
-		int32_t v = share_pick(k, d);
-		if (v < 0)
+		int32_t i = share_run(out, d);
+		if (i < 0)
 			return -1;
-		int i = 0;
-		while (out->g[i] != v)
-			i++;
-		out->g[i] -= (int32_t)d;
-	} else {
-		int32_t w = whole_gpus(d);
-		if (w < 1 || w > out->ngpu || w > PLC_MAX_GPUS || out->g[w - 1] < MILLI)
-			return -1;
-		for (int i = 0; i < w && i < PLC_MAX_GPUS; i++)
-			out->g[i] = 0;
+		int32_t left = out->run[i].milli - (int32_t)d;
+		runs_take(out->run, &out->nrun, i, 1);
+		runs_add(out->run, &out->nrun, left, 1);
+		return 0;
 	}
-	sort_desc(out->g, out->ngpu);
+	/* Free milli never exceeds MILLI, so whole GPUs are all in the first run. */
+	int32_t w = whole_gpus(d);
+	if (!out->nrun || out->run[0].milli < MILLI || out->run[0].count < w)
+		return -1;
+	runs_take(out->run, &out->nrun, 0, w);
+	runs_add(out->run, &out->nrun, 0, w);
 	return 0;
 }
 
@@ -630,19 +705,48 @@ static void node_dirty(struct pnode *n)
 	n->sdirty = 1;
 }
 
+static struct gpu_take *load_takes(struct load *ld)
+{
+	return ld->takecap ? ld->take_heap : ld->take_inline;
+}
+
+/* Room for every GPU a load of rq may take: one for a share, one per whole GPU but each GPU
+ * once, and no node has more than PLC_MAX_GPUS. Made when the load is, so that counting it
+ * (which can't fail) never allocates. */
+static int load_prepare(struct load *ld, const struct rq *rq)
+{
+	int64_t need = rq->gpu <= 0 ? 0 : rq->gpu < MILLI ? 1 : whole_gpus(rq->gpu);
+	if (need > PLC_MAX_GPUS)
+		need = PLC_MAX_GPUS;
+	if (need <= LOAD_INLINE_GPUS || need <= (int64_t)ld->takecap)
+		return 0;
+	struct gpu_take *t = realloc(ld->take_heap, (size_t)need * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	ld->take_heap = t;
+	ld->takecap = (uint32_t)need;
+	return 0;
+}
+
+static void load_free_takes(struct load *ld)
+{
+	free(ld->take_heap);
+	ld->take_heap = NULL;
+	ld->takecap = 0;
+}
+
 /* Takes GPUs for a load: a share goes to the GPU share_pick names (the lowest-numbered one of
  * that free value); whole GPUs are the lowest-numbered completely free ones. A bound pod may
  * not fit (the kubelet decided, or the node shrank): it then takes the GPUs with the most free
  * milli, overcommitting them, so that undoing it stays exact. */
-static void gpu_take(struct pnode *n, int64_t d, int32_t *take)
+static void gpu_take(struct pnode *n, int64_t d, struct load *ld)
 {
-	memset(take, 0, sizeof(int32_t) * PLC_MAX_GPUS);
+	struct gpu_take *t = load_takes(ld);
+	ld->ntake = 0;
 	if (d <= 0 || n->ngpu == 0)
 		return;
 	if (d < MILLI) {
-		struct fkey k;
-		node_key(n, &k);
-		int32_t v = share_pick(&k, d);
+		int32_t v = share_pick(n, d);
 		int j = 0;
 		for (int i = 0; i < n->ngpu; i++) {
 			if (v >= 0 ? n->g[i] == v : n->g[i] > n->g[j]) {
@@ -651,40 +755,58 @@ static void gpu_take(struct pnode *n, int64_t d, int32_t *take)
 					break;
 			}
 		}
-		take[j] = (int32_t)d;
+		t[0].gpu = j;
+		t[0].milli = (int32_t)d;
+		ld->ntake = 1;
 		n->g[j] -= (int32_t)d;
 		return;
 	}
 	int32_t w = whole_gpus(d);
-	for (int32_t r = 0; r < w; r++) {
-		int j = -1;
-		for (int i = 0; i < n->ngpu && j < 0; i++)
-			if (n->g[i] >= MILLI)
+	/* A free GPU has MILLI and has none after: one pass takes each at most once. */
+	for (int i = 0; i < n->ngpu && w > 0; i++) {
+		if (n->g[i] < MILLI)
+			continue;
+		t[ld->ntake].gpu = i;
+		t[ld->ntake++].milli = MILLI;
+		n->g[i] -= MILLI;
+		w--;
+	}
+	/* Not enough free ones (a bound pod only): each of the rest overcommits the GPU with the
+	 * most free milli, recorded once however often it is chosen. */
+	for (; w > 0; w--) {
+		int j = 0;
+		for (int i = 1; i < n->ngpu; i++)
+			if (n->g[i] > n->g[j])
 				j = i;
-		if (j < 0) {
-			j = 0;
-			for (int i = 1; i < n->ngpu; i++)
-				if (n->g[i] > n->g[j])
-					j = i;
+		uint32_t e = 0;
+		while (e < ld->ntake && t[e].gpu != j)
+			e++;
+		if (e == ld->ntake) {
+			t[e].gpu = j;
+			t[e].milli = 0;
+			ld->ntake++;
 		}
-		take[j] += MILLI;
+		t[e].milli += MILLI;
 		n->g[j] -= MILLI;
 	}
 }
 
 static void count_load(struct pnode *n, struct load *ld)
 {
-	gpu_take(n, ld->rq->gpu, ld->take);
+	gpu_take(n, ld->rq->gpu, ld);
 	for (size_t i = 0; i < ld->rq->n; i++)
 		n->free[ld->rq->id[i]] -= ld->rq->v[i];
 	ld->counted = 1;
 	node_dirty(n);
 }
 
+/* Gives back what count_load took; the record of which GPUs stays (placement_set_node takes
+ * them again). */
 static void uncount_load(struct pnode *n, struct load *ld)
 {
-	for (int i = 0; i < n->ngpu; i++)
-		n->g[i] += ld->take[i];
+	const struct gpu_take *t = load_takes(ld);
+	for (uint32_t e = 0; e < ld->ntake; e++)
+		n->g[t[e].gpu] += t[e].milli;
 	for (size_t i = 0; i < ld->rq->n; i++)
 		n->free[ld->rq->id[i]] += ld->rq->v[i];
 	ld->counted = 0;
@@ -722,9 +844,11 @@ static void node_release_spec(struct pnode *n)
 	free_taints(n->taints, n->n_taints);
 	free(n->alloc);
 	free(n->free);
+	free(n->g);
 	n->labels = NULL;
 	n->taints = NULL;
 	n->alloc = n->free = NULL;
+	n->g = NULL;
 	n->n_labels = n->n_taints = 0;
 	n->cap = 0;
 	n->ngpu = 0;
@@ -790,9 +914,11 @@ static void resv_consume(struct resv *r, const struct pnode *n)
 
 static void resv_destroy(struct resv *r)
 {
-	for (size_t i = 0; i < r->n; i++)
+	for (size_t i = 0; i < r->n; i++) {
 		if (r->v[i].node)
 			resv_drop(r, &r->v[i]);
+		load_free_takes(&r->v[i]);
+	}
 	rq_release(&r->rq);
 	free(r->v);
 	free(r->podset);
@@ -846,6 +972,7 @@ int placement_new(struct placement **out)
 	strmap_init(&p->nodes);
 	strmap_init(&p->pods);
 	strmap_init(&p->wls);
+	strmap_init(&p->refused);
 	p->sgen = 1;
 	p->rng = 0x6d7573746572121ull;
 	/* cpu and memory first, so RES_CPU and RES_MEM are their ids. */
@@ -861,6 +988,7 @@ int placement_new(struct placement **out)
 
 static void pod_free(struct ppod *pod)
 {
+	load_free_takes(&pod->ld);
 	rq_release(&pod->rq);
 	free(pod->key);
 	free(pod->workload);
@@ -916,10 +1044,14 @@ void placement_free(struct placement *p)
 	free(p->res_names);
 	strmap_release(&p->res, NULL);
 	free_mix(p);
+	strmap_release(&p->refused, free);
 	free(p->gpu_name);
 	free(p->arr);
 	free(p->st);
 	free(p->sidx);
+	free(p->pool);
+	free(p->kbuf[0]);
+	free(p->kbuf[1]);
 	free(p->slots);
 	free(p->dom_level);
 	free(p->dom_value);
@@ -931,6 +1063,8 @@ void placement_free(struct placement *p)
 	free(p->lay_c);
 	free(p->best_c);
 	free(p->best_k);
+	for (size_t i = 0; i < p->tmpcap; i++)
+		load_free_takes(&p->tmp[i]);
 	free(p->tmp);
 	free(p->rq_id);
 	free(p->rq_v);
@@ -1064,6 +1198,75 @@ void placement_set_seed(struct placement *p, uint64_t seed)
 
 /* --- nodes ---------------------------------------------------------------------------------- */
 
+/* Takes a node out of the model; its bound pods are remembered (placement.h). */
+static void node_take_out(struct placement *p, const char *name)
+{
+	struct pnode *n = strmap_get(&p->nodes, name);
+	if (!n || !n->present)
+		return;
+	for (struct load *ld = n->lhead, *next; ld; ld = next) {
+		next = ld->next;
+		if (ld->resv)
+			resv_drop(ld->resv, ld);
+		else if (ld->counted)
+			uncount_load(n, ld);
+	}
+	p->arr[n->idx] = p->arr[--p->narr];
+	p->arr[n->idx]->idx = n->idx;
+	n->present = 0;
+	node_release_spec(n);
+	node_gc(p, n);
+}
+
+int placement_refuse_node(struct placement *p, const char *name, const char *reason)
+{
+	void *old = NULL;
+	if (!p || !name || !*name || !reason)
+		return -EINVAL;
+	char *copy = strdup(reason);
+	if (!copy || strmap_put(&p->refused, name, copy, &old) != 0) {
+		free(copy);
+		return -ENOMEM;
+	}
+	free(old);
+	node_take_out(p, name);
+	return 0;
+}
+
+/* Refuses the node with a formatted reason: -EINVAL, or -ENOMEM if it couldn't be noted. */
+__attribute__((format(printf, 3, 4))) static int refuse(struct placement *p, const char *name,
+							 const char *fmt, ...)
+{
+	char why[PLC_REFUSAL_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return placement_refuse_node(p, name, why) == -ENOMEM ? -ENOMEM : -EINVAL;
+}
+
+const char *placement_node_refusal(const struct placement *p, const char *name)
+{
+	return p && name ? strmap_get(&p->refused, name) : NULL;
+}
+
+/* Scratch runs for any node's state: a node has at most as many runs as GPUs, and one more
+ * is room to insert before merging. */
+static int kbuf_fit(struct placement *p, int ngpu)
+{
+	size_t need = (size_t)ngpu + 1;
+	if (need <= p->kbufcap)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		struct grun *b = realloc(p->kbuf[i], need * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		p->kbuf[i] = b;
+	}
+	p->kbufcap = need;
+	return 0;
+}
+
 int placement_set_node(struct placement *p, const struct plc_node_spec *spec)
 {
 	int64_t gpu = 0;
@@ -1074,13 +1277,17 @@ int placement_set_node(struct placement *p, const struct plc_node_spec *spec)
 		return -EINVAL;
 	if ((spec->n_resources && (!spec->resources || !spec->allocatable)) ||
 	    (spec->n_labels && !spec->labels) || (spec->n_taints && !spec->taints))
-		return -EINVAL;
+		return refuse(p, spec->name, "its spec is incomplete (resources, labels or taints missing)");
 	for (size_t i = 0; i < spec->n_labels; i++)
 		if (!spec->labels[i].key)
-			return -EINVAL;
-	for (size_t i = 0; i < spec->n_resources; i++)
-		if (!spec->resources[i] || spec->allocatable[i] < 0)
-			return -EINVAL;
+			return refuse(p, spec->name, "label %zu has no key", i);
+	for (size_t i = 0; i < spec->n_resources; i++) {
+		if (!spec->resources[i])
+			return refuse(p, spec->name, "allocatable resource %zu has no name", i);
+		if (spec->allocatable[i] < 0)
+			return refuse(p, spec->name, "allocatable %.100s is negative",
+				      spec->resources[i]);
+	}
 	/* Interning first: growing every node's arrays is the only step that touches others. */
 	for (size_t i = 0; i < spec->n_resources; i++) {
 		if ((rc = res_intern(p, spec->resources[i], &id)) != 0)
@@ -1090,33 +1297,28 @@ int placement_set_node(struct placement *p, const struct plc_node_spec *spec)
 	}
 	/* A fraction of a GPU can't be handed out whole, so it isn't a GPU. */
 	if (gpu / MILLI > PLC_MAX_GPUS)
-		return -EINVAL;
+		return refuse(p, spec->name,
+			      "%lld %.100s is more than the %d GPUs muster models on one node",
+			      (long long)(gpu / MILLI), p->gpu_name, PLC_MAX_GPUS);
+	int ngpu = (int)(gpu / MILLI);
+	if ((rc = kbuf_fit(p, ngpu)) != 0)
+		return rc;
 
-	struct quota_kv *labels;
-	struct quota_taint *taints;
+	struct quota_kv *labels = NULL;
+	struct quota_taint *taints = NULL;
 	int64_t *alloc = calloc(p->rcap, sizeof(*alloc)), *fr = calloc(p->rcap, sizeof(*fr));
-	if (!alloc || !fr || copy_kvs(spec->labels, spec->n_labels, &labels) != 0) {
-		free(alloc);
-		free(fr);
-		return -ENOMEM;
-	}
-	if (copy_taints(spec->taints, spec->n_taints, &taints) != 0) {
-		free_kvs(labels, spec->n_labels);
-		free(alloc);
-		free(fr);
-		return -ENOMEM;
-	}
-	struct pnode *n = node_get_or_add(p, spec->name);
+	int32_t *g = ngpu ? malloc((size_t)ngpu * sizeof(*g)) : NULL;
+	struct pnode *n = NULL;
+	rc = -ENOMEM;
+	if (!alloc || !fr || (ngpu && !g) || copy_kvs(spec->labels, spec->n_labels, &labels) != 0 ||
+	    copy_taints(spec->taints, spec->n_taints, &taints) != 0)
+		goto fail;
+	n = node_get_or_add(p, spec->name);
 	if (!n ||
-	    (!n->present && grow((void **)&p->arr, &p->arrcap, p->narr + 1, sizeof(*p->arr)))) {
-		free_kvs(labels, spec->n_labels);
-		free_taints(taints, spec->n_taints);
-		free(alloc);
-		free(fr);
-		if (n)
-			node_gc(p, n);
-		return -ENOMEM;
-	}
+	    (!n->present && grow((void **)&p->arr, &p->arrcap, p->narr + 1, sizeof(*p->arr))))
+		goto fail;
+	/* A node that reads well again is no longer refused. */
+	free(strmap_remove(&p->refused, spec->name));
 	int old_gpus = n->present ? n->ngpu : -1;
 	if (n->present) {
 		for (struct load *ld = n->ltail; ld; ld = ld->prev)
@@ -1142,9 +1344,10 @@ int placement_set_node(struct placement *p, const struct plc_node_spec *spec)
 			n->alloc[id] += spec->allocatable[i];
 	}
 	memcpy(n->free, n->alloc, n->cap * sizeof(*n->free));
-	n->ngpu = (int)(gpu / MILLI);
-	for (int i = 0; i < PLC_MAX_GPUS; i++)
-		n->g[i] = i < n->ngpu ? MILLI : 0;
+	n->ngpu = ngpu;
+	n->g = g;
+	for (int i = 0; i < ngpu; i++)
+		n->g[i] = MILLI;
 	/* Pods and reservations stay. With as many GPUs as before they keep the ones they had:
 	 * choosing again, in the order they came, could pack the shares worse than the history
 	 * that placed them did, and overcommit a GPU. Otherwise they are chosen again. */
@@ -1153,33 +1356,34 @@ int placement_set_node(struct placement *p, const struct plc_node_spec *spec)
 			count_load(n, ld);
 			continue;
 		}
-		for (int i = 0; i < n->ngpu; i++)
-			n->g[i] -= ld->take[i];
+		const struct gpu_take *t = load_takes(ld);
+		for (uint32_t e = 0; e < ld->ntake; e++)
+			n->g[t[e].gpu] -= t[e].milli;
 		for (size_t i = 0; i < ld->rq->n; i++)
 			n->free[ld->rq->id[i]] -= ld->rq->v[i];
 		ld->counted = 1;
 	}
 	node_dirty(n);
 	return 0;
+fail:
+	if (labels)
+		free_kvs(labels, spec->n_labels);
+	if (taints)
+		free_taints(taints, spec->n_taints);
+	free(alloc);
+	free(fr);
+	free(g);
+	if (n)
+		node_gc(p, n);
+	return rc;
 }
 
 void placement_remove_node(struct placement *p, const char *name)
 {
-	struct pnode *n = p && name ? strmap_get(&p->nodes, name) : NULL;
-	if (!n || !n->present)
+	if (!p || !name)
 		return;
-	for (struct load *ld = n->lhead, *next; ld; ld = next) {
-		next = ld->next;
-		if (ld->resv)
-			resv_drop(ld->resv, ld);
-		else if (ld->counted)
-			uncount_load(n, ld);
-	}
-	p->arr[n->idx] = p->arr[--p->narr];
-	p->arr[n->idx]->idx = n->idx;
-	n->present = 0;
-	node_release_spec(n);
-	node_gc(p, n);
+	free(strmap_remove(&p->refused, name));
+	node_take_out(p, name);
 }
 
 /* --- pods ----------------------------------------------------------------------------------- */
@@ -1222,6 +1426,8 @@ int placement_bind_pod(struct placement *p, const struct plc_pod_spec *spec)
 	if ((rc = rq_own(p, spec->n_resources, spec->resources, spec->requests, &pod->rq)) != 0)
 		goto fail;
 	pod->ld.rq = &pod->rq;
+	if ((rc = load_prepare(&pod->ld, &pod->rq)) != 0)
+		goto fail;
 	struct pnode *n = node_get_or_add(p, spec->node);
 	struct pwl *wl = spec->workload ? wl_get_or_add(p, spec->workload) : NULL;
 	if (!n || (spec->workload && !wl)) {
@@ -1271,6 +1477,9 @@ int placement_bind_pod(struct placement *p, const struct plc_pod_spec *spec)
 		count_load(n, &pod->ld);
 	return 0;
 fail:
+	/* pod is zeroed where nothing was made yet: releasing those parts is a no-op. */
+	load_free_takes(&pod->ld);
+	rq_release(&pod->rq);
 	free(pod->key);
 	free(pod->workload);
 	free(pod->podset);
@@ -1317,24 +1526,18 @@ int placement_reserve(struct placement *p, const char *workload, const char *pod
 	r->v = calloc(total ? (size_t)total : 1, sizeof(*r->v));
 	r->podset = strdup(podset);
 	if (!r->v || !r->podset) {
-		free(r->v);
-		free(r->podset);
-		free(r);
-		return -ENOMEM;
+		rc = -ENOMEM;
+		goto fail;
 	}
-	if ((rc = rq_own(p, pod->n_requests, pod->resources, pod->per_pod, &r->rq)) != 0) {
-		free(r->v);
-		free(r->podset);
-		free(r);
-		return rc;
-	}
+	if ((rc = rq_own(p, pod->n_requests, pod->resources, pod->per_pod, &r->rq)) != 0)
+		goto fail;
+	for (int64_t i = 0; i < total; i++)
+		if ((rc = load_prepare(&r->v[i], &r->rq)) != 0)
+			goto fail;
 	struct pwl *wl = wl_get_or_add(p, workload);
 	if (!wl) {
-		rq_release(&r->rq);
-		free(r->v);
-		free(r->podset);
-		free(r);
-		return -ENOMEM;
+		rc = -ENOMEM;
+		goto fail;
 	}
 	struct resv *old = resv_find(wl, podset);
 	if (old) {
@@ -1368,6 +1571,12 @@ int placement_reserve(struct placement *p, const char *workload, const char *pod
 	r->next = wl->resvs;
 	wl->resvs = r;
 	return 0;
+fail:
+	/* Nothing is linked yet: r->n is 0, so resv_destroy only frees. */
+	for (int64_t i = 0; r->v && i < total; i++)
+		load_free_takes(&r->v[i]);
+	resv_destroy(r);
+	return rc;
 }
 
 void placement_release(struct placement *p, const char *workload)
@@ -1569,11 +1778,25 @@ struct pctx {
 	const struct quota_taint *taint;
 };
 
-static int tmp_loads(struct placement *p, size_t k)
+/* k temporary loads of rq in p->tmp, uncounted and unlinked; their GPU records' heap parts
+ * are kept from plan to plan. */
+static int tmp_loads(struct placement *p, size_t k, const struct rq *rq)
 {
+	size_t old = p->tmpcap;
 	if (grow((void **)&p->tmp, &p->tmpcap, k, sizeof(*p->tmp)))
 		return -ENOMEM;
-	memset(p->tmp, 0, k * sizeof(*p->tmp));
+	memset(p->tmp + old, 0, (p->tmpcap - old) * sizeof(*p->tmp));
+	for (size_t i = 0; i < k; i++) {
+		struct load *ld = &p->tmp[i];
+		struct gpu_take *heap = ld->take_heap;
+		uint32_t cap = ld->takecap;
+		memset(ld, 0, sizeof(*ld));
+		ld->take_heap = heap;
+		ld->takecap = cap;
+		ld->rq = rq;
+		if (load_prepare(ld, rq))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -1587,17 +1810,15 @@ static int cand_df(struct pctx *x, struct cand *c, int64_t k, double *out)
 	double f0 = node_frag(p, c->n);
 	if (x->rq.gpu <= 0) {
 		struct fkey key;
-		node_key(c->n, &key);
+		node_key(c->n, p->kbuf[0], &key);
 		key.cpu -= k * x->rq.cpu;
 		*out = key_frag(p, &key) - f0;
 		return 0;
 	}
-	if (tmp_loads(p, (size_t)k))
+	if (tmp_loads(p, (size_t)k, &x->rq))
 		return -ENOMEM;
-	for (int64_t i = 0; i < k; i++) {
-		p->tmp[i].rq = &x->rq;
+	for (int64_t i = 0; i < k; i++)
 		count_load(c->n, &p->tmp[i]);
-	}
 	*out = node_frag(p, c->n) - f0;
 	for (int64_t i = k; i-- > 0;)
 		uncount_load(c->n, &p->tmp[i]);
@@ -1652,8 +1873,8 @@ static struct cand *pick_one(struct pctx *x, struct cand **cs, size_t nc, int ke
 				df = p->st[s].df;
 			} else {
 				struct fkey before, after;
-				node_key(c->n, &before);
-				key_after(&before, x->rq.cpu, x->rq.gpu, &after);
+				node_key(c->n, p->kbuf[0], &before);
+				key_after(&before, x->rq.cpu, x->rq.gpu, p->kbuf[1], &after);
 				double fa = key_frag(p, &after);
 				df = fa - (s != ST_EMPTY ? p->st[s].f : frag_compute(p, &before));
 				if (s != ST_EMPTY) {
@@ -2024,7 +2245,7 @@ static int baseline_plan(struct pctx *x, struct cand **cs, size_t nc)
 		x->fit_all += cs[i]->f;
 	if (x->fit_all < x->count)
 		return 1;
-	if (x->count > 1 && tmp_loads(p, (size_t)x->count))
+	if (x->count > 1 && tmp_loads(p, (size_t)x->count, &x->rq))
 		return -ENOMEM;
 	x->nlay = 0;
 	for (; placed < x->count; placed++) {
@@ -2044,7 +2265,6 @@ static int baseline_plan(struct pctx *x, struct cand **cs, size_t nc)
 		p->lay_k[s]++;
 		if (x->count > 1) {
 			/* Counted but not linked: node records where to undo it. */
-			p->tmp[placed].rq = &x->rq;
 			p->tmp[placed].node = c->n;
 			count_load(c->n, &p->tmp[placed]);
 		}
@@ -2073,6 +2293,34 @@ __attribute__((format(printf, 2, 3))) static void msg_add(struct msg *m, const c
 	va_end(ap);
 	if (n > 0)
 		m->len += (size_t)n < m->size - m->len ? (size_t)n : m->size - m->len - 1;
+}
+
+/* Nodes out of the model: the gang might have fitted there, and why they are out would
+ * otherwise be only in a log. The first few by name, then how many more. */
+#define REFUSED_NAMED 3
+static void explain_refused(const struct placement *p, struct msg *m)
+{
+	const char *named[REFUSED_NAMED];
+	size_t nn = 0;
+	for (size_t i = 0; i < p->refused.cap; i++) {
+		const char *k = p->refused.slots[i].key;
+		if (!k)
+			continue;
+		size_t at = nn;
+		while (at > 0 && strcmp(k, named[at - 1]) < 0)
+			at--;
+		if (at == REFUSED_NAMED)
+			continue;
+		if (nn < REFUSED_NAMED)
+			nn++;
+		memmove(&named[at + 1], &named[at], (nn - 1 - at) * sizeof(*named));
+		named[at] = k;
+	}
+	for (size_t i = 0; i < nn; i++)
+		msg_add(m, "; node %.80s not used: %.200s", named[i],
+			(const char *)strmap_get(&p->refused, named[i]));
+	if (p->refused.len > nn)
+		msg_add(m, "; %zu more nodes not used", p->refused.len - nn);
 }
 
 static void explain(struct pctx *x, char *why, size_t why_size)
@@ -2127,6 +2375,7 @@ static void explain(struct pctx *x, char *why, size_t why_size)
 		}
 		if (strcmp(sep, " ("))
 			msg_add(&m, ")");
+		explain_refused(x->p, &m);
 		return;
 	}
 	msg_add(&m, "at most %lld fit on the %zu node%s ", (long long)x->fit_all, x->nodes_all,
@@ -2142,6 +2391,7 @@ static void explain(struct pctx *x, char *why, size_t why_size)
 			x->dom_level, (long long)x->dom_fit, x->dom_nodes,
 			x->dom_nodes == 1 ? "" : "s",
 			x->dom_level, x->dom_value ? x->dom_value : "");
+	explain_refused(x->p, &m);
 }
 
 /* --- planning (API) ------------------------------------------------------------------------- */

@@ -17,7 +17,15 @@
  * tracked one by one, as the FGD paper (USENIX ATC '23) does: a pod asking for less than one
  * GPU (in milli-units, < 1000) shares one GPU with others; a pod asking for one or more takes
  * whole GPUs (an amount that isn't a whole number is rounded up). Every other resource is a
- * plain sum. Nodes track at most PLC_MAX_GPUS GPUs; more are refused.
+ * plain sum. A node may have any number of GPUs up to PLC_MAX_GPUS: the NVIDIA device plugin's
+ * MIG "single" strategy shows each slice as one GPU (56 on an 8 x H100 node), and a
+ * fragmentation state costs the number of distinct free amounts, not of GPUs (placement.c).
+ *
+ * Refused nodes. A node the model can't hold (more than PLC_MAX_GPUS GPUs, a malformed spec;
+ * or one the caller couldn't decode, placement_refuse_node) is taken out of the model and
+ * remembered with the reason until it is set again successfully or removed. Every "no node
+ * layout fits" message names them ("...; node n7 not used: <reason>"), and
+ * placement_node_refusal gives the reason for one (the manager's Event on the Node).
  *
  * Plans (placement_plan) choose, for one podSet of `count` identical pods, nodes that take all
  * of them at once, or say why none do. Only nodes the pods may run on are considered: the
@@ -53,7 +61,12 @@
 
 #include "core/quota.h"
 
-#define PLC_MAX_GPUS 16
+/* Not a hardware limit (servers have up to 16 GPUs, 7 MIG slices each under the "single"
+ * strategy): a bound on what one node record and one pod's GPU record may cost, so that an
+ * absurd allocatable is refused rather than allocated. */
+#define PLC_MAX_GPUS 1024
+/* Longest reason placement_set_node gives for a refusal, with its NUL. */
+#define PLC_REFUSAL_MAX 256
 
 struct placement;
 
@@ -130,13 +143,21 @@ int placement_set_gpu_resource(struct placement *p, const char *name);
 int placement_set_mix(struct placement *p, const struct plc_shape *shapes, size_t n);
 void placement_set_seed(struct placement *p, uint64_t seed);
 
-/* Adds or replaces a node (its bound pods and reservations stay). -EINVAL for more than
- * PLC_MAX_GPUS GPUs or a negative amount. */
+/* Adds or replaces a node (its bound pods and reservations stay), and forgets an earlier
+ * refusal of it. A node with more than PLC_MAX_GPUS GPUs, a negative amount or a missing
+ * name or key is refused: taken out as by placement_remove_node and remembered with the
+ * reason (placement_node_refusal), -EINVAL. -EINVAL without a node name; -ENOMEM. */
 int placement_set_node(struct placement *p, const struct plc_node_spec *node);
-/* Removes a node; the reservations' pods planned on it are dropped. Its bound pods stop
- * counting but are remembered, as pods on an unknown node, until unbound (they count again if
- * the node comes back). */
+/* Removes a node, and forgets a refusal of it; the reservations' pods planned on it are
+ * dropped. Its bound pods stop counting but are remembered, as pods on an unknown node, until
+ * unbound (they count again if the node comes back). */
 void placement_remove_node(struct placement *p, const char *name);
+/* Takes a node out as placement_remove_node does, but remembers why (copied): for a Node the
+ * caller couldn't decode, so that plans can say what they are missing. 0 or -errno. */
+int placement_refuse_node(struct placement *p, const char *name, const char *reason);
+/* Why the node is out of the model, or NULL when it isn't refused. Valid until the next call
+ * that sets, refuses or removes that node. */
+const char *placement_node_refusal(const struct placement *p, const char *name);
 
 /* Adds or replaces a pod bound to a node (a pod on an unknown node is remembered and counts
  * once the node appears). A pod with a workload and podset takes the place of one of that

@@ -596,8 +596,9 @@ static int build_placement(struct sim *s)
 		if (rc == -EINVAL) {
 			char what[400];
 			report(s, s->node_docs[i],
-			       "%s: rejected by the placement module as invalid: at most %d GPUs per node",
-			       describe(s->node_docs[i], what, sizeof(what)), PLC_MAX_GPUS);
+			       "%s: rejected by the placement module: %s",
+			       describe(s->node_docs[i], what, sizeof(what)),
+			       placement_node_refusal(s->placement, s->nodes[i].spec.name));
 		} else if (rc != 0) {
 			return rc;
 		}

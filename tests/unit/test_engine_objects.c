@@ -691,37 +691,41 @@ static void test_priority_class(void **state)
 	run_bad_cases(cases, N(cases));
 }
 
-/* ---------------------------------------------------------------- time */
+/* ---------------------------------------------------------------- names */
 
-static void test_parse_time(void **state)
+/* apimachinery's IsDNS1123Subdomain and IsDNS1123Label, the one check every caller uses. */
+static void test_dns_names(void **state)
 {
-	int64_t ns;
-	assert_int_equal(eobj_parse_time("1970-01-01T00:00:00Z", &ns), 0);
-	assert_int_equal(ns, 0);
-	assert_int_equal(eobj_parse_time("2025-01-02T03:04:05Z", &ns), 0);
-	assert_int_equal(ns, INT64_C(1735787045) * 1000000000);
-	assert_int_equal(eobj_parse_time("2025-01-02T03:04:05.5Z", &ns), 0);
-	assert_int_equal(ns, INT64_C(1735787045) * 1000000000 + 500000000);
-	assert_int_equal(eobj_parse_time("2025-01-02T03:04:05.123456789123z", &ns), 0);
-	assert_int_equal(ns, INT64_C(1735787045) * 1000000000 + 123456789);
-	assert_int_equal(eobj_parse_time("2025-01-02t05:04:05+02:00", &ns), 0);
-	assert_int_equal(ns, INT64_C(1735787045) * 1000000000);
-	assert_int_equal(eobj_parse_time("2025-01-01T22:04:05-05:00", &ns), 0);
-	assert_int_equal(ns, INT64_C(1735787045) * 1000000000);
-	assert_int_equal(eobj_parse_time("2024-02-29T00:00:00Z", &ns), 0);
-	assert_int_equal(eobj_parse_time("1969-12-31T23:59:59Z", &ns), 0);
-	assert_int_equal(ns, -1000000000);
-	static const char *const bad[] = {
-		"", "2025-01-02", "2025-01-02T03:04:05", "2025-01-02 03:04:05Z", "2025-13-01T00:00:00Z",
-		"2025-02-29T00:00:00Z", "2025-04-31T00:00:00Z", "2025-01-00T00:00:00Z",
-		"2025-01-01T24:00:00Z", "2025-01-01T00:60:00Z", "2025-01-01T00:00:60Z",
-		"2025-01-01T00:00:00.Z", "2025-01-01T00:00:00+0200", "2025-01-01T00:00:00+24:00",
-		"2025-01-01T00:00:00Zjunk", "25-01-01T00:00:00Z", "9999-01-01T00:00:00Z",
+	char part64[65], long254[256];
+	memset(part64, 'a', 64);
+	part64[64] = 0;
+	memset(long254, 'a', 254);
+	long254[254] = 0;
+	long254[100] = '.';
+	static const struct {
+		const char *s;
+		int subdomain, label;
+	} rows[] = {
+		{ "a", 1, 1 },	     { "a-b", 1, 1 },	{ "0", 1, 1 },	   { "a.b", 1, 0 },
+		{ "a..b", 0, 0 },    { ".a", 0, 0 },	{ "a.", 0, 0 },	   { "-a", 0, 0 },
+		{ "a-", 0, 0 },	     { "a.-b", 0, 0 },	{ "A", 0, 0 },	   { "a_b", 0, 0 },
+		{ "", 0, 0 },	     { "a b", 0, 0 },
 	};
-	for (size_t i = 0; i < N(bad); i++)
-		if (eobj_parse_time(bad[i], &ns) != -EINVAL)
-			fail_msg("accepted %s", bad[i]);
-	assert_int_equal(eobj_parse_time(NULL, &ns), -EINVAL);
+	for (size_t i = 0; i < N(rows); i++) {
+		if (eobj_is_dns_subdomain(rows[i].s, strlen(rows[i].s)) != rows[i].subdomain ||
+		    eobj_is_dns_label(rows[i].s, strlen(rows[i].s)) != rows[i].label)
+			fail_msg("\"%s\": want subdomain %d, label %d", rows[i].s, rows[i].subdomain,
+				 rows[i].label);
+	}
+	/* A 64-character part: a subdomain (no cap per part), not a label. */
+	assert_true(eobj_is_dns_subdomain(part64, 64));
+	assert_false(eobj_is_dns_label(part64, 64));
+	assert_true(eobj_is_dns_label(part64, 63));
+	/* 253 characters at most in all. */
+	assert_true(eobj_is_dns_subdomain(long254, 253));
+	assert_false(eobj_is_dns_subdomain(long254, 254));
+	/* The length given counts, not a NUL: a label-key prefix is checked in place. */
+	assert_true(eobj_is_dns_subdomain("example.com/rack", 11));
 }
 
 /* ---------------------------------------------------------------- Workload */
@@ -1214,6 +1218,7 @@ static void test_yamljson_load_lines(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dns_names),
 		cmocka_unit_test(test_flavor_every_field),
 		cmocka_unit_test(test_flavor_minimal),
 		cmocka_unit_test(test_flavor_errors),
@@ -1227,7 +1232,6 @@ int main(void)
 		cmocka_unit_test(test_local_queue_errors),
 		cmocka_unit_test(test_namespace),
 		cmocka_unit_test(test_priority_class),
-		cmocka_unit_test(test_parse_time),
 		cmocka_unit_test(test_workload_every_field),
 		cmocka_unit_test(test_workload_defaults_and_priority_classes),
 		cmocka_unit_test(test_workload_admitted),

@@ -769,6 +769,77 @@ static void test_objects_selector_match_expressions(void **state)
 	json_decref(labels);
 }
 
+/* --- RFC 3339 ------------------------------------------------------------------------------ */
+
+/* One table for both entry points, with what Go's time.Parse(time.RFC3339, ...) (how a
+ * metav1.Time is read) answers: the ms value is the ns value floored, for every input. The
+ * first rows are the inputs the two former parsers disagreed on. */
+static void test_objects_rfc3339_one_parser(void **state)
+{
+	static const struct {
+		const char *in;
+		int ok;
+		int64_t ns;
+	} rows[] = {
+		{ "2026-11-21T19:35:18+01:00", 1, INT64_C(1795286118) * 1000000000 },
+		{ "2025-01-01T00:00:60Z", 0, 0 },
+		{ "2025-02-30T00:00:00Z", 0, 0 },
+		{ "2025-01-02t03:04:05z", 0, 0 },
+		{ "1970-01-01T00:00:00Z", 1, 0 },
+		{ "2025-01-02T03:04:05Z", 1, INT64_C(1735787045) * 1000000000 },
+		{ "2025-01-02T03:04:05.5Z", 1, INT64_C(1735787045) * 1000000000 + 500000000 },
+		{ "2025-01-02T03:04:05.123456789123Z", 1, INT64_C(1735787045) * 1000000000 + 123456789 },
+		{ "2025-01-02T05:04:05+02:00", 1, INT64_C(1735787045) * 1000000000 },
+		{ "2025-01-01T22:04:05-05:00", 1, INT64_C(1735787045) * 1000000000 },
+		{ "2024-02-29T00:00:00Z", 1, INT64_C(1709164800) * 1000000000 },
+		{ "2000-02-29T00:00:00Z", 1, INT64_C(951782400) * 1000000000 },
+		{ "1969-12-31T23:59:59.5Z", 1, -500000000 },
+		{ "2025-01-01T00:00:00+23:59", 1, INT64_C(1735603260) * 1000000000 },
+		{ "", 0, 0 },
+		{ "yesterday", 0, 0 },
+		{ "2025-01-02", 0, 0 },
+		{ "2025-01-02T03:04:05", 0, 0 },
+		{ "2025-01-02 03:04:05Z", 0, 0 },
+		{ "2025-13-01T00:00:00Z", 0, 0 },
+		{ "1900-02-29T00:00:00Z", 0, 0 },
+		{ "2025-04-31T00:00:00Z", 0, 0 },
+		{ "2025-01-00T00:00:00Z", 0, 0 },
+		{ "2025-01-01T24:00:00Z", 0, 0 },
+		{ "2025-01-01T00:60:00Z", 0, 0 },
+		{ "2025-01-01T00:00:00.Z", 0, 0 },
+		{ "2025-01-01T00:00:00,5Z", 0, 0 },
+		{ "2025-01-01T00:00:00+0200", 0, 0 },
+		{ "2025-01-01T00:00:00+24:00", 0, 0 },
+		{ "2025-01-01T00:00:00+02:60", 0, 0 },
+		{ "2025-01-01T00:00:00Zjunk", 0, 0 },
+		{ "25-01-01T00:00:00Z", 0, 0 },
+		{ "2025-1-01T00:00:00Z", 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int64_t ns = -1, ms = -1;
+		int rns = time_parse_rfc3339_ns(rows[i].in, &ns);
+		int rms = time_parse_rfc3339(rows[i].in, &ms);
+		if (rns != (rows[i].ok ? 0 : -EINVAL) || rms != rns)
+			fail_msg("\"%s\": ns %d, ms %d, want %s", rows[i].in, rns, rms,
+				 rows[i].ok ? "accepted" : "refused");
+		if (!rows[i].ok)
+			continue;
+		if (ns != rows[i].ns)
+			fail_msg("\"%s\": %lld ns, want %lld", rows[i].in, (long long)ns,
+				 (long long)rows[i].ns);
+		int64_t floor_ms = ns / 1000000 - (ns % 1000000 < 0);
+		if (ms != floor_ms)
+			fail_msg("\"%s\": %lld ms, want %lld", rows[i].in, (long long)ms,
+				 (long long)floor_ms);
+	}
+	/* Beyond int64 ns (after 2262): refused by both. */
+	int64_t v;
+	assert_int_equal(time_parse_rfc3339_ns("9999-01-01T00:00:00Z", &v), -EINVAL);
+	assert_int_equal(time_parse_rfc3339("9999-01-01T00:00:00Z", &v), -EINVAL);
+	assert_int_equal(time_parse_rfc3339(NULL, &v), -EINVAL);
+	assert_int_equal(time_parse_rfc3339_ns(NULL, &v), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -803,6 +874,7 @@ int main(void)
 		cmocka_unit_test(test_objects_selector_null_matches_nothing_empty_matches_all),
 		cmocka_unit_test(test_objects_selector_match_labels),
 		cmocka_unit_test(test_objects_selector_match_expressions),
+		cmocka_unit_test(test_objects_rfc3339_one_parser),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

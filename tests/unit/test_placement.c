@@ -116,7 +116,7 @@ static struct plc_node_usage usage(struct placement *p, const char *name)
 /* "gpu0,gpu1,..." free milli of a node's GPUs. */
 static const char *gpus(struct placement *p, const char *name)
 {
-	static char buf[256];
+	static char buf[8192];
 	int64_t f[PLC_MAX_GPUS];
 	int n = placement_node_gpus(p, name, f, PLC_MAX_GPUS);
 	size_t len = 0;
@@ -404,11 +404,12 @@ static void test_plain_resources_and_unknown_resource(void **state)
 	r.count = -1;
 	ps2.per_pod = pv2;
 	assert_int_equal(placement_plan(p, &r, &pl, NULL, 0), -EINVAL);
-	int64_t many[] = { 17000 };
+	int64_t many[] = { (PLC_MAX_GPUS + 1) * 1000 };
 	const char *g[] = { GPU };
 	struct plc_node_spec big = { .name = "big", .schedulable = 1, .n_resources = 1,
 				     .resources = g, .allocatable = many };
 	assert_int_equal(placement_set_node(p, &big), -EINVAL);
+	assert_non_null(placement_node_refusal(p, "big"));
 	assert_int_equal(placement_set_gpu_resource(p, "amd.com/gpu"), -EBUSY);
 	/* count 0: an empty plan. */
 	r.count = 0;
@@ -773,6 +774,172 @@ static void test_node_replace_and_remove(void **state)
 	assert_int_equal(usage(p, "n").gpu_free, 6500);
 	placement_remove_node(p, "n");
 	placement_remove_node(p, "n");
+	placement_free(p);
+}
+
+/* --- nodes with many GPUs, refused nodes ------------------------------------------------------ */
+
+/* Places and reserves count pods for workload ns/wl, podSet main; the plan must be `want`. */
+static void place_as(struct placement *p, int64_t count, int64_t cpu, int64_t gpu,
+		     const char *want)
+{
+	struct rb b;
+	struct plc_plan pl;
+	req(&b, count, cpu, gpu);
+	assert_int_equal(placement_place(p, &b.r, &pl, NULL, 0), 0);
+	assert_string_equal(slots(&pl), want);
+}
+
+/* An 8 x H100 node under the device plugin's MIG "single" strategy: 56 slices, each one
+ * nvidia.com/gpu. A CPU-only node next to it. */
+static void test_mig_56_gpu_node_takes_single_pods(void **state)
+{
+	struct placement *p = new_p();
+	node(p, "mig", CORES(224), 56);
+	node(p, "cpu-1", CORES(64), 0);
+	assert_int_equal(usage(p, "mig").gpus, 56);
+	char key[32];
+	for (int i = 0; i < 56; i++) {
+		struct rb b;
+		struct plc_plan pl;
+		req(&b, 1, CORES(1), 1000);
+		assert_int_equal(plan(p, &b, &pl, NULL, 0), 0);
+		assert_string_equal(slots(&pl), "mig:1");
+		snprintf(key, sizeof(key), "ns/p%d", i);
+		bind(p, key, "mig", CORES(1), 1000);
+	}
+	struct plc_node_usage u = usage(p, "mig");
+	assert_int_equal(u.gpu_free, 0);
+	assert_int_equal(u.whole_free_gpus, 0);
+	/* The 57th has nowhere to go; a CPU-only pod still goes to the CPU node. */
+	struct rb b;
+	struct plc_plan pl;
+	char why[512];
+	req(&b, 1, CORES(1), 1000);
+	assert_int_equal(plan(p, &b, &pl, why, sizeof(why)), 1);
+	req(&b, 1, CORES(1), 0);
+	assert_int_equal(plan(p, &b, &pl, NULL, 0), 0);
+	assert_string_equal(slots(&pl), "cpu-1:1");
+	/* Pods leaving give their slices back, one by one. */
+	placement_unbind_pod(p, "ns/p3");
+	placement_unbind_pod(p, "ns/p40");
+	assert_int_equal(usage(p, "mig").whole_free_gpus, 2);
+	assert_int_equal(usage(p, "mig").gpu_free, 2000);
+	placement_free(p);
+}
+
+/* A gang of 8 pods x 7 slices fills one 56-slice node exactly, rather than being refused or
+ * spread; with a mix set, the fragmentation measure sees the same node. */
+static void test_mig_gang_of_eight_fills_one_node(void **state)
+{
+	for (int with_mix = 0; with_mix < 2; with_mix++) {
+		struct placement *p = new_p();
+		node(p, "mig-1", CORES(224), 56);
+		node(p, "mig-2", CORES(224), 56);
+		node(p, "gpu-8", CORES(96), 8);
+		bind(p, "ns/other", "mig-2", CORES(1), 1000);
+		if (with_mix) {
+			struct plc_shape mix[] = { { 1000, 1000, 3 }, { 8000, 7000, 1 } };
+			assert_int_equal(placement_set_mix(p, mix, 2), 0);
+		}
+		place_as(p, 8, CORES(8), 7000, "mig-1:8");
+		assert_int_equal(usage(p, "mig-1").gpu_free, 0);
+		/* The pods bind where they were planned: the reservation turns into them. */
+		char key[32];
+		for (int i = 0; i < 8; i++) {
+			snprintf(key, sizeof(key), "ns/w-%d", i);
+			bind_wl(p, key, "mig-1", CORES(8), 7000, "ns/wl", "main");
+		}
+		assert_int_equal(usage(p, "mig-1").gpu_free, 0);
+		assert_int_equal(usage(p, "mig-1").cpu_free, CORES(224 - 64));
+		placement_release(p, "ns/wl");
+		for (int i = 0; i < 8; i++) {
+			snprintf(key, sizeof(key), "ns/w-%d", i);
+			placement_unbind_pod(p, key);
+		}
+		assert_int_equal(usage(p, "mig-1").whole_free_gpus, 56);
+		placement_free(p);
+	}
+}
+
+/* Pods taking more GPUs than a load records in place (8): reserved, bound, overcommitted by a
+ * kubelet's choice, and the node resized under them; every GPU comes back exactly. */
+static void test_pods_with_many_gpus_give_back_exactly(void **state)
+{
+	struct placement *p = new_p();
+	node(p, "big", CORES(128), 40);
+	place_as(p, 2, CORES(4), 16000, "big:2");
+	assert_int_equal(usage(p, "big").whole_free_gpus, 8);
+	bind_wl(p, "ns/a", "big", CORES(4), 16000, "ns/wl", "main");
+	/* A bound pod the node can't hold: 12 GPUs where 8 are free. */
+	bind(p, "ns/over", "big", CORES(1), 12000);
+	assert_int_equal(usage(p, "big").gpu_free, -4000);
+	/* Same GPU count: everyone keeps their GPUs. More GPUs: chosen again, nothing over. */
+	node(p, "big", CORES(128), 40);
+	assert_int_equal(usage(p, "big").gpu_free, -4000);
+	node(p, "big", CORES(128), 48);
+	assert_int_equal(usage(p, "big").gpu_free, 4000);
+	assert_int_equal(usage(p, "big").whole_free_gpus, 4);
+	placement_unbind_pod(p, "ns/over");
+	placement_release(p, "ns/wl");
+	placement_unbind_pod(p, "ns/a");
+	assert_int_equal(usage(p, "big").whole_free_gpus, 48);
+	const char *g = gpus(p, "big");
+	for (const char *c = g; *c; c += strcspn(c, ",") + (c[strcspn(c, ",")] ? 1 : 0))
+		assert_int_equal(atoi(c), 1000);
+	placement_free(p);
+}
+
+/* A node muster can't model is never dropped silently: the reason stays with its name, plans
+ * that find no layout say which nodes they couldn't use, and setting the node again (or
+ * removing it) forgets it. */
+static void test_refused_nodes_are_named(void **state)
+{
+	struct placement *p = new_p();
+	node(p, "gpu-1", CORES(64), 8);
+	bind(p, "ns/on-huge", "huge", CORES(1), 1000);
+	node(p, "huge", CORES(64), 8);
+	assert_null(placement_node_refusal(p, "huge"));
+	int64_t alloc[3] = { CORES(64), GI(64), (PLC_MAX_GPUS + 1) * 1000 };
+	struct plc_node_spec s = { .name = "huge", .schedulable = 1, .n_resources = 3,
+				   .resources = RN, .allocatable = alloc };
+	assert_int_equal(placement_set_node(p, &s), -EINVAL);
+	assert_string_equal(placement_node_refusal(p, "huge"),
+			    "1025 nvidia.com/gpu is more than the 1024 GPUs muster models on one "
+			    "node");
+	/* Out of the model, as if removed; its bound pod is remembered. */
+	struct plc_node_usage u;
+	assert_int_equal(placement_node_usage(p, "huge", &u), -ENOENT);
+	assert_int_equal(placement_refuse_node(p, "odd", "status.allocatable.cpu: invalid quantity \"x\""), 0);
+	struct rb b;
+	struct plc_plan pl;
+	char why[1024];
+	req(&b, 9, CORES(1), 1000);
+	assert_int_equal(plan(p, &b, &pl, why, sizeof(why)), 1);
+	assert_string_equal(why, "no node layout fits 9 pods of {cpu: 1, nvidia.com/gpu: 1}: at most 8 "
+				 "fit on the 1 node they may use; node huge not used: 1025 "
+				 "nvidia.com/gpu is more than the 1024 GPUs muster models on one "
+				 "node; node odd not used: status.allocatable.cpu: invalid quantity "
+				 "\"x\"");
+	/* Beyond three, a count. */
+	placement_refuse_node(p, "a", "r");
+	placement_refuse_node(p, "b", "r");
+	assert_int_equal(plan(p, &b, &pl, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "; node a not used: r; node b not used: r; node huge not used: "));
+	assert_non_null(strstr(why, "node; 1 more nodes not used"));
+	/* Read well again: modelled, with its pod counted; removing forgets a refusal. */
+	node(p, "huge", CORES(64), 8);
+	assert_null(placement_node_refusal(p, "huge"));
+	assert_int_equal(usage(p, "huge").gpu_free, 7000);
+	placement_remove_node(p, "odd");
+	assert_null(placement_node_refusal(p, "odd"));
+	/* Specs that can't be modelled are refused by name, too. */
+	int64_t neg[3] = { -1, 0, 0 };
+	s.allocatable = neg;
+	assert_int_equal(placement_set_node(p, &s), -EINVAL);
+	assert_string_equal(placement_node_refusal(p, "huge"), "allocatable cpu is negative");
+	assert_int_equal(placement_refuse_node(p, "", "r"), -EINVAL);
+	assert_int_equal(placement_refuse_node(p, "x", NULL), -EINVAL);
 	placement_free(p);
 }
 
@@ -1294,16 +1461,18 @@ static void test_property_against_model_and_brute_force(void **state)
 /* --- speed ------------------------------------------------------------------------------------ */
 
 /* A synthetic replay the size of openb: 1,213 nodes, 10,000 one-pod plans and binds, a mix of
- * 100 shapes. Prints the time; sanitizers make it several times slower than a release build. */
-static void test_speed_synthetic_replay(void **state)
+ * 100 shapes. Prints the time; sanitizers make it several times slower than a release build.
+ * With mig, every fourth node is an 8 x H100 under MIG "single" (56 GPUs) instead: the
+ * fragmentation measure must stay cheap on nodes with many GPUs. */
+static void speed_synthetic_replay(int mig)
 {
 	struct placement *p = new_p();
 	struct world w = { .rng = 7 };
 	char name[32];
 	for (int i = 0; i < 1213; i++) {
 		snprintf(name, sizeof(name), "node-%04d", i);
-		int g = i % 2 ? 8 : (i % 4 ? 2 : 4);
-		node(p, name, CORES(g == 8 ? 96 : 64), g);
+		int g = i % 2 ? 8 : (i % 4 ? 2 : mig ? 56 : 4);
+		node(p, name, CORES(g >= 8 ? 96 : 64), g);
 	}
 	struct plc_shape mix[100];
 	static const int64_t gs[] = { 0,   100,  250,  300,  460,  500, 650,
@@ -1330,11 +1499,18 @@ static void test_speed_synthetic_replay(void **state)
 	double sec = (double)(clock() - t0) / CLOCKS_PER_SEC;
 	struct plc_totals t;
 	placement_totals(p, &t);
-	printf("[ placement speed ] 10000 plans+binds over 1213 nodes, 100 shapes: %.3f s, "
+	printf("[ placement speed ] 10000 plans+binds over 1213 nodes%s, 100 shapes: %.3f s, "
 	       "%d placed, %.1f%% GPU allocated\n",
-	       sec, placed, 100.0 * (double)t.gpu_allocated / (double)t.gpu_capacity);
+	       mig ? " (303 with 56 GPUs)" : "", sec, placed,
+	       100.0 * (double)t.gpu_allocated / (double)t.gpu_capacity);
 	assert_true(placed > 1000);
 	placement_free(p);
+}
+
+static void test_speed_synthetic_replay(void **state)
+{
+	speed_synthetic_replay(0);
+	speed_synthetic_replay(1);
 }
 
 int main(void)
@@ -1356,6 +1532,10 @@ int main(void)
 		cmocka_unit_test(test_reservation_replaced_and_bound_pods_counted_once),
 		cmocka_unit_test(test_pod_on_unknown_node_counts_when_it_appears),
 		cmocka_unit_test(test_node_replace_and_remove),
+		cmocka_unit_test(test_mig_56_gpu_node_takes_single_pods),
+		cmocka_unit_test(test_mig_gang_of_eight_fills_one_node),
+		cmocka_unit_test(test_pods_with_many_gpus_give_back_exactly),
+		cmocka_unit_test(test_refused_nodes_are_named),
 		cmocka_unit_test(test_fgd_choice_hand_computed),
 		cmocka_unit_test(test_baselines),
 		cmocka_unit_test(test_property_against_model_and_brute_force),

@@ -257,6 +257,51 @@ static void test_node_errors(void **state)
 	run_bad_cases(cases, N(cases));
 }
 
+/* A Node into the placement: modelled, or refused under its name with the reason, which the
+ * placement keeps (the manager's Event) and plans that find no layout repeat. */
+static void test_node_apply(void **state)
+{
+	struct placement *p;
+	char err[256], why[1024];
+	assert_int_equal(placement_new(&p), 0);
+	json_t *mig = J("{'metadata':{'name':'mig-1'},'status':{'allocatable':{'cpu':'224',"
+			"'nvidia.com/gpu':'56'}}}");
+	json_t *huge = J("{'metadata':{'name':'huge'},'status':{'allocatable':{'cpu':'8',"
+			 "'nvidia.com/gpu':'5000'}}}");
+	json_t *bad = J("{'metadata':{'name':'bad'},'status':{'allocatable':{'cpu':'8x'}}}");
+	json_t *nameless = J("{'metadata':{},'status':{}}");
+	assert_int_equal(pobj_node_apply(p, mig, err, sizeof(err)), 0);
+	struct plc_node_usage u;
+	assert_int_equal(placement_node_usage(p, "mig-1", &u), 0);
+	assert_int_equal(u.gpus, 56);
+	assert_int_equal(pobj_node_apply(p, huge, err, sizeof(err)), POBJ_NODE_REFUSED);
+	assert_string_equal(err, "5000 nvidia.com/gpu is more than the 1024 GPUs muster models on "
+				 "one node");
+	assert_string_equal(placement_node_refusal(p, "huge"), err);
+	assert_int_equal(pobj_node_apply(p, bad, err, sizeof(err)), POBJ_NODE_REFUSED);
+	assert_string_equal(err, "status.allocatable.cpu: invalid quantity \"8x\"");
+	assert_string_equal(placement_node_refusal(p, "bad"), err);
+	assert_int_equal(pobj_node_apply(p, nameless, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "metadata.name: required");
+	/* A gang bigger than mig-1 says which nodes it couldn't consider. */
+	const char *rn[] = { "nvidia.com/gpu" };
+	int64_t per[] = { 1000 };
+	struct quota_podset ps = { .n_requests = 1, .resources = rn, .per_pod = per };
+	struct plc_request r = { .workload = "ns/w", .podset = "main", .count = 57, .pod = &ps };
+	struct plc_plan pl;
+	assert_int_equal(placement_plan(p, &r, &pl, why, sizeof(why)), 1);
+	assert_string_equal(why, "no node layout fits 57 pods of {nvidia.com/gpu: 1}: at most 56 fit "
+				 "on the 1 node they may use; node bad not used: "
+				 "status.allocatable.cpu: invalid quantity \"8x\"; node huge not "
+				 "used: 5000 nvidia.com/gpu is more than the 1024 GPUs muster models "
+				 "on one node");
+	json_decref(mig);
+	json_decref(huge);
+	json_decref(bad);
+	json_decref(nameless);
+	placement_free(p);
+}
+
 /* ---------------------------------------------------------------------------- Pod */
 
 #define JOB_UID "6e0f3d3c-7a36-4b38-9f0a-2d9a5c0c1f55"
@@ -1035,6 +1080,7 @@ int main(void)
 		cmocka_unit_test(test_node_every_field),
 		cmocka_unit_test(test_node_defaults_and_schedulable),
 		cmocka_unit_test(test_node_errors),
+		cmocka_unit_test(test_node_apply),
 		cmocka_unit_test(test_pod_bound_to_job),
 		cmocka_unit_test(test_pod_variants),
 		cmocka_unit_test(test_pod_errors),

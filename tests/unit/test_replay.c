@@ -223,7 +223,7 @@ static void test_huge_values(void **state)
 		    "p.csv:2: gpu_milli 1001 is out of range (0..1000)\n");
 	pods_reject(PODS_HDR "a,1,1,1025,1000\n",
 		    "p.csv:2: num_gpu 1025 is out of range (0..1024)\n");
-	nodes_reject(NODES_HDR "a,1,1,17,T4\n", "n.csv:2: gpu 17 is out of range (0..16)\n");
+	nodes_reject(NODES_HDR "a,1,1,1025,T4\n", "n.csv:2: gpu 1025 is out of range (0..1024)\n");
 	/* The biggest accepted values parse exactly. */
 	struct replay_pods p;
 	struct cap c;

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <openssl/evp.h>
 
+#include "api/engine_objects.h"
 #include "webhooks/review.h"
 #include "webhooks/webhooks.h"
 
@@ -220,6 +221,13 @@ static void test_webhook_validate_good_queue_name_allowed(void **state)
 	review = validate_job("CREATE", "'kueue.x-k8s.io/queue-name':'a.b-c.0'", "", NULL, NULL);
 	assert_true(allowed(response_of(review)));
 	json_decref(review);
+	/* A subdomain's parts have no length cap of their own (apimachinery's regexp has none). */
+	review = validate_job("CREATE",
+			      "'kueue.x-k8s.io/queue-name':'team-queue-with-a-rather-long-name-of-more-"
+			      "than-sixty-three-characters.b'",
+			      "", NULL, NULL);
+	assert_true(allowed(response_of(review)));
+	json_decref(review);
 	review = validate_job("CREATE", "'app':'no-queue'", "", NULL, NULL);
 	assert_true(allowed(response_of(review)));
 	json_decref(review);
@@ -227,7 +235,10 @@ static void test_webhook_validate_good_queue_name_allowed(void **state)
 
 static void test_webhook_validate_bad_queue_name_denied(void **state)
 {
-	static const char *const bad[] = { "User_Queue", "-queue", "queue-", "Queue", "q q", "q/x" };
+	/* "a..b" and the other dot misuses: names no LocalQueue can have, which an earlier
+	 * webhook of its own let through. */
+	static const char *const bad[] = { "User_Queue", "-queue", "queue-", "Queue", "q q", "q/x",
+					   "a..b", ".a", "a.", "a.-b", "a-.b" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char labels[128];
 		snprintf(labels, sizeof(labels), "'kueue.x-k8s.io/queue-name':'%s'", bad[i]);
@@ -312,7 +323,7 @@ static json_t *validate_cq(const char *groups)
 		 "'resource':'clusterqueues'},'name':'cluster-queue','operation':'CREATE',"
 		 "'userInfo':{'username':'admin'},'object':{'apiVersion':'kueue.x-k8s.io/v1beta2',"
 		 "'kind':'ClusterQueue','metadata':{'name':'cluster-queue'},'spec':{"
-		 "'namespaceSelector':{},'resourceGroups':[%s]}}}}",
+		 "'cohortName':'team','namespaceSelector':{},'resourceGroups':[%s]}}}}",
 		 groups);
 	char *body = dq(text);
 	int status;
@@ -384,6 +395,57 @@ static void test_webhook_cq_duplicate_flavor_across_groups_denied(void **state)
 	assert_non_null(strstr(message_of(resp), "default-flavor"));
 	assert_non_null(strstr(message_of(resp), "resourceGroups[1]"));
 	json_decref(review);
+}
+
+/* The webhook's rules are the decoder's: for each spec, the same answer and the same message,
+ * including rules the webhook of its own never had (Kueue's CRD has them). */
+static void test_webhook_cq_agrees_with_decoder(void **state)
+{
+	static const char *const specs[] = {
+		"{'cohortName':'team','resourceGroups':[" GROUP_CPU_MEM "," GROUP_GPU "]}",
+		"{'resourceGroups':[" GROUP_GPU "]}",
+		"{'cohortName':'a..b','resourceGroups':[]}",
+		"{'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'a..b',"
+		"'resources':[{'name':'cpu','nominalQuota':1}]}]}]}",
+		"{'resourceGroups':[{'coveredResources':['cpu','memory'],'flavors':[{'name':'f',"
+		"'resources':[{'name':'cpu','nominalQuota':1}]}]}]}",
+		"{'queueingStrategy':'Fastest','resourceGroups':[]}",
+		"{'admissionChecksStrategy':{'admissionChecks':[]},'resourceGroups':[]}",
+		"{'resourceGroups':[],'nonsense':1}",
+	};
+	static const int ok[] = { 1, 0, 0, 0, 0, 0, 1, 0 };
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		char text[4096], obj[2048], err[512] = "";
+		snprintf(obj, sizeof(obj),
+			 "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue',"
+			 "'metadata':{'name':'cq'},'spec':%s}",
+			 specs[i]);
+		snprintf(text, sizeof(text),
+			 "{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview','request':{"
+			 "'uid':'" UID "','kind':{'group':'kueue.x-k8s.io','version':'v1beta2',"
+			 "'kind':'ClusterQueue'},'resource':{'group':'kueue.x-k8s.io','version':"
+			 "'v1beta2','resource':'clusterqueues'},'name':'cq','operation':'UPDATE',"
+			 "'userInfo':{'username':'admin'},'object':%s}}",
+			 obj);
+		char *body = dq(text), *jo = dq(obj);
+		int status;
+		json_t *review = call(WEBHOOK_PATH_VALIDATE_CQ, body, &status);
+		json_t *cq = json_loads(jo, 0, NULL);
+		assert_non_null(cq);
+		struct eobj_cq decoded;
+		int rc = eobj_cq_decode(cq, &decoded, err, sizeof(err));
+		eobj_cq_release(&decoded);
+		json_t *resp = response_of(review);
+		if (allowed(resp) != ok[i] || (rc == 0) != ok[i])
+			fail_msg("spec %zu: webhook %s, decoder %d (%s); want %s", i,
+				 allowed(resp) ? "allows" : "denies", rc, err, ok[i] ? "allowed" : "denied");
+		if (!ok[i])
+			assert_string_equal(message_of(resp), err);
+		json_decref(cq);
+		json_decref(review);
+		free(body);
+		free(jo);
+	}
 }
 
 static void test_webhook_cq_duplicate_resource_across_groups_denied(void **state)
@@ -534,6 +596,7 @@ int main(void)
 		cmocka_unit_test(test_webhook_cq_bad_limits_denied),
 		cmocka_unit_test(test_webhook_cq_duplicate_flavor_across_groups_denied),
 		cmocka_unit_test(test_webhook_cq_duplicate_resource_across_groups_denied),
+		cmocka_unit_test(test_webhook_cq_agrees_with_decoder),
 		cmocka_unit_test(test_webhook_malformed_body_400),
 		cmocka_unit_test(test_webhook_malformed_invalid_utf8_body_400_with_body),
 		cmocka_unit_test(test_webhook_unknown_path_404),
