@@ -48,6 +48,7 @@ json_t *nodes_slim_node(void *arg, json_t *obj)
 	json_t *m = json_object_get(obj, "metadata");
 	keep(meta, m, "name");
 	keep(meta, m, "resourceVersion");
+	keep(meta, m, "uid"); /* for the Events muster records on a Node it can't model */
 	keep(meta, m, "labels");
 	keep(spec, json_object_get(obj, "spec"), "unschedulable");
 	keep(spec, json_object_get(obj, "spec"), "taints");
@@ -152,22 +153,17 @@ void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key, j
 	}
 	if (same_but_version(old, obj))
 		return;
-	struct pobj_node n;
-	char err[256];
-	if (pobj_node_decode(obj, &n, err, sizeof(err)) != 0) {
-		/* A node muster can't read takes no gangs, rather than some on a guess; the Node
-		 * says why. */
-		log_warn("cannot use Node for placement", LF_STR("node", key), LF_STR("error", err),
-			 LF_END);
+	char err[512];
+	int rc = pobj_node_apply(m->placement, obj, err, sizeof(err));
+	if (rc == POBJ_NODE_REFUSED) {
+		/* A node muster can't model takes no gangs, rather than some on a guess; the Node
+		 * says why, and so does every "no node layout fits" message. */
+		log_warn("cannot use Node for placement", LF_STR("node", key), LF_STR("error", err), LF_END);
 		writer_event(m, K_NODE, obj, "Warning", "NodeNotUsable", err);
-		placement_remove_node(m->placement, key);
-	} else if (placement_set_node(m->placement, &n.spec) != 0) {
-		log_warn("placement refused Node", LF_STR("node", key), LF_END);
-		writer_event(m, K_NODE, obj, "Warning", "NodeNotUsable",
-			     "muster's placement can't model this node; no gang is placed on it");
-		placement_remove_node(m->placement, key);
+	} else if (rc != 0) {
+		log_warn("cannot use Node for placement", LF_STR("node", key), LF_STR("error", err),
+			 LF_INT("rc", rc), LF_END);
 	}
-	pobj_node_release(&n);
 	capacity_changed(m);
 }
 

@@ -82,6 +82,7 @@ static const struct {
 	{ K_FLAVOR, "resourceflavors", KUEUE, 0 },
 	{ K_COHORT, "cohorts", KUEUE, 0 },
 	{ K_NAMESPACE, "namespaces", "/api/v1", 0 },
+	{ K_NODE, "nodes", "/api/v1", 0 },
 };
 
 static void path_of(enum kind kind, json_t *obj, char *path, size_t size, char *key, size_t ksize)
@@ -622,7 +623,18 @@ static void test_refused_objects_get_events(void **state)
 			found += strstr(r->body, "\"CohortNotUsable\"") && strstr(r->body, "12x");
 		}
 	}
-	assert_int_equal(found, 2);
+	/* A Node placement can't model (more GPUs than it tracks) is refused, and says why. */
+	seed(t, K_NODE, J("{'metadata':{'name':'huge','uid':'node-uid'},'status':{'allocatable':"
+			  "{'cpu':'64','nvidia.com/gpu':'5000'},'conditions':[{'type':'Ready','status':'True'}]}}"));
+	converge(t);
+	assert_non_null(placement_node_refusal(t->m.placement, "huge"));
+	for (size_t i = 0; i < fake_api_nrequests(t->api); i++) {
+		const struct fake_request *r = fake_api_request(t->api, i);
+		if (!strcmp(r->method, "POST") && strstr(r->path, "/events"))
+			found += strstr(r->body, "\"NodeNotUsable\"") && strstr(r->body, "huge") &&
+				 strstr(r->body, "\"kind\":\"Node\"");
+	}
+	assert_int_equal(found, 3);
 	/* Once per object and reason, however often it is seen. */
 	seed(t, K_LQ, J("{'metadata':{'namespace':'ns','name':'broken','uid':'lq-uid'},'spec':{}}"));
 	converge(t);

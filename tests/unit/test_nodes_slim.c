@@ -67,7 +67,7 @@ static void test_slim_node_keeps_placement_fields_only(void **state)
 		"\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"False\"},"
 		"{\"type\":\"Ready\",\"status\":\"True\",\"lastHeartbeatTime\":\"t\"}]}}");
 	json_t *want = load(
-		"{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"3\",\"labels\":{\"r\":\"1\"}},"
+		"{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"3\",\"uid\":\"u\",\"labels\":{\"r\":\"1\"}},"
 		"\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]},"
 		"\"status\":{\"allocatable\":{\"cpu\":\"8\"},"
 		"\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
