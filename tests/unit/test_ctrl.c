@@ -373,6 +373,29 @@ static void test_admit_once(void **state)
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 0), 1);
 }
 
+/* A Workload no Job owns (as Kueue's perf runner creates them) is admitted, and when someone
+ * else marks it Finished its quota goes to the next one at once. */
+static void test_bare_workload_finished_elsewhere(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "2", NULL);
+	seed(t, K_WORKLOAD, workload("w1", "2", 0, "2026-01-01T00:00:00Z"));
+	seed(t, K_WORKLOAD, workload("w2", "2", 0, "2026-01-01T00:00:01Z"));
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
+	assert_false(fake_cond(t, WL_PATH("w2"), "QuotaReserved"));
+	/* The runner finishes w1. */
+	json_t *done = json_deep_copy(fake_api_get(t->api, WL_PATH("w1")));
+	json_array_append_new(obj_path(done, "status.conditions"),
+			      J("{'type':'Finished','status':'True','reason':'Succeeded','message':'done',"
+				"'lastTransitionTime':'2026-01-01T00:01:00Z'}"));
+	seed(t, K_WORKLOAD, done);
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("w2"), "QuotaReserved"));
+	assert_int_equal(cq_cpu_usage(t), 2000);
+	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 200), 1);
+}
+
 /* A 409 on the admission write gives the charge back; the Workload is decided again from the
  * fresh object after a short backoff and admitted once. */
 static void test_admission_conflict(void **state)
@@ -722,6 +745,7 @@ int main(void)
 	log_set_level(LOG_ERROR);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_admit_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bare_workload_finished_elsewhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_conflict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_while_write_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outage_backs_off, setup, teardown),
