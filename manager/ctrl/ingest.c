@@ -226,6 +226,11 @@ static void on_namespace(struct mgr *m, enum watch_event_type type, const char *
 void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, const char *key,
 		  json_t *old, json_t *obj)
 {
+	if (type == WATCH_DELETED) {
+		writer_forget(m, kind, key);
+		if (kind == K_CQ || kind == K_LQ)
+			queues_forget_queue(m, kind, key);
+	}
 	switch (kind) {
 	case K_JOB:
 		state_mark(m, K_JOB, key);

@@ -201,10 +201,14 @@ int writer_lagging(struct mgr *m, enum kind kind, const char *key, const char *c
 void writer_expect(struct mgr *m, enum kind kind, const char *key);
 int writer_expected(struct mgr *m, enum kind kind, const char *key);
 void writer_seen(struct mgr *m, enum kind kind, const char *key);
+/* The object is gone: forget what the writer remembers of it (landed writes, expected
+ * creates, retry delays, Events recorded). */
+void writer_forget(struct mgr *m, enum kind kind, const char *key);
 /* Whether writes are paused after transport errors (global backoff). */
 int writer_paused(struct mgr *m);
 /* Records a Kubernetes Event about obj (type "Normal" or "Warning"), once per (reason,
- * object uid) for this process; best effort, a failure is only logged. */
+ * object) for this process (a new object of the same name, with another uid, gets its own);
+ * best effort, a failure is only logged. */
 void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type,
 		  const char *reason, const char *message);
 /* Counters, for logs and tests. */
@@ -223,6 +227,8 @@ void cq_apply(struct mgr *m, const char *name, json_t *obj);
  * queues whose status changed. Cheap; call after anything that may change it. */
 void queues_track(struct mgr *m, const char *key);
 void queues_forget(struct mgr *m, const char *key);
+/* A ClusterQueue (kind K_CQ) or LocalQueue (K_LQ) is gone: forget its write history. */
+void queues_forget_queue(struct mgr *m, enum kind kind, const char *key);
 /* Writes the status of dirty queues that changed, each at most once per interval. */
 void queues_sync(struct mgr *m);
 /* For tests and debug-build checks: recounts every LocalQueue from scratch and compares with

@@ -563,6 +563,14 @@ void queues_sync(struct mgr *m)
 	keyset_release(&lqs);
 }
 
+void queues_forget_queue(struct mgr *m, enum kind kind, const char *key)
+{
+	struct queue_totals *q = m->queues;
+	free(strmap_remove(&q->last_write[SLOT(kind)], key));
+	json_object_del(q->written[SLOT(kind)], key);
+	keyset_del(&q->deferred[SLOT(kind)], key);
+}
+
 int queues_init(struct mgr *m)
 {
 	struct queue_totals *q = calloc(1, sizeof(*q));

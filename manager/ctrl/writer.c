@@ -39,7 +39,9 @@ struct writer {
 	struct strmap landed[K_KINDS]; /* key -> the base resourceVersion of a landed write */
 	struct strmap expect[K_KINDS]; /* key -> int64_t *: created, not yet seen, until then */
 	struct strmap delay[K_KINDS]; /* key -> unsigned *: the next retry delay */
-	struct strmap evented; /* "reason/uid" -> &present */
+	/* Per kind, object key -> "uid|reason|reason|...|": the Events recorded for it, so each
+	 * (object, reason) is recorded once; forgotten with the object. */
+	struct strmap evented[K_KINDS];
 	int64_t paused_until;
 	unsigned pause_ms;
 	uv_timer_t resume;
@@ -338,7 +340,8 @@ void writer_get_stats(struct mgr *m, struct writer_stats *out)
 
 struct event_ctx {
 	struct mgr *m;
-	char key[600];
+	enum kind kind;
+	char key[600]; /* the object's store key */
 };
 
 static void on_event_written(void *arg, const struct kube_response *resp)
@@ -349,12 +352,43 @@ static void on_event_written(void *arg, const struct kube_response *resp)
 		return;
 	}
 	if (resp->error || resp->status >= 300) {
-		/* Forget it was recorded, so the next report of the same thing tries again. */
-		strmap_remove(&ctx->m->writer->evented, ctx->key);
-		log_warn("cannot record event", LF_STR("event", ctx->key), LF_INT("status", resp->status),
+		/* Forget what was recorded for the object, so the next report tries again. */
+		free(strmap_remove(&ctx->m->writer->evented[ctx->kind], ctx->key));
+		log_warn("cannot record event", LF_STR("object", ctx->key), LF_INT("status", resp->status),
 			 LF_STR("error", resp->error_text), LF_END);
 	}
 	free(ctx);
+}
+
+/* Records reason as reported for the object; 0 when it was not yet, 1 when it was (or when
+ * memory ran out: better one Event missing than a storm of them). */
+static int seen_before(struct writer *w, enum kind kind, const char *key, const char *uid,
+		       const char *reason)
+{
+	char *have = strmap_get(&w->evented[kind], key), *next;
+	size_t ulen = strlen(uid), rlen = strlen(reason);
+	if (have && !strncmp(have, uid, ulen) && have[ulen] == '|') {
+		for (const char *p = have + ulen; (p = strstr(p, reason)) != NULL; p++)
+			if (p[-1] == '|' && p[rlen] == '|')
+				return 1;
+	} else {
+		have = NULL; /* none yet, or for an earlier object of the same name */
+	}
+	size_t n = have ? strlen(have) : ulen + 1;
+	if (!(next = malloc(n + rlen + 2)))
+		return 1;
+	if (have)
+		memcpy(next, have, n);
+	else
+		snprintf(next, n + 1, "%s|", uid);
+	snprintf(next + n, rlen + 2, "%s|", reason);
+	char *old = NULL;
+	if (strmap_put(&w->evented[kind], key, next, (void **)&old) != 0) {
+		free(next);
+		return 1;
+	}
+	free(old);
+	return 0;
 }
 
 void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type, const char *reason,
@@ -366,9 +400,9 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type, 
 	if (!ctx)
 		return;
 	ctx->m = m;
-	snprintf(ctx->key, sizeof(ctx->key), "%s/%s", reason, uid ? uid : obj_name(obj));
-	if (strmap_get(&m->writer->evented, ctx->key) ||
-	    strmap_put(&m->writer->evented, ctx->key, &present, NULL) != 0) {
+	ctx->kind = kind;
+	if (informer_key(obj, ctx->key, sizeof(ctx->key)) != 0 ||
+	    seen_before(m->writer, kind, ctx->key, uid ? uid : "", reason)) {
 		free(ctx);
 		return;
 	}
@@ -384,7 +418,7 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type, 
 	char *body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns ? ns : "default");
 	if (!body || kube_request(m->kube, "POST", path, NULL, body, on_event_written, ctx, NULL) != 0) {
-		strmap_remove(&m->writer->evented, ctx->key);
+		free(strmap_remove(&m->writer->evented[kind], ctx->key));
 		log_warn("cannot record event", LF_STR("reason", reason), LF_END);
 		free(ctx);
 	}
@@ -392,6 +426,15 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type, 
 		 LF_STR("reason", reason), LF_STR("type", type), LF_STR("message", message), LF_END);
 	free(body);
 	json_decref(ev);
+}
+
+void writer_forget(struct mgr *m, enum kind kind, const char *key)
+{
+	struct writer *w = m->writer;
+	free(strmap_remove(&w->landed[kind], key));
+	free(strmap_remove(&w->expect[kind], key));
+	free(strmap_remove(&w->delay[kind], key));
+	free(strmap_remove(&w->evented[kind], key));
 }
 
 int writer_init(struct mgr *m)
@@ -404,8 +447,8 @@ int writer_init(struct mgr *m)
 		strmap_init(&w->landed[k]);
 		strmap_init(&w->expect[k]);
 		strmap_init(&w->delay[k]);
+		strmap_init(&w->evented[k]);
 	}
-	strmap_init(&w->evented);
 	w->last_log_ms = INT64_MIN / 2;
 	uv_timer_init(m->loop, &w->resume);
 	w->resume.data = m;
@@ -430,8 +473,8 @@ void writer_release(struct mgr *m)
 		strmap_release(&w->landed[k], free);
 		strmap_release(&w->expect[k], free);
 		strmap_release(&w->delay[k], free);
+		strmap_release(&w->evented[k], free);
 	}
-	strmap_release(&w->evented, NULL);
 	m->writer = NULL;
 	uv_close((uv_handle_t *)&w->resume, on_resume_closed);
 }
