@@ -22,7 +22,12 @@ struct kube_client {
 	uv_timer_t kick; /* hands queued calls to libcurl outside its callbacks */
 	struct kube_config cfg;
 	struct curl_slist *auth_headers;
-	struct kube_call *queued, *queued_tail; /* not yet added to the multi handle, FIFO */
+	/* Not yet added to the multi handle, FIFO: watches go at once, requests as the rate
+	 * limit and the in-flight cap allow. */
+	struct call_queue {
+		struct kube_call *head, *tail;
+	} streams, requests;
+	int requests_active; /* requests added to the multi handle, not yet done */
 	/* Client-side rate limit (client-go's token bucket): qps tokens a second, at most burst
 	 * saved up; qps <= 0 means none. Every request and watch start takes one token. */
 	double qps, tokens;
@@ -68,23 +73,23 @@ static void list_remove(struct kube_call **head, struct kube_call *call)
 	call->prev = call->next = NULL;
 }
 
-/* Appends to the FIFO of queued calls, so the rate limit lets them out in order. */
-static void queue_append(struct kube_client *c, struct kube_call *call)
+/* Appends to a FIFO of queued calls, so the limits let them out in order. */
+static void queue_append(struct call_queue *q, struct kube_call *call)
 {
 	call->next = NULL;
-	call->prev = c->queued_tail;
-	if (c->queued_tail)
-		c->queued_tail->next = call;
+	call->prev = q->tail;
+	if (q->tail)
+		q->tail->next = call;
 	else
-		c->queued = call;
-	c->queued_tail = call;
+		q->head = call;
+	q->tail = call;
 }
 
-static void queue_remove(struct kube_client *c, struct kube_call *call)
+static void queue_remove(struct call_queue *q, struct kube_call *call)
 {
-	if (c->queued_tail == call)
-		c->queued_tail = call->prev;
-	list_remove(&c->queued, call);
+	if (q->tail == call)
+		q->tail = call->prev;
+	list_remove(&q->head, call);
 }
 
 static void list_push(struct kube_call **head, struct kube_call *call)
@@ -126,6 +131,8 @@ static int curl_error_to_errno(CURLcode rc)
 	}
 }
 
+static void on_kick(uv_timer_t *t);
+
 static void check_multi_info(struct kube_client *c)
 {
 	CURLMsg *msg;
@@ -138,6 +145,12 @@ static void check_multi_info(struct kube_client *c)
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&call);
 		curl_multi_remove_handle(c->multi, msg->easy_handle);
 		list_remove(&c->active, call);
+		if (!call->streaming) {
+			c->requests_active--;
+			/* A slot is free: let the next queued request out. */
+			if (c->requests.head && !uv_is_active((uv_handle_t *)&c->kick))
+				uv_timer_start(&c->kick, on_kick, 0, 0);
+		}
 		if (!call->cancelled && call->done) {
 			struct kube_response resp = { 0 };
 			curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &resp.status);
@@ -243,6 +256,22 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 	return 0;
 }
 
+/* Hands a queued call to libcurl. */
+static void start_call(struct kube_client *c, struct kube_call *call)
+{
+	CURLMcode mrc = curl_multi_add_handle(c->multi, call->easy);
+	if (mrc != CURLM_OK) {
+		struct kube_response resp = { .error = -EIO, .error_text = curl_multi_strerror(mrc),
+					      .body = "" };
+		call->done(call->arg, &resp);
+		call_free(call);
+		return;
+	}
+	if (!call->streaming)
+		c->requests_active++;
+	list_push(&c->active, call);
+}
+
 static void on_kick(uv_timer_t *t)
 {
 	struct kube_client *c = t->data;
@@ -252,8 +281,19 @@ static void on_kick(uv_timer_t *t)
 		if (call->cancelled) {
 			curl_multi_remove_handle(c->multi, call->easy);
 			list_remove(&c->active, call);
+			if (!call->streaming)
+				c->requests_active--;
 			call_free(call);
 		}
+	}
+	/* Watches are few and long: they never wait behind requests. */
+	while (c->streams.head) {
+		struct kube_call *call = c->streams.head;
+		queue_remove(&c->streams, call);
+		if (call->cancelled)
+			call_free(call);
+		else
+			start_call(c, call);
 	}
 	if (c->qps > 0) {
 		uint64_t now = uv_now(c->loop);
@@ -262,31 +302,28 @@ static void on_kick(uv_timer_t *t)
 			c->tokens = c->burst;
 		c->refilled_ms = now;
 	}
-	while (c->queued) {
-		struct kube_call *call = c->queued;
-		if (!call->cancelled && c->qps > 0) {
-			if (c->tokens < 1.0) {
-				/* Come back when the next token is due. */
-				uint64_t wait = (uint64_t)((1.0 - c->tokens) * 1000.0 / c->qps) + 1;
-				uv_timer_start(&c->kick, on_kick, wait, 0);
+	/* Requests: at most KUBE_MAX_REQUESTS_IN_FLIGHT at once (each HTTP/1.1 request in flight
+	 * holds a connection, with its TLS state), and qps a second. The rest wait here, in order;
+	 * a finished request or the next token brings us back. */
+	while (c->requests.head) {
+		struct kube_call *call = c->requests.head;
+		if (!call->cancelled) {
+			if (c->requests_active >= KUBE_MAX_REQUESTS_IN_FLIGHT)
 				break;
+			if (c->qps > 0) {
+				if (c->tokens < 1.0) {
+					uint64_t wait = (uint64_t)((1.0 - c->tokens) * 1000.0 / c->qps) + 1;
+					uv_timer_start(&c->kick, on_kick, wait, 0);
+					break;
+				}
+				c->tokens -= 1.0;
 			}
-			c->tokens -= 1.0;
 		}
-		queue_remove(c, call);
-		if (call->cancelled) {
+		queue_remove(&c->requests, call);
+		if (call->cancelled)
 			call_free(call);
-			continue;
-		}
-		CURLMcode mrc = curl_multi_add_handle(c->multi, call->easy);
-		if (mrc != CURLM_OK) {
-			struct kube_response resp = { .error = -EIO, .error_text = curl_multi_strerror(mrc),
-						      .body = "" };
-			call->done(call->arg, &resp);
-			call_free(call);
-			continue;
-		}
-		list_push(&c->active, call);
+		else
+			start_call(c, call);
 	}
 	int running;
 	curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
@@ -339,6 +376,9 @@ int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_
 	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_timer);
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+	/* Idle connections kept for reuse: enough for the requests in flight; watches hold their
+	 * own while they stream. */
+	curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)KUBE_MAX_REQUESTS_IN_FLIGHT);
 	uv_timer_init(loop, &c->timeout);
 	uv_timer_init(loop, &c->kick);
 	c->timeout.data = c;
@@ -353,10 +393,13 @@ void kube_client_free(struct kube_client *c)
 	if (!c)
 		return;
 	c->closing = 1;
-	while (c->queued || c->active) {
-		struct kube_call *call = c->queued ? c->queued : c->active;
-		if (call == c->queued) {
-			queue_remove(c, call);
+	while (c->streams.head || c->requests.head || c->active) {
+		struct kube_call *call = c->streams.head ? c->streams.head :
+					 c->requests.head ? c->requests.head : c->active;
+		if (call == c->streams.head) {
+			queue_remove(&c->streams, call);
+		} else if (call == c->requests.head) {
+			queue_remove(&c->requests, call);
 		} else {
 			list_remove(&c->active, call);
 			curl_multi_remove_handle(c->multi, call->easy);
@@ -436,7 +479,7 @@ static int call_new(struct kube_client *c, const char *method, const char *path,
 
 static void enqueue(struct kube_client *c, struct kube_call *call)
 {
-	queue_append(c, call);
+	queue_append(call->streaming ? &c->streams : &c->requests, call);
 	if (!uv_is_active((uv_handle_t *)&c->kick))
 		uv_timer_start(&c->kick, on_kick, 0, 0);
 }

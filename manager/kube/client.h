@@ -16,6 +16,9 @@
 #include "kube/kubeconfig.h"
 
 #define KUBE_MAX_RESPONSE (256u << 20) /* a non-streaming response body */
+/* Requests (not watches) in flight at once; more wait in the client, in order. Each holds an
+ * HTTP/1.1 connection and its TLS state: unbounded, a burst of writes opened thousands. */
+#define KUBE_MAX_REQUESTS_IN_FLIGHT 16
 
 struct kube_client;
 struct kube_call;

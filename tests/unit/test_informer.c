@@ -17,7 +17,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <stdbool.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -581,6 +583,45 @@ static void test_client_rate_limit(void **state)
 	assert_true(f->reqs[4].at - f->reqs[0].at < 200 * MS);
 }
 
+/* Open sockets of this process. */
+static int count_sockets(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], target[64];
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		ssize_t len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += !strncmp(target, "socket:", 7);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* 5d. A burst of requests doesn't open a connection each: at most KUBE_MAX_REQUESTS_IN_FLIGHT
+ * are in flight (a burst of writes once held 8,000 TLS connections, 1.5 GB). */
+static void test_client_caps_connections(void **state)
+{
+	struct fake *f = *state;
+	int done = 0, before = count_sockets();
+	for (int i = 0; i < 200; i++)
+		assert_int_equal(kube_request(f->client, "GET", JOBS, NULL, NULL, on_limited_done, &done,
+					      NULL),
+				 0);
+	RUN_UNTIL(f, done == 200, WAIT_MS);
+	int after = count_sockets();
+	/* Client and server ends of each kept connection, plus slack. */
+	if (after - before > 2 * KUBE_MAX_REQUESTS_IN_FLIGHT + 4)
+		fail_msg("%d sockets after 200 requests (%d before), want at most %d more", after,
+			 before, 2 * KUBE_MAX_REQUESTS_IN_FLIGHT + 4);
+}
+
 /* 6. A malformed event line aborts that watch (events after it are not applied); the store
  * keeps what came before, and the next watch resumes from the last good event. */
 static void test_malformed_line_restarts_watch(void **state)
@@ -656,6 +697,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_http_500_backs_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backoff_capped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_rate_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_caps_connections, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_line_restarts_watch, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_label_selector_encoded, setup, teardown),
