@@ -380,6 +380,7 @@ static void evict_with(struct mgr *m, const char *key, json_t *wl, const char *r
 static void on_decision(void *arg, const struct eng_decision *d)
 {
 	struct mgr *m = arg;
+	state_release_views(m); /* one decision's views at a time */
 	json_t *wl = store_get(m, K_WORKLOAD, d->workload);
 	if (!wl)
 		return;
@@ -411,13 +412,18 @@ void admission_cycle(struct mgr *m)
 	int n = engine_cycle(m->engine, on_decision, m);
 	struct keyset done;
 	const char *key;
+	state_release_views(m);
 	keyset_take(&m->unsent, &done);
-	KEYSET_FOREACH(&done, i, key)
+	KEYSET_FOREACH(&done, i, key) {
 		undo_admission(m, key);
+		state_release_views(m);
+	}
 	keyset_release(&done);
 	keyset_take(&m->admitted_now, &done);
-	KEYSET_FOREACH(&done, i, key)
+	KEYSET_FOREACH(&done, i, key) {
 		queues_track(m, key);
+		state_release_views(m);
+	}
 	keyset_release(&done);
 	if (n < 0)
 		log_error("admission cycle failed", LF_INT("rc", n), LF_END);

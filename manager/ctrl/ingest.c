@@ -60,6 +60,23 @@ static json_t *slim_workload(void *arg, json_t *obj)
 	return without_managed_fields(arg, obj);
 }
 
+/* Workloads and Jobs are the many and the large: the store keeps them compact (state.c). */
+static json_t *keep_workload(void *arg, json_t *obj)
+{
+	json_t *slim = slim_workload(arg, obj);
+	json_t *kept = store_keep(arg, K_WORKLOAD, slim);
+	json_decref(slim);
+	return kept;
+}
+
+static json_t *keep_job(void *arg, json_t *obj)
+{
+	json_t *slim = without_managed_fields(arg, obj);
+	json_t *kept = store_keep(arg, K_JOB, slim);
+	json_decref(slim);
+	return kept;
+}
+
 struct informer_def {
 	enum kind kind;
 	const char *name;
@@ -80,8 +97,8 @@ static const struct informer_def informer_table[] = {
 	{ K_TOPOLOGY, "topologies", "/apis/kueue.x-k8s.io/v1beta2/topologies", NULL, without_managed_fields },
 	{ K_NODE, "nodes", "/api/v1/nodes", NULL, nodes_slim_node },
 	{ K_POD, "pods", "/api/v1/pods", NULL, nodes_slim_pod },
-	{ K_WORKLOAD, "workloads", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, slim_workload },
-	{ K_JOB, "jobs", "/apis/batch/v1/jobs", LABEL_QUEUE_NAME, without_managed_fields },
+	{ K_WORKLOAD, "workloads", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, keep_workload },
+	{ K_JOB, "jobs", "/apis/batch/v1/jobs", LABEL_QUEUE_NAME, keep_job },
 };
 #define N_INFORMERS (sizeof(informer_table) / sizeof(informer_table[0]))
 
@@ -228,6 +245,7 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 {
 	if (type == WATCH_DELETED) {
 		writer_forget(m, kind, key);
+		store_forget(m, kind, key);
 		if (kind == K_CQ || kind == K_LQ)
 			queues_forget_queue(m, kind, key);
 	}
@@ -278,8 +296,17 @@ static void on_informer_event(void *arg, struct informer *inf, enum watch_event_
 	for (int k = 0; k < K_KINDS; k++)
 		if (m->informers[k] == inf) {
 			ingest_event(m, (enum kind)k, type, key, old, obj);
+			state_release_views(m);
 			return;
 		}
+}
+
+json_t *ingest_keep(struct mgr *m, enum kind kind, json_t *obj)
+{
+	for (size_t i = 0; i < N_INFORMERS; i++)
+		if (informer_table[i].kind == kind && informer_table[i].transform)
+			return informer_table[i].transform(m, obj);
+	return json_incref(obj);
 }
 
 static void on_informer_synced(void *arg, struct informer *inf)

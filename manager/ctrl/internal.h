@@ -86,6 +86,13 @@ struct mgr {
 	 * Read through store_get; the informer owns the store. */
 	struct informer *informers[K_KINDS];
 	json_t *stores[K_KINDS];
+	/* Compact kinds (the many and large: Workloads, Jobs): the store keeps a stub (name,
+	 * namespace, uid, resourceVersion, ownerReferences) and texts the object as compact JSON,
+	 * about a tenth of a jansson tree; store_get parses it into a view that lives until the
+	 * next state_release_views. */
+	unsigned char compact[K_KINDS];
+	struct strmap texts[K_KINDS]; /* key -> char *: the object as compact JSON */
+	struct strmap views[K_KINDS]; /* key -> json_t *: parsed texts, until released */
 	int synced; /* all informers have delivered their first list */
 	int webhooks_installed; /* both webhook configurations are in place */
 	int webhook_configs_applied;
@@ -152,8 +159,18 @@ void state_at(struct mgr *m, enum kind kind, const char *key, int64_t when_ms);
 /* Marks every key whose time has come (the deadline timer calls it; tests with their own
  * clock call it after moving the clock). */
 void state_run_deadlines(struct mgr *m);
-/* The object stored for (kind, key), borrowed, or NULL. */
+/* The object stored for (kind, key), borrowed, or NULL. For a compact kind it is a view, valid
+ * until the next state_release_views: hold none across a release point (each key of the
+ * pump's drains, each decision, each write completion). */
 json_t *store_get(struct mgr *m, enum kind kind, const char *key);
+/* What the store keeps of obj (slimmed already by the caller): for a compact kind the text is
+ * recorded and a stub returned, for others obj itself. A new reference. The informer's
+ * transform, and the tests' way of filling their stores. */
+json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj);
+/* The object is gone from a compact kind's store: its text and view go. */
+void store_forget(struct mgr *m, enum kind kind, const char *key);
+/* Frees every view: no pointer store_get returned for a compact kind may be used after. */
+void state_release_views(struct mgr *m);
 /* The workload for the key: the assumed copy of a fresh admission, or the cached one. */
 json_t *workload_view(struct mgr *m, const char *key);
 int state_init(struct mgr *m);
@@ -294,8 +311,11 @@ int ingest_start(struct mgr *m);
 void ingest_stop(struct mgr *m);
 /* Whether every informer delivered its first list. */
 int ingest_synced(struct mgr *m);
-/* One change of an object of the kind, as an informer reports it (tests call it directly with
- * their own stores in m->stores). */
+/* What the informer's store keeps of obj (slimmed, or a stub of a compact kind): tests fill
+ * their stores with it. May modify obj. A new reference. */
+json_t *ingest_keep(struct mgr *m, enum kind kind, json_t *obj);
+/* One change of an object of the kind, as an informer reports it, with the objects as the
+ * store keeps them (tests call it directly with their own stores in m->stores). */
 void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, const char *key,
 		  json_t *old, json_t *obj);
 

@@ -52,18 +52,27 @@ void mgr_pump_once(struct mgr *m)
 {
 	struct keyset batch;
 	const char *key;
+	/* Views of compact stores live for one key at a time (state_release_views). */
+	state_release_views(m);
 	keyset_take(&m->dirty[K_WORKLOAD], &batch);
-	KEYSET_FOREACH(&batch, i, key)
+	KEYSET_FOREACH(&batch, i, key) {
 		workload_reconcile(m, key);
+		state_release_views(m);
+	}
 	keyset_release(&batch);
 	keyset_take(&m->dirty[K_JOB], &batch);
-	KEYSET_FOREACH(&batch, i, key)
+	KEYSET_FOREACH(&batch, i, key) {
 		jobs_reconcile(m, key);
+		state_release_views(m);
+	}
 	keyset_release(&batch);
 	nodes_sync(m);
+	state_release_views(m);
 	if (m->admission_needed)
 		admission_cycle(m);
+	state_release_views(m);
 	queues_sync(m);
+	state_release_views(m);
 }
 
 /* --- webhook and health servers --------------------------------------------------------- */

@@ -502,8 +502,10 @@ void nodes_sync(struct mgr *m)
 	struct keyset gated;
 	const char *key;
 	keyset_take(&m->dirty[K_POD], &gated);
-	KEYSET_FOREACH(&gated, i, key)
+	KEYSET_FOREACH(&gated, i, key) {
 		ungate(m, key);
+		state_release_views(m);
+	}
 	keyset_release(&gated);
 }
 

@@ -250,6 +250,7 @@ int queues_check(struct mgr *m)
 			rc = -EPROTO;
 		}
 		contrib_free(now);
+		state_release_views(m);
 	}
 	/* ... and the totals their sum. */
 	struct queue_totals sum;

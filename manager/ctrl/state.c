@@ -76,7 +76,79 @@ void state_want_cycle(struct mgr *m)
 
 json_t *store_get(struct mgr *m, enum kind kind, const char *key)
 {
-	return m->stores[kind] && key ? json_object_get(m->stores[kind], key) : NULL;
+	if (!key)
+		return NULL;
+	if (m->compact[kind]) {
+		json_t *view = strmap_get(&m->views[kind], key);
+		const char *text;
+		if (view)
+			return view;
+		if ((text = strmap_get(&m->texts[kind], key)) != NULL) {
+			json_error_t jerr;
+			view = json_loads(text, 0, &jerr);
+			if (view && strmap_put(&m->views[kind], key, view, NULL) == 0)
+				return view;
+			json_decref(view);
+			return NULL; /* out of memory: as if absent, until the next event */
+		}
+	}
+	return m->stores[kind] ? json_object_get(m->stores[kind], key) : NULL;
+}
+
+/* The stub a compact store keeps: what relists compare, and what a deletion needs. */
+static json_t *stub_of(json_t *obj)
+{
+	static const char *const keep[] = { "name", "namespace", "uid", "resourceVersion",
+					    "ownerReferences", NULL };
+	json_t *meta = json_object_get(obj, "metadata"), *stub_meta = json_object();
+	json_t *stub = json_pack("{s:o}", "metadata", stub_meta);
+	for (const char *const *k = keep; stub && *k; k++) {
+		json_t *v = json_object_get(meta, *k);
+		if (v)
+			json_object_set(stub_meta, *k, v);
+	}
+	return stub;
+}
+
+json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj)
+{
+	char key[600];
+	if (!m->compact[kind] || informer_key(obj, key, sizeof(key)) != 0)
+		return json_incref(obj);
+	char *text = json_dumps(obj, JSON_COMPACT), *old = NULL;
+	json_t *stub = text ? stub_of(obj) : NULL;
+	if (!stub || strmap_put(&m->texts[kind], key, text, (void **)&old) != 0) {
+		/* Out of memory: keep the whole object rather than lose it. */
+		free(text);
+		json_decref(stub);
+		return json_incref(obj);
+	}
+	free(old);
+	json_decref(strmap_remove(&m->views[kind], key));
+	return stub;
+}
+
+void store_forget(struct mgr *m, enum kind kind, const char *key)
+{
+	if (!m->compact[kind])
+		return;
+	free(strmap_remove(&m->texts[kind], key));
+	json_decref(strmap_remove(&m->views[kind], key));
+}
+
+static void view_free(void *v)
+{
+	json_decref(v);
+}
+
+void state_release_views(struct mgr *m)
+{
+	for (int k = 0; k < K_KINDS; k++) {
+		if (!m->compact[k] || m->views[k].len == 0)
+			continue;
+		strmap_release(&m->views[k], view_free);
+		strmap_init(&m->views[k]);
+	}
 }
 
 json_t *workload_view(struct mgr *m, const char *key)
@@ -202,7 +274,10 @@ int state_init(struct mgr *m)
 	for (int k = 0; k < K_KINDS; k++) {
 		strmap_init(&m->dirty[k].map);
 		strmap_init(&m->deadlines[k]);
+		strmap_init(&m->texts[k]);
+		strmap_init(&m->views[k]);
 	}
+	m->compact[K_WORKLOAD] = m->compact[K_JOB] = 1;
 	strmap_init(&m->pending.map);
 	strmap_init(&m->unsent.map);
 	strmap_init(&m->admitted_now.map);
@@ -223,6 +298,8 @@ void state_release(struct mgr *m)
 	for (int k = 0; k < K_KINDS; k++) {
 		keyset_release(&m->dirty[k]);
 		strmap_release(&m->deadlines[k], free);
+		strmap_release(&m->texts[k], free);
+		strmap_release(&m->views[k], view_free);
 	}
 	keyset_release(&m->pending);
 	keyset_release(&m->unsent);

@@ -209,8 +209,11 @@ static void on_written(void *arg, const struct kube_response *resp)
 	} else {
 		state_at(m, kind, key, m->now_ms() + jitter(m, delay));
 	}
-	if (ctx->done)
+	if (ctx->done) {
+		state_release_views(m); /* the completion is a step of its own */
 		ctx->done(m, kind, key, outcome, updated);
+		state_release_views(m);
+	}
 	json_decref(updated);
 	ctx_free(ctx);
 }
