@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,12 +184,119 @@ static json_t *convert(struct conv *c, yaml_node_t *node, int depth)
 	}
 }
 
+struct yamljson_reader {
+	yaml_parser_t parser;
+	int done; /* end of stream or an error: next returns 0 or the error again */
+	int rc;
+	/* 1: one alias budget for the whole input (yamljson_load: every document lands in one
+	 * array); 0: a budget per document (the streaming reader frees each before the next). */
+	int whole;
+	struct conv c;
+};
+
+static int reader_open(const char *data, size_t len, int whole, struct yamljson_reader **out,
+		       struct yamljson_error *err)
+{
+	*out = NULL;
+	if (memchr(data, '\0', len)) {
+		set_error(err, 0, "input contains a NUL byte");
+		return -EINVAL;
+	}
+	struct yamljson_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	if (!yaml_parser_initialize(&r->parser)) {
+		free(r);
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_string(&r->parser, (const unsigned char *)data, len);
+	r->whole = whole;
+	if (whole) {
+		size_t scaled = EXPANSION_FLOOR + EXPANSION * len;
+		r->c.max_nodes = scaled < MAX_NODES ? scaled : MAX_NODES;
+		r->c.max_bytes = scaled < MAX_SCALAR_BYTES ? scaled : MAX_SCALAR_BYTES;
+	}
+	*out = r;
+	return 0;
+}
+
+int yamljson_reader_new(const char *data, size_t len, struct yamljson_reader **out,
+			struct yamljson_error *err)
+{
+	set_error(err, 0, "");
+	return reader_open(data, len, 0, out, err);
+}
+
+int yamljson_reader_next(struct yamljson_reader *r, json_t **doc, int *line,
+			 struct yamljson_error *err)
+{
+	*doc = NULL;
+	*line = 0;
+	if (r->done)
+		return r->rc;
+	for (;;) {
+		yaml_document_t ydoc;
+		if (!yaml_parser_load(&r->parser, &ydoc)) {
+			char text[200];
+			snprintf(text, sizeof(text), "%s%s%s",
+				 r->parser.problem ? r->parser.problem : "malformed YAML",
+				 r->parser.context ? " " : "", r->parser.context ? r->parser.context : "");
+			set_error(err, (int)r->parser.problem_mark.line + 1, text);
+			r->done = 1;
+			return r->rc = -EINVAL;
+		}
+		yaml_node_t *root = yaml_document_get_root_node(&ydoc);
+		if (!root) { /* end of stream */
+			yaml_document_delete(&ydoc);
+			r->done = 1;
+			return r->rc = 0;
+		}
+		if (!r->whole) {
+			/* Without aliases a document has at most as many nodes and scalar bytes as
+			 * characters; the caps scale with its own size, as the whole-input ones do. */
+			size_t span = ydoc.end_mark.index - ydoc.start_mark.index;
+			size_t scaled = span > (SIZE_MAX - EXPANSION_FLOOR) / EXPANSION ?
+						SIZE_MAX :
+						EXPANSION_FLOOR + EXPANSION * span;
+			r->c.nodes = r->c.bytes = 0;
+			r->c.max_nodes = scaled < MAX_NODES ? scaled : MAX_NODES;
+			r->c.max_bytes = scaled < MAX_SCALAR_BYTES ? scaled : MAX_SCALAR_BYTES;
+		}
+		r->c.doc = &ydoc;
+		r->c.err = err;
+		int root_line = (int)root->start_mark.line + 1;
+		json_t *v = convert(&r->c, root, 0);
+		yaml_document_delete(&ydoc);
+		r->c.doc = NULL;
+		if (!v) {
+			r->done = 1;
+			return r->rc = -EINVAL;
+		}
+		/* `---` followed by nothing yields a null document: skip it, as kubectl does. */
+		if (json_is_null(v)) {
+			json_decref(v);
+			continue;
+		}
+		*doc = v;
+		*line = root_line;
+		return 1;
+	}
+}
+
+void yamljson_reader_free(struct yamljson_reader *r)
+{
+	if (!r)
+		return;
+	yaml_parser_delete(&r->parser);
+	free(r);
+}
+
 /* Loads every document; when lines is non-NULL also collects each kept document's first line. */
 static int load(const char *data, size_t len, json_t **docs, int **lines, struct yamljson_error *err)
 {
-	yaml_parser_t parser;
-	json_t *out;
-	int rc = 0;
+	struct yamljson_reader *r;
+	json_t *out, *v;
+	int rc, line;
 	int *at = NULL;
 	size_t n_at = 0, cap_at = 0;
 
@@ -200,49 +308,13 @@ static int load(const char *data, size_t len, json_t **docs, int **lines, struct
 		set_error(err, 0, "input larger than 16 MiB");
 		return -EINVAL;
 	}
-	if (memchr(data, '\0', len)) {
-		set_error(err, 0, "input contains a NUL byte");
-		return -EINVAL;
-	}
-	out = json_array();
-	if (!out || !yaml_parser_initialize(&parser)) {
-		json_decref(out);
+	if ((rc = reader_open(data, len, 1, &r, err)) != 0)
+		return rc;
+	if (!(out = json_array())) {
+		yamljson_reader_free(r);
 		return -ENOMEM;
 	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
-	/* One budget for the whole input: the documents all end up in one array. */
-	size_t scaled = EXPANSION_FLOOR + EXPANSION * len;
-	struct conv c = { .doc = NULL, .nodes = 0, .bytes = 0, .err = err,
-			  .max_nodes = scaled < MAX_NODES ? scaled : MAX_NODES,
-			  .max_bytes = scaled < MAX_SCALAR_BYTES ? scaled : MAX_SCALAR_BYTES };
-	for (;;) {
-		yaml_document_t doc;
-		if (!yaml_parser_load(&parser, &doc)) {
-			char text[200];
-			snprintf(text, sizeof(text), "%s%s%s", parser.problem ? parser.problem : "malformed YAML",
-				 parser.context ? " " : "", parser.context ? parser.context : "");
-			set_error(err, (int)parser.problem_mark.line + 1, text);
-			rc = -EINVAL;
-			break;
-		}
-		yaml_node_t *root = yaml_document_get_root_node(&doc);
-		if (!root) { /* end of stream */
-			yaml_document_delete(&doc);
-			break;
-		}
-		c.doc = &doc;
-		int root_line = (int)root->start_mark.line + 1;
-		json_t *v = convert(&c, root, 0);
-		yaml_document_delete(&doc);
-		if (!v) {
-			rc = -EINVAL;
-			break;
-		}
-		/* `---` followed by nothing yields a null document: skip it, as kubectl does. */
-		if (json_is_null(v)) {
-			json_decref(v);
-			continue;
-		}
+	while ((rc = yamljson_reader_next(r, &v, &line, err)) == 1) {
 		if (lines && n_at == cap_at) {
 			size_t cap = cap_at ? cap_at * 2 : 16;
 			int *p = realloc(at, cap * sizeof(*at));
@@ -259,9 +331,9 @@ static int load(const char *data, size_t len, json_t **docs, int **lines, struct
 			break;
 		}
 		if (lines)
-			at[n_at++] = root_line;
+			at[n_at++] = line;
 	}
-	yaml_parser_delete(&parser);
+	yamljson_reader_free(r);
 	if (rc != 0) {
 		free(at);
 		json_decref(out);

@@ -386,6 +386,102 @@ static void test_yamljson_load_file_reads_documents(void **state)
 	assert_null(docs);
 }
 
+/* ------------------------------------------------------------------ the streaming reader */
+
+static void test_yamljson_reader_streams_documents_with_lines(void **state)
+{
+	static const char text[] = "# head\na: 1\n---\n---\n\nkind: B\nx: [1, 2]\n---\n- 3\n";
+	struct yamljson_reader *r;
+	struct yamljson_error err;
+	json_t *doc;
+	int line;
+	assert_int_equal(yamljson_reader_new(text, strlen(text), &r, &err), 0);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 1);
+	assert_int_equal(line, 2);
+	assert_int_equal(json_integer_value(json_object_get(doc, "a")), 1);
+	json_decref(doc);
+	/* The empty document between is skipped, as yamljson_load skips it. */
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 1);
+	assert_int_equal(line, 6);
+	assert_string_equal(json_string_value(json_object_get(doc, "kind")), "B");
+	json_decref(doc);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 1);
+	assert_int_equal(line, 9);
+	assert_true(json_is_array(doc));
+	json_decref(doc);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 0);
+	assert_null(doc);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 0);
+	yamljson_reader_free(r);
+}
+
+static void test_yamljson_reader_error_in_the_middle_keeps_earlier_documents(void **state)
+{
+	static const char text[] = "a: 1\n---\nb: [1, 2\nc: 3\n---\nd: 4\n";
+	struct yamljson_reader *r;
+	struct yamljson_error err;
+	json_t *doc;
+	int line;
+	assert_int_equal(yamljson_reader_new(text, strlen(text), &r, &err), 0);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 1);
+	json_decref(doc);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), -EINVAL);
+	assert_null(doc);
+	assert_int_equal(err.line, 4);
+	assert_non_null(strstr(err.text, "flow sequence"));
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), -EINVAL);
+	yamljson_reader_free(r);
+}
+
+static void test_yamljson_reader_caps_aliases_per_document(void **state)
+{
+	/* One small document of 9^6 leaves: far more than its size allows. */
+	static const char text[] = "ok: 1\n---\n"
+				   "a: &a ['lol','lol','lol','lol','lol','lol','lol','lol','lol']\n"
+				   "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+				   "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+				   "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+				   "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
+				   "f: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n";
+	struct yamljson_reader *r;
+	struct yamljson_error err;
+	json_t *doc;
+	int line;
+	assert_int_equal(yamljson_reader_new(text, strlen(text), &r, &err), 0);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 1);
+	json_decref(doc);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), -EINVAL);
+	assert_non_null(strstr(err.text, "alias"));
+	yamljson_reader_free(r);
+}
+
+static void test_yamljson_reader_takes_input_over_the_load_cap(void **state)
+{
+	/* The reader has no size cap: 17 MiB of documents stream through one at a time. */
+	static const char doc[] = "---\nkind: Workload\nspec: {podSets: [{count: 1}]}\n";
+	size_t n = (YAMLJSON_MAX_INPUT / (sizeof(doc) - 1) + 1000) * (sizeof(doc) - 1);
+	char *big = malloc(n + 1);
+	assert_non_null(big);
+	for (size_t at = 0; at < n; at += sizeof(doc) - 1)
+		memcpy(big + at, doc, sizeof(doc) - 1);
+	struct yamljson_reader *r;
+	struct yamljson_error err;
+	json_t *d;
+	int line, rc;
+	size_t count = 0;
+	assert_int_equal(yamljson_reader_new(big, n, &r, &err), 0);
+	while ((rc = yamljson_reader_next(r, &d, &line, &err)) == 1) {
+		count++;
+		json_decref(d);
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(count, n / (sizeof(doc) - 1));
+	assert_int_equal(line, 0);
+	yamljson_reader_free(r);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +511,10 @@ int main(void)
 		cmocka_unit_test(test_yamljson_recursive_alias_rejected),
 		cmocka_unit_test(test_yamljson_invalid_utf8_einval),
 		cmocka_unit_test(test_yamljson_load_file_reads_documents),
+		cmocka_unit_test(test_yamljson_reader_streams_documents_with_lines),
+		cmocka_unit_test(test_yamljson_reader_error_in_the_middle_keeps_earlier_documents),
+		cmocka_unit_test(test_yamljson_reader_caps_aliases_per_document),
+		cmocka_unit_test(test_yamljson_reader_takes_input_over_the_load_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
