@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "api/engine_objects.h"
 #include "api/objects.h"
@@ -1536,6 +1538,7 @@ static void usage(FILE *f)
 		"spec.topologyName give podSets' topology requests their levels.\n");
 }
 
+/* Stdin or a pipe, whole: the input is trusted, so no cap but memory. */
 static int read_all(FILE *f, char **data, size_t *len)
 {
 	size_t cap = 0;
@@ -1543,9 +1546,8 @@ static int read_all(FILE *f, char **data, size_t *len)
 	*len = 0;
 	for (;;) {
 		if (*len == cap) {
-			/* One byte over the loader's limit is enough for it to refuse the input. */
-			if (cap > YAMLJSON_MAX_INPUT)
-				return 0;
+			if (cap > SIZE_MAX / 4)
+				return -EFBIG;
 			cap = cap ? 2 * cap : 65536;
 			char *p = realloc(*data, cap);
 			if (!p)
@@ -1557,6 +1559,30 @@ static int read_all(FILE *f, char **data, size_t *len)
 		if (got == 0)
 			return ferror(f) ? -EIO : 0;
 	}
+}
+
+/* A regular file is mapped, not copied: cluster exports run to hundreds of MB, and the
+ * reader goes through it once (twice with Nodes). *map is NULL for an empty file. */
+static int map_file(int fd, void **map, size_t *len)
+{
+	struct stat st;
+	*map = NULL;
+	*len = 0;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOTSUP;
+	if (st.st_size == 0)
+		return 0;
+	if ((uintmax_t)st.st_size > SIZE_MAX)
+		return -EFBIG;
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	(void)madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL); /* a hint: failure changes nothing */
+	*map = p;
+	*len = (size_t)st.st_size;
+	return 0;
 }
 
 int sim_main(int argc, char **argv)
@@ -1579,9 +1605,10 @@ int sim_main(int argc, char **argv)
 	}
 	size_t n = (size_t)(argc - first);
 	struct sim_input *inputs = calloc(n, sizeof(*inputs));
-	char **bufs = calloc(n, sizeof(*bufs));
+	char **bufs = calloc(n, sizeof(*bufs)); /* read whole (stdin, pipes) */
+	void **maps = calloc(n, sizeof(*maps)); /* mapped (regular files) */
 	int status = SIM_OK;
-	if (!inputs || !bufs) {
+	if (!inputs || !bufs || !maps) {
 		fprintf(stderr, "muster simulate: out of memory\n");
 		status = SIM_FAILED;
 		goto out;
@@ -1595,16 +1622,18 @@ int sim_main(int argc, char **argv)
 			status = SIM_INVALID;
 			goto out;
 		}
-		int rc = read_all(f, &bufs[i], &inputs[i].len);
+		int rc = is_stdin ? -ENOTSUP : map_file(fileno(f), &maps[i], &inputs[i].len);
+		if (rc == -ENOTSUP)
+			rc = read_all(f, &bufs[i], &inputs[i].len);
 		if (!is_stdin)
-			fclose(f);
+			fclose(f); /* a mapping outlives its descriptor */
 		if (rc != 0) {
 			fprintf(stderr, "%s: %s\n", path, strerror(-rc));
 			status = rc == -ENOMEM ? SIM_FAILED : SIM_INVALID;
 			goto out;
 		}
 		inputs[i].name = is_stdin ? "<stdin>" : path;
-		inputs[i].data = bufs[i] ? bufs[i] : "";
+		inputs[i].data = maps[i] ? maps[i] : bufs[i] ? bufs[i] : "";
 	}
 	status = sim_run(inputs, n, stdout, stderr);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -1614,7 +1643,11 @@ int sim_main(int argc, char **argv)
 out:
 	for (size_t i = 0; bufs && i < n; i++)
 		free(bufs[i]);
+	for (size_t i = 0; maps && i < n; i++)
+		if (maps[i])
+			munmap(maps[i], inputs[i].len);
 	free(bufs);
+	free(maps);
 	free(inputs);
 	return status;
 }
