@@ -6,7 +6,9 @@
  * Alias bombs must be refused by the caps, which the fuzzer's memory limit would otherwise catch.
  * Differential: the streaming reader, which parses the plain subset by hand and the rest with
  * libyaml, must yield the same documents at the same lines, or the same error at the same line
- * (alias caps aside: the reader's are per document).
+ * (alias caps aside: the reader's are per document). Bytes that aren't UTF-8 or printable are
+ * found by libyaml's decoder as far ahead as it has read, which depends on where it started:
+ * then the reader must only fail too.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -44,6 +46,12 @@ static void same_as_reader(const char *data, size_t size, int rc, json_t *docs, 
 		return;
 	if (rc == 0 && rrc == -EINVAL && strstr(rerr.text, "alias"))
 		return;
+	if (rc != 0 && (strstr(err->text, "UTF-8") || strstr(err->text, "Unicode") ||
+			strstr(err->text, "control characters"))) {
+		if (rrc != -EINVAL)
+			abort();
+		return;
+	}
 	if (rc == 0 ? (rrc != 0 || n != json_array_size(docs)) :
 		      (rrc != -EINVAL || rerr.line != err->line || strcmp(rerr.text, err->text) != 0))
 		abort();
