@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "api/engine_objects.h"
 #include "api/objects.h"
@@ -369,6 +370,21 @@ static void take(struct sim *s, const struct sim_input *in, size_t file_no, int 
 	}
 }
 
+/* A mapped input's pages before offset, a few MB at a time: the reader won't come back. */
+static void drop_read_pages(const struct sim_input *in, size_t offset, size_t *dropped)
+{
+	const size_t step = 4u << 20;
+	long page = sysconf(_SC_PAGESIZE);
+	if (!in->mapped || page <= 0 || offset < *dropped + step)
+		return;
+	uintptr_t from = (uintptr_t)in->data + *dropped;
+	uintptr_t to = ((uintptr_t)in->data + offset) & ~((uintptr_t)page - 1);
+	/* A hint: if the kernel says no, the pages just stay. */
+	if (to > from)
+		(void)madvise((void *)from, (size_t)(to - from), MADV_DONTNEED);
+	*dropped = (size_t)(to - (uintptr_t)in->data);
+}
+
 /*
  * Streams one input's documents through take(), so only what each object decodes to stays:
  * a Workload's JSON is dropped once decoded. A YAML error ends the input with one problem;
@@ -383,8 +399,10 @@ static int read_input(struct sim *s, const struct sim_input *in, size_t file_no,
 	json_t *doc;
 	int line;
 
+	size_t dropped = 0;
 	int rc = yamljson_reader_new(in->data, in->len, &r, &yerr);
 	while (rc == 0 && !s->failed && (rc = yamljson_reader_next(r, &doc, &line, &yerr)) == 1) {
+		drop_read_pages(in, yamljson_reader_offset(r), &dropped);
 		const char *api = json_string_value(json_object_get(doc, "apiVersion"));
 		const char *kind = json_string_value(json_object_get(doc, "kind"));
 		rc = 0;
@@ -1634,6 +1652,7 @@ int sim_main(int argc, char **argv)
 		}
 		inputs[i].name = is_stdin ? "<stdin>" : path;
 		inputs[i].data = maps[i] ? maps[i] : bufs[i] ? bufs[i] : "";
+		inputs[i].mapped = maps[i] != NULL;
 	}
 	status = sim_run(inputs, n, stdout, stderr);
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -785,6 +785,12 @@ int yamljson_reader_next(struct yamljson_reader *r, json_t **doc, int *line,
 	return rc;
 }
 
+size_t yamljson_reader_offset(const struct yamljson_reader *r)
+{
+	/* libyaml holds its own place: from where it started (whole: the start). */
+	return r->whole ? 0 : r->pos;
+}
+
 void yamljson_reader_free(struct yamljson_reader *r)
 {
 	if (!r)

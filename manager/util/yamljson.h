@@ -53,6 +53,9 @@ int yamljson_reader_new(const char *data, size_t len, struct yamljson_reader **o
  * cap, after which the reader is done (next returns that code again). -ENOMEM. */
 int yamljson_reader_next(struct yamljson_reader *r, json_t **doc, int *line,
 			 struct yamljson_error *err);
+/* How many bytes from the start of the input the reader is done with: it won't read them
+ * again (a caller that mapped the input may drop their pages). */
+size_t yamljson_reader_offset(const struct yamljson_reader *r);
 void yamljson_reader_free(struct yamljson_reader *r);
 
 #endif
