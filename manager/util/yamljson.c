@@ -579,6 +579,9 @@ struct yamljson_reader {
 	 * documents then matters); its lines are offset by base. */
 	int rest;
 	int base;
+	/* An error libyaml met right after the document just returned: the next call's. */
+	int after, after_line;
+	char after_text[200];
 };
 
 static int reader_open(const char *data, size_t len, int whole, struct yamljson_reader **out,
@@ -752,13 +755,38 @@ static int stream_next(struct yamljson_reader *r, json_t **doc, int *line,
 		r->pos = (size_t)(q - r->data);
 		r->line = lines;
 		/* A document that starts past these lines is the next one's: it comes again. */
-		if (rc == 1 && (rel >= (size_t)(lines - start_line) || json_is_null(*doc))) {
+		if (rc == 1 && rel >= (size_t)(lines - start_line)) {
 			json_decref(*doc);
 			*doc = NULL;
-			rc = 0;
+			continue;
 		}
-		if (rc == 1)
+		/* What follows the document must be the next "---" or the end (else, in the whole
+		 * stream, libyaml fails right after it: "did not find expected <document start>"). */
+		if (rc == 1) {
+			yaml_event_t ev;
+			if (!yaml_parser_parse(&r->parser, &ev)) {
+				char text[200];
+				snprintf(text, sizeof(text), "%s%s%s",
+					 r->parser.problem ? r->parser.problem : "malformed YAML",
+					 r->parser.context ? " " : "",
+					 r->parser.context ? r->parser.context : "");
+				r->after_line = (int)r->parser.problem_mark.line + 1 + r->base;
+				snprintf(r->after_text, sizeof(r->after_text), "%s", text);
+				r->after = 1;
+			} else {
+				yaml_event_delete(&ev);
+			}
+			if (json_is_null(*doc)) {
+				json_decref(*doc);
+				*doc = NULL;
+				if (r->after) {
+					set_error(err, r->after_line, r->after_text);
+					return -EINVAL;
+				}
+				continue;
+			}
 			return 1;
+		}
 	}
 }
 
@@ -774,6 +802,9 @@ int yamljson_reader_next(struct yamljson_reader *r, json_t **doc, int *line,
 		size_t rel;
 		while ((rc = yaml_next(r, doc, line, &rel, err)) == 1 && json_is_null(*doc))
 			json_decref(*doc); /* `---` followed by nothing: skipped, as kubectl does */
+	} else if (r->after) {
+		set_error(err, r->after_line, r->after_text);
+		rc = -EINVAL;
 	} else {
 		rc = stream_next(r, doc, line, err);
 	}
