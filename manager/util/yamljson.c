@@ -584,6 +584,25 @@ struct yamljson_reader {
 	char after_text[200];
 };
 
+/* Line breaks libyaml knows besides '\n' and "\r\n": a lone '\r', NEL, LS and PS. */
+static int odd_breaks(const char *data, size_t len)
+{
+	const char *end = data + len, *p;
+	for (p = data; (p = memchr(p, '\r', (size_t)(end - p))) != NULL; p++)
+		if (p + 1 == end || p[1] != '\n')
+			return 1;
+	for (p = data; (p = memchr(p, 0xC2, (size_t)(end - p))) != NULL; p++)
+		if (p + 1 < end && (unsigned char)p[1] == 0x85)
+			return 1;
+	for (p = data; (p = memchr(p, 0xE2, (size_t)(end - p))) != NULL; p++)
+		if (p + 2 < end && (unsigned char)p[1] == 0x80 &&
+		    ((unsigned char)p[2] == 0xA8 || (unsigned char)p[2] == 0xA9))
+			return 1;
+	return 0;
+}
+
+static int yaml_from(struct yamljson_reader *r, size_t off, int line);
+
 static int reader_open(const char *data, size_t len, int whole, struct yamljson_reader **out,
 		       struct yamljson_error *err)
 {
@@ -599,6 +618,14 @@ static int reader_open(const char *data, size_t len, int whole, struct yamljson_
 	r->len = len;
 	r->line = 1;
 	r->whole = whole;
+	if (!whole && odd_breaks(data, len)) {
+		/* The fast path counts lines and finds "---" after '\n' only. */
+		r->rest = 1;
+		if (yaml_from(r, 0, 1) != 0) {
+			free(r);
+			return -ENOMEM;
+		}
+	}
 	if (whole) {
 		if (!yaml_parser_initialize(&r->parser)) {
 			free(r);

@@ -561,6 +561,10 @@ static void test_yamljson_reader_fast_path_matches_libyaml(void **state)
 		"a:b\n",
 		"- a\nb: 1\n",
 		"a: 1\r\nb: 2\r\n",
+		"a: 1\r\n---\r\nb: [1, 2]\r\n",
+		"a: x\r- y\n---\nb: 2\n",
+		"a: 1\r---\rb: 2\n--- 7\n",
+		"a: \xc2\x85" "b\n---\nc: 1\n",
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		assert_reader_matches_load(cases[i]);
