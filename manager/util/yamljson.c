@@ -584,10 +584,18 @@ struct yamljson_reader {
 	char after_text[200];
 };
 
-/* Line breaks libyaml knows besides '\n' and "\r\n": a lone '\r', NEL, LS and PS. */
-static int odd_breaks(const char *data, size_t len)
+/* What the fast path's cutting into lines and documents doesn't follow: line breaks libyaml
+ * knows besides '\n' and "\r\n" (a lone '\r', NEL, LS, PS), byte order marks (libyaml
+ * skips one at the start of any line) and UTF-16 (a UTF-16 mark starts the input). */
+static int needs_libyaml(const char *data, size_t len)
 {
 	const char *end = data + len, *p;
+	if (len >= 2 && (((unsigned char)data[0] == 0xFE && (unsigned char)data[1] == 0xFF) ||
+			 ((unsigned char)data[0] == 0xFF && (unsigned char)data[1] == 0xFE)))
+		return 1;
+	for (p = data; (p = memchr(p, 0xEF, (size_t)(end - p))) != NULL; p++)
+		if (p + 2 < end && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF)
+			return 1;
 	for (p = data; (p = memchr(p, '\r', (size_t)(end - p))) != NULL; p++)
 		if (p + 1 == end || p[1] != '\n')
 			return 1;
@@ -618,8 +626,7 @@ static int reader_open(const char *data, size_t len, int whole, struct yamljson_
 	r->len = len;
 	r->line = 1;
 	r->whole = whole;
-	if (!whole && odd_breaks(data, len)) {
-		/* The fast path counts lines and finds "---" after '\n' only. */
+	if (!whole && needs_libyaml(data, len)) {
 		r->rest = 1;
 		if (yaml_from(r, 0, 1) != 0) {
 			free(r);

@@ -565,6 +565,8 @@ static void test_yamljson_reader_fast_path_matches_libyaml(void **state)
 		"a: x\r- y\n---\nb: 2\n",
 		"a: 1\r---\rb: 2\n--- 7\n",
 		"a: \xc2\x85" "b\n---\nc: 1\n",
+		"a: 1\n\xef\xbb\xbf---\nb: 2\n",
+		"\xef\xbb\xbf" "a: 1\n---\nb: 2\n",
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		assert_reader_matches_load(cases[i]);
