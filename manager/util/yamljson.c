@@ -273,8 +273,18 @@ static const char *skip_spaces(const char *s, const char *end)
 	return s;
 }
 
-/* A key at *s: plain (letters, digits, . _ / -) or quoted; *s past it; NULL if not one. */
+/* A key at *s: plain (letters, digits, . _ / -) or quoted; *s past it; NULL if not one.
+ * YAML caps a simple key at 1024 characters: longer ones are libyaml's to refuse. */
+#define FAST_MAX_KEY 1000
+static const char *fast_key_any(const char **s, const char *end, size_t *len);
+
 static const char *fast_key(const char **s, const char *end, size_t *len)
+{
+	const char *key = fast_key_any(s, end, len);
+	return key && *len <= FAST_MAX_KEY ? key : NULL;
+}
+
+static const char *fast_key_any(const char **s, const char *end, size_t *len)
 {
 	const char *k = *s;
 	if (k < end && *k == '"') {

@@ -570,6 +570,14 @@ static void test_yamljson_reader_fast_path_matches_libyaml(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		assert_reader_matches_load(cases[i]);
+	/* A simple key is at most 1024 characters, in block and flow context alike. */
+	char text[2 * 1100 + 32];
+	memset(text, 'k', 1100);
+	memcpy(text + 1100, ": 1\n---\n{", 9);
+	memset(text + 1109, 'k', 1100);
+	memcpy(text + 2209, ": 1}\n", 6);
+	assert_reader_matches_load(text);
+	assert_reader_matches_load(text + 1109 - 1); /* the flow one alone */
 }
 
 int main(void)
