@@ -9,6 +9,7 @@ packages=(
 	libcmocka-dev                             # unit tests
 	clang libclang-rt-14-dev                  # libFuzzer targets and sanitizer runtimes
 	openssl curl jq ca-certificates procps    # local cluster scripts and end-to-end tests
+	time                                      # peak RSS in tests/bench/bench_simulate_large.sh
 )
 
 missing=()

@@ -136,7 +136,8 @@ tier_bench() {
 		say "building and running the engine benchmarks in $BENCH_BUILD"
 		if cmake -S "$REPO" -B "$BENCH_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMUSTER_SANITIZE=OFF \
 			-DMUSTER_FUZZ=OFF -DMUSTER_TESTS=ON >&2 &&
-			cmake --build "$BENCH_BUILD" -j"$(nproc)" --target bench_engine_throughput bench_kueue_baseline muster >&2; then
+			cmake --build "$BENCH_BUILD" -j"$(nproc)" --target bench_engine_throughput bench_kueue_baseline muster \
+				gen_simulate_input >&2; then
 			for b in bench_engine_throughput bench_kueue_baseline; do
 				timeout 300 "$BENCH_BUILD/tests/$b" >&2
 				rc=$?
@@ -145,6 +146,15 @@ tier_bench() {
 					record "bench:$b" 1
 				fi
 			done
+			# `muster simulate` on a generated 50,000-Workload export (issue 8): throughput and
+			# peak RSS against the targets, printed only; a failed or wrong run is a failure.
+			timeout 300 "$REPO/tests/bench/bench_simulate_large.sh" "$BENCH_BUILD/muster" \
+				"$BENCH_BUILD/tests/gen_simulate_input" >&2
+			rc=$?
+			if [ "$rc" -ne 0 ]; then
+				say "bench_simulate_large failed (exit status $rc; 124 is a timeout)"
+				record "bench:simulate_large" 1
+			fi
 			# The openb trace under the FGD paper's protocol (tests/bench/README.md): 120 replays,
 			# in parallel. 77: the trace files aren't on this machine (skipped, not a failure).
 			timeout 600 "$REPO/tests/bench/replay_openb.sh" "$BENCH_BUILD/muster" >&2

@@ -30,10 +30,12 @@
 #define ANNOTATION_JOB_MIN_PARALLELISM "kueue.x-k8s.io/job-min-parallelism"
 #define LABEL_METADATA_NAME "kubernetes.io/metadata.name"
 
-/* Everything one decoded object owns, as a list of allocations freed at once. */
+/* Everything one decoded object owns, as a list of blocks freed at once. Zeroed (memset, = {0})
+ * is empty. */
 struct eobj_block;
 struct eobj_arena {
-	struct eobj_block *blocks;
+	struct eobj_block *blocks; /* the first is the one being carved */
+	size_t used, cap; /* of the first block */
 };
 
 /* For this module's decoders and the others built the same way (placement_objects.c): n
@@ -174,5 +176,11 @@ int eobj_workload_decode(json_t *wl, const char *default_namespace, json_t *wpcs
 int eobj_workload_from_job(json_t *job, const char *default_namespace, json_t *wpcs, json_t *pcs,
 			   struct eobj_workload *out, char *err, size_t errlen);
 void eobj_workload_release(struct eobj_workload *w);
+/* Makes a decoded Workload self-contained and small: copies into its arena what its podSets'
+ * requests and node constraints point to (the per-podSet views, sized for 64 resources, and
+ * strings of the object), frees the views and drops the object (obj becomes NULL). For a
+ * caller that keeps many decoded Workloads but not their JSON (the simulator). 0 or -ENOMEM
+ * (then partly copied but whole; release it as usual). */
+int eobj_workload_detach(struct eobj_workload *w);
 
 #endif

@@ -48,6 +48,10 @@ struct sim_input {
 	const char *name;
 	const char *data;
 	size_t len;
+	/* data is a private read-only mapping of a file (sim_main's): pages the reader is done
+	 * with are dropped as it goes (they come back from the file if read again), so a large
+	 * export doesn't stay resident. */
+	int mapped;
 };
 
 /*

@@ -39,4 +39,23 @@ int yamljson_load_file(const char *path, json_t **docs, struct yamljson_error *e
 int yamljson_load_lines(const char *data, size_t len, json_t **docs, int **lines,
 			struct yamljson_error *err);
 
+/*
+ * Streaming, for inputs too large to hold as one JSON tree (the simulator's cluster exports,
+ * which are trusted: no size cap here, the caller decides). Documents come one at a time and
+ * the caller owns each; the alias caps apply per document, scaled by its own size. Input
+ * rules as yamljson_load (no NUL byte, else -EINVAL from _new). data must outlive the reader.
+ */
+struct yamljson_reader;
+int yamljson_reader_new(const char *data, size_t len, struct yamljson_reader **out,
+			struct yamljson_error *err);
+/* The next non-empty document in *doc, the 1-based line where its content starts in *line:
+ * returns 1; 0 at the end of the input; -EINVAL (err filled) for malformed YAML or an alias
+ * cap, after which the reader is done (next returns that code again). -ENOMEM. */
+int yamljson_reader_next(struct yamljson_reader *r, json_t **doc, int *line,
+			 struct yamljson_error *err);
+/* How many bytes from the start of the input the reader is done with: it won't read them
+ * again (a caller that mapped the input may drop their pages). */
+size_t yamljson_reader_offset(const struct yamljson_reader *r);
+void yamljson_reader_free(struct yamljson_reader *r);
+
 #endif

@@ -386,6 +386,200 @@ static void test_yamljson_load_file_reads_documents(void **state)
 	assert_null(docs);
 }
 
+/* ------------------------------------------------------------------ the streaming reader */
+
+static void test_yamljson_reader_streams_documents_with_lines(void **state)
+{
+	static const char text[] = "# head\na: 1\n---\n---\n\nkind: B\nx: [1, 2]\n---\n- 3\n";
+	struct yamljson_reader *r;
+	struct yamljson_error err;
+	json_t *doc;
+	int line;
+	assert_int_equal(yamljson_reader_new(text, strlen(text), &r, &err), 0);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 1);
+	assert_int_equal(line, 2);
+	assert_int_equal(json_integer_value(json_object_get(doc, "a")), 1);
+	json_decref(doc);
+	/* The empty document between is skipped, as yamljson_load skips it. */
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 1);
+	assert_int_equal(line, 6);
+	assert_string_equal(json_string_value(json_object_get(doc, "kind")), "B");
+	json_decref(doc);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 1);
+	assert_int_equal(line, 9);
+	assert_true(json_is_array(doc));
+	json_decref(doc);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 0);
+	assert_null(doc);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 0);
+	yamljson_reader_free(r);
+}
+
+static void test_yamljson_reader_error_in_the_middle_keeps_earlier_documents(void **state)
+{
+	static const char text[] = "a: 1\n---\nb: [1, 2\nc: 3\n---\nd: 4\n";
+	struct yamljson_reader *r;
+	struct yamljson_error err;
+	json_t *doc;
+	int line;
+	assert_int_equal(yamljson_reader_new(text, strlen(text), &r, &err), 0);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 1);
+	json_decref(doc);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), -EINVAL);
+	assert_null(doc);
+	assert_int_equal(err.line, 4);
+	assert_non_null(strstr(err.text, "flow sequence"));
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), -EINVAL);
+	yamljson_reader_free(r);
+}
+
+static void test_yamljson_reader_caps_aliases_per_document(void **state)
+{
+	/* One small document of 9^6 leaves: far more than its size allows. */
+	static const char text[] = "ok: 1\n---\n"
+				   "a: &a ['lol','lol','lol','lol','lol','lol','lol','lol','lol']\n"
+				   "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+				   "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+				   "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+				   "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
+				   "f: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n";
+	struct yamljson_reader *r;
+	struct yamljson_error err;
+	json_t *doc;
+	int line;
+	assert_int_equal(yamljson_reader_new(text, strlen(text), &r, &err), 0);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 1);
+	json_decref(doc);
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), -EINVAL);
+	assert_non_null(strstr(err.text, "alias"));
+	yamljson_reader_free(r);
+}
+
+static void test_yamljson_reader_takes_input_over_the_load_cap(void **state)
+{
+	/* The reader has no size cap: 17 MiB of documents stream through one at a time. */
+	static const char doc[] = "---\nkind: Workload\nspec: {podSets: [{count: 1}]}\n";
+	size_t n = (YAMLJSON_MAX_INPUT / (sizeof(doc) - 1) + 1000) * (sizeof(doc) - 1);
+	char *big = malloc(n + 1);
+	assert_non_null(big);
+	for (size_t at = 0; at < n; at += sizeof(doc) - 1)
+		memcpy(big + at, doc, sizeof(doc) - 1);
+	struct yamljson_reader *r;
+	struct yamljson_error err;
+	json_t *d;
+	int line, rc;
+	size_t count = 0;
+	assert_int_equal(yamljson_reader_new(big, n, &r, &err), 0);
+	while ((rc = yamljson_reader_next(r, &d, &line, &err)) == 1) {
+		count++;
+		json_decref(d);
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(count, n / (sizeof(doc) - 1));
+	assert_int_equal(line, 0);
+	yamljson_reader_free(r);
+	free(big);
+}
+
+/* The streaming reader's documents and lines (or error) must be yamljson_load_lines's: its
+ * fast path parses the plain subset by hand and hands the rest to libyaml. */
+static void assert_reader_matches_load(const char *text)
+{
+	json_t *docs, *doc;
+	int *lines;
+	struct yamljson_error lerr, rerr;
+	struct yamljson_reader *r;
+	int line, rc;
+	size_t n = 0;
+	int lrc = yamljson_load_lines(text, strlen(text), &docs, &lines, &lerr);
+	assert_int_equal(yamljson_reader_new(text, strlen(text), &r, &rerr), 0);
+	while ((rc = yamljson_reader_next(r, &doc, &line, &rerr)) == 1) {
+		if (lrc != 0) {
+			json_decref(doc);
+			continue;
+		}
+		if (n >= json_array_size(docs) || !json_equal(doc, json_array_get(docs, n)) ||
+		    line != lines[n]) {
+			char *got = json_dumps(doc, JSON_ENCODE_ANY | JSON_COMPACT);
+			fail_msg("document %zu of:\n%s\nreader: line %d %s", n, text, line, got);
+		}
+		json_decref(doc);
+		n++;
+	}
+	yamljson_reader_free(r);
+	if (lrc == 0) {
+		if (rc != 0)
+			fail_msg("reader failed at %d: %s\non:\n%s", rerr.line, rerr.text, text);
+		assert_int_equal(n, json_array_size(docs));
+		json_decref(docs);
+		free(lines);
+	} else {
+		if (rc != -EINVAL || rerr.line != lerr.line || strcmp(rerr.text, lerr.text) != 0)
+			fail_msg("load: %d: %s; reader: rc %d, %d: %s\non:\n%s", lerr.line, lerr.text, rc,
+				 rerr.line, rerr.text, text);
+	}
+}
+
+static void test_yamljson_reader_fast_path_matches_libyaml(void **state)
+{
+	static const char *const cases[] = {
+		/* the subset */
+		"apiVersion: v1\nkind: A\nmetadata: {name: a, namespace: b}\nspec:\n  x: 1\n  y: -2.5\n"
+		"  z: [1, 2, three, \"four\", 'five']\n  e: {}\n  l: []\n  n:\n  t: true\n  ti: ~\n",
+		"# head\n---\na:\n- 1\n- x: 1\n  y: [a, {b: c}]\n-\n- - nested\nb: 2\n",
+		"a:\n  - x\n  - y: 1\n    z:\n    - q\nb:\n  c:\n    d: 5e3\n",
+		"---\n---\n# only a comment\n---\na: 1\n---\nb: 2\n---\n",
+		"k: 2025-03-01T09:00:00Z\nq: \"2025-03-01T09:00:00Z\"\nimg: repo/x:1.0\nm: a, b c\n",
+		"k: 99999999999999999999\nf: 1e999\nn: -0\np: +12\nd: .5\ns: 0x1F\no: 0o17\n",
+		"- 1\n- 2\n",
+		"a: 1\n\n\nb:   spaced   \nc: \"\"\nd: ''\n",
+		/* handed to libyaml */
+		"a: &x 1\nb: *x\n",
+		"a: |\n  text\n  more\nb: >\n  folded\n",
+		"a: \"esc\\n\"\nb: 'it''s'\nc: !!str 1\n",
+		"a: 1 # trailing comment\nb: [1,\n  2]\n",
+		"a: 1\n...\n---\nb: 2\n",
+		"a: 1\n...\nb: 2\n",
+		"%YAML 1.1\n---\na: 1\n",
+		"--- {a: 1}\n--- b\n",
+		"  indented: root\n",
+		"a:\tb\n",
+		"a: b\n c: d\n",
+		"a: plain\n  continued\n",
+		"a: 1\na: 2\n",
+		"a: {x: 1, x: 2}\n",
+		"a: [1, 2\nb: 3\n",
+		"a: {b:1}\n",
+		"a: [b, ]\n",
+		"? complex\n: key\n",
+		"a: \"caf\xc3\xa9\"\n",
+		"a: 1\n---\nb: [\n---\nc: 3\n",
+		"a:\n- b\n  - c\n",
+		"a: - b\n",
+		"a: b: c\n",
+		"a:b\n",
+		"- a\nb: 1\n",
+		"a: 1\r\nb: 2\r\n",
+		"a: 1\r\n---\r\nb: [1, 2]\r\n",
+		"a: x\r- y\n---\nb: 2\n",
+		"a: 1\r---\rb: 2\n--- 7\n",
+		"a: \xc2\x85" "b\n---\nc: 1\n",
+		"a: 1\n\xef\xbb\xbf---\nb: 2\n",
+		"\xef\xbb\xbf" "a: 1\n---\nb: 2\n",
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_reader_matches_load(cases[i]);
+	/* A simple key is at most 1024 characters, in block and flow context alike. */
+	char text[2 * 1100 + 32];
+	memset(text, 'k', 1100);
+	memcpy(text + 1100, ": 1\n---\n{", 9);
+	memset(text + 1109, 'k', 1100);
+	memcpy(text + 2209, ": 1}\n", 6);
+	assert_reader_matches_load(text);
+	assert_reader_matches_load(text + 1109 - 1); /* the flow one alone */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +609,11 @@ int main(void)
 		cmocka_unit_test(test_yamljson_recursive_alias_rejected),
 		cmocka_unit_test(test_yamljson_invalid_utf8_einval),
 		cmocka_unit_test(test_yamljson_load_file_reads_documents),
+		cmocka_unit_test(test_yamljson_reader_streams_documents_with_lines),
+		cmocka_unit_test(test_yamljson_reader_error_in_the_middle_keeps_earlier_documents),
+		cmocka_unit_test(test_yamljson_reader_caps_aliases_per_document),
+		cmocka_unit_test(test_yamljson_reader_takes_input_over_the_load_cap),
+		cmocka_unit_test(test_yamljson_reader_fast_path_matches_libyaml),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
