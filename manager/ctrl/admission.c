@@ -191,11 +191,38 @@ void workload_reconcile(struct mgr *m, const char *key)
 }
 
 /* Writes QuotaReserved=False with reason and message, unless that is already what it says. */
+/* Whether two messages say the same but for their numbers ("2 more needed", "5 more needed"). */
+static int same_but_numbers(const char *a, const char *b)
+{
+	while (a && b && *a && *b) {
+		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+			while (*a >= '0' && *a <= '9')
+				a++;
+			while (*b >= '0' && *b <= '9')
+				b++;
+			continue;
+		}
+		if (*a++ != *b++)
+			return 0;
+	}
+	return a && b && *a == *b;
+}
+
 static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *reason,
 			const char *msg)
 {
 	int changed;
 	if (writer_busy(m, K_WORKLOAD, key))
+		return;
+	/* A waiting Workload whose shortfall changed ("2 more needed" -> "5 more needed") keeps its
+	 * message: while quota churns these change on every release, and Kueue leaves non-head
+	 * Workloads' messages stale too (kueue#8095: writes on Workloads that didn't admit). */
+	json_t *cur = condition_get(wl, "QuotaReserved");
+	const char *cur_status = json_string_value(json_object_get(cur, "status"));
+	const char *cur_reason = json_string_value(json_object_get(cur, "reason"));
+	if (cur_status && !strcmp(cur_status, "False") && cur_reason && !strcmp(cur_reason, reason) &&
+	    strstr(msg, "more needed") &&
+	    same_but_numbers(json_string_value(json_object_get(cur, "message")), msg))
 		return;
 	json_t *conds = conditions_with(wl, "QuotaReserved", "False", reason, msg, &changed);
 	if (!conds || !changed) {

@@ -592,6 +592,32 @@ static void test_restart_rebuilds_usage(void **state)
 	assert_string_equal(json_string_value(json_object_get(c, "reason")), "Pending");
 }
 
+/* A waiting Workload's message is not rewritten when only its shortfall changes ("2 more
+ * needed" -> "3 more needed"), so quota churn doesn't become status writes. */
+static void test_pending_message_not_churned(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "4", NULL);
+	seed(t, K_WORKLOAD, workload("w1", "3", 0, "2026-01-01T00:00:00Z"));
+	seed(t, K_WORKLOAD, workload("w2", "1", 0, "2026-01-01T00:00:01Z"));
+	converge(t);
+	seed(t, K_WORKLOAD, workload("big", "2", 0, "2026-01-01T00:00:02Z"));
+	converge(t);
+	json_t *c = condition_get(fake_api_get(t->api, WL_PATH("big")), "QuotaReserved");
+	assert_non_null(strstr(json_string_value(json_object_get(c, "message")), "2 more needed"));
+	size_t writes = fake_api_count(t->api, "PATCH", WL_PATH("big"), 0);
+	/* w2 finishes: big is looked at again and is 1 short now; its message stays. */
+	json_t *done = json_deep_copy(fake_api_get(t->api, WL_PATH("w2")));
+	json_array_append_new(obj_path(done, "status.conditions"),
+			      J("{'type':'Finished','status':'True','reason':'Succeeded','message':'done',"
+				"'lastTransitionTime':'2026-01-01T00:01:00Z'}"));
+	seed(t, K_WORKLOAD, done);
+	converge(t);
+	assert_int_equal(cq_cpu_usage(t), 3000);
+	assert_false(fake_cond(t, WL_PATH("big"), "QuotaReserved"));
+	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("big"), 0), writes);
+}
+
 /* A Workload left half-written (status.admission set, QuotaReserved not True), as Kueue's perf
  * runner leaves one with server-side apply: muster clears the admission, counts it pending,
  * and admits it again. */
@@ -761,6 +787,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_eviction_sequence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_rebuilds_usage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_admission_repaired, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pending_message_not_churned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cohort_self_parent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_objects_get_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_status_coalesced, setup, teardown),
