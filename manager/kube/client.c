@@ -376,9 +376,10 @@ int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_
 	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_timer);
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-	/* Idle connections kept for reuse: enough for the requests in flight; watches hold their
-	 * own while they stream. */
-	curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)KUBE_MAX_REQUESTS_IN_FLIGHT);
+	/* The connection cache counts the watches' connections too: room for every request in
+	 * flight beside them, or a finished request's connection is closed and the next one pays
+	 * a TLS handshake (which cost most of the manager's CPU when this was too small). */
+	curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)KUBE_MAX_CONNECTIONS);
 	uv_timer_init(loop, &c->timeout);
 	uv_timer_init(loop, &c->kick);
 	c->timeout.data = c;

@@ -19,6 +19,8 @@
 /* Requests (not watches) in flight at once; more wait in the client, in order. Each holds an
  * HTTP/1.1 connection and its TLS state: unbounded, a burst of writes opened thousands. */
 #define KUBE_MAX_REQUESTS_IN_FLIGHT 16
+/* Connections kept open (watches' and requests'). */
+#define KUBE_MAX_CONNECTIONS 64
 
 struct kube_client;
 struct kube_call;
