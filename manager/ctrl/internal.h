@@ -68,6 +68,9 @@ struct deadline {
 	char *key;
 };
 
+/* The shortest time between two admission cycles (see struct mgr). */
+#define ADMISSION_CYCLE_MS 50
+
 struct queue_totals; /* queues.c */
 struct writer; /* writer.c */
 
@@ -113,6 +116,12 @@ struct mgr {
 
 	struct keyset dirty[K_KINDS]; /* used for K_JOB, K_WORKLOAD, K_CQ, K_LQ, K_POD (ungate) */
 	int admission_needed;
+	/* Cycles run at most every ADMISSION_CYCLE_MS (uv_now, not the injected clock: this only
+	 * batches work): events stream in, and one cycle over them all is far cheaper than one per
+	 * loop turn. cycle_timer brings the pump back for a cycle held back. */
+	uint64_t last_cycle; /* uv_now() of the last cycle */
+	unsigned cycle_ms; /* ADMISSION_CYCLE_MS; tests may set 0 */
+	uv_timer_t cycle_timer;
 
 	struct keyset pending; /* workloads waiting for quota */
 	/* Admissions of the running cycle: to track in queue totals once the engine returns, and
@@ -328,5 +337,7 @@ int mgr_init_for_test(struct mgr *m, uv_loop_t *loop, const struct kube_config *
 void mgr_release_for_test(struct mgr *m);
 /* One pass of the pump, as a loop turn runs it. */
 void mgr_pump_once(struct mgr *m);
+/* Whether a cycle is wanted but held back until ADMISSION_CYCLE_MS since the last has passed. */
+int mgr_cycle_held(struct mgr *m);
 
 #endif

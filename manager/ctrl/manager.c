@@ -43,9 +43,30 @@ static void pump(struct mgr *m)
 	mgr_pump_once(m);
 	if (keyset_size(&m->dirty[K_WORKLOAD]) == 0 && keyset_size(&m->dirty[K_JOB]) == 0 &&
 	    keyset_size(&m->dirty[K_CQ]) == 0 && keyset_size(&m->dirty[K_LQ]) == 0 &&
-	    (!m->admission_needed || writer_paused(m)) && !m->capacity_changed &&
+	    (!m->admission_needed || writer_paused(m) || mgr_cycle_held(m)) && !m->capacity_changed &&
 	    keyset_size(&m->dirty[K_POD]) == 0)
 		uv_idle_stop(&m->pump);
+}
+
+static void on_cycle_timer(uv_timer_t *t)
+{
+	state_kick(t->data);
+}
+
+/* Whether a cycle may run now; if not, the timer brings the pump back when it may. */
+static int cycle_due(struct mgr *m)
+{
+	uint64_t now = uv_now(m->loop);
+	if (now - m->last_cycle >= m->cycle_ms)
+		return 1;
+	if (!uv_is_active((uv_handle_t *)&m->cycle_timer))
+		uv_timer_start(&m->cycle_timer, on_cycle_timer, m->last_cycle + m->cycle_ms - now, 0);
+	return 0;
+}
+
+int mgr_cycle_held(struct mgr *m)
+{
+	return m->admission_needed && uv_is_active((uv_handle_t *)&m->cycle_timer);
 }
 
 void mgr_pump_once(struct mgr *m)
@@ -68,8 +89,10 @@ void mgr_pump_once(struct mgr *m)
 	keyset_release(&batch);
 	nodes_sync(m);
 	state_release_views(m);
-	if (m->admission_needed)
+	if (m->admission_needed && cycle_due(m)) {
+		m->last_cycle = uv_now(m->loop);
 		admission_cycle(m);
+	}
 	state_release_views(m);
 	queues_sync(m);
 	state_release_views(m);
@@ -253,6 +276,7 @@ static int core_init(struct mgr *m, uv_loop_t *loop)
 	m->now_ms = wall_ms;
 	m->rand = libc_rand;
 	m->pump_fn = pump;
+	m->cycle_ms = ADMISSION_CYCLE_MS;
 	if ((rc = state_init(m)) != 0 || (rc = writer_init(m)) != 0 || (rc = queues_init(m)) != 0 ||
 	    (rc = engine_new(&m->engine)) != 0 || (rc = nodes_init(m)) != 0)
 		return rc;
@@ -293,6 +317,7 @@ void mgr_release_for_test(struct mgr *m)
 	uv_idle_stop(&m->pump);
 	uv_close((uv_handle_t *)&m->pump, NULL);
 	uv_close((uv_handle_t *)&m->deadline_timer, NULL);
+	uv_close((uv_handle_t *)&m->cycle_timer, NULL);
 	core_release(m);
 }
 

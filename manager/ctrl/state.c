@@ -289,6 +289,8 @@ int state_init(struct mgr *m)
 	m->pump.data = m;
 	uv_timer_init(m->loop, &m->deadline_timer);
 	m->deadline_timer.data = m;
+	uv_timer_init(m->loop, &m->cycle_timer);
+	m->cycle_timer.data = m;
 	return 0;
 }
 

@@ -155,7 +155,7 @@ static int quiet(struct t *t)
 	struct writer_stats s;
 	writer_get_stats(&t->m, &s);
 	return s.sent == s.ok + s.conflicts + s.retries + s.rejected &&
-	       !uv_is_active((uv_handle_t *)&t->m.pump);
+	       !uv_is_active((uv_handle_t *)&t->m.pump) && !mgr_cycle_held(&t->m);
 }
 
 /* Runs the loop until every write is answered and the pump is idle. */
@@ -247,6 +247,7 @@ static int setup_with(void **state, void (*tune)(struct muster_config *))
 	rand_state = 1;
 	t->m.now_ms = test_now;
 	t->m.rand = test_rand;
+	t->m.cycle_ms = 0; /* cycles at once: the tests step through every decision */
 	for (int k = 0; k < K_KINDS; k++)
 		t->m.stores[k] = t->stores[k] = json_object();
 	*state = t;
@@ -697,6 +698,28 @@ static void test_refused_objects_get_events(void **state)
 	assert_int_equal(fake_api_count(t->api, "POST", "/api/v1/namespaces/ns/events", 0), 1);
 }
 
+/* With cycles batched (ADMISSION_CYCLE_MS), a burst of Workloads is still all admitted, by a
+ * cycle the timer brings, not one per event. */
+static void test_cycles_batched(void **state)
+{
+	struct t *t = *state;
+	t->m.cycle_ms = ADMISSION_CYCLE_MS;
+	seed_queue(t, "100", NULL);
+	converge(t);
+	for (int i = 0; i < 10; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "b%d", i);
+		seed(t, K_WORKLOAD, workload(name, "1", 0, "2026-01-01T00:00:00Z"));
+	}
+	converge(t);
+	for (int i = 0; i < 10; i++) {
+		char path[256];
+		snprintf(path, sizeof(path), WL_PATH("b%d"), i);
+		assert_true(fake_cond(t, path, "QuotaReserved"));
+	}
+	assert_int_equal(cq_cpu_usage(t), 10000);
+}
+
 /* Queue status is kept without scans and written coalesced: many admissions in a burst cost
  * one LocalQueue write now and at most one more when the interval ends. */
 static void test_queue_status_coalesced(void **state)
@@ -790,6 +813,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pending_message_not_churned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cohort_self_parent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_objects_get_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cycles_batched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_status_coalesced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_requeue_backoff_and_deactivation, setup_pods_ready,
 						teardown),
