@@ -96,6 +96,10 @@ struct mgr {
 	unsigned char compact[K_KINDS];
 	struct strmap texts[K_KINDS]; /* key -> char *: the object as compact JSON */
 	struct strmap views[K_KINDS]; /* key -> json_t *: parsed texts, until released */
+	/* key -> json_t *: the object of the latest event, already parsed, so the step it wakes
+	 * needs no parse of its own; dropped at the end of each pump pass, and at most
+	 * STORE_FRESH_MAX at once (a relist of thousands would otherwise hold them all). */
+	struct strmap fresh[K_KINDS];
 	int synced; /* all informers have delivered their first list */
 	int webhooks_installed; /* both webhook configurations are in place */
 	int webhook_configs_applied;
@@ -180,6 +184,8 @@ json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj);
 void store_forget(struct mgr *m, enum kind kind, const char *key);
 /* Frees every view: no pointer store_get returned for a compact kind may be used after. */
 void state_release_views(struct mgr *m);
+/* Drops the objects kept from the latest events (end of a pump pass). */
+void state_release_fresh(struct mgr *m);
 /* The workload for the key: the assumed copy of a fresh admission, or the cached one. */
 json_t *workload_view(struct mgr *m, const char *key);
 int state_init(struct mgr *m);

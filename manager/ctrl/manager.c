@@ -96,6 +96,7 @@ void mgr_pump_once(struct mgr *m)
 	state_release_views(m);
 	queues_sync(m);
 	state_release_views(m);
+	state_release_fresh(m);
 }
 
 /* --- webhook and health servers --------------------------------------------------------- */

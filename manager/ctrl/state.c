@@ -12,6 +12,8 @@
 
 static char present; /* the value of every key-set entry */
 
+#define STORE_FRESH_MAX 1024
+
 int keyset_add(struct keyset *s, const char *key)
 {
 	return strmap_put(&s->map, key, &present, NULL);
@@ -81,7 +83,7 @@ json_t *store_get(struct mgr *m, enum kind kind, const char *key)
 	if (m->compact[kind]) {
 		json_t *view = strmap_get(&m->views[kind], key);
 		const char *text;
-		if (view)
+		if (view || (view = strmap_get(&m->fresh[kind], key)) != NULL)
 			return view;
 		if ((text = strmap_get(&m->texts[kind], key)) != NULL) {
 			json_error_t jerr;
@@ -125,6 +127,13 @@ json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj)
 	}
 	free(old);
 	json_decref(strmap_remove(&m->views[kind], key));
+	/* The object itself serves the next read of it, unparsed (until the pump pass ends). */
+	json_t *was = NULL;
+	if (strmap_get(&m->fresh[kind], key) || m->fresh[kind].len < STORE_FRESH_MAX) {
+		if (strmap_put(&m->fresh[kind], key, json_incref(obj), (void **)&was) != 0)
+			json_decref(obj);
+		json_decref(was);
+	}
 	return stub;
 }
 
@@ -134,11 +143,22 @@ void store_forget(struct mgr *m, enum kind kind, const char *key)
 		return;
 	free(strmap_remove(&m->texts[kind], key));
 	json_decref(strmap_remove(&m->views[kind], key));
+	json_decref(strmap_remove(&m->fresh[kind], key));
 }
 
 static void view_free(void *v)
 {
 	json_decref(v);
+}
+
+void state_release_fresh(struct mgr *m)
+{
+	for (int k = 0; k < K_KINDS; k++) {
+		if (!m->compact[k] || m->fresh[k].len == 0)
+			continue;
+		strmap_release(&m->fresh[k], view_free);
+		strmap_init(&m->fresh[k]);
+	}
 }
 
 void state_release_views(struct mgr *m)
@@ -276,6 +296,7 @@ int state_init(struct mgr *m)
 		strmap_init(&m->deadlines[k]);
 		strmap_init(&m->texts[k]);
 		strmap_init(&m->views[k]);
+		strmap_init(&m->fresh[k]);
 	}
 	m->compact[K_WORKLOAD] = m->compact[K_JOB] = 1;
 	strmap_init(&m->pending.map);
@@ -302,6 +323,7 @@ void state_release(struct mgr *m)
 		strmap_release(&m->deadlines[k], free);
 		strmap_release(&m->texts[k], free);
 		strmap_release(&m->views[k], view_free);
+		strmap_release(&m->fresh[k], view_free);
 	}
 	keyset_release(&m->pending);
 	keyset_release(&m->unsent);
