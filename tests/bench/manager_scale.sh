@@ -179,7 +179,7 @@ gen_nodes() {
 					ct[k], k == 4 ? "True" : "False", ts, ts, k == 4 ? "KubeletReady" : "KubeletHasSufficient" > f
 			printf "  addresses:\n  - {type: InternalIP, address: 10.%d.%d.%d}\n  - {type: Hostname, address: %s}\n", \
 				int(i / 65536) + 64, int(i / 256) % 256, i % 256, name > f
-			printf "  nodeInfo: {architecture: amd64, operatingSystem: linux, kubeletVersion: v1.35.4, containerRuntimeVersion: \"containerd://2.1.4\", kernelVersion: 6.8.0-1021-aws, osImage: Ubuntu 24.04.2 LTS, machineID: %032x, systemUUID: ec2%029x, bootID: b%031x, kubeProxyVersion: \"\"}\n", i, i, i > f
+			printf "  nodeInfo: {architecture: amd64, operatingSystem: linux, kubeletVersion: v1.35.4, containerRuntimeVersion: \"containerd://2.1.4\", kernelVersion: 6.8.0-1021-aws, osImage: Ubuntu 24.04.2 LTS, machineID: \"%032x\", systemUUID: \"ec2%029x\", bootID: \"b%031x\", kubeProxyVersion: \"\"}\n", i, i, i > f
 		}
 		close(f)
 	}'
@@ -279,14 +279,17 @@ quota_counts() {
 			END { printf "%d %d %d %d\n", n, t, f, m }'
 }
 proc_kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+# Open sockets of a process: its two listeners, one watch per informer, and every pooled
+# connection of its HTTP client.
+proc_sockets() { find "/proc/$1/fd" -lname 'socket:*' 2>/dev/null | wc -l; }
 proc_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 TCK=$(getconf CLK_TCK)
 
-printf 'nodes\tworkloads\tready_s\tsettle_s\thwm_kib\trss_kib\tcpu_s\tstatus_patches\tother_wl_writes\tevents\treserved\tpending\tmissing\n' >"$OUT/results.tsv"
+printf 'nodes\tworkloads\tready_s\tsettle_s\thwm_kib\trss_kib\tcpu_s\tstatus_patches\tother_wl_writes\tevents\treserved\tpending\tmissing\tsockets\n' >"$OUT/results.tsv"
 
 measure_point() {
 	local n=$1 w=$2 tag="n$1-w$2" t0 t_ready= t_act deadline pid st0 ot0 ev0 ticks last_ticks
-	local rss hwm cpu st ot ev counts total tr fa mi now_s settled=0
+	local rss hwm cpu st ot ev total tr fa mi socks settled=0 counts=none
 	read -r st0 ot0 ev0 < <(writes)
 	mkdir -p "$MUSTER_LOCAL_DIR/muster-scale"
 	log "point $tag: starting the manager"
@@ -338,6 +341,7 @@ measure_point() {
 		if [ $((SECONDS - quiet_since)) -ge "$QUIET" ]; then
 			rss=$(proc_kib "$pid" VmRSS)
 			hwm=$(proc_kib "$pid" VmHWM)
+			socks=$(proc_sockets "$pid")
 			cpu=$(awk -v t="$(proc_ticks "$pid")" -v h="$TCK" 'BEGIN { printf "%.2f", t / h }')
 			counts=$(quota_counts)
 			read -r total tr fa mi <<<"$counts"
@@ -359,9 +363,9 @@ measure_point() {
 		log "point $tag: the manager logged errors (first 5):"
 		grep -iE '"level":"(error|fatal)"|\berror\b' "$OUT/manager-$tag.log" | head -n 5 >&2
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$w" "$t_ready" "$t_act" \
-		"$hwm" "$rss" "$cpu" "$((st - st0))" "$((ot - ot0))" "$((ev - ev0))" "$tr" "$fa" "$mi" >>"$OUT/results.tsv"
-	log "point $tag: settled after ${t_act}s: RSS $((rss / 1024)) MiB, HWM $((hwm / 1024)) MiB, cpu ${cpu}s, $((st - st0)) status patches, reserved $tr, pending $fa"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$w" "$t_ready" "$t_act" \
+		"$hwm" "$rss" "$cpu" "$((st - st0))" "$((ot - ot0))" "$((ev - ev0))" "$tr" "$fa" "$mi" "$socks" >>"$OUT/results.tsv"
+	log "point $tag: settled after ${t_act}s: RSS $((rss / 1024)) MiB, HWM $((hwm / 1024)) MiB, cpu ${cpu}s, $((st - st0)) status patches, reserved $tr, pending $fa, $socks sockets open"
 	stop_manager
 }
 
@@ -416,10 +420,10 @@ awk -F'\t' -v kinds="$kinds" -v nj="$node_json" -v wj="$wl_json" -v maxn="$N_NOD
 		printf "\nManager at scale (tests/bench/manager_scale.sh)\n"
 		printf "objects at the end: %s\n", kinds
 		printf "one object as the apiserver serves it (JSON, with managedFields): Node %d B, Workload %d B\n\n", nj, wj
-		printf "%7s %9s %9s %10s %9s %9s %8s %12s %8s %8s %9s\n", "nodes", "workloads", "ready_s", "settled_s", "HWM_MiB", "RSS_MiB", "cpu_s", "status_PATCH", "wl_other", "events", "reserved"
+		printf "%7s %9s %8s %9s %8s %8s %7s %12s %8s %7s %8s %7s\n", "nodes", "workloads", "ready_s", "settled_s", "HWM_MiB", "RSS_MiB", "cpu_s", "status_PATCH", "wl_other", "events", "reserved", "sockets"
 		for (i = 2; i <= rows; i++) {
 			split(line[i], f, "\t")
-			printf "%7d %9d %9.1f %10.1f %9.1f %9.1f %8.1f %12d %8d %8d %9d\n", f[1], f[2], f[3], f[4], f[5] / 1024, f[6] / 1024, f[7], f[8], f[9], f[10], f[11]
+			printf "%7d %9d %8.1f %9.1f %8.1f %8.1f %7.1f %12d %8d %7d %8d %7d\n", f[1], f[2], f[3], f[4], f[5] / 1024, f[6] / 1024, f[7], f[8], f[9], f[10], f[11], f[14]
 			rss[i] = f[6]; hwm[i] = f[5]; nn[i] = f[1]; ww[i] = f[2]
 		}
 		for (i = 2; i <= rows; i++) { seln[i] = (ww[i] == 0); selw[i] = (nn[i] == maxn) }
