@@ -16,16 +16,22 @@
 #
 # Environment: MUSTER_BIN (manager binary; default build-rel/muster, built RelWithDebInfo if
 # missing), MUSTER_LOCAL_DIR [<repo>/.devcluster-scale], MUSTER_PORT_OFFSET [5000],
+# SCALE_QPS / SCALE_BURST (the manager's clientConnection; unset: its defaults, 300 / 500),
 # SCALE_PARALLEL (kubectl create processes) [3], SCALE_QUIET (seconds without manager CPU that
-# count as settled) [20], SCALE_SETTLE_TIMEOUT (seconds per point) [1800], SCALE_KEEP=1 (leave
-# the cluster up at the end; stop it with MUSTER_LOCAL_DIR=... deploy/local/down.sh).
+# count as settled) [20], SCALE_SETTLE_TIMEOUT (seconds per manager run) [1200], SCALE_RUNS
+# (manager runs per point at most) [4], SCALE_KEEP=1 (leave the cluster up at the end; stop it
+# with MUSTER_LOCAL_DIR=... deploy/local/down.sh).
 #
-# For every point the script adds the missing Nodes and Workloads, starts a fresh manager
-# (placement.nodeFeasibility: true, default QPS), samples /proc/PID/status and /proc/PID/stat
-# every second, waits for /readyz, then for the manager to go quiet (no CPU for SCALE_QUIET s)
-# with every Workload carrying a QuotaReserved condition, records the figures and stops the
-# manager. Results: $MUSTER_LOCAL_DIR/scale/results.tsv, samples and logs beside it; the summary
-# goes to stdout.
+# For every point the script adds the missing Nodes and Workloads, then starts a fresh manager
+# (placement.nodeFeasibility: true, default QPS), samples /proc/PID/status, /proc/PID/stat and
+# its open sockets every second, waits for /readyz, then for the manager to go quiet (no CPU for
+# SCALE_QUIET s) with every Workload carrying a QuotaReserved condition ("settled"; "stuck" if
+# it stays quiet with Workloads lacking one), records the figures and stops it. It restarts the
+# manager until a run settles without writing any status (the warm run, whose memory is the
+# cache's alone); the first run of a point with new Workloads (the cold run) writes one
+# QuotaReserved=False per new Workload. Bytes per object are slopes over the warm runs.
+# Results: $MUSTER_LOCAL_DIR/scale/results.tsv, samples and logs beside it; the summary goes to
+# stdout.
 #
 # The Nodes are plain objects (no kwok annotation, so kwok leaves them alone) created with a
 # Ready=True condition. kube-controller-manager runs with node grace periods of 10 years, so its
@@ -58,7 +64,7 @@ export MUSTER_PORT_OFFSET=${MUSTER_PORT_OFFSET:-5000}
 export MUSTER_KCM_ARGS="${MUSTER_KCM_ARGS:-} --node-monitor-grace-period=87600h --node-startup-grace-period=87600h"
 PAR=${SCALE_PARALLEL:-3}
 QUIET=${SCALE_QUIET:-20}
-SETTLE_TIMEOUT=${SCALE_SETTLE_TIMEOUT:-1800}
+SETTLE_TIMEOUT=${SCALE_SETTLE_TIMEOUT:-1200}
 WEBHOOK_PORT=$((19443 + MUSTER_PORT_OFFSET + 7))
 HEALTH_PORT=$((18081 + MUSTER_PORT_OFFSET + 7))
 N_NS=10 # namespaces, one LocalQueue each; Workloads are spread over them
@@ -257,19 +263,24 @@ kind: Configuration
 placement:
   nodeFeasibility: true
 EOF
+if [ -n "${SCALE_QPS:-}" ]; then
+	printf 'clientConnection:\n  qps: %s\n  burst: %s\n' "$SCALE_QPS" "${SCALE_BURST:-$SCALE_QPS}" >>"$OUT/manager.yaml"
+fi
 
 # --- measuring ------------------------------------------------------------------------------------
-# writes: "PATCH-status other-workload-writes event-creates" from the apiserver's counters.
+# writes: "status-PATCH-2xx status-PATCH-failed other-workload-writes event-creates" from the
+# apiserver's counters (cumulative; the caller takes differences).
 writes() {
 	api /metrics | awk '
 		/^apiserver_request_total\{/ {
 			v = $NF
 			if ($0 ~ /resource="workloads"/) {
-				if ($0 ~ /subresource="status"/ && $0 ~ /verb="PATCH"/) st += v
-				else if ($0 ~ /verb="(PATCH|PUT|POST|DELETE|APPLY)"/) other += v
+				if ($0 ~ /subresource="status"/ && $0 ~ /verb="PATCH"/) {
+					if ($0 ~ /code="2/) st += v; else bad += v
+				} else if ($0 ~ /verb="(PATCH|PUT|POST|DELETE|APPLY)"/) other += v
 			} else if ($0 ~ /resource="events"/ && $0 ~ /verb="(POST|PATCH)"/) ev += v
 		}
-		END { printf "%d %d %d\n", st, other, ev }'
+		END { printf "%d %d %d %d\n", st, bad, other, ev }'
 }
 # Counts of the QuotaReserved condition over all Workloads: "total true false missing".
 quota_counts() {
@@ -285,25 +296,29 @@ proc_sockets() { find "/proc/$1/fd" -lname 'socket:*' 2>/dev/null | wc -l; }
 proc_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 TCK=$(getconf CLK_TCK)
 
-printf 'nodes\tworkloads\tready_s\tsettle_s\thwm_kib\trss_kib\tcpu_s\tstatus_patches\tother_wl_writes\tevents\treserved\tpending\tmissing\tsockets\n' >"$OUT/results.tsv"
+printf 'nodes\tworkloads\tready_s\tsettle_s\thwm_kib\trss_kib\tcpu_s\tstatus_patches\tother_wl_writes\tevents\treserved\tpending\tmissing\tsockets\trss_ready_kib\tstatus_failed\tmax_sockets\tstate\trun\n' >"$OUT/results.tsv"
 
-measure_point() {
-	local n=$1 w=$2 tag="n$1-w$2" t0 t_ready= t_act deadline pid st0 ot0 ev0 ticks last_ticks
-	local rss hwm cpu st ot ev total tr fa mi socks settled=0 counts=none
-	read -r st0 ot0 ev0 < <(writes)
+# measure_run NODES WORKLOADS RUN: one manager start, from its launch until it settles (or is
+# stuck, or the timeout); appends a row to results.tsv; sets RUN_STATE and RUN_WRITES.
+RUN_STATE= RUN_WRITES=
+measure_run() {
+	local n=$1 w=$2 run=$3 tag="n$1-w$2-r$3" t0 t_ready= t_act deadline pid st0 bad0 ot0 ev0 ticks last_ticks
+	local rss hwm cpu st bad ot ev total tr fa mi=-1 socks rss_ready max_socks state=settled counts=none
+	local settled=0 stuck=0 last_mi=-1
+	read -r st0 bad0 ot0 ev0 < <(writes)
 	mkdir -p "$MUSTER_LOCAL_DIR/muster-scale"
-	log "point $tag: starting the manager"
+	log "point $tag: starting the manager (run $run)"
 	t0=$(now)
 	"$MUSTER_BIN" manager --kubeconfig "$KC" --config "$OUT/manager.yaml" \
 		--state-dir "$MUSTER_LOCAL_DIR/muster-scale" \
 		--webhook-port "$WEBHOOK_PORT" --health-port "$HEALTH_PORT" </dev/null >"$OUT/manager-$tag.log" 2>&1 &
 	MGR_PID=$!
 	pid=$MGR_PID
-	# 1 s samples: seconds since start, VmRSS KiB, VmHWM KiB, CPU ticks.
+	# 1 s samples: seconds since start, VmRSS KiB, VmHWM KiB, CPU ticks, open sockets.
 	(
 		while [ -r "/proc/$pid/status" ]; do
-			printf '%.1f %s %s %s\n' "$(since "$t0")" "$(proc_kib "$pid" VmRSS)" \
-				"$(proc_kib "$pid" VmHWM)" "$(proc_ticks "$pid")" 2>/dev/null || break
+			printf '%.1f %s %s %s %s\n' "$(since "$t0")" "$(proc_kib "$pid" VmRSS)" \
+				"$(proc_kib "$pid" VmHWM)" "$(proc_ticks "$pid")" "$(proc_sockets "$pid")" 2>/dev/null || break
 			sleep 1
 		done
 	) >"$OUT/samples-$tag.txt" 2>/dev/null &
@@ -313,14 +328,17 @@ measure_point() {
 		kill -0 "$pid" 2>/dev/null || { tail -n 30 "$OUT/manager-$tag.log" >&2; die "point $tag: the manager exited before /readyz (log: $OUT/manager-$tag.log)"; }
 		if curl --noproxy '*' -fsS --max-time 2 "http://127.0.0.1:$HEALTH_PORT/readyz" >/dev/null 2>&1; then
 			t_ready=$(since "$t0")
+			rss_ready=$(proc_kib "$pid" VmRSS)
 			break
 		fi
 		[ "$SECONDS" -lt "$deadline" ] || die "point $tag: no /readyz within ${SETTLE_TIMEOUT}s"
 		sleep 0.2
 	done
-	log "point $tag: ready after ${t_ready}s"
+	log "point $tag: ready after ${t_ready}s (RSS $((rss_ready / 1024)) MiB)"
 	# Settled: no manager CPU (< 2 ticks) for QUIET seconds, then every Workload carries a
-	# QuotaReserved condition. t_act: when CPU was last seen moving.
+	# QuotaReserved condition. t_act: when CPU was last seen moving. Stuck: quiet, yet three
+	# checks in a row find the same number of Workloads without the condition; the point is
+	# then recorded as "stuck" and the run goes on.
 	last_ticks=$(proc_ticks "$pid")
 	t_act=$(since "$t0")
 	local quiet_since=$SECONDS last_progress=$SECONDS
@@ -334,8 +352,8 @@ measure_point() {
 			quiet_since=$SECONDS
 		fi
 		if [ $((SECONDS - last_progress)) -ge 30 ]; then
-			read -r st ot ev < <(writes)
-			log "point $tag: $((st - st0)) status patches so far, cpu $((ticks / TCK)) s, rss $(($(proc_kib "$pid" VmRSS) / 1024)) MiB"
+			read -r st bad ot ev < <(writes)
+			log "point $tag: $((st - st0)) status patches so far ($((bad - bad0)) failed), cpu $((ticks / TCK)) s, rss $(($(proc_kib "$pid" VmRSS) / 1024)) MiB, $(proc_sockets "$pid") sockets"
 			last_progress=$SECONDS
 		fi
 		if [ $((SECONDS - quiet_since)) -ge "$QUIET" ]; then
@@ -350,12 +368,20 @@ measure_point() {
 				break
 			fi
 			log "point $tag: quiet for ${QUIET}s but $mi of $total Workloads have no QuotaReserved condition yet"
+			if [ "$mi" -eq "$last_mi" ]; then stuck=$((stuck + 1)); else stuck=0; fi
+			last_mi=$mi
+			if [ "$stuck" -ge 2 ]; then
+				state=stuck
+				log "point $tag: STUCK: the manager is idle and $mi Workloads still have no QuotaReserved condition"
+				break
+			fi
 			quiet_since=$SECONDS
 		fi
 		[ "$SECONDS" -lt "$deadline" ] || break
 	done
-	read -r st ot ev < <(writes)
-	if [ "$settled" != 1 ]; then
+	read -r st bad ot ev < <(writes)
+	max_socks=$(awk 'NF >= 5 && $5 > m { m = $5 } END { print m + 0 }' "$OUT/samples-$tag.txt")
+	if [ "$settled" != 1 ] && [ "$state" != stuck ]; then
 		tail -n 30 "$OUT/manager-$tag.log" >&2
 		die "point $tag: not settled within ${SETTLE_TIMEOUT}s (last counts: $counts; log: $OUT/manager-$tag.log)"
 	fi
@@ -363,10 +389,26 @@ measure_point() {
 		log "point $tag: the manager logged errors (first 5):"
 		grep -iE '"level":"(error|fatal)"|\berror\b' "$OUT/manager-$tag.log" | head -n 5 >&2
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$w" "$t_ready" "$t_act" \
-		"$hwm" "$rss" "$cpu" "$((st - st0))" "$((ot - ot0))" "$((ev - ev0))" "$tr" "$fa" "$mi" "$socks" >>"$OUT/results.tsv"
-	log "point $tag: settled after ${t_act}s: RSS $((rss / 1024)) MiB, HWM $((hwm / 1024)) MiB, cpu ${cpu}s, $((st - st0)) status patches, reserved $tr, pending $fa, $socks sockets open"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$w" "$t_ready" "$t_act" \
+		"$hwm" "$rss" "$cpu" "$((st - st0))" "$((ot - ot0))" "$((ev - ev0))" "$tr" "$fa" "$mi" "$socks" \
+		"$rss_ready" "$((bad - bad0))" "$max_socks" "$state" "$run" >>"$OUT/results.tsv"
+	log "point $tag: $state after ${t_act}s: RSS $((rss / 1024)) MiB, HWM $((hwm / 1024)) MiB, cpu ${cpu}s, $((st - st0)) status patches ($((bad - bad0)) failed), reserved $tr, pending $fa, missing $mi, $socks sockets open (peak $max_socks)"
 	stop_manager
+	RUN_STATE=$state
+	RUN_WRITES=$((st - st0 + bad - bad0))
+}
+
+# measure_point NODES WORKLOADS: manager runs until one settles without writing a status (the
+# "warm" run: everything it needs to say is already said, so its memory is the cache's), at
+# most SCALE_RUNS [4]. The first run of a point with new Workloads is the "cold" one: it writes
+# a QuotaReserved condition on each of them.
+measure_point() {
+	local run
+	for ((run = 1; run <= ${SCALE_RUNS:-4}; run++)); do
+		measure_run "$1" "$2" "$run"
+		if [ "$RUN_STATE" = settled ] && [ "$RUN_WRITES" -eq 0 ]; then return 0; fi
+	done
+	log "point n$1-w$2: no run settled without writes in ${SCALE_RUNS:-4} runs"
 }
 
 # --- the points -----------------------------------------------------------------------------------
@@ -420,14 +462,18 @@ awk -F'\t' -v kinds="$kinds" -v nj="$node_json" -v wj="$wl_json" -v maxn="$N_NOD
 		printf "\nManager at scale (tests/bench/manager_scale.sh)\n"
 		printf "objects at the end: %s\n", kinds
 		printf "one object as the apiserver serves it (JSON, with managedFields): Node %d B, Workload %d B\n\n", nj, wj
-		printf "%7s %9s %8s %9s %8s %8s %7s %12s %8s %7s %8s %7s\n", "nodes", "workloads", "ready_s", "settled_s", "HWM_MiB", "RSS_MiB", "cpu_s", "status_PATCH", "wl_other", "events", "reserved", "sockets"
+		printf "%6s %9s %3s %7s %9s %9s %8s %8s %7s %9s %7s %8s %8s %8s\n", "nodes", "workloads", "run", "ready_s", "settled_s", "RSS@ready", "HWM", "RSS", "cpu_s", "status_ok", "failed", "reserved", "sockets", "state"
+		printf "%6s %9s %3s %7s %9s %9s %8s %8s %7s %9s %7s %8s %8s %8s\n", "", "", "", "", "", "MiB", "MiB", "MiB", "", "PATCH", "PATCH", "", "peak", ""
 		for (i = 2; i <= rows; i++) {
 			split(line[i], f, "\t")
-			printf "%7d %9d %8.1f %9.1f %8.1f %8.1f %7.1f %12d %8d %7d %8d %7d\n", f[1], f[2], f[3], f[4], f[5] / 1024, f[6] / 1024, f[7], f[8], f[9], f[10], f[11], f[14]
-			rss[i] = f[6]; hwm[i] = f[5]; nn[i] = f[1]; ww[i] = f[2]
+			printf "%6d %9d %3d %7.1f %9.1f %9.1f %8.1f %8.1f %7.1f %9d %7d %8d %8d %8s\n", f[1], f[2], f[19], f[3], f[4], f[15] / 1024, f[5] / 1024, f[6] / 1024, f[7], f[8], f[16], f[11], f[17], f[18]
+			# the slopes use the warm runs: settled, no status written
+			ok = (f[18] == "settled" && f[8] + f[16] == 0)
+			rss[i] = f[6]; hwm[i] = f[5]; rdy[i] = f[15]; nn[i] = f[1]; ww[i] = f[2]
+			seln[i] = ok && ww[i] == 0; selw[i] = ok && nn[i] == maxn
 		}
-		for (i = 2; i <= rows; i++) { seln[i] = (ww[i] == 0); selw[i] = (nn[i] == maxn) }
-		printf "\nbytes per cached Node     (slope over the points without Workloads): RSS %s, HWM %s\n", slope(nn, rss, seln), slope(nn, hwm, seln)
-		printf "bytes per cached Workload (slope over the points with %d Nodes):    RSS %s, HWM %s\n", maxn, slope(ww, rss, selw), slope(ww, hwm, selw)
+		printf "\nSlopes over the warm runs (settled, no status written):\n"
+		printf "bytes per cached Node (slope over the points without Workloads): RSS %s, RSS at ready %s, HWM %s\n", slope(nn, rss, seln), slope(nn, rdy, seln), slope(nn, hwm, seln)
+		printf "bytes per cached Workload (slope over the points with %d Nodes): RSS %s, RSS at ready %s, HWM %s\n", maxn, slope(ww, rss, selw), slope(ww, rdy, selw), slope(ww, hwm, selw)
 	}' "$OUT/results.tsv"
 log "results in $OUT (results.tsv, samples-*.txt, manager-*.log)"
