@@ -282,12 +282,21 @@ writes() {
 		}
 		END { printf "%d %d %d %d\n", st, bad, other, ev }'
 }
-# Counts of the QuotaReserved condition over all Workloads: "total true false missing".
+# Counts of the QuotaReserved condition over all Workloads: "total true false missing";
+# "-1 0 0 -1" if the apiserver does not answer (three tries).
 quota_counts() {
-	kc get workloads -A --chunk-size=1000 \
-		-o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="QuotaReserved")].status}{"\n"}{end}' |
-		awk '{ n++; if ($1 == "True") t++; else if ($1 == "False") f++; else m++ }
-			END { printf "%d %d %d %d\n", n, t, f, m }'
+	local i out
+	for i in 1 2 3; do
+		if out=$(kc get workloads -A --chunk-size=1000 --request-timeout=120s \
+			-o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="QuotaReserved")].status}{"\n"}{end}' |
+			awk '{ n++; if ($1 == "True") t++; else if ($1 == "False") f++; else m++ }
+				END { printf "%d %d %d %d\n", n, t, f, m }'); then
+			echo "$out"
+			return 0
+		fi
+		sleep 5
+	done
+	echo "-1 0 0 -1"
 }
 proc_kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 # Open sockets of a process: its two listeners, one watch per informer, and every pooled
@@ -366,6 +375,11 @@ measure_run() {
 			if [ "$total" -eq "$w" ] && [ "$mi" -eq 0 ]; then
 				settled=1
 				break
+			fi
+			if [ "$total" -lt 0 ]; then
+				log "point $tag: listing the Workloads failed (apiserver overloaded?); waiting on"
+				quiet_since=$SECONDS
+				continue
 			fi
 			log "point $tag: quiet for ${QUIET}s but $mi of $total Workloads have no QuotaReserved condition yet"
 			if [ "$mi" -eq "$last_mi" ]; then stuck=$((stuck + 1)); else stuck=0; fi
