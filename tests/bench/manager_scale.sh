@@ -3,7 +3,7 @@
 # Nodes and pending Workloads. Measures the manager's memory (VmRSS / VmHWM), the bytes each
 # cached Node and Workload costs (a slope over several sizes, not one division), the time to
 # /readyz and to a settled state, its CPU time, and its status writes as the apiserver counts
-# them. Opt-in: tests/run.sh does not run it (it takes 15-30 min on the 2-core dev machine).
+# them. Opt-in: tests/run.sh does not run it (about 40 min on the 2-core dev machine).
 #
 #   tests/bench/manager_scale.sh [--nodes N] [--workloads N] [--points "N:W ..."] [--quick]
 #
