@@ -1,0 +1,493 @@
+#!/usr/bin/env bash
+# Manager at scale (issue 8 §5): the muster manager against a local control plane holding many
+# Nodes and pending Workloads. Measures the manager's memory (VmRSS / VmHWM), the bytes each
+# cached Node and Workload costs (a slope over several sizes, not one division), the time to
+# /readyz and to a settled state, its CPU time, and its status writes as the apiserver counts
+# them. Opt-in: tests/run.sh does not run it (about 40 min on the 2-core dev machine).
+#
+#   tests/bench/manager_scale.sh [--nodes N] [--workloads N] [--points "N:W ..."] [--quick]
+#
+#   --nodes N        Nodes at full size [5000]
+#   --workloads N    Workloads at full size [50000]
+#   --points LIST    sizes measured, in order, on one cluster, each "nodes:workloads"; every
+#                    point must hold at least as many of each as the one before (objects are
+#                    only added). [0:0 N/2:0 N:0 N:W/2 N:W]
+#   --quick          --nodes 200 --workloads 2000 (a smoke run, about 3 min)
+#
+# Environment: MUSTER_BIN (manager binary; default build-rel/muster, built RelWithDebInfo if
+# missing), MUSTER_LOCAL_DIR [<repo>/.devcluster-scale], MUSTER_PORT_OFFSET [5000],
+# SCALE_QPS / SCALE_BURST (the manager's clientConnection; unset: its defaults, 300 / 500),
+# SCALE_PARALLEL (kubectl create processes) [3], SCALE_QUIET (seconds without manager CPU that
+# count as settled) [20], SCALE_SETTLE_TIMEOUT (seconds per manager run) [1200], SCALE_RUNS
+# (manager runs per point at most) [4], SCALE_KEEP=1 (leave the cluster up at the end; stop it
+# with MUSTER_LOCAL_DIR=... deploy/local/down.sh).
+#
+# For every point the script adds the missing Nodes and Workloads, then starts a fresh manager
+# (placement.nodeFeasibility: true, default QPS), samples /proc/PID/status, /proc/PID/stat and
+# its open sockets every second, waits for /readyz, then for the manager to go quiet (no CPU for
+# SCALE_QUIET s) with every Workload carrying a QuotaReserved condition ("settled"; "stuck" if
+# it stays quiet with Workloads lacking one), records the figures and stops it. It restarts the
+# manager until a run settles without writing any status (the warm run, whose memory is the
+# cache's alone); the first run of a point with new Workloads (the cold run) writes one
+# QuotaReserved=False per new Workload. Bytes per object are slopes over the warm runs.
+# Results: $MUSTER_LOCAL_DIR/scale/results.tsv, samples and logs beside it; the summary goes to
+# stdout.
+#
+# The Nodes are plain objects (no kwok annotation, so kwok leaves them alone) created with a
+# Ready=True condition. kube-controller-manager runs with node grace periods of 10 years, so its
+# node lifecycle controller removes the not-ready taint once and never marks them Unknown for
+# want of heartbeats: they stay Ready and change no more while the manager runs.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$here/../.." && pwd)
+
+usage() { sed -n '8,16p' "$0" | sed 's/^# \{0,1\}//'; }
+
+N_NODES=5000
+N_WL=50000
+POINTS=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--nodes) N_NODES=$2; shift 2 ;;
+	--workloads) N_WL=$2; shift 2 ;;
+	--points) POINTS=$2; shift 2 ;;
+	--quick) N_NODES=200; N_WL=2000; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "manager_scale.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
+	esac
+done
+: "${POINTS:=0:0 $((N_NODES / 2)):0 $N_NODES:0 $N_NODES:$((N_WL / 2)) $N_NODES:$N_WL}"
+
+export MUSTER_LOCAL_DIR=${MUSTER_LOCAL_DIR:-$REPO/.devcluster-scale}
+export MUSTER_PORT_OFFSET=${MUSTER_PORT_OFFSET:-5000}
+export MUSTER_KCM_ARGS="${MUSTER_KCM_ARGS:-} --node-monitor-grace-period=87600h --node-startup-grace-period=87600h"
+PAR=${SCALE_PARALLEL:-3}
+QUIET=${SCALE_QUIET:-20}
+SETTLE_TIMEOUT=${SCALE_SETTLE_TIMEOUT:-1200}
+WEBHOOK_PORT=$((19443 + MUSTER_PORT_OFFSET + 7))
+HEALTH_PORT=$((18081 + MUSTER_PORT_OFFSET + 7))
+N_NS=10 # namespaces, one LocalQueue each; Workloads are spread over them
+OUT=$MUSTER_LOCAL_DIR/scale
+
+log() { echo "manager_scale: $(date +%T) $*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+now() { date +%s.%N; }
+since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.1f", a - b }'; }
+
+if [ -z "${MUSTER_BIN:-}" ]; then
+	MUSTER_BIN=$REPO/build-rel/muster
+	if [ ! -x "$MUSTER_BIN" ]; then
+		log "building $MUSTER_BIN (RelWithDebInfo, no sanitizers)"
+		cmake -S "$REPO" -B "$REPO/build-rel" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMUSTER_SANITIZE=OFF >&2
+		cmake --build "$REPO/build-rel" -j2 --target muster >&2
+	fi
+fi
+[ -x "$MUSTER_BIN" ] || die "MUSTER_BIN=$MUSTER_BIN is not executable"
+
+prev_n=0 prev_w=0
+for p in $POINTS; do
+	[[ $p =~ ^([0-9]+):([0-9]+)$ ]] || die "bad point '$p' (want nodes:workloads)"
+	n=${BASH_REMATCH[1]} w=${BASH_REMATCH[2]}
+	[ "$n" -ge "$prev_n" ] && [ "$w" -ge "$prev_w" ] || die "points must not shrink: $POINTS"
+	prev_n=$n prev_w=$w
+done
+
+# --- cleanup ------------------------------------------------------------------------------------
+MGR_PID= SAMPLER_PID=
+stop_manager() {
+	local i
+	if [ -n "$SAMPLER_PID" ]; then kill "$SAMPLER_PID" 2>/dev/null || true; wait "$SAMPLER_PID" 2>/dev/null || true; SAMPLER_PID=; fi
+	[ -n "$MGR_PID" ] || return 0
+	if kill -TERM "$MGR_PID" 2>/dev/null; then
+		for ((i = 0; i < 300; i++)); do kill -0 "$MGR_PID" 2>/dev/null || break; sleep 0.1; done
+		if kill -0 "$MGR_PID" 2>/dev/null; then
+			log "manager (pid $MGR_PID) ignored SIGTERM for 30 s; SIGKILL"
+			kill -KILL "$MGR_PID" 2>/dev/null || true
+		fi
+	fi
+	wait "$MGR_PID" 2>/dev/null || true
+	MGR_PID=
+}
+cleanup() {
+	local rc=$?
+	stop_manager
+	if [ "${SCALE_KEEP:-0}" = 1 ]; then
+		log "SCALE_KEEP=1: cluster left up; stop it with MUSTER_LOCAL_DIR=$MUSTER_LOCAL_DIR $REPO/deploy/local/down.sh"
+	else
+		"$REPO/deploy/local/down.sh" >/dev/null 2>&1 || log "down.sh failed; run MUSTER_LOCAL_DIR=$MUSTER_LOCAL_DIR $REPO/deploy/local/down.sh"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- cluster --------------------------------------------------------------------------------------
+log "bringing up the cluster in $MUSTER_LOCAL_DIR (port offset $MUSTER_PORT_OFFSET)"
+# A cluster an earlier run left (SCALE_KEEP=1) holds objects this run would create again.
+"$REPO/deploy/local/down.sh" >/dev/null 2>&1 || die "deploy/local/down.sh failed for $MUSTER_LOCAL_DIR"
+mkdir -p "$MUSTER_LOCAL_DIR"
+KC=$("$REPO/deploy/local/up.sh" --no-manager 2>"$MUSTER_LOCAL_DIR/scale-up.log" | tail -n 1) ||
+	{ tail -n 30 "$MUSTER_LOCAL_DIR/scale-up.log" >&2; die "deploy/local/up.sh failed"; }
+# shellcheck disable=SC1091
+. "$MUSTER_LOCAL_DIR/cluster.env"
+export KUBECACHEDIR=$MUSTER_LOCAL_DIR/kube-cache
+kc() { "$KUBECTL" --kubeconfig "$KC" "$@"; }
+PKI=$MUSTER_LOCAL_DIR/pki
+api() { curl --noproxy '*' -sS --fail --max-time 60 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" "https://127.0.0.1:$MUSTER_API_PORT$1"; }
+rm -rf "$OUT"
+mkdir -p "$OUT/gen"
+mv -f "$MUSTER_LOCAL_DIR/scale-up.log" "$OUT/up.log"
+
+# --- objects --------------------------------------------------------------------------------------
+# create_dir DIR: kubectl create every *.yaml in DIR, SCALE_PARALLEL at a time; then delete DIR.
+create_dir() {
+	local dir=$1 errs
+	errs=$(mktemp "$OUT/create-errs.XXXXXX")
+	# shellcheck disable=SC2016
+	find "$dir" -name '*.yaml' -print0 | sort -z |
+		xargs -0 -r -P "$PAR" -n 1 sh -c '"$0" --kubeconfig "$1" create -f "$2" >/dev/null' "$KUBECTL" "$KC" 2>"$errs" ||
+		{ head -n 20 "$errs" >&2; die "kubectl create failed in $dir (all errors: $errs)"; }
+	rm -f "$errs"
+	rm -rf "$dir"
+}
+
+# gen_nodes FROM TO DIR: Nodes scale-node-FROM..TO-1, 500 a file. Racks of 16 in 4 zones;
+# three in four are 8-GPU nodes, the rest CPU-only.
+gen_nodes() {
+	mkdir -p "$3"
+	awk -v from="$1" -v to="$2" -v dir="$3" -v ts="$(date -u +%Y-%m-%dT%H:%M:%SZ)" 'BEGIN {
+		for (i = from; i < to; i++) {
+			if ((i - from) % 500 == 0) { close(f); f = sprintf("%s/nodes-%07d.yaml", dir, i) }
+			name = sprintf("scale-node-%05d", i)
+			rack = int(i / 16); zone = substr("abcd", rack % 4 + 1, 1)
+			gpu = (i % 4 != 3)
+			type = gpu ? "p4d.24xlarge" : "m6i.32xlarge"
+			printf "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n  labels:\n", name > f
+			printf "    kubernetes.io/hostname: %s\n    kubernetes.io/arch: amd64\n    kubernetes.io/os: linux\n", name > f
+			printf "    node.kubernetes.io/instance-type: %s\n    topology.kubernetes.io/region: region-1\n", type > f
+			printf "    topology.kubernetes.io/zone: zone-%s\n    example.com/rack: rack-%04d\n", zone, rack > f
+			printf "    example.com/pool: %s\n", gpu ? "gpu" : "cpu" > f
+			if (gpu) printf "    nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n    nvidia.com/gpu.count: \"8\"\n", "" > f
+			printf "  annotations:\n    node.alpha.kubernetes.io/ttl: \"0\"\n    volumes.kubernetes.io/controller-managed-attach-detach: \"true\"\n" > f
+			printf "spec:\n  providerID: fake://region-1/zone-%s/%s\n", zone, name > f
+			if (gpu) printf "  taints:\n  - {key: nvidia.com/gpu, value: present, effect: NoSchedule}\n" > f
+			printf "status:\n" > f
+			for (k = 0; k < 2; k++) {
+				printf "  %s: {cpu: \"%s\", memory: %s, pods: \"110\", ephemeral-storage: 3840Gi%s}\n", \
+					k ? "allocatable" : "capacity", k ? "95500m" : "96", k ? "1120Gi" : "1152Gi", \
+					gpu ? ", nvidia.com/gpu: \"8\"" : "" > f
+			}
+			printf "  conditions:\n" > f
+			split("MemoryPressure DiskPressure PIDPressure Ready", ct, " ")
+			for (k = 1; k <= 4; k++)
+				printf "  - {type: %s, status: \"%s\", lastHeartbeatTime: \"%s\", lastTransitionTime: \"%s\", reason: %s, message: simulated}\n", \
+					ct[k], k == 4 ? "True" : "False", ts, ts, k == 4 ? "KubeletReady" : "KubeletHasSufficient" > f
+			printf "  addresses:\n  - {type: InternalIP, address: 10.%d.%d.%d}\n  - {type: Hostname, address: %s}\n", \
+				int(i / 65536) + 64, int(i / 256) % 256, i % 256, name > f
+			printf "  nodeInfo: {architecture: amd64, operatingSystem: linux, kubeletVersion: v1.35.4, containerRuntimeVersion: \"containerd://2.1.4\", kernelVersion: 6.8.0-1021-aws, osImage: Ubuntu 24.04.2 LTS, machineID: \"%032x\", systemUUID: \"ec2%029x\", bootID: \"b%031x\", kubeProxyVersion: \"\"}\n", i, i, i > f
+		}
+		close(f)
+	}'
+}
+
+# gen_workloads FROM TO DIR: Workloads job-FROM..TO-1 spread over the namespaces, 500 a file.
+# One podSet of 2 pods (4 cpu, 16Gi, 1 GPU each) with a realistic pod template of about 1.6 KB
+# (image, command, args, env, volumes, tolerations, nodeSelector).
+gen_workloads() {
+	mkdir -p "$3"
+	awk -v from="$1" -v to="$2" -v dir="$3" -v nns="$N_NS" 'BEGIN {
+		for (i = from; i < to; i++) {
+			if ((i - from) % 500 == 0) { close(f); f = sprintf("%s/wl-%07d.yaml", dir, i) }
+			ns = i % nns
+			printf "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: job-train-%07d\n  namespace: scale-%d\n", i, ns > f
+			printf "  labels:\n    kueue.x-k8s.io/job-uid: %08x-6f7e-4b5d-9c61-%012x\n    app.kubernetes.io/name: trainer\n    team: team-%d\n", i, i, ns > f
+			printf "  annotations:\n    example.com/submitted-by: user-%d@example.com\n    example.com/experiment: exp-%05d\n", i % 97, int(i / 10) > f
+			printf "spec:\n  queueName: team-queue\n  priority: %d\n  active: true\n  podSets:\n  - name: main\n    count: 2\n    template:\n", (i % 3) * 100 > f
+			printf "      metadata:\n        labels: {app: trainer, run: run-%07d}\n        annotations: {example.com/checkpoint: \"s3://ckpt-bucket/team-%d/run-%07d/\"}\n", i, ns, i > f
+			printf "      spec:\n        restartPolicy: Never\n        serviceAccountName: trainer\n        nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}\n" > f
+			printf "        tolerations:\n        - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n" > f
+			printf "        containers:\n        - name: trainer\n          image: registry.example.com/ml/trainer:2025.06.1-cuda12.4\n          imagePullPolicy: IfNotPresent\n" > f
+			printf "          command: [python, -m, trainer.main]\n          args: [--config=/etc/trainer/config.yaml, --epochs=10, --batch-size=256, --run-id=run-%07d]\n", i > f
+			printf "          env:\n" > f
+			printf "          - {name: RUN_ID, value: run-%07d}\n          - {name: NCCL_DEBUG, value: WARN}\n          - {name: NCCL_IB_DISABLE, value: \"0\"}\n", i > f
+			printf "          - {name: OMP_NUM_THREADS, value: \"4\"}\n          - {name: WANDB_PROJECT, value: team-%d-training}\n          - {name: DATA_DIR, value: /data/shards}\n", ns > f
+			printf "          - {name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}\n" > f
+			printf "          resources:\n            requests: {cpu: \"4\", memory: 16Gi, nvidia.com/gpu: \"1\"}\n            limits: {memory: 16Gi, nvidia.com/gpu: \"1\"}\n" > f
+			printf "          volumeMounts:\n          - {name: data, mountPath: /data, readOnly: true}\n          - {name: config, mountPath: /etc/trainer}\n          - {name: shm, mountPath: /dev/shm}\n" > f
+			printf "        volumes:\n        - {name: data, persistentVolumeClaim: {claimName: team-%d-datasets, readOnly: true}}\n        - {name: config, configMap: {name: trainer-config}}\n        - {name: shm, emptyDir: {medium: Memory, sizeLimit: 8Gi}}\n", ns > f
+		}
+		close(f)
+	}'
+}
+
+# Queue objects: one flavor for the GPU nodes, one ClusterQueue for every namespace with a small
+# quota (4 workloads' worth: 32 cpu, 128Gi, 8 GPUs), one LocalQueue per namespace.
+{
+	cat <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: a100
+spec:
+  nodeLabels: {node.kubernetes.io/instance-type: p4d.24xlarge}
+  tolerations:
+  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: training
+spec:
+  namespaceSelector: {}
+  queueingStrategy: BestEffortFIFO
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: a100
+      resources:
+      - {name: cpu, nominalQuota: 32}
+      - {name: memory, nominalQuota: 128Gi}
+      - {name: nvidia.com/gpu, nominalQuota: 8}
+EOF
+	for ((i = 0; i < N_NS; i++)); do
+		printf -- '---\napiVersion: v1\nkind: Namespace\nmetadata: {name: scale-%d}\n' "$i"
+		printf -- '---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: team-queue, namespace: scale-%d}\nspec: {clusterQueue: training}\n' "$i"
+	done
+} >"$OUT/queues.yaml"
+kc create -f "$OUT/queues.yaml" >/dev/null || die "creating the queue objects failed"
+
+cat >"$OUT/manager.yaml" <<'EOF'
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+placement:
+  nodeFeasibility: true
+EOF
+if [ -n "${SCALE_QPS:-}" ]; then
+	printf 'clientConnection:\n  qps: %s\n  burst: %s\n' "$SCALE_QPS" "${SCALE_BURST:-$SCALE_QPS}" >>"$OUT/manager.yaml"
+fi
+
+# --- measuring ------------------------------------------------------------------------------------
+# writes: "status-PATCH-2xx status-PATCH-failed other-workload-writes event-creates" from the
+# apiserver's counters (cumulative; the caller takes differences).
+writes() {
+	api /metrics | awk '
+		/^apiserver_request_total\{/ {
+			v = $NF
+			if ($0 ~ /resource="workloads"/) {
+				if ($0 ~ /subresource="status"/ && $0 ~ /verb="PATCH"/) {
+					if ($0 ~ /code="2/) st += v; else bad += v
+				} else if ($0 ~ /verb="(PATCH|PUT|POST|DELETE|APPLY)"/) other += v
+			} else if ($0 ~ /resource="events"/ && $0 ~ /verb="(POST|PATCH)"/) ev += v
+		}
+		END { printf "%d %d %d %d\n", st, bad, other, ev }'
+}
+# Counts of the QuotaReserved condition over all Workloads: "total true false missing";
+# "-1 0 0 -1" if the apiserver does not answer (three tries).
+quota_counts() {
+	local i out
+	for i in 1 2 3; do
+		if out=$(kc get workloads -A --chunk-size=1000 --request-timeout=120s \
+			-o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="QuotaReserved")].status}{"\n"}{end}' |
+			awk '{ n++; if ($1 == "True") t++; else if ($1 == "False") f++; else m++ }
+				END { printf "%d %d %d %d\n", n, t, f, m }'); then
+			echo "$out"
+			return 0
+		fi
+		sleep 5
+	done
+	echo "-1 0 0 -1"
+}
+proc_kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+# Open sockets of a process: its two listeners, one watch per informer, and every pooled
+# connection of its HTTP client.
+proc_sockets() { find "/proc/$1/fd" -lname 'socket:*' 2>/dev/null | wc -l; }
+proc_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+TCK=$(getconf CLK_TCK)
+
+printf 'nodes\tworkloads\tready_s\tsettle_s\thwm_kib\trss_kib\tcpu_s\tstatus_patches\tother_wl_writes\tevents\treserved\tpending\tmissing\tsockets\trss_ready_kib\tstatus_failed\tmax_sockets\tstate\trun\n' >"$OUT/results.tsv"
+
+# measure_run NODES WORKLOADS RUN: one manager start, from its launch until it settles (or is
+# stuck, or the timeout); appends a row to results.tsv; sets RUN_STATE and RUN_WRITES.
+RUN_STATE= RUN_WRITES=
+measure_run() {
+	local n=$1 w=$2 run=$3 tag="n$1-w$2-r$3" t0 t_ready= t_act deadline pid st0 bad0 ot0 ev0 ticks last_ticks
+	local rss hwm cpu st bad ot ev total tr fa mi=-1 socks rss_ready max_socks state=settled counts=none
+	local settled=0 stuck=0 last_mi=-1
+	read -r st0 bad0 ot0 ev0 < <(writes)
+	mkdir -p "$MUSTER_LOCAL_DIR/muster-scale"
+	log "point $tag: starting the manager (run $run)"
+	t0=$(now)
+	"$MUSTER_BIN" manager --kubeconfig "$KC" --config "$OUT/manager.yaml" \
+		--state-dir "$MUSTER_LOCAL_DIR/muster-scale" \
+		--webhook-port "$WEBHOOK_PORT" --health-port "$HEALTH_PORT" </dev/null >"$OUT/manager-$tag.log" 2>&1 &
+	MGR_PID=$!
+	pid=$MGR_PID
+	# 1 s samples: seconds since start, VmRSS KiB, VmHWM KiB, CPU ticks, open sockets.
+	(
+		while [ -r "/proc/$pid/status" ]; do
+			printf '%.1f %s %s %s %s\n' "$(since "$t0")" "$(proc_kib "$pid" VmRSS)" \
+				"$(proc_kib "$pid" VmHWM)" "$(proc_ticks "$pid")" "$(proc_sockets "$pid")" 2>/dev/null || break
+			sleep 1
+		done
+	) >"$OUT/samples-$tag.txt" 2>/dev/null &
+	SAMPLER_PID=$!
+	deadline=$((SECONDS + SETTLE_TIMEOUT))
+	while :; do
+		kill -0 "$pid" 2>/dev/null || { tail -n 30 "$OUT/manager-$tag.log" >&2; die "point $tag: the manager exited before /readyz (log: $OUT/manager-$tag.log)"; }
+		if curl --noproxy '*' -fsS --max-time 2 "http://127.0.0.1:$HEALTH_PORT/readyz" >/dev/null 2>&1; then
+			t_ready=$(since "$t0")
+			rss_ready=$(proc_kib "$pid" VmRSS)
+			break
+		fi
+		[ "$SECONDS" -lt "$deadline" ] || die "point $tag: no /readyz within ${SETTLE_TIMEOUT}s"
+		sleep 0.2
+	done
+	log "point $tag: ready after ${t_ready}s (RSS $((rss_ready / 1024)) MiB)"
+	# Settled: no manager CPU (< 2 ticks) for QUIET seconds, then every Workload carries a
+	# QuotaReserved condition. t_act: when CPU was last seen moving. Stuck: quiet, yet three
+	# checks in a row find the same number of Workloads without the condition; the point is
+	# then recorded as "stuck" and the run goes on.
+	last_ticks=$(proc_ticks "$pid")
+	t_act=$(since "$t0")
+	local quiet_since=$SECONDS last_progress=$SECONDS
+	while :; do
+		sleep 2
+		kill -0 "$pid" 2>/dev/null || { tail -n 30 "$OUT/manager-$tag.log" >&2; die "point $tag: the manager exited (log: $OUT/manager-$tag.log)"; }
+		ticks=$(proc_ticks "$pid")
+		if [ $((ticks - last_ticks)) -ge 2 ]; then
+			last_ticks=$ticks
+			t_act=$(since "$t0")
+			quiet_since=$SECONDS
+		fi
+		if [ $((SECONDS - last_progress)) -ge 30 ]; then
+			read -r st bad ot ev < <(writes)
+			log "point $tag: $((st - st0)) status patches so far ($((bad - bad0)) failed), cpu $((ticks / TCK)) s, rss $(($(proc_kib "$pid" VmRSS) / 1024)) MiB, $(proc_sockets "$pid") sockets"
+			last_progress=$SECONDS
+		fi
+		if [ $((SECONDS - quiet_since)) -ge "$QUIET" ]; then
+			rss=$(proc_kib "$pid" VmRSS)
+			hwm=$(proc_kib "$pid" VmHWM)
+			socks=$(proc_sockets "$pid")
+			cpu=$(awk -v t="$(proc_ticks "$pid")" -v h="$TCK" 'BEGIN { printf "%.2f", t / h }')
+			counts=$(quota_counts)
+			read -r total tr fa mi <<<"$counts"
+			if [ "$total" -eq "$w" ] && [ "$mi" -eq 0 ]; then
+				settled=1
+				break
+			fi
+			if [ "$total" -lt 0 ]; then
+				log "point $tag: listing the Workloads failed (apiserver overloaded?); waiting on"
+				quiet_since=$SECONDS
+				continue
+			fi
+			log "point $tag: quiet for ${QUIET}s but $mi of $total Workloads have no QuotaReserved condition yet"
+			if [ "$mi" -eq "$last_mi" ]; then stuck=$((stuck + 1)); else stuck=0; fi
+			last_mi=$mi
+			if [ "$stuck" -ge 2 ]; then
+				state=stuck
+				log "point $tag: STUCK: the manager is idle and $mi Workloads still have no QuotaReserved condition"
+				break
+			fi
+			quiet_since=$SECONDS
+		fi
+		[ "$SECONDS" -lt "$deadline" ] || break
+	done
+	read -r st bad ot ev < <(writes)
+	max_socks=$(awk 'NF >= 5 && $5 > m { m = $5 } END { print m + 0 }' "$OUT/samples-$tag.txt")
+	if [ "$settled" != 1 ] && [ "$state" != stuck ]; then
+		tail -n 30 "$OUT/manager-$tag.log" >&2
+		die "point $tag: not settled within ${SETTLE_TIMEOUT}s (last counts: $counts; log: $OUT/manager-$tag.log)"
+	fi
+	if grep -qiE '"level":"(error|fatal)"|\berror\b' "$OUT/manager-$tag.log"; then
+		log "point $tag: the manager logged errors (first 5):"
+		grep -iE '"level":"(error|fatal)"|\berror\b' "$OUT/manager-$tag.log" | head -n 5 >&2
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$w" "$t_ready" "$t_act" \
+		"$hwm" "$rss" "$cpu" "$((st - st0))" "$((ot - ot0))" "$((ev - ev0))" "$tr" "$fa" "$mi" "$socks" \
+		"$rss_ready" "$((bad - bad0))" "$max_socks" "$state" "$run" >>"$OUT/results.tsv"
+	log "point $tag: $state after ${t_act}s: RSS $((rss / 1024)) MiB, HWM $((hwm / 1024)) MiB, cpu ${cpu}s, $((st - st0)) status patches ($((bad - bad0)) failed), reserved $tr, pending $fa, missing $mi, $socks sockets open (peak $max_socks)"
+	stop_manager
+	RUN_STATE=$state
+	RUN_WRITES=$((st - st0 + bad - bad0))
+}
+
+# measure_point NODES WORKLOADS: manager runs until one settles without writing a status (the
+# "warm" run: everything it needs to say is already said, so its memory is the cache's), at
+# most SCALE_RUNS [4]. The first run of a point with new Workloads is the "cold" one: it writes
+# a QuotaReserved condition on each of them.
+measure_point() {
+	local run
+	for ((run = 1; run <= ${SCALE_RUNS:-4}; run++)); do
+		measure_run "$1" "$2" "$run"
+		if [ "$RUN_STATE" = settled ] && [ "$RUN_WRITES" -eq 0 ]; then return 0; fi
+	done
+	log "point n$1-w$2: no run settled without writes in ${SCALE_RUNS:-4} runs"
+}
+
+# --- the points -----------------------------------------------------------------------------------
+have_n=0 have_w=0
+for p in $POINTS; do
+	n=${p%:*} w=${p#*:}
+	if [ "$n" -gt "$have_n" ]; then
+		log "creating Nodes $have_n..$((n - 1))"
+		t=$SECONDS
+		gen_nodes "$have_n" "$n" "$OUT/gen/nodes"
+		create_dir "$OUT/gen/nodes"
+		log "$((n - have_n)) Nodes created in $((SECONDS - t))s; waiting for the not-ready taints to go"
+		deadline=$((SECONDS + 600))
+		while :; do
+			tainted=$(kc get nodes --chunk-size=1000 -o jsonpath='{range .items[*]}{.spec.taints[*].key}{"\n"}{end}' | grep -c 'node.kubernetes.io/' || true)
+			[ "$tainted" -eq 0 ] && break
+			[ "$SECONDS" -lt "$deadline" ] || die "$tainted Nodes still carry a node.kubernetes.io/ taint after 600 s"
+			sleep 3
+		done
+		have_n=$n
+	fi
+	if [ "$w" -gt "$have_w" ]; then
+		log "creating Workloads $have_w..$((w - 1))"
+		t=$SECONDS
+		gen_workloads "$have_w" "$w" "$OUT/gen/wl"
+		create_dir "$OUT/gen/wl"
+		log "$((w - have_w)) Workloads created in $((SECONDS - t))s"
+		have_w=$w
+	fi
+	measure_point "$n" "$w"
+done
+
+# --- sizes and summary --------------------------------------------------------------------------
+node_json=$(kc get node scale-node-00000 -o json 2>/dev/null | wc -c || echo 0)
+wl_json=$(kc -n scale-0 get workload job-train-0000000 -o json 2>/dev/null | wc -c || echo 0)
+kinds=$(for k in nodes namespaces resourceflavors clusterqueues localqueues workloads; do
+	printf '%s=%s ' "$k" "$(kc get "$k" -A --chunk-size=1000 -o name 2>/dev/null | wc -l)"
+done)
+
+awk -F'\t' -v kinds="$kinds" -v nj="$node_json" -v wj="$wl_json" -v maxn="$N_NODES" '
+	NR == 1 { next }
+	{ n[NR] = $1; w[NR] = $2; rows = NR; line[NR] = $0 }
+	# least squares of y over x for the rows selected by sel
+	function slope(x, y, sel,   i, c, sx, sy, sxx, sxy) {
+		c = sx = sy = sxx = sxy = 0
+		for (i = 2; i <= rows; i++) if (sel[i]) { c++; sx += x[i]; sy += y[i]; sxx += x[i] * x[i]; sxy += x[i] * y[i] }
+		if (c < 2 || c * sxx - sx * sx == 0) return "n/a"
+		return sprintf("%.0f", 1024 * (c * sxy - sx * sy) / (c * sxx - sx * sx))
+	}
+	END {
+		printf "\nManager at scale (tests/bench/manager_scale.sh)\n"
+		printf "objects at the end: %s\n", kinds
+		printf "one object as the apiserver serves it (JSON, with managedFields): Node %d B, Workload %d B\n\n", nj, wj
+		printf "%6s %9s %3s %7s %9s %9s %8s %8s %7s %9s %7s %8s %8s %8s\n", "nodes", "workloads", "run", "ready_s", "settled_s", "RSS@ready", "HWM", "RSS", "cpu_s", "status_ok", "failed", "reserved", "sockets", "state"
+		printf "%6s %9s %3s %7s %9s %9s %8s %8s %7s %9s %7s %8s %8s %8s\n", "", "", "", "", "", "MiB", "MiB", "MiB", "", "PATCH", "PATCH", "", "peak", ""
+		for (i = 2; i <= rows; i++) {
+			split(line[i], f, "\t")
+			printf "%6d %9d %3d %7.1f %9.1f %9.1f %8.1f %8.1f %7.1f %9d %7d %8d %8d %8s\n", f[1], f[2], f[19], f[3], f[4], f[15] / 1024, f[5] / 1024, f[6] / 1024, f[7], f[8], f[16], f[11], f[17], f[18]
+			# the slopes use the warm runs: settled, no status written
+			ok = (f[18] == "settled" && f[8] + f[16] == 0)
+			rss[i] = f[6]; hwm[i] = f[5]; rdy[i] = f[15]; nn[i] = f[1]; ww[i] = f[2]
+			seln[i] = ok && ww[i] == 0; selw[i] = ok && nn[i] == maxn
+		}
+		printf "\nSlopes over the warm runs (settled, no status written):\n"
+		printf "bytes per cached Node (slope over the points without Workloads): RSS %s, RSS at ready %s, HWM %s\n", slope(nn, rss, seln), slope(nn, rdy, seln), slope(nn, hwm, seln)
+		printf "bytes per cached Workload (slope over the points with %d Nodes): RSS %s, RSS at ready %s, HWM %s\n", maxn, slope(ww, rss, selw), slope(ww, rdy, selw), slope(ww, hwm, selw)
+	}' "$OUT/results.tsv"
+log "results in $OUT (results.tsv, samples-*.txt, manager-*.log)"
