@@ -76,6 +76,8 @@ static void report_unsupported(struct mgr *m, const char *key, json_t *wl)
 
 static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *reason,
 			const char *msg);
+static void remember_pending(struct mgr *m, const char *key, const char *reason, const char *msg);
+static void write_unwritten(struct mgr *m, const char *key, json_t *wl);
 
 /* Keeps the engine's view of one workload equal to its status: pending ones queued, reserved
  * ones charged (rebuilt from status.admission after a restart), released ones requeued,
@@ -90,6 +92,7 @@ void workload_reconcile(struct mgr *m, const char *key)
 	m->admission_needed = 1;
 	if (!wl) {
 		keyset_del(&m->pending, key);
+		remember_pending(m, key, NULL, NULL);
 		json_object_del(m->assumed, key);
 		engine_remove_workload(m->engine, key);
 		nodes_release(m, key);
@@ -187,6 +190,10 @@ void workload_reconcile(struct mgr *m, const char *key)
 	eobj_workload_release(&w);
 	if (!finished)
 		report_unsupported(m, key, wl);
+	if (keyset_has(&m->pending, key))
+		write_unwritten(m, key, wl);
+	else
+		remember_pending(m, key, NULL, NULL);
 	queues_track(m, key);
 }
 
@@ -208,12 +215,45 @@ static int same_but_numbers(const char *a, const char *b)
 	return a && b && *a == *b;
 }
 
+/* Remembers the condition to write until it is written (NULL reason: nothing to write). */
+static void remember_pending(struct mgr *m, const char *key, const char *reason, const char *msg)
+{
+	char *have = strmap_get(&m->unwritten, key), *want;
+	if (!reason) {
+		free(strmap_remove(&m->unwritten, key));
+		return;
+	}
+	if (have && !strcmp(have, reason) && !strcmp(have + strlen(have) + 1, msg))
+		return;
+	size_t r = strlen(reason) + 1, n = strlen(msg) + 1;
+	if (!(want = malloc(r + n)))
+		return;
+	memcpy(want, reason, r);
+	memcpy(want + r, msg, n);
+	if (strmap_put(&m->unwritten, key, want, (void **)&have) != 0)
+		free(want);
+	else
+		free(have);
+}
+
+static void on_pending_written(struct mgr *m, enum kind kind, const char *key,
+			       enum write_outcome outcome, json_t *updated)
+{
+	(void)kind;
+	json_t *c = condition_get(updated, "QuotaReserved");
+	const char *have = strmap_get(&m->unwritten, key);
+	const char *reason = json_string_value(json_object_get(c, "reason"));
+	const char *message = json_string_value(json_object_get(c, "message"));
+	/* Written, and nothing newer wanted meanwhile. A failure keeps it for the retry. */
+	if (outcome == WRITE_OK && have && reason && message && !strcmp(have, reason) &&
+	    !strcmp(have + strlen(have) + 1, message))
+		free(strmap_remove(&m->unwritten, key));
+}
+
 static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *reason,
 			const char *msg)
 {
 	int changed;
-	if (writer_busy(m, K_WORKLOAD, key))
-		return;
 	/* A waiting Workload whose shortfall changed ("2 more needed" -> "5 more needed") keeps its
 	 * message: while quota churns these change on every release, and Kueue leaves non-head
 	 * Workloads' messages stale too (kueue#8095: writes on Workloads that didn't admit). */
@@ -222,14 +262,36 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 	const char *cur_reason = json_string_value(json_object_get(cur, "reason"));
 	if (cur_status && !strcmp(cur_status, "False") && cur_reason && !strcmp(cur_reason, reason) &&
 	    strstr(msg, "more needed") &&
-	    same_but_numbers(json_string_value(json_object_get(cur, "message")), msg))
+	    same_but_numbers(json_string_value(json_object_get(cur, "message")), msg)) {
+		remember_pending(m, key, NULL, NULL);
 		return;
+	}
 	json_t *conds = conditions_with(wl, "QuotaReserved", "False", reason, msg, &changed);
 	if (!conds || !changed) {
 		json_decref(conds);
+		remember_pending(m, key, NULL, NULL);
 		return;
 	}
-	workload_write_status(m, key, wl, json_pack("{s:o}", "conditions", conds), NULL);
+	/* Until it lands, it is remembered: a write in flight now, or a failed one, would
+	 * otherwise lose it for good (the engine doesn't report the same reason twice). */
+	remember_pending(m, key, reason, msg);
+	if (writer_busy(m, K_WORKLOAD, key)) {
+		json_decref(conds);
+		return; /* the write in flight brings the Workload back here when it lands */
+	}
+	workload_write_status(m, key, wl, json_pack("{s:o}", "conditions", conds), on_pending_written);
+}
+
+/* What a waiting Workload still owes its status: the condition the engine reported last. */
+static void write_unwritten(struct mgr *m, const char *key, json_t *wl)
+{
+	const char *want = strmap_get(&m->unwritten, key);
+	char reason[128], msg[1024];
+	if (!want)
+		return;
+	snprintf(reason, sizeof(reason), "%s", want);
+	snprintf(msg, sizeof(msg), "%s", want + strlen(want) + 1);
+	set_pending(m, key, wl, reason, msg);
 }
 
 /* The engine's charge for a workload whose admission write did not land goes, and so does the
@@ -312,6 +374,7 @@ static void write_admission(struct mgr *m, const char *key, json_t *wl, const st
 				  json_object_get(status, "conditions"));
 	json_decref(tmp);
 	keyset_add(&m->admitted_now, key);
+	remember_pending(m, key, NULL, NULL);
 	if (workload_write_status(m, key, wl, patch, on_admitted) != 0)
 		keyset_add(&m->unsent, key);
 }

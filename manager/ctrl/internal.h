@@ -128,6 +128,10 @@ struct mgr {
 	uv_timer_t cycle_timer;
 
 	struct keyset pending; /* workloads waiting for quota */
+	/* key -> "reason\0message": a waiting Workload's condition the engine reported but that is
+	 * not written yet (its write failed, or another was in flight). The engine reports a
+	 * pending reason once, so this is what a retry writes. */
+	struct strmap unwritten;
 	/* Admissions of the running cycle: to track in queue totals once the engine returns, and
 	 * those whose write could not be sent, to undo then (the engine's callback must not call
 	 * back into it). */

@@ -300,6 +300,7 @@ int state_init(struct mgr *m)
 	}
 	m->compact[K_WORKLOAD] = m->compact[K_JOB] = 1;
 	strmap_init(&m->pending.map);
+	strmap_init(&m->unwritten);
 	strmap_init(&m->unsent.map);
 	strmap_init(&m->admitted_now.map);
 	m->assumed = json_object();
@@ -326,6 +327,7 @@ void state_release(struct mgr *m)
 		strmap_release(&m->fresh[k], view_free);
 	}
 	keyset_release(&m->pending);
+	strmap_release(&m->unwritten, free);
 	keyset_release(&m->unsent);
 	keyset_release(&m->admitted_now);
 	for (size_t i = 0; i < m->heap_len; i++)
