@@ -74,6 +74,9 @@ static void report_unsupported(struct mgr *m, const char *key, json_t *wl)
 	workload_write_status(m, key, wl, json_pack("{s:o}", "conditions", conds), NULL);
 }
 
+/* How long a new Workload short of quota waits before its QuotaReserved=False is written. */
+#define PENDING_QUIET_MS 5000
+
 static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *reason,
 			const char *msg);
 static void remember_pending(struct mgr *m, const char *key, const char *reason, const char *msg);
@@ -275,6 +278,17 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 	/* Until it lands, it is remembered: a write in flight now, or a failed one, would
 	 * otherwise lose it for good (the engine doesn't report the same reason twice). */
 	remember_pending(m, key, reason, msg);
+	/* A new Workload short of quota says so only once it has waited PENDING_QUIET_MS: most
+	 * are admitted sooner while quota churns, and their "why it waits" would be a write for
+	 * nothing (Kueue writes it only for the heads it tries). Inadmissible ones say so at once. */
+	int64_t created;
+	if (!strcmp(reason, "Pending") && !cur &&
+	    time_parse_rfc3339(obj_str(wl, "metadata.creationTimestamp"), &created) == 0 &&
+	    created + PENDING_QUIET_MS > m->now_ms()) {
+		json_decref(conds);
+		state_at(m, K_WORKLOAD, key, created + PENDING_QUIET_MS);
+		return;
+	}
 	if (writer_busy(m, K_WORKLOAD, key)) {
 		json_decref(conds);
 		return; /* the write in flight brings the Workload back here when it lands */

@@ -641,6 +641,39 @@ static void test_pending_write_retried(void **state)
 	assert_string_equal(json_string_value(json_object_get(c, "reason")), "Pending");
 }
 
+/* A new Workload short of quota gets its QuotaReserved=False only after it has waited 5 s; one
+ * admitted before then never gets it (a write for nothing). */
+static void test_new_pending_written_after_a_while(void **state)
+{
+	struct t *t = *state;
+	char now[32];
+	seed_queue(t, "1", NULL);
+	seed(t, K_WORKLOAD, workload("w1", "1", 0, "2026-01-01T00:00:00Z"));
+	converge(t);
+	time_now_rfc3339(now, sizeof(now));
+	seed(t, K_WORKLOAD, workload("w2", "1", 0, now));
+	seed(t, K_WORKLOAD, workload("w3", "1", 0, now));
+	converge(t);
+	assert_null(condition_get(fake_api_get(t->api, WL_PATH("w2")), "QuotaReserved"));
+	/* w1 finishes within the 5 s: w2 is admitted and never said it waited. */
+	advance(t, 2000);
+	json_t *done = json_deep_copy(fake_api_get(t->api, WL_PATH("w1")));
+	json_array_append_new(obj_path(done, "status.conditions"),
+			      J("{'type':'Finished','status':'True','reason':'Succeeded','message':'done',"
+				"'lastTransitionTime':'2026-01-01T00:01:00Z'}"));
+	seed(t, K_WORKLOAD, done);
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("w2"), "QuotaReserved"));
+	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w2"), 0), 1);
+	/* w3 still waits: after 5 s it says why. */
+	assert_null(condition_get(fake_api_get(t->api, WL_PATH("w3")), "QuotaReserved"));
+	advance(t, 4000);
+	converge(t);
+	json_t *c = condition_get(fake_api_get(t->api, WL_PATH("w3")), "QuotaReserved");
+	assert_non_null(c);
+	assert_string_equal(json_string_value(json_object_get(c, "reason")), "Pending");
+}
+
 /* A Workload left half-written (status.admission set, QuotaReserved not True), as Kueue's perf
  * runner leaves one with server-side apply: muster clears the admission, counts it pending,
  * and admits it again. */
@@ -834,6 +867,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_admission_repaired, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending_message_not_churned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending_write_retried, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_pending_written_after_a_while, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cohort_self_parent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_objects_get_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycles_batched, setup, teardown),
