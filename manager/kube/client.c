@@ -40,7 +40,14 @@ struct kube_client {
 
 struct kube_call {
 	struct kube_client *client;
-	CURL *easy;
+	/* The request, as given; the curl handle is made only when the call leaves the queue,
+	 * so a long queue of writes holds their bodies, not a handle and TLS blobs each. */
+	char method[8];
+	char *url;
+	char *content_type; /* NULL: no body */
+	char *request; /* the body, or NULL */
+	long timeout_s;
+	CURL *easy; /* NULL while queued */
 	struct curl_slist *headers;
 	struct buf body;
 	kube_data_fn data;
@@ -105,6 +112,9 @@ static void call_free(struct kube_call *call)
 {
 	if (call->easy)
 		curl_easy_cleanup(call->easy);
+	free(call->url);
+	free(call->content_type);
+	free(call->request);
 	curl_slist_free_all(call->headers);
 	buf_release(&call->body);
 	free(call);
@@ -256,9 +266,18 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 	return 0;
 }
 
+static int build_easy(struct kube_client *c, struct kube_call *call);
+
 /* Hands a queued call to libcurl. */
 static void start_call(struct kube_client *c, struct kube_call *call)
 {
+	if (build_easy(c, call) != 0) {
+		struct kube_response resp = { .error = -ENOMEM, .error_text = "out of memory",
+					      .body = "" };
+		call->done(call->arg, &resp);
+		call_free(call);
+		return;
+	}
 	CURLMcode mrc = curl_multi_add_handle(c->multi, call->easy);
 	if (mrc != CURLM_OK) {
 		struct kube_response resp = { .error = -EIO, .error_text = curl_multi_strerror(mrc),
@@ -424,7 +443,8 @@ static int call_new(struct kube_client *c, const char *method, const char *path,
 
 	if (c->closing)
 		return -ESHUTDOWN;
-	if (path[0] != '/' || (size_t)snprintf(url, sizeof(url), "%s%s", c->cfg.server, path) >= sizeof(url))
+	if (path[0] != '/' || strlen(method) >= sizeof(call->method) ||
+	    (size_t)snprintf(url, sizeof(url), "%s%s", c->cfg.server, path) >= sizeof(url))
 		return -EINVAL;
 	call = calloc(1, sizeof(*call));
 	if (!call)
@@ -432,15 +452,24 @@ static int call_new(struct kube_client *c, const char *method, const char *path,
 	call->client = c;
 	call->done = done;
 	call->arg = arg;
+	snprintf(call->method, sizeof(call->method), "%s", method);
 	buf_init(&call->body, KUBE_MAX_RESPONSE);
-	call->easy = curl_easy_init();
-	if (!call->easy) {
+	if (!(call->url = strdup(url))) {
 		free(call);
 		return -ENOMEM;
 	}
-	CURL *e = call->easy;
-	curl_easy_setopt(e, CURLOPT_URL, url);
-	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+	*out = call;
+	return 0;
+}
+
+/* Makes the call's curl handle, as it leaves the queue. 0 or -ENOMEM. */
+static int build_easy(struct kube_client *c, struct kube_call *call)
+{
+	CURL *e = call->easy = curl_easy_init();
+	if (!e)
+		return -ENOMEM;
+	curl_easy_setopt(e, CURLOPT_URL, call->url);
+	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, call->method);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, call);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, call);
@@ -450,6 +479,7 @@ static int call_new(struct kube_client *c, const char *method, const char *path,
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 10L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT, call->timeout_s);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "muster/" MUSTER_VERSION);
 	if (c->cfg.ca_pem) {
 		struct curl_blob blob = { c->cfg.ca_pem, strlen(c->cfg.ca_pem), CURL_BLOB_COPY };
@@ -470,11 +500,21 @@ static int call_new(struct kube_client *c, const char *method, const char *path,
 	call->headers = curl_slist_append(NULL, "Accept: application/json");
 	for (struct curl_slist *h = c->auth_headers; h && call->headers; h = h->next)
 		call->headers = curl_slist_append(call->headers, h->data);
-	if (!call->headers) {
-		call_free(call);
-		return -ENOMEM;
+	if (call->headers && call->request) {
+		char header[160];
+		snprintf(header, sizeof(header), "Content-Type: %s", call->content_type);
+		struct curl_slist *h = curl_slist_append(call->headers, header);
+		if (!h)
+			return -ENOMEM;
+		call->headers = h;
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(call->request));
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, call->request); /* ours until call_free */
+		/* POSTFIELDS implies POST; the custom request keeps the real method. */
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, call->method);
 	}
-	*out = call;
+	if (!call->headers)
+		return -ENOMEM;
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, call->headers);
 	return 0;
 }
 
@@ -493,23 +533,12 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 	int rc = call_new(c, method, path, done, arg, &call);
 	if (rc != 0)
 		return rc;
-	curl_easy_setopt(call->easy, CURLOPT_TIMEOUT, 60L);
-	if (body) {
-		char header[128];
-		snprintf(header, sizeof(header), "Content-Type: %s",
-			 content_type ? content_type : "application/json");
-		struct curl_slist *h = curl_slist_append(call->headers, header);
-		if (!h) {
-			call_free(call);
-			return -ENOMEM;
-		}
-		call->headers = h;
-		curl_easy_setopt(call->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-		curl_easy_setopt(call->easy, CURLOPT_COPYPOSTFIELDS, body);
-		/* COPYPOSTFIELDS implies POST; the custom request keeps the real method. */
-		curl_easy_setopt(call->easy, CURLOPT_CUSTOMREQUEST, method);
+	call->timeout_s = 60;
+	if (body && (!(call->request = strdup(body)) ||
+		     !(call->content_type = strdup(content_type ? content_type : "application/json")))) {
+		call_free(call);
+		return -ENOMEM;
 	}
-	curl_easy_setopt(call->easy, CURLOPT_HTTPHEADER, call->headers);
 	enqueue(c, call);
 	if (out)
 		*out = call;
@@ -526,8 +555,7 @@ int kube_stream(struct kube_client *c, const char *path, long timeout_s, kube_da
 	call->streaming = 1;
 	call->data = data;
 	buf_init(&call->body, 1u << 20); /* only an error Status is kept */
-	curl_easy_setopt(call->easy, CURLOPT_TIMEOUT, timeout_s);
-	curl_easy_setopt(call->easy, CURLOPT_HTTPHEADER, call->headers);
+	call->timeout_s = timeout_s;
 	enqueue(c, call);
 	if (out)
 		*out = call;
