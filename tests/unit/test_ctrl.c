@@ -347,6 +347,25 @@ static json_t *job_workload(struct t *t, const char *job_name, char *path, size_
 	return fake_api_get(t->api, path);
 }
 
+/* The Workload at path says it waits for quota: QuotaReserved=False, reason Pending. */
+static void assert_waits(struct t *t, const char *path)
+{
+	json_t *c = condition_get(fake_api_get(t->api, path), "QuotaReserved");
+	assert_non_null(c);
+	assert_string_equal(json_string_value(json_object_get(c, "status")), "False");
+	assert_string_equal(json_string_value(json_object_get(c, "reason")), "Pending");
+}
+
+/* Someone else (Kueue's perf runner) marks the Workload at path Finished. */
+static void finish_elsewhere(struct t *t, const char *path)
+{
+	json_t *done = json_deep_copy(fake_api_get(t->api, path));
+	json_array_append_new(obj_path(done, "status.conditions"),
+			      J("{'type':'Finished','status':'True','reason':'Succeeded','message':'done',"
+				"'lastTransitionTime':'2026-01-01T00:01:00Z'}"));
+	seed(t, K_WORKLOAD, done);
+}
+
 /* A queue of cpu_quota cpus and a Job of cpu cpus, converged: its Workload (path written to
  * path) is admitted and the Job started. */
 static void admitted_job(struct t *t, const char *cpu_quota, const char *name, const char *cpu,
@@ -394,11 +413,7 @@ static void test_bare_workload_finished_elsewhere(void **state)
 	assert_true(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
 	assert_false(fake_cond(t, WL_PATH("w2"), "QuotaReserved"));
 	/* The runner finishes w1. */
-	json_t *done = json_deep_copy(fake_api_get(t->api, WL_PATH("w1")));
-	json_array_append_new(obj_path(done, "status.conditions"),
-			      J("{'type':'Finished','status':'True','reason':'Succeeded','message':'done',"
-				"'lastTransitionTime':'2026-01-01T00:01:00Z'}"));
-	seed(t, K_WORKLOAD, done);
+	finish_elsewhere(t, WL_PATH("w1"));
 	converge(t);
 	assert_true(fake_cond(t, WL_PATH("w2"), "QuotaReserved"));
 	assert_int_equal(cq_cpu_usage(t), 2000);
@@ -587,10 +602,7 @@ static void test_restart_rebuilds_usage(void **state)
 	converge(t);
 	assert_int_equal(cq_cpu_usage(t), 3000);
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 0), 0);
-	assert_false(fake_cond(t, WL_PATH("w2"), "QuotaReserved"));
-	json_t *c = condition_get(fake_api_get(t->api, WL_PATH("w2")), "QuotaReserved");
-	assert_non_null(c);
-	assert_string_equal(json_string_value(json_object_get(c, "reason")), "Pending");
+	assert_waits(t, WL_PATH("w2"));
 }
 
 /* A waiting Workload's message is not rewritten when only its shortfall changes ("2 more
@@ -608,11 +620,7 @@ static void test_pending_message_not_churned(void **state)
 	assert_non_null(strstr(json_string_value(json_object_get(c, "message")), "2 more needed"));
 	size_t writes = fake_api_count(t->api, "PATCH", WL_PATH("big"), 0);
 	/* w2 finishes: big is looked at again and is 1 short now; its message stays. */
-	json_t *done = json_deep_copy(fake_api_get(t->api, WL_PATH("w2")));
-	json_array_append_new(obj_path(done, "status.conditions"),
-			      J("{'type':'Finished','status':'True','reason':'Succeeded','message':'done',"
-				"'lastTransitionTime':'2026-01-01T00:01:00Z'}"));
-	seed(t, K_WORKLOAD, done);
+	finish_elsewhere(t, WL_PATH("w2"));
 	converge(t);
 	assert_int_equal(cq_cpu_usage(t), 3000);
 	assert_false(fake_cond(t, WL_PATH("big"), "QuotaReserved"));
@@ -635,10 +643,7 @@ static void test_pending_write_retried(void **state)
 	assert_null(condition_get(fake_api_get(t->api, WL_PATH("w2")), "QuotaReserved"));
 	advance(t, 5000);
 	converge(t);
-	json_t *c = condition_get(fake_api_get(t->api, WL_PATH("w2")), "QuotaReserved");
-	assert_non_null(c);
-	assert_string_equal(json_string_value(json_object_get(c, "status")), "False");
-	assert_string_equal(json_string_value(json_object_get(c, "reason")), "Pending");
+	assert_waits(t, WL_PATH("w2"));
 }
 
 /* A new Workload short of quota gets its QuotaReserved=False only after it has waited 5 s; one
@@ -657,11 +662,7 @@ static void test_new_pending_written_after_a_while(void **state)
 	assert_null(condition_get(fake_api_get(t->api, WL_PATH("w2")), "QuotaReserved"));
 	/* w1 finishes within the 5 s: w2 is admitted and never said it waited. */
 	advance(t, 2000);
-	json_t *done = json_deep_copy(fake_api_get(t->api, WL_PATH("w1")));
-	json_array_append_new(obj_path(done, "status.conditions"),
-			      J("{'type':'Finished','status':'True','reason':'Succeeded','message':'done',"
-				"'lastTransitionTime':'2026-01-01T00:01:00Z'}"));
-	seed(t, K_WORKLOAD, done);
+	finish_elsewhere(t, WL_PATH("w1"));
 	converge(t);
 	assert_true(fake_cond(t, WL_PATH("w2"), "QuotaReserved"));
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w2"), 0), 1);
@@ -669,9 +670,7 @@ static void test_new_pending_written_after_a_while(void **state)
 	assert_null(condition_get(fake_api_get(t->api, WL_PATH("w3")), "QuotaReserved"));
 	advance(t, 4000);
 	converge(t);
-	json_t *c = condition_get(fake_api_get(t->api, WL_PATH("w3")), "QuotaReserved");
-	assert_non_null(c);
-	assert_string_equal(json_string_value(json_object_get(c, "reason")), "Pending");
+	assert_waits(t, WL_PATH("w3"));
 }
 
 /* A Workload left half-written (status.admission set, QuotaReserved not True), as Kueue's perf
