@@ -156,7 +156,6 @@ int keyset_add(struct keyset *s, const char *key); /* 0 or -ENOMEM */
 int keyset_has(const struct keyset *s, const char *key);
 void keyset_del(struct keyset *s, const char *key);
 size_t keyset_size(const struct keyset *s);
-void keyset_clear(struct keyset *s);
 /* Moves every key out of s into a fresh set the caller drains and releases (keys added to s
  * meanwhile wait for the next pass, so one busy object can't starve the rest). */
 void keyset_take(struct keyset *s, struct keyset *out);

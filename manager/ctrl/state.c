@@ -9,6 +9,7 @@
 
 #include "api/objects.h"
 #include "ctrl/internal.h"
+#include "util/log.h"
 
 static char present; /* the value of every key-set entry */
 
@@ -32,12 +33,6 @@ void keyset_del(struct keyset *s, const char *key)
 size_t keyset_size(const struct keyset *s)
 {
 	return s->map.len;
-}
-
-void keyset_clear(struct keyset *s)
-{
-	strmap_release(&s->map, NULL);
-	strmap_init(&s->map);
 }
 
 void keyset_take(struct keyset *s, struct keyset *out)
@@ -65,8 +60,10 @@ void state_kick(struct mgr *m)
 
 void state_mark(struct mgr *m, enum kind kind, const char *key)
 {
+	/* Out of memory: the key's next event or deadline marks it again. (Not state_at: its own
+	 * out-of-memory path marks, and the two would recurse.) */
 	if (keyset_add(&m->dirty[kind], key) != 0)
-		state_at(m, kind, key, m->now_ms() + 1000); /* out of memory: try again soon */
+		log_error("out of memory: a key is not marked", LF_STR("key", key), LF_END);
 	state_kick(m);
 }
 
