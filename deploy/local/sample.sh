@@ -25,7 +25,13 @@ k delete namespace muster-sample --ignore-not-found --wait=true >/dev/null
 k apply -f "$SAMPLE/queues.yaml"
 echo "--- submitting three 8-GPU Jobs (deploy/sample/jobs.yaml)"
 k create -f "$SAMPLE/jobs.yaml"
-sleep 2
+# Every Workload's QuotaReserved says how it stands; a Workload waiting for quota says why
+# once it has waited 5 s.
+for _ in $(seq 1 30); do
+	n=$(k -n muster-sample get workloads -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="QuotaReserved")].reason}{"\n"}{end}' | grep -c . || true)
+	[ "$n" -ge 3 ] && break
+	sleep 0.5
+done
 show "after submission: two Jobs admitted whole, finetune-c waits for 8 GPUs"
 k -n muster-sample get workloads -o custom-columns='WORKLOAD:.metadata.name,RESERVED:.status.conditions[?(@.type=="QuotaReserved")].reason,MESSAGE:.status.conditions[?(@.type=="QuotaReserved")].message'
 deadline=$((SECONDS + 180))
