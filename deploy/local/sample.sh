@@ -33,7 +33,7 @@ for _ in $(seq 1 30); do
 	sleep 0.5
 done
 # The three Jobs are created within a second, so which one waits is the engine's tie-break.
-waiting=$(k -n muster-sample get jobs -o jsonpath='{range .items[?(@.spec.suspend==true)]}{.metadata.name}{"\n"}{end}' | head -1)
+waiting=$(k -n muster-sample get jobs -o jsonpath='{range .items[?(@.spec.suspend==true)]}{.metadata.name}{"\n"}{end}' | sed -n 1p)
 show "after submission: two Jobs admitted whole, ${waiting:-one} waits for 8 GPUs"
 k -n muster-sample get workloads -o custom-columns='WORKLOAD:.metadata.name,RESERVED:.status.conditions[?(@.type=="QuotaReserved")].reason,MESSAGE:.status.conditions[?(@.type=="QuotaReserved")].message'
 deadline=$((SECONDS + 180))
