@@ -92,7 +92,7 @@ static void on_post(struct fake_api *f, const struct httpd_request *req, json_t 
 	json_t *meta = json_object_get(body, "metadata");
 	const char *name = json_string_value(json_object_get(meta, "name"));
 	const char *gen = json_string_value(json_object_get(meta, "generateName"));
-	char path[600], made[300], uid[64], now[32];
+	char path[sizeof(((struct fake_event *)0)->path)], made[300], uid[64], now[32];
 	if (!meta || (!name && !gen)) {
 		answer_status(resp, 422, "Invalid");
 		return;
@@ -101,7 +101,11 @@ static void on_post(struct fake_api *f, const struct httpd_request *req, json_t 
 		snprintf(made, sizeof(made), "%s%llu", gen, (unsigned long long)(f->uid + 1));
 		name = made;
 	}
-	snprintf(path, sizeof(path), "%s/%s", req->path, name);
+	int n = snprintf(path, sizeof(path), "%s/%s", req->path, name);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		answer_status(resp, 422, "Invalid"); /* a path the fake can't hold whole */
+		return;
+	}
 	if (json_object_get(f->store, path)) {
 		answer_status(resp, 409, "AlreadyExists");
 		return;
