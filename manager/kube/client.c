@@ -32,6 +32,7 @@ struct kube_client {
 	 * saved up; qps <= 0 means none. Every request and watch start takes one token. */
 	double qps, tokens;
 	int burst;
+	long request_timeout_s; /* bounds each request (not watches) */
 	uint64_t refilled_ms; /* uv_now() at the last refill */
 	struct kube_call *active; /* added; doubly linked for O(1) removal */
 	int handles_open; /* uv handles not yet closed; the client is freed at zero */
@@ -372,6 +373,7 @@ int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_
 	if (!c)
 		return -ENOMEM;
 	c->loop = loop;
+	c->request_timeout_s = KUBE_REQUEST_TIMEOUT_S;
 	c->cfg.server = dup_or_null(cfg->server);
 	c->cfg.ca_pem = dup_or_null(cfg->ca_pem);
 	c->cfg.cert_pem = dup_or_null(cfg->cert_pem);
@@ -533,7 +535,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 	int rc = call_new(c, method, path, done, arg, &call);
 	if (rc != 0)
 		return rc;
-	call->timeout_s = 60;
+	call->timeout_s = c->request_timeout_s;
 	if (body && (!(call->request = strdup(body)) ||
 		     !(call->content_type = strdup(content_type ? content_type : "application/json")))) {
 		call_free(call);
@@ -570,6 +572,11 @@ void kube_call_cancel(struct kube_call *call)
 	struct kube_client *c = call->client;
 	if (!uv_is_active((uv_handle_t *)&c->kick))
 		uv_timer_start(&c->kick, on_kick, 0, 0);
+}
+
+void kube_client_set_request_timeout(struct kube_client *c, long seconds)
+{
+	c->request_timeout_s = seconds > 0 ? seconds : KUBE_REQUEST_TIMEOUT_S;
 }
 
 void kube_client_set_rate(struct kube_client *c, double qps, int burst)

@@ -19,6 +19,8 @@
 /* Requests (not watches) in flight at once; more wait in the client, in order. Each holds an
  * HTTP/1.1 connection and its TLS state: unbounded, a burst of writes opened thousands. */
 #define KUBE_MAX_REQUESTS_IN_FLIGHT 16
+/* How long a request (not a watch) may take by default, connecting included. */
+#define KUBE_REQUEST_TIMEOUT_S 60
 /* Connections kept open (watches' and requests'). */
 #define KUBE_MAX_CONNECTIONS 64
 
@@ -54,6 +56,9 @@ void kube_client_free(struct kube_client *c);
  * removes the limit (the default). */
 void kube_client_set_rate(struct kube_client *c, double qps, int burst);
 
+/* Bounds each request started afterwards to seconds (<= 0: KUBE_REQUEST_TIMEOUT_S). A client
+ * whose answers matter only while fresh, such as leader election's, gives up sooner. */
+void kube_client_set_request_timeout(struct kube_client *c, long seconds);
 /*
  * Starts a request. method is "GET", "POST", "PUT", "PATCH" or "DELETE"; path starts with '/';
  * body (copied) may be NULL; content_type defaults to application/json when a body is given.
