@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/engine_objects.h"
 #include "util/yamljson.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)
@@ -23,6 +24,11 @@ void config_defaults(struct muster_config *cfg)
 	cfg->node_feasibility = 1;
 	cfg->client_qps = 300; /* Kueue v1beta2's clientConnection defaults */
 	cfg->client_burst = 500;
+	cfg->leader_elect = 1; /* Kueue's default, with client-go's timings */
+	snprintf(cfg->lease_name, sizeof(cfg->lease_name), "muster-manager");
+	cfg->lease_duration_ms = 15000;
+	cfg->renew_deadline_ms = 10000;
+	cfg->retry_period_ms = 2000;
 	snprintf(cfg->gpu_resource, sizeof(cfg->gpu_resource), "nvidia.com/gpu");
 }
 
@@ -194,10 +200,81 @@ static int parse_client_connection(json_t *c, struct muster_config *cfg, char *e
 	return 0;
 }
 
+/* A DNS-1123 subdomain, as a Lease's name must be (a namespace is a label, checked by the
+ * apiserver when the Lease is written). */
+static int name_field(json_t *obj, const char *name, const char *where, char *out, size_t size,
+		      char *err, size_t errlen)
+{
+	json_t *v = json_object_get(obj, name);
+	const char *s = json_string_value(v);
+	if (!v)
+		return 0;
+	if (!s || strlen(s) >= size || !eobj_is_dns_subdomain(s, strlen(s))) {
+		snprintf(err, errlen, "%s.%s: must be a lowercase DNS name", where, name);
+		return -EINVAL;
+	}
+	snprintf(out, size, "%s", s);
+	return 0;
+}
+
+/* leaderElection, as Kueue's (component-base's LeaderElectionConfiguration). */
+static int parse_leader_election(json_t *l, struct muster_config *cfg, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "leaderElect", "resourceLock", "resourceName",
+					    "resourceNamespace", "leaseDuration", "renewDeadline",
+					    "retryPeriod", NULL };
+	const char *where = "leaderElection";
+	int rc;
+	if (!l)
+		return 0;
+	if (!json_is_object(l)) {
+		snprintf(err, errlen, "leaderElection: must be a mapping");
+		return -EINVAL;
+	}
+	if ((rc = only_keys(l, where, keys, err, errlen)) != 0)
+		return rc;
+	json_t *elect = json_object_get(l, "leaderElect");
+	if (elect && !json_is_boolean(elect)) {
+		snprintf(err, errlen, "leaderElection.leaderElect: must be true or false");
+		return -EINVAL;
+	}
+	if (elect)
+		cfg->leader_elect = json_is_true(elect);
+	json_t *lock = json_object_get(l, "resourceLock");
+	if (lock && (!json_is_string(lock) || strcmp(json_string_value(lock), "leases") != 0)) {
+		snprintf(err, errlen, "leaderElection.resourceLock: only \"leases\" is supported");
+		return -EINVAL;
+	}
+	if ((rc = name_field(l, "resourceName", where, cfg->lease_name, sizeof(cfg->lease_name), err,
+			     errlen)) != 0 ||
+	    (rc = name_field(l, "resourceNamespace", where, cfg->lease_namespace,
+			     sizeof(cfg->lease_namespace), err, errlen)) != 0 ||
+	    (rc = duration_field(l, "leaseDuration", where, &cfg->lease_duration_ms, err, errlen)) != 0 ||
+	    (rc = duration_field(l, "renewDeadline", where, &cfg->renew_deadline_ms, err, errlen)) != 0 ||
+	    (rc = duration_field(l, "retryPeriod", where, &cfg->retry_period_ms, err, errlen)) != 0)
+		return rc;
+	/* client-go's rules: the lease outlives the deadline, which allows a retry or so. The
+	 * Lease holds whole seconds. */
+	if (cfg->lease_duration_ms < 1000 || cfg->lease_duration_ms % 1000 != 0) {
+		snprintf(err, errlen, "leaderElection.leaseDuration: must be whole seconds, at least 1s");
+		return -EINVAL;
+	}
+	if (cfg->renew_deadline_ms >= cfg->lease_duration_ms) {
+		snprintf(err, errlen, "leaderElection.renewDeadline: must be shorter than leaseDuration");
+		return -EINVAL;
+	}
+	if (cfg->retry_period_ms < 100 || cfg->renew_deadline_ms * 10 <= cfg->retry_period_ms * 12) {
+		snprintf(err, errlen,
+			 "leaderElection.retryPeriod: must be at least 100ms, and renewDeadline more than 1.2 times it");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
 {
 	static const char *const top[] = { "apiVersion", "kind", "waitForPodsReady", "placement",
-					   "clientConnection", NULL };
+					   "clientConnection", "leaderElection", NULL };
 	static const char *const wfpr[] = { "enable", "timeout", "recoveryTimeout", "blockAdmission",
 					    "requeuingStrategy", NULL };
 	static const char *const rs[] = { "timestamp", "backoffBaseSeconds", "backoffMaxSeconds",
@@ -218,7 +295,8 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 	if ((rc = only_keys(doc, "", top, err, errlen)) != 0)
 		return rc;
 	if ((rc = parse_placement(json_object_get(doc, "placement"), cfg, err, errlen)) != 0 ||
-	    (rc = parse_client_connection(json_object_get(doc, "clientConnection"), cfg, err, errlen)) != 0)
+	    (rc = parse_client_connection(json_object_get(doc, "clientConnection"), cfg, err, errlen)) != 0 ||
+	    (rc = parse_leader_election(json_object_get(doc, "leaderElection"), cfg, err, errlen)) != 0)
 		return rc;
 	json_t *w = json_object_get(doc, "waitForPodsReady");
 	if (!w)

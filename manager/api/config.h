@@ -21,10 +21,18 @@
  *   clientConnection:              # the apiserver client's rate limit, as Kueue's
  *     qps: 300                     # requests a second on average
  *     burst: 500                   # at most this many at once after a quiet spell
+ *   leaderElection:                # one replica admits and writes (kube/lease.h)
+ *     leaderElect: true
+ *     resourceLock: leases         # the only lock there is
+ *     resourceName: muster-manager # the coordination.k8s.io/v1 Lease
+ *     resourceNamespace: muster-system  # default: the manager's namespace
+ *     leaseDuration: 15s           # a follower takes over this long after the last renewal
+ *     renewDeadline: 10s           # the leader stops writing if it could not renew this long
+ *     retryPeriod: 2s              # renewals and retries
  *
  * Defaults follow Kueue v1beta2: waitForPodsReady is on, timeout 30m, recoveryTimeout = timeout,
  * Eviction, 60 s, 3600 s, no limit;
- * clientConnection qps 300, burst 500. A field muster does not know or implement is an error that
+ * clientConnection qps 300, burst 500; leaderElection on with 15 s / 10 s / 2 s. A field muster does not know or implement is an error that
  * names it: an operator must never believe a setting is in force when it is not.
  */
 #ifndef MUSTER_CONFIG_H
@@ -51,6 +59,10 @@ struct muster_config {
 	char gpu_resource[CONFIG_NAME_MAX];
 	double client_qps;
 	int client_burst;
+	int leader_elect;
+	char lease_name[CONFIG_NAME_MAX];
+	char lease_namespace[CONFIG_NAME_MAX]; /* "" = the manager's namespace */
+	int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms;
 };
 
 /* Kueue's defaults. */

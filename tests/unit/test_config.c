@@ -11,6 +11,7 @@
 
 #include "api/config.h"
 #include "api/objects.h"
+#include "kube/lease.h"
 
 static int parse(const char *text, struct muster_config *cfg, char *err, size_t errlen)
 {
@@ -120,6 +121,17 @@ static void test_config_refusals_name_the_field(void **state)
 		{ "clientConnection: {burst: 2.5}\n", "clientConnection.burst: must be an integer from 1" },
 		{ "clientConnection: {kubeconfig: x}\n", "clientConnection.kubeconfig: unknown" },
 		{ "clientConnection: []\n", "clientConnection: must be a mapping" },
+		{ "leaderElection: {leaderElect: maybe}\n", "leaderElection.leaderElect: must be true or false" },
+		{ "leaderElection: {resourceLock: configmaps}\n", "resourceLock: only \"leases\"" },
+		{ "leaderElection: {resourceName: My_Lease}\n", "resourceName: must be a lowercase DNS name" },
+		{ "leaderElection: {resourceNamespace: \"\"}\n", "resourceNamespace: must be a lowercase DNS name" },
+		{ "leaderElection: {leaseDuration: 1500ms}\n", "leaseDuration: must be whole seconds" },
+		{ "leaderElection: {leaseDuration: 10s}\n", "renewDeadline: must be shorter than leaseDuration" },
+		{ "leaderElection: {retryPeriod: 9s}\n", "renewDeadline more than 1.2 times it" },
+		{ "leaderElection: {retryPeriod: 50ms}\n", "retryPeriod: must be at least 100ms" },
+		{ "leaderElection: {leaseDuration: soon}\n", "leaderElection.leaseDuration: invalid duration" },
+		{ "leaderElection: {lockName: x}\n", "leaderElection.lockName: unknown" },
+		{ "leaderElection: true\n", "leaderElection: must be a mapping" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct muster_config c;
@@ -140,6 +152,43 @@ static void test_config_client_connection(void **state)
 	assert_true(c.client_qps == 50 && c.client_burst == 100);
 	assert_int_equal(parse("clientConnection: {qps: 2.5}\n", &c, err, sizeof(err)), 0);
 	assert_true(c.client_qps == 2.5 && c.client_burst == 500);
+}
+
+/* Kueue's leaderElection section, with client-go's timings as defaults. */
+static void test_config_leader_election(void **state)
+{
+	struct muster_config c;
+	char err[256] = "";
+	assert_int_equal(parse("", &c, err, sizeof(err)), 0);
+	assert_true(c.leader_elect);
+	assert_string_equal(c.lease_name, "muster-manager");
+	assert_string_equal(c.lease_namespace, "");
+	assert_int_equal(c.lease_duration_ms, 15000);
+	assert_int_equal(c.renew_deadline_ms, 10000);
+	assert_int_equal(c.retry_period_ms, 2000);
+	assert_int_equal(parse("leaderElection:\n  leaderElect: false\n", &c, err, sizeof(err)), 0);
+	assert_false(c.leader_elect);
+	assert_int_equal(parse("leaderElection: {leaderElect: true, resourceLock: leases, resourceName: "
+			       "c1f6bfd2.kueue.x-k8s.io, resourceNamespace: kueue-system, leaseDuration: "
+			       "30s, renewDeadline: 20s, retryPeriod: 500ms}\n",
+			       &c, err, sizeof(err)),
+			 0);
+	assert_true(c.leader_elect);
+	assert_string_equal(c.lease_name, "c1f6bfd2.kueue.x-k8s.io");
+	assert_string_equal(c.lease_namespace, "kueue-system");
+	assert_int_equal(c.lease_duration_ms, 30000);
+	assert_int_equal(c.renew_deadline_ms, 20000);
+	assert_int_equal(c.retry_period_ms, 500);
+}
+
+/* A Lease's times are MicroTimes: microseconds, always six digits, UTC. */
+static void test_lease_micro_time(void **state)
+{
+	char buf[40];
+	lease_format_micro_time(1764095400123LL, buf, sizeof(buf));
+	assert_string_equal(buf, "2025-11-25T18:30:00.123000Z");
+	lease_format_micro_time(0, buf, sizeof(buf));
+	assert_string_equal(buf, "1970-01-01T00:00:00.000000Z");
 }
 
 static void test_config_durations(void **state)
@@ -207,6 +256,8 @@ int main(void)
 		cmocka_unit_test(test_config_durations),
 		cmocka_unit_test(test_config_load_names_the_file),
 		cmocka_unit_test(test_config_client_connection),
+		cmocka_unit_test(test_config_leader_election),
+		cmocka_unit_test(test_lease_micro_time),
 		cmocka_unit_test(test_time_rfc3339_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
