@@ -72,6 +72,7 @@ struct deadline {
 #define ADMISSION_CYCLE_MS 50
 
 struct queue_totals; /* queues.c */
+struct lease_elector; /* kube/lease.h */
 struct writer; /* writer.c */
 
 struct mgr {
@@ -80,6 +81,14 @@ struct mgr {
 	struct muster_config conf; /* from --config, over Kueue's defaults */
 	struct kube_config cfg;
 	struct kube_client *kube;
+	/* Leader election (kube/lease.h), NULL when off: only the leader admits and writes, and
+	 * its elector talks through its own client, so renewals never queue behind our writes. */
+	struct lease_elector *elector;
+	struct kube_client *lease_kube;
+	int leading; /* 1 when leader election is off */
+	int stopping; /* SIGTERM: in-flight writes drain, then the lease is released */
+	uv_timer_t stop_timer;
+	uint64_t stop_started; /* uv_now() */
 
 	/* Injected for tests: the wall clock (ms since the epoch) and a random number source. */
 	int64_t (*now_ms)(void);
@@ -239,8 +248,11 @@ void writer_seen(struct mgr *m, enum kind kind, const char *key);
 /* The object is gone: forget what the writer remembers of it (landed writes, expected
  * creates, retry delays, Events recorded). */
 void writer_forget(struct mgr *m, enum kind kind, const char *key);
-/* Whether writes are paused after transport errors (global backoff). */
+/* Whether writes are paused: after transport errors (global backoff), or because this replica
+ * does not hold a fresh lease (followers, and a leader that could not renew). */
 int writer_paused(struct mgr *m);
+/* Writes sent and not yet answered. */
+size_t writer_in_flight(struct mgr *m);
 /* Records a Kubernetes Event about obj (type "Normal" or "Warning"), once per (reason,
  * object) for this process (a new object of the same name, with another uid, gets its own);
  * best effort, a failure is only logged. */

@@ -10,6 +10,7 @@
 #include "api/engine_objects.h"
 #include "api/objects.h"
 #include "ctrl/internal.h"
+#include "kube/lease.h"
 #include "util/log.h"
 #include "webhooks/webhooks.h"
 
@@ -18,11 +19,19 @@
 #define WEBHOOK_MAX_BODY (8u << 20)
 #define MUTATING_CONFIG "muster-mutating-webhook-configuration"
 #define VALIDATING_CONFIG "muster-validating-webhook-configuration"
+#define DEFAULT_MANAGER_NAMESPACE "muster-system"
+#define STOP_DRAIN_MS 3000 /* how long a stopping leader waits for its writes in flight */
 
 /* One pass over the dirty sets, in the direction data flows: Workloads (the engine's view),
  * Jobs, nodes, the admission cycle, then queue status. */
 static void pump(struct mgr *m)
 {
+	if (!m->leading || m->stopping) {
+		/* A follower keeps its caches warm and decides nothing; on taking over it marks
+		 * everything dirty below, as at the first sync. */
+		uv_idle_stop(&m->pump);
+		return;
+	}
 	if (!m->synced) {
 		if (!m->informers[K_JOB] || !ingest_synced(m)) {
 			uv_idle_stop(&m->pump);
@@ -127,9 +136,12 @@ static void on_health_request(void *arg, const struct httpd_request *req, struct
 		resp->status = 200;
 		text = "ok\n";
 	} else if (!strcmp(req->path, "/readyz")) {
-		int ready = m->synced && m->webhooks_installed;
+		/* A follower is ready once its caches are: it serves the webhooks and can take over
+		 * at once. The leader also needs its webhook configurations in place. */
+		int synced = m->informers[K_JOB] && ingest_synced(m);
+		int ready = synced && (!m->leading || m->webhooks_installed);
 		resp->status = ready ? 200 : 503;
-		text = ready ? "ok\n" : !m->synced ? "caches not synced\n" : "webhooks not installed\n";
+		text = ready ? "ok\n" : !synced ? "caches not synced\n" : "webhooks not installed\n";
 	} else {
 		resp->status = 404;
 		text = "not found\n";
@@ -245,11 +257,102 @@ static int install_webhooks(struct mgr *m)
 
 /* --- lifecycle -------------------------------------------------------------------------- */
 
+static void on_lease_released(void *arg)
+{
+	struct mgr *m = arg;
+	uv_stop(m->loop);
+}
+
+/* Stopping as the leader: no new decisions (the pump is off), the writes in flight land or
+ * fail (at most STOP_DRAIN_MS), then the Lease is given up so a follower takes over at once
+ * instead of waiting out leaseDuration. */
+static void on_stop_timer(uv_timer_t *t)
+{
+	struct mgr *m = t->data;
+	if (writer_in_flight(m) > 0 && uv_now(m->loop) - m->stop_started < STOP_DRAIN_MS)
+		return;
+	uv_timer_stop(t);
+	lease_elector_release(m->elector, on_lease_released, m);
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
 	struct mgr *m = s->data;
-	log_info("shutting down", LF_INT("signal", signum), LF_END);
+	if (m->stopping || !m->elector) {
+		log_info("shutting down", LF_INT("signal", signum), LF_END);
+		uv_stop(m->loop);
+		return;
+	}
+	log_info("shutting down", LF_INT("signal", signum),
+		 LF_INT("writes_in_flight", (long long)writer_in_flight(m)), LF_END);
+	m->stopping = 1;
+	m->stop_started = uv_now(m->loop);
+	uv_timer_start(&m->stop_timer, on_stop_timer, 0, 50);
+}
+
+static void on_started_leading(void *arg)
+{
+	struct mgr *m = arg;
+	m->leading = 1;
+	/* URL mode can name one address only: the leader's. */
+	if (!m->webhooks_installed && install_webhooks(m) != 0) {
+		log_error("cannot install webhook configurations", LF_END);
+		m->failed = 1;
+		uv_stop(m->loop);
+		return;
+	}
+	state_kick(m);
+}
+
+/* Lost the Lease: someone else may be admitting already. Stop at once; in a cluster the
+ * container restarts as a follower (client-go's controllers do the same). */
+static void on_stopped_leading(void *arg)
+{
+	struct mgr *m = arg;
+	m->leading = 0;
+	m->failed = 1;
 	uv_stop(m->loop);
+}
+
+/* This replica's holderIdentity: the pod's name where there is a pod (the apiserver-side fence,
+ * config/rbac/leader-fence.yaml, compares it with the pod its token is bound to), else the host
+ * and process. */
+static void lease_identity(char *buf, size_t size)
+{
+	const char *pod = getenv("POD_NAME");
+	char host[256] = "";
+	if (pod && *pod) {
+		snprintf(buf, size, "%s", pod);
+		return;
+	}
+	gethostname(host, sizeof(host) - 1);
+	snprintf(buf, size, "%s_%ld", host[0] ? host : "muster", (long)getpid());
+}
+
+static int start_election(struct mgr *m)
+{
+	char identity[300];
+	const char *ns = m->conf.lease_namespace[0] ? m->conf.lease_namespace : getenv("POD_NAMESPACE");
+	int rc;
+	if (!ns || !*ns)
+		ns = DEFAULT_MANAGER_NAMESPACE;
+	lease_identity(identity, sizeof(identity));
+	if ((rc = kube_client_new(m->loop, &m->cfg, &m->lease_kube)) != 0)
+		return rc;
+	/* A renewal that takes longer than this can't keep the lease anyway. */
+	kube_client_set_request_timeout(m->lease_kube, (long)(m->conf.renew_deadline_ms / 2000));
+	struct lease_options lo = { .namespace_name = ns, .name = m->conf.lease_name,
+				    .identity = identity,
+				    .lease_duration_ms = m->conf.lease_duration_ms,
+				    .renew_deadline_ms = m->conf.renew_deadline_ms,
+				    .retry_period_ms = m->conf.retry_period_ms,
+				    .on_started = on_started_leading, .on_stopped = on_stopped_leading,
+				    .arg = m };
+	if ((rc = lease_elector_start(m->loop, m->lease_kube, &lo, &m->elector)) != 0)
+		return rc;
+	log_info("leader election started", LF_STR("lease", m->conf.lease_name), LF_STR("namespace", ns),
+		 LF_STR("identity", identity), LF_END);
+	return 0;
 }
 
 static void close_walk(uv_handle_t *h, void *arg)
@@ -308,6 +411,7 @@ int mgr_init_for_test(struct mgr *m, uv_loop_t *loop, const struct kube_config *
 	if ((rc = core_init(m, loop)) != 0)
 		return rc;
 	m->synced = 1;
+	m->leading = 1; /* no election: tests drive one manager */
 	return 0;
 }
 
@@ -375,10 +479,20 @@ int manager_run(const struct manager_options *opt)
 	uv_signal_start(&m.sigterm, on_signal, SIGTERM);
 	uv_signal_start(&m.sigint, on_signal, SIGINT);
 
-	/* The webhook server already answers, so registering it can't block Job creation. */
-	if ((rc = install_webhooks(&m)) != 0) {
-		log_error("cannot install webhook configurations", LF_INT("rc", rc), LF_END);
-		goto fail_informers;
+	uv_timer_init(m.loop, &m.stop_timer);
+	m.stop_timer.data = &m;
+	if (m.conf.leader_elect) {
+		if ((rc = start_election(&m)) != 0) {
+			log_error("cannot start leader election", LF_INT("rc", rc), LF_END);
+			goto fail_election;
+		}
+	} else {
+		m.leading = 1;
+		/* The webhook server already answers, so registering it can't block Job creation. */
+		if ((rc = install_webhooks(&m)) != 0) {
+			log_error("cannot install webhook configurations", LF_INT("rc", rc), LF_END);
+			goto fail_election;
+		}
 	}
 	if ((rc = ingest_start(&m)) != 0)
 		goto fail_informers;
@@ -391,6 +505,7 @@ int manager_run(const struct manager_options *opt)
 		 LF_INT("node_feasibility", m.conf.node_feasibility),
 		 LF_INT("client_qps", (long long)m.conf.client_qps),
 		 LF_INT("client_burst", m.conf.client_burst),
+		 LF_INT("leader_elect", m.conf.leader_elect),
 		 LF_INT("webhook_port", httpd_port(m.webhook_srv)),
 		 LF_INT("health_port", httpd_port(m.health_srv)), LF_END);
 
@@ -400,6 +515,9 @@ int manager_run(const struct manager_options *opt)
 	/* Orderly teardown so sanitizers see every allocation returned. */
 fail_informers:
 	ingest_stop(&m);
+fail_election:
+	lease_elector_stop(m.elector);
+	kube_client_free(m.lease_kube);
 fail_servers:
 	httpd_stop(m.webhook_srv);
 	httpd_stop(m.health_srv);

@@ -22,6 +22,7 @@
 
 #include "api/objects.h"
 #include "ctrl/internal.h"
+#include "kube/lease.h"
 #include "util/log.h"
 
 #define KEY_RETRY_START_MS 500
@@ -29,6 +30,9 @@
 #define KEY_CONFLICT_START_MS 100
 #define KEY_REJECTED_START_MS 5000
 #define KEY_REJECTED_MAX_MS 300000
+/* What config/rbac/leader-fence.yaml says when it refuses a write. */
+#define FENCE_MESSAGE "muster leader fence:"
+#define FENCED_RETRY_MS 1000 /* a write held back while the lease is not fresh */
 #define PAUSE_START_MS 250
 #define PAUSE_MAX_MS 4000
 #define LOG_INTERVAL_MS 10000
@@ -197,7 +201,14 @@ static void on_written(void *arg, const struct kube_response *resp)
 	default:
 		w->stats.rejected++;
 		delay = next_delay(w, kind, key, KEY_REJECTED_START_MS, KEY_REJECTED_MAX_MS);
-		log_failure(m, kind, key, "write rejected", resp);
+		log_failure(m, kind, key,
+			    resp->status == 403 && resp->body && strstr(resp->body, FENCE_MESSAGE) &&
+					    lease_elector_is_leader(m->elector) ?
+				    "write rejected: the apiserver's leader fence refuses our writes although we "
+				    "hold the Lease, so its copy of the Lease is stale (kubernetes#130887); "
+				    "restart the kube-apiservers" :
+				    "write rejected",
+			    resp);
 		break;
 	}
 	if (outcome == WRITE_OK) {
@@ -218,6 +229,13 @@ static void on_written(void *arg, const struct kube_response *resp)
 	ctx_free(ctx);
 }
 
+/* With leader election, only the leader writes, and only while its last renewal is fresh
+ * (kube/lease.h, "Fencing"): a leader that can't renew stops before anyone may take over. */
+static int fenced(struct mgr *m)
+{
+	return m->elector && !lease_elector_may_write(m->elector);
+}
+
 int writer_send(struct mgr *m, enum kind kind, const char *key, const char *method,
 		const char *path, const char *content_type, json_t *body, const char *base_rv,
 		write_done_fn done)
@@ -229,7 +247,7 @@ int writer_send(struct mgr *m, enum kind kind, const char *key, const char *meth
 
 	if (writer_paused(m)) {
 		w->stats.paused_skips++;
-		state_at(m, kind, key, w->paused_until);
+		state_at(m, kind, key, fenced(m) ? m->now_ms() + FENCED_RETRY_MS : w->paused_until);
 		json_decref(body);
 		return -EAGAIN;
 	}
@@ -331,7 +349,15 @@ void writer_seen(struct mgr *m, enum kind kind, const char *key)
 
 int writer_paused(struct mgr *m)
 {
-	return m->writer->paused_until > m->now_ms();
+	return m->writer->paused_until > m->now_ms() || fenced(m);
+}
+
+size_t writer_in_flight(struct mgr *m)
+{
+	size_t n = 0;
+	for (enum kind k = 0; k < K_KINDS; k++)
+		n += m->writer->inflight[k].len;
+	return n;
 }
 
 void writer_get_stats(struct mgr *m, struct writer_stats *out)
@@ -399,6 +425,8 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type, 
 {
 	char path[512], now[32];
 	const char *ns = obj_namespace(obj), *uid = obj_uid(obj);
+	if (fenced(m))
+		return; /* a follower's caches see what the leader records */
 	struct event_ctx *ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return;
