@@ -485,6 +485,13 @@ if [ "$with_manager" = 1 ]; then
 		stop_component muster
 	fi
 	mkdir -p "$DIR/muster"
+	# The manager's namespace holds its leader-election Lease.
+	kc get namespace muster-system >/dev/null 2>&1 || kc create namespace muster-system >/dev/null ||
+		die "cannot create namespace muster-system"
+	# The apiserver-side leader fence, applied once and never deleted: a kube-apiserver keeps a
+	# stale copy of the Lease for good once no binding names it (kubernetes#130887). It fences
+	# only pod-bound tokens, so it leaves this host process alone.
+	kc apply -f "$REPO/config/rbac/leader-fence.yaml" >/dev/null || die "cannot apply config/rbac/leader-fence.yaml"
 	# The manager registers its own webhook configuration; nothing is applied for it here.
 	ensure muster "${MUSTER_MANAGER_TIMEOUT:-60}" "$MUSTER_WEBHOOK_PORT" "$MUSTER_HEALTH_PORT" -- "$MUSTER_BIN" manager \
 		--kubeconfig "$KUBECONFIG_FILE" --state-dir "$DIR/muster" \
