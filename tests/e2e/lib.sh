@@ -283,12 +283,12 @@ with_pod_annotation() {
 		-e "s#^      annotations:\$#      annotations:\n        \"$1\": \"$2\"#"
 }
 
-# restart_manager ARGS: stop the manager and start it again with MUSTER_MANAGER_ARGS=ARGS (up.sh
-# starts only what is down). up.sh keeps only the previous log (muster.log.1), so the stopped
-# instance's log is also copied to muster.log.<test>.<n>: tests/run.sh checks every muster.log*
-# for sanitizer reports, which a manager prints at exit (leaks).
-restart_manager() {
-	: "${MUSTER_LOCAL_DIR:?restarting the manager needs MUSTER_LOCAL_DIR}"
+# stop_manager: stop the cluster's manager (SIGTERM, then wait for it to exit). up.sh keeps only
+# the previous log (muster.log.1), so the stopped instance's log is also copied to
+# muster.log.<test>.<n>: tests/run.sh checks every muster.log* for sanitizer reports, which a
+# manager prints at exit (leaks).
+stop_manager() {
+	: "${MUSTER_LOCAL_DIR:?stopping the manager needs MUSTER_LOCAL_DIR}"
 	local pid i
 	pid=$(cat "$MUSTER_LOCAL_DIR/pids/muster.pid" 2>/dev/null) || pid=
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
@@ -301,11 +301,21 @@ restart_manager() {
 	fi
 	MANAGER_RESTARTS=$((${MANAGER_RESTARTS:-0} + 1))
 	cp -f "$MUSTER_LOCAL_DIR/logs/muster.log" "$MUSTER_LOCAL_DIR/logs/muster.log.$TEST_NAME.$MANAGER_RESTARTS" 2>/dev/null || true
+}
+
+# start_manager ARGS: start the cluster's manager with MUSTER_MANAGER_ARGS=ARGS and the rest of
+# the environment the test runs in (MUSTER_BIN, MUSTER_LOCAL_DIR, MUSTER_PORT_OFFSET); up.sh
+# starts only what is down.
+start_manager() {
+	: "${MUSTER_LOCAL_DIR:?starting the manager needs MUSTER_LOCAL_DIR}"
 	MUSTER_MANAGER_ARGS=$1 "$REPO/deploy/local/up.sh" >/dev/null 2>"$MUSTER_LOCAL_DIR/restart-$TEST_NAME.err" || {
 		tail -20 "$MUSTER_LOCAL_DIR/restart-$TEST_NAME.err" >&2
 		return 1
 	}
 }
+
+# restart_manager ARGS: stop the manager and start it again with MUSTER_MANAGER_ARGS=ARGS.
+restart_manager() { stop_manager && start_manager "$1"; }
 
 # queues_settled CQ: whether ClusterQueue CQ and the test namespace's LocalQueue lq are Active
 # and show no Workload: the manager has written their status, so it can be stopped without a
