@@ -21,10 +21,14 @@
  *   clientConnection:              # the apiserver client's rate limit, as Kueue's
  *     qps: 300                     # requests a second on average
  *     burst: 500                   # at most this many at once after a quiet spell
+ *   metrics:                       # Prometheus text format on GET /metrics, plain HTTP
+ *     bindAddress: ":8080"         # host:port; an empty host listens on every address
+ *     enableClusterQueueResources: true  # the cluster_queue_resource, quota and limit series
  *
  * Defaults follow Kueue v1beta2: waitForPodsReady is on, timeout 30m, recoveryTimeout = timeout,
  * Eviction, 60 s, 3600 s, no limit;
- * clientConnection qps 300, burst 500. A field muster does not know or implement is an error that
+ * clientConnection qps 300, burst 500; metrics on ":8080", without the ClusterQueue resource
+ * series (Kueue's code default; its shipped manager config turns them on, as ours does). A field muster does not know or implement is an error that
  * names it: an operator must never believe a setting is in force when it is not.
  */
 #ifndef MUSTER_CONFIG_H
@@ -36,6 +40,7 @@
 enum placement_mode { PLACEMENT_PREFERRED, PLACEMENT_EXACT, PLACEMENT_NONE };
 
 #define CONFIG_NAME_MAX 254
+#define CONFIG_ADDR_MAX 64 /* a numeric IPv4 or IPv6 address and its NUL */
 
 struct muster_config {
 	int wait_for_pods_ready; /* enabled */
@@ -51,6 +56,9 @@ struct muster_config {
 	char gpu_resource[CONFIG_NAME_MAX];
 	double client_qps;
 	int client_burst;
+	char metrics_host[CONFIG_ADDR_MAX]; /* metrics.bindAddress's host; "" = every address */
+	int metrics_port; /* and its port */
+	int metrics_cq_resources; /* metrics.enableClusterQueueResources */
 };
 
 /* Kueue's defaults. */
@@ -62,6 +70,10 @@ int config_parse(const char *data, size_t len, struct muster_config *cfg, char *
 
 /* Reads path and parses it over Kueue's defaults. -errno or -EINVAL with err. */
 int config_load(const char *path, struct muster_config *cfg, char *err, size_t errlen);
+
+/* Splits a Go listen address, "host:port" (":8080", "127.0.0.1:8080", "[::1]:8080"), into a
+ * numeric host ("" for none; IPv6 without brackets) and a port from 0 to 65535. 0, or -EINVAL. */
+int config_split_address(const char *addr, char *host, size_t host_size, int *port);
 
 /* Parses a Go duration ("90s", "5m", "1h30m", "250ms"): 0 with *ms set, or -EINVAL. */
 int config_parse_duration(const char *s, int64_t *ms);

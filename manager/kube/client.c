@@ -34,6 +34,8 @@ struct kube_client {
 	int burst;
 	uint64_t refilled_ms; /* uv_now() at the last refill */
 	struct kube_call *active; /* added; doubly linked for O(1) removal */
+	kube_observe_fn observe; /* NULL: none */
+	void *observe_arg;
 	int handles_open; /* uv handles not yet closed; the client is freed at zero */
 	int closing;
 };
@@ -47,6 +49,7 @@ struct kube_call {
 	char *content_type; /* NULL: no body */
 	char *request; /* the body, or NULL */
 	long timeout_s;
+	uint64_t started_ns; /* uv_hrtime() when it left the queue */
 	CURL *easy; /* NULL while queued */
 	struct curl_slist *headers;
 	struct buf body;
@@ -168,6 +171,9 @@ static void check_multi_info(struct kube_client *c)
 			resp.error_text = result == CURLE_OK ? "" : curl_easy_strerror(result);
 			resp.body = call->body.data ? call->body.data : "";
 			resp.body_len = call->body.len;
+			if (c->observe)
+				c->observe(c->observe_arg, call->method, call->url + strlen(c->cfg.server),
+					   resp.status, resp.error, uv_hrtime() - call->started_ns);
 			call->done(call->arg, &resp);
 		}
 		call_free(call);
@@ -288,6 +294,7 @@ static void start_call(struct kube_client *c, struct kube_call *call)
 	}
 	if (!call->streaming)
 		c->requests_active++;
+	call->started_ns = uv_hrtime();
 	list_push(&c->active, call);
 }
 
@@ -570,6 +577,12 @@ void kube_call_cancel(struct kube_call *call)
 	struct kube_client *c = call->client;
 	if (!uv_is_active((uv_handle_t *)&c->kick))
 		uv_timer_start(&c->kick, on_kick, 0, 0);
+}
+
+void kube_client_set_observer(struct kube_client *c, kube_observe_fn fn, void *arg)
+{
+	c->observe = fn;
+	c->observe_arg = arg;
 }
 
 void kube_client_set_rate(struct kube_client *c, double qps, int burst)
