@@ -10,6 +10,7 @@ packages=(
 	clang libclang-rt-14-dev                  # libFuzzer targets and sanitizer runtimes
 	openssl curl jq ca-certificates procps    # local cluster scripts and end-to-end tests
 	time                                      # peak RSS in tests/bench/bench_simulate_large.sh
+	prometheus                                # scrapes the manager in tests/e2e/test_metrics.sh
 )
 
 missing=()
