@@ -11,6 +11,7 @@ packages=(
 	openssl curl jq ca-certificates procps    # local cluster scripts and end-to-end tests
 	time                                      # peak RSS in tests/bench/bench_simulate_large.sh
 	mmdebstrap umoci skopeo                   # the container image (deploy/image/build.sh) and its test
+	prometheus                                # scrapes the manager in tests/e2e/test_metrics.sh
 )
 
 missing=()

@@ -38,6 +38,8 @@ static void usage(FILE *out)
 		"  --webhook-port PORT   webhook HTTPS port (9443; 0 picks a free one)\n"
 		"  --health-host ADDR    address of /healthz and /readyz (127.0.0.1)\n"
 		"  --health-port PORT    port of /healthz and /readyz (8081)\n"
+		"  --metrics-port PORT   port of /metrics, over the configuration's metrics.bindAddress\n"
+		"                        (whose default is :8080)\n"
 		"  --log-level LEVEL     debug, info, warn or error (info)\n");
 }
 
@@ -61,12 +63,14 @@ static int cmd_manager(int argc, char **argv)
 		{ "webhook-port", required_argument, NULL, 'p' },
 		{ "health-host", required_argument, NULL, 'h' },
 		{ "health-port", required_argument, NULL, 'P' },
+		{ "metrics-port", required_argument, NULL, 'M' },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, '?' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct manager_options opt = { .webhook_host = "127.0.0.1", .webhook_port = 9443,
-				       .health_host = "127.0.0.1", .health_port = 8081 };
+				       .health_host = "127.0.0.1", .health_port = 8081,
+				       .metrics_port = -1 };
 	int c;
 	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (c) {
@@ -87,7 +91,10 @@ static int cmd_manager(int argc, char **argv)
 			break;
 		case 'p':
 		case 'P':
-			if (parse_port(optarg, c == 'p' ? &opt.webhook_port : &opt.health_port) != 0) {
+		case 'M':
+			if (parse_port(optarg, c == 'p' ? &opt.webhook_port :
+					       c == 'P' ? &opt.health_port :
+							  &opt.metrics_port) != 0) {
 				fprintf(stderr, "muster: invalid port %s\n", optarg);
 				return 2;
 			}

@@ -25,7 +25,7 @@ Environment (defaults in brackets):
   MUSTER_PORT_OFFSET      added to every default port below [0]
   MUSTER_ETCD_PORT [23790]  MUSTER_ETCD_PEER_PORT [23800]  MUSTER_API_PORT [16443]
   MUSTER_KCM_PORT [20257]   MUSTER_SCHED_PORT [20259]      MUSTER_KWOK_PORT [20261]
-  MUSTER_WEBHOOK_PORT [19443]  MUSTER_HEALTH_PORT [18081]
+  MUSTER_WEBHOOK_PORT [19443]  MUSTER_HEALTH_PORT [18081]  MUSTER_METRICS_PORT [18082]
   MUSTER_BIN              muster binary to run (skips the cmake build)
   MUSTER_BUILD_DIR        cmake build directory [<repo>/build]
   MUSTER_CRD_DIR          CRDs to apply [<repo>/crds]
@@ -70,8 +70,9 @@ off=${MUSTER_PORT_OFFSET:-0}
 : "${MUSTER_KWOK_PORT:=$((20261 + off))}"
 : "${MUSTER_WEBHOOK_PORT:=$((19443 + off))}"
 : "${MUSTER_HEALTH_PORT:=$((18081 + off))}"
+: "${MUSTER_METRICS_PORT:=$((18082 + off))}"
 PORT_VARS=(MUSTER_ETCD_PORT MUSTER_ETCD_PEER_PORT MUSTER_API_PORT MUSTER_KCM_PORT
-	MUSTER_SCHED_PORT MUSTER_KWOK_PORT MUSTER_WEBHOOK_PORT MUSTER_HEALTH_PORT)
+	MUSTER_SCHED_PORT MUSTER_KWOK_PORT MUSTER_WEBHOOK_PORT MUSTER_HEALTH_PORT MUSTER_METRICS_PORT)
 
 KUBECONFIG_FILE=$DIR/admin.kubeconfig
 # kubectl's discovery cache is keyed by host:port; a fresh cluster on the same port must not
@@ -493,9 +494,10 @@ if [ "$with_manager" = 1 ]; then
 	# only pod-bound tokens, so it leaves this host process alone.
 	kc apply -f "$REPO/config/rbac/leader-fence.yaml" >/dev/null || die "cannot apply config/rbac/leader-fence.yaml"
 	# The manager registers its own webhook configuration; nothing is applied for it here.
-	ensure muster "${MUSTER_MANAGER_TIMEOUT:-60}" "$MUSTER_WEBHOOK_PORT" "$MUSTER_HEALTH_PORT" -- "$MUSTER_BIN" manager \
+	ensure muster "${MUSTER_MANAGER_TIMEOUT:-60}" "$MUSTER_WEBHOOK_PORT" "$MUSTER_HEALTH_PORT" "$MUSTER_METRICS_PORT" -- "$MUSTER_BIN" manager \
 		--kubeconfig "$KUBECONFIG_FILE" --state-dir "$DIR/muster" \
 		--webhook-port "$MUSTER_WEBHOOK_PORT" --health-port "$MUSTER_HEALTH_PORT" \
+		--metrics-port "$MUSTER_METRICS_PORT" \
 		"${MANAGER_ARGS[@]}"
 elif component_pid muster >/dev/null; then
 	log "--no-manager: stopping the manager an earlier run started"

@@ -30,6 +30,36 @@ void config_defaults(struct muster_config *cfg)
 	cfg->renew_deadline_ms = 10000;
 	cfg->retry_period_ms = 2000;
 	snprintf(cfg->gpu_resource, sizeof(cfg->gpu_resource), "nvidia.com/gpu");
+	cfg->metrics_port = 8080;
+}
+
+int config_split_address(const char *addr, char *host, size_t host_size, int *port)
+{
+	const char *colon = addr ? strrchr(addr, ':') : NULL;
+	const char *h = addr;
+	size_t hlen = colon ? (size_t)(colon - addr) : 0;
+	long p = 0;
+	if (!colon || !colon[1])
+		return -EINVAL;
+	if (hlen >= 2 && addr[0] == '[' && addr[hlen - 1] == ']') {
+		h++;
+		hlen -= 2;
+	} else if (memchr(addr, ':', hlen)) {
+		return -EINVAL; /* an IPv6 address needs its brackets */
+	}
+	for (const char *d = colon + 1; *d; d++) {
+		if (*d < '0' || *d > '9' || (p = p * 10 + (*d - '0')) > 65535)
+			return -EINVAL;
+	}
+	for (size_t i = 0; i < hlen; i++)
+		if (!strchr("0123456789abcdefABCDEF.:", h[i]))
+			return -EINVAL; /* numeric addresses only: the server does not resolve names */
+	if (hlen >= host_size)
+		return -EINVAL;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	*port = (int)p;
+	return 0;
 }
 
 int config_parse_duration(const char *s, int64_t *ms)
@@ -271,10 +301,41 @@ static int parse_leader_election(json_t *l, struct muster_config *cfg, char *err
 	return 0;
 }
 
+/* metrics: {bindAddress, enableClusterQueueResources}, as Kueue's. */
+static int parse_metrics(json_t *c, struct muster_config *cfg, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "bindAddress", "enableClusterQueueResources", NULL };
+	int rc;
+	if (!c)
+		return 0;
+	if (!json_is_object(c)) {
+		snprintf(err, errlen, "metrics: must be a mapping");
+		return -EINVAL;
+	}
+	if ((rc = only_keys(c, "metrics", keys, err, errlen)) != 0)
+		return rc;
+	json_t *addr = json_object_get(c, "bindAddress");
+	json_t *res = json_object_get(c, "enableClusterQueueResources");
+	if (addr && (!json_is_string(addr) ||
+		     config_split_address(json_string_value(addr), cfg->metrics_host,
+					  sizeof(cfg->metrics_host), &cfg->metrics_port) != 0)) {
+		snprintf(err, errlen,
+			 "metrics.bindAddress: want host:port with a numeric host or none (\":8080\", \"127.0.0.1:8080\")");
+		return -EINVAL;
+	}
+	if (res && !json_is_boolean(res)) {
+		snprintf(err, errlen, "metrics.enableClusterQueueResources: must be true or false");
+		return -EINVAL;
+	}
+	if (res)
+		cfg->metrics_cq_resources = json_is_true(res);
+	return 0;
+}
+
 static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
 {
 	static const char *const top[] = { "apiVersion", "kind", "waitForPodsReady", "placement",
-					   "clientConnection", "leaderElection", NULL };
+					   "clientConnection", "leaderElection", "metrics", NULL };
 	static const char *const wfpr[] = { "enable", "timeout", "recoveryTimeout", "blockAdmission",
 					    "requeuingStrategy", NULL };
 	static const char *const rs[] = { "timestamp", "backoffBaseSeconds", "backoffMaxSeconds",
@@ -296,7 +357,8 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 		return rc;
 	if ((rc = parse_placement(json_object_get(doc, "placement"), cfg, err, errlen)) != 0 ||
 	    (rc = parse_client_connection(json_object_get(doc, "clientConnection"), cfg, err, errlen)) != 0 ||
-	    (rc = parse_leader_election(json_object_get(doc, "leaderElection"), cfg, err, errlen)) != 0)
+	    (rc = parse_leader_election(json_object_get(doc, "leaderElection"), cfg, err, errlen)) != 0 ||
+	    (rc = parse_metrics(json_object_get(doc, "metrics"), cfg, err, errlen)) != 0)
 		return rc;
 	json_t *w = json_object_get(doc, "waitForPodsReady");
 	if (!w)

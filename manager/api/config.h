@@ -29,10 +29,15 @@
  *     leaseDuration: 15s           # a follower takes over this long after the last renewal
  *     renewDeadline: 10s           # the leader stops writing if it could not renew this long
  *     retryPeriod: 2s              # renewals and retries
+ *   metrics:                       # Prometheus text format on GET /metrics, plain HTTP
+ *     bindAddress: ":8080"         # host:port; an empty host listens on every address
+ *     enableClusterQueueResources: true  # the cluster_queue_resource, quota and limit series
  *
  * Defaults follow Kueue v1beta2: waitForPodsReady is on, timeout 30m, recoveryTimeout = timeout,
- * Eviction, 60 s, 3600 s, no limit;
- * clientConnection qps 300, burst 500; leaderElection on with 15 s / 10 s / 2 s. A field muster does not know or implement is an error that
+ * Eviction, 60 s, 3600 s, no limit; clientConnection qps 300, burst 500; leaderElection on with
+ * 15 s / 10 s / 2 s; metrics on ":8080", without the ClusterQueue resource series (Kueue's code
+ * default; its shipped manager config turns them on, as ours does). A field muster does not
+ * know or implement is an error that
  * names it: an operator must never believe a setting is in force when it is not.
  */
 #ifndef MUSTER_CONFIG_H
@@ -44,6 +49,7 @@
 enum placement_mode { PLACEMENT_PREFERRED, PLACEMENT_EXACT, PLACEMENT_NONE };
 
 #define CONFIG_NAME_MAX 254
+#define CONFIG_ADDR_MAX 64 /* a numeric IPv4 or IPv6 address and its NUL */
 
 struct muster_config {
 	int wait_for_pods_ready; /* enabled */
@@ -63,6 +69,9 @@ struct muster_config {
 	char lease_name[CONFIG_NAME_MAX];
 	char lease_namespace[CONFIG_NAME_MAX]; /* "" = the manager's namespace */
 	int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms;
+	char metrics_host[CONFIG_ADDR_MAX]; /* metrics.bindAddress's host; "" = every address */
+	int metrics_port; /* and its port */
+	int metrics_cq_resources; /* metrics.enableClusterQueueResources */
 };
 
 /* Kueue's defaults. */
@@ -74,6 +83,10 @@ int config_parse(const char *data, size_t len, struct muster_config *cfg, char *
 
 /* Reads path and parses it over Kueue's defaults. -errno or -EINVAL with err. */
 int config_load(const char *path, struct muster_config *cfg, char *err, size_t errlen);
+
+/* Splits a Go listen address, "host:port" (":8080", "127.0.0.1:8080", "[::1]:8080"), into a
+ * numeric host ("" for none; IPv6 without brackets) and a port from 0 to 65535. 0, or -EINVAL. */
+int config_split_address(const char *addr, char *host, size_t host_size, int *port);
 
 /* Parses a Go duration ("90s", "5m", "1h30m", "250ms"): 0 with *ms set, or -EINVAL. */
 int config_parse_duration(const char *s, int64_t *ms);

@@ -3059,6 +3059,16 @@ int engine_cq_counts(const struct engine *e, const char *cq, size_t *pending, si
 	return 0;
 }
 
+int engine_cq_pending(const struct engine *e, const char *cq, size_t *active, size_t *inadmissible)
+{
+	struct ecq *q = cq ? strmap_get(&e->cqs, cq) : NULL;
+	if (!q)
+		return -ENOENT;
+	*active = (size_t)q->heap.n + q->waiting.n;
+	*inadmissible = q->parked.n;
+	return 0;
+}
+
 const struct eng_assignment *engine_admission(const struct engine *ce, const char *key)
 {
 	struct engine *e = (struct engine *)ce; /* the result lives in engine scratch */

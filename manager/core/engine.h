@@ -279,6 +279,10 @@ int engine_cq_active(const struct engine *e, const char *cq, const char **reason
 /* Pending and admitted counts of a ClusterQueue (also of one that was removed or is only
  * named by a LocalQueue: its workloads still wait there). */
 int engine_cq_counts(const struct engine *e, const char *cq, size_t *pending, size_t *admitted);
+/* The same pending count split as Kueue's pending_workloads metric splits it: active (in the
+ * queue, to be looked at, or preemptors waiting for their victims) and inadmissible (looked at,
+ * didn't fit, waiting for the cohort tree to change). active + inadmissible = pending. */
+int engine_cq_pending(const struct engine *e, const char *cq, size_t *active, size_t *inadmissible);
 /* The admission of a workload, or NULL when it is not admitted. The result is the engine's
  * and valid until the next engine call. */
 const struct eng_assignment *engine_admission(const struct engine *e, const char *key);

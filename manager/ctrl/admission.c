@@ -95,6 +95,7 @@ void workload_reconcile(struct mgr *m, const char *key)
 	m->admission_needed = 1;
 	if (!wl) {
 		keyset_del(&m->pending, key);
+		observe_forget_workload(m, key);
 		remember_pending(m, key, NULL, NULL);
 		json_object_del(m->assumed, key);
 		engine_remove_workload(m->engine, key);
@@ -327,6 +328,7 @@ static void on_admitted(struct mgr *m, enum kind kind, const char *key, enum wri
 	(void)kind;
 	json_t *assumed = json_object_get(m->assumed, key);
 	if (outcome == WRITE_OK) {
+		observe_admitted(m, updated ? updated : assumed);
 		log_info("workload admitted", LF_STR("workload", key),
 			 LF_STR("clusterQueue", obj_str(updated ? updated : assumed,
 							"status.admission.clusterQueue")),
@@ -422,7 +424,9 @@ static void on_deactivated(struct mgr *m, enum kind kind, const char *key,
 static void on_evicted(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
 		       json_t *updated)
 {
-	(void)m, (void)kind;
+	(void)kind;
+	if (outcome == WRITE_OK && updated)
+		observe_evicted(m, key, updated);
 	workload_log_landed(outcome, "workload evicted", key, updated, "Evicted");
 }
 
@@ -480,6 +484,18 @@ static void evict_with(struct mgr *m, const char *key, json_t *wl, const char *r
 	workload_write_status(m, key, wl, status, on_evicted);
 }
 
+/* The ClusterQueue a pending workload's LocalQueue points at, from the cache, or NULL. */
+static const char *cq_of_workload(struct mgr *m, const char *key)
+{
+	json_t *wl = store_get(m, K_WORKLOAD, key);
+	const char *queue = obj_str(wl, "spec.queueName"), *ns = obj_namespace(wl);
+	char lq[600];
+	if (!queue || !ns)
+		return NULL;
+	snprintf(lq, sizeof(lq), "%s/%s", ns, queue);
+	return obj_str(store_get(m, K_LQ, lq), "spec.clusterQueue");
+}
+
 /* What the engine decided, applied to the cluster. */
 static void on_decision(void *arg, const struct eng_decision *d)
 {
@@ -495,9 +511,10 @@ static void on_decision(void *arg, const struct eng_decision *d)
 	case ENG_PREEMPT:
 		/* A victim keeps its quota until its pods are gone; the engine hears of it when the
 		 * admission is cleared (workload_reconcile -> engine_evict). */
-		if (d->preemptor)
+		if (d->preemptor) {
+			observe_preemptor(m, d->workload, cq_of_workload(m, d->preemptor));
 			workload_evict(m, d->workload, wl, "Preempted", d->message, d->reason);
-		else
+		} else
 			workload_evict(m, d->workload, wl, d->reason, d->message, NULL);
 		break;
 	case ENG_PENDING:
@@ -513,9 +530,12 @@ void admission_cycle(struct mgr *m)
 	if (writer_paused(m))
 		return;
 	m->admission_needed = 0;
+	int had_pending = keyset_size(&m->pending) > 0;
+	uint64_t started = uv_hrtime();
 	int n = engine_cycle(m->engine, on_decision, m);
 	struct keyset done;
 	const char *key;
+	observe_cycle(m, had_pending, keyset_size(&m->admitted_now), uv_hrtime() - started);
 	state_release_views(m);
 	keyset_take(&m->unsent, &done);
 	KEYSET_FOREACH(&done, i, key) {

@@ -11,6 +11,7 @@
  *   nodes.c      the node model, the engine's feasibility hook, plans and start hints.
  *   queues.c     ClusterQueue specs into the engine; queue status kept incrementally.
  *   writer.c     every write: in-flight tracking, conflicts, backoff, recent writes, Events.
+ *   observe.c    metrics: counters bumped as events land, gauges rebuilt from state at scrape.
  *   state.c      typed key sets, the pump, deadlines, stores, the clock.
  * A file calls only files below it in this list (manager.c calls them all), so there is no
  * call cycle between files; work comes back up only through the dirty sets and through
@@ -37,6 +38,7 @@
 #include "kube/watch.h"
 #include "net/certs.h"
 #include "net/httpd.h"
+#include "util/buf.h"
 
 /* Every kind of object the manager watches; also the kinds of keys it tracks. */
 enum kind {
@@ -74,6 +76,8 @@ struct deadline {
 struct queue_totals; /* queues.c */
 struct lease_elector; /* kube/lease.h */
 struct writer; /* writer.c */
+struct observe; /* observe.c */
+struct metrics; /* obs/metrics.h */
 
 struct mgr {
 	uv_loop_t *loop;
@@ -157,7 +161,38 @@ struct mgr {
 
 	struct writer *writer;
 	struct queue_totals *queues;
+	/* The metrics registry, served on metrics.bindAddress. Leader election sets the
+	 * replica_role its series carry with metrics_set_replica_role(m->metrics, role). */
+	struct metrics *metrics;
+	struct observe *obs; /* observe.c's series and what it remembers */
+	struct httpd *metrics_srv;
 };
+
+/* --- observe.c: metrics ------------------------------------------------------------------------ */
+
+/* Makes the registry (m->metrics) and its series, and watches the kube client's calls. */
+int observe_init(struct mgr *m);
+void observe_release(struct mgr *m);
+/* An admission cycle ran: had_pending whether workloads were waiting, admitted how many it
+ * admitted, and how long it took. A cycle with neither is not an attempt. */
+void observe_cycle(struct mgr *m, int had_pending, size_t admitted, uint64_t duration_ns);
+/* A Workload's admission write landed; wl is the admitted object. */
+void observe_admitted(struct mgr *m, json_t *wl);
+/* The preemption of victim for a workload of preempting_cq was decided; counted when the
+ * eviction lands (observe_evicted). */
+void observe_preemptor(struct mgr *m, const char *victim, const char *preempting_cq);
+/* A Workload's eviction write landed; wl is the evicted object (Evicted, maybe Preempted). */
+void observe_evicted(struct mgr *m, const char *key, json_t *wl);
+/* The Workload is gone: forget what was remembered for it. */
+void observe_forget_workload(struct mgr *m, const char *key);
+/* The ClusterQueue is gone: its series go too, as in Kueue. */
+void observe_forget_cq(struct mgr *m, const char *name);
+/* A node placement was tried: rc 0 planned, 1 no layout, < 0 error. */
+void observe_placement(struct mgr *m, int rc);
+/* A webhook request on path was answered in duration_ns. */
+void observe_webhook(struct mgr *m, const char *path, uint64_t duration_ns);
+/* Rebuilds the gauges that mirror state and appends the exposition text to out. 0 or -errno. */
+int observe_render(struct mgr *m, struct buf *out);
 
 /* --- state.c: key sets, marking, the pump, deadlines, stores ------------------------------ */
 

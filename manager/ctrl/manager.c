@@ -11,6 +11,7 @@
 #include "api/objects.h"
 #include "ctrl/internal.h"
 #include "kube/lease.h"
+#include "obs/metrics.h"
 #include "util/log.h"
 #include "webhooks/webhooks.h"
 
@@ -112,13 +113,22 @@ void mgr_pump_once(struct mgr *m)
 
 static void on_webhook_request(void *arg, const struct httpd_request *req, struct httpd_response *resp)
 {
+	struct mgr *m = arg;
 	char *body = NULL;
 	resp->content_type = "application/json";
 	if (strcmp(req->method, "POST") != 0) {
 		resp->status = 405;
 		return;
 	}
+	uint64_t started = uv_hrtime();
 	resp->status = webhook_handle(req->path, req->body, req->body_len, &body);
+	/* Known paths only: a label per path anyone may send would be unbounded. */
+	const char *label = !strcmp(req->path, WEBHOOK_PATH_MUTATE_JOB) ||
+					    !strcmp(req->path, WEBHOOK_PATH_VALIDATE_JOB) ||
+					    !strcmp(req->path, WEBHOOK_PATH_VALIDATE_CQ) ?
+				    req->path :
+				    "other";
+	observe_webhook(m, label, uv_hrtime() - started);
 	if (!body) {
 		resp->status = 500;
 		return;
@@ -147,6 +157,31 @@ static void on_health_request(void *arg, const struct httpd_request *req, struct
 		text = "not found\n";
 	}
 	resp->body = strdup(text);
+	resp->body_len = resp->body ? strlen(resp->body) : 0;
+}
+
+/* GET /metrics: the Prometheus text format (observe.c). */
+static void on_metrics_request(void *arg, const struct httpd_request *req, struct httpd_response *resp)
+{
+	struct mgr *m = arg;
+	struct buf out;
+	resp->content_type = "text/plain";
+	if (strcmp(req->path, "/metrics") != 0) {
+		resp->status = 404;
+		resp->body = strdup("not found\n");
+	} else if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0) {
+		resp->status = 405;
+		resp->body = strdup("method not allowed\n");
+	} else {
+		buf_init(&out, 64u << 20);
+		if (observe_render(m, &out) == 0 && (resp->body = out.data ? buf_take(&out) : strdup("")) != NULL) {
+			resp->status = 200;
+			resp->content_type = METRICS_CONTENT_TYPE;
+		} else {
+			resp->status = 500;
+		}
+		buf_release(&out);
+	}
 	resp->body_len = resp->body ? strlen(resp->body) : 0;
 }
 
@@ -294,6 +329,7 @@ static void on_started_leading(void *arg)
 {
 	struct mgr *m = arg;
 	m->leading = 1;
+	metrics_set_replica_role(m->metrics, "leader");
 	/* URL mode can name one address only: the leader's. */
 	if (!m->webhooks_installed && install_webhooks(m) != 0) {
 		log_error("cannot install webhook configurations", LF_END);
@@ -382,7 +418,8 @@ static int core_init(struct mgr *m, uv_loop_t *loop)
 	m->pump_fn = pump;
 	m->cycle_ms = ADMISSION_CYCLE_MS;
 	if ((rc = state_init(m)) != 0 || (rc = writer_init(m)) != 0 || (rc = queues_init(m)) != 0 ||
-	    (rc = engine_new(&m->engine)) != 0 || (rc = nodes_init(m)) != 0)
+	    (rc = engine_new(&m->engine)) != 0 || (rc = nodes_init(m)) != 0 ||
+	    (rc = observe_init(m)) != 0)
 		return rc;
 	if (m->kube)
 		kube_client_set_rate(m->kube, m->conf.client_qps, m->conf.client_burst);
@@ -397,6 +434,7 @@ static void core_release(struct mgr *m)
 	engine_free(m->engine);
 	m->engine = NULL;
 	nodes_free(m);
+	observe_release(m);
 	state_release(m);
 }
 
@@ -468,8 +506,13 @@ int manager_run(const struct manager_options *opt)
 				    .handler_arg = &m };
 	struct httpd_options hh = { .host = opt->health_host, .port = opt->health_port,
 				    .handler = on_health_request, .handler_arg = &m };
+	/* metrics.bindAddress; an empty host listens on every IPv4 address, as Go's ":8080". */
+	struct httpd_options mh = { .host = m.conf.metrics_host[0] ? m.conf.metrics_host : "0.0.0.0",
+				    .port = opt->metrics_port >= 0 ? opt->metrics_port : m.conf.metrics_port,
+				    .handler = on_metrics_request, .handler_arg = &m };
 	if ((rc = httpd_start(m.loop, &wh, &m.webhook_srv)) != 0 ||
-	    (rc = httpd_start(m.loop, &hh, &m.health_srv)) != 0) {
+	    (rc = httpd_start(m.loop, &hh, &m.health_srv)) != 0 ||
+	    (rc = httpd_start(m.loop, &mh, &m.metrics_srv)) != 0) {
 		log_error("cannot listen", LF_INT("rc", rc), LF_STR("error", strerror(-rc)), LF_END);
 		goto fail_servers;
 	}
@@ -482,6 +525,7 @@ int manager_run(const struct manager_options *opt)
 	uv_timer_init(m.loop, &m.stop_timer);
 	m.stop_timer.data = &m;
 	if (m.conf.leader_elect) {
+		metrics_set_replica_role(m.metrics, "follower");
 		if ((rc = start_election(&m)) != 0) {
 			log_error("cannot start leader election", LF_INT("rc", rc), LF_END);
 			goto fail_election;
@@ -507,7 +551,8 @@ int manager_run(const struct manager_options *opt)
 		 LF_INT("client_burst", m.conf.client_burst),
 		 LF_INT("leader_elect", m.conf.leader_elect),
 		 LF_INT("webhook_port", httpd_port(m.webhook_srv)),
-		 LF_INT("health_port", httpd_port(m.health_srv)), LF_END);
+		 LF_INT("health_port", httpd_port(m.health_srv)),
+		 LF_INT("metrics_port", httpd_port(m.metrics_srv)), LF_END);
 
 	uv_run(m.loop, UV_RUN_DEFAULT);
 	status = m.failed ? 1 : 0;
@@ -521,6 +566,7 @@ fail_election:
 fail_servers:
 	httpd_stop(m.webhook_srv);
 	httpd_stop(m.health_srv);
+	httpd_stop(m.metrics_srv);
 fail_core:
 	kube_client_free(m.kube);
 	core_release(&m);

@@ -15,6 +15,7 @@ struct manager_options {
 	int webhook_port;
 	const char *health_host;
 	int health_port;
+	int metrics_port; /* overrides metrics.bindAddress's port; -1 = keep it */
 };
 
 /* Runs until SIGTERM or SIGINT. Returns the process exit status. */

@@ -275,6 +275,7 @@ static int place_workload(struct mgr *m, const char *key, json_t *wl, const stru
 	memset(&plan, 0, sizeof(plan));
 	int rc = pobj_place_workload(m->placement, &m->catalog, wl, key, a, PLC_MUSTER, &plan, msg,
 				     size);
+	observe_placement(m, rc);
 	if (rc == 0) {
 		json_object_set_new(m->plans, key, plan_to_json(&plan));
 		log_debug("placed", LF_STR("workload", key), LF_END);

@@ -297,6 +297,7 @@ void cq_apply(struct mgr *m, const char *name, json_t *obj)
 
 	if (!obj) {
 		engine_remove_cq(m->engine, name);
+		observe_forget_cq(m, name);
 		json_object_del(m->unsupported, name);
 		json_decref(info);
 		return;

@@ -35,6 +35,8 @@ struct kube_client {
 	long request_timeout_s; /* bounds each request (not watches) */
 	uint64_t refilled_ms; /* uv_now() at the last refill */
 	struct kube_call *active; /* added; doubly linked for O(1) removal */
+	kube_observe_fn observe; /* NULL: none */
+	void *observe_arg;
 	int handles_open; /* uv handles not yet closed; the client is freed at zero */
 	int closing;
 };
@@ -48,6 +50,7 @@ struct kube_call {
 	char *content_type; /* NULL: no body */
 	char *request; /* the body, or NULL */
 	long timeout_s;
+	uint64_t started_ns; /* uv_hrtime() when it left the queue */
 	CURL *easy; /* NULL while queued */
 	struct curl_slist *headers;
 	struct buf body;
@@ -169,6 +172,9 @@ static void check_multi_info(struct kube_client *c)
 			resp.error_text = result == CURLE_OK ? "" : curl_easy_strerror(result);
 			resp.body = call->body.data ? call->body.data : "";
 			resp.body_len = call->body.len;
+			if (c->observe)
+				c->observe(c->observe_arg, call->method, call->url + strlen(c->cfg.server),
+					   resp.status, resp.error, uv_hrtime() - call->started_ns);
 			call->done(call->arg, &resp);
 		}
 		call_free(call);
@@ -289,6 +295,7 @@ static void start_call(struct kube_client *c, struct kube_call *call)
 	}
 	if (!call->streaming)
 		c->requests_active++;
+	call->started_ns = uv_hrtime();
 	list_push(&c->active, call);
 }
 
@@ -577,6 +584,12 @@ void kube_call_cancel(struct kube_call *call)
 void kube_client_set_request_timeout(struct kube_client *c, long seconds)
 {
 	c->request_timeout_s = seconds > 0 ? seconds : KUBE_REQUEST_TIMEOUT_S;
+}
+
+void kube_client_set_observer(struct kube_client *c, kube_observe_fn fn, void *arg)
+{
+	c->observe = fn;
+	c->observe_arg = arg;
 }
 
 void kube_client_set_rate(struct kube_client *c, double qps, int burst)

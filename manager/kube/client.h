@@ -11,6 +11,7 @@
 #define MUSTER_KUBE_CLIENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "kube/kubeconfig.h"
@@ -72,6 +73,15 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 /* Starts a streaming GET (a watch). timeout_s bounds the whole stream on our side. */
 int kube_stream(struct kube_client *c, const char *path, long timeout_s, kube_data_fn data,
 		kube_done_fn done, void *arg, struct kube_call **out);
+
+/* Watches every completed call (not cancelled ones), for metrics, so the client itself knows
+ * nothing of them: method, path (as given, with its query), HTTP status (0 when no response
+ * arrived), transport error (0 or -errno), and the time from the call leaving the client's
+ * queue to its completion, in ns. Runs on the loop thread before the call's own callback. */
+typedef void (*kube_observe_fn)(void *arg, const char *method, const char *path, long status,
+				int error, uint64_t duration_ns);
+/* Installs (or with fn NULL removes) the observer. */
+void kube_client_set_observer(struct kube_client *c, kube_observe_fn fn, void *arg);
 
 /* Stops a call; its callbacks never run afterwards. Safe from inside its own data callback. */
 void kube_call_cancel(struct kube_call *call);

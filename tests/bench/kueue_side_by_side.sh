@@ -241,9 +241,14 @@ start_manager() {
 	if [ "$1" = muster ]; then
 		rm -rf "$RUN/muster-state"
 		mkdir -p "$RUN/muster-state"
+		# A muster with /metrics listens on :8080 unless told otherwise; older ones lack the flag.
+		metrics_flag=()
+		if "$muster_bin" --help 2>/dev/null | grep -q -- --metrics-port; then
+			metrics_flag=(--metrics-port $((18082 + port_offset)))
+		fi
 		MGR_T0=$(now)
 		"$muster_bin" manager --kubeconfig "$KC" --config "$muster_config" --state-dir "$RUN/muster-state" \
-			--webhook-port "$WEBHOOK_PORT" --health-port "$HEALTH_PORT" </dev/null >"$RUN/manager.log" 2>&1 &
+			--webhook-port "$WEBHOOK_PORT" --health-port "$HEALTH_PORT" "${metrics_flag[@]}" </dev/null >"$RUN/manager.log" 2>&1 &
 		MGR_PID=$!
 		until curl --noproxy '*' -sf --max-time 2 "http://127.0.0.1:$HEALTH_PORT/readyz" >/dev/null 2>&1; do
 			alive "$MGR_PID" || { tail -20 "$RUN/manager.log" >&2; die "muster exited before it was ready"; }

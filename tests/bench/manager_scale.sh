@@ -84,6 +84,11 @@ if [ -z "${MUSTER_BIN:-}" ]; then
 	fi
 fi
 [ -x "$MUSTER_BIN" ] || die "MUSTER_BIN=$MUSTER_BIN is not executable"
+# A muster with /metrics listens on :8080 unless told otherwise; older ones lack the flag.
+METRICS_FLAG=()
+if "$MUSTER_BIN" --help 2>/dev/null | grep -q -- --metrics-port; then
+	METRICS_FLAG=(--metrics-port $((18082 + MUSTER_PORT_OFFSET + 7)))
+fi
 
 prev_n=0 prev_w=0
 for p in $POINTS; do
@@ -320,7 +325,7 @@ measure_run() {
 	t0=$(now)
 	"$MUSTER_BIN" manager --kubeconfig "$KC" --config "$OUT/manager.yaml" \
 		--state-dir "$MUSTER_LOCAL_DIR/muster-scale" \
-		--webhook-port "$WEBHOOK_PORT" --health-port "$HEALTH_PORT" </dev/null >"$OUT/manager-$tag.log" 2>&1 &
+		--webhook-port "$WEBHOOK_PORT" --health-port "$HEALTH_PORT" "${METRICS_FLAG[@]}" </dev/null >"$OUT/manager-$tag.log" 2>&1 &
 	MGR_PID=$!
 	pid=$MGR_PID
 	# 1 s samples: seconds since start, VmRSS KiB, VmHWM KiB, CPU ticks, open sockets.

@@ -132,6 +132,13 @@ static void test_config_refusals_name_the_field(void **state)
 		{ "leaderElection: {leaseDuration: soon}\n", "leaderElection.leaseDuration: invalid duration" },
 		{ "leaderElection: {lockName: x}\n", "leaderElection.lockName: unknown" },
 		{ "leaderElection: true\n", "leaderElection: must be a mapping" },
+		{ "metrics: {bindAddress: 8080}\n", "metrics.bindAddress: want host:port" },
+		{ "metrics: {bindAddress: \":http\"}\n", "metrics.bindAddress: want host:port" },
+		{ "metrics: {bindAddress: \":70000\"}\n", "metrics.bindAddress: want host:port" },
+		{ "metrics: {bindAddress: \"localhost:8080\"}\n", "metrics.bindAddress: want host:port" },
+		{ "metrics: {bindAddress: \"::1:8080\"}\n", "metrics.bindAddress: want host:port" },
+		{ "metrics: {enableClusterQueueResources: maybe}\n", "enableClusterQueueResources: must be true or false" },
+		{ "metrics: {customLabels: []}\n", "metrics.customLabels: unknown" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct muster_config c;
@@ -189,6 +196,27 @@ static void test_lease_micro_time(void **state)
 	assert_string_equal(buf, "2025-11-25T18:30:00.123000Z");
 	lease_format_micro_time(0, buf, sizeof(buf));
 	assert_string_equal(buf, "1970-01-01T00:00:00.000000Z");
+}
+
+static void test_config_metrics(void **state)
+{
+	struct muster_config c;
+	char err[256] = "";
+	config_defaults(&c);
+	assert_string_equal(c.metrics_host, "");
+	assert_int_equal(c.metrics_port, 8080);
+	assert_false(c.metrics_cq_resources); /* Kueue's code default */
+	assert_int_equal(parse("metrics: {bindAddress: \"127.0.0.1:18082\", enableClusterQueueResources: true}\n",
+			       &c, err, sizeof(err)), 0);
+	assert_string_equal(c.metrics_host, "127.0.0.1");
+	assert_int_equal(c.metrics_port, 18082);
+	assert_true(c.metrics_cq_resources);
+	assert_int_equal(parse("metrics: {bindAddress: \"[::1]:9090\"}\n", &c, err, sizeof(err)), 0);
+	assert_string_equal(c.metrics_host, "::1");
+	assert_int_equal(c.metrics_port, 9090);
+	assert_int_equal(parse("metrics: {bindAddress: \":0\"}\n", &c, err, sizeof(err)), 0);
+	assert_string_equal(c.metrics_host, "");
+	assert_int_equal(c.metrics_port, 0);
 }
 
 static void test_config_durations(void **state)
@@ -258,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_config_client_connection),
 		cmocka_unit_test(test_config_leader_election),
 		cmocka_unit_test(test_lease_micro_time),
+		cmocka_unit_test(test_config_metrics),
 		cmocka_unit_test(test_time_rfc3339_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

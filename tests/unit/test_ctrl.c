@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,6 +382,28 @@ static void admitted_job(struct t *t, const char *cpu_quota, const char *name, c
 	assert_true(json_is_false(obj_path(fake_api_get(t->api, job_path), "spec.suspend")));
 }
 
+/* The value of one series in the manager's /metrics text: series is its name and labels as
+ * rendered, e.g. "kueue_admitted_workloads_total{cluster_queue=\"cq\",replica_role=\"standalone\"}".
+ * -1 when the series is absent. */
+static double metric(struct t *t, const char *series)
+{
+	struct buf out;
+	double v = -1;
+	buf_init(&out, 1u << 24);
+	assert_int_equal(observe_render(&t->m, &out), 0);
+	size_t n = strlen(series);
+	for (const char *line = out.data; line && *line;) {
+		if (!strncmp(line, series, n) && line[n] == ' ')
+			v = strtod(line + n + 1, NULL);
+		const char *nl = strchr(line, '\n');
+		line = nl ? nl + 1 : NULL;
+	}
+	buf_release(&out);
+	return v;
+}
+
+#define ROLE "replica_role=\"standalone\""
+
 /* --- tests ------------------------------------------------------------------------------- */
 
 /* The plain path: a pending Workload is admitted with one status write, and nothing more is
@@ -581,6 +604,94 @@ static void test_eviction_sequence(void **state)
 	assert_true(fake_cond(t, high, "QuotaReserved"));
 	assert_null(engine_admission(t->m.engine, key_of(low)));
 	assert_non_null(engine_admission(t->m.engine, "ns/high"));
+	/* Counted once each, when the writes landed: the eviction for the victim's queue, the
+	 * preemption for the preemptor's, and two admissions. */
+	assert_true(metric(t, "kueue_evicted_workloads_total{cluster_queue=\"cq\",reason=\"Preempted\"," ROLE "}") == 1);
+	assert_true(metric(t, "kueue_preempted_workloads_total{preempting_cluster_queue=\"cq\","
+			      "reason=\"InClusterQueue\"," ROLE "}") == 1);
+	assert_true(metric(t, "kueue_admitted_workloads_total{cluster_queue=\"cq\"," ROLE "}") == 2);
+}
+
+/* An admission is counted when its write lands, not when it is sent: a 409 counts nothing, the
+ * retry that lands counts one. Pending counts are the ones the ClusterQueue's status shows,
+ * and the apiserver calls are counted per verb, resource and code. */
+static void test_metrics_follow_landed_writes(void **state)
+{
+	struct t *t = *state;
+	const char *admitted = "kueue_admitted_workloads_total{cluster_queue=\"cq\"," ROLE "}";
+	seed_queue(t, "2", NULL);
+	assert_true(metric(t, "muster_build_info{version=\"" MUSTER_VERSION "\",git=\"" MUSTER_GIT "\"}") == 1);
+	assert_true(metric(t, "muster_leader") == 1); /* standalone */
+	fake_api_fail(t->api, "PATCH", WL_PATH("w1") "/status", 409, 1);
+	seed(t, K_WORKLOAD, workload("w1", "2", 0, "2026-01-01T00:00:00Z"));
+	seed(t, K_WORKLOAD, workload("w2", "2", 0, "2026-01-01T00:00:01Z"));
+	settle(t);
+	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 409), 1);
+	assert_true(metric(t, admitted) == -1);
+	assert_true(metric(t, "muster_apiserver_requests_total{verb=\"patch\",resource=\"workloads/status\","
+			      "code=\"409\"," ROLE "}") >= 1);
+	advance(t, 1000);
+	converge(t);
+	advance(t, 3000); /* the queue status interval */
+	converge(t);
+	assert_true(metric(t, admitted) == 1);
+	assert_true(metric(t, "kueue_quota_reserved_workloads_total{cluster_queue=\"cq\"," ROLE "}") == 1);
+	assert_true(metric(t, "kueue_admission_wait_time_seconds_count{cluster_queue=\"cq\"," ROLE "}") == 1);
+	assert_true(metric(t, "kueue_admission_attempts_total{result=\"success\"," ROLE "}") >= 1);
+	assert_true(metric(t, "kueue_reserving_active_workloads{cluster_queue=\"cq\"," ROLE "}") == 1);
+	assert_true(metric(t, "kueue_cluster_queue_status{cluster_queue=\"cq\",status=\"active\"," ROLE "}") == 1);
+	assert_true(metric(t, "kueue_cluster_queue_status{cluster_queue=\"cq\",status=\"pending\"," ROLE "}") == 0);
+	/* One waits for quota: the metric and the written status agree. */
+	json_int_t status_pending = json_integer_value(
+		obj_path(fake_api_get(t->api, KUEUE "/clusterqueues/cq"), "status.pendingWorkloads"));
+	assert_int_equal(status_pending, 1);
+	double active = metric(t, "kueue_pending_workloads{cluster_queue=\"cq\",status=\"active\"," ROLE "}");
+	double inadmissible = metric(t, "kueue_pending_workloads{cluster_queue=\"cq\",status=\"inadmissible\"," ROLE "}");
+	assert_true(active >= 0 && inadmissible >= 0);
+	assert_true(active + inadmissible == (double)status_pending);
+	/* Resource series are off by default, as in Kueue. */
+	assert_true(metric(t, "kueue_cluster_queue_nominal_quota{cohort=\"\",cluster_queue=\"cq\","
+			      "flavor=\"default\",resource=\"cpu\"," ROLE "}") == -1);
+	assert_true(metric(t, "muster_apiserver_requests_total{verb=\"patch\",resource=\"workloads/status\","
+			      "code=\"200\"," ROLE "}") >= 2);
+}
+
+static void enable_cq_resources(struct muster_config *c)
+{
+	c->metrics_cq_resources = 1;
+}
+
+static int setup_cq_resources(void **state)
+{
+	return setup_with(state, enable_cq_resources);
+}
+
+/* With enableClusterQueueResources, quota and usage per flavor and resource; a deleted
+ * ClusterQueue's series all go. */
+static void test_metrics_cq_resources_and_deletion(void **state)
+{
+	struct t *t = *state;
+	const char *usage = "kueue_cluster_queue_resource_usage{cohort=\"\",cluster_queue=\"cq\","
+			    "flavor=\"default\",resource=\"cpu\"," ROLE "}";
+	seed_queue(t, "4", NULL);
+	seed(t, K_WORKLOAD, workload("w1", "1500m", 0, "2026-01-01T00:00:00Z"));
+	converge(t);
+	assert_true(metric(t, usage) == 1.5);
+	assert_true(metric(t, "kueue_cluster_queue_nominal_quota{cohort=\"\",cluster_queue=\"cq\","
+			      "flavor=\"default\",resource=\"cpu\"," ROLE "}") == 4);
+	assert_true(isinf(metric(t, "kueue_cluster_queue_borrowing_limit{cohort=\"\",cluster_queue=\"cq\","
+				    "flavor=\"default\",resource=\"cpu\"," ROLE "}")));
+	assert_true(metric(t, "kueue_admitted_workloads_total{cluster_queue=\"cq\"," ROLE "}") == 1);
+	/* The ClusterQueue is deleted. */
+	json_t *old = json_incref(json_object_get(t->stores[K_CQ], "cq"));
+	json_object_del(t->stores[K_CQ], "cq");
+	ingest_event(&t->m, K_CQ, WATCH_DELETED, "cq", old, NULL);
+	json_decref(old);
+	settle(t);
+	assert_true(metric(t, usage) == -1);
+	assert_true(metric(t, "kueue_admitted_workloads_total{cluster_queue=\"cq\"," ROLE "}") == -1);
+	assert_true(metric(t, "kueue_pending_workloads{cluster_queue=\"cq\",status=\"active\"," ROLE "}") == -1);
+	assert_true(metric(t, "kueue_cluster_queue_status{cluster_queue=\"cq\",status=\"active\"," ROLE "}") == -1);
 }
 
 /* A restart rebuilds usage from status.admission: the admitted Workload is charged, not
@@ -870,6 +981,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cohort_self_parent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_objects_get_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycles_batched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_follow_landed_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_cq_resources_and_deletion, setup_cq_resources,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_queue_status_coalesced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_requeue_backoff_and_deactivation, setup_pods_ready,
 						teardown),

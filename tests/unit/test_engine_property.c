@@ -306,6 +306,11 @@ static void check(struct world *w, const char *after)
 		struct node *q = &w->cq[i];
 		size_t pending, adm;
 		assert_int_equal(engine_cq_counts(w->e, q->name, &pending, &adm), 0);
+		size_t active, inadmissible; /* the metric's split adds up to the status' count */
+		assert_int_equal(engine_cq_pending(w->e, q->name, &active, &inadmissible), 0);
+		if (active + inadmissible != pending)
+			fail_msg("op %ld (%s): %s pending %zu, split %zu + %zu", w->ops, after, q->name,
+				 pending, active, inadmissible);
 		if (adm != n_adm[i])
 			fail_msg("op %ld (%s): %s admitted %zu, test counts %zu", w->ops, after,
 				 q->name, adm, n_adm[i]);
