@@ -59,10 +59,13 @@ static int64_t wall_now_ms(void)
 void lease_format_micro_time(int64_t ms, char *buf, size_t size)
 {
 	time_t s = (time_t)(ms / 1000);
+	unsigned micros = (unsigned)(ms % 1000) * 1000u % 1000000u;
 	struct tm tm;
+	size_t n;
 	gmtime_r(&s, &tm);
-	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000) * 1000);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (n == 0 || (size_t)snprintf(buf + n, size - n, ".%06uZ", micros) >= size - n)
+		snprintf(buf, size, "%s", ""); /* too small a buffer: nothing half-written */
 }
 
 static void tick(struct lease_elector *e);
