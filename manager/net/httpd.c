@@ -82,6 +82,7 @@ struct conn {
 	size_t head_scan; /* http_head_end progress through in */
 	size_t head_len; /* CONN_BODY: bytes of the current head at the start of in */
 	size_t body_len; /* CONN_BODY: its Content-Length */
+	size_t reserved; /* of the server's max_buffered, for this body */
 	size_t write_pending; /* bytes handed to uv_write whose callback has not run */
 	enum conn_state state;
 	enum timer_mode timer_mode;
@@ -100,6 +101,7 @@ struct httpd {
 	httpd_handler_fn handler;
 	void *handler_arg;
 	size_t max_body;
+	size_t max_buffered, buffered, buffered_large; /* bodies counted, and the large ones */
 	size_t in_cap; /* cap on a conn's input buffer: head + body + one read */
 	unsigned max_connections;
 	unsigned request_timeout_ms;
@@ -110,6 +112,7 @@ struct httpd {
 	bool stopping;
 	bool listener_closed;
 	bool overload_logged; /* "too many connections" is logged once per episode */
+	bool budget_logged; /* "over budget", once per episode */
 	/* libuv hands each read to on_read before it allocates for the next, so one buffer serves
 	 * every connection. */
 	char read_buf[READ_CHUNK];
@@ -470,6 +473,30 @@ static void conn_fail(struct conn *c, int status)
 
 /* ---- requests ---- */
 
+/* Counts a body against the server's budget (httpd.h: max_buffered). false: no room. */
+static bool body_reserve(struct conn *c, size_t len)
+{
+	struct httpd *h = c->h;
+	bool large = len > h->max_buffered / 16;
+	if (len > h->max_buffered - h->buffered ||
+	    (large && len > h->max_buffered / 2 - h->buffered_large))
+		return false;
+	h->buffered += len;
+	if (large)
+		h->buffered_large += len;
+	c->reserved = len;
+	return true;
+}
+
+static void body_unreserve(struct conn *c)
+{
+	struct httpd *h = c->h;
+	h->buffered -= c->reserved;
+	if (c->reserved > h->max_buffered / 16)
+		h->buffered_large -= c->reserved;
+	c->reserved = 0;
+}
+
 static bool conn_accepts_input(const struct conn *c)
 {
 	return !c->closing && !c->paused && c->state <= CONN_BODY;
@@ -508,6 +535,15 @@ static bool conn_begin_request(struct conn *c)
 	}
 	if (head.has_content_length && head.content_length > c->h->max_body) {
 		conn_fail(c, 413);
+		return false;
+	}
+	if (head.has_content_length && !body_reserve(c, (size_t)head.content_length)) {
+		if (!c->h->budget_logged)
+			log_warn("httpd: request bodies over budget; refusing with 429",
+				 LF_INT("buffered", (long long)c->h->buffered),
+				 LF_INT("max_buffered", (long long)c->h->max_buffered), LF_END);
+		c->h->budget_logged = true;
+		conn_fail(c, 429);
 		return false;
 	}
 	c->head_len = (size_t)r;
@@ -591,6 +627,9 @@ static void conn_dispatch(struct conn *c)
 	h->handler(h->handler_arg, &req, &resp);
 
 	free(body);
+	body_unreserve(c);
+	if (h->buffered == 0)
+		h->budget_logged = false;
 	buf_consume(&c->in, c->head_len + c->body_len);
 	if (c->in.len == 0 && c->in.alloc > READ_CHUNK)
 		buf_release(&c->in); /* do not keep a large body's buffer on an idle connection */
@@ -702,6 +741,7 @@ static void conn_free(struct conn *c)
 	struct httpd *h = c->h;
 
 	SSL_free(c->ssl);
+	body_unreserve(c);
 	buf_release(&c->in);
 	if (c->prev)
 		c->prev->next = c->next;
@@ -1098,6 +1138,7 @@ int httpd_start(uv_loop_t *loop, const struct httpd_options *opt, struct httpd *
 	h->handler = opt->handler;
 	h->handler_arg = opt->handler_arg;
 	h->max_body = max_body;
+	h->max_buffered = opt->max_buffered ? opt->max_buffered : HTTPD_DEFAULT_MAX_BUFFERED;
 	h->in_cap = HTTP_HEAD_MAX + max_body + READ_CHUNK;
 	h->max_connections = opt->max_connections ? opt->max_connections
 						  : HTTPD_DEFAULT_MAX_CONNECTIONS;

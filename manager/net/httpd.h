@@ -13,6 +13,10 @@
  * Limits, all enforced per connection:
  *   - request head <= HTTP_HEAD_MAX (16 KiB), else 431; malformed head, 400; both close;
  *   - body <= max_body, else 413 and the connection closes;
+ *   - bodies buffered at once, over all connections, <= max_buffered (a body is counted from
+ *     its head, by its Content-Length, until its handler returns), else 429 and the connection
+ *     closes; bodies above a sixteenth of it (4 MiB by default) may hold only half of it, so
+ *     clients sending large bodies can't crowd out the small requests kube-apiserver sends;
  *   - a request (or TLS handshake) must arrive completely within request_timeout_ms of its
  *     first byte (against slowloris), an idle keep-alive connection lives idle_timeout_ms;
  *     the connection is closed without a response when either runs out;
@@ -29,6 +33,10 @@
 
 #define HTTPD_DEFAULT_MAX_BODY ((size_t)8 << 20)
 #define HTTPD_DEFAULT_MAX_CONNECTIONS 1024
+/* Bodies buffered at once: bounds the server's memory whatever the clients do (without it,
+ * 1024 connections could hold 8 MiB each). An AdmissionReview is rarely above 100 KiB and at
+ * most two objects of etcd's 1.5 MiB each. */
+#define HTTPD_DEFAULT_MAX_BUFFERED ((size_t)64 << 20)
 #define HTTPD_DEFAULT_REQUEST_TIMEOUT_MS 10000
 /*
  * Longer than the 90 s IdleConnTimeout of Go's default transport (which client-go copies
@@ -78,6 +86,7 @@ struct httpd_options {
 	const char *cert_pem; /* NULL => plain HTTP; else the serving certificate chain (PEM) */
 	const char *key_pem; /* its private key (PEM), required with cert_pem */
 	size_t max_body; /* larger bodies get 413; 0 = HTTPD_DEFAULT_MAX_BODY */
+	size_t max_buffered; /* bodies buffered at once, else 429; 0 = HTTPD_DEFAULT_MAX_BUFFERED */
 	unsigned max_connections; /* 0 = HTTPD_DEFAULT_MAX_CONNECTIONS */
 	unsigned request_timeout_ms; /* 0 = HTTPD_DEFAULT_REQUEST_TIMEOUT_MS */
 	unsigned idle_timeout_ms; /* 0 = HTTPD_DEFAULT_IDLE_TIMEOUT_MS */

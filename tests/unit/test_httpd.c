@@ -628,6 +628,85 @@ static void test_body_too_large(void **state)
 	server_stop(&s);
 }
 
+/* post_head LEN: a POST head declaring a body of LEN bytes. */
+static int post_head(char *buf, size_t size, size_t len)
+{
+	return snprintf(buf, size, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", len);
+}
+
+/* The total of bodies buffered at once is bounded: clients that hold large bodies open get 429
+ * once large bodies use half the budget; small requests still pass beside them, until the
+ * whole budget is used. Answered bodies give their share back. */
+static void test_body_budget(void **state)
+{
+	struct server s;
+	/* A sixteenth of 16,000 is 1,000: the 1,500-byte bodies are large, 900 small. */
+	struct httpd_options opt = { .max_body = 4000, .max_buffered = 16000 };
+	char head[128], buf[4096];
+	bool eof;
+	int hold[8];
+
+	server_start(&s, &opt);
+	/* Five large bodies (7,500 bytes) fit in the half for large ones; the sixth gets 429. */
+	for (int i = 0; i < 5; i++) {
+		hold[i] = raw_connect(s.port);
+		raw_send(hold[i], head, (size_t)post_head(head, sizeof(head), 1500));
+		raw_send(hold[i], "x", 1); /* the body trickles: counted from its head */
+	}
+	int refused = raw_connect(s.port);
+	raw_send(refused, head, (size_t)post_head(head, sizeof(head), 1500));
+	raw_read(refused, buf, sizeof(buf), NULL, &eof);
+	assert_true(strncmp(buf, "HTTP/1.1 429 ", 13) == 0);
+	assert_true(eof);
+	close(refused);
+
+	/* A small request still passes beside them. */
+	char *small = calloc(1, 900);
+	CURL *curl = curl_easy_init();
+	struct reply r;
+	char u[128];
+	url(u, sizeof(u), "http", s.port, "/echo");
+	assert_int_equal(fetch(curl, u, small, 900, NULL, &r), CURLE_OK);
+	assert_int_equal(r.status, 200);
+	reply_release(&r);
+
+	/* Small bodies held open fill the rest (7,500 + 9 * 900 = 15,600): then even a small one
+	 * is refused. */
+	int filler[9];
+	for (int i = 0; i < 9; i++) {
+		filler[i] = raw_connect(s.port);
+		raw_send(filler[i], head, (size_t)post_head(head, sizeof(head), 900));
+	}
+	/* Let the server read the nine heads before the next request. */
+	usleep(200000);
+	assert_int_equal(fetch(curl, u, small, 900, NULL, &r), CURLE_OK);
+	assert_int_equal(r.status, 429);
+	reply_release(&r);
+
+	/* A large body that completes is answered and returns its share: another fits again. */
+	char *rest = malloc(1499);
+	memset(rest, 'x', 1499);
+	raw_send(hold[0], rest, 1499);
+	raw_read(hold[0], buf, sizeof(buf), "\r\n\r\n", &eof);
+	assert_true(strncmp(buf, "HTTP/1.1 200 ", 13) == 0);
+	for (int i = 0; i < 9; i++)
+		close(filler[i]);
+	usleep(200000);
+	int again = raw_connect(s.port);
+	raw_send(again, head, (size_t)post_head(head, sizeof(head), 1500));
+	raw_send(again, rest, 1499);
+	raw_send(again, "x", 1);
+	raw_read(again, buf, sizeof(buf), "\r\n\r\n", &eof);
+	assert_true(strncmp(buf, "HTTP/1.1 200 ", 13) == 0);
+	close(again);
+	for (int i = 0; i < 5; i++)
+		close(hold[i]);
+	free(rest);
+	free(small);
+	curl_easy_cleanup(curl);
+	server_stop(&s);
+}
+
 static void test_bad_requests_get_4xx_and_close(void **state)
 {
 	static const struct {
@@ -1090,6 +1169,7 @@ int main(void)
 		cmocka_unit_test(test_keepalive_reuses_connection),
 		cmocka_unit_test(test_large_bodies),
 		cmocka_unit_test(test_body_too_large),
+		cmocka_unit_test(test_body_budget),
 		cmocka_unit_test(test_bad_requests_get_4xx_and_close),
 		cmocka_unit_test(test_head_too_large),
 		cmocka_unit_test(test_pipelined_requests_answered_in_order),
