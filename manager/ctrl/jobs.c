@@ -198,13 +198,24 @@ static void track_pods_ready(struct mgr *m, const char *key, json_t *job, const 
 	json_decref(conds);
 	if (ready || !m->conf.wait_for_pods_ready)
 		return;
-	/* The clock runs from admission, or from the loss of readiness when recovering. */
+	/* The clock runs from admission, or from the loss of readiness when recovering. Pods can
+	 * exist only once the Job runs: a Job still suspended (a leader that admitted it died
+	 * before starting it, and the next took over a leaseDuration later) has not used any of
+	 * its time, and one started later than its admission counts from its start
+	 * (status.startTime, which the Job controller resets on every resume). */
 	int recovering = !strcmp(reason, "WaitForRecovery");
-	int64_t since, limit = recovering ? m->conf.recovery_timeout_ms : m->conf.pods_ready_timeout_ms;
+	int64_t since, started, limit = recovering ? m->conf.recovery_timeout_ms : m->conf.pods_ready_timeout_ms;
 	const char *start = json_string_value(json_object_get(
 		recovering ? prev : condition_get(wl, "Admitted"), "lastTransitionTime"));
 	if (limit <= 0 || time_parse_rfc3339(start, &since) != 0)
 		return;
+	if (!recovering) {
+		if (json_is_true(obj_path(job, "spec.suspend")))
+			return; /* its start (a Job event) brings it back here */
+		if (time_parse_rfc3339(json_string_value(obj_path(job, "status.startTime")), &started) == 0 &&
+		    started > since)
+			since = started;
+	}
 	if (m->now_ms() >= since + limit) {
 		char why[200];
 		snprintf(why, sizeof(why), "Not all pods are ready or succeeded within %llds of %s",

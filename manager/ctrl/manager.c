@@ -330,6 +330,7 @@ static void on_started_leading(void *arg)
 	struct mgr *m = arg;
 	m->leading = 1;
 	metrics_set_replica_role(m->metrics, "leader");
+	state_want_cycle(m); /* what waited while we could not write */
 	/* URL mode can name one address only: the leader's. */
 	if (!m->webhooks_installed && install_webhooks(m) != 0) {
 		log_error("cannot install webhook configurations", LF_END);
@@ -340,14 +341,21 @@ static void on_started_leading(void *arg)
 	state_kick(m);
 }
 
-/* Lost the Lease: someone else may be admitting already. Stop at once; in a cluster the
- * container restarts as a follower (client-go's controllers do the same). */
-static void on_stopped_leading(void *arg)
+/* Lost the Lease. If another replica holds it, it may be admitting already and what we hold
+ * is its past: stop; in a cluster the container restarts as a follower (client-go's
+ * controllers do the same). If we only could not renew (the apiserver was away), our writes
+ * are fenced already; decide nothing until the elector renews the record that still names
+ * us, which is at once when the apiserver answers, instead of a restart and a leaseDuration
+ * to wait out. */
+static void on_stopped_leading(void *arg, int taken)
 {
 	struct mgr *m = arg;
 	m->leading = 0;
-	m->failed = 1;
-	uv_stop(m->loop);
+	metrics_set_replica_role(m->metrics, "follower");
+	if (taken) {
+		m->failed = 1;
+		uv_stop(m->loop);
+	}
 }
 
 /* This replica's holderIdentity: the pod's name where there is a pod (the apiserver-side fence,

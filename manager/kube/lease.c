@@ -20,7 +20,7 @@ struct lease_elector {
 	char collection[320], object[400];
 	int64_t duration_ms, renew_deadline_ms, retry_ms;
 	void (*on_started)(void *arg);
-	void (*on_stopped)(void *arg);
+	void (*on_stopped)(void *arg, int taken);
 	void *arg;
 	uv_timer_t timer;
 	struct kube_call *call; /* the one write or read in flight, or NULL */
@@ -110,7 +110,7 @@ static void observe(struct lease_elector *e, json_t *obj)
 	e->observed_ms = mono_ms();
 }
 
-static void lose(struct lease_elector *e, const char *why)
+static void lose(struct lease_elector *e, const char *why, int taken)
 {
 	if (!e->leader)
 		return;
@@ -118,7 +118,7 @@ static void lose(struct lease_elector *e, const char *why)
 	log_error("leader election lost", LF_STR("lease", e->name), LF_STR("reason", why),
 		  LF_STR("holder", e->holder), LF_END);
 	if (e->on_stopped)
-		e->on_stopped(e->arg);
+		e->on_stopped(e->arg, taken);
 }
 
 static void on_watch(void *arg, struct informer *inf, enum watch_event_type type, const char *key,
@@ -139,7 +139,8 @@ static void on_watch(void *arg, struct informer *inf, enum watch_event_type type
 		observe(e, obj);
 	}
 	if (e->leader && !is_holder(e))
-		lose(e, type == WATCH_DELETED ? "the Lease was deleted" : "another replica holds the Lease");
+		lose(e, type == WATCH_DELETED ? "the Lease was deleted" : "another replica holds the Lease",
+		     type != WATCH_DELETED);
 	if (!e->leader && !e->call)
 		tick(e); /* a follower decides at once: free now, or when it expires */
 }
@@ -188,10 +189,11 @@ static void tick(struct lease_elector *e)
 	if (e->stopping || e->released || e->call)
 		return;
 	if (e->leader) {
-		if (now - e->renewed_ms >= (uint64_t)e->renew_deadline_ms) {
-			lose(e, "no renewal succeeded within renewDeadline");
+		/* Then try on: the record may still name us (below). */
+		if (now - e->renewed_ms >= (uint64_t)e->renew_deadline_ms)
+			lose(e, "no renewal succeeded within renewDeadline", 0);
+		if (e->stopping)
 			return;
-		}
 	} else if (!e->synced) {
 		return;
 	} else if (e->exists && e->holder[0] && !is_holder(e)) {
@@ -268,7 +270,7 @@ static void on_read(void *arg, const struct kube_response *resp)
 		json_decref(obj);
 	}
 	if (e->leader && !is_holder(e) && resp->status < 300) {
-		lose(e, "another replica holds the Lease");
+		lose(e, "another replica holds the Lease", 1);
 		return;
 	}
 	if (e->leader)

@@ -8,7 +8,10 @@
  *   - Every write is a PUT guarded by the record's resourceVersion (a create for a new Lease):
  *     of two candidates, one wins and the other gets 409.
  *   - The leader renews every retry period. If no renewal has succeeded for renewDeadline, it
- *     has lost: on_stopped runs and it must stop writing at once (the manager exits).
+ *     has lost: on_stopped runs and it must stop writing at once. It keeps trying to renew:
+ *     if the record still names it (nobody took over), the guarded PUT wins it back as soon
+ *     as the apiserver answers, with no leaseDuration to wait out. If another replica holds
+ *     the Lease, on_stopped says so (the manager then exits and restarts as a follower).
  *
  * Followers see the record through a watch (an informer on the namespace's Leases), so a
  * takeover happens within a few milliseconds of leaseDuration after the last renewal, not a
@@ -41,8 +44,12 @@ struct lease_options {
 	int64_t lease_duration_ms;
 	int64_t renew_deadline_ms;
 	int64_t retry_period_ms;
-	void (*on_started)(void *arg); /* we became the leader */
-	void (*on_stopped)(void *arg); /* we were the leader and are not any more */
+	void (*on_started)(void *arg); /* we became the leader (again) */
+	/* We were the leader and are not any more. taken: another replica holds the Lease now.
+	 * Otherwise no renewal succeeded within renewDeadline (the apiserver was unreachable, say):
+	 * writes must stop, and the elector keeps trying to renew the record that still names
+	 * us; on_started runs again if that succeeds before anyone else takes it. */
+	void (*on_stopped)(void *arg, int taken);
 	void *arg;
 };
 

@@ -31,9 +31,11 @@ pass() {
 finish() {
 	local rc=$?
 	trap - EXIT
-	local i
-	for ((i = ${#CLEANUP[@]} - 1; i >= 0; i--)); do
-		eval "${CLEANUP[$i]}" >/dev/null 2>&1 || true
+	# A cleanup command runs in this scope: a name of its own for the index, which a command's
+	# own loop (say, `for i in ...`) would otherwise move, skipping the rest.
+	local cleanup_index_
+	for ((cleanup_index_ = ${#CLEANUP[@]} - 1; cleanup_index_ >= 0; cleanup_index_--)); do
+		eval "${CLEANUP[$cleanup_index_]}" >/dev/null 2>&1 || true
 	done
 	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 	if [ "$rc" -ne 0 ] && [ -z "${FAILED:-}" ]; then

@@ -961,6 +961,27 @@ static void test_requeue_backoff_and_deactivation(void **state)
 	assert_true(json_is_false(obj_path(fake_api_get(t->api, path), "spec.active")));
 }
 
+/* A Job started well after its admission (its leader died in between, and the next one took
+ * over a leaseDuration later) gets its whole pods-ready timeout from its start. */
+static void test_pods_ready_counts_from_start(void **state)
+{
+	struct t *t = *state;
+	char path[600], when[40];
+	admitted_job(t, "4", "j1", "1", path, sizeof(path));
+	advance(t, 8000);
+	json_t *started = json_deep_copy(fake_api_get(t->api, JOB_PATH("j1")));
+	time_format_rfc3339(t->m.now_ms(), when, sizeof(when));
+	json_object_set_new(started, "status", json_pack("{s:s, s:i}", "startTime", when, "active", 1));
+	seed(t, K_JOB, started);
+	converge(t);
+	advance(t, 5000); /* 13 s after admission, 5 s after the start: within the 10 s */
+	converge(t);
+	assert_false(condition_true(fake_api_get(t->api, path), "Evicted"));
+	advance(t, 6000); /* 11 s after the start */
+	converge(t);
+	assert_true(condition_true(fake_api_get(t->api, path), "Evicted"));
+}
+
 int main(void)
 {
 	log_set_level(LOG_ERROR);
@@ -986,6 +1007,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_queue_status_coalesced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_requeue_backoff_and_deactivation, setup_pods_ready,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pods_ready_counts_from_start, setup_pods_ready,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
