@@ -21,6 +21,22 @@
  *   clientConnection:              # the apiserver client's rate limit, as Kueue's
  *     qps: 300                     # requests a second on average
  *     burst: 500                   # at most this many at once after a quiet spell
+ *   namespace: muster-system       # where the manager's Secret (and Service) live; unset:
+ *                                  # $POD_NAMESPACE, the service account's namespace file,
+ *                                  # else muster-system (resolved by the manager)
+ *   webhook:
+ *     port: 9443                   # --webhook-port overrides
+ *     host: ""                     # listen address; "" = all (service mode) or 127.0.0.1
+ *                                  # (URL mode, where it is also the address in the URL)
+ *   health:
+ *     healthProbeBindAddress: ":8081"  # /healthz, /readyz; unset = 127.0.0.1:8081
+ *   internalCertManagement:
+ *     enable: true                 # muster always manages its certificates; false is refused
+ *     webhookServiceName: muster-webhook-service  # set: the webhook configurations reference
+ *                                  # this Service (clientConfig.service), the serving
+ *                                  # certificate names it, and CA and key pair live in ...
+ *     webhookSecretName: muster-webhook-server-cert  # ... this Secret, shared by the
+ *                                  # replicas. Unset: URL mode (https://host:port/path)
  *
  * Defaults follow Kueue v1beta2: waitForPodsReady is on, timeout 30m, recoveryTimeout = timeout,
  * Eviction, 60 s, 3600 s, no limit;
@@ -36,6 +52,8 @@
 enum placement_mode { PLACEMENT_PREFERRED, PLACEMENT_EXACT, PLACEMENT_NONE };
 
 #define CONFIG_NAME_MAX 254
+#define CONFIG_HOST_MAX 64 /* an IPv4 or IPv6 literal */
+#define CONFIG_WEBHOOK_SECRET_DEFAULT "muster-webhook-server-cert"
 
 struct muster_config {
 	int wait_for_pods_ready; /* enabled */
@@ -51,6 +69,14 @@ struct muster_config {
 	char gpu_resource[CONFIG_NAME_MAX];
 	double client_qps;
 	int client_burst;
+	char namespace_name[CONFIG_NAME_MAX]; /* "" = unset */
+	char webhook_host[CONFIG_HOST_MAX];
+	int has_webhook_host; /* webhook.host given ("" is a value: all interfaces) */
+	int webhook_port; /* 9443 */
+	char health_host[CONFIG_HOST_MAX]; /* "" = all interfaces */
+	int health_port; /* 0 = health.healthProbeBindAddress unset */
+	char webhook_service[CONFIG_NAME_MAX]; /* "" = URL mode */
+	char webhook_secret[CONFIG_NAME_MAX];
 };
 
 /* Kueue's defaults. */
@@ -62,6 +88,10 @@ int config_parse(const char *data, size_t len, struct muster_config *cfg, char *
 
 /* Reads path and parses it over Kueue's defaults. -errno or -EINVAL with err. */
 int config_load(const char *path, struct muster_config *cfg, char *err, size_t errlen);
+
+/* Parses a bind address as controller-runtime takes it: "host:port", ":port" (all
+ * interfaces: host ""), "[v6]:port"; the port from 1 to 65535. 0, or -EINVAL. */
+int config_parse_bind_address(const char *s, char *host, size_t hostlen, int *port);
 
 /* Parses a Go duration ("90s", "5m", "1h30m", "250ms"): 0 with *ms set, or -EINVAL. */
 int config_parse_duration(const char *s, int64_t *ms);

@@ -22,6 +22,10 @@
 /* Connections kept open (watches' and requests'). */
 #define KUBE_MAX_CONNECTIONS 64
 
+/* How often a kubeconfig's tokenFile (in-cluster: the projected service-account token, which
+ * rotates) is read again; every call sends the token last read. */
+#define KUBE_TOKEN_PERIOD_MS 60000
+
 struct kube_client;
 struct kube_call;
 
@@ -53,6 +57,9 @@ void kube_client_free(struct kube_client *c);
  * qps calls a second on average, bursts of up to burst; calls beyond wait in order. qps <= 0
  * removes the limit (the default). */
 void kube_client_set_rate(struct kube_client *c, double qps, int burst);
+
+/* For tests: re-read the tokenFile every ms instead of KUBE_TOKEN_PERIOD_MS. */
+void kube_client_set_token_period(struct kube_client *c, unsigned ms);
 
 /*
  * Starts a request. method is "GET", "POST", "PUT", "PATCH" or "DELETE"; path starts with '/';
