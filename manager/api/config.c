@@ -25,27 +25,32 @@ void config_defaults(struct muster_config *cfg)
 	cfg->client_burst = 500;
 	snprintf(cfg->gpu_resource, sizeof(cfg->gpu_resource), "nvidia.com/gpu");
 	cfg->webhook_port = 9443;
+	cfg->health_port = -1;
 	snprintf(cfg->webhook_secret, sizeof(cfg->webhook_secret), CONFIG_WEBHOOK_SECRET_DEFAULT);
 }
 
-int config_parse_bind_address(const char *s, char *host, size_t hostlen, int *port)
+int config_split_address(const char *addr, char *host, size_t host_size, int *port)
 {
-	const char *colon = s ? strrchr(s, ':') : NULL;
-	const char *h = s;
-	size_t hlen = colon ? (size_t)(colon - s) : 0;
-	char *end;
-	if (!colon || colon[1] < '0' || colon[1] > '9')
+	const char *colon = addr ? strrchr(addr, ':') : NULL;
+	const char *h = addr;
+	size_t hlen = colon ? (size_t)(colon - addr) : 0;
+	long p = 0;
+	if (!colon || !colon[1])
 		return -EINVAL;
-	long p = strtol(colon + 1, &end, 10);
-	if (*end != '\0' || p < 1 || p > 65535)
-		return -EINVAL;
-	if (hlen >= 2 && s[0] == '[' && s[hlen - 1] == ']') {
-		h = s + 1;
+	if (hlen >= 2 && addr[0] == '[' && addr[hlen - 1] == ']') {
+		h++;
 		hlen -= 2;
-	} else if (memchr(s, ':', hlen) || memchr(s, '[', hlen) || memchr(s, ']', hlen)) {
+	} else if (memchr(addr, ':', hlen)) {
 		return -EINVAL; /* an IPv6 address needs its brackets */
 	}
-	if (hlen >= hostlen)
+	for (const char *d = colon + 1; *d; d++) {
+		if (*d < '0' || *d > '9' || (p = p * 10 + (*d - '0')) > 65535)
+			return -EINVAL;
+	}
+	for (size_t i = 0; i < hlen; i++)
+		if (!strchr("0123456789abcdefABCDEF.:", h[i]))
+			return -EINVAL; /* numeric addresses only: the server does not resolve names */
+	if (hlen >= host_size)
 		return -EINVAL;
 	memcpy(host, h, hlen);
 	host[hlen] = '\0';
@@ -287,8 +292,8 @@ static int parse_serving(json_t *doc, struct muster_config *cfg, char *err, size
 	}
 	json_t *bind = json_object_get(health, "healthProbeBindAddress");
 	if (bind && (!json_is_string(bind) ||
-		     config_parse_bind_address(json_string_value(bind), cfg->health_host,
-					       sizeof(cfg->health_host), &cfg->health_port) != 0)) {
+		     config_split_address(json_string_value(bind), cfg->health_host,
+					  sizeof(cfg->health_host), &cfg->health_port) != 0)) {
 		snprintf(err, errlen, "health.healthProbeBindAddress: want \"host:port\" or \":port\"");
 		return -EINVAL;
 	}

@@ -74,7 +74,7 @@ struct muster_config {
 	int has_webhook_host; /* webhook.host given ("" is a value: all interfaces) */
 	int webhook_port; /* 9443 */
 	char health_host[CONFIG_HOST_MAX]; /* "" = all interfaces */
-	int health_port; /* 0 = health.healthProbeBindAddress unset */
+	int health_port; /* -1 = health.healthProbeBindAddress unset */
 	char webhook_service[CONFIG_NAME_MAX]; /* "" = URL mode */
 	char webhook_secret[CONFIG_NAME_MAX];
 };
@@ -89,9 +89,9 @@ int config_parse(const char *data, size_t len, struct muster_config *cfg, char *
 /* Reads path and parses it over Kueue's defaults. -errno or -EINVAL with err. */
 int config_load(const char *path, struct muster_config *cfg, char *err, size_t errlen);
 
-/* Parses a bind address as controller-runtime takes it: "host:port", ":port" (all
- * interfaces: host ""), "[v6]:port"; the port from 1 to 65535. 0, or -EINVAL. */
-int config_parse_bind_address(const char *s, char *host, size_t hostlen, int *port);
+/* Splits a Go listen address, "host:port" (":8080", "127.0.0.1:8080", "[::1]:8080"), into a
+ * numeric host ("" for none; IPv6 without brackets) and a port from 0 to 65535. 0, or -EINVAL. */
+int config_split_address(const char *addr, char *host, size_t host_size, int *port);
 
 /* Parses a Go duration ("90s", "5m", "1h30m", "250ms"): 0 with *ms set, or -EINVAL. */
 int config_parse_duration(const char *s, int64_t *ms);

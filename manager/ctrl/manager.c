@@ -377,10 +377,10 @@ static int resolve_serving(struct mgr *m)
 	if (o->webhook_port < 0)
 		o->webhook_port = c->webhook_port;
 	if (!o->health_host)
-		o->health_host = !c->health_port ? "127.0.0.1" : c->health_host[0] ? c->health_host :
-										       "0.0.0.0";
+		o->health_host = c->health_port < 0 ? "127.0.0.1" : c->health_host[0] ? c->health_host :
+											"0.0.0.0";
 	if (o->health_port < 0)
-		o->health_port = c->health_port ? c->health_port : 8081;
+		o->health_port = c->health_port < 0 ? 8081 : c->health_port;
 	return 0;
 }
 

@@ -185,7 +185,7 @@ static void test_config_serving_sections(void **state)
 	assert_string_equal(c.namespace_name, "");
 	assert_int_equal(c.webhook_port, 9443);
 	assert_false(c.has_webhook_host);
-	assert_int_equal(c.health_port, 0);
+	assert_int_equal(c.health_port, -1);
 	assert_string_equal(c.webhook_service, "");
 	assert_string_equal(c.webhook_secret, "muster-webhook-server-cert");
 	assert_int_equal(parse("namespace: ops\n"
@@ -227,22 +227,22 @@ static void test_config_bind_address(void **state)
 {
 	char host[CONFIG_HOST_MAX];
 	int port = 0;
-	assert_int_equal(config_parse_bind_address(":8081", host, sizeof(host), &port), 0);
+	assert_int_equal(config_split_address(":8081", host, sizeof(host), &port), 0);
 	assert_string_equal(host, "");
 	assert_int_equal(port, 8081);
-	assert_int_equal(config_parse_bind_address("10.0.0.1:80", host, sizeof(host), &port), 0);
+	assert_int_equal(config_split_address("10.0.0.1:80", host, sizeof(host), &port), 0);
 	assert_string_equal(host, "10.0.0.1");
 	assert_int_equal(port, 80);
-	assert_int_equal(config_parse_bind_address("[::1]:8443", host, sizeof(host), &port), 0);
+	assert_int_equal(config_split_address("[::1]:8443", host, sizeof(host), &port), 0);
 	assert_string_equal(host, "::1");
 	assert_int_equal(port, 8443);
-	static const char *const bad[] = { "", "8081", ":", ":0", ":65536", ":80x", "::1:80",
-					   "host:", ":-1", "[::1:80", NULL };
+	static const char *const bad[] = { "", "8081", ":", ":65536", ":80x", "::1:80",
+					   "host:", ":-1", "[::1:80", "name:80", NULL };
 	for (size_t i = 0; bad[i]; i++)
-		assert_int_equal(config_parse_bind_address(bad[i], host, sizeof(host), &port), -EINVAL);
-	assert_int_equal(config_parse_bind_address(NULL, host, sizeof(host), &port), -EINVAL);
+		assert_int_equal(config_split_address(bad[i], host, sizeof(host), &port), -EINVAL);
+	assert_int_equal(config_split_address(NULL, host, sizeof(host), &port), -EINVAL);
 	/* A host longer than the buffer is refused, not cut. */
-	assert_int_equal(config_parse_bind_address("abcdefgh:80", host, 8, &port), -EINVAL);
+	assert_int_equal(config_split_address("10.10.10.10:80", host, 8, &port), -EINVAL);
 }
 
 static void test_time_rfc3339_round_trip(void **state)
