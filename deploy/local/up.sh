@@ -414,7 +414,11 @@ launch kwok "$MUSTER_KWOK_PORT" -- env HOME="$DIR/kwok-home" "$BIN/kwok" \
 # --- CRDs (client-side apply, as the issue asks) --------------------------------------------------
 crd_dir=${MUSTER_CRD_DIR:-$REPO/crds}
 shopt -s nullglob
-crd_files=("$crd_dir"/*.yaml)
+crd_files=()
+for f in "$crd_dir"/*.yaml; do
+	# crds/kustomization.yaml lists the same files for deploy/cluster.
+	[ "$(basename "$f")" = kustomization.yaml ] || crd_files+=("$f")
+done
 shopt -u nullglob
 crd_names=()
 if [ ${#crd_files[@]} -eq 0 ]; then
