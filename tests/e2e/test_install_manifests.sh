@@ -65,10 +65,7 @@ grep -qE '^  port: 9443' "$WORK/config.yaml" || fail "webhook.port is not the co
 # "invalid configuration" and a good file gets as far as the kubeconfig). metrics and
 # leaderElection are parsed by code on other branches of issue 9: until it is here they are
 # stripped, and only then.
-bin=${MUSTER_BIN:-}
-pid=$(cat "${MUSTER_LOCAL_DIR:?}/pids/muster.pid" 2>/dev/null) || pid=
-[ -n "$bin" ] || bin=$(readlink "/proc/$pid/exe" 2>/dev/null) || bin=
-[ -x "$bin" ] || fail "no muster binary (set MUSTER_BIN)"
+bin=$(muster_bin)
 cp "$WORK/config.yaml" "$WORK/parsed.yaml"
 for section in metrics leaderElection; do
 	out=$("$bin" manager --config "$WORK/parsed.yaml" --kubeconfig "$WORK/none" 2>&1) || true
