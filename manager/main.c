@@ -34,10 +34,14 @@ static void usage(FILE *out)
 		"  --kubeconfig FILE     kubeconfig to use (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
 		"  --config FILE         configuration (Kueue's Configuration shape; see config/manager.yaml)\n"
 		"  --state-dir DIR       keep the webhook CA and certificate here across restarts\n"
-		"  --webhook-host ADDR   address the webhook listens on and the apiserver calls (127.0.0.1)\n"
-		"  --webhook-port PORT   webhook HTTPS port (9443; 0 picks a free one)\n"
-		"  --health-host ADDR    address of /healthz and /readyz (127.0.0.1)\n"
-		"  --health-port PORT    port of /healthz and /readyz (8081)\n"
+		"                        (URL mode; with internalCertManagement.webhookServiceName\n"
+		"                        they live in a Secret)\n"
+		"  --webhook-host ADDR   address the webhook listens on and, in URL mode, the apiserver\n"
+		"                        calls (config webhook.host; 127.0.0.1, or all in service mode)\n"
+		"  --webhook-port PORT   webhook HTTPS port (config webhook.port; 9443; 0 picks a free one)\n"
+		"  --health-host ADDR    address of /healthz and /readyz\n"
+		"                        (config health.healthProbeBindAddress; 127.0.0.1)\n"
+		"  --health-port PORT    port of /healthz and /readyz (likewise; 8081)\n"
 		"  --metrics-port PORT   port of /metrics, over the configuration's metrics.bindAddress\n"
 		"                        (whose default is :8080)\n"
 		"  --log-level LEVEL     debug, info, warn or error (info)\n");
@@ -68,9 +72,8 @@ static int cmd_manager(int argc, char **argv)
 		{ "help", no_argument, NULL, '?' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct manager_options opt = { .webhook_host = "127.0.0.1", .webhook_port = 9443,
-				       .health_host = "127.0.0.1", .health_port = 8081,
-				       .metrics_port = -1 };
+	/* Unset (NULL, -1): the configuration file's value, else the default. */
+	struct manager_options opt = { .webhook_port = -1, .health_port = -1, .metrics_port = -1 };
 	int c;
 	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (c) {

@@ -2,10 +2,11 @@
 #include "webhooks/review.h"
 
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/base64.h"
 
 int review_decode(const char *body, size_t len, struct admission_request *req, char *err,
 		  size_t errlen)
@@ -84,14 +85,12 @@ char *review_response(const struct admission_request *req, int allowed, int code
 	}
 	if (patch && json_array_size(patch) > 0) {
 		char *raw = json_dumps(patch, JSON_COMPACT);
-		size_t n = raw ? strlen(raw) : 0;
-		char *b64 = raw ? malloc(4 * ((n + 2) / 3) + 1) : NULL;
+		char *b64 = raw ? base64_encode(raw, strlen(raw)) : NULL;
 		if (!b64) {
 			free(raw);
 			json_decref(resp);
 			return NULL;
 		}
-		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)raw, (int)n);
 		json_object_set_new(resp, "patchType", json_string("JSONPatch"));
 		json_object_set_new(resp, "patch", json_string(b64));
 		free(b64);

@@ -307,8 +307,13 @@ extendedKeyUsage=clientAuth"
 fi
 
 # --- admin kubeconfig (certificate paths, so it stays small and readable) ----------------------
-tmp=$(mktemp "$DIR/.kubeconfig.XXXXXX")
-cat >"$tmp" <<EOF
+# write_kubeconfig FILE USER CREDENTIALS: a kubeconfig for the local apiserver as USER, whose
+# user entry holds CREDENTIALS (indented YAML lines). Rewritten only on change, so a warm run
+# touches nothing.
+write_kubeconfig() {
+	local tmp
+	tmp=$(mktemp "$DIR/.kubeconfig.XXXXXX")
+	cat >"$tmp" <<EOF
 apiVersion: v1
 kind: Config
 clusters:
@@ -317,18 +322,19 @@ clusters:
     server: https://127.0.0.1:$MUSTER_API_PORT
     certificate-authority: $PKI/ca.crt
 users:
-- name: muster-local-admin
+- name: $2
   user:
-    client-certificate: $PKI/admin.crt
-    client-key: $PKI/admin.key
+$3
 contexts:
 - name: muster-local
-  context: {cluster: muster-local, user: muster-local-admin}
+  context: {cluster: muster-local, user: $2}
 current-context: muster-local
 EOF
-chmod 600 "$tmp"
-# Rewrite only on change, so a warm run touches nothing.
-if cmp -s "$tmp" "$KUBECONFIG_FILE"; then rm -f "$tmp"; else mv -f "$tmp" "$KUBECONFIG_FILE"; fi
+	chmod 600 "$tmp"
+	if cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv -f "$tmp" "$1"; fi
+}
+write_kubeconfig "$KUBECONFIG_FILE" muster-local-admin "    client-certificate: $PKI/admin.crt
+    client-key: $PKI/admin.key"
 
 # --- etcd --------------------------------------------------------------------------------------
 # --unsafe-no-fsync: test data only (envtest does the same); it makes etcd much faster.
@@ -409,7 +415,11 @@ launch kwok "$MUSTER_KWOK_PORT" -- env HOME="$DIR/kwok-home" "$BIN/kwok" \
 # --- CRDs (client-side apply, as the issue asks) --------------------------------------------------
 crd_dir=${MUSTER_CRD_DIR:-$REPO/crds}
 shopt -s nullglob
-crd_files=("$crd_dir"/*.yaml)
+crd_files=()
+for f in "$crd_dir"/*.yaml; do
+	# crds/kustomization.yaml lists the same files for deploy/cluster.
+	[ "$(basename "$f")" = kustomization.yaml ] || crd_files+=("$f")
+done
 shopt -u nullglob
 crd_names=()
 if [ ${#crd_files[@]} -eq 0 ]; then
@@ -478,6 +488,33 @@ until kc -n default get serviceaccount default >/dev/null 2>&1; do
 	sleep 0.5
 done
 
+# --- the manager's identity: its ServiceAccount, bound only to config/rbac ------------------------
+# The manager runs with a token of ServiceAccount muster-system/muster-manager, not as admin, so
+# a permission missing from config/rbac/role.yaml fails the tests here as it would in a real
+# cluster. `kubectl apply` of unchanged objects writes nothing, so a warm run changes nothing.
+kc apply -f "$REPO/deploy/cluster/namespace.yaml" -f "$REPO/deploy/cluster/serviceaccount.yaml" \
+	-f "$REPO/config/rbac/role.yaml" >/dev/null || die "applying the manager's ServiceAccount and config/rbac failed"
+# The token comes from a TokenRequest, bound to the ServiceAccount's UID (a token of an earlier
+# cluster is refused). It lives 48 h, longer than any CI run or working session needs, and is
+# renewed by a run that finds it more than 24 h old: the manager re-reads its tokenFile every
+# minute, as client-go does for a projected token, so it picks up the new one without a restart.
+# One that no longer authenticates (a new cluster) is replaced as well.
+MANAGER_TOKEN=$DIR/manager.token
+MANAGER_KUBECONFIG=$DIR/manager.kubeconfig
+write_kubeconfig "$MANAGER_KUBECONFIG" muster-manager "    tokenFile: $MANAGER_TOKEN"
+manager_whoami() {
+	"$KUBECTL" --kubeconfig "$MANAGER_KUBECONFIG" auth whoami -o jsonpath='{.status.userInfo.username}' 2>/dev/null
+}
+if [ ! -s "$MANAGER_TOKEN" ] || [ -n "$(find "$MANAGER_TOKEN" -mmin +1440)" ] ||
+	[ "$(manager_whoami)" != system:serviceaccount:muster-system:muster-manager ]; then
+	tmp=$(mktemp "$DIR/.manager.token.XXXXXX")
+	kc -n muster-system create token muster-manager --duration=48h >"$tmp" ||
+		{ rm -f "$tmp"; die "cannot create a token for ServiceAccount muster-system/muster-manager"; }
+	chmod 600 "$tmp"
+	mv -f "$tmp" "$MANAGER_TOKEN" # atomic: the running manager never reads half a token
+	log "new token for ServiceAccount muster-system/muster-manager in $MANAGER_TOKEN"
+fi
+
 # --- muster manager --------------------------------------------------------------------------------
 if [ "$with_manager" = 1 ]; then
 	# A binary rebuilt since the manager started (the PID file's age) means new code: restart it.
@@ -495,7 +532,7 @@ if [ "$with_manager" = 1 ]; then
 	kc apply -f "$REPO/config/rbac/leader-fence.yaml" >/dev/null || die "cannot apply config/rbac/leader-fence.yaml"
 	# The manager registers its own webhook configuration; nothing is applied for it here.
 	ensure muster "${MUSTER_MANAGER_TIMEOUT:-60}" "$MUSTER_WEBHOOK_PORT" "$MUSTER_HEALTH_PORT" "$MUSTER_METRICS_PORT" -- "$MUSTER_BIN" manager \
-		--kubeconfig "$KUBECONFIG_FILE" --state-dir "$DIR/muster" \
+		--kubeconfig "$MANAGER_KUBECONFIG" --state-dir "$DIR/muster" \
 		--webhook-port "$MUSTER_WEBHOOK_PORT" --health-port "$MUSTER_HEALTH_PORT" \
 		--metrics-port "$MUSTER_METRICS_PORT" \
 		"${MANAGER_ARGS[@]}"
@@ -511,6 +548,7 @@ tmp=$(mktemp "$DIR/.cluster.env.XXXXXX")
 	echo "# written by deploy/local/up.sh"
 	echo "export KUBECONFIG=$KUBECONFIG_FILE"
 	echo "export KUBECTL=$KUBECTL"
+	echo "export MUSTER_MANAGER_KUBECONFIG=$MANAGER_KUBECONFIG"
 	echo "export MUSTER_LOCAL_DIR=$DIR"
 	for p in "${PORT_VARS[@]}"; do echo "export $p=${!p}"; done
 } >"$tmp"

@@ -31,6 +31,9 @@ void config_defaults(struct muster_config *cfg)
 	cfg->retry_period_ms = 2000;
 	snprintf(cfg->gpu_resource, sizeof(cfg->gpu_resource), "nvidia.com/gpu");
 	cfg->metrics_port = 8080;
+	cfg->webhook_port = 9443;
+	cfg->health_port = -1;
+	snprintf(cfg->webhook_secret, sizeof(cfg->webhook_secret), CONFIG_WEBHOOK_SECRET_DEFAULT);
 }
 
 int config_split_address(const char *addr, char *host, size_t host_size, int *port)
@@ -332,10 +335,86 @@ static int parse_metrics(json_t *c, struct muster_config *cfg, char *err, size_t
 	return 0;
 }
 
+/* A string field of obj into out (size outlen): 0 when absent or copied, else -EINVAL. Empty
+ * strings are refused unless allow_empty. */
+static int string_field(json_t *obj, const char *name, const char *where, int allow_empty,
+			char *out, size_t outlen, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(obj, name);
+	const char *s = json_string_value(v);
+	if (!v)
+		return 0;
+	if (!s || (!allow_empty && !*s) || strlen(s) >= outlen) {
+		snprintf(err, errlen, "%s%s%s: must be a%s string of at most %zu characters", where,
+			 *where ? "." : "", name, allow_empty ? "" : " non-empty", outlen - 1);
+		return -EINVAL;
+	}
+	snprintf(out, outlen, "%s", s);
+	return 0;
+}
+
+/* A section that must be a mapping with only the allowed keys; absent is fine (*out NULL). */
+static int section(json_t *doc, const char *name, const char *const *allowed, json_t **out,
+		   char *err, size_t errlen)
+{
+	*out = json_object_get(doc, name);
+	if (!*out)
+		return 0;
+	if (!json_is_object(*out)) {
+		snprintf(err, errlen, "%s: must be a mapping", name);
+		return -EINVAL;
+	}
+	return only_keys(*out, name, allowed, err, errlen);
+}
+
+/* namespace, webhook, health and internalCertManagement: how the manager is reached. */
+static int parse_serving(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
+{
+	static const char *const webhook_keys[] = { "port", "host", NULL };
+	static const char *const health_keys[] = { "healthProbeBindAddress", NULL };
+	static const char *const icm_keys[] = { "enable", "webhookServiceName", "webhookSecretName",
+						NULL };
+	json_t *webhook, *health, *icm;
+	int64_t port = cfg->webhook_port;
+	int rc;
+	if ((rc = string_field(doc, "namespace", "", 0, cfg->namespace_name,
+			       sizeof(cfg->namespace_name), err, errlen)) != 0 ||
+	    (rc = section(doc, "webhook", webhook_keys, &webhook, err, errlen)) != 0 ||
+	    (rc = section(doc, "health", health_keys, &health, err, errlen)) != 0 ||
+	    (rc = section(doc, "internalCertManagement", icm_keys, &icm, err, errlen)) != 0 ||
+	    (rc = int_field(webhook, "port", "webhook", 1, 65535, &port, NULL, err, errlen)) != 0 ||
+	    (rc = string_field(webhook, "host", "webhook", 1, cfg->webhook_host,
+			       sizeof(cfg->webhook_host), err, errlen)) != 0 ||
+	    (rc = string_field(icm, "webhookServiceName", "internalCertManagement", 0,
+			       cfg->webhook_service, sizeof(cfg->webhook_service), err, errlen)) != 0 ||
+	    (rc = string_field(icm, "webhookSecretName", "internalCertManagement", 0,
+			       cfg->webhook_secret, sizeof(cfg->webhook_secret), err, errlen)) != 0)
+		return rc;
+	cfg->webhook_port = (int)port;
+	if (json_object_get(webhook, "host"))
+		cfg->has_webhook_host = 1;
+	json_t *enable = json_object_get(icm, "enable");
+	if (enable && !json_is_true(enable)) {
+		snprintf(err, errlen, "internalCertManagement.enable: muster always manages its webhook "
+				      "certificates; remove the field or set it to true");
+		return -EINVAL;
+	}
+	json_t *bind = json_object_get(health, "healthProbeBindAddress");
+	if (bind && (!json_is_string(bind) ||
+		     config_split_address(json_string_value(bind), cfg->health_host,
+					  sizeof(cfg->health_host), &cfg->health_port) != 0)) {
+		snprintf(err, errlen, "health.healthProbeBindAddress: want \"host:port\" or \":port\"");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+
 static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
 {
 	static const char *const top[] = { "apiVersion", "kind", "waitForPodsReady", "placement",
-					   "clientConnection", "leaderElection", "metrics", NULL };
+					   "clientConnection", "leaderElection", "metrics", "namespace",
+					   "webhook", "health", "internalCertManagement", NULL };
 	static const char *const wfpr[] = { "enable", "timeout", "recoveryTimeout", "blockAdmission",
 					    "requeuingStrategy", NULL };
 	static const char *const rs[] = { "timestamp", "backoffBaseSeconds", "backoffMaxSeconds",
@@ -358,7 +437,8 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 	if ((rc = parse_placement(json_object_get(doc, "placement"), cfg, err, errlen)) != 0 ||
 	    (rc = parse_client_connection(json_object_get(doc, "clientConnection"), cfg, err, errlen)) != 0 ||
 	    (rc = parse_leader_election(json_object_get(doc, "leaderElection"), cfg, err, errlen)) != 0 ||
-	    (rc = parse_metrics(json_object_get(doc, "metrics"), cfg, err, errlen)) != 0)
+	    (rc = parse_metrics(json_object_get(doc, "metrics"), cfg, err, errlen)) != 0 ||
+	    (rc = parse_serving(doc, cfg, err, errlen)) != 0)
 		return rc;
 	json_t *w = json_object_get(doc, "waitForPodsReady");
 	if (!w)

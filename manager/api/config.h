@@ -32,6 +32,22 @@
  *   metrics:                       # Prometheus text format on GET /metrics, plain HTTP
  *     bindAddress: ":8080"         # host:port; an empty host listens on every address
  *     enableClusterQueueResources: true  # the cluster_queue_resource, quota and limit series
+ *   namespace: muster-system       # where the manager's Secret (and Service) live; unset:
+ *                                  # $POD_NAMESPACE, the service account's namespace file,
+ *                                  # else muster-system (resolved by the manager)
+ *   webhook:
+ *     port: 9443                   # --webhook-port overrides
+ *     host: ""                     # listen address; "" = all (service mode) or 127.0.0.1
+ *                                  # (URL mode, where it is also the address in the URL)
+ *   health:
+ *     healthProbeBindAddress: ":8081"  # /healthz, /readyz; unset = 127.0.0.1:8081
+ *   internalCertManagement:
+ *     enable: true                 # muster always manages its certificates; false is refused
+ *     webhookServiceName: muster-webhook-service  # set: the webhook configurations reference
+ *                                  # this Service (clientConfig.service), the serving
+ *                                  # certificate names it, and CA and key pair live in ...
+ *     webhookSecretName: muster-webhook-server-cert  # ... this Secret, shared by the
+ *                                  # replicas. Unset: URL mode (https://host:port/path)
  *
  * Defaults follow Kueue v1beta2: waitForPodsReady is on, timeout 30m, recoveryTimeout = timeout,
  * Eviction, 60 s, 3600 s, no limit; clientConnection qps 300, burst 500; leaderElection on with
@@ -49,7 +65,8 @@
 enum placement_mode { PLACEMENT_PREFERRED, PLACEMENT_EXACT, PLACEMENT_NONE };
 
 #define CONFIG_NAME_MAX 254
-#define CONFIG_ADDR_MAX 64 /* a numeric IPv4 or IPv6 address and its NUL */
+#define CONFIG_HOST_MAX 64 /* an IPv4 or IPv6 literal */
+#define CONFIG_WEBHOOK_SECRET_DEFAULT "muster-webhook-server-cert"
 
 struct muster_config {
 	int wait_for_pods_ready; /* enabled */
@@ -69,9 +86,17 @@ struct muster_config {
 	char lease_name[CONFIG_NAME_MAX];
 	char lease_namespace[CONFIG_NAME_MAX]; /* "" = the manager's namespace */
 	int64_t lease_duration_ms, renew_deadline_ms, retry_period_ms;
-	char metrics_host[CONFIG_ADDR_MAX]; /* metrics.bindAddress's host; "" = every address */
+	char metrics_host[CONFIG_HOST_MAX]; /* metrics.bindAddress's host; "" = every address */
 	int metrics_port; /* and its port */
 	int metrics_cq_resources; /* metrics.enableClusterQueueResources */
+	char namespace_name[CONFIG_NAME_MAX]; /* "" = unset */
+	char webhook_host[CONFIG_HOST_MAX];
+	int has_webhook_host; /* webhook.host given ("" is a value: all interfaces) */
+	int webhook_port; /* 9443 */
+	char health_host[CONFIG_HOST_MAX]; /* "" = all interfaces */
+	int health_port; /* -1 = health.healthProbeBindAddress unset */
+	char webhook_service[CONFIG_NAME_MAX]; /* "" = URL mode */
+	char webhook_secret[CONFIG_NAME_MAX];
 };
 
 /* Kueue's defaults. */

@@ -12,10 +12,10 @@
 #include "ctrl/internal.h"
 #include "kube/lease.h"
 #include "obs/metrics.h"
+#include "kube/cert_secret.h"
+#include "util/base64.h"
 #include "util/log.h"
 #include "webhooks/webhooks.h"
-
-#include <openssl/evp.h>
 
 #define WEBHOOK_MAX_BODY (8u << 20)
 #define MUTATING_CONFIG "muster-mutating-webhook-configuration"
@@ -187,16 +187,27 @@ static void on_metrics_request(void *arg, const struct httpd_request *req, struc
 
 /* --- webhook configurations ------------------------------------------------------------- */
 
+/* Where the apiserver calls a webhook: the Service in front of every replica (service mode,
+ * internalCertManagement.webhookServiceName), or this process's own URL (the local cluster). */
+static json_t *client_config(struct mgr *m, const char *path, const char *ca_b64)
+{
+	char url[512];
+	if (m->conf.webhook_service[0])
+		return json_pack("{s:{s:s, s:s, s:s, s:i}, s:s}", "service", "namespace",
+				 m->conf.namespace_name, "name", m->conf.webhook_service, "path", path,
+				 "port", 443, "caBundle", ca_b64);
+	snprintf(url, sizeof(url), "https://%s:%d%s", m->opt.webhook_host, httpd_port(m->webhook_srv),
+		 path);
+	return json_pack("{s:s, s:s}", "url", url, "caBundle", ca_b64);
+}
+
 static json_t *webhook_entry(struct mgr *m, const char *name, const char *path, json_t *rules,
 			     int job_only, const char *ca_b64)
 {
-	char url[512];
-	snprintf(url, sizeof(url), "https://%s:%d%s", m->opt.webhook_host, httpd_port(m->webhook_srv),
-		 path);
-	json_t *w = json_pack("{s:s, s:[s], s:{s:s, s:s}, s:o, s:s, s:s, s:s, s:i,"
+	json_t *w = json_pack("{s:s, s:[s], s:o, s:o, s:s, s:s, s:s, s:i,"
 			      " s:{s:[{s:s, s:s, s:[s, s, s]}]}}",
-			      "name", name, "admissionReviewVersions", "v1", "clientConfig", "url", url,
-			      "caBundle", ca_b64, "rules", rules, "sideEffects", "None", "failurePolicy",
+			      "name", name, "admissionReviewVersions", "v1", "clientConfig",
+			      client_config(m, path, ca_b64), "rules", rules, "sideEffects", "None", "failurePolicy",
 			      "Fail", "matchPolicy", "Equivalent", "timeoutSeconds", 10,
 			      "namespaceSelector", "matchExpressions", "key",
 			      "kubernetes.io/metadata.name", "operator", "NotIn", "values", "kube-system",
@@ -254,12 +265,10 @@ static int apply_config(struct mgr *m, const char *resource, const char *name, j
 
 static int install_webhooks(struct mgr *m)
 {
-	size_t n = strlen(m->certs.ca_pem);
-	char *ca_b64 = malloc(4 * ((n + 2) / 3) + 1);
+	char *ca_b64 = base64_encode(m->certs.ca_pem, strlen(m->certs.ca_pem));
 	int rc;
 	if (!ca_b64)
 		return -ENOMEM;
-	EVP_EncodeBlock((unsigned char *)ca_b64, (const unsigned char *)m->certs.ca_pem, (int)n);
 	json_t *job_create = json_pack("[{s:[s], s:[s], s:[s], s:[s], s:s}]", "apiGroups", "batch",
 				       "apiVersions", "v1", "operations", "CREATE", "resources", "jobs",
 				       "scope", "Namespaced");
@@ -376,9 +385,10 @@ static void lease_identity(char *buf, size_t size)
 static int start_election(struct mgr *m)
 {
 	char identity[300];
-	const char *ns = m->conf.lease_namespace[0] ? m->conf.lease_namespace : getenv("POD_NAMESPACE");
+	/* resourceNamespace, else the manager's own namespace (resolve_serving). */
+	const char *ns = m->conf.lease_namespace[0] ? m->conf.lease_namespace : m->conf.namespace_name;
 	int rc;
-	if (!ns || !*ns)
+	if (!*ns)
 		ns = DEFAULT_MANAGER_NAMESPACE;
 	lease_identity(identity, sizeof(identity));
 	if ((rc = kube_client_new(m->loop, &m->cfg, &m->lease_kube)) != 0)
@@ -472,6 +482,72 @@ void mgr_release_for_test(struct mgr *m)
 	core_release(m);
 }
 
+#define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+/* The manager's own namespace when the configuration names none: the pod's (POD_NAMESPACE from
+ * the downward API, else the service account's namespace file), else muster-system. */
+static void default_namespace(char *out, size_t size)
+{
+	const char *env = getenv("POD_NAMESPACE");
+	char line[CONFIG_NAME_MAX] = "";
+	FILE *f;
+	if (env && *env && strlen(env) < size) {
+		snprintf(out, size, "%s", env);
+		return;
+	}
+	if ((f = fopen(SA_NAMESPACE_FILE, "r"))) {
+		if (!fgets(line, sizeof(line), f))
+			line[0] = '\0';
+		fclose(f);
+		line[strcspn(line, "\r\n ")] = '\0';
+	}
+	snprintf(out, size, "%s", line[0] ? line : "muster-system");
+}
+
+/* Flags win over the configuration file, which wins over the defaults. In service mode the
+ * webhook listens on every interface (the Service reaches the pod's address); in URL mode on
+ * 127.0.0.1, which is also the address the apiserver calls. -EINVAL when URL mode is given no
+ * address to advertise. */
+static int resolve_serving(struct mgr *m)
+{
+	struct manager_options *o = &m->opt;
+	struct muster_config *c = &m->conf;
+	if (!c->namespace_name[0])
+		default_namespace(c->namespace_name, sizeof(c->namespace_name));
+	if (!o->webhook_host)
+		o->webhook_host = c->has_webhook_host ? c->webhook_host :
+				  c->webhook_service[0] ? "" : "127.0.0.1";
+	if (!*o->webhook_host && !c->webhook_service[0]) {
+		log_error("invalid configuration", LF_STR("error", "webhook.host: URL mode (no "
+				"internalCertManagement.webhookServiceName) needs the address the "
+				"apiserver calls"), LF_END);
+		return -EINVAL;
+	}
+	if (!*o->webhook_host)
+		o->webhook_host = "0.0.0.0";
+	if (o->webhook_port < 0)
+		o->webhook_port = c->webhook_port;
+	if (!o->health_host)
+		o->health_host = c->health_port < 0 ? "127.0.0.1" : c->health_host[0] ? c->health_host :
+											"0.0.0.0";
+	if (o->health_port < 0)
+		o->health_port = c->health_port < 0 ? 8081 : c->health_port;
+	return 0;
+}
+
+/* Service mode: the CA and serving key pair every replica shares, from the Secret (made once
+ * by whichever replica comes first), for the Service's DNS names. */
+static int shared_certs(struct mgr *m)
+{
+	const struct muster_config *c = &m->conf;
+	char svc[2 * CONFIG_NAME_MAX + 8], fqdn[2 * CONFIG_NAME_MAX + 32];
+	snprintf(svc, sizeof(svc), "%s.%s.svc", c->webhook_service, c->namespace_name);
+	snprintf(fqdn, sizeof(fqdn), "%s.cluster.local", svc);
+	const char *dns[] = { svc, fqdn, NULL };
+	return cert_secret_sync(m->loop, m->kube, c->namespace_name, c->webhook_secret, dns,
+				&m->certs);
+}
+
 int manager_run(const struct manager_options *opt)
 {
 	struct mgr m;
@@ -485,6 +561,8 @@ int manager_run(const struct manager_options *opt)
 		log_error("invalid configuration", LF_STR("error", err), LF_END);
 		return 1;
 	}
+	if (resolve_serving(&m) != 0)
+		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	/* Backoff jitter and watch timeouts must differ between processes and restarts. */
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
@@ -493,9 +571,10 @@ int manager_run(const struct manager_options *opt)
 		return 1;
 	}
 	const char *dns[] = { "localhost", NULL };
-	const char *ips[] = { opt->webhook_host, NULL };
-	rc = opt->state_dir ? certs_load_or_create(opt->state_dir, dns, ips, &m.certs) :
-			      certs_generate(dns, ips, &m.certs);
+	const char *ips[] = { m.opt.webhook_host, NULL };
+	rc = m.conf.webhook_service[0] ? 0 :
+	     opt->state_dir		   ? certs_load_or_create(opt->state_dir, dns, ips, &m.certs) :
+					     certs_generate(dns, ips, &m.certs);
 	if (rc != 0) {
 		log_error("cannot create webhook certificates", LF_INT("rc", rc), LF_END);
 		goto fail_config;
@@ -504,15 +583,22 @@ int manager_run(const struct manager_options *opt)
 		log_error("cannot create API client", LF_INT("rc", rc), LF_END);
 		goto fail_certs;
 	}
+	m.loop = uv_default_loop();
+	if (m.conf.webhook_service[0] && (rc = shared_certs(&m)) != 0) {
+		log_error("cannot get the webhook certificates", LF_INT("rc", rc),
+			  LF_STR("namespace", m.conf.namespace_name),
+			  LF_STR("secret", m.conf.webhook_secret), LF_END);
+		goto fail_core;
+	}
 	if ((rc = core_init(&m, uv_default_loop())) != 0) {
 		log_error("cannot initialise the controller", LF_INT("rc", rc), LF_END);
 		goto fail_core;
 	}
-	struct httpd_options wh = { .host = opt->webhook_host, .port = opt->webhook_port,
+	struct httpd_options wh = { .host = m.opt.webhook_host, .port = m.opt.webhook_port,
 				    .cert_pem = m.certs.cert_pem, .key_pem = m.certs.key_pem,
 				    .max_body = WEBHOOK_MAX_BODY, .handler = on_webhook_request,
 				    .handler_arg = &m };
-	struct httpd_options hh = { .host = opt->health_host, .port = opt->health_port,
+	struct httpd_options hh = { .host = m.opt.health_host, .port = m.opt.health_port,
 				    .handler = on_health_request, .handler_arg = &m };
 	/* metrics.bindAddress; an empty host listens on every IPv4 address, as Go's ":8080". */
 	struct httpd_options mh = { .host = m.conf.metrics_host[0] ? m.conf.metrics_host : "0.0.0.0",
@@ -558,6 +644,8 @@ int manager_run(const struct manager_options *opt)
 		 LF_INT("client_qps", (long long)m.conf.client_qps),
 		 LF_INT("client_burst", m.conf.client_burst),
 		 LF_INT("leader_elect", m.conf.leader_elect),
+		 LF_STR("namespace", m.conf.namespace_name),
+		 LF_STR("webhook_service", m.conf.webhook_service[0] ? m.conf.webhook_service : NULL),
 		 LF_INT("webhook_port", httpd_port(m.webhook_srv)),
 		 LF_INT("health_port", httpd_port(m.health_srv)),
 		 LF_INT("metrics_port", httpd_port(m.metrics_srv)), LF_END);

@@ -11,7 +11,9 @@ struct manager_options {
 	const char *kubeconfig; /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
 	const char *config; /* configuration file (api/config.h), or NULL for Kueue's defaults */
 	const char *state_dir; /* webhook certificates live here; NULL = in memory only */
-	const char *webhook_host; /* address to listen on and to advertise to the apiserver */
+	/* Flags over the configuration file: NULL or -1 takes the file's webhook and health
+	 * fields, else the defaults (api/config.h). manager_run fills them in. */
+	const char *webhook_host; /* address to listen on and, in URL mode, to advertise */
 	int webhook_port;
 	const char *health_host;
 	int health_port;

@@ -22,6 +22,9 @@ struct kube_client {
 	uv_timer_t kick; /* hands queued calls to libcurl outside its callbacks */
 	struct kube_config cfg;
 	struct curl_slist *auth_headers;
+	/* A tokenFile's token is read again this often (uv_now() ms): in-cluster the projected
+	 * token rotates, and client-go's file token source re-reads it every minute too. */
+	uint64_t token_read_ms, token_period_ms;
 	/* Not yet added to the multi handle, FIFO: watches go at once, requests as the rate
 	 * limit and the in-flight cap allow. */
 	struct call_queue {
@@ -373,6 +376,41 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return buf_append(&call->body, ptr, n) == 0 ? n : 0;
 }
 
+/* The Authorization header for token as a list, or NULL (no token, or out of memory). */
+static struct curl_slist *auth_header(const char *token)
+{
+	char header[8192];
+	if (!token)
+		return NULL;
+	snprintf(header, sizeof(header), "Authorization: Bearer %s", token);
+	return curl_slist_append(NULL, header);
+}
+
+/* Re-reads the tokenFile once its period has passed. A small file, at most once a minute: the
+ * blocking read on the loop thread costs less than a thread would. On failure the old token
+ * stays (the apiserver accepts it until it expires) and the next call tries again. */
+static void reread_token(struct kube_client *c)
+{
+	uint64_t now = uv_now(c->loop);
+	if (!c->cfg.token_file || now - c->token_read_ms < c->token_period_ms)
+		return;
+	c->token_read_ms = now;
+	int rc = kube_config_refresh_token(&c->cfg);
+	struct curl_slist *h = rc == 0 ? auth_header(c->cfg.token) : NULL;
+	if (!h) {
+		log_warn("cannot re-read the token file; keeping the current token",
+			 LF_STR("file", c->cfg.token_file), LF_INT("rc", rc), LF_END);
+		return;
+	}
+	curl_slist_free_all(c->auth_headers);
+	c->auth_headers = h;
+}
+
+void kube_client_set_token_period(struct kube_client *c, unsigned ms)
+{
+	c->token_period_ms = ms;
+}
+
 int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_client **out)
 {
 	struct kube_client *c = calloc(1, sizeof(*c));
@@ -395,11 +433,9 @@ int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_
 		free(c);
 		return -ENOMEM;
 	}
-	if (c->cfg.token) {
-		char header[8192];
-		snprintf(header, sizeof(header), "Authorization: Bearer %s", c->cfg.token);
-		c->auth_headers = curl_slist_append(NULL, header);
-	}
+	c->auth_headers = auth_header(c->cfg.token);
+	c->token_read_ms = uv_now(loop);
+	c->token_period_ms = KUBE_TOKEN_PERIOD_MS;
 	curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
 	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_timer);
@@ -506,6 +542,7 @@ static int build_easy(struct kube_client *c, struct kube_call *call)
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
+	reread_token(c);
 	call->headers = curl_slist_append(NULL, "Accept: application/json");
 	for (struct curl_slist *h = c->auth_headers; h && call->headers; h = h->next)
 		call->headers = curl_slist_append(call->headers, h->data);

@@ -25,6 +25,10 @@
 /* Connections kept open (watches' and requests'). */
 #define KUBE_MAX_CONNECTIONS 64
 
+/* How often a kubeconfig's tokenFile (in-cluster: the projected service-account token, which
+ * rotates) is read again; every call sends the token last read. */
+#define KUBE_TOKEN_PERIOD_MS 60000
+
 struct kube_client;
 struct kube_call;
 
@@ -60,6 +64,9 @@ void kube_client_set_rate(struct kube_client *c, double qps, int burst);
 /* Bounds each request started afterwards to seconds (<= 0: KUBE_REQUEST_TIMEOUT_S). A client
  * whose answers matter only while fresh, such as leader election's, gives up sooner. */
 void kube_client_set_request_timeout(struct kube_client *c, long seconds);
+/* For tests: re-read the tokenFile every ms instead of KUBE_TOKEN_PERIOD_MS. */
+void kube_client_set_token_period(struct kube_client *c, unsigned ms);
+
 /*
  * Starts a request. method is "GET", "POST", "PUT", "PATCH" or "DELETE"; path starts with '/';
  * body (copied) may be NULL; content_type defaults to application/json when a body is given.

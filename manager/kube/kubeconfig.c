@@ -3,12 +3,12 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/base64.h"
 #include "util/yamljson.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -49,29 +49,6 @@ static char *trim_dup(const char *s)
 	return strndup(s, n);
 }
 
-/* Decodes standard base64 (as kubeconfig *-data fields use). Returns NULL on bad input. */
-static char *base64_decode(const char *in)
-{
-	size_t len = strlen(in);
-	if (len % 4 != 0)
-		return NULL;
-	unsigned char *out = malloc(len / 4 * 3 + 1);
-	if (!out)
-		return NULL;
-	int n = EVP_DecodeBlock(out, (const unsigned char *)in, (int)len);
-	if (n < 0) {
-		free(out);
-		return NULL;
-	}
-	/* EVP_DecodeBlock counts padding as output bytes; drop them. */
-	if (len >= 1 && in[len - 1] == '=')
-		n--;
-	if (len >= 2 && in[len - 2] == '=')
-		n--;
-	out[n] = '\0';
-	return (char *)out;
-}
-
 /* Finds the entry named name in a kubeconfig list such as clusters[] and returns its `key`. */
 static json_t *named(json_t *root, const char *list, const char *name, const char *key)
 {
@@ -94,7 +71,7 @@ static int credential(json_t *obj, const char *data_key, const char *file_key, c
 	const char *file = json_string_value(json_object_get(obj, file_key));
 	*out = NULL;
 	if (data) {
-		*out = base64_decode(data);
+		*out = base64_decode(data, NULL);
 		if (!*out) {
 			errf(err, errlen, "kubeconfig: %s is not valid base64", data_key);
 			return -EINVAL;

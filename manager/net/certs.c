@@ -379,9 +379,8 @@ out:
 	return why;
 }
 
-/* Returns NULL if the loaded set is usable for these names, else a reason for the log. */
-static const char *certs_check(const struct certs *c, const char *const *dns_names,
-			       const char *const *ip_addrs)
+const char *certs_check(const struct certs *c, const char *const *dns_names,
+			const char *const *ip_addrs)
 {
 	const char *why = NULL;
 	X509 *ca = NULL, *leaf = NULL;
@@ -390,6 +389,10 @@ static const char *certs_check(const struct certs *c, const char *const *dns_nam
 	GENERAL_NAMES *sans = NULL;
 	BIO *bio;
 
+	if (!c->ca_pem || !c->cert_pem || !c->key_pem) {
+		sk_X509_free(chain);
+		return "incomplete: ca.crt, tls.crt and tls.key are all needed";
+	}
 	if (!chain)
 		return "out of memory";
 	if ((bio = BIO_new_mem_buf(c->ca_pem, -1))) {

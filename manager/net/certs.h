@@ -49,6 +49,13 @@ int certs_generate(const char *const *dns_names, const char *const *ip_addrs, st
 int certs_load_or_create(const char *dir, const char *const *dns_names,
 			 const char *const *ip_addrs, struct certs *out);
 
+/* Whether a set (loaded from files or a Secret) can serve these names: the key matches, the
+ * serving certificate chains to ca_pem for serverAuth, both stay valid for at least
+ * CERTS_RENEW_BEFORE_DAYS, and every name and address is among its SANs. NULL if usable, else
+ * a reason for the log. */
+const char *certs_check(const struct certs *c, const char *const *dns_names,
+			const char *const *ip_addrs);
+
 /* Frees the PEM texts (wiping the key first) and empties *c. NULL is a no-op. */
 void certs_release(struct certs *c);
 

@@ -346,3 +346,14 @@ use_manager_config() {
 	[ -z "${2:-}" ] || wait_until 60 "ClusterQueue $2 and LocalQueue lq to settle" queues_settled "$2"
 	restart_manager "--config $1" || fail "could not restart the manager with --config $1"
 }
+
+# muster_bin: the muster binary under test: $MUSTER_BIN, else the running manager's.
+muster_bin() {
+	local bin=${MUSTER_BIN:-} pid
+	if [ -z "$bin" ]; then
+		pid=$(cat "${MUSTER_LOCAL_DIR:?}/pids/muster.pid" 2>/dev/null) || pid=
+		bin=$(readlink "/proc/$pid/exe" 2>/dev/null) || bin=
+	fi
+	[ -x "$bin" ] || fail "no muster binary (set MUSTER_BIN)"
+	echo "$bin"
+}

@@ -1,23 +1,45 @@
 #!/usr/bin/env bash
 # config/rbac/role.yaml applies, and bound to the manager's ServiceAccount it grants each verb
-# the manager uses (and not, for example, deleting Jobs).
+# the manager uses (and not, for example, deleting Jobs). The manager of this cluster runs with
+# that ServiceAccount's token (deploy/local/up.sh), not as admin, so every other test also fails
+# when a permission it needs is missing.
 source "$(dirname "$0")/lib.sh"
+# up.sh applied the role already and the running manager depends on it: apply (a no-op when
+# unchanged), never delete.
 k apply -f "$REPO/config/rbac/role.yaml" >/dev/null || fail "config/rbac/role.yaml does not apply"
-on_exit "k delete -f $REPO/config/rbac/role.yaml --ignore-not-found"
 as=system:serviceaccount:muster-system:muster-manager
+if [ -n "${MUSTER_MANAGER_KUBECONFIG:-}" ]; then
+	who=$(k --kubeconfig "$MUSTER_MANAGER_KUBECONFIG" auth whoami -o jsonpath='{.status.userInfo.username}') ||
+		fail "the manager's kubeconfig $MUSTER_MANAGER_KUBECONFIG does not authenticate"
+	[ "$who" = "$as" ] || fail "the manager runs as $who, not as $as"
+	pid=$(cat "$MUSTER_LOCAL_DIR/pids/muster.pid" 2>/dev/null) || pid=
+	if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ]; then
+		tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "$MUSTER_MANAGER_KUBECONFIG" ||
+			fail "the running manager (pid $pid) does not use $MUSTER_MANAGER_KUBECONFIG"
+	fi
+fi
 can() { [ "$(k auth can-i "$@" --as="$as" 2>/dev/null)" = yes ]; }
 for check in "watch jobs.batch" "patch jobs.batch" "patch jobs.batch --subresource=status" "create workloads.kueue.x-k8s.io" \
+	"patch workloads.kueue.x-k8s.io" \
 	"patch workloads.kueue.x-k8s.io --subresource=status" "list clusterqueues.kueue.x-k8s.io" \
 	"patch clusterqueues.kueue.x-k8s.io --subresource=status" "patch localqueues.kueue.x-k8s.io --subresource=status" \
 	"watch resourceflavors.kueue.x-k8s.io" "watch cohorts.kueue.x-k8s.io" "list namespaces" \
 	"watch workloadpriorityclasses.kueue.x-k8s.io" "watch priorityclasses.scheduling.k8s.io" "create events" \
 	"watch nodes" "watch pods" "patch pods" "watch topologies.kueue.x-k8s.io" \
-	"patch mutatingwebhookconfigurations/muster-mutating-webhook-configuration"; do
+	"patch mutatingwebhookconfigurations/muster-mutating-webhook-configuration" \
+	"patch validatingwebhookconfigurations/muster-validating-webhook-configuration" \
+	"create mutatingwebhookconfigurations" \
+	"get leases.coordination.k8s.io -n muster-system" "create leases.coordination.k8s.io -n muster-system" \
+	"update leases.coordination.k8s.io -n muster-system" \
+	"get secrets -n muster-system" "create secrets -n muster-system" "update secrets -n muster-system"; do
 	# shellcheck disable=SC2086
 	can $check || fail "the role does not allow: $check"
 done
 ! can delete jobs.batch || fail "the role allows deleting Jobs"
+! can delete workloads.kueue.x-k8s.io || fail "the role allows deleting Workloads"
 ! can patch nodes || fail "the role allows patching Nodes"
 ! can delete pods || fail "the role allows deleting Pods"
 ! can patch mutatingwebhookconfigurations/someone-elses || fail "the role allows patching other webhooks"
+! can get secrets -n default || fail "the role allows reading Secrets outside muster-system"
+! can update leases.coordination.k8s.io -n kube-system || fail "the role allows updating Leases outside muster-system"
 pass

@@ -3,7 +3,16 @@
 # a Workload whose pods become ready gets PodsReady=True; one whose pods can never be scheduled
 # is evicted with PodsReadyTimeout, requeued with requeueState, admitted again after the
 # backoff, and once the limit is used up deactivated (spec.active=false) with its Job suspended.
+# The deactivation patches the Workload itself, which the manager's ServiceAccount may do only
+# if config/rbac grants `patch` on workloads (up.sh runs the manager with that account's token);
+# the manager logs "workload deactivated" once, when the write has landed, and no write of
+# this Workload is refused.
 source "$(dirname "$0")/lib.sh"
+MLOG=${MUSTER_LOCAL_DIR:?}/logs/muster.log
+log_start=$(($(wc -l <"$MLOG") + 1))
+# manager_log_count TEXT: lines of this test's part of the manager's log about the stuck
+# Workload that contain TEXT.
+manager_log_count() { tail -n "+$log_start" "$MLOG" | grep -F "\"$NS/$wl\"" | grep -cF "$1" || true; }
 make_namespace
 make_queues e2e-k 8
 job_yaml fine lq 1 1 "" | k create -f - >/dev/null
@@ -29,4 +38,8 @@ wait_until 60 "the quota to be released again" field_is workload "$wl" '{.status
 sleep 3
 field_is workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].status}' False ||
 	fail "a deactivated Workload was admitted again"
+n=$(manager_log_count '"workload deactivated')
+[ "$n" = 1 ] || fail "the manager logged \"workload deactivated\" $n times for $wl, not once"
+n=$(manager_log_count '"status":403')
+[ "$n" = 0 ] || fail "$n writes for $wl were forbidden (config/rbac/role.yaml lacks a permission)"
 pass

@@ -169,6 +169,35 @@ static void on_patch(struct fake_api *f, const struct httpd_request *req, json_t
 	answer(resp, 200, obj);
 }
 
+/* PUT replaces an object (an update): 404 if absent, 409 if the body's resourceVersion is not
+ * the stored one; uid and creationTimestamp stay. */
+static void on_put(struct fake_api *f, const struct httpd_request *req, json_t *body,
+		   struct httpd_response *resp)
+{
+	json_t *obj = json_object_get(f->store, req->path);
+	json_t *meta = json_object_get(obj, "metadata");
+	const char *want = json_string_value(json_object_get(json_object_get(body, "metadata"),
+							     "resourceVersion"));
+	const char *have = json_string_value(json_object_get(meta, "resourceVersion"));
+	if (!obj) {
+		answer_status(resp, 404, "NotFound");
+		return;
+	}
+	if (!json_is_object(json_object_get(body, "metadata")) || (want && (!have || strcmp(want, have)))) {
+		answer_status(resp, json_is_object(json_object_get(body, "metadata")) ? 409 : 422,
+			      "Conflict");
+		return;
+	}
+	json_t *next = json_deep_copy(body);
+	json_t *next_meta = json_object_get(next, "metadata");
+	json_object_set(next_meta, "uid", json_object_get(meta, "uid"));
+	json_object_set(next_meta, "creationTimestamp", json_object_get(meta, "creationTimestamp"));
+	bump(f, next);
+	json_object_set_new(f->store, req->path, next); /* frees obj */
+	queue_event(f, req->path, next);
+	answer(resp, 200, next);
+}
+
 static void on_request(void *arg, const struct httpd_request *req, struct httpd_response *resp)
 {
 	struct fake_api *f = arg;
@@ -200,6 +229,8 @@ static void on_request(void *arg, const struct httpd_request *req, struct httpd_
 			on_post(f, req, body, resp);
 		} else if (!strcmp(req->method, "PATCH") && body) {
 			on_patch(f, req, body, resp);
+		} else if (!strcmp(req->method, "PUT") && body) {
+			on_put(f, req, body, resp);
 		} else {
 			answer_status(resp, 400, "BadRequest");
 		}

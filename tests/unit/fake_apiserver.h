@@ -10,7 +10,8 @@
  *     relies on: GET an object; POST to a collection (409 if it exists; metadata.name or
  *     generateName; uid, creationTimestamp); PATCH with a JSON merge patch, the /status
  *     subresource changing only status and the object itself everything else, a
- *     metadata.resourceVersion in the patch that differs from the object's giving 409; every
+ *     metadata.resourceVersion in the patch that differs from the object's giving 409; PUT
+ *     replacing an object, with the same resourceVersion check; every
  *     write bumps a global resourceVersion and is queued as a watch event the test delivers
  *     when it chooses (so tests decide how far the controller's cache lags).
  * Faults: fake_api_fail makes the next n requests matching (method, path prefix) answer a

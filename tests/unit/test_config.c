@@ -252,6 +252,76 @@ static void test_config_load_names_the_file(void **state)
 	assert_true(config_load("/nonexistent/muster.yaml", &c, err, sizeof(err)) < 0);
 }
 
+/* namespace, webhook, health and internalCertManagement: Kueue's fields for how the manager
+ * is reached in a cluster. Unset, the manager keeps URL mode on 127.0.0.1 (manager.c). */
+static void test_config_serving_sections(void **state)
+{
+	struct muster_config c;
+	char err[256];
+	assert_int_equal(parse("", &c, err, sizeof(err)), 0);
+	assert_string_equal(c.namespace_name, "");
+	assert_int_equal(c.webhook_port, 9443);
+	assert_false(c.has_webhook_host);
+	assert_int_equal(c.health_port, -1);
+	assert_string_equal(c.webhook_service, "");
+	assert_string_equal(c.webhook_secret, "muster-webhook-server-cert");
+	assert_int_equal(parse("namespace: ops\n"
+			       "webhook: {port: 9444, host: \"\"}\n"
+			       "health: {healthProbeBindAddress: \":8082\"}\n"
+			       "internalCertManagement: {enable: true, webhookServiceName: svc,"
+			       " webhookSecretName: sec}\n",
+			       &c, err, sizeof(err)),
+			 0);
+	assert_string_equal(c.namespace_name, "ops");
+	assert_int_equal(c.webhook_port, 9444);
+	assert_true(c.has_webhook_host);
+	assert_string_equal(c.webhook_host, "");
+	assert_string_equal(c.health_host, "");
+	assert_int_equal(c.health_port, 8082);
+	assert_string_equal(c.webhook_service, "svc");
+	assert_string_equal(c.webhook_secret, "sec");
+	static const char *const refused[][2] = {
+		{ "internalCertManagement: {enable: false}\n", "internalCertManagement.enable" },
+		{ "internalCertManagement: {webhookServiceName: \"\"}\n",
+		  "internalCertManagement.webhookServiceName" },
+		{ "internalCertManagement: {certDir: /tmp}\n", "internalCertManagement.certDir" },
+		{ "webhook: {port: 0}\n", "webhook.port" },
+		{ "webhook: {port: 70000}\n", "webhook.port" },
+		{ "webhook: {certDir: /tmp}\n", "webhook.certDir" },
+		{ "webhook: 9443\n", "webhook: must be a mapping" },
+		{ "health: {healthProbeBindAddress: \"8081\"}\n", "health.healthProbeBindAddress" },
+		{ "health: {readinessEndpointName: /r}\n", "health.readinessEndpointName" },
+		{ "namespace: 3\n", "namespace" },
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(parse(refused[i][0], &c, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, refused[i][1]));
+	}
+}
+
+static void test_config_bind_address(void **state)
+{
+	char host[CONFIG_HOST_MAX];
+	int port = 0;
+	assert_int_equal(config_split_address(":8081", host, sizeof(host), &port), 0);
+	assert_string_equal(host, "");
+	assert_int_equal(port, 8081);
+	assert_int_equal(config_split_address("10.0.0.1:80", host, sizeof(host), &port), 0);
+	assert_string_equal(host, "10.0.0.1");
+	assert_int_equal(port, 80);
+	assert_int_equal(config_split_address("[::1]:8443", host, sizeof(host), &port), 0);
+	assert_string_equal(host, "::1");
+	assert_int_equal(port, 8443);
+	static const char *const bad[] = { "", "8081", ":", ":65536", ":80x", "::1:80",
+					   "host:", ":-1", "[::1:80", "name:80", NULL };
+	for (size_t i = 0; bad[i]; i++)
+		assert_int_equal(config_split_address(bad[i], host, sizeof(host), &port), -EINVAL);
+	assert_int_equal(config_split_address(NULL, host, sizeof(host), &port), -EINVAL);
+	/* A host longer than the buffer is refused, not cut. */
+	assert_int_equal(config_split_address("10.10.10.10:80", host, 8, &port), -EINVAL);
+}
+
 static void test_time_rfc3339_round_trip(void **state)
 {
 	int64_t ms;
@@ -287,6 +357,8 @@ int main(void)
 		cmocka_unit_test(test_config_leader_election),
 		cmocka_unit_test(test_lease_micro_time),
 		cmocka_unit_test(test_config_metrics),
+		cmocka_unit_test(test_config_serving_sections),
+		cmocka_unit_test(test_config_bind_address),
 		cmocka_unit_test(test_time_rfc3339_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
