@@ -23,8 +23,13 @@ one Deployment >"$WORK/deploy.json" || fail "not exactly one Deployment"
 for kind in Namespace ServiceAccount ConfigMap Service PodDisruptionBudget ClusterRole ClusterRoleBinding Role RoleBinding; do
 	one "$kind" >/dev/null || fail "not exactly one $kind"
 done
+# Cluster-scoped: the Namespace, CRDs, ClusterRole(Binding)s and the leader fence.
 wrong_ns=$(jq -r '.[] | select(.kind != "Namespace" and .kind != "CustomResourceDefinition" and
-	(.kind | test("^Cluster") | not)) | select(.metadata.namespace != "muster-system") | "\(.kind)/\(.metadata.name)"' "$WORK/items.json")
+	(.kind | test("^(Cluster|ValidatingAdmissionPolicy)") | not)) | select(.metadata.namespace != "muster-system") |
+	"\(.kind)/\(.metadata.name)"' "$WORK/items.json")
+for kind in ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding; do
+	one "$kind" >/dev/null || fail "not exactly one $kind (the leader fence, config/rbac/leader-fence.yaml)"
+done
 [ -z "$wrong_ns" ] || fail "outside muster-system: $wrong_ns"
 
 # --- the Deployment --------------------------------------------------------------------------

@@ -68,7 +68,12 @@ spec:
   serviceAccountName: $SA
   # Never scheduled: it only stands for the replica, whose process runs on this host.
   schedulingGates: [{name: muster.e2e/replica-stand-in}]
-  containers: [{name: manager, image: muster}]
+  # The namespace enforces the restricted Pod Security Standard (deploy/cluster/namespace.yaml).
+  securityContext: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
+  containers:
+  - name: manager
+    image: muster
+    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 YAML
 	uid=$(k -n "$SA_NS" get pod "$replica_prefix-$r" -o jsonpath='{.metadata.uid}')
 	token[$r]=$(k -n "$SA_NS" create token "$SA" --bound-object-kind Pod --bound-object-name "$replica_prefix-$r" \
