@@ -20,7 +20,6 @@
 #define WEBHOOK_MAX_BODY (8u << 20)
 #define MUTATING_CONFIG "muster-mutating-webhook-configuration"
 #define VALIDATING_CONFIG "muster-validating-webhook-configuration"
-#define DEFAULT_MANAGER_NAMESPACE "muster-system"
 #define STOP_DRAIN_MS 3000 /* how long a stopping leader waits for its writes in flight */
 
 /* One pass over the dirty sets, in the direction data flows: Workloads (the engine's view),
@@ -385,11 +384,9 @@ static void lease_identity(char *buf, size_t size)
 static int start_election(struct mgr *m)
 {
 	char identity[300];
-	/* resourceNamespace, else the manager's own namespace (resolve_serving). */
+	/* resourceNamespace, else the manager's own namespace (resolve_serving filled it in). */
 	const char *ns = m->conf.lease_namespace[0] ? m->conf.lease_namespace : m->conf.namespace_name;
 	int rc;
-	if (!*ns)
-		ns = DEFAULT_MANAGER_NAMESPACE;
 	lease_identity(identity, sizeof(identity));
 	if ((rc = kube_client_new(m->loop, &m->cfg, &m->lease_kube)) != 0)
 		return rc;
