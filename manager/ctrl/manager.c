@@ -10,9 +10,9 @@
 #include "api/engine_objects.h"
 #include "api/objects.h"
 #include "ctrl/internal.h"
+#include "kube/cert_secret.h"
 #include "kube/lease.h"
 #include "obs/metrics.h"
-#include "kube/cert_secret.h"
 #include "util/base64.h"
 #include "util/log.h"
 #include "webhooks/webhooks.h"
@@ -21,6 +21,12 @@
 #define MUTATING_CONFIG "muster-mutating-webhook-configuration"
 #define VALIDATING_CONFIG "muster-validating-webhook-configuration"
 #define STOP_DRAIN_MS 3000 /* how long a stopping leader waits for its writes in flight */
+
+/* Every informer has listed once (none has started yet in unit tests' managers). */
+static int caches_synced(struct mgr *m)
+{
+	return m->informers[K_JOB] && ingest_synced(m);
+}
 
 /* One pass over the dirty sets, in the direction data flows: Workloads (the engine's view),
  * Jobs, nodes, the admission cycle, then queue status. */
@@ -33,7 +39,7 @@ static void pump(struct mgr *m)
 		return;
 	}
 	if (!m->synced) {
-		if (!m->informers[K_JOB] || !ingest_synced(m)) {
+		if (!caches_synced(m)) {
 			uv_idle_stop(&m->pump);
 			return;
 		}
@@ -121,13 +127,9 @@ static void on_webhook_request(void *arg, const struct httpd_request *req, struc
 	}
 	uint64_t started = uv_hrtime();
 	resp->status = webhook_handle(req->path, req->body, req->body_len, &body);
-	/* Known paths only: a label per path anyone may send would be unbounded. */
-	const char *label = !strcmp(req->path, WEBHOOK_PATH_MUTATE_JOB) ||
-					    !strcmp(req->path, WEBHOOK_PATH_VALIDATE_JOB) ||
-					    !strcmp(req->path, WEBHOOK_PATH_VALIDATE_CQ) ?
-				    req->path :
-				    "other";
-	observe_webhook(m, label, uv_hrtime() - started);
+	/* Known paths only (webhook_handle answers 404 for the others): a label per path anyone
+	 * may send would be unbounded. */
+	observe_webhook(m, resp->status == 404 ? "other" : req->path, uv_hrtime() - started);
 	if (!body) {
 		resp->status = 500;
 		return;
@@ -147,7 +149,7 @@ static void on_health_request(void *arg, const struct httpd_request *req, struct
 	} else if (!strcmp(req->path, "/readyz")) {
 		/* A follower is ready once its caches are: it serves the webhooks and can take over
 		 * at once. The leader also needs its webhook configurations in place. */
-		int synced = m->informers[K_JOB] && ingest_synced(m);
+		int synced = caches_synced(m);
 		int ready = synced && (!m->leading || m->webhooks_installed);
 		resp->status = ready ? 200 : 503;
 		text = ready ? "ok\n" : !synced ? "caches not synced\n" : "webhooks not installed\n";
@@ -344,9 +346,7 @@ static void on_started_leading(void *arg)
 		log_error("cannot install webhook configurations", LF_END);
 		m->failed = 1;
 		uv_stop(m->loop);
-		return;
 	}
-	state_kick(m);
 }
 
 /* Lost the Lease. If another replica holds it, it may be admitting already and what we hold

@@ -13,7 +13,6 @@
 #include "util/log.h"
 
 struct lease_elector {
-	uv_loop_t *loop;
 	struct kube_client *client;
 	struct informer *informer;
 	char *ns, *name, *identity;
@@ -287,7 +286,6 @@ int lease_elector_start(uv_loop_t *loop, struct kube_client *client, const struc
 	*out = NULL;
 	if (!e)
 		return -ENOMEM;
-	e->loop = loop;
 	e->client = client;
 	e->duration_ms = opt->lease_duration_ms;
 	e->renew_deadline_ms = opt->renew_deadline_ms;
@@ -298,17 +296,17 @@ int lease_elector_start(uv_loop_t *loop, struct kube_client *client, const struc
 	if (!(e->ns = strdup(opt->namespace_name)) || !(e->name = strdup(opt->name)) ||
 	    !(e->identity = strdup(opt->identity)))
 		goto fail;
+	/* .../namespaces/NS/leases, and the object under it (names escaped). */
 	snprintf(e->collection, sizeof(e->collection), "/apis/coordination.k8s.io/v1/namespaces/");
-	snprintf(e->object, sizeof(e->object), "/apis/coordination.k8s.io/v1/namespaces/");
-	if ((rc = kube_escape(e->collection, sizeof(e->collection), e->ns)) != 0 ||
-	    (rc = kube_escape(e->object, sizeof(e->object), e->ns)) != 0)
+	if ((rc = kube_escape(e->collection, sizeof(e->collection), e->ns)) != 0)
 		goto fail;
 	rc = -ENOSPC;
 	if (strlen(e->collection) + sizeof("/leases") > sizeof(e->collection))
 		goto fail;
 	strcat(e->collection, "/leases");
-	if (snprintf(e->object, sizeof(e->object), "%s/", e->collection) >= (int)sizeof(e->object) ||
-	    kube_escape(e->object, sizeof(e->object), e->name) != 0)
+	/* object is larger than collection, so this fits. */
+	snprintf(e->object, sizeof(e->object), "%s/", e->collection);
+	if ((rc = kube_escape(e->object, sizeof(e->object), e->name)) != 0)
 		goto fail;
 	struct informer_options io = { .name = "leases", .path = e->collection, .on_event = on_watch,
 				       .on_synced = on_synced, .arg = e };
@@ -337,11 +335,6 @@ int lease_elector_may_write(const struct lease_elector *e)
 {
 	return e && e->leader && !e->released &&
 	       mono_ms() - e->renewed_ms < (uint64_t)e->renew_deadline_ms;
-}
-
-const char *lease_elector_holder(const struct lease_elector *e)
-{
-	return e ? e->holder : "";
 }
 
 void lease_elector_release(struct lease_elector *e, void (*done)(void *arg), void *arg)

@@ -59,8 +59,6 @@ int lease_elector_start(uv_loop_t *loop, struct kube_client *client, const struc
 /* Whether we lead now and our last renewal is recent enough to write (see Fencing above). */
 int lease_elector_may_write(const struct lease_elector *e);
 int lease_elector_is_leader(const struct lease_elector *e);
-/* The holder we saw last ("" when none or unknown), borrowed. */
-const char *lease_elector_holder(const struct lease_elector *e);
 /* Gives the Lease up if we hold it (holderIdentity "", so a follower takes it at once), then
  * runs done (also when we did not hold it, or the release failed). No writes may follow. */
 void lease_elector_release(struct lease_elector *e, void (*done)(void *arg), void *arg);
