@@ -494,6 +494,10 @@ done
 # cluster. `kubectl apply` of unchanged objects writes nothing, so a warm run changes nothing.
 kc apply -f "$REPO/deploy/cluster/namespace.yaml" -f "$REPO/deploy/cluster/serviceaccount.yaml" \
 	-f "$REPO/config/rbac/role.yaml" >/dev/null || die "applying the manager's ServiceAccount and config/rbac failed"
+# The apiserver-side leader fence, applied once and never deleted: a kube-apiserver keeps a stale
+# copy of the Lease for good once no binding names it (kubernetes#130887). It fences only
+# pod-bound tokens, so it leaves the host process's token alone.
+kc apply -f "$REPO/config/rbac/leader-fence.yaml" >/dev/null || die "cannot apply config/rbac/leader-fence.yaml"
 # The token comes from a TokenRequest, bound to the ServiceAccount's UID (a token of an earlier
 # cluster is refused). It lives 48 h, longer than any CI run or working session needs, and is
 # renewed by a run that finds it more than 24 h old: the manager re-reads its tokenFile every
@@ -523,13 +527,6 @@ if [ "$with_manager" = 1 ]; then
 		stop_component muster
 	fi
 	mkdir -p "$DIR/muster"
-	# The manager's namespace holds its leader-election Lease.
-	kc get namespace muster-system >/dev/null 2>&1 || kc create namespace muster-system >/dev/null ||
-		die "cannot create namespace muster-system"
-	# The apiserver-side leader fence, applied once and never deleted: a kube-apiserver keeps a
-	# stale copy of the Lease for good once no binding names it (kubernetes#130887). It fences
-	# only pod-bound tokens, so it leaves this host process alone.
-	kc apply -f "$REPO/config/rbac/leader-fence.yaml" >/dev/null || die "cannot apply config/rbac/leader-fence.yaml"
 	# The manager registers its own webhook configuration; nothing is applied for it here.
 	ensure muster "${MUSTER_MANAGER_TIMEOUT:-60}" "$MUSTER_WEBHOOK_PORT" "$MUSTER_HEALTH_PORT" "$MUSTER_METRICS_PORT" -- "$MUSTER_BIN" manager \
 		--kubeconfig "$MANAGER_KUBECONFIG" --state-dir "$DIR/muster" \
