@@ -34,6 +34,8 @@ void config_defaults(struct muster_config *cfg)
 	cfg->webhook_port = 9443;
 	cfg->health_port = -1;
 	snprintf(cfg->webhook_secret, sizeof(cfg->webhook_secret), CONFIG_WEBHOOK_SECRET_DEFAULT);
+	/* Kueue's default list, less the kinds muster has no integration for. */
+	cfg->frameworks = CONFIG_FW_BATCH_JOB | CONFIG_FW_RAYJOB | CONFIG_FW_RAYCLUSTER;
 }
 
 int config_split_address(const char *addr, char *host, size_t host_size, int *port)
@@ -410,11 +412,126 @@ static int parse_serving(json_t *doc, struct muster_config *cfg, char *err, size
 }
 
 
+static const struct {
+	const char *name;
+	unsigned bit;
+} frameworks[] = {
+	{ "batch/job", CONFIG_FW_BATCH_JOB },
+	{ "ray.io/rayjob", CONFIG_FW_RAYJOB },
+	{ "ray.io/raycluster", CONFIG_FW_RAYCLUSTER },
+	{ "pod", CONFIG_FW_POD },
+};
+#define N_FRAMEWORKS (sizeof(frameworks) / sizeof(frameworks[0]))
+
+int config_framework_enabled(const struct muster_config *cfg, const char *framework)
+{
+	for (size_t i = 0; framework && i < N_FRAMEWORKS; i++)
+		if (!strcmp(frameworks[i].name, framework))
+			return (cfg->frameworks & frameworks[i].bit) != 0;
+	return 0;
+}
+
+int config_namespace_managed(const struct muster_config *cfg, const char *name, json_t *labels)
+{
+	if (cfg->managed_namespaces)
+		return selector_matches(cfg->managed_namespaces, labels);
+	const char *own = cfg->namespace_name[0] ? cfg->namespace_name : "muster-system";
+	return name && strcmp(name, "kube-system") != 0 && strcmp(name, own) != 0;
+}
+
+void config_release(struct muster_config *cfg)
+{
+	json_decref(cfg->managed_namespaces);
+	cfg->managed_namespaces = NULL;
+}
+
+/* integrations: {frameworks, externalFrameworks, labelKeysToCopy}. A kind listed that muster
+ * has no integration for is an error, not a warning: its objects would run unqueued, past
+ * every quota, while the configuration says they are managed. */
+static int parse_integrations(json_t *c, struct muster_config *cfg, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "frameworks", "externalFrameworks", "labelKeysToCopy", NULL };
+	int rc;
+	if (!c)
+		return 0;
+	if (!json_is_object(c)) {
+		snprintf(err, errlen, "integrations: must be a mapping");
+		return -EINVAL;
+	}
+	if ((rc = only_keys(c, "integrations", keys, err, errlen)) != 0)
+		return rc;
+	static const char *const unsupported[] = { "externalFrameworks", "labelKeysToCopy" };
+	for (size_t i = 0; i < 2; i++) {
+		json_t *v = json_object_get(c, unsupported[i]);
+		if (v && !(json_is_array(v) && json_array_size(v) == 0)) {
+			snprintf(err, errlen, "integrations.%s: not implemented; remove it or leave it empty",
+				 unsupported[i]);
+			return -EINVAL;
+		}
+	}
+	json_t *list = json_object_get(c, "frameworks"), *v;
+	size_t i;
+	if (!list)
+		return 0;
+	if (!json_is_array(list)) {
+		snprintf(err, errlen, "integrations.frameworks: must be a list");
+		return -EINVAL;
+	}
+	cfg->frameworks = 0;
+	json_array_foreach(list, i, v)
+	{
+		const char *name = json_string_value(v);
+		unsigned bit = 0;
+		for (size_t k = 0; name && k < N_FRAMEWORKS; k++)
+			if (!strcmp(frameworks[k].name, name))
+				bit = frameworks[k].bit;
+		if (!bit) {
+			snprintf(err, errlen,
+				 "integrations.frameworks[%zu]: \"%.64s\" is not a framework muster manages "
+				 "(batch/job, ray.io/rayjob, ray.io/raycluster, pod); its objects would run "
+				 "unqueued, so remove it",
+				 i, name ? name : "");
+			return -EINVAL;
+		}
+		cfg->frameworks |= bit;
+	}
+	return 0;
+}
+
+/* manageJobsWithoutQueueName and managedJobsNamespaceSelector, as Kueue's. */
+static int parse_managed_jobs(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
+{
+	json_t *without = json_object_get(doc, "manageJobsWithoutQueueName");
+	json_t *sel = json_object_get(doc, "managedJobsNamespaceSelector");
+	static const char *const sel_keys[] = { "matchLabels", "matchExpressions", NULL };
+	int rc;
+	if (without && !json_is_boolean(without)) {
+		snprintf(err, errlen, "manageJobsWithoutQueueName: must be true or false");
+		return -EINVAL;
+	}
+	cfg->manage_without_queue_name = json_is_true(without);
+	if (!sel)
+		return 0;
+	if (!json_is_object(sel)) {
+		snprintf(err, errlen, "managedJobsNamespaceSelector: must be a mapping");
+		return -EINVAL;
+	}
+	if ((rc = only_keys(sel, "managedJobsNamespaceSelector", sel_keys, err, errlen)) != 0)
+		return rc;
+	if ((rc = eobj_selector_check(sel, "managedJobsNamespaceSelector", err, errlen)) != 0)
+		return rc;
+	json_decref(cfg->managed_namespaces);
+	cfg->managed_namespaces = json_deep_copy(sel);
+	return cfg->managed_namespaces ? 0 : -ENOMEM;
+}
+
+
 static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
 {
 	static const char *const top[] = { "apiVersion", "kind", "waitForPodsReady", "placement",
 					   "clientConnection", "leaderElection", "metrics", "namespace",
-					   "webhook", "health", "internalCertManagement", NULL };
+					   "webhook", "health", "internalCertManagement", "integrations",
+					   "manageJobsWithoutQueueName", "managedJobsNamespaceSelector", NULL };
 	static const char *const wfpr[] = { "enable", "timeout", "recoveryTimeout", "blockAdmission",
 					    "requeuingStrategy", NULL };
 	static const char *const rs[] = { "timestamp", "backoffBaseSeconds", "backoffMaxSeconds",
@@ -438,7 +555,9 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 	    (rc = parse_client_connection(json_object_get(doc, "clientConnection"), cfg, err, errlen)) != 0 ||
 	    (rc = parse_leader_election(json_object_get(doc, "leaderElection"), cfg, err, errlen)) != 0 ||
 	    (rc = parse_metrics(json_object_get(doc, "metrics"), cfg, err, errlen)) != 0 ||
-	    (rc = parse_serving(doc, cfg, err, errlen)) != 0)
+	    (rc = parse_serving(doc, cfg, err, errlen)) != 0 ||
+	    (rc = parse_integrations(json_object_get(doc, "integrations"), cfg, err, errlen)) != 0 ||
+	    (rc = parse_managed_jobs(doc, cfg, err, errlen)) != 0)
 		return rc;
 	json_t *w = json_object_get(doc, "waitForPodsReady");
 	if (!w)
@@ -520,6 +639,8 @@ int config_parse(const char *data, size_t len, struct muster_config *cfg, char *
 		rc = parse_doc(json_array_get(docs, 0), cfg, err, errlen);
 	}
 	json_decref(docs);
+	if (rc != 0)
+		config_release(cfg);
 	return rc;
 }
 

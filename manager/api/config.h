@@ -59,6 +59,7 @@
 #ifndef MUSTER_CONFIG_H
 #define MUSTER_CONFIG_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -97,7 +98,26 @@ struct muster_config {
 	int health_port; /* -1 = health.healthProbeBindAddress unset */
 	char webhook_service[CONFIG_NAME_MAX]; /* "" = URL mode */
 	char webhook_secret[CONFIG_NAME_MAX];
+	/* integrations.frameworks: which kinds muster manages, a bit per CONFIG_FW_* */
+	unsigned frameworks;
+	int manage_without_queue_name; /* manageJobsWithoutQueueName */
+	/* managedJobsNamespaceSelector as a LabelSelector (owned: config_release), or NULL for
+	 * Kueue's default: every namespace but kube-system and the manager's own. */
+	json_t *managed_namespaces;
 };
+
+/* Kueue's integrations.frameworks names muster implements, as bits of frameworks. */
+#define CONFIG_FW_BATCH_JOB 0x1u /* "batch/job" */
+#define CONFIG_FW_RAYJOB 0x2u /* "ray.io/rayjob" */
+#define CONFIG_FW_RAYCLUSTER 0x4u /* "ray.io/raycluster" */
+#define CONFIG_FW_POD 0x8u /* "pod" */
+/* Whether integrations.frameworks lists framework (a Kueue name, e.g. "batch/job"). */
+int config_framework_enabled(const struct muster_config *cfg, const char *framework);
+/* Whether muster manages objects in a namespace with this name and labels (a JSON object or
+ * NULL): managedJobsNamespaceSelector, or its default. */
+int config_namespace_managed(const struct muster_config *cfg, const char *name, json_t *labels);
+/* Frees what cfg owns (after config_load or config_parse; copies share it). */
+void config_release(struct muster_config *cfg);
 
 /* Kueue's defaults. */
 void config_defaults(struct muster_config *cfg);

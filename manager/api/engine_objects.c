@@ -237,8 +237,8 @@ int eobj_get_string(json_t *obj, const char *key, const char *prefix, const char
 }
 
 /* An optional integer field within [lo, hi]; *has says whether it was set. */
-static int get_int(json_t *obj, const char *key, const char *prefix, int64_t lo, int64_t hi,
-		   int *has, int64_t *out, char *err, size_t errlen)
+int eobj_get_int(json_t *obj, const char *key, const char *prefix, int64_t lo, int64_t hi, int *has,
+		 int64_t *out, char *err, size_t errlen)
 {
 	json_t *v = eobj_field(obj, key);
 	char text[96];
@@ -507,7 +507,7 @@ static int check_tolerations(json_t *arr, const char *path, char *err, size_t er
 		    (rc = eobj_get_string(t, "value", p, &value, err, errlen)) != 0 ||
 		    (rc = get_enum(t, "operator", p, ops, 0, &op, err, errlen)) != 0 ||
 		    (rc = get_enum(t, "effect", p, effects, 3, &effect, err, errlen)) != 0 ||
-		    (rc = get_int(t, "tolerationSeconds", p, INT64_MIN, INT64_MAX, &has, &secs, err,
+		    (rc = eobj_get_int(t, "tolerationSeconds", p, INT64_MIN, INT64_MAX, &has, &secs, err,
 				  errlen)) != 0)
 			return rc;
 		if (op == 1 && value && *value)
@@ -889,6 +889,15 @@ static int decode_selector(struct eobj_arena *a, json_t *sel, const char *path,
 	return 0;
 }
 
+int eobj_selector_check(json_t *sel, const char *path, char *err, size_t errlen)
+{
+	struct eobj_arena a = { 0 };
+	const struct eng_selector *out;
+	int rc = decode_selector(&a, sel, path, &out, err, errlen);
+	eobj_arena_release(&a);
+	return rc;
+}
+
 static int decode_preemption(json_t *pre, struct eng_preemption *out, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "withinClusterQueue", "reclaimWithinCohort",
@@ -913,7 +922,7 @@ static int decode_preemption(json_t *pre, struct eng_preemption *out, char *err,
 	if ((rc = eobj_want_object(bwc, bp, err, errlen)) != 0 ||
 	    (rc = eobj_check_keys(bwc, bp, bwc_keys, err, errlen)) != 0 ||
 	    (rc = get_enum(bwc, "policy", bp, borrow, 0, &b, err, errlen)) != 0 ||
-	    (rc = get_int(bwc, "maxPriorityThreshold", bp, INT32_MIN, INT32_MAX, &has, &threshold,
+	    (rc = eobj_get_int(bwc, "maxPriorityThreshold", bp, INT32_MIN, INT32_MAX, &has, &threshold,
 			  err, errlen)) != 0)
 		return rc;
 	if (r == 0 && b != 0)
@@ -1173,7 +1182,7 @@ int eobj_priority_class_decode(json_t *obj, const char **name, int32_t *value, c
 		return eobj_bad(err, errlen, "priority class: must be an object");
 	if ((rc = eobj_check_keys(obj, "", top, err, errlen)) != 0 ||
 	    (rc = meta_name(obj, 0, name, err, errlen)) != 0 ||
-	    (rc = get_int(obj, "value", "", INT32_MIN, INT32_MAX, &has, &v, err, errlen)) != 0)
+	    (rc = eobj_get_int(obj, "value", "", INT32_MIN, INT32_MAX, &has, &v, err, errlen)) != 0)
 		return rc;
 	if (!has)
 		return eobj_bad(err, errlen, "value: required");
@@ -1185,7 +1194,7 @@ int eobj_priority_class_decode(json_t *obj, const char **name, int32_t *value, c
 
 /* Checks what a pod template contributes to quota and placement, so a mistake is reported at
  * its own path rather than as a vague failure of the whole template. */
-static int check_template(json_t *tpl, const char *path, char *err, size_t errlen)
+int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 {
 	static const char *const lists[] = { "containers", "initContainers" };
 	static const char *const expr_ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
@@ -1201,6 +1210,14 @@ static int check_template(json_t *tpl, const char *path, char *err, size_t errle
 	eobj_pathf(p, sizeof(p), "%s.spec", path);
 	if ((rc = eobj_want_object(spec, p, err, errlen)) != 0)
 		return rc;
+	{
+		int has;
+		int64_t prio;
+		const char *pc;
+		if ((rc = eobj_get_int(spec, "priority", p, INT32_MIN, INT32_MAX, &has, &prio, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(spec, "priorityClassName", p, &pc, err, errlen)) != 0)
+			return rc;
+	}
 	for (size_t l = 0; l < 2; l++) {
 		json_t *arr = eobj_field(spec, lists[l]), *c;
 		size_t i;
@@ -1355,7 +1372,7 @@ static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, s
 		struct eng_podset_assignment *pa = &as->podsets[as->n_podsets];
 		int has;
 		int64_t count;
-		if ((rc = get_int(psa, "count", p, 0, INT32_MAX, &has, &count, err, errlen)) != 0)
+		if ((rc = eobj_get_int(psa, "count", p, 0, INT32_MAX, &has, &count, err, errlen)) != 0)
 			return rc;
 		pa->name = sps->name;
 		pa->count = has ? count : sps->count;
@@ -1446,9 +1463,11 @@ static int condition_status(json_t *wl, const char *type, int *is_true, char *er
 	return 0;
 }
 
-/* The common decoder; from_job makes template errors name the Job's spec.template. */
+/* The common decoder; with in, template errors name the owner's field (owner's spec.template)
+ * instead of the Workload's. */
 static int decode_workload(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,
-			   int from_job, struct eobj_workload *out, char *err, size_t errlen)
+			   const struct integration *in, json_t *owner, struct eobj_workload *out,
+			   char *err, size_t errlen)
 {
 	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
 	static const char *const spec_keys[] = { "podSets", "queueName", "priorityClassRef",
@@ -1498,7 +1517,7 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 	}
 
 	/* Priority: what Kueue's webhook resolved into spec.priority wins. */
-	if ((rc = get_int(spec, "priority", "spec", INT32_MIN, INT32_MAX, &has, &v, err, errlen)) != 0)
+	if ((rc = eobj_get_int(spec, "priority", "spec", INT32_MIN, INT32_MAX, &has, &v, err, errlen)) != 0)
 		return rc;
 	json_t *ref = eobj_field(spec, "priorityClassRef");
 	if ((rc = eobj_want_object(ref, "spec.priorityClassRef", err, errlen)) != 0 ||
@@ -1569,11 +1588,11 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(eps[k].name, psname))
 				return eobj_bad(err, errlen, "%s.name: duplicate podSet \"%s\"", p, psname);
-		if ((rc = get_int(ps, "count", p, 0, INT32_MAX, &has, &v, err, errlen)) != 0)
+		if ((rc = eobj_get_int(ps, "count", p, 0, INT32_MAX, &has, &v, err, errlen)) != 0)
 			return rc;
 		if (has)
 			count = v;
-		if ((rc = get_int(ps, "minCount", p, 1, INT32_MAX, &has, &v, err, errlen)) != 0)
+		if ((rc = eobj_get_int(ps, "minCount", p, 1, INT32_MAX, &has, &v, err, errlen)) != 0)
 			return rc;
 		if (has) {
 			if (v > count)
@@ -1585,11 +1604,11 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 			min_count_seen = 1;
 			min_count = v;
 		}
-		if (from_job)
-			eobj_pathf(tp, sizeof(tp), "spec.template");
+		if (in)
+			in->template_path(owner, i, tp, sizeof(tp));
 		else
 			eobj_pathf(tp, sizeof(tp), "spec.podSets[%zu].template", i);
-		if ((rc = check_template(eobj_field(ps, "template"), tp, err, errlen)) != 0)
+		if ((rc = eobj_check_template(eobj_field(ps, "template"), tp, err, errlen)) != 0)
 			return rc;
 		char verr[256];
 		rc = podset_view_decode(ps, &out->views[i], verr, sizeof(verr));
@@ -1644,87 +1663,42 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 int eobj_workload_decode(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,
 			 struct eobj_workload *out, char *err, size_t errlen)
 {
-	return decode_workload(wl, default_namespace, wpcs, pcs, 0, out, err, errlen);
+	return decode_workload(wl, default_namespace, wpcs, pcs, NULL, NULL, out, err, errlen);
 }
 
-/* Kueue takes the annotation as an integer below the pod count (its job webhook). */
-static int job_min_count(const char *s, int64_t count, int64_t *out, char *err, size_t errlen)
+int eobj_workload_for(const struct integration *in, json_t *obj, const char *default_namespace,
+		      json_t *wpcs, json_t *pcs, struct eobj_workload *out, char *err, size_t errlen)
 {
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (!*s || *end || errno || v < 1 || v >= count)
-		return eobj_bad(err, errlen,
-			   "metadata.annotations[\"" ANNOTATION_JOB_MIN_PARALLELISM "\"]: invalid value "
-			   "\"%.32s\": must be an integer from 1 to %lld (below the Job's pod count %lld)",
-			   s, (long long)count - 1, (long long)count);
-	*out = v;
-	return 0;
-}
-
-int eobj_workload_from_job(json_t *job, const char *default_namespace, json_t *wpcs, json_t *pcs,
-			   struct eobj_workload *out, char *err, size_t errlen)
-{
-	const char *name, *ns, *queue, *wpc, *pc, *uid, *created, *min;
-	json_t *meta, *spec, *wl = NULL, *copy = NULL, *mcopy = NULL;
-	int rc, has_par, has_comp, has_prio;
-	int64_t parallelism = 1, completions = 1, prio = 0, min_count = 0;
+	const char *name, *ns, *queue, *wpc, *uid, *created;
+	json_t *meta, *wl = NULL, *copy = NULL, *mcopy = NULL;
+	int rc;
 	struct job_priority jp;
-	char verr[256];
+	size_t from;
+	char verr[256], path[PATH_MAX_LEN];
 
 	memset(out, 0, sizeof(*out));
-	if (!json_is_object(job))
-		return eobj_bad(err, errlen, "Job: must be an object");
-	meta = eobj_field(job, "metadata");
-	spec = eobj_field(job, "spec");
-	if ((rc = meta_name(job, 0, &name, err, errlen)) != 0 ||
-	    (rc = meta_namespace(job, default_namespace, &ns, err, errlen)) != 0 ||
+	if (!json_is_object(obj))
+		return eobj_bad(err, errlen, "%s: must be an object", in->kind);
+	meta = eobj_field(obj, "metadata");
+	if ((rc = meta_name(obj, 0, &name, err, errlen)) != 0 ||
+	    (rc = meta_namespace(obj, default_namespace, &ns, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(meta, "uid", "metadata", &uid, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(meta, "creationTimestamp", "metadata", &created, err, errlen)) != 0 ||
 	    (rc = eobj_want_object(eobj_field(meta, "labels"), "metadata.labels", err, errlen)) != 0 ||
 	    (rc = eobj_want_object(eobj_field(meta, "annotations"), "metadata.annotations", err, errlen)) != 0)
 		return rc;
-	queue = obj_label(job, LABEL_QUEUE_NAME);
-	wpc = obj_label(job, LABEL_PRIORITY_CLASS);
-	min = obj_annotation(job, ANNOTATION_JOB_MIN_PARALLELISM);
+	queue = obj_label(obj, LABEL_QUEUE_NAME);
+	wpc = obj_label(obj, LABEL_PRIORITY_CLASS);
 	if (!queue || !*queue)
 		return eobj_bad(err, errlen,
 			   "metadata.labels[\"" LABEL_QUEUE_NAME "\"]: required: muster manages only "
-			   "Jobs with this label");
+			   "%ss with this label", in->kind);
 	rc = check_subdomain(queue, "metadata.labels[\"" LABEL_QUEUE_NAME "\"]", err, errlen);
 	if (rc != 0)
 		return rc;
-	if (!spec)
-		return eobj_bad(err, errlen, "spec: required");
-	if ((rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
-	    (rc = get_int(spec, "parallelism", "spec", 0, INT32_MAX, &has_par, &parallelism, err,
-			  errlen)) != 0 ||
-	    (rc = get_int(spec, "completions", "spec", 0, INT32_MAX, &has_comp, &completions, err,
-			  errlen)) != 0 ||
-	    (rc = check_template(eobj_field(spec, "template"), "spec.template", err, errlen)) != 0 ||
-	    (rc = get_int(obj_path(spec, "template.spec"), "priority", "spec.template.spec",
-			  INT32_MIN, INT32_MAX, &has_prio, &prio, err, errlen)) != 0 ||
-	    (rc = eobj_get_string(obj_path(spec, "template.spec"), "priorityClassName", "spec.template.spec",
-			     &pc, err, errlen)) != 0)
-		return rc;
-	/* workload_new_for_job's count: min(parallelism, completions), parallelism defaulting to
-	 * 1 and completions to parallelism. */
-	if (!has_par)
-		parallelism = 1;
-	if (!has_comp)
-		completions = parallelism;
-	int64_t count = parallelism < completions ? parallelism : completions;
-	if (min && (rc = job_min_count(min, count, &min_count, err, errlen)) != 0)
-		return rc;
-	/* The manager's own resolution, so both agree on every Job. */
-	if (job_priority_resolve(job, wpcs, pcs, &jp, verr, sizeof(verr)) != 0)
-		return eobj_bad(err, errlen, "%s: %s",
-			   wpc && *wpc ? "metadata.labels[\"" LABEL_PRIORITY_CLASS "\"]" :
-					 "spec.template.spec.priorityClassName",
-			   verr);
 
 	/* The conversion needs a uid (the Workload's name hashes it) and a namespace. */
-	copy = json_copy(job);
+	copy = json_copy(obj);
 	mcopy = meta ? json_copy(meta) : json_object();
 	if (!copy || !mcopy)
 		goto nomem;
@@ -1737,21 +1711,31 @@ int eobj_workload_from_job(json_t *job, const char *default_namespace, json_t *w
 	if (json_object_set_new(mcopy, "namespace", json_string(ns)) != 0 ||
 	    json_object_set(copy, "metadata", mcopy) != 0)
 		goto nomem;
-	wl = workload_new_for_job(copy, verr, sizeof(verr));
+	/* The kind's own checks name its fields (spec.template..., spec.rayClusterSpec...). */
+	wl = integration_workload_new(in, copy, err, errlen);
 	if (!wl) {
-		rc = eobj_bad(err, errlen, "cannot convert the Job to a Workload: %s", verr);
+		rc = -EINVAL;
 		goto out;
 	}
-	json_t *ps0 = json_array_get(obj_path(wl, "spec.podSets"), 0);
+	json_t *podsets = obj_path(wl, "spec.podSets");
+	/* The manager's own resolution, so both agree on every object. */
+	if (workload_priority_resolve(obj, podsets, wpcs, pcs, &jp, &from, verr, sizeof(verr)) != 0) {
+		if (wpc && *wpc)
+			rc = eobj_bad(err, errlen, "metadata.labels[\"" LABEL_PRIORITY_CLASS "\"]: %s", verr);
+		else {
+			in->template_path(obj, from, path, sizeof(path));
+			rc = eobj_bad(err, errlen, "%s.spec.priorityClassName: %s", path, verr);
+		}
+		goto out;
+	}
 	if ((rc = workload_apply_priority(wl, &jp)) != 0) {
 		rc = rc == -ENOMEM ? eobj_nomem(err, errlen) : eobj_bad(err, errlen, "cannot set the priority");
 		goto out;
 	}
-	if ((min && json_object_set_new(ps0, "minCount", json_integer(min_count)) != 0) ||
-	    (created && json_object_set_new(json_object_get(wl, "metadata"), "creationTimestamp",
-					    json_string(created)) != 0))
+	if (created && json_object_set_new(json_object_get(wl, "metadata"), "creationTimestamp",
+					   json_string(created)) != 0)
 		goto nomem;
-	rc = decode_workload(wl, ns, wpcs, pcs, 1, out, err, errlen);
+	rc = decode_workload(wl, ns, wpcs, pcs, in, obj, out, err, errlen);
 	goto out;
 nomem:
 	rc = eobj_nomem(err, errlen);

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/integrations.h"
 #include "api/objects.h"
 #include "core/engine.h"
 
@@ -63,6 +64,15 @@ int eobj_get_string(json_t *obj, const char *key, const char *prefix, const char
 int eobj_check_keys(json_t *obj, const char *path, const char *const *allowed, char *err,
 		    size_t errlen);
 int eobj_get_quantity(json_t *v, const char *path, int64_t *out, char *err, size_t errlen);
+/* An integer in [lo, hi]; *has says whether it was there. */
+int eobj_get_int(json_t *obj, const char *key, const char *prefix, int64_t lo, int64_t hi, int *has,
+		 int64_t *out, char *err, size_t errlen);
+/* A LabelSelector (matchLabels, matchExpressions with In, NotIn, Exists, DoesNotExist), as the
+ * ClusterQueue decoder checks its namespaceSelector. */
+int eobj_selector_check(json_t *sel, const char *path, char *err, size_t errlen);
+/* What a pod template contributes to quota and placement (containers, resources, node
+ * constraints, priority), checked so a mistake is reported at its own path. */
+int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen);
 
 /* The one place muster checks Kubernetes names, with apimachinery's rules (validation.go), so
  * that the webhooks, the decoders and placement agree. A label (IsDNS1123Label: namespaces):
@@ -164,17 +174,17 @@ int eobj_workload_decode(json_t *wl, const char *default_namespace, json_t *wpcs
 			 struct eobj_workload *out, char *err, size_t errlen);
 
 /*
- * A batch/v1 Job as the Workload the manager creates for it: workload_new_for_job, with the
- * priority job_priority_resolve finds (kueue.x-k8s.io/priority-class label, else the template's
- * priorityClassName, else its spec.priority; a class that doesn't exist is an error) written by
- * workload_apply_priority; the podSet's minCount from the kueue.x-k8s.io/job-min-parallelism
- * annotation (an integer from 1 to the pod count - 1, as Kueue's Job webhook demands); queue
- * time the Job's creationTimestamp. A Job without metadata.uid gets "<namespace>.<name>" so
- * the Workload's name is still deterministic. Errors name the Job's fields (spec.template...,
- * metadata.labels[...]). A Job without the queue-name label is an error: muster ignores it.
+ * An object of an integrated kind (api/integrations.h) as the Workload the manager creates for
+ * it: integration_workload_new, with the priority workload_priority_resolve finds
+ * (kueue.x-k8s.io/priority-class label, else the first PodSet template's priorityClassName,
+ * else its spec.priority; a class that doesn't exist is an error) written by
+ * workload_apply_priority; queue time the object's creationTimestamp. An object without
+ * metadata.uid gets "<namespace>.<name>" so the Workload's name is still deterministic. Errors
+ * name the object's own fields (spec.template..., metadata.labels[...]). An object without the
+ * queue-name label is an error: muster ignores it.
  */
-int eobj_workload_from_job(json_t *job, const char *default_namespace, json_t *wpcs, json_t *pcs,
-			   struct eobj_workload *out, char *err, size_t errlen);
+int eobj_workload_for(const struct integration *in, json_t *obj, const char *default_namespace,
+		      json_t *wpcs, json_t *pcs, struct eobj_workload *out, char *err, size_t errlen);
 void eobj_workload_release(struct eobj_workload *w);
 /* Makes a decoded Workload self-contained and small: copies into its arena what its podSets'
  * requests and node constraints point to (the per-podSet views, sized for 64 resources, and

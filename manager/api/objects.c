@@ -2,7 +2,6 @@
 #include "api/objects.h"
 
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -433,172 +432,34 @@ fail:
 	return rc;
 }
 
-int workload_name_for_job(const char *job_name, const char *job_uid, char *buf, size_t size)
-{
-	unsigned char digest[EVP_MAX_MD_SIZE];
-	unsigned int digest_len = 0;
-	char input[1024];
-	int n = snprintf(input, sizeof(input), "Job\nbatch\n%s\n%s", job_name, job_uid);
-	if (n < 0 || (size_t)n >= sizeof(input))
-		return -EINVAL;
-	if (!EVP_Digest(input, (size_t)n, digest, &digest_len, EVP_sha1(), NULL))
-		return -EIO;
-	/* "job-" + name, cut to 253 - 1 - 5 characters, then "-" + 5 hex digits of the hash. */
-	n = snprintf(buf, size, "job-%.*s-%02x%02x%x", 247 - 4, job_name, digest[0], digest[1],
-		     digest[2] >> 4);
-	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
-}
-
 static int64_t int_or(json_t *v, int64_t dflt)
 {
 	return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
 }
 
-/*
- * The topologyRequest Kueue's Job integration derives from the pod template's annotations
- * (jobframework's PodSetTopologyRequest builder): required, else preferred, else unconstrained,
- * with the Job's completion index as podIndexLabel; *out stays NULL without any of them. Its
- * webhook refuses a Job with more than one, or an unconstrained value that isn't a boolean
- * (Go's strconv.ParseBool spellings), so those fail the conversion here.
- */
-static int job_topology_request(json_t *template, json_t **out, char *err, size_t errlen)
+int workload_priority_resolve(json_t *obj, json_t *podsets, json_t *wpcs, json_t *pcs,
+			      struct job_priority *out, size_t *from, char *err, size_t errlen)
 {
-#define TPL_ANNOTATIONS "spec.template.metadata.annotations"
-	static const char *const keys[] = { "kueue.x-k8s.io/podset-required-topology",
-					    "kueue.x-k8s.io/podset-preferred-topology",
-					    "kueue.x-k8s.io/podset-unconstrained-topology" };
-	static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
-	static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
-	json_t *ann = obj_path(template, "metadata.annotations");
-	const char *value[3];
-	int found = 0, which = -1;
-
-	*out = NULL;
-	for (int i = 0; i < 3; i++) {
-		json_t *v = json_object_get(ann, keys[i]);
-		value[i] = json_string_value(v);
-		if (!v)
-			continue;
-		if (!value[i] || (i < 2 && !*value[i])) {
-			snprintf(err, errlen, TPL_ANNOTATIONS "[\"%s\"]: must be a non-empty string",
-				 keys[i]);
-			return -EINVAL;
-		}
-		found++;
-		if (which < 0)
-			which = i;
-	}
-	if (found > 1) {
-		snprintf(err, errlen,
-			 TPL_ANNOTATIONS ": must not contain more than one topology annotation: "
-					 "[\"%s\", \"%s\", \"%s\"]",
-			 keys[0], keys[1], keys[2]);
-		return -EINVAL;
-	}
-	if (which < 0)
-		return 0;
-	json_t *tr = json_pack("{s:s}", "podIndexLabel", "batch.kubernetes.io/job-completion-index");
-	if (!tr)
-		return -ENOMEM;
-	int rc = 0;
-	if (which < 2) {
-		rc = json_object_set_new(tr, which ? "preferred" : "required", json_string(value[which]));
-	} else {
-		int b = -1;
-		for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-			if (!strcmp(value[2], yes[i]))
-				b = 1;
-			if (!strcmp(value[2], no[i]))
-				b = 0;
-		}
-		if (b < 0) {
-			json_decref(tr);
-			snprintf(err, errlen,
-				 TPL_ANNOTATIONS "[\"%s\"]: invalid value \"%.64s\": must be a boolean value",
-				 keys[2], value[2]);
-			return -EINVAL;
-		}
-		rc = json_object_set_new(tr, "unconstrained", json_boolean(b));
-	}
-	if (rc != 0) {
-		json_decref(tr);
-		return -ENOMEM;
-	}
-	*out = tr;
-	return 0;
-#undef TPL_ANNOTATIONS
-}
-
-json_t *workload_new_for_job(json_t *job, char *err, size_t errlen)
-{
-	const char *name = obj_name(job), *ns = obj_namespace(job), *uid = obj_uid(job);
-	const char *queue = obj_label(job, LABEL_QUEUE_NAME);
-	json_t *spec = json_object_get(job, "spec");
-	char wl_name[300];
-
-	if (!name || !ns || !uid || !queue || !*queue) {
-		snprintf(err, errlen, "job has no name, namespace, uid or queue name");
-		return NULL;
-	}
-	if (workload_name_for_job(name, uid, wl_name, sizeof(wl_name)) != 0) {
-		snprintf(err, errlen, "cannot derive a workload name");
-		return NULL;
-	}
-	int64_t parallelism = int_or(json_object_get(spec, "parallelism"), 1);
-	int64_t completions = int_or(json_object_get(spec, "completions"), parallelism);
-	int64_t count = parallelism < completions ? parallelism : completions;
-	if (count < 0)
-		count = 0;
-
-	json_t *template = json_deep_copy(json_object_get(spec, "template"));
-	if (!json_is_object(template)) {
-		json_decref(template);
-		snprintf(err, errlen, "job has no pod template");
-		return NULL;
-	}
-	/* The Job controller's own labels would tie the Workload to this Job's pods. */
-	json_t *labels = obj_path(template, "metadata.labels");
-	static const char *const controller_labels[] = { "controller-uid", "batch.kubernetes.io/controller-uid",
-							 "job-name", "batch.kubernetes.io/job-name" };
-	for (size_t i = 0; i < sizeof(controller_labels) / sizeof(controller_labels[0]); i++)
-		json_object_del(labels, controller_labels[i]);
-
-	json_t *topology;
-	int trc = job_topology_request(template, &topology, err, errlen);
-	if (trc != 0) {
-		if (trc == -ENOMEM)
-			snprintf(err, errlen, "out of memory");
-		json_decref(template);
-		return NULL;
-	}
-
-	json_t *wl = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]},"
-			       " s:{s:s, s:[{s:s, s:I, s:o}]}}",
-			       "apiVersion", KUEUE_API_VERSION, "kind", "Workload", "metadata", "name",
-			       wl_name, "namespace", ns, "labels", LABEL_JOB_UID, uid, "ownerReferences",
-			       "apiVersion", "batch/v1", "kind", "Job", "name", name, "uid", uid,
-			       "controller", 1, "blockOwnerDeletion", 1, "spec", "queueName", queue,
-			       "podSets", "name", "main", "count", (json_int_t)count, "template", template);
-	if (wl && topology &&
-	    json_object_set(json_array_get(obj_path(wl, "spec.podSets"), 0), "topologyRequest",
-			    topology) != 0) {
-		json_decref(wl);
-		wl = NULL;
-	}
-	json_decref(topology);
-	if (!wl)
-		snprintf(err, errlen, "out of memory");
-	return wl;
-}
-
-int job_priority_resolve(json_t *job, json_t *wpcs, json_t *pcs, struct job_priority *out,
-			 char *err, size_t errlen)
-{
-	const char *wpc = obj_label(job, LABEL_PRIORITY_CLASS);
-	json_t *tspec = obj_path(job, "spec.template.spec");
-	const char *pc = json_string_value(json_object_get(tspec, "priorityClassName"));
+	const char *wpc = obj_label(obj, LABEL_PRIORITY_CLASS);
+	const char *pc = NULL;
+	json_t *tspec = NULL, *ps;
+	size_t i;
 
 	memset(out, 0, sizeof(*out));
+	*from = 0;
+	json_array_foreach(podsets, i, ps)
+	{
+		json_t *spec = obj_path(ps, "template.spec");
+		const char *name = json_string_value(json_object_get(spec, "priorityClassName"));
+		if (!tspec)
+			tspec = spec;
+		if (name && *name) {
+			pc = name;
+			tspec = spec;
+			*from = i;
+			break;
+		}
+	}
 	if (wpc && *wpc) {
 		json_t *cls = json_object_get(wpcs, wpc);
 		if (!cls) {
@@ -611,11 +472,11 @@ int job_priority_resolve(json_t *job, json_t *wpcs, json_t *pcs, struct job_prio
 		out->class_name = wpc;
 		return 0;
 	}
-	if (pc && *pc) {
+	if (pc) {
 		json_t *cls = json_object_get(pcs, pc);
 		if (!cls) {
-			/* The apiserver refuses pods naming a missing PriorityClass, so this Job could
-			 * never run: waiting is the honest answer. */
+			/* The apiserver refuses pods naming a missing PriorityClass, so this workload
+			 * could never run: waiting is the honest answer. */
 			snprintf(err, errlen, "PriorityClass %s doesn't exist", pc);
 			return -ENOENT;
 		}
@@ -799,4 +660,33 @@ int selector_matches(json_t *selector, json_t *labels)
 			return 0; /* an operator we don't know never matches */
 	}
 	return 1;
+}
+
+json_t *obj_merge_diff(json_t *from, json_t *to)
+{
+	json_t *patch = json_object();
+	const char *k;
+	json_t *v;
+	if (!patch)
+		return NULL;
+	json_object_foreach(to, k, v)
+	{
+		json_t *was = json_object_get(from, k);
+		if (was && json_equal(was, v))
+			continue;
+		json_t *sub = was && json_is_object(was) && json_is_object(v) ? obj_merge_diff(was, v) :
+										 json_deep_copy(v);
+		if (!sub || json_object_set_new(patch, k, sub) != 0) {
+			json_decref(patch);
+			return NULL;
+		}
+	}
+	json_object_foreach(from, k, v)
+	{
+		if (!json_object_get(to, k) && json_object_set_new(patch, k, json_null()) != 0) {
+			json_decref(patch);
+			return NULL;
+		}
+	}
+	return patch;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kubernetes and Kueue objects as muster reads and writes them: small accessors over jansson
- * values, conditions, pod resource requests, the Job -> Workload conversion, priorities, the
+ * values, conditions, pod resource requests, priorities, the
  * node constraints of a podSet and namespace selectors. The engine's objects (ClusterQueues,
  * ResourceFlavors, Workloads and their admissions) are decoded in engine_objects.h.
  *
@@ -23,6 +23,8 @@
 #define LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
 #define LABEL_JOB_UID "kueue.x-k8s.io/job-uid"
 #define LABEL_PODSET "kueue.x-k8s.io/podset"
+/* On the pod templates muster releases: the Workload the pods belong to. */
+#define ANNOTATION_WORKLOAD "kueue.x-k8s.io/workload"
 #define FINALIZER_RESOURCE_IN_USE "kueue.x-k8s.io/resource-in-use"
 
 /* Walks "a.b.c" through nested objects; borrowed, NULL if any step is missing. */
@@ -35,6 +37,11 @@ const char *obj_namespace(json_t *obj);
 const char *obj_uid(json_t *obj);
 const char *obj_label(json_t *obj, const char *key);
 const char *obj_annotation(json_t *obj, const char *key);
+
+/* The JSON merge patch (RFC 7386) that turns object from into object to (new reference; {} when
+ * equal, NULL when out of memory): changed keys, nested objects as their own difference, arrays
+ * whole, removed keys as null. */
+json_t *obj_merge_diff(json_t *from, json_t *to);
 
 /* The condition of the given type in status.conditions, borrowed, or NULL. */
 json_t *condition_get(json_t *obj, const char *type);
@@ -80,31 +87,22 @@ struct pod_requests {
 int pod_requests_from_template(json_t *template, struct pod_requests *out, char *err, size_t errlen);
 void pod_requests_release(struct pod_requests *r);
 
-/* Kueue's name for the Workload of a Job: "job-<name>-<first 5 hex of sha1>". */
-int workload_name_for_job(const char *job_name, const char *job_uid, char *buf, size_t size);
-
-/*
- * Builds the Workload (new reference) for a batch/v1 Job: one podSet "main" whose count is
- * min(parallelism, completions), the pod template without the job controller's labels, a
- * controller owner reference to the Job, queueName from the Job's queue label.
- * Returns NULL with err filled when the Job cannot be converted.
- */
-json_t *workload_new_for_job(json_t *job, char *err, size_t errlen);
-
-/* A Workload's priority as Kueue derives it for a Job: the WorkloadPriorityClass named by the
- * Job's kueue.x-k8s.io/priority-class label; else the pod template's priorityClassName (a
- * scheduling.k8s.io PriorityClass); else the template's spec.priority; else 0. */
+/* A Workload's priority as Kueue derives it for an owner: the WorkloadPriorityClass named by
+ * the owner's kueue.x-k8s.io/priority-class label; else the first PodSet template's
+ * priorityClassName (a scheduling.k8s.io PriorityClass); else the first template's
+ * spec.priority; else 0. */
 struct job_priority {
 	int32_t value;
 	const char *class_group; /* "kueue.x-k8s.io" or "scheduling.k8s.io"; NULL: no class */
 	const char *class_kind; /* "WorkloadPriorityClass" or "PriorityClass" */
-	const char *class_name; /* borrowed from job */
+	const char *class_name; /* borrowed from obj or podsets */
 };
 
-/* wpcs and pcs map class names to objects (e.g. informer stores; either may be NULL).
+/* podsets is the Workload's spec.podSets; wpcs and pcs map class names to objects (e.g.
+ * informer stores; either may be NULL). *from is the PodSet whose template named the class.
  * Returns 0, or -ENOENT with err naming the class when the one named does not exist. */
-int job_priority_resolve(json_t *job, json_t *wpcs, json_t *pcs, struct job_priority *out,
-			 char *err, size_t errlen);
+int workload_priority_resolve(json_t *obj, json_t *podsets, json_t *wpcs, json_t *pcs,
+			      struct job_priority *out, size_t *from, char *err, size_t errlen);
 /* Writes spec.priority and spec.priorityClassRef of a Workload (new or not yet admitted). */
 int workload_apply_priority(json_t *wl, const struct job_priority *p);
 

@@ -387,7 +387,9 @@ static int pod_requests(struct pobj_pod *out, json_t *spec, char *err, size_t er
 	return 0;
 }
 
-/* The controller ownerReference, if it is a batch/v1 Job: its workload key. */
+/* The pod's workload key: the kueue.x-k8s.io/workload annotation muster puts on the templates
+ * it releases (a RayJob's pods belong to a RayCluster it made), else its controller
+ * ownerReference when that is an integrated kind (a Job's pods made before the annotation). */
 static int pod_owner(struct pobj_pod *out, json_t *pod, const char *ns, char *err, size_t errlen)
 {
 	json_t *refs = eobj_field(eobj_field(pod, "metadata"), "ownerReferences"), *r;
@@ -395,6 +397,15 @@ static int pod_owner(struct pobj_pod *out, json_t *pod, const char *ns, char *er
 	int rc = eobj_want_array(refs, "metadata.ownerReferences", err, errlen);
 	if (rc != 0)
 		return rc;
+	const char *named = obj_annotation(pod, ANNOTATION_WORKLOAD);
+	if (named && *named) {
+		char key[600];
+		const char *podset = obj_label(pod, LABEL_PODSET);
+		snprintf(key, sizeof(key), "%.290s/%.300s", ns, named);
+		out->spec.workload = eobj_arena_strdup(&out->arena, key);
+		out->spec.podset = eobj_arena_strdup(&out->arena, podset && *podset ? podset : "main");
+		return out->spec.workload && out->spec.podset ? 0 : eobj_nomem(err, errlen);
+	}
 	json_array_foreach(refs, i, r)
 	{
 		char p[64], wl[300], key[600], uid_buf[600];
@@ -409,17 +420,17 @@ static int pod_owner(struct pobj_pod *out, json_t *pod, const char *ns, char *er
 		    (rc = eobj_get_string(r, "name", p, &name, err, errlen)) != 0 ||
 		    (rc = eobj_get_string(r, "uid", p, &uid, err, errlen)) != 0)
 			return rc;
-		if (!controller || !api || strcmp(api, "batch/v1") != 0 || !kind ||
-		    strcmp(kind, "Job") != 0)
+		const struct integration *in = controller ? integration_for(api, kind) : NULL;
+		if (!in)
 			continue;
 		if (!name || !*name)
 			return eobj_bad(err, errlen, "%s.name: required", p);
 		if (!uid || !*uid) {
-			/* The simulator's Jobs may have no uid; eobj_workload_from_job uses this. */
+			/* The simulator's Jobs may have no uid; eobj_workload_for uses this. */
 			snprintf(uid_buf, sizeof(uid_buf), "%.290s.%.290s", ns, name);
 			uid = uid_buf;
 		}
-		if ((rc = workload_name_for_job(name, uid, wl, sizeof(wl))) != 0)
+		if ((rc = integration_workload_name(in, name, uid, wl, sizeof(wl))) != 0)
 			return rc == -ENOMEM ? eobj_nomem(err, errlen) :
 					       eobj_bad(err, errlen, "%s: cannot derive the Workload's name", p);
 		snprintf(key, sizeof(key), "%s/%s", ns, wl);

@@ -31,12 +31,14 @@ void workload_mark_owner(struct mgr *m, json_t *wl)
 	json_t *o;
 	json_array_foreach(obj_path(wl, "metadata.ownerReferences"), i, o)
 	{
+		const char *api = json_string_value(json_object_get(o, "apiVersion"));
 		const char *kind = json_string_value(json_object_get(o, "kind"));
 		const char *name = json_string_value(json_object_get(o, "name"));
-		char job_key[600];
-		if (kind && name && !strcmp(kind, "Job") && obj_namespace(wl)) {
-			snprintf(job_key, sizeof(job_key), "%s/%s", obj_namespace(wl), name);
-			state_mark(m, K_JOB, job_key);
+		enum kind owner = owner_kind_for(api, kind);
+		char owner_key[600];
+		if (owner != K_KINDS && name && obj_namespace(wl)) {
+			snprintf(owner_key, sizeof(owner_key), "%s/%s", obj_namespace(wl), name);
+			state_mark(m, owner, owner_key);
 		}
 	}
 }

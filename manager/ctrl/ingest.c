@@ -69,12 +69,27 @@ static json_t *keep_workload(void *arg, json_t *obj)
 	return kept;
 }
 
-static json_t *keep_job(void *arg, json_t *obj)
+static json_t *keep_owner(struct mgr *m, enum kind kind, json_t *obj)
 {
-	json_t *slim = without_managed_fields(arg, obj);
-	json_t *kept = store_keep(arg, K_JOB, slim);
+	json_t *slim = without_managed_fields(m, obj);
+	json_t *kept = store_keep(m, kind, slim);
 	json_decref(slim);
 	return kept;
+}
+
+static json_t *keep_job(void *arg, json_t *obj)
+{
+	return keep_owner(arg, K_JOB, obj);
+}
+
+static json_t *keep_rayjob(void *arg, json_t *obj)
+{
+	return keep_owner(arg, K_RAYJOB, obj);
+}
+
+static json_t *keep_raycluster(void *arg, json_t *obj)
+{
+	return keep_owner(arg, K_RAYCLUSTER, obj);
 }
 
 struct informer_def {
@@ -83,22 +98,27 @@ struct informer_def {
 	const char *path;
 	const char *label_selector;
 	json_t *(*transform)(void *arg, json_t *obj);
+	/* Owner kinds run only when integrations.frameworks enables them, and may lack their CRD
+	 * (then their informer is empty and synced: informer_options.optional). */
+	int owner;
 };
 
 /* Flavors, queues and cohorts first: a Workload listed before its queue would wait a cycle. */
 static const struct informer_def informer_table[] = {
-	{ K_FLAVOR, "resourceflavors", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", NULL, without_managed_fields },
-	{ K_COHORT, "cohorts", "/apis/kueue.x-k8s.io/v1beta2/cohorts", NULL, without_managed_fields },
-	{ K_CQ, "clusterqueues", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", NULL, without_managed_fields },
-	{ K_LQ, "localqueues", "/apis/kueue.x-k8s.io/v1beta2/localqueues", NULL, without_managed_fields },
-	{ K_NAMESPACE, "namespaces", "/api/v1/namespaces", NULL, without_managed_fields },
-	{ K_WPC, "workloadpriorityclasses", "/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses", NULL, without_managed_fields },
-	{ K_PC, "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", NULL, without_managed_fields },
-	{ K_TOPOLOGY, "topologies", "/apis/kueue.x-k8s.io/v1beta2/topologies", NULL, without_managed_fields },
-	{ K_NODE, "nodes", "/api/v1/nodes", NULL, nodes_slim_node },
-	{ K_POD, "pods", "/api/v1/pods", NULL, nodes_slim_pod },
-	{ K_WORKLOAD, "workloads", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, keep_workload },
-	{ K_JOB, "jobs", "/apis/batch/v1/jobs", LABEL_QUEUE_NAME, keep_job },
+	{ K_FLAVOR, "resourceflavors", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", NULL, without_managed_fields, 0 },
+	{ K_COHORT, "cohorts", "/apis/kueue.x-k8s.io/v1beta2/cohorts", NULL, without_managed_fields, 0 },
+	{ K_CQ, "clusterqueues", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", NULL, without_managed_fields, 0 },
+	{ K_LQ, "localqueues", "/apis/kueue.x-k8s.io/v1beta2/localqueues", NULL, without_managed_fields, 0 },
+	{ K_NAMESPACE, "namespaces", "/api/v1/namespaces", NULL, without_managed_fields, 0 },
+	{ K_WPC, "workloadpriorityclasses", "/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses", NULL, without_managed_fields, 0 },
+	{ K_PC, "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", NULL, without_managed_fields, 0 },
+	{ K_TOPOLOGY, "topologies", "/apis/kueue.x-k8s.io/v1beta2/topologies", NULL, without_managed_fields, 0 },
+	{ K_NODE, "nodes", "/api/v1/nodes", NULL, nodes_slim_node, 0 },
+	{ K_POD, "pods", "/api/v1/pods", NULL, nodes_slim_pod, 0 },
+	{ K_WORKLOAD, "workloads", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, keep_workload, 0 },
+	{ K_JOB, "jobs", "/apis/batch/v1/jobs", LABEL_QUEUE_NAME, keep_job, 1 },
+	{ K_RAYJOB, "rayjobs", "/apis/ray.io/v1/rayjobs", LABEL_QUEUE_NAME, keep_rayjob, 1 },
+	{ K_RAYCLUSTER, "rayclusters", "/apis/ray.io/v1/rayclusters", LABEL_QUEUE_NAME, keep_raycluster, 1 },
 };
 #define N_INFORMERS (sizeof(informer_table) / sizeof(informer_table[0]))
 
@@ -217,7 +237,8 @@ static void on_priority_class(struct mgr *m, enum watch_event_type type)
 	const char *key;
 	if (type == WATCH_DELETED)
 		return;
-	mark_all(m, K_JOB, K_JOB);
+	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
+		mark_all(m, k, k);
 	KEYSET_FOREACH(&m->pending, i, key)
 		keyset_add(&m->dirty[K_WORKLOAD], key);
 	state_want_cycle(m);
@@ -251,7 +272,9 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 	}
 	switch (kind) {
 	case K_JOB:
-		state_mark(m, K_JOB, key);
+	case K_RAYJOB:
+	case K_RAYCLUSTER:
+		state_mark(m, kind, key);
 		break;
 	case K_WORKLOAD:
 		on_workload(m, type, key, obj);
@@ -319,8 +342,11 @@ int ingest_start(struct mgr *m)
 {
 	for (size_t i = 0; i < N_INFORMERS; i++) {
 		const struct informer_def *d = &informer_table[i];
+		if (d->owner && !owner_enabled(m, d->kind))
+			continue;
 		struct informer_options o = { d->name, d->path, d->label_selector, on_informer_event, m,
-					      on_informer_synced, d->transform };
+					      on_informer_synced, d->transform,
+					      d->owner && d->kind != K_JOB };
 		int rc = informer_start(m->loop, m->kube, &o, &m->informers[d->kind]);
 		if (rc != 0) {
 			log_error("cannot start informer", LF_STR("resource", d->name), LF_INT("rc", rc), LF_END);
@@ -334,7 +360,10 @@ int ingest_start(struct mgr *m)
 int ingest_synced(struct mgr *m)
 {
 	for (size_t i = 0; i < N_INFORMERS; i++) {
-		struct informer *inf = m->informers[informer_table[i].kind];
+		const struct informer_def *d = &informer_table[i];
+		struct informer *inf = m->informers[d->kind];
+		if (d->owner && !owner_enabled(m, d->kind))
+			continue;
 		if (!inf || !informer_synced(inf))
 			return 0;
 	}

@@ -6,7 +6,8 @@
  * Data flows one way:  watch -> ingest -> engine/placement -> stages -> writer -> apiserver.
  *   ingest.c     the informer table; every object kind enters here, is decoded once, and
  *                updates the engine, placement and catalog; then marks keys dirty.
- *   jobs.c       batch/v1 Job <-> Workload: create, start, suspend, finish, evict steps.
+ *   integrations.c  the owners of Workloads (Job, RayJob, RayCluster) through one seam
+ *                (api/integrations.h): create, hold, release, pods ready, evict, finish.
  *   admission.c  keeps the engine in step with Workloads, runs cycles, applies decisions.
  *   nodes.c      the node model, the engine's feasibility hook, plans and start hints.
  *   queues.c     ClusterQueue specs into the engine; queue status kept incrementally.
@@ -40,9 +41,12 @@
 #include "net/httpd.h"
 #include "util/buf.h"
 
-/* Every kind of object the manager watches; also the kinds of keys it tracks. */
+/* Every kind of object the manager watches; also the kinds of keys it tracks. The owners of
+ * Workloads (integrated kinds, ctrl/integrations.c) come first, K_OWNER_FIRST..K_OWNER_LAST. */
 enum kind {
 	K_JOB,
+	K_RAYJOB,
+	K_RAYCLUSTER,
 	K_WORKLOAD,
 	K_CQ,
 	K_LQ,
@@ -56,6 +60,8 @@ enum kind {
 	K_POD,
 	K_KINDS
 };
+#define K_OWNER_FIRST K_JOB
+#define K_OWNER_LAST K_RAYCLUSTER
 
 /* A set of keys ("ns/name" or "name"): a strmap whose values are unused. */
 struct keyset {
@@ -237,6 +243,13 @@ void state_release_fresh(struct mgr *m);
 json_t *workload_view(struct mgr *m, const char *key);
 int state_init(struct mgr *m);
 void state_release(struct mgr *m);
+struct integration; /* api/integrations.h */
+/* The integration of an owner kind (K_OWNER_FIRST..K_OWNER_LAST), or NULL for other kinds. */
+const struct integration *owner_integration(enum kind kind);
+/* The owner kind for an apiVersion and kind (a Workload's ownerReference), or K_KINDS. */
+enum kind owner_kind_for(const char *api_version, const char *kind);
+/* Whether the manager's configuration enables the owner kind (integrations.frameworks). */
+int owner_enabled(struct mgr *m, enum kind kind);
 
 /* --- writer.c: every write to the apiserver ------------------------------------------------ */
 
@@ -334,9 +347,10 @@ void nodes_on_topology(struct mgr *m, enum watch_event_type type, const char *ke
 void nodes_set_flavor(struct mgr *m, const char *name, json_t *rf);
 /* The workload is no longer admitted: its reservation and plan go. */
 void nodes_release(struct mgr *m, const char *key);
-/* Adds placement hints to the template spec a start patch sets (see nodes.c). */
-void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, json_t *orig, json_t *tspec);
-/* Puts back what nodes_start_hints changed, from the Workload's template spec. */
+/* Adds the placement hints of the workload's PodSet podset to a pod template spec, in place
+ * (see nodes.c). */
+void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, const char *podset, json_t *tspec);
+/* Puts back what nodes_start_hints changed, from the Workload's template spec, in place. */
 void nodes_stop_restore(json_t *orig, json_t *tspec);
 /* Once per pump: capacity news for the engine, node assignments for gated pods. */
 void nodes_sync(struct mgr *m);
@@ -348,7 +362,7 @@ void workload_reconcile(struct mgr *m, const char *key);
 void workload_mark_owner(struct mgr *m, json_t *wl);
 /* Starts evicting an admitted workload: Evicted=True with reason and message (and
  * Preempted=True with preempted_reason when not NULL). Its Job is then suspended and its pod
- * template restored (jobs.c), and once no pod is active the admission is cleared, which
+ * template restored (integrations.c), and once no pod is active the admission is cleared, which
  * releases the quota and requeues it. */
 void workload_evict(struct mgr *m, const char *key, json_t *wl, const char *reason,
 		    const char *message, const char *preempted_reason);
@@ -365,9 +379,11 @@ void admission_cycle(struct mgr *m);
 void workload_log_landed(enum write_outcome outcome, const char *msg, const char *key,
 			 json_t *updated, const char *condition);
 
-/* --- jobs.c ------------------------------------------------------------------------------------ */
+/* --- integrations.c: the owners of Workloads ---------------------------------------------- */
 
-void jobs_reconcile(struct mgr *m, const char *key);
+/* Brings the owner's Workload in step with it: create, hold, release, pods ready, evict,
+ * finish (see integrations.c). */
+void owner_reconcile(struct mgr *m, enum kind kind, const char *key);
 
 /* --- ingest.c ------------------------------------------------------------------------------------ */
 

@@ -25,11 +25,11 @@
 /* Every informer has listed once (none has started yet in unit tests' managers). */
 static int caches_synced(struct mgr *m)
 {
-	return m->informers[K_JOB] && ingest_synced(m);
+	return m->informers[K_WORKLOAD] && ingest_synced(m);
 }
 
 /* One pass over the dirty sets, in the direction data flows: Workloads (the engine's view),
- * Jobs, nodes, the admission cycle, then queue status. */
+ * their owners (Jobs, RayJobs, ...), nodes, the admission cycle, then queue status. */
 static void pump(struct mgr *m)
 {
 	if (!m->leading || m->stopping) {
@@ -56,7 +56,10 @@ static void pump(struct mgr *m)
 		log_info("caches synced; admission starts", LF_END);
 	}
 	mgr_pump_once(m);
-	if (keyset_size(&m->dirty[K_WORKLOAD]) == 0 && keyset_size(&m->dirty[K_JOB]) == 0 &&
+	int owners_dirty = 0;
+	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
+		owners_dirty |= keyset_size(&m->dirty[k]) != 0;
+	if (keyset_size(&m->dirty[K_WORKLOAD]) == 0 && !owners_dirty &&
 	    keyset_size(&m->dirty[K_CQ]) == 0 && keyset_size(&m->dirty[K_LQ]) == 0 &&
 	    (!m->admission_needed || writer_paused(m) || mgr_cycle_held(m)) && !m->capacity_changed &&
 	    keyset_size(&m->dirty[K_POD]) == 0)
@@ -96,12 +99,14 @@ void mgr_pump_once(struct mgr *m)
 		state_release_views(m);
 	}
 	keyset_release(&batch);
-	keyset_take(&m->dirty[K_JOB], &batch);
-	KEYSET_FOREACH(&batch, i, key) {
-		jobs_reconcile(m, key);
-		state_release_views(m);
+	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++) {
+		keyset_take(&m->dirty[k], &batch);
+		KEYSET_FOREACH(&batch, i, key) {
+			owner_reconcile(m, k, key);
+			state_release_views(m);
+		}
+		keyset_release(&batch);
 	}
-	keyset_release(&batch);
 	nodes_sync(m);
 	state_release_views(m);
 	if (m->admission_needed && cycle_due(m)) {
@@ -559,13 +564,13 @@ int manager_run(const struct manager_options *opt)
 		return 1;
 	}
 	if (resolve_serving(&m) != 0)
-		return 1;
+		goto fail_muster_config;
 	signal(SIGPIPE, SIG_IGN);
 	/* Backoff jitter and watch timeouts must differ between processes and restarts. */
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
 	if ((rc = kube_config_load(opt->kubeconfig, &m.cfg, err, sizeof(err))) != 0) {
 		log_error("cannot load kubeconfig", LF_STR("error", err), LF_END);
-		return 1;
+		goto fail_muster_config;
 	}
 	const char *dns[] = { "localhost", NULL };
 	const char *ips[] = { m.opt.webhook_host, NULL };
@@ -670,6 +675,10 @@ fail_certs:
 	certs_release(&m.certs);
 fail_config:
 	kube_config_release(&m.cfg);
+	config_release(&m.conf);
 	log_info("stopped", LF_INT("status", status), LF_END);
 	return status;
+fail_muster_config:
+	config_release(&m.conf);
+	return 1;
 }

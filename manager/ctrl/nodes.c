@@ -10,7 +10,7 @@
  * Lifetimes: a reservation and its plan live from the engine's admission (place_hook) until the
  * workload is no longer admitted (nodes_release: finished, evicted, deleted, or a lost write).
  * After a restart, admitted workloads have no reservation: their pods are bound or about to
- * be, and a Job not started yet gets a fresh plan at start (nodes_start_hints).
+ * be, and a workload not released yet gets a fresh plan at release (nodes_start_hints).
  */
 #include <string.h>
 
@@ -353,26 +353,33 @@ static const char *required_level(json_t *wl, const char *podset)
 }
 
 /*
- * Placement hints for a Job's start (mode Preferred or Exact), added to the pod template spec
- * that jobs.c patches in (tspec: its nodeSelector is already there; orig: the Job's current
- * template spec):
+ * Placement hints for a workload's release (mode Preferred or Exact), added in place to the
+ * pod template spec of one PodSet (tspec, in a copy of the owner that ctrl/integrations.c
+ * turns into a patch; its nodeSelector already has the flavors' labels):
  *   - preferred node affinity toward the plan's nodes, heaviest first, after the template's
  *     own preferred terms;
  *   - the required domain as a nodeSelector entry, when the podSet's topology is required;
  *   - in Exact mode, Kueue's topology scheduling gate: each pod then gets its node (ungate).
  */
-void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, json_t *orig, json_t *tspec)
+void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, const char *podset, json_t *tspec)
 {
 	if (m->conf.placement_mode == PLACEMENT_NONE)
 		return;
-	json_t *plan = json_object_get(plan_for(m, key, wl), "main");
+	json_t *plan = json_object_get(plan_for(m, key, wl), podset);
 	json_t *slots = json_object_get(plan, "slots");
 	size_t n = json_array_size(slots);
 	if (n == 0)
 		return;
-	json_t *na = json_deep_copy(obj_path(orig, "affinity.nodeAffinity"));
-	if (!na)
+	json_t *affinity = json_object_get(tspec, "affinity");
+	if (!json_is_object(affinity)) {
+		affinity = json_object();
+		json_object_set_new(tspec, "affinity", affinity);
+	}
+	json_t *na = json_object_get(affinity, "nodeAffinity");
+	if (!json_is_object(na)) {
 		na = json_object();
+		json_object_set_new(affinity, "nodeAffinity", na);
+	}
 	json_t *pref = json_object_get(na, "preferredDuringSchedulingIgnoredDuringExecution");
 	if (!json_is_array(pref)) {
 		pref = json_array();
@@ -387,32 +394,49 @@ void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, json_t *orig,
 					"matchExpressions", "key", LABEL_HOSTNAME, "operator", "In",
 					"values", hostname_of(m, node ? node : "")));
 	}
-	json_object_set_new(tspec, "affinity", json_pack("{s:o}", "nodeAffinity", na));
-	const char *level = required_level(wl, "main");
+	const char *level = required_level(wl, podset);
 	const char *first = json_string_value(json_array_get(json_array_get(slots, 0), 0));
 	const char *value = level && first ? node_label(m, first, level) : NULL;
+	json_t *selector = json_object_get(tspec, "nodeSelector");
+	if (value && !json_is_object(selector)) {
+		selector = json_object();
+		json_object_set_new(tspec, "nodeSelector", selector);
+	}
 	if (value)
-		json_object_set_new(json_object_get(tspec, "nodeSelector"), level, json_string(value));
+		json_object_set_new(selector, level, json_string(value));
 	if (m->conf.placement_mode == PLACEMENT_EXACT) {
-		json_t *gates = json_deep_copy(json_object_get(orig, "schedulingGates"));
+		json_t *gates = json_object_get(tspec, "schedulingGates");
 		if (!json_is_array(gates)) {
-			json_decref(gates);
 			gates = json_array();
+			json_object_set_new(tspec, "schedulingGates", gates);
 		}
 		if (!has_our_gate(gates))
 			json_array_append_new(gates, json_pack("{s:s}", "name", GATE_TOPOLOGY));
-		json_object_set_new(tspec, "schedulingGates", gates);
 	}
 }
 
-/* The template fields nodes_start_hints adds, back to what the Workload's template says. */
+/* The template fields nodes_start_hints adds, back to what the Workload's template (orig)
+ * says, in place: node affinity and scheduling gates. */
 void nodes_stop_restore(json_t *orig, json_t *tspec)
 {
 	json_t *na = obj_path(orig, "affinity.nodeAffinity");
-	json_object_set_new(tspec, "affinity",
-			    json_pack("{s:O}", "nodeAffinity", na ? na : json_null()));
+	json_t *affinity = json_object_get(tspec, "affinity");
+	if (na && !json_is_object(affinity)) {
+		affinity = json_object();
+		json_object_set_new(tspec, "affinity", affinity);
+	}
+	if (na)
+		json_object_set(affinity, "nodeAffinity", na);
+	else if (json_is_object(affinity)) {
+		json_object_del(affinity, "nodeAffinity");
+		if (!json_object_size(affinity) && !obj_path(orig, "affinity"))
+			json_object_del(tspec, "affinity");
+	}
 	json_t *gates = json_object_get(orig, "schedulingGates");
-	json_object_set(tspec, "schedulingGates", gates ? gates : json_null());
+	if (gates)
+		json_object_set(tspec, "schedulingGates", gates);
+	else
+		json_object_del(tspec, "schedulingGates");
 }
 
 /* --- exact mode: a node per pod ------------------------------------------------------------ */

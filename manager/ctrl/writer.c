@@ -65,13 +65,15 @@ struct write_ctx {
 static char present;
 
 static const char *const kind_names[K_KINDS] = {
-	[K_JOB] = "Job",	       [K_WORKLOAD] = "Workload", [K_CQ] = "ClusterQueue",
+	[K_JOB] = "Job",	       [K_RAYJOB] = "RayJob",	  [K_RAYCLUSTER] = "RayCluster",
+	[K_WORKLOAD] = "Workload", [K_CQ] = "ClusterQueue",
 	[K_LQ] = "LocalQueue",	       [K_FLAVOR] = "ResourceFlavor", [K_NAMESPACE] = "Namespace",
 	[K_WPC] = "WorkloadPriorityClass", [K_PC] = "PriorityClass", [K_COHORT] = "Cohort",
 	[K_TOPOLOGY] = "Topology",     [K_NODE] = "Node",	  [K_POD] = "Pod",
 };
 static const char *const kind_api_versions[K_KINDS] = {
-	[K_JOB] = "batch/v1",		   [K_WORKLOAD] = KUEUE_API_VERSION, [K_CQ] = KUEUE_API_VERSION,
+	[K_JOB] = "batch/v1",		   [K_RAYJOB] = "ray.io/v1",	     [K_RAYCLUSTER] = "ray.io/v1",
+	[K_WORKLOAD] = KUEUE_API_VERSION, [K_CQ] = KUEUE_API_VERSION,
 	[K_LQ] = KUEUE_API_VERSION,	   [K_FLAVOR] = KUEUE_API_VERSION,   [K_NAMESPACE] = "v1",
 	[K_WPC] = KUEUE_API_VERSION,	   [K_PC] = "scheduling.k8s.io/v1",   [K_COHORT] = KUEUE_API_VERSION,
 	[K_TOPOLOGY] = KUEUE_API_VERSION, [K_NODE] = "v1",		     [K_POD] = "v1",

@@ -33,7 +33,13 @@ struct informer {
 	uv_timer_t retry;
 	unsigned backoff_ms;
 	int synced;
+	int optional; /* a 404 list (the API is not served) is an empty, synced store */
+	int absent; /* the last list answered 404 */
 };
+
+/* How often an optional informer asks again for an API that is not served (a CRD installed
+ * later is picked up within this). */
+#define ABSENT_RETRY_MS 15000
 
 static void list_page(struct informer *inf, const char *cont);
 static void start_watch(struct informer *inf);
@@ -169,6 +175,24 @@ static void on_list(void *arg, const struct kube_response *resp)
 	json_t *list = NULL;
 	inf->call = NULL;
 
+	if (inf->optional && !resp->error && resp->status == 404) {
+		/* The kind's CRD is not installed: nothing of it exists, so the cache is complete
+		 * as it is; ask again now and then for when it is. */
+		json_decref(inf->listing);
+		inf->listing = NULL;
+		if (!inf->absent)
+			log_info("resource not served; watching for it", LF_STR("resource", inf->name),
+				 LF_INT("retry_ms", ABSENT_RETRY_MS), LF_END);
+		inf->absent = 1;
+		if (!inf->synced) {
+			inf->synced = 1;
+			if (inf->on_synced)
+				inf->on_synced(inf->arg, inf);
+		}
+		set_rv(inf, NULL);
+		uv_timer_start(&inf->retry, on_retry, ABSENT_RETRY_MS, 0);
+		return;
+	}
 	if (resp->error || resp->status != 200) {
 		char why[256];
 		snprintf(why, sizeof(why), "list failed: status %ld %s", resp->status, resp->error_text);
@@ -188,6 +212,10 @@ static void on_list(void *arg, const struct kube_response *resp)
 		inf->listing = NULL;
 		back_off(inf, 1, "list response is not a list");
 		return;
+	}
+	if (inf->absent) {
+		inf->absent = 0;
+		log_info("resource served now", LF_STR("resource", inf->name), LF_END);
 	}
 	if (!inf->listing)
 		inf->listing = json_object();
@@ -335,6 +363,7 @@ int informer_start(uv_loop_t *loop, struct kube_client *client, const struct inf
 	inf->transform = opt->transform;
 	inf->arg = opt->arg;
 	inf->on_synced = opt->on_synced;
+	inf->optional = opt->optional;
 	inf->store = json_object();
 	inf->backoff_ms = BACKOFF_START_MS;
 	if (!inf->name || !inf->path || !inf->store || (opt->label_selector && !inf->label_selector)) {

@@ -39,6 +39,9 @@ struct informer_options {
 	 * and watched objects alike; the result must keep metadata.name, metadata.namespace and
 	 * metadata.resourceVersion, which relists compare. */
 	json_t *(*transform)(void *arg, json_t *obj);
+	/* A kind whose CRD may not be installed (RayJob): a list answered 404 counts as synced and
+	 * empty, and is tried again every 15 s, so a missing CRD blocks nothing. */
+	int optional;
 };
 
 /* Starts listing. Strings in opt are copied. 0 or -errno. */

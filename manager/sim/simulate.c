@@ -37,7 +37,7 @@ enum kind {
 	K_CQ,
 	K_LQ,
 	K_WORKLOAD,
-	K_JOB,
+	K_OWNER, /* an integrated kind (api/integrations.h): Job, RayJob, RayCluster */
 };
 
 static const struct kind_info {
@@ -56,7 +56,9 @@ static const struct kind_info {
 	{ K_NAMESPACE, "v1", "Namespace" },
 	{ K_NODE, "v1", "Node" },
 	{ K_POD, "v1", "Pod" },
-	{ K_JOB, "batch/v1", "Job" },
+	{ K_OWNER, "batch/v1", "Job" },
+	{ K_OWNER, "ray.io/v1", "RayJob" },
+	{ K_OWNER, "ray.io/v1", "RayCluster" },
 };
 
 struct doc {
@@ -71,6 +73,7 @@ struct doc {
 	const char *name, *ns;
 	enum kind kind;
 	const char *kind_name;
+	const struct integration *in; /* K_OWNER: its kind */
 };
 
 /* Documents live in chunks, so records may point to them while more are read. */
@@ -239,7 +242,7 @@ static const char *describe(const struct doc *d, char *buf, size_t size)
 {
 	const char *name = d->obj ? obj_name(d->obj) : d->name;
 	const char *ns = d->obj ? obj_namespace(d->obj) : d->ns;
-	int namespaced = d->kind == K_LQ || d->kind == K_WORKLOAD || d->kind == K_JOB ||
+	int namespaced = d->kind == K_LQ || d->kind == K_WORKLOAD || d->kind == K_OWNER ||
 			 d->kind == K_POD;
 	if (!name)
 		snprintf(buf, size, "%s", d->kind_name);
@@ -351,7 +354,7 @@ static void take(struct sim *s, const struct sim_input *in, size_t file_no, int 
 	classify(s, d);
 	switch (d->kind) {
 	case K_WORKLOAD:
-	case K_JOB:
+	case K_OWNER:
 		s->stage = ST_WORKLOAD;
 		stream_workload(s, d);
 		break;
@@ -473,13 +476,14 @@ static void classify(struct sim *s, struct doc *d)
 		}
 		d->kind = kinds[i].kind;
 		d->kind_name = kinds[i].name;
+		d->in = integration_for(kinds[i].api_version, kinds[i].name);
 		return;
 	}
 	report(s, d,
 	       "unknown kind \"%.100s\" (apiVersion %.100s): the simulator reads ResourceFlavor, "
 	       "ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Topology and Workload "
 	       "(" KUEUE_API_VERSION "), PriorityClass (scheduling.k8s.io/v1), Namespace and List "
-	       "(v1) and Job (batch/v1)",
+	       "(v1), Job (batch/v1), RayJob and RayCluster (ray.io/v1)",
 	       kind, api);
 }
 
@@ -675,8 +679,8 @@ static void decode_pod(struct sim *s, const struct doc *d)
 static int decode_workload(struct sim *s, const struct doc *d, json_t *obj, struct eobj_workload *w,
 			   char *err, size_t errlen)
 {
-	if (d->kind == K_JOB)
-		return eobj_workload_from_job(obj, DEFAULT_NAMESPACE, s->wpcs, s->pcs, w, err, errlen);
+	if (d->kind == K_OWNER)
+		return eobj_workload_for(d->in, obj, DEFAULT_NAMESPACE, s->wpcs, s->pcs, w, err, errlen);
 	return eobj_workload_decode(obj, DEFAULT_NAMESPACE, s->wpcs, s->pcs, w, err, errlen);
 }
 
@@ -699,9 +703,9 @@ static void stream_workload(struct sim *s, struct doc *d)
 {
 	char err[512];
 	json_t *obj = d->obj;
-	if (d->kind == K_JOB) {
+	if (d->kind == K_OWNER) {
 		const char *name = obj_name(obj), *ns = obj_namespace(obj);
-		if (name && claim(s, d, "Job", ns && *ns ? ns : DEFAULT_NAMESPACE, name) != 0) {
+		if (name && claim(s, d, d->kind_name, ns && *ns ? ns : DEFAULT_NAMESPACE, name) != 0) {
 			d->obj = NULL; /* reported and done with: the message is made */
 			return;
 		}
@@ -718,7 +722,7 @@ static void stream_workload(struct sim *s, struct doc *d)
 			d->name = r->w.name;
 			d->ns = same_namespace(ns, r->w.spec.namespace_name);
 		} else {
-			/* A Job's name is not its Workload's. */
+			/* An owner's name is not its Workload's. */
 			char *copy = ns && *ns ? eobj_arena_strdup(&r->w.arena, ns) : NULL;
 			d->name = name ? eobj_arena_strdup(&r->w.arena, name) : NULL;
 			d->ns = same_namespace(ns, copy);

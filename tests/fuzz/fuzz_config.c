@@ -17,6 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (c.pods_ready_timeout_ms <= 0 || c.recovery_timeout_ms < 0 || c.backoff_base_s < 1 ||
 		    c.backoff_max_s < 1 || c.backoff_limit_count < 0)
 			abort();
+		config_release(&c);
 	} else if (err[0] == '\0') {
 		abort(); /* every refusal says why */
 	}

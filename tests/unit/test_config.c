@@ -322,6 +322,55 @@ static void test_config_bind_address(void **state)
 	assert_int_equal(config_split_address("10.10.10.10:80", host, 8, &port), -EINVAL);
 }
 
+/* integrations.frameworks, manageJobsWithoutQueueName and managedJobsNamespaceSelector, with
+ * Kueue's names and defaults; a framework muster can't manage is refused, not ignored. */
+static void test_config_integrations(void **state)
+{
+	(void)state;
+	struct muster_config c;
+	char err[512];
+	config_defaults(&c);
+	assert_true(config_framework_enabled(&c, "batch/job"));
+	assert_true(config_framework_enabled(&c, "ray.io/rayjob"));
+	assert_true(config_framework_enabled(&c, "ray.io/raycluster"));
+	assert_false(config_framework_enabled(&c, "pod"));
+	assert_false(c.manage_without_queue_name);
+	assert_true(config_namespace_managed(&c, "team-a", NULL));
+	assert_false(config_namespace_managed(&c, "kube-system", NULL));
+	assert_false(config_namespace_managed(&c, "muster-system", NULL));
+
+	assert_int_equal(parse("integrations:\n  frameworks: [pod, batch/job]\n"
+			       "manageJobsWithoutQueueName: true\n"
+			       "managedJobsNamespaceSelector:\n  matchLabels: {team: ml}\n",
+			       &c, err, sizeof(err)),
+			 0);
+	assert_true(config_framework_enabled(&c, "pod"));
+	assert_true(config_framework_enabled(&c, "batch/job"));
+	assert_false(config_framework_enabled(&c, "ray.io/rayjob"));
+	assert_true(c.manage_without_queue_name);
+	json_t *ml = json_pack("{s:s}", "team", "ml"), *other = json_pack("{s:s}", "team", "web");
+	assert_true(config_namespace_managed(&c, "a", ml));
+	assert_false(config_namespace_managed(&c, "a", other));
+	json_decref(ml);
+	json_decref(other);
+	config_release(&c);
+
+	static const char *const bad[][2] = {
+		{ "integrations:\n  frameworks: [kubeflow.org/mpijob]\n", "integrations.frameworks[0]: \"kubeflow.org/mpijob\" is not a framework muster manages" },
+		{ "integrations:\n  frameworks: batch/job\n", "integrations.frameworks: must be a list" },
+		{ "integrations:\n  externalFrameworks: [Foo.v1.example.com]\n", "integrations.externalFrameworks: not implemented" },
+		{ "manageJobsWithoutQueueName: yes please\n", "manageJobsWithoutQueueName: must be true or false" },
+		{ "managedJobsNamespaceSelector:\n  matchExpressions: [{key: a, operator: Near}]\n", "managedJobsNamespaceSelector.matchExpressions[0].operator" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		config_defaults(&c);
+		assert_int_equal(parse(bad[i][0], &c, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i][1]))
+			fail_msg("%s: got \"%s\"", bad[i][0], err);
+		assert_null(c.managed_namespaces);
+	}
+}
+
 static void test_time_rfc3339_round_trip(void **state)
 {
 	int64_t ms;
@@ -358,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_lease_micro_time),
 		cmocka_unit_test(test_config_metrics),
 		cmocka_unit_test(test_config_serving_sections),
+		cmocka_unit_test(test_config_integrations),
 		cmocka_unit_test(test_config_bind_address),
 		cmocka_unit_test(test_time_rfc3339_round_trip),
 	};

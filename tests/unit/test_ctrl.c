@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/integrations.h"
 #include "api/objects.h"
 #include "ctrl/internal.h"
 #include "fake_apiserver.h"
@@ -343,7 +344,7 @@ static json_t *job_workload(struct t *t, const char *job_name, char *path, size_
 	char name[300];
 	char uid[64];
 	snprintf(uid, sizeof(uid), "job-uid-%s", job_name);
-	assert_int_equal(workload_name_for_job(job_name, uid, name, sizeof(name)), 0);
+	assert_int_equal(integration_workload_name(&integration_job, job_name, uid, name, sizeof(name)), 0);
 	snprintf(path, size, WL_PATH("%s"), name);
 	return fake_api_get(t->api, path);
 }

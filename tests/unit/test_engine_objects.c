@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "api/integrations.h"
 #include "api/engine_objects.h"
 #include "util/yamljson.h"
 
@@ -145,7 +146,7 @@ static int decode(enum decoder d, json_t *o, char *err, size_t errlen)
 	}
 	case D_JOB: {
 		struct eobj_workload w;
-		rc = eobj_workload_from_job(o, "default", wpcs, pcs, &w, err, errlen);
+		rc = eobj_workload_for(&integration_job, o, "default", wpcs, pcs, &w, err, errlen);
 		eobj_workload_release(&w);
 		break;
 	}
@@ -1072,8 +1073,8 @@ static void test_job_conversion(void **state)
 		      "'containers':[{'resources':{'requests':{'cpu':'2'}}}]}}}}");
 	struct eobj_workload w;
 	char err[256], name[300];
-	assert_int_equal(eobj_workload_from_job(o, "default", wpcs, NULL, &w, err, sizeof(err)), 0);
-	assert_int_equal(workload_name_for_job("train", "0b5c6a44-1111-2222-3333-444455556666", name,
+	assert_int_equal(eobj_workload_for(&integration_job, o, "default", wpcs, NULL, &w, err, sizeof(err)), 0);
+	assert_int_equal(integration_workload_name(&integration_job, "train", "0b5c6a44-1111-2222-3333-444455556666", name,
 					       sizeof(name)),
 			 0);
 	assert_string_equal(w.name, name);
@@ -1098,8 +1099,8 @@ static void test_job_conversion(void **state)
 	 * parallelism defaults to 1 and completions to parallelism. */
 	o = J("{'metadata':{'name':'j','labels':{'kueue.x-k8s.io/queue-name':'q'}},"
 	      "'spec':{'template':{'spec':{'priority':-3,'containers':[]}}}}");
-	assert_int_equal(eobj_workload_from_job(o, "default", wpcs, NULL, &w, err, sizeof(err)), 0);
-	assert_int_equal(workload_name_for_job("j", "default.j", name, sizeof(name)), 0);
+	assert_int_equal(eobj_workload_for(&integration_job, o, "default", wpcs, NULL, &w, err, sizeof(err)), 0);
+	assert_int_equal(integration_workload_name(&integration_job, "j", "default.j", name, sizeof(name)), 0);
 	assert_string_equal(w.name, name);
 	assert_string_equal(w.spec.namespace_name, "default");
 	assert_int_equal(w.spec.priority, -3);
@@ -1111,7 +1112,7 @@ static void test_job_conversion(void **state)
 
 	o = J("{'metadata':{'name':'j','labels':{'kueue.x-k8s.io/queue-name':'q'}},"
 	      "'spec':{'parallelism':3,'template':{}}}");
-	assert_int_equal(eobj_workload_from_job(o, "default", NULL, NULL, &w, err, sizeof(err)), 0);
+	assert_int_equal(eobj_workload_for(&integration_job, o, "default", NULL, NULL, &w, err, sizeof(err)), 0);
 	assert_int_equal(w.spec.podsets[0].count, 3);
 	assert_int_equal(w.spec.priority, 0);
 	eobj_workload_release(&w);

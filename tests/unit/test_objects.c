@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <openssl/evp.h>
 
+#include "api/integrations.h"
 #include "api/objects.h"
 
 #define MILLI(x) ((int64_t)(x) * 1000)
@@ -456,7 +457,7 @@ static void test_objects_workload_name_matches_kueue_known_value(void **state)
 {
 	char buf[300];
 	/* Computed with Python's hashlib from Kueue's algorithm. */
-	assert_int_equal(workload_name_for_job("sample-job", "6e0f3d3c-7a36-4b38-9f0a-2d9a5c0c1f55",
+	assert_int_equal(integration_workload_name(&integration_job, "sample-job", "6e0f3d3c-7a36-4b38-9f0a-2d9a5c0c1f55",
 					       buf, sizeof(buf)),
 			 0);
 	assert_string_equal(buf, "job-sample-job-aa672");
@@ -478,14 +479,14 @@ static void test_objects_workload_name_matches_kueue_sha1(void **state)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		for (size_t u = 0; u < 3; u++) {
 			char got[300], want[300];
-			assert_int_equal(workload_name_for_job(names[i], uids[u], got, sizeof(got)), 0);
+			assert_int_equal(integration_workload_name(&integration_job, names[i], uids[u], got, sizeof(got)), 0);
 			kueue_workload_name(names[i], uids[u], want, sizeof(want));
 			assert_string_equal(got, want);
 			assert_true(strlen(got) <= 253);
 		}
 	}
 	char got[300];
-	assert_int_equal(workload_name_for_job(name300, "uid-1", got, sizeof(got)), 0);
+	assert_int_equal(integration_workload_name(&integration_job, name300, "uid-1", got, sizeof(got)), 0);
 	assert_int_equal(strlen(got), 253);
 	assert_int_equal(strncmp(got, "job-aaaa", 8), 0);
 	assert_string_equal(got + 247, "-1e11d"); /* also from hashlib */
@@ -494,7 +495,7 @@ static void test_objects_workload_name_matches_kueue_sha1(void **state)
 static void test_objects_workload_name_small_buffer_enospc(void **state)
 {
 	char buf[10];
-	assert_int_equal(workload_name_for_job("sample-job", "u", buf, sizeof(buf)), -ENOSPC);
+	assert_int_equal(integration_workload_name(&integration_job, "sample-job", "u", buf, sizeof(buf)), -ENOSPC);
 }
 
 /* ---------------------------------------------------------------- workload_new_for_job */
@@ -520,7 +521,7 @@ static int64_t count_for(const char *spec_extra)
 {
 	json_t *job = job_with(spec_extra);
 	char err[256];
-	json_t *wl = workload_new_for_job(job, err, sizeof(err));
+	json_t *wl = integration_workload_new(&integration_job, job, err, sizeof(err));
 	if (!wl)
 		fail_msg("workload_new_for_job: %s", err);
 	json_t *ps = json_array_get(obj_path(wl, "spec.podSets"), 0);
@@ -548,7 +549,7 @@ static void test_objects_workload_for_job_shape(void **state)
 	json_t *job = job_with("'parallelism':8,'completions':8");
 	json_t *before = json_deep_copy(job);
 	char err[256];
-	json_t *wl = workload_new_for_job(job, err, sizeof(err));
+	json_t *wl = integration_workload_new(&integration_job, job, err, sizeof(err));
 	assert_non_null(wl);
 	assert_string_equal(obj_str(wl, "apiVersion"), "kueue.x-k8s.io/v1beta2");
 	assert_string_equal(obj_str(wl, "kind"), "Workload");
@@ -589,20 +590,20 @@ static void test_objects_workload_for_job_without_queue_or_template_fails(void *
 	char err[256] = "";
 	json_t *job = J("{'metadata':{'name':'j','namespace':'ns','uid':'u'},"
 			"'spec':{'template':{'spec':{'containers':[]}}}}");
-	assert_null(workload_new_for_job(job, err, sizeof(err)));
+	assert_null(integration_workload_new(&integration_job, job, err, sizeof(err)));
 	assert_true(strlen(err) > 0);
 	json_decref(job);
 
 	err[0] = '\0';
 	job = J("{'metadata':{'name':'j','namespace':'ns','uid':'u',"
 		"'labels':{'kueue.x-k8s.io/queue-name':'q'}},'spec':{}}");
-	assert_null(workload_new_for_job(job, err, sizeof(err)));
+	assert_null(integration_workload_new(&integration_job, job, err, sizeof(err)));
 	assert_non_null(strstr(err, "template"));
 	json_decref(job);
 
 	job = J("{'metadata':{'name':'j','namespace':'ns','uid':'u',"
 		"'labels':{'kueue.x-k8s.io/queue-name':''}},'spec':{'template':{}}}");
-	assert_null(workload_new_for_job(job, err, sizeof(err)));
+	assert_null(integration_workload_new(&integration_job, job, err, sizeof(err)));
 	json_decref(job);
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "api/integrations.h"
 #include "api/placement_objects.h"
 
 #define MILLI(x) ((int64_t)(x) * 1000)
@@ -331,7 +332,7 @@ static void test_pod_bound_to_job(void **state)
 	assert_int_equal(amount(names, p.spec.requests, p.spec.n_resources, "memory"), GI(3));
 	assert_int_equal(amount(names, p.spec.requests, p.spec.n_resources, "nvidia.com/gpu"),
 			 MILLI(2));
-	assert_int_equal(workload_name_for_job("train", JOB_UID, wl, sizeof(wl)), 0);
+	assert_int_equal(integration_workload_name(&integration_job, "train", JOB_UID, wl, sizeof(wl)), 0);
 	snprintf(key, sizeof(key), "ml/%s", wl);
 	assert_string_equal(p.spec.workload, key);
 	assert_string_equal(p.spec.podset, "main");
@@ -403,7 +404,7 @@ static void test_pod_variants(void **state)
 	o = J("{'metadata':{'name':'w','namespace':'ml','ownerReferences':[{'apiVersion':'batch/v1',"
 	      "'kind':'Job','name':'train','controller':true}]},'spec':{'nodeName':'n'}}");
 	assert_int_equal(pobj_pod_decode(o, NULL, &p, err, sizeof(err)), 0);
-	assert_int_equal(workload_name_for_job("train", "ml.train", wl, sizeof(wl)), 0);
+	assert_int_equal(integration_workload_name(&integration_job, "train", "ml.train", wl, sizeof(wl)), 0);
 	snprintf(key, sizeof(key), "ml/%s", wl);
 	assert_string_equal(p.spec.workload, key);
 	pobj_pod_release(&p);
@@ -1019,7 +1020,7 @@ static void test_job_topology_request(void **state)
 	for (size_t i = 0; i < N(cases); i++) {
 		json_t *job = job_with_annotations(cases[i].annotations);
 		char err[512];
-		json_t *wl = workload_new_for_job(job, err, sizeof(err));
+		json_t *wl = integration_workload_new(&integration_job, job, err, sizeof(err));
 		if (!wl)
 			fail_msg("case %zu: %s", i, err);
 		json_t *ps = json_array_get(obj_path(wl, "spec.podSets"), 0);
@@ -1065,7 +1066,7 @@ static void test_job_topology_errors(void **state)
 	for (size_t i = 0; i < N(cases); i++) {
 		json_t *job = job_with_annotations(cases[i].annotations);
 		char err[512] = "";
-		json_t *wl = workload_new_for_job(job, err, sizeof(err));
+		json_t *wl = integration_workload_new(&integration_job, job, err, sizeof(err));
 		if (wl)
 			fail_msg("case %zu: converted", i);
 		if (strcmp(err, cases[i].message) != 0)

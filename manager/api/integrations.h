@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The integration seam: what muster needs to know about one kind of workload (batch/v1 Job,
+ * RayJob, RayCluster, plain Pods) to admit it whole. Kueue's jobframework answers the same
+ * questions; a kind is one `struct integration` of pure functions over the kind's own JSON,
+ * so the manager (ctrl/integrations.c) and the simulator drive every kind the same way:
+ *
+ *   queue and priority   the kueue.x-k8s.io/queue-name and priority-class labels (every kind),
+ *                        then the first PodSet template's priorityClassName or spec.priority;
+ *   PodSets              podsets(): one per role, with counts, templates and minCount;
+ *   hold and release     held()/set_held() (spec.suspend for Jobs and Ray); the manager edits
+ *                        each PodSet's template in a copy (template_at) with the flavors' node
+ *                        labels, tolerations and placement hints, sets admitted counts
+ *                        (set_count), and sends the difference as one merge patch;
+ *   restore              the same on a copy, with the Workload's original templates and counts;
+ *   status               finished(), pods_ready(), active_pods(), started_at().
+ *
+ * Nothing here does I/O; objects are borrowed unless a function says "new reference".
+ * Adding a kind (JobSet, say) is one file with these functions and a line in the table in
+ * integrations.c; the manager needs an informer for it and RBAC, nothing else.
+ */
+#ifndef MUSTER_INTEGRATIONS_H
+#define MUSTER_INTEGRATIONS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* How a finished workload ended. */
+struct integration_result {
+	const char *reason; /* "Succeeded" or "Failed" */
+	const char *message;
+};
+
+struct integration {
+	const char *framework; /* Kueue's integrations.frameworks name: "batch/job" */
+	const char *api_version; /* "batch/v1" */
+	const char *kind; /* "Job" */
+	const char *group; /* "batch": with kind, part of the Workload name's hash */
+	const char *plural; /* "jobs" */
+	/* The Workload's spec.podSets for obj (new reference): name, count, a copy of the pod
+	 * template, minCount and topologyRequest where the kind has them. NULL with err naming
+	 * the field of obj that is wrong. */
+	json_t *(*podsets)(json_t *obj, char *err, size_t errlen);
+	/* Where PodSet i's pod template is in obj, for messages: "spec.template". */
+	void (*template_path)(json_t *obj, size_t i, char *buf, size_t size);
+	/* The pod template of PodSet i inside obj (borrowed; editing it edits obj), or NULL when
+	 * the kind keeps none it can change (then the pods get no flavor labels or hints). */
+	json_t *(*template_at)(json_t *obj, size_t i);
+	/* Sets the pod count of PodSet i in obj (partial admission; restore on eviction). 0, or
+	 * -ENOTSUP when the kind can't change it, -ENOMEM. */
+	int (*set_count)(json_t *obj, size_t i, int64_t count);
+	int (*held)(json_t *obj);
+	int (*set_held)(json_t *obj, int held); /* 0 or -ENOMEM */
+	/* 1 when obj finished (out filled, strings borrowed from obj or static), else 0. */
+	int (*finished)(json_t *obj, struct integration_result *out);
+	/* Whether the pods of an admitted obj run or have succeeded: want is the admitted count. */
+	int (*pods_ready)(json_t *obj, int64_t want);
+	/* Pods that may still run: an evicted workload keeps its quota until none is left. */
+	int64_t (*active_pods)(json_t *obj);
+	/* When obj's pods were last started (RFC 3339; a resume resets it), or NULL: the
+	 * pods-ready clock runs from the later of that and the admission. */
+	const char *(*started_at)(json_t *obj);
+	/* A step of the eviction due once obj is held and before its templates may be restored
+	 * (the Job API lets a template change only while status.startTime is unset): fills
+	 * *patch (new reference) and *subresource ("/status") and returns 1; 0 when none is due.
+	 * NULL for kinds without one. */
+	int (*before_restore)(json_t *obj, json_t **patch, const char **subresource);
+};
+
+extern const struct integration integration_job;
+extern const struct integration integration_rayjob;
+extern const struct integration integration_raycluster;
+
+/* The kind of obj by apiVersion and kind, or NULL when muster has no integration for it. */
+const struct integration *integration_for(const char *api_version, const char *kind);
+/* The integration a Kueue integrations.frameworks name names ("batch/job", "ray.io/rayjob",
+ * "ray.io/raycluster", "pod"), or NULL. */
+const struct integration *integration_by_framework(const char *framework);
+/* Every integration, for tables: *n gets the count. */
+const struct integration *const *integration_all(size_t *n);
+
+/* Kueue's Workload name for an owner: "<kind, lower case>-<name>-<5 hex of sha1(kind, group,
+ * name, uid)>", the name cut so the whole fits 253 characters. 0, -EINVAL, -ENOSPC. */
+int integration_workload_name(const struct integration *in, const char *name, const char *uid,
+			      char *buf, size_t size);
+
+/*
+ * The Workload (new reference) for obj: podsets() with its priority left to the caller
+ * (eobj_workload_for resolves it), a controller owner reference to obj, the job-uid label and
+ * queueName from obj's queue label. NULL with err filled.
+ */
+json_t *integration_workload_new(const struct integration *in, json_t *obj, char *err,
+				 size_t errlen);
+
+/* --- Helpers for the kinds' own files ---------------------------------------------------- */
+
+/* A PodSet {name, count, template: copy of template} (new reference), with its
+ * topologyRequest from the template's kueue.x-k8s.io/podset-*-topology annotations (one at
+ * most; podIndexLabel when not NULL). path names template in errors. */
+json_t *integration_podset(const char *name, int64_t count, json_t *template, const char *path,
+			   const char *pod_index_label, char *err, size_t errlen);
+
+#endif
