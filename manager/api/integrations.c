@@ -15,7 +15,7 @@
 #include "api/objects.h"
 
 static const struct integration *const all[] = { &integration_job, &integration_rayjob,
-						 &integration_raycluster };
+						 &integration_raycluster, &integration_pod };
 #define N_ALL (sizeof(all) / sizeof(all[0]))
 
 const struct integration *integration_for(const char *api_version, const char *kind)
@@ -164,20 +164,23 @@ json_t *integration_workload_new(const struct integration *in, json_t *obj, char
 		eobj_bad(err, errlen, "%s has no name, namespace, uid or queue name", in->kind);
 		return NULL;
 	}
-	if (integration_workload_name(in, name, uid, wl_name, sizeof(wl_name)) != 0) {
+	if ((in->workload_name ? in->workload_name(obj, wl_name, sizeof(wl_name)) :
+				 integration_workload_name(in, name, uid, wl_name, sizeof(wl_name))) != 0) {
 		eobj_bad(err, errlen, "cannot derive a workload name");
 		return NULL;
 	}
 	json_t *podsets = in->podsets(obj, err, errlen);
 	if (!podsets)
 		return NULL;
-	json_t *wl = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]},"
-			       " s:{s:s, s:o}}",
-			       "apiVersion", KUEUE_API_VERSION, "kind", "Workload", "metadata", "name",
-			       wl_name, "namespace", ns, "labels", LABEL_JOB_UID, uid, "ownerReferences",
-			       "apiVersion", in->api_version, "kind", in->kind, "name", name, "uid", uid,
-			       "controller", 1, "blockOwnerDeletion", 1, "spec", "queueName", queue,
-			       "podSets", podsets);
+	json_t *refs = in->owner_references ?
+			       in->owner_references(obj) :
+			       json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion", in->api_version,
+					 "kind", in->kind, "name", name, "uid", uid, "controller", 1,
+					 "blockOwnerDeletion", 1);
+	json_t *wl = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:o}, s:{s:s, s:o}}", "apiVersion",
+			       KUEUE_API_VERSION, "kind", "Workload", "metadata", "name", wl_name,
+			       "namespace", ns, "labels", LABEL_JOB_UID, uid, "ownerReferences", refs,
+			       "spec", "queueName", queue, "podSets", podsets);
 	if (!wl)
 		eobj_nomem(err, errlen);
 	return wl;

@@ -66,11 +66,48 @@ struct integration {
 	 * *patch (new reference) and *subresource ("/status") and returns 1; 0 when none is due.
 	 * NULL for kinds without one. */
 	int (*before_restore)(json_t *obj, json_t **patch, const char **subresource);
+	/* Optional, NULL for the defaults: the Workload's name (integration_workload_name), and
+	 * its ownerReferences (one controller reference to obj), new reference. */
+	int (*workload_name)(json_t *obj, char *buf, size_t size);
+	json_t *(*owner_references)(json_t *obj);
 };
+
+/* Kueue's pod integration: the labels, annotations, gate and finalizer a Kueue user sets or
+ * sees on plain Pods. */
+#define LABEL_POD_GROUP "kueue.x-k8s.io/pod-group-name"
+#define ANNOTATION_POD_GROUP_TOTAL "kueue.x-k8s.io/pod-group-total-count"
+#define ANNOTATION_RETRIABLE_IN_GROUP "kueue.x-k8s.io/retriable-in-group"
+#define GATE_ADMISSION "kueue.x-k8s.io/admission"
+#define LABEL_MANAGED "kueue.x-k8s.io/managed"
+#define FINALIZER_MANAGED "kueue.x-k8s.io/managed"
+/* The largest pod group muster takes (a Workload of more pods is beyond any cluster here). */
+#define POD_GROUP_MAX 10000
 
 extern const struct integration integration_job;
 extern const struct integration integration_rayjob;
 extern const struct integration integration_raycluster;
+/* Plain Pods: a single Pod, or a group of Pods sharing kueue.x-k8s.io/pod-group-name. Its
+ * object is a pod group (pod_group_new), not a Pod: the seam's read side (PodSets by role,
+ * finished, pods ready, active) works on it; holding and releasing go pod by pod (the
+ * scheduling gate), so template_at is NULL and the manager's pod-group stage does them. */
+extern const struct integration integration_pod;
+
+/* The Workload name of a queued Pod's group, and the group's pod count: the group name and
+ * kueue.x-k8s.io/pod-group-total-count (a positive integer, at most POD_GROUP_MAX), or for a
+ * Pod alone "pod-<name>-<hash>" and 1. 0, or -EINVAL with err naming the label or annotation
+ * that is wrong (one rule for the webhook and the manager). */
+int pod_group_of(json_t *pod, char *wl_name, size_t size, int64_t *total, char *err, size_t errlen);
+/* A pod group as integration_pod's object (new reference): metadata from its pods (name: the
+ * Workload's name; namespace; uid and creationTimestamp of the oldest pod; the queue and
+ * priority-class labels), and "pods": the pods given (borrowed references are taken). The
+ * pods must agree on their queue name and total count: NULL with err saying how they differ. */
+json_t *pod_group_new(json_t *const *pods, size_t n, char *err, size_t errlen);
+/* The PodSet a pod of group belongs to: "main" for a Pod alone, else its role's name. 0 or
+ * -errno. */
+int pod_podset_name(json_t *group, json_t *pod, char *buf, size_t size);
+/* Whether a Pod carries the admission gate; whether it ended (Succeeded or Failed). */
+int pod_gated(json_t *pod);
+int pod_terminal(json_t *pod);
 
 /* The kind of obj by apiVersion and kind, or NULL when muster has no integration for it. */
 const struct integration *integration_for(const char *api_version, const char *kind);

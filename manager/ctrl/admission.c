@@ -36,6 +36,13 @@ void workload_mark_owner(struct mgr *m, json_t *wl)
 		const char *name = json_string_value(json_object_get(o, "name"));
 		enum kind owner = owner_kind_for(api, kind);
 		char owner_key[600];
+		/* A pod group is keyed by its Workload. */
+		if (owner == K_KINDS && kind && !strcmp(kind, "Pod") && api && !strcmp(api, "v1")) {
+			char wl_key[600];
+			if (informer_key(wl, wl_key, sizeof(wl_key)) == 0)
+				state_mark(m, K_PODGROUP, wl_key);
+			return;
+		}
 		if (owner != K_KINDS && name && obj_namespace(wl)) {
 			snprintf(owner_key, sizeof(owner_key), "%s/%s", obj_namespace(wl), name);
 			state_mark(m, owner, owner_key);

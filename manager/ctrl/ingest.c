@@ -92,33 +92,43 @@ static json_t *keep_raycluster(void *arg, json_t *obj)
 	return keep_owner(arg, K_RAYCLUSTER, obj);
 }
 
+static json_t *keep_queued_pod(void *arg, json_t *obj)
+{
+	return keep_owner(arg, K_GPOD, obj);
+}
+
 struct informer_def {
 	enum kind kind;
 	const char *name;
 	const char *path;
 	const char *label_selector;
 	json_t *(*transform)(void *arg, json_t *obj);
-	/* Owner kinds run only when integrations.frameworks enables them, and may lack their CRD
-	 * (then their informer is empty and synced: informer_options.optional). */
-	int owner;
+	/* Kinds of integrations run only when integrations.frameworks names this framework;
+	 * NULL: always. */
+	const char *framework;
+	/* The CRD may be missing (then the informer is empty and synced:
+	 * informer_options.optional). */
+	int optional;
 };
 
 /* Flavors, queues and cohorts first: a Workload listed before its queue would wait a cycle. */
 static const struct informer_def informer_table[] = {
-	{ K_FLAVOR, "resourceflavors", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", NULL, without_managed_fields, 0 },
-	{ K_COHORT, "cohorts", "/apis/kueue.x-k8s.io/v1beta2/cohorts", NULL, without_managed_fields, 0 },
-	{ K_CQ, "clusterqueues", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", NULL, without_managed_fields, 0 },
-	{ K_LQ, "localqueues", "/apis/kueue.x-k8s.io/v1beta2/localqueues", NULL, without_managed_fields, 0 },
-	{ K_NAMESPACE, "namespaces", "/api/v1/namespaces", NULL, without_managed_fields, 0 },
-	{ K_WPC, "workloadpriorityclasses", "/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses", NULL, without_managed_fields, 0 },
-	{ K_PC, "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", NULL, without_managed_fields, 0 },
-	{ K_TOPOLOGY, "topologies", "/apis/kueue.x-k8s.io/v1beta2/topologies", NULL, without_managed_fields, 0 },
-	{ K_NODE, "nodes", "/api/v1/nodes", NULL, nodes_slim_node, 0 },
-	{ K_POD, "pods", "/api/v1/pods", NULL, nodes_slim_pod, 0 },
-	{ K_WORKLOAD, "workloads", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, keep_workload, 0 },
-	{ K_JOB, "jobs", "/apis/batch/v1/jobs", LABEL_QUEUE_NAME, keep_job, 1 },
-	{ K_RAYJOB, "rayjobs", "/apis/ray.io/v1/rayjobs", LABEL_QUEUE_NAME, keep_rayjob, 1 },
-	{ K_RAYCLUSTER, "rayclusters", "/apis/ray.io/v1/rayclusters", LABEL_QUEUE_NAME, keep_raycluster, 1 },
+	{ K_FLAVOR, "resourceflavors", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", NULL, without_managed_fields, NULL, 0 },
+	{ K_COHORT, "cohorts", "/apis/kueue.x-k8s.io/v1beta2/cohorts", NULL, without_managed_fields, NULL, 0 },
+	{ K_CQ, "clusterqueues", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", NULL, without_managed_fields, NULL, 0 },
+	{ K_LQ, "localqueues", "/apis/kueue.x-k8s.io/v1beta2/localqueues", NULL, without_managed_fields, NULL, 0 },
+	{ K_NAMESPACE, "namespaces", "/api/v1/namespaces", NULL, without_managed_fields, NULL, 0 },
+	{ K_WPC, "workloadpriorityclasses", "/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses", NULL, without_managed_fields, NULL, 0 },
+	{ K_PC, "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", NULL, without_managed_fields, NULL, 0 },
+	{ K_TOPOLOGY, "topologies", "/apis/kueue.x-k8s.io/v1beta2/topologies", NULL, without_managed_fields, NULL, 0 },
+	{ K_NODE, "nodes", "/api/v1/nodes", NULL, nodes_slim_node, NULL, 0 },
+	{ K_POD, "pods", "/api/v1/pods", NULL, nodes_slim_pod, NULL, 0 },
+	{ K_WORKLOAD, "workloads", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, keep_workload, NULL, 0 },
+	{ K_JOB, "jobs", "/apis/batch/v1/jobs", LABEL_QUEUE_NAME, keep_job, "batch/job", 0 },
+	{ K_RAYJOB, "rayjobs", "/apis/ray.io/v1/rayjobs", LABEL_QUEUE_NAME, keep_rayjob, "ray.io/rayjob", 1 },
+	{ K_RAYCLUSTER, "rayclusters", "/apis/ray.io/v1/rayclusters", LABEL_QUEUE_NAME, keep_raycluster,
+	  "ray.io/raycluster", 1 },
+	{ K_GPOD, "queuedpods", "/api/v1/pods", LABEL_QUEUE_NAME, keep_queued_pod, "pod", 0 },
 };
 #define N_INFORMERS (sizeof(informer_table) / sizeof(informer_table[0]))
 
@@ -307,6 +317,12 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 	case K_POD:
 		nodes_on_pod(m, type, key, old, obj);
 		break;
+	case K_GPOD:
+		/* The store keeps a stub of a compact kind: the group is read from the whole pod. */
+		(void)obj;
+		podgroups_on_pod(m, key, type == WATCH_DELETED ? NULL : store_get(m, K_GPOD, key));
+		break;
+	case K_PODGROUP:
 	case K_KINDS:
 		break;
 	}
@@ -342,11 +358,10 @@ int ingest_start(struct mgr *m)
 {
 	for (size_t i = 0; i < N_INFORMERS; i++) {
 		const struct informer_def *d = &informer_table[i];
-		if (d->owner && !owner_enabled(m, d->kind))
+		if (d->framework && !config_framework_enabled(&m->conf, d->framework))
 			continue;
 		struct informer_options o = { d->name, d->path, d->label_selector, on_informer_event, m,
-					      on_informer_synced, d->transform,
-					      d->owner && d->kind != K_JOB };
+					      on_informer_synced, d->transform, d->optional };
 		int rc = informer_start(m->loop, m->kube, &o, &m->informers[d->kind]);
 		if (rc != 0) {
 			log_error("cannot start informer", LF_STR("resource", d->name), LF_INT("rc", rc), LF_END);
@@ -362,7 +377,7 @@ int ingest_synced(struct mgr *m)
 	for (size_t i = 0; i < N_INFORMERS; i++) {
 		const struct informer_def *d = &informer_table[i];
 		struct informer *inf = m->informers[d->kind];
-		if (d->owner && !owner_enabled(m, d->kind))
+		if (d->framework && !config_framework_enabled(&m->conf, d->framework))
 			continue;
 		if (!inf || !informer_synced(inf))
 			return 0;

@@ -123,7 +123,7 @@ static void create_workload(struct mgr *m, enum kind kind, const char *key, json
 }
 
 /* A PodSet's assignment in status.admission, by name. */
-static json_t *assignment_of(json_t *wl, const char *podset)
+json_t *owner_assignment(json_t *wl, const char *podset)
 {
 	size_t i;
 	json_t *psa;
@@ -148,8 +148,8 @@ static json_t *object_member(json_t *obj, const char *key)
 
 /* Adds the flavors' node labels and tolerations of one PodSet's assignment to a pod template,
  * with our labels and annotation, as Kueue does at start. */
-static void release_template(struct mgr *m, const char *wl_key, json_t *wl, const char *podset,
-			     json_t *psa, json_t *tmpl)
+void owner_release_template(struct mgr *m, const char *wl_key, json_t *wl, const char *podset,
+			    json_t *psa, json_t *tmpl)
 {
 	json_t *tspec = object_member(tmpl, "spec");
 	json_t *selector = object_member(tspec, "nodeSelector");
@@ -205,12 +205,12 @@ static void release(struct mgr *m, enum kind kind, const char *key, json_t *obj,
 	json_array_foreach(obj_path(wl, "spec.podSets"), i, ps)
 	{
 		const char *name = json_string_value(json_object_get(ps, "name"));
-		json_t *psa = name ? assignment_of(wl, name) : NULL;
+		json_t *psa = name ? owner_assignment(wl, name) : NULL;
 		json_t *tmpl = in->template_at(copy, i);
 		if (!psa)
 			continue;
 		if (tmpl)
-			release_template(m, wl_key, wl, name, psa, tmpl);
+			owner_release_template(m, wl_key, wl, name, psa, tmpl);
 		/* Partial admission may lower the count. */
 		json_t *count = json_object_get(psa, "count");
 		if (json_is_integer(count) && json_integer_value(count) < json_integer_value(json_object_get(ps, "count")))
@@ -286,9 +286,19 @@ static void on_finished(struct mgr *m, enum kind kind, const char *key, enum wri
 	workload_log_landed(outcome, "workload finished", key, updated, "Finished");
 }
 
+void owner_finish_workload(struct mgr *m, const char *wl_key, json_t *wl,
+			   const struct integration_result *result)
+{
+	int changed;
+	if (condition_true(wl, "Finished") || writer_busy(m, K_WORKLOAD, wl_key))
+		return;
+	json_t *conds = conditions_with(wl, "Finished", "True", result->reason, result->message, &changed);
+	workload_write_status(m, wl_key, wl, json_pack("{s:o}", "conditions", conds), on_finished);
+}
+
 /* Once an evicted Workload's owner has no active pod, its quota can go: the admission is
  * cleared and the Workload requeued (Kueue keeps the quota until the pods are gone too). */
-static void release_evicted(struct mgr *m, const char *wl_key, json_t *wl)
+void owner_release_evicted(struct mgr *m, const char *wl_key, json_t *wl)
 {
 	json_t *evicted = condition_get(wl, "Evicted");
 	const char *reason = json_string_value(json_object_get(evicted, "reason"));
@@ -337,7 +347,7 @@ static void evict_step(struct mgr *m, enum kind kind, const char *key, json_t *o
 	if (rc == 0)
 		log_debug("evicting: restore templates", LF_STR("object", key), LF_END);
 	if (rc == 1 && in->active_pods(obj) == 0 && !writer_busy(m, K_WORKLOAD, wl_key))
-		release_evicted(m, wl_key, wl);
+		owner_release_evicted(m, wl_key, wl);
 }
 
 /*
@@ -346,8 +356,8 @@ static void evict_step(struct mgr *m, enum kind kind, const char *key, json_t *o
  * admission (or within recoveryTimeout of losing readiness) get the Workload evicted and
  * requeued with a backoff; until then a deadline brings the owner back here, so nothing polls.
  */
-static void track_pods_ready(struct mgr *m, enum kind kind, const char *key, json_t *obj,
-			     const char *wl_key, json_t *wl)
+void owner_track_pods_ready(struct mgr *m, enum kind kind, const char *key, json_t *obj,
+			    const char *wl_key, json_t *wl)
 {
 	const struct integration *in = owner_integration(kind);
 	json_int_t want = 0;
@@ -429,13 +439,8 @@ void owner_reconcile(struct mgr *m, enum kind kind, const char *key)
 	int held = in->held(obj);
 
 	if (in->finished(obj, &result)) {
-		if (wl && !condition_true(wl, "Finished") && !writer_busy(m, K_WORKLOAD, wl_key)) {
-			int changed;
-			json_t *conds = conditions_with(wl, "Finished", "True", result.reason, result.message,
-							&changed);
-			workload_write_status(m, wl_key, wl, json_pack("{s:o}", "conditions", conds),
-					      on_finished);
-		}
+		if (wl)
+			owner_finish_workload(m, wl_key, wl, &result);
 		return;
 	}
 	if (!wl) {
@@ -459,7 +464,7 @@ void owner_reconcile(struct mgr *m, enum kind kind, const char *key)
 		return;
 	}
 	if (admitted && !held)
-		track_pods_ready(m, kind, key, obj, wl_key, wl);
+		owner_track_pods_ready(m, kind, key, obj, wl_key, wl);
 	if (admitted && held)
 		release(m, kind, key, obj, wl_key, wl);
 	else if (!admitted && !held && !condition_true(wl, "Finished"))

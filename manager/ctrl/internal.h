@@ -29,6 +29,7 @@
 #include <uv.h>
 
 #include "api/config.h"
+#include "api/integrations.h"
 #include "api/placement_objects.h"
 #include "core/engine.h"
 #include "core/placement.h"
@@ -58,6 +59,8 @@ enum kind {
 	K_TOPOLOGY,
 	K_NODE,
 	K_POD,
+	K_GPOD, /* Pods with the queue-name label, whole: plain Pods and pod groups (podgroups.c) */
+	K_PODGROUP, /* not watched: a pod group, keyed by its Workload's key */
 	K_KINDS
 };
 #define K_OWNER_FIRST K_JOB
@@ -80,6 +83,7 @@ struct deadline {
 #define ADMISSION_CYCLE_MS 50
 
 struct queue_totals; /* queues.c */
+struct pod_groups; /* podgroups.c */
 struct lease_elector; /* kube/lease.h */
 struct writer; /* writer.c */
 struct observe; /* observe.c */
@@ -167,6 +171,7 @@ struct mgr {
 
 	struct writer *writer;
 	struct queue_totals *queues;
+	struct pod_groups *groups; /* podgroups.c: which pods make which group */
 	/* The metrics registry, served on metrics.bindAddress. Leader election sets the
 	 * replica_role its series carry with metrics_set_replica_role(m->metrics, role). */
 	struct metrics *metrics;
@@ -210,9 +215,9 @@ size_t keyset_size(const struct keyset *s);
  * meanwhile wait for the next pass, so one busy object can't starve the rest). */
 void keyset_take(struct keyset *s, struct keyset *out);
 void keyset_release(struct keyset *s);
-#define KEYSET_FOREACH(s, i, key)                                                                  \
+#define KEYSET_FOREACH(s, i, var)                                                                  \
 	for (size_t i = 0; i < (s)->map.cap; i++)                                                  \
-		if (((key) = (s)->map.slots[i].key) != NULL)
+		if (((var) = (s)->map.slots[i].key) != NULL)
 
 /* Marks (kind, key) dirty and makes sure the pump runs. */
 void state_mark(struct mgr *m, enum kind kind, const char *key);
@@ -243,7 +248,6 @@ void state_release_fresh(struct mgr *m);
 json_t *workload_view(struct mgr *m, const char *key);
 int state_init(struct mgr *m);
 void state_release(struct mgr *m);
-struct integration; /* api/integrations.h */
 /* The integration of an owner kind (K_OWNER_FIRST..K_OWNER_LAST), or NULL for other kinds. */
 const struct integration *owner_integration(enum kind kind);
 /* The owner kind for an apiVersion and kind (a Workload's ownerReference), or K_KINDS. */
@@ -379,11 +383,35 @@ void admission_cycle(struct mgr *m);
 void workload_log_landed(enum write_outcome outcome, const char *msg, const char *key,
 			 json_t *updated, const char *condition);
 
+/* --- podgroups.c: plain Pods and pod groups ------------------------------------------------ */
+
+int podgroups_init(struct mgr *m);
+void podgroups_release(struct mgr *m);
+/* A queued Pod changed (obj NULL: gone): its group's membership follows, and the group is
+ * marked (K_PODGROUP). */
+void podgroups_on_pod(struct mgr *m, const char *key, json_t *obj);
+/* Brings a pod group and its Workload in step: create once whole, release pod by pod, evict
+ * by deleting the pods, finish, and the managed finalizer (see podgroups.c). */
+void podgroup_reconcile(struct mgr *m, const char *key);
+
 /* --- integrations.c: the owners of Workloads ---------------------------------------------- */
 
 /* Brings the owner's Workload in step with it: create, hold, release, pods ready, evict,
  * finish (see integrations.c). */
 void owner_reconcile(struct mgr *m, enum kind kind, const char *key);
+/* Steps shared with pod groups: the Workload's Finished condition, its quota freed once an
+ * evicted owner has no pod left, PodsReady and its timeout (kind K_PODGROUP: obj is the
+ * group), and a template (or a Pod: the same shape) given the flavors' node labels and
+ * tolerations, our podset label and workload annotation, and the placement hints. */
+void owner_finish_workload(struct mgr *m, const char *wl_key, json_t *wl,
+			   const struct integration_result *result);
+void owner_release_evicted(struct mgr *m, const char *wl_key, json_t *wl);
+void owner_track_pods_ready(struct mgr *m, enum kind kind, const char *key, json_t *obj,
+			    const char *wl_key, json_t *wl);
+void owner_release_template(struct mgr *m, const char *wl_key, json_t *wl, const char *podset,
+			    json_t *psa, json_t *tmpl);
+/* The PodSet assignment named podset in wl's status.admission, borrowed, or NULL. */
+json_t *owner_assignment(json_t *wl, const char *podset);
 
 /* --- ingest.c ------------------------------------------------------------------------------------ */
 

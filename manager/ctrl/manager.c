@@ -56,7 +56,7 @@ static void pump(struct mgr *m)
 		log_info("caches synced; admission starts", LF_END);
 	}
 	mgr_pump_once(m);
-	int owners_dirty = 0;
+	int owners_dirty = keyset_size(&m->dirty[K_PODGROUP]) != 0;
 	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
 		owners_dirty |= keyset_size(&m->dirty[k]) != 0;
 	if (keyset_size(&m->dirty[K_WORKLOAD]) == 0 && !owners_dirty &&
@@ -107,6 +107,12 @@ void mgr_pump_once(struct mgr *m)
 		}
 		keyset_release(&batch);
 	}
+	keyset_take(&m->dirty[K_PODGROUP], &batch);
+	KEYSET_FOREACH(&batch, i, key) {
+		podgroup_reconcile(m, key);
+		state_release_views(m);
+	}
+	keyset_release(&batch);
 	nodes_sync(m);
 	state_release_views(m);
 	if (m->admission_needed && cycle_due(m)) {
@@ -269,33 +275,69 @@ static int apply_config(struct mgr *m, const char *resource, const char *name, j
 	return rc;
 }
 
+/* The mutating (CREATE) and validating (CREATE, UPDATE) entries of one kind. */
+static int add_kind_webhooks(struct mgr *m, json_t *mutating, json_t *validating, const char *group,
+			     const char *plural, const char *mutate_path, const char *validate_path,
+			     const char *short_name, const char *ca_b64)
+{
+	char name[128];
+	json_t *create = json_pack("[{s:[s], s:[s], s:[s], s:[s], s:s}]", "apiGroups", group,
+				   "apiVersions", "v1", "operations", "CREATE", "resources", plural,
+				   "scope", "Namespaced");
+	json_t *cu = json_pack("[{s:[s], s:[s], s:[s, s], s:[s], s:s}]", "apiGroups", group,
+			       "apiVersions", "v1", "operations", "CREATE", "UPDATE", "resources",
+			       plural, "scope", "Namespaced");
+	snprintf(name, sizeof(name), "m%s.muster.kueue.x-k8s.io", short_name);
+	json_t *mw = create ? webhook_entry(m, name, mutate_path, create, 1, ca_b64) : NULL;
+	snprintf(name, sizeof(name), "v%s.muster.kueue.x-k8s.io", short_name);
+	json_t *vw = cu ? webhook_entry(m, name, validate_path, cu, 1, ca_b64) : NULL;
+	int rc = mw && vw && json_array_append_new(mutating, mw) == 0 &&
+				 json_array_append_new(validating, vw) == 0 ?
+			 0 :
+			 -ENOMEM;
+	if (rc != 0 && (!mw || !vw)) {
+		json_decref(mw);
+		json_decref(vw);
+	}
+	return rc;
+}
+
+/* Webhooks for every enabled kind (Kueue's names: mjob, mrayjob, mpod, ...), and the
+ * ClusterQueue's validation. */
 static int install_webhooks(struct mgr *m)
 {
 	char *ca_b64 = base64_encode(m->certs.ca_pem, strlen(m->certs.ca_pem));
-	int rc;
-	if (!ca_b64)
-		return -ENOMEM;
-	json_t *job_create = json_pack("[{s:[s], s:[s], s:[s], s:[s], s:s}]", "apiGroups", "batch",
-				       "apiVersions", "v1", "operations", "CREATE", "resources", "jobs",
-				       "scope", "Namespaced");
-	json_t *job_cu = json_pack("[{s:[s], s:[s], s:[s, s], s:[s], s:s}]", "apiGroups", "batch",
-				   "apiVersions", "v1", "operations", "CREATE", "UPDATE", "resources",
-				   "jobs", "scope", "Namespaced");
+	json_t *mutating = json_array(), *validating = json_array();
+	int rc = ca_b64 && mutating && validating ? 0 : -ENOMEM;
+	for (enum kind k = K_OWNER_FIRST; rc == 0 && k <= K_OWNER_LAST; k++) {
+		const struct integration *in = owner_integration(k);
+		char mpath[160], vpath[160], group[64], short_name[64];
+		if (!owner_enabled(m, k))
+			continue;
+		webhook_owner_path(in, 1, mpath, sizeof(mpath));
+		webhook_owner_path(in, 0, vpath, sizeof(vpath));
+		snprintf(group, sizeof(group), "%.*s", (int)strcspn(in->api_version, "/"), in->api_version);
+		snprintf(short_name, sizeof(short_name), "%s", in->plural);
+		short_name[strlen(short_name) - 1] = '\0'; /* "jobs" -> "job" */
+		rc = add_kind_webhooks(m, mutating, validating, group, in->plural, mpath, vpath,
+				       short_name, ca_b64);
+	}
+	if (rc == 0 && config_framework_enabled(&m->conf, "pod"))
+		rc = add_kind_webhooks(m, mutating, validating, "", "pods", WEBHOOK_PATH_MUTATE_POD,
+				       WEBHOOK_PATH_VALIDATE_POD, "pod", ca_b64);
 	json_t *cq_cu = json_pack("[{s:[s], s:[s], s:[s, s], s:[s], s:s}]", "apiGroups", KUEUE_GROUP,
 				  "apiVersions", "v1beta2", "operations", "CREATE", "UPDATE",
 				  "resources", "clusterqueues", "scope", "Cluster");
-	json_t *mutating = json_pack("[o]", webhook_entry(m, "mjob.muster.kueue.x-k8s.io",
-							  WEBHOOK_PATH_MUTATE_JOB, job_create, 1, ca_b64));
-	json_t *validating = json_pack(
-		"[o, o]",
-		webhook_entry(m, "vjob.muster.kueue.x-k8s.io", WEBHOOK_PATH_VALIDATE_JOB, job_cu, 1, ca_b64),
-		webhook_entry(m, "vclusterqueue.muster.kueue.x-k8s.io", WEBHOOK_PATH_VALIDATE_CQ, cq_cu,
-			      0, ca_b64));
+	json_t *cq = rc == 0 && cq_cu ? webhook_entry(m, "vclusterqueue.muster.kueue.x-k8s.io",
+						      WEBHOOK_PATH_VALIDATE_CQ, cq_cu, 0, ca_b64) :
+					NULL;
+	if (!cq || json_array_append_new(validating, cq) != 0)
+		rc = -ENOMEM;
 	free(ca_b64);
-	if (!mutating || !validating) {
+	if (rc != 0) {
 		json_decref(mutating);
 		json_decref(validating);
-		return -ENOMEM;
+		return rc;
 	}
 	rc = apply_config(m, "mutatingwebhookconfigurations", MUTATING_CONFIG, mutating);
 	if (rc == 0)
@@ -439,7 +481,7 @@ static int core_init(struct mgr *m, uv_loop_t *loop)
 	m->cycle_ms = ADMISSION_CYCLE_MS;
 	if ((rc = state_init(m)) != 0 || (rc = writer_init(m)) != 0 || (rc = queues_init(m)) != 0 ||
 	    (rc = engine_new(&m->engine)) != 0 || (rc = nodes_init(m)) != 0 ||
-	    (rc = observe_init(m)) != 0)
+	    (rc = observe_init(m)) != 0 || (rc = podgroups_init(m)) != 0)
 		return rc;
 	if (m->kube)
 		kube_client_set_rate(m->kube, m->conf.client_qps, m->conf.client_burst);
@@ -455,6 +497,7 @@ static void core_release(struct mgr *m)
 	m->engine = NULL;
 	nodes_free(m);
 	observe_release(m);
+	podgroups_release(m);
 	state_release(m);
 }
 

@@ -296,7 +296,7 @@ int state_init(struct mgr *m)
 		strmap_init(&m->views[k]);
 		strmap_init(&m->fresh[k]);
 	}
-	m->compact[K_WORKLOAD] = 1;
+	m->compact[K_WORKLOAD] = m->compact[K_GPOD] = 1;
 	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
 		m->compact[k] = 1;
 	strmap_init(&m->pending.map);
@@ -349,6 +349,8 @@ static const struct integration *const owners[K_OWNER_LAST - K_OWNER_FIRST + 1] 
 
 const struct integration *owner_integration(enum kind kind)
 {
+	if (kind == K_PODGROUP)
+		return &integration_pod;
 	return kind >= K_OWNER_FIRST && kind <= K_OWNER_LAST ? owners[kind - K_OWNER_FIRST] : NULL;
 }
 

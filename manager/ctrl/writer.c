@@ -70,6 +70,7 @@ static const char *const kind_names[K_KINDS] = {
 	[K_LQ] = "LocalQueue",	       [K_FLAVOR] = "ResourceFlavor", [K_NAMESPACE] = "Namespace",
 	[K_WPC] = "WorkloadPriorityClass", [K_PC] = "PriorityClass", [K_COHORT] = "Cohort",
 	[K_TOPOLOGY] = "Topology",     [K_NODE] = "Node",	  [K_POD] = "Pod",
+	[K_GPOD] = "Pod",	       [K_PODGROUP] = "Workload",
 };
 static const char *const kind_api_versions[K_KINDS] = {
 	[K_JOB] = "batch/v1",		   [K_RAYJOB] = "ray.io/v1",	     [K_RAYCLUSTER] = "ray.io/v1",
@@ -77,6 +78,7 @@ static const char *const kind_api_versions[K_KINDS] = {
 	[K_LQ] = KUEUE_API_VERSION,	   [K_FLAVOR] = KUEUE_API_VERSION,   [K_NAMESPACE] = "v1",
 	[K_WPC] = KUEUE_API_VERSION,	   [K_PC] = "scheduling.k8s.io/v1",   [K_COHORT] = KUEUE_API_VERSION,
 	[K_TOPOLOGY] = KUEUE_API_VERSION, [K_NODE] = "v1",		     [K_POD] = "v1",
+	[K_GPOD] = "v1",		   [K_PODGROUP] = KUEUE_API_VERSION,
 };
 
 static unsigned jitter(struct mgr *m, unsigned ms)

@@ -76,8 +76,11 @@ static void check_response(const char *body, size_t size, int status, const char
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const paths[] = { WEBHOOK_PATH_MUTATE_JOB, WEBHOOK_PATH_VALIDATE_JOB,
-					     WEBHOOK_PATH_VALIDATE_CQ };
+	static const char *const paths[] = { WEBHOOK_PATH_MUTATE_JOB,	WEBHOOK_PATH_VALIDATE_JOB,
+					     WEBHOOK_PATH_VALIDATE_CQ,	WEBHOOK_PATH_MUTATE_POD,
+					     WEBHOOK_PATH_VALIDATE_POD, "/mutate-ray-io-v1-rayjob",
+					     "/validate-ray-io-v1-rayjob", "/mutate-ray-io-v1-raycluster",
+					     "/validate-ray-io-v1-raycluster" };
 	const char *body = (const char *)data;
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		char *out = NULL;

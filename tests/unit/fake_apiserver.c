@@ -77,13 +77,49 @@ static void bump(struct fake_api *f, json_t *obj)
 	json_object_set_new(meta, "resourceVersion", json_string(rv));
 }
 
-static void queue_event(struct fake_api *f, const char *path, json_t *obj)
+static void queue_event_of(struct fake_api *f, const char *path, json_t *obj, int deleted)
 {
 	if (f->ev_len == MAX_EVENTS)
 		return;
 	struct fake_event *e = &f->events[(f->ev_head + f->ev_len++) % MAX_EVENTS];
 	snprintf(e->path, sizeof(e->path), "%s", path);
 	e->obj = json_deep_copy(obj);
+	e->deleted = deleted;
+}
+
+static void queue_event(struct fake_api *f, const char *path, json_t *obj)
+{
+	queue_event_of(f, path, obj, 0);
+}
+
+/* An object marked for deletion goes once its last finalizer does. 1 when it went. */
+static int collect(struct fake_api *f, const char *path, json_t *obj)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	if (!json_object_get(meta, "deletionTimestamp") || json_array_size(json_object_get(meta, "finalizers")))
+		return 0;
+	queue_event_of(f, path, obj, 1);
+	json_object_del(f->store, path);
+	return 1;
+}
+
+/* DELETE: an object with finalizers is marked (deletionTimestamp) and stays until they go. */
+static void on_delete(struct fake_api *f, const struct httpd_request *req, struct httpd_response *resp)
+{
+	json_t *obj = json_incref(json_object_get(f->store, req->path));
+	if (!obj) {
+		answer_status(resp, 404, "NotFound");
+		return;
+	}
+	json_t *meta = json_object_get(obj, "metadata");
+	if (!json_object_get(meta, "deletionTimestamp")) {
+		json_object_set_new(meta, "deletionTimestamp", json_string("2026-01-01T00:00:00Z"));
+		bump(f, obj);
+		if (!collect(f, req->path, obj))
+			queue_event(f, req->path, obj);
+	}
+	answer(resp, 200, obj);
+	json_decref(obj);
 }
 
 static void on_post(struct fake_api *f, const struct httpd_request *req, json_t *body,
@@ -161,12 +197,15 @@ static void on_patch(struct fake_api *f, const struct httpd_request *req, json_t
 	fake_merge_patch(obj, apply);
 	json_decref(apply);
 	/* A patch that changes nothing keeps the resourceVersion, as the apiserver does. */
+	json_incref(obj);
 	if (!json_equal(before, obj)) {
 		bump(f, obj);
-		queue_event(f, path, obj);
+		if (!collect(f, path, obj))
+			queue_event(f, path, obj);
 	}
 	json_decref(before);
 	answer(resp, 200, obj);
+	json_decref(obj);
 }
 
 /* PUT replaces an object (an update): 404 if absent, 409 if the body's resourceVersion is not
@@ -231,6 +270,8 @@ static void on_request(void *arg, const struct httpd_request *req, struct httpd_
 			on_patch(f, req, body, resp);
 		} else if (!strcmp(req->method, "PUT") && body) {
 			on_put(f, req, body, resp);
+		} else if (!strcmp(req->method, "DELETE")) {
+			on_delete(f, req, resp);
 		} else {
 			answer_status(resp, 400, "BadRequest");
 		}

@@ -11,7 +11,9 @@
  *     generateName; uid, creationTimestamp); PATCH with a JSON merge patch, the /status
  *     subresource changing only status and the object itself everything else, a
  *     metadata.resourceVersion in the patch that differs from the object's giving 409; PUT
- *     replacing an object, with the same resourceVersion check; every
+ *     replacing an object, with the same resourceVersion check; DELETE marking an object
+ *     with finalizers (deletionTimestamp) and removing it once it has none, also when a later
+ *     PATCH takes the last one off; every
  *     write bumps a global resourceVersion and is queued as a watch event the test delivers
  *     when it chooses (so tests decide how far the controller's cache lags).
  * Faults: fake_api_fail makes the next n requests matching (method, path prefix) answer a
@@ -44,6 +46,7 @@ struct fake_request {
 struct fake_event {
 	char path[512]; /* the object's path */
 	json_t *obj;
+	int deleted; /* the object is gone (obj is its last version) */
 };
 
 /* A custom responder: fills resp (status, body malloc'd) for req. */

@@ -25,6 +25,7 @@
 #include "api/objects.h"
 #include "ctrl/internal.h"
 #include "fake_apiserver.h"
+#include "test_json.h"
 #include "util/log.h"
 
 #define MS (1000000ull)
@@ -53,24 +54,6 @@ struct t {
 	json_t *stores[K_KINDS];
 };
 
-/* JSON from a literal written with single quotes. */
-static json_t *J(const char *fmt, ...)
-{
-	char buf[8192];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	for (char *p = buf; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	json_error_t err;
-	json_t *v = json_loads(buf, 0, &err);
-	if (!v)
-		fail_msg("bad JSON in test: %s: %s", err.text, buf);
-	return v;
-}
-
 static const struct {
 	enum kind kind;
 	const char *resource;
@@ -78,6 +61,9 @@ static const struct {
 	int namespaced;
 } kinds[] = {
 	{ K_JOB, "jobs", "/apis/batch/v1", 1 },
+	{ K_RAYJOB, "rayjobs", "/apis/ray.io/v1", 1 },
+	{ K_RAYCLUSTER, "rayclusters", "/apis/ray.io/v1", 1 },
+	{ K_GPOD, "pods", "/api/v1", 1 },
 	{ K_WORKLOAD, "workloads", KUEUE, 1 },
 	{ K_CQ, "clusterqueues", KUEUE, 0 },
 	{ K_LQ, "localqueues", KUEUE, 1 },
@@ -180,7 +166,15 @@ static int deliver(struct t *t)
 	while (fake_api_next_event(t->api, &ev) == 0) {
 		char key[600];
 		enum kind kind = kind_of_path(ev.path, key, sizeof(key));
-		if (kind != K_KINDS) {
+		if (kind != K_KINDS && ev.deleted) {
+			json_t *old = json_incref(json_object_get(t->stores[kind], key));
+			json_object_del(t->stores[kind], key);
+			ingest_event(&t->m, kind, WATCH_DELETED, key, old, ev.obj);
+			state_release_views(&t->m);
+			json_decref(old);
+			json_decref(ev.obj);
+			n++;
+		} else if (kind != K_KINDS) {
 			store(t, kind, key, ev.obj);
 			n++;
 		} else {
@@ -983,9 +977,267 @@ static void test_pods_ready_counts_from_start(void **state)
 	assert_true(condition_true(fake_api_get(t->api, path), "Evicted"));
 }
 
+/* --- other kinds: RayJob, RayCluster, plain Pods and pod groups --------------------------- */
+
+#define RAY_PATH "/apis/ray.io/v1/namespaces/ns/"
+#define POD_PATH(name) "/api/v1/namespaces/ns/pods/" name
+#define CPU_TEMPLATE(c) "{'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'" c "'}}}]}}"
+
+static json_t *rayjob(const char *name, int workers)
+{
+	return J("{'metadata':{'namespace':'ns','name':'%s','uid':'ray-uid-%s',"
+		 "'labels':{'kueue.x-k8s.io/queue-name':'lq'},'creationTimestamp':'2026-01-01T00:00:00Z'},"
+		 "'spec':{'suspend':true,'shutdownAfterJobFinishes':true,"
+		 "'submitterPodTemplate':" CPU_TEMPLATE("500m") ",'rayClusterSpec':{"
+		 "'headGroupSpec':{'template':" CPU_TEMPLATE("1") "},"
+		 "'workerGroupSpecs':[{'groupName':'workers','replicas':%d,'template':" CPU_TEMPLATE("1") "}]}}}",
+		 name, name, workers);
+}
+
+static json_t *fake_at(struct t *t, const char *path)
+{
+	json_t *obj = fake_api_get(t->api, path);
+	if (!obj)
+		fail_msg("nothing at %s", path);
+	return obj;
+}
+
+/* A RayJob is held until its head, workers and submitter fit together, then released in one
+ * patch: every template gets its PodSet's label and the Workload's annotation. */
+static void test_rayjob_admitted_whole(void **state)
+{
+	struct t *t = *state;
+	char name[300], path[400];
+	seed_queue(t, "3", NULL);
+	seed(t, K_RAYJOB, rayjob("train", 2));
+	converge(t);
+	assert_int_equal(integration_workload_name(&integration_rayjob, "train", "ray-uid-train", name, sizeof(name)), 0);
+	snprintf(path, sizeof(path), KUEUE "/namespaces/ns/workloads/%s", name);
+	json_t *wl = fake_at(t, path);
+	assert_int_equal(json_array_size(obj_path(wl, "spec.podSets")), 3); /* head, workers, submitter */
+	/* 1 + 2 + 0.5 cpu: 3 is not enough. */
+	assert_false(fake_cond(t, path, "QuotaReserved"));
+	assert_true(json_is_true(obj_path(fake_at(t, RAY_PATH "rayjobs/train"), "spec.suspend")));
+	assert_int_equal(fake_api_count(t->api, "PATCH", RAY_PATH "rayjobs/train", 0), 0);
+
+	/* Room for all of it. */
+	json_t *cq = json_deep_copy(fake_at(t, "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq"));
+	json_object_set_new(json_array_get(obj_path(json_array_get(obj_path(json_array_get(
+				obj_path(cq, "spec.resourceGroups"), 0), "flavors"), 0), "resources"), 0),
+			    "nominalQuota", json_string("4"));
+	seed(t, K_CQ, cq);
+	converge(t);
+	assert_true(fake_cond(t, path, "Admitted"));
+	json_t *job = fake_at(t, RAY_PATH "rayjobs/train");
+	assert_true(json_is_false(obj_path(job, "spec.suspend")));
+	json_t *worker = json_object_get(json_array_get(obj_path(job, "spec.rayClusterSpec.workerGroupSpecs"), 0), "template");
+	assert_string_equal(obj_label(worker, LABEL_PODSET), "workers");
+	assert_string_equal(obj_annotation(worker, ANNOTATION_WORKLOAD), name);
+	assert_string_equal(obj_label(obj_path(job, "spec.rayClusterSpec.headGroupSpec.template"), LABEL_PODSET), "head");
+	assert_string_equal(obj_label(obj_path(job, "spec.submitterPodTemplate"), LABEL_PODSET), "submitter");
+	assert_int_equal(fake_api_count(t->api, "PATCH", RAY_PATH "rayjobs/train", 0), 1);
+	assert_int_equal(cq_cpu_usage(t), 3500);
+
+	/* It finishes: the quota goes. */
+	json_t *done = json_deep_copy(job);
+	json_object_set_new(done, "status", J("{'jobDeploymentStatus':'Complete','jobStatus':'SUCCEEDED'}"));
+	seed(t, K_RAYJOB, done);
+	converge(t);
+	assert_true(fake_cond(t, path, "Finished"));
+	assert_int_equal(cq_cpu_usage(t), 0);
+}
+
+/* An evicted RayCluster is suspended (KubeRay deletes its pods), its templates restored, and
+ * its quota freed once KubeRay says it is suspended; it comes back when room returns. */
+static void test_raycluster_evicted_and_restored(void **state)
+{
+	struct t *t = *state;
+	char name[300], path[400];
+	seed_queue(t, "2", NULL);
+	json_t *rc = rayjob("serve", 1);
+	json_t *spec = json_deep_copy(obj_path(rc, "spec.rayClusterSpec"));
+	json_object_set_new(spec, "suspend", json_true());
+	json_object_set_new(rc, "spec", spec);
+	json_object_set_new(obj_path(rc, "metadata"), "uid", json_string("rc-uid"));
+	seed(t, K_RAYCLUSTER, rc);
+	converge(t);
+	assert_int_equal(integration_workload_name(&integration_raycluster, "serve", "rc-uid", name, sizeof(name)), 0);
+	snprintf(path, sizeof(path), KUEUE "/namespaces/ns/workloads/%s", name);
+	assert_true(fake_cond(t, path, "Admitted"));
+	json_t *running = json_deep_copy(fake_at(t, RAY_PATH "rayclusters/serve"));
+	assert_true(json_is_false(obj_path(running, "spec.suspend")));
+	json_object_set_new(running, "status", J("{'state':'ready'}"));
+	seed(t, K_RAYCLUSTER, running);
+	converge(t);
+	assert_true(fake_cond(t, path, "PodsReady"));
+
+	seed(t, K_WORKLOAD, workload("high", "2", 100, "2026-01-01T00:00:05Z"));
+	converge(t);
+	assert_true(fake_cond(t, path, "Evicted"));
+	json_t *held = fake_at(t, RAY_PATH "rayclusters/serve");
+	assert_true(json_is_true(obj_path(held, "spec.suspend")));
+	/* Restored: no label or annotation of ours is left on the templates. */
+	assert_null(obj_label(obj_path(held, "spec.headGroupSpec.template"), LABEL_PODSET));
+	assert_null(obj_annotation(obj_path(held, "spec.headGroupSpec.template"), ANNOTATION_WORKLOAD));
+	/* KubeRay still shows it ready: the quota stays until its pods are gone. */
+	assert_true(fake_cond(t, path, "QuotaReserved"));
+	json_t *stopped = json_deep_copy(held);
+	json_object_set_new(stopped, "status", J("{'state':'suspended'}"));
+	seed(t, K_RAYCLUSTER, stopped);
+	converge(t);
+	assert_false(fake_cond(t, path, "QuotaReserved"));
+	assert_true(fake_cond(t, WL_PATH("high"), "Admitted"));
+	/* Room returns: it is admitted and released again. */
+	finish_elsewhere(t, WL_PATH("high"));
+	converge(t);
+	assert_true(fake_cond(t, path, "Admitted"));
+	assert_true(json_is_false(obj_path(fake_at(t, RAY_PATH "rayclusters/serve"), "spec.suspend")));
+}
+
+static void enable_pods(struct muster_config *c)
+{
+	c->frameworks |= CONFIG_FW_POD;
+}
+
+static int setup_pods(void **state)
+{
+	return setup_with(state, enable_pods);
+}
+
+/* A pod as the webhook lets it in: gated, labelled managed, with the managed finalizer. */
+static json_t *queued_pod(const char *name, const char *group, int total, const char *cpu)
+{
+	json_t *p = J("{'metadata':{'namespace':'ns','name':'%s','uid':'pod-uid-%s',"
+		      "'creationTimestamp':'2026-01-01T00:00:00Z','finalizers':['kueue.x-k8s.io/managed'],"
+		      "'labels':{'kueue.x-k8s.io/queue-name':'lq','kueue.x-k8s.io/managed':'true'}},"
+		      "'spec':{'schedulingGates':[{'name':'kueue.x-k8s.io/admission'}],"
+		      "'containers':[{'name':'c','resources':{'requests':{'cpu':'%s'}}}]},"
+		      "'status':{'phase':'Pending'}}",
+		      name, name, cpu);
+	if (group) {
+		char n[16];
+		snprintf(n, sizeof(n), "%d", total);
+		json_object_set_new(obj_path(p, "metadata.labels"), LABEL_POD_GROUP, json_string(group));
+		json_object_set_new(json_object_get(p, "metadata"), "annotations",
+				    json_pack("{s:s}", ANNOTATION_POD_GROUP_TOTAL, n));
+	}
+	return p;
+}
+
+static int gated(struct t *t, const char *path)
+{
+	return pod_gated(fake_at(t, path));
+}
+
+/* Sets a pod's phase in the fake and the cache (as the kubelet would). */
+static void pod_phase(struct t *t, const char *path, const char *phase)
+{
+	json_t *p = json_deep_copy(fake_at(t, path));
+	json_object_set_new(json_object_get(p, "status"), "phase", json_string(phase));
+	json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string("n1"));
+	seed(t, K_GPOD, p);
+}
+
+/* A group of 4 waits whole while it lacks pods (no Workload: it holds no quota), its pods say
+ * why after a while, and once the fourth exists it is admitted and every gate comes off. */
+static void test_pod_group_waits_whole(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "4", NULL);
+	seed(t, K_GPOD, queued_pod("p1", "train", 4, "1"));
+	seed(t, K_GPOD, queued_pod("p2", "train", 4, "1"));
+	seed(t, K_GPOD, queued_pod("p3", "train", 4, "1"));
+	converge(t);
+	assert_null(fake_api_get(t->api, WL_PATH("train")));
+	assert_int_equal(fake_api_count(t->api, "POST", "/api/v1/namespaces/ns/events", 0), 0);
+	advance(t, 6000);
+	converge(t);
+	assert_int_equal(fake_api_count(t->api, "POST", "/api/v1/namespaces/ns/events", 0), 3);
+	assert_true(gated(t, POD_PATH("p1")));
+
+	seed(t, K_GPOD, queued_pod("p4", "train", 4, "1"));
+	converge(t);
+	json_t *wl = fake_at(t, WL_PATH("train"));
+	assert_int_equal(json_array_size(obj_path(wl, "metadata.ownerReferences")), 4);
+	assert_true(fake_cond(t, WL_PATH("train"), "Admitted"));
+	const char *pods[] = { POD_PATH("p1"), POD_PATH("p2"), POD_PATH("p3"), POD_PATH("p4") };
+	for (size_t i = 0; i < 4; i++) {
+		assert_false(gated(t, pods[i]));
+		assert_non_null(obj_label(fake_at(t, pods[i]), LABEL_PODSET));
+		assert_string_equal(obj_annotation(fake_at(t, pods[i]), ANNOTATION_WORKLOAD), "train");
+		assert_int_equal(fake_api_count(t->api, "PATCH", pods[i], 0), 1);
+	}
+	assert_int_equal(cq_cpu_usage(t), 4000);
+
+	/* Every pod succeeds: the Workload finishes and the pods are let go. */
+	for (size_t i = 0; i < 4; i++)
+		pod_phase(t, pods[i], "Succeeded");
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("train"), "Finished"));
+	assert_int_equal(cq_cpu_usage(t), 0);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(json_array_size(obj_path(fake_at(t, pods[i]), "metadata.finalizers")), 0);
+}
+
+/* A whole group that does not fit waits for quota, and blocks neither a single Pod that fits
+ * nor a group that disagrees with itself, which is refused with an event instead. */
+static void test_pod_group_short_of_quota_blocks_nothing(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "3", NULL);
+	for (int i = 1; i <= 4; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "g%d", i);
+		seed(t, K_GPOD, queued_pod(name, "big", 4, "1"));
+	}
+	seed(t, K_GPOD, queued_pod("solo", NULL, 0, "1"));
+	seed(t, K_GPOD, queued_pod("x1", "mixed", 2, "1"));
+	seed(t, K_GPOD, queued_pod("x2", "mixed", 3, "1"));
+	converge(t);
+	assert_false(fake_cond(t, WL_PATH("big"), "QuotaReserved"));
+	assert_true(gated(t, POD_PATH("g1")));
+	char name[300], path[400];
+	assert_int_equal(integration_workload_name(&integration_pod, "solo", "pod-uid-solo", name, sizeof(name)), 0);
+	snprintf(path, sizeof(path), KUEUE "/namespaces/ns/workloads/%s", name);
+	assert_true(fake_cond(t, path, "Admitted"));
+	assert_false(gated(t, POD_PATH("solo")));
+	assert_null(fake_api_get(t->api, WL_PATH("mixed")));
+	assert_true(gated(t, POD_PATH("x1")));
+}
+
+/* Eviction deletes the group's pods (a gate can't be put back), and the quota goes once none
+ * runs: then the preemptor is admitted. */
+static void test_pod_group_evicted(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "2", NULL);
+	seed(t, K_GPOD, queued_pod("a", "pair", 2, "1"));
+	seed(t, K_GPOD, queued_pod("b", "pair", 2, "1"));
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("pair"), "Admitted"));
+	pod_phase(t, POD_PATH("a"), "Running");
+	pod_phase(t, POD_PATH("b"), "Running");
+	converge(t);
+	seed(t, K_WORKLOAD, workload("high", "2", 100, "2026-01-01T00:00:05Z"));
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("pair"), "Evicted"));
+	assert_int_equal(fake_api_count(t->api, "DELETE", POD_PATH("a"), 0), 1);
+	assert_int_equal(fake_api_count(t->api, "DELETE", POD_PATH("b"), 0), 1);
+	assert_non_null(obj_path(fake_at(t, POD_PATH("a")), "metadata.deletionTimestamp"));
+	assert_true(fake_cond(t, WL_PATH("pair"), "QuotaReserved")); /* still running */
+	/* The kubelet stops them: the finalizers go, and so do the pods and the quota. */
+	pod_phase(t, POD_PATH("a"), "Failed");
+	pod_phase(t, POD_PATH("b"), "Failed");
+	converge(t);
+	assert_null(fake_api_get(t->api, POD_PATH("a")));
+	assert_null(fake_api_get(t->api, POD_PATH("b")));
+	assert_false(fake_cond(t, WL_PATH("pair"), "QuotaReserved"));
+	assert_true(fake_cond(t, WL_PATH("high"), "Admitted"));
+}
+
 int main(void)
 {
-	log_set_level(LOG_ERROR);
+	log_set_level(getenv("T_DEBUG") ? LOG_DEBUG : LOG_ERROR);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_admit_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bare_workload_finished_elsewhere, setup, teardown),
@@ -1007,6 +1259,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_metrics_cq_resources_and_deletion, setup_cq_resources,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_queue_status_coalesced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rayjob_admitted_whole, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_raycluster_evicted_and_restored, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pod_group_waits_whole, setup_pods, teardown),
+		cmocka_unit_test_setup_teardown(test_pod_group_short_of_quota_blocks_nothing, setup_pods, teardown),
+		cmocka_unit_test_setup_teardown(test_pod_group_evicted, setup_pods, teardown),
 		cmocka_unit_test_setup_teardown(test_requeue_backoff_and_deactivation, setup_pods_ready,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pods_ready_counts_from_start, setup_pods_ready,

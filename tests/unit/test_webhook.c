@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for webhooks: AdmissionReview in, AdmissionReview out, for all three paths. */
+/* Unit tests for webhooks: AdmissionReview in, AdmissionReview out, for every path. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -536,6 +536,115 @@ static void test_webhook_delete_without_object_answers(void **state)
 	free(body);
 }
 
+/* ---------------------------------------------------------------- other kinds */
+
+/* A review of any object (a JSON literal with single quotes) on path. */
+static json_t *review_of(const char *path, const char *op, const char *group, const char *kind,
+			 const char *object, const char *old, int *status)
+{
+	char text[8192];
+	snprintf(text, sizeof(text),
+		 "{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview','request':{"
+		 "'uid':'" UID "','kind':{'group':'%s','version':'v1','kind':'%s'},"
+		 "'namespace':'team-a','operation':'%s','object':%s%s%s}}",
+		 group, kind, op, object, old ? ",'oldObject':" : "", old ? old : "");
+	char *body = dq(text);
+	json_t *v = call(path, body, status);
+	free(body);
+	return v;
+}
+
+#define POD(labels, extra)                                                                          \
+	"{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':'team-a','uid':'u1'," \
+	"'labels':{" labels "}" extra "},'spec':{'containers':[{'name':'c','image':'busybox',"    \
+	"'resources':{'requests':{'cpu':'1'}}}]}}"
+
+/* A queued Pod is created gated, labelled managed and with the managed finalizer, as Kueue's
+ * pod webhook does; a Pod a Job made is the Job's business. */
+static void test_webhook_pod_gated(void **state)
+{
+	int status;
+	json_t *review = review_of(WEBHOOK_PATH_MUTATE_POD, "CREATE", "", "Pod", POD(QLABEL, ""), NULL, &status);
+	assert_int_equal(status, 200);
+	json_t *patch = patch_of(response_of(review));
+	char *text = json_dumps(patch, JSON_COMPACT);
+	assert_string_equal(text,
+			    "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates\",\"value\":[{\"name\":\"kueue.x-k8s.io/admission\"}]},"
+			    "{\"op\":\"add\",\"path\":\"/metadata/finalizers\",\"value\":[\"kueue.x-k8s.io/managed\"]},"
+			    "{\"op\":\"add\",\"path\":\"/metadata/labels/kueue.x-k8s.io~1managed\",\"value\":\"true\"}]");
+	free(text);
+	json_decref(patch);
+	json_decref(review);
+
+	review = review_of(WEBHOOK_PATH_MUTATE_POD, "CREATE", "", "Pod",
+			   POD(QLABEL, ",'ownerReferences':[{'apiVersion':'batch/v1','kind':'Job','name':'j','uid':'x','controller':true}]"),
+			   NULL, &status);
+	assert_null(patch_of(response_of(review)));
+	json_decref(review);
+}
+
+static void test_webhook_pod_group_rules(void **state)
+{
+	int status;
+	json_t *review = review_of(WEBHOOK_PATH_VALIDATE_POD, "CREATE", "", "Pod",
+				   POD(QLABEL ",'kueue.x-k8s.io/pod-group-name':'train'", ""), NULL, &status);
+	json_t *resp = response_of(review);
+	assert_false(allowed(resp));
+	assert_non_null(strstr(message_of(resp), "pod-group-total-count\"]: Required value"));
+	json_decref(review);
+	review = review_of(WEBHOOK_PATH_VALIDATE_POD, "CREATE", "", "Pod",
+			   POD(QLABEL ",'kueue.x-k8s.io/pod-group-name':'train'",
+			       ",'annotations':{'kueue.x-k8s.io/pod-group-total-count':'4'}"),
+			   NULL, &status);
+	assert_true(allowed(response_of(review)));
+	json_decref(review);
+	/* The group of a pod can't change. */
+	review = review_of(WEBHOOK_PATH_VALIDATE_POD, "UPDATE", "", "Pod",
+			   POD(QLABEL ",'kueue.x-k8s.io/pod-group-name':'other'",
+			       ",'annotations':{'kueue.x-k8s.io/pod-group-total-count':'4'}"),
+			   POD(QLABEL ",'kueue.x-k8s.io/pod-group-name':'train'",
+			       ",'annotations':{'kueue.x-k8s.io/pod-group-total-count':'4'}"),
+			   &status);
+	resp = response_of(review);
+	assert_false(allowed(resp));
+	assert_non_null(strstr(message_of(resp), "pod-group-name]: Forbidden: field is immutable"));
+	json_decref(review);
+}
+
+#define RAYJOB(extra)                                                                               \
+	"{'apiVersion':'ray.io/v1','kind':'RayJob','metadata':{'name':'r','namespace':'team-a',"   \
+	"'labels':{" QLABEL "}},'spec':{" extra "'rayClusterSpec':{'headGroupSpec':{'template':"    \
+	"{'spec':{'containers':[{'name':'h','resources':{'requests':{'cpu':'1'}}}]}}},"            \
+	"'workerGroupSpecs':[]}}}"
+
+/* RayJobs take the same webhooks as Jobs, at Kueue's paths: created suspended, and refused at
+ * once when they could never be queued. */
+static void test_webhook_rayjob(void **state)
+{
+	int status;
+	json_t *review = review_of("/mutate-ray-io-v1-rayjob", "CREATE", "ray.io", "RayJob",
+				   RAYJOB("'shutdownAfterJobFinishes':true,"), NULL, &status);
+	assert_int_equal(status, 200);
+	json_t *patch = patch_of(response_of(review));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(patch, 0), "path")), "/spec/suspend");
+	json_decref(patch);
+	json_decref(review);
+	review = review_of("/validate-ray-io-v1-rayjob", "CREATE", "ray.io", "RayJob",
+			   RAYJOB("'shutdownAfterJobFinishes':true,'clusterSelector':{'a':'b'},"), NULL, &status);
+	json_t *resp = response_of(review);
+	assert_false(allowed(resp));
+	assert_non_null(strstr(message_of(resp), "spec.clusterSelector: a queued RayJob must bring its own cluster"));
+	json_decref(review);
+	review = review_of("/validate-ray-io-v1-rayjob", "CREATE", "ray.io", "RayJob",
+			   RAYJOB("'shutdownAfterJobFinishes':true,"), NULL, &status);
+	assert_true(allowed(response_of(review)));
+	json_decref(review);
+	review = review_of("/mutate-ray-io-v1-raycluster", "CREATE", "ray.io", "RayCluster",
+			   "{'metadata':{'name':'c','labels':{" QLABEL "}},'spec':{}}", NULL, &status);
+	assert_int_equal(status, 200);
+	json_decref(review);
+}
+
 /* ---------------------------------------------------------------- review helpers */
 
 static void test_webhook_json_pointer_escape(void **state)
@@ -601,6 +710,9 @@ int main(void)
 		cmocka_unit_test(test_webhook_malformed_invalid_utf8_body_400_with_body),
 		cmocka_unit_test(test_webhook_unknown_path_404),
 		cmocka_unit_test(test_webhook_delete_without_object_answers),
+		cmocka_unit_test(test_webhook_pod_gated),
+		cmocka_unit_test(test_webhook_pod_group_rules),
+		cmocka_unit_test(test_webhook_rayjob),
 		cmocka_unit_test(test_webhook_json_pointer_escape),
 		cmocka_unit_test(test_webhook_review_response_denial_defaults_to_403),
 	};
