@@ -18,21 +18,6 @@
 #include "webhooks/review.h"
 #include "webhooks/webhooks.h"
 
-static int owned_by_integration(json_t *pod)
-{
-	size_t i;
-	json_t *ref;
-	json_array_foreach(obj_path(pod, "metadata.ownerReferences"), i, ref)
-	{
-		if (!json_is_true(json_object_get(ref, "controller")))
-			continue;
-		if (integration_for(json_string_value(json_object_get(ref, "apiVersion")),
-				    json_string_value(json_object_get(ref, "kind"))))
-			return 1;
-	}
-	return 0;
-}
-
 static int has_string(json_t *list, const char *key, const char *value)
 {
 	size_t i;
@@ -66,7 +51,7 @@ char *webhook_mutate_pod(const struct admission_request *req)
 	json_t *patch = json_array();
 	char *out;
 
-	if (patch && queue && *queue && !strcmp(req->operation, "CREATE") && !owned_by_integration(pod)) {
+	if (patch && queue && *queue && !strcmp(req->operation, "CREATE") && !integration_owned(pod)) {
 		if (!has_string(obj_path(pod, "spec.schedulingGates"), "name", GATE_ADMISSION))
 			add_to_list(patch, pod, "spec.schedulingGates", "/spec/schedulingGates",
 				    json_pack("{s:s}", "name", GATE_ADMISSION));
@@ -95,7 +80,7 @@ char *webhook_validate_pod(const struct admission_request *req)
 	const char *queue = pod ? obj_label(pod, LABEL_QUEUE_NAME) : NULL;
 	int64_t total;
 
-	if (!pod || owned_by_integration(pod))
+	if (!pod || integration_owned(pod))
 		return review_response(req, 1, 0, NULL, NULL);
 	if (webhook_check_queue_name(queue, msg, sizeof(msg)) != 0)
 		return review_response(req, 0, 422, msg, NULL);

@@ -48,16 +48,32 @@ void webhook_owner_path(const struct integration *in, int mutate, char *buf, siz
 		*c = (char)tolower((unsigned char)*c);
 }
 
-/* A queued object is created held (spec.suspend: true for every kind muster integrates). */
-static char *mutate_owner(const struct admission_request *req, const struct integration *in)
+/* A queued object is created held (spec.suspend: true for every kind muster integrates). With
+ * manageJobsWithoutQueueName, one without the label is held too in a managed namespace, and
+ * given the queue "default" when the namespace has that LocalQueue. */
+static char *mutate_owner(const struct admission_request *req, const struct integration *in,
+			  const struct webhook_context *ctx)
 {
 	json_t *obj = req->object;
 	const char *queue = obj ? obj_label(obj, LABEL_QUEUE_NAME) : NULL;
+	const char *ns = req->namespace_name;
 	json_t *patch = json_array();
 	char *out;
+	int ours = queue && *queue;
 
-	/* Only objects naming a LocalQueue are ours; everything else passes untouched. */
-	if (patch && queue && *queue && strcmp(req->operation, "CREATE") == 0 && !in->held(obj)) {
+	if (patch && obj && !ours && ctx && ctx->manage_without_queue_name && ns && *ns &&
+	    !integration_owned(obj) &&
+	    ctx->namespace_managed(ctx->arg, ns) && !strcmp(req->operation, "CREATE")) {
+		ours = 1;
+		if (ctx->has_local_queue(ctx->arg, ns, "default"))
+			json_array_append_new(patch, json_is_object(obj_path(obj, "metadata.labels")) ?
+				json_pack("{s:s, s:s, s:s}", "op", "add", "path",
+					  "/metadata/labels/kueue.x-k8s.io~1queue-name", "value", "default") :
+				json_pack("{s:s, s:s, s:{s:s}}", "op", "add", "path", "/metadata/labels",
+					  "value", LABEL_QUEUE_NAME, "default"));
+	}
+	/* Only objects muster queues are held; everything else passes untouched. */
+	if (patch && ours && strcmp(req->operation, "CREATE") == 0 && !in->held(obj)) {
 		/* JSON Patch "add" on an object member replaces it when present. */
 		json_array_append_new(patch, json_pack("{s:s, s:s, s:b}", "op", "add", "path",
 						       "/spec/suspend", "value", 1));
@@ -129,7 +145,8 @@ static char *validate_cq(const struct admission_request *req)
 	return rc ? review_response(req, 0, 422, msg, NULL) : review_response(req, 1, 0, NULL, NULL);
 }
 
-int webhook_handle(const char *path, const char *body, size_t len, char **out)
+int webhook_handle(const char *path, const char *body, size_t len, const struct webhook_context *ctx,
+		   char **out)
 {
 	struct admission_request req;
 	char err[256];
@@ -157,7 +174,7 @@ int webhook_handle(const char *path, const char *body, size_t len, char **out)
 		json_decref(e);
 		return 400;
 	}
-	*out = handler ? handler(&req) : mutate ? mutate_owner(&req, in) : validate_owner(&req, in);
+	*out = handler ? handler(&req) : mutate ? mutate_owner(&req, in, ctx) : validate_owner(&req, in);
 	review_request_release(&req);
 	return 200;
 }

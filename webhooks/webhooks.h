@@ -39,11 +39,24 @@ char *webhook_validate_pod(const struct admission_request *req);
 /* The queue-name label's rule: 0, or -EINVAL with the denial message in msg. */
 int webhook_check_queue_name(const char *queue, char *msg, size_t size);
 
+/* What the owner webhooks need to know of the cluster and the configuration (NULL: an object
+ * without the queue label is never touched). */
+struct webhook_context {
+	/* manageJobsWithoutQueueName: an owner without the label is created held too, in a
+	 * namespace muster manages (namespace_managed), with the queue "default" when the
+	 * namespace has a LocalQueue of that name (Kueue's LocalQueue defaulting). */
+	int manage_without_queue_name;
+	int (*namespace_managed)(void *arg, const char *ns);
+	int (*has_local_queue)(void *arg, const char *ns, const char *name);
+	void *arg;
+};
+
 /*
  * Handles one webhook call. Returns the HTTP status (200 with a review response for every
  * well-formed review, allowed or not; 400 for a body that is not a review; 404 for an unknown
  * path) and stores a new malloc'd body in *out (NULL on out of memory).
  */
-int webhook_handle(const char *path, const char *body, size_t len, char **out);
+int webhook_handle(const char *path, const char *body, size_t len, const struct webhook_context *ctx,
+		   char **out);
 
 #endif

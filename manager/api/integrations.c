@@ -34,6 +34,18 @@ const struct integration *integration_by_framework(const char *framework)
 	return NULL;
 }
 
+int integration_owned(json_t *obj)
+{
+	size_t i;
+	json_t *ref;
+	json_array_foreach(obj_path(obj, "metadata.ownerReferences"), i, ref)
+		if (json_is_true(json_object_get(ref, "controller")) &&
+		    integration_for(json_string_value(json_object_get(ref, "apiVersion")),
+				    json_string_value(json_object_get(ref, "kind"))))
+			return 1;
+	return 0;
+}
+
 const struct integration *const *integration_all(size_t *n)
 {
 	*n = N_ALL;

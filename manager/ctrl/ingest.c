@@ -360,7 +360,12 @@ int ingest_start(struct mgr *m)
 		const struct informer_def *d = &informer_table[i];
 		if (d->framework && !config_framework_enabled(&m->conf, d->framework))
 			continue;
-		struct informer_options o = { d->name, d->path, d->label_selector, on_informer_event, m,
+		/* manageJobsWithoutQueueName: owners without the label are held too, so they are
+		 * watched too (pods never: only queued Pods are muster's). */
+		const char *selector = d->label_selector;
+		if (m->conf.manage_without_queue_name && d->kind >= K_OWNER_FIRST && d->kind <= K_OWNER_LAST)
+			selector = NULL;
+		struct informer_options o = { d->name, d->path, selector, on_informer_event, m,
 					      on_informer_synced, d->transform, d->optional };
 		int rc = informer_start(m->loop, m->kube, &o, &m->informers[d->kind]);
 		if (rc != 0) {

@@ -429,6 +429,18 @@ void owner_reconcile(struct mgr *m, enum kind kind, const char *key)
 	if (obj_path(obj, "metadata.deletionTimestamp") || (phase && !strcmp(phase, "Terminating")))
 		return;
 	const char *queue = obj_label(obj, LABEL_QUEUE_NAME);
+	if ((!queue || !*queue) && m->conf.manage_without_queue_name && !integration_owned(obj) &&
+	    config_namespace_managed(&m->conf, obj_namespace(obj), obj_path(ns, "metadata.labels")) &&
+	    !in->finished(obj, &result)) {
+		/* manageJobsWithoutQueueName: it may not run unqueued, and no queue is a guess. */
+		if (!in->held(obj))
+			hold(m, kind, key, obj);
+		writer_event(m, kind, obj, "Warning", "NoQueueName",
+			     "muster manages every object of this kind in this namespace "
+			     "(manageJobsWithoutQueueName): it stays suspended until it names a "
+			     "LocalQueue in the label kueue.x-k8s.io/queue-name");
+		return;
+	}
 	if (!queue || !*queue || !obj_uid(obj) || workload_key_of(in, obj, wl_key, sizeof(wl_key)) != 0)
 		return;
 	json_t *wl = workload_view(m, wl_key);

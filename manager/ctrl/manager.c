@@ -127,17 +127,33 @@ void mgr_pump_once(struct mgr *m)
 
 /* --- webhook and health servers --------------------------------------------------------- */
 
+static int webhook_namespace_managed(void *arg, const char *ns)
+{
+	struct mgr *m = arg;
+	json_t *obj = store_get(m, K_NAMESPACE, ns);
+	return config_namespace_managed(&m->conf, ns, obj_path(obj, "metadata.labels"));
+}
+
+static int webhook_has_local_queue(void *arg, const char *ns, const char *name)
+{
+	char key[600];
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	return store_get(arg, K_LQ, key) != NULL;
+}
+
 static void on_webhook_request(void *arg, const struct httpd_request *req, struct httpd_response *resp)
 {
 	struct mgr *m = arg;
 	char *body = NULL;
+	const struct webhook_context ctx = { m->conf.manage_without_queue_name, webhook_namespace_managed,
+					     webhook_has_local_queue, m };
 	resp->content_type = "application/json";
 	if (strcmp(req->method, "POST") != 0) {
 		resp->status = 405;
 		return;
 	}
 	uint64_t started = uv_hrtime();
-	resp->status = webhook_handle(req->path, req->body, req->body_len, &body);
+	resp->status = webhook_handle(req->path, req->body, req->body_len, &ctx, &body);
 	/* Known paths only (webhook_handle answers 404 for the others): a label per path anyone
 	 * may send would be unbounded. */
 	observe_webhook(m, resp->status == 404 ? "other" : req->path, uv_hrtime() - started);
@@ -213,8 +229,24 @@ static json_t *client_config(struct mgr *m, const char *path, const char *ca_b64
 	return json_pack("{s:s, s:s}", "url", url, "caBundle", ca_b64);
 }
 
+/* The namespaces an owner webhook sees when it also takes objects without the queue label
+ * (manageJobsWithoutQueueName): managedJobsNamespaceSelector, or Kueue's default (not
+ * kube-system, not the manager's own namespace). */
+static json_t *managed_namespace_selector(struct mgr *m)
+{
+	if (m->conf.managed_namespaces)
+		return json_deep_copy(m->conf.managed_namespaces);
+	return json_pack("{s:[{s:s, s:s, s:[s, s]}]}", "matchExpressions", "key",
+			 "kubernetes.io/metadata.name", "operator", "NotIn", "values", "kube-system",
+			 m->conf.namespace_name[0] ? m->conf.namespace_name : "muster-system");
+}
+
+/* A webhook of the configurations. queued_only: only objects with the queue-name label reach
+ * it, so a down muster can't block the others (Kueue receives every Job, so an outage there
+ * blocks all Job creation, kueue#5244); without it (manageJobsWithoutQueueName) the managed
+ * namespaces' objects all do. */
 static json_t *webhook_entry(struct mgr *m, const char *name, const char *path, json_t *rules,
-			     int job_only, const char *ca_b64)
+			     int queued_only, const char *ca_b64)
 {
 	json_t *w = json_pack("{s:s, s:[s], s:o, s:o, s:s, s:s, s:s, s:i,"
 			      " s:{s:[{s:s, s:s, s:[s, s, s]}]}}",
@@ -224,12 +256,12 @@ static json_t *webhook_entry(struct mgr *m, const char *name, const char *path, 
 			      "namespaceSelector", "matchExpressions", "key",
 			      "kubernetes.io/metadata.name", "operator", "NotIn", "values", "kube-system",
 			      "kube-public", "kube-node-lease");
-	/* Jobs without a queue label never reach us: a down muster can't block them (Kueue
-	 * receives every Job, so an outage there blocks all Job creation, kueue#5244). */
-	if (w && job_only)
+	if (w && queued_only)
 		json_object_set_new(w, "objectSelector",
 				    json_pack("{s:[{s:s, s:s}]}", "matchExpressions", "key",
 					      LABEL_QUEUE_NAME, "operator", "Exists"));
+	else if (w && queued_only < 0)
+		json_object_set_new(w, "namespaceSelector", managed_namespace_selector(m));
 	return w;
 }
 
@@ -275,11 +307,13 @@ static int apply_config(struct mgr *m, const char *resource, const char *name, j
 	return rc;
 }
 
-/* The mutating (CREATE) and validating (CREATE, UPDATE) entries of one kind. */
+/* The mutating (CREATE) and validating (CREATE, UPDATE) entries of one kind; all_objects: every
+ * object of the managed namespaces, not only queued ones (webhook_entry). */
 static int add_kind_webhooks(struct mgr *m, json_t *mutating, json_t *validating, const char *group,
 			     const char *plural, const char *mutate_path, const char *validate_path,
-			     const char *short_name, const char *ca_b64)
+			     const char *short_name, int all_objects, const char *ca_b64)
 {
+	int queued_only = all_objects ? -1 : 1;
 	char name[128];
 	json_t *create = json_pack("[{s:[s], s:[s], s:[s], s:[s], s:s}]", "apiGroups", group,
 				   "apiVersions", "v1", "operations", "CREATE", "resources", plural,
@@ -288,9 +322,9 @@ static int add_kind_webhooks(struct mgr *m, json_t *mutating, json_t *validating
 			       "apiVersions", "v1", "operations", "CREATE", "UPDATE", "resources",
 			       plural, "scope", "Namespaced");
 	snprintf(name, sizeof(name), "m%s.muster.kueue.x-k8s.io", short_name);
-	json_t *mw = create ? webhook_entry(m, name, mutate_path, create, 1, ca_b64) : NULL;
+	json_t *mw = create ? webhook_entry(m, name, mutate_path, create, queued_only, ca_b64) : NULL;
 	snprintf(name, sizeof(name), "v%s.muster.kueue.x-k8s.io", short_name);
-	json_t *vw = cu ? webhook_entry(m, name, validate_path, cu, 1, ca_b64) : NULL;
+	json_t *vw = cu ? webhook_entry(m, name, validate_path, cu, queued_only, ca_b64) : NULL;
 	int rc = mw && vw && json_array_append_new(mutating, mw) == 0 &&
 				 json_array_append_new(validating, vw) == 0 ?
 			 0 :
@@ -320,11 +354,11 @@ static int install_webhooks(struct mgr *m)
 		snprintf(short_name, sizeof(short_name), "%s", in->plural);
 		short_name[strlen(short_name) - 1] = '\0'; /* "jobs" -> "job" */
 		rc = add_kind_webhooks(m, mutating, validating, group, in->plural, mpath, vpath,
-				       short_name, ca_b64);
+				       short_name, m->conf.manage_without_queue_name, ca_b64);
 	}
 	if (rc == 0 && config_framework_enabled(&m->conf, "pod"))
 		rc = add_kind_webhooks(m, mutating, validating, "", "pods", WEBHOOK_PATH_MUTATE_POD,
-				       WEBHOOK_PATH_VALIDATE_POD, "pod", ca_b64);
+				       WEBHOOK_PATH_VALIDATE_POD, "pod", 0, ca_b64);
 	json_t *cq_cu = json_pack("[{s:[s], s:[s], s:[s, s], s:[s], s:s}]", "apiGroups", KUEUE_GROUP,
 				  "apiVersions", "v1beta2", "operations", "CREATE", "UPDATE",
 				  "resources", "clusterqueues", "scope", "Cluster");

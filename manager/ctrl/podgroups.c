@@ -338,16 +338,24 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 		}
 		goto out;
 	}
+	/* A Workload none of these pods owns belongs to an earlier group of the same name, whose
+	 * pods are gone: the garbage collector takes it, and then this group gets its own. */
+	int owned = 0;
+	size_t r;
+	json_t *ref;
+	json_array_foreach(obj_path(wl, "metadata.ownerReferences"), r, ref)
+		for (size_t i = 0; i < n && !owned; i++)
+			owned = obj_uid(pods[i]) && json_string_value(json_object_get(ref, "uid")) &&
+				!strcmp(obj_uid(pods[i]), json_string_value(json_object_get(ref, "uid")));
+	if (!owned)
+		goto out;
 	int admitted = condition_true(wl, "QuotaReserved") && condition_true(wl, "Admitted");
 	if (admitted && condition_true(wl, "Evicted")) {
 		/* A gate can't be put back: the pods go, as Kueue stops a pod group, and the quota
 		 * with them once none runs. Whatever made them may make them again. */
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n; i++)
 			if (!obj_path(pods[i], "metadata.deletionTimestamp") && !pod_terminal(pods[i]))
 				delete_pod(m, keys[i], pods[i]);
-			else if (has_our_finalizer(pods[i]) && (pod_terminal(pods[i]) || pod_gated(pods[i])))
-				drop_finalizer(m, keys[i], pods[i]);
-		}
 		if (integration_pod.active_pods(group) == 0 && !writer_busy(m, K_WORKLOAD, key))
 			owner_release_evicted(m, key, wl);
 		goto out;
@@ -374,11 +382,15 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 			owner_track_pods_ready(m, K_PODGROUP, key, group, key, wl);
 		goto out;
 	}
-	/* Not admitted (waiting, or requeued): a pod that runs anyway has no quota; stop it. */
-	for (size_t i = 0; i < n; i++)
-		if (!pod_gated(pods[i]) && !pod_terminal(pods[i]) &&
-		    !obj_path(pods[i], "metadata.deletionTimestamp"))
+	/* Not admitted (waiting, or requeued after an eviction): a pod that runs anyway has no
+	 * quota; stop it. One that ended while being deleted needs counting no more. */
+	for (size_t i = 0; i < n; i++) {
+		int deleting = obj_path(pods[i], "metadata.deletionTimestamp") != NULL;
+		if (!pod_gated(pods[i]) && !pod_terminal(pods[i]) && !deleting)
 			delete_pod(m, keys[i], pods[i]);
+		else if (deleting && pod_terminal(pods[i]) && has_our_finalizer(pods[i]))
+			drop_finalizer(m, keys[i], pods[i]);
+	}
 out:
 	json_decref(group);
 	free(pods);

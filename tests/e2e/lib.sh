@@ -126,6 +126,23 @@ YAML
 	local_queue lq "$1"
 }
 
+# make_priority_classes PREFIX: WorkloadPriorityClasses PREFIX-low (100) and PREFIX-high
+# (10000), deleted at exit.
+make_priority_classes() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: $1-low}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: $1-high}
+value: 10000
+YAML
+	on_exit "k delete workloadpriorityclass $1-low $1-high --ignore-not-found"
+}
+
 # job_yaml NAME QUEUE PODS GPUS_PER_POD DELAY: a Job manifest on stdout. QUEUE "" = no queue
 # label; DELAY "" = pods run until deleted, else kwok completes each after DELAY (e.g. "5s").
 job_yaml() {

@@ -7,18 +7,7 @@ make_namespace
 make_queues e2e-n-unused 1
 cluster_queue e2e-n 8 "" "{withinClusterQueue: LowerPriority}"
 local_queue q e2e-n
-k apply -f - >/dev/null <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: e2e-n-low}
-value: 100
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: e2e-n-high}
-value: 10000
-YAML
-on_exit "k delete workloadpriorityclass e2e-n-low e2e-n-high --ignore-not-found"
+make_priority_classes e2e-n
 with_class() { sed "s#^  labels:\$#  labels:\\n    kueue.x-k8s.io/priority-class: $1#"; }
 job_yaml low q 8 1 "" | with_class e2e-n-low | k create -f - >/dev/null
 wait_until 30 "a Workload" has_workload low

@@ -84,12 +84,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *body = (const char *)data;
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		char *out = NULL;
-		int status = webhook_handle(paths[i], body, size, &out);
+		int status = webhook_handle(paths[i], body, size, NULL, &out);
 		check_response(body, size, status, out);
 		free(out);
 	}
 	char *out = NULL;
-	if (webhook_handle("/mutate-unknown", body, size, &out) != 404 || !out)
+	if (webhook_handle("/mutate-unknown", body, size, NULL, &out) != 404 || !out)
 		abort();
 	free(out);
 	return 0;

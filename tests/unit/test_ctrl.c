@@ -1235,6 +1235,38 @@ static void test_pod_group_evicted(void **state)
 	assert_true(fake_cond(t, WL_PATH("high"), "Admitted"));
 }
 
+static void manage_all_jobs(struct muster_config *c)
+{
+	c->manage_without_queue_name = 1;
+}
+
+static int setup_manage_all(void **state)
+{
+	return setup_with(state, manage_all_jobs);
+}
+
+/* manageJobsWithoutQueueName: a Job without the queue label that runs in a managed namespace
+ * is suspended and told why; no Workload is made on a guessed queue. */
+static void test_job_without_queue_name_held(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "4", NULL);
+	json_t *j = job("bare", "1");
+	json_object_del(obj_path(j, "metadata.labels"), LABEL_QUEUE_NAME);
+	json_object_set_new(json_object_get(j, "spec"), "suspend", json_false());
+	seed(t, K_JOB, j);
+	converge(t);
+	assert_true(json_is_true(obj_path(fake_at(t, JOB_PATH("bare")), "spec.suspend")));
+	assert_int_equal(fake_api_count(t->api, "POST", KUEUE "/namespaces/ns/workloads", 0), 0);
+	assert_int_equal(fake_api_count(t->api, "POST", "/api/v1/namespaces/ns/events", 0), 1);
+	/* Labelled, it is queued and runs. */
+	json_t *labelled = json_deep_copy(fake_at(t, JOB_PATH("bare")));
+	json_object_set_new(obj_path(labelled, "metadata.labels"), LABEL_QUEUE_NAME, json_string("lq"));
+	seed(t, K_JOB, labelled);
+	converge(t);
+	assert_true(json_is_false(obj_path(fake_at(t, JOB_PATH("bare")), "spec.suspend")));
+}
+
 int main(void)
 {
 	log_set_level(getenv("T_DEBUG") ? LOG_DEBUG : LOG_ERROR);
@@ -1264,6 +1296,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pod_group_waits_whole, setup_pods, teardown),
 		cmocka_unit_test_setup_teardown(test_pod_group_short_of_quota_blocks_nothing, setup_pods, teardown),
 		cmocka_unit_test_setup_teardown(test_pod_group_evicted, setup_pods, teardown),
+		cmocka_unit_test_setup_teardown(test_job_without_queue_name_held, setup_manage_all, teardown),
 		cmocka_unit_test_setup_teardown(test_requeue_backoff_and_deactivation, setup_pods_ready,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pods_ready_counts_from_start, setup_pods_ready,

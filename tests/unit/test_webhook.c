@@ -29,11 +29,14 @@ static char *dq(const char *text)
 	return s;
 }
 
+/* The context calls pass (NULL: objects without the queue label are never touched). */
+static const struct webhook_context *call_ctx;
+
 /* Calls the webhook and returns the parsed response body; checks it is JSON. */
 static json_t *call(const char *path, const char *body, int *status)
 {
 	char *out = (char *)1;
-	*status = webhook_handle(path, body, strlen(body), &out);
+	*status = webhook_handle(path, body, strlen(body), call_ctx, &out);
 	if (!out)
 		fail_msg("webhook_handle %s: status %d with no body", path, *status);
 	json_error_t err;
@@ -494,7 +497,7 @@ static void test_webhook_malformed_invalid_utf8_body_400_with_body(void **state)
 	/* The decoder's error text quotes the input; it must still produce a response body. */
 	const char body[] = "{\"request\":\xff\xfe\xc3}";
 	char *out = NULL;
-	int status = webhook_handle(WEBHOOK_PATH_VALIDATE_JOB, body, sizeof(body) - 1, &out);
+	int status = webhook_handle(WEBHOOK_PATH_VALIDATE_JOB, body, sizeof(body) - 1, NULL, &out);
 	assert_int_equal(status, 400);
 	assert_non_null(out);
 	free(out);
@@ -645,6 +648,61 @@ static void test_webhook_rayjob(void **state)
 	json_decref(review);
 }
 
+static int ns_managed(void *arg, const char *ns)
+{
+	(void)arg;
+	return strcmp(ns, "kube-system") != 0;
+}
+
+static int has_default_queue(void *arg, const char *ns, const char *name)
+{
+	(void)arg;
+	return !strcmp(ns, "team-a") && !strcmp(name, "default");
+}
+
+/* manageJobsWithoutQueueName: a Job without the label is held too, and given the namespace's
+ * LocalQueue "default" when there is one; a Job a RayJob made (its submitter) is the RayJob's. */
+static void test_webhook_manage_jobs_without_queue_name(void **state)
+{
+	const struct webhook_context ctx = { 1, ns_managed, has_default_queue, NULL };
+	char *body = job_review("CREATE", "'app':'x'", "", NULL, NULL);
+	char *out = NULL;
+	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), &ctx, &out), 200);
+	json_t *review = json_loads(out, 0, NULL);
+	free(out);
+	json_t *patch = patch_of(response_of(review));
+	char *text = json_dumps(patch, JSON_COMPACT);
+	assert_string_equal(text, "[{\"op\":\"add\",\"path\":\"/metadata/labels/kueue.x-k8s.io~1queue-name\","
+				  "\"value\":\"default\"},{\"op\":\"add\",\"path\":\"/spec/suspend\",\"value\":true}]");
+	free(text);
+	json_decref(patch);
+	json_decref(review);
+	/* Without the option, the same Job passes untouched. */
+	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), NULL, &out), 200);
+	review = json_loads(out, 0, NULL);
+	free(out);
+	assert_null(patch_of(response_of(review)));
+	json_decref(review);
+	free(body);
+
+	int status;
+	call_ctx = &ctx;
+	json_t *v = review_of(WEBHOOK_PATH_MUTATE_JOB, "CREATE", "batch", "Job",
+			      "{'metadata':{'name':'s','ownerReferences':[{'apiVersion':'ray.io/v1','kind':'RayJob',"
+			      "'name':'r','uid':'u','controller':true}]},'spec':{}}",
+			      NULL, &status);
+	assert_null(patch_of(response_of(v)));
+	json_decref(v);
+	/* Nor in a namespace muster does not manage. */
+	v = call(WEBHOOK_PATH_MUTATE_JOB, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		 "\"request\":{\"uid\":\"" UID "\",\"kind\":{\"group\":\"batch\",\"version\":\"v1\",\"kind\":\"Job\"},"
+		 "\"namespace\":\"kube-system\",\"operation\":\"CREATE\",\"object\":{\"metadata\":{\"name\":\"j\"},"
+		 "\"spec\":{}}}}", &status);
+	assert_null(patch_of(response_of(v)));
+	json_decref(v);
+	call_ctx = NULL;
+}
+
 /* ---------------------------------------------------------------- review helpers */
 
 static void test_webhook_json_pointer_escape(void **state)
@@ -713,6 +771,7 @@ int main(void)
 		cmocka_unit_test(test_webhook_pod_gated),
 		cmocka_unit_test(test_webhook_pod_group_rules),
 		cmocka_unit_test(test_webhook_rayjob),
+		cmocka_unit_test(test_webhook_manage_jobs_without_queue_name),
 		cmocka_unit_test(test_webhook_json_pointer_escape),
 		cmocka_unit_test(test_webhook_review_response_denial_defaults_to_403),
 	};
