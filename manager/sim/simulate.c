@@ -152,6 +152,8 @@ struct sim {
 	size_t n_wls, cap_wls;
 	size_t n_detached;
 	const struct doc **pod_docs; /* decoded once every Node is known */
+	const struct doc **queued_pods; /* unbound Pods naming a LocalQueue: pod groups */
+	size_t n_queued_pods, cap_queued_pods;
 	size_t n_pod_docs, cap_pod_docs;
 	struct strmap wl_index; /* key -> struct wl_rec * */
 
@@ -660,6 +662,16 @@ static void decode_pod(struct sim *s, const struct doc *d)
 		pobj_pod_release(p);
 		return;
 	}
+	/* A queued pod not bound yet is a workload (a Pod alone, or one of a pod group); an
+	 * integrated owner's pods are its owner's. */
+	if (rc == POBJ_POD_UNBOUND && !p->terminal && obj_label(d->obj, LABEL_QUEUE_NAME) &&
+	    !integration_owned(d->obj)) {
+		pobj_pod_release(p);
+		if (reserve(s, &s->queued_pods, s->n_queued_pods, &s->cap_queued_pods,
+			    sizeof(*s->queued_pods)) == 0)
+			s->queued_pods[s->n_queued_pods++] = d;
+		return;
+	}
 	/* Unbound pods take nothing yet; finished ones nothing any more. */
 	if (rc == POBJ_POD_UNBOUND || p->terminal) {
 		pobj_pod_release(p);
@@ -940,6 +952,8 @@ static int build_engine(struct sim *s)
 		struct wl_rec *r = &s->wls[i];
 		if (!r->w.has_queue_time)
 			r->w.spec.queue_time = now < INT64_MAX - (int64_t)i ? now + (int64_t)i : INT64_MAX;
+		if (r->fixed_reason)
+			continue; /* decided before: a pod group short of pods */
 		if (r->w.finished) {
 			r->fixed_reason = "Finished";
 			r->fixed_message = "the Workload finished before the simulation: it holds no quota";
@@ -1452,6 +1466,7 @@ static void sim_release(struct sim *s)
 	free(s->node_docs);
 	free(s->pods);
 	free(s->pod_docs);
+	free(s->queued_pods);
 	free(s->pod_bound);
 	if (s->placement)
 		placement_free(s->placement);
@@ -1479,12 +1494,101 @@ static void sim_release(struct sim *s)
 	json_decref(s->loaded);
 }
 
+/*
+ * The queued Pods' workloads, as the manager makes them (integration_pod): the pods of a group
+ * in input order, one Workload each group. A group short of pods is shown waiting whole, as
+ * the manager keeps it (it holds no quota); pods that disagree are an input problem.
+ */
+struct pod_group_docs {
+	const struct doc *first;
+	json_t **objs;
+	size_t n, cap;
+	int64_t total;
+};
+
+static void form_pod_groups(struct sim *s)
+{
+	struct strmap index; /* group key -> its pod_group_docs */
+	struct pod_group_docs *groups = calloc(s->n_queued_pods ? s->n_queued_pods : 1, sizeof(*groups));
+	size_t n_groups = 0;
+	char err[512], wl[300], key[600];
+	strmap_init(&index);
+	if (!groups) {
+		s->failed = -ENOMEM;
+		return;
+	}
+	/* One pass: each pod into its group, groups in the order of their first pod. */
+	for (size_t i = 0; !s->failed && i < s->n_queued_pods; i++) {
+		const struct doc *d = s->queued_pods[i];
+		int64_t total;
+		if (pod_group_of(d->obj, wl, sizeof(wl), &total, err, sizeof(err)) != 0) {
+			report_decode(s, d, -EINVAL, err);
+			continue;
+		}
+		const char *ns = obj_namespace(d->obj);
+		snprintf(key, sizeof(key), "%s/%s", ns && *ns ? ns : DEFAULT_NAMESPACE, wl);
+		struct pod_group_docs *g = strmap_get(&index, key);
+		if (!g) {
+			g = &groups[n_groups++];
+			g->first = d;
+			g->total = total;
+			if (strmap_put(&index, key, g, NULL) != 0)
+				s->failed = -ENOMEM;
+		}
+		if (g->n == g->cap) {
+			size_t cap = g->cap ? 2 * g->cap : 4;
+			json_t **objs = realloc(g->objs, cap * sizeof(*objs));
+			if (!objs) {
+				s->failed = -ENOMEM;
+				break;
+			}
+			g->objs = objs;
+			g->cap = cap;
+		}
+		g->objs[g->n++] = d->obj;
+	}
+	for (size_t i = 0; !s->failed && i < n_groups; i++) {
+		struct pod_group_docs *g = &groups[i];
+		json_t *group = pod_group_new(g->objs, g->n, err, sizeof(err));
+		if (!group) {
+			report(s, g->first, "pod group %s: %s", obj_name(g->first->obj), err);
+			continue;
+		}
+		if (reserve(s, &s->wls, s->n_wls, &s->cap_wls, sizeof(*s->wls)) != 0) {
+			json_decref(group);
+			break;
+		}
+		struct wl_rec *r = &s->wls[s->n_wls];
+		memset(r, 0, sizeof(*r));
+		r->doc = g->first;
+		int rc = eobj_workload_for(&integration_pod, group, DEFAULT_NAMESPACE, s->wpcs, s->pcs, &r->w,
+					   err, sizeof(err));
+		json_decref(group);
+		if (rc != 0) {
+			eobj_workload_release(&r->w);
+			report_decode(s, g->first, rc, err);
+			continue;
+		}
+		if ((int64_t)g->n < g->total) {
+			r->fixed_reason = "WaitingForPods";
+			r->fixed_message = "the pod group is admitted only whole, once all of its pods "
+					   "exist; until then it holds no quota";
+		}
+		s->n_wls++;
+	}
+	for (size_t i = 0; i < n_groups; i++)
+		free(groups[i].objs);
+	free(groups);
+	strmap_release(&index, NULL);
+}
+
 /* After the last input: what needed every document first (see take). */
 static int finish_load(struct sim *s)
 {
 	s->stage = ST_POD;
 	for (size_t i = 0; !s->failed && i < s->n_pod_docs; i++)
 		decode_pod(s, s->pod_docs[i]);
+	form_pod_groups(s);
 	s->stage = ST_WORKLOAD;
 	finish_workloads(s);
 	return s->failed;
@@ -1549,10 +1653,12 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: muster simulate FILE...\n"
 		"\n"
-		"Runs admission on the Kueue objects, Namespaces and Jobs in FILEs (YAML or JSON, any\n"
-		"number of documents each; - reads stdin) with no cluster, and prints one JSON line per\n"
-		"Workload, then per ClusterQueue. Exit status: 0 done, 2 invalid input (FILE:LINE: on\n"
-		"stderr), 1 failure.\n"
+		"Runs admission on the Kueue objects, Namespaces and workloads in FILEs (YAML or JSON,\n"
+		"any number of documents each; - reads stdin) with no cluster, and prints one JSON line\n"
+		"per Workload, then per ClusterQueue. Workloads: Workload, Job (batch/v1), RayJob and\n"
+		"RayCluster (ray.io/v1), and Pods (v1) naming a LocalQueue and not bound to a node, alone\n"
+		"or in pod groups (kueue.x-k8s.io/pod-group-name), each made into its Workload as the\n"
+		"manager would. Exit status: 0 done, 2 invalid input (FILE:LINE: on stderr), 1 failure.\n"
 		"\n"
 		"With Nodes (v1) among the inputs, admitted gangs are also placed on nodes: each admitted\n"
 		"podSet lists \"placement\": [{\"node\", \"count\"}, ...], and a gang that fits the\n"
