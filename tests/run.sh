@@ -19,7 +19,8 @@
 #   tests/run.sh fuzz     the short fuzzing runs of step 3 (needs clang)
 #   tests/run.sh bench    the benchmarks and the openb replay of step 3
 #   tests/run.sh e2e      step 4: builds the sanitized manager and the Kubernetes binaries
-#                         (cached) if needed, but runs no ctest and no apt
+#                         (cached) if needed, but runs no ctest and no apt;
+#                         MUSTER_E2E_ONLY="test_a_... test_z_..." runs only those tests
 #   tests/run.sh all      the same as no argument
 #
 # Tiers combine (`tests/run.sh unit e2e`) and run in the order above. Every run ends with the
@@ -189,6 +190,8 @@ tier_e2e() {
 	export KUBECTL=${KUBECTL:-$K8S_BIN/kubectl}
 	for t in "$REPO"/tests/e2e/test_*.sh; do
 		name=$(basename "$t" .sh)
+		# For a developer's loop: MUSTER_E2E_ONLY="test_c_gang test_z_pod_groups" runs those.
+		[ -z "${MUSTER_E2E_ONLY:-}" ] || [[ " $MUSTER_E2E_ONLY " == *" $name "* ]] || continue
 		start=$(date +%s)
 		out=$(timeout 400 bash "$t" 2>"$E2E_DIR/$name.err")
 		rc=$?

@@ -100,6 +100,11 @@ json_t *nodes_slim_pod(void *arg, json_t *obj)
 	const char *podset = obj_label(obj, LABEL_PODSET);
 	if (podset)
 		json_object_set_new(meta, "labels", json_pack("{s:s}", LABEL_PODSET, podset));
+	/* The Workload the pod belongs to, when muster released it: a RayJob's pods are owned by
+	 * the RayCluster it made, and plain Pods by nothing. */
+	const char *workload = obj_annotation(obj, ANNOTATION_WORKLOAD);
+	if (workload)
+		json_object_set_new(meta, "annotations", json_pack("{s:s}", ANNOTATION_WORKLOAD, workload));
 	size_t i;
 	json_t *ref;
 	json_array_foreach(json_object_get(m, "ownerReferences"), i, ref)

@@ -22,7 +22,7 @@ static void test_slim_pod_keeps_placement_fields_only(void **state)
 {
 	json_t *pod = load(
 		"{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"resourceVersion\":\"7\","
-		"\"uid\":\"u\",\"annotations\":{\"big\":\"xxxxxxxx\"},"
+		"\"uid\":\"u\",\"annotations\":{\"big\":\"xxxxxxxx\",\"kueue.x-k8s.io/workload\":\"w\"},"
 		"\"labels\":{\"kueue.x-k8s.io/podset\":\"main\",\"app\":\"x\"},"
 		"\"managedFields\":[{\"manager\":\"kubelet\"}],"
 		"\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"1\",\"controller\":true},"
@@ -37,6 +37,7 @@ static void test_slim_pod_keeps_placement_fields_only(void **state)
 	json_t *want = load(
 		"{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"resourceVersion\":\"7\","
 		"\"labels\":{\"kueue.x-k8s.io/podset\":\"main\"},"
+		"\"annotations\":{\"kueue.x-k8s.io/workload\":\"w\"},"
 		"\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"1\",\"controller\":true}]},"
 		"\"spec\":{\"nodeName\":\"n1\",\"nodeSelector\":{\"a\":\"b\"},"
 		"\"schedulingGates\":[{\"name\":\"g\"}],"

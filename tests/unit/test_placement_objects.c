@@ -409,6 +409,24 @@ static void test_pod_variants(void **state)
 	assert_string_equal(p.spec.workload, key);
 	pobj_pod_release(&p);
 	json_decref(o);
+
+	/* A RayCluster's pod maps to its own Workload; one a RayJob released says the RayJob's. */
+	o = J("{'metadata':{'name':'w','namespace':'ml','uid':'x','labels':{'kueue.x-k8s.io/podset':'workers'},"
+	      "'ownerReferences':[{'apiVersion':'ray.io/v1','kind':'RayCluster','name':'c','uid':'rc-1',"
+	      "'controller':true}]},'spec':{'nodeName':'n'}}");
+	assert_int_equal(pobj_pod_decode(o, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(integration_workload_name(&integration_raycluster, "c", "rc-1", wl, sizeof(wl)), 0);
+	snprintf(key, sizeof(key), "ml/%s", wl);
+	assert_string_equal(p.spec.workload, key);
+	assert_string_equal(p.spec.podset, "workers");
+	pobj_pod_release(&p);
+	json_object_set_new(json_object_get(o, "metadata"), "annotations",
+			    json_pack("{s:s}", ANNOTATION_WORKLOAD, "rayjob-train-5866d"));
+	assert_int_equal(pobj_pod_decode(o, NULL, &p, err, sizeof(err)), 0);
+	assert_string_equal(p.spec.workload, "ml/rayjob-train-5866d");
+	assert_string_equal(p.spec.podset, "workers");
+	pobj_pod_release(&p);
+	json_decref(o);
 }
 
 static void test_pod_errors(void **state)
