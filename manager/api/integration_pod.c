@@ -363,6 +363,16 @@ static int pod_finished(json_t *group, struct integration_result *out)
 	int64_t total = json_integer_value(json_object_get(group, "totalCount")), succeeded = 0;
 	size_t i;
 	json_t *p;
+	/* A Pod alone ends with its pod: there is nothing to replace it in a group. */
+	if (!obj_label(group, LABEL_POD_GROUP)) {
+		json_t *pod = json_array_get(json_object_get(group, "pods"), 0);
+		if (!pod_terminal(pod))
+			return 0;
+		int ok = pod_phase_is(pod, "Succeeded");
+		*out = (struct integration_result){ ok ? "Succeeded" : "Failed",
+						    ok ? "The pod succeeded" : "The pod failed" };
+		return 1;
+	}
 	json_array_foreach(json_object_get(group, "pods"), i, p)
 	{
 		const char *retriable = obj_annotation(p, ANNOTATION_RETRIABLE_IN_GROUP);
@@ -374,9 +384,7 @@ static int pod_finished(json_t *group, struct integration_result *out)
 		succeeded += pod_phase_is(p, "Succeeded");
 	}
 	if (succeeded >= total) {
-		*out = (struct integration_result){ "Succeeded",
-						    total > 1 ? "Every pod of the group succeeded" :
-								"The pod succeeded" };
+		*out = (struct integration_result){ "Succeeded", "Every pod of the group succeeded" };
 		return 1;
 	}
 	return 0;

@@ -260,6 +260,29 @@ static void wait_for_pods(struct mgr *m, const char *key, json_t *group, json_t 
 		writer_event(m, K_GPOD, pods[i], "Normal", "WaitingForPodGroup", msg);
 }
 
+static int pod_succeeded(json_t *pod)
+{
+	const char *phase = obj_str(pod, "status.phase");
+	return phase && !strcmp(phase, "Succeeded");
+}
+
+/* Every pod of the group is gone (deleted, or being deleted without having succeeded): an
+ * evicted Workload's quota goes now, and an admitted one finished, failed, as its pods can't
+ * come back. A waiting one goes with its pods (they own it). */
+static void group_gone(struct mgr *m, const char *key)
+{
+	json_t *wl = workload_view(m, key);
+	if (!wl || condition_true(wl, "Finished") || writer_busy(m, K_WORKLOAD, key) ||
+	    !condition_true(wl, "QuotaReserved"))
+		return;
+	if (condition_true(wl, "Evicted")) {
+		owner_release_evicted(m, key, wl);
+		return;
+	}
+	const struct integration_result gone = { "Failed", "The pods of the workload were deleted" };
+	owner_finish_workload(m, key, wl, &gone);
+}
+
 void podgroup_reconcile(struct mgr *m, const char *key)
 {
 	struct keyset *set = strmap_get(&m->groups->members, key);
@@ -269,8 +292,12 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 	const char *pk;
 	char err[512];
 
-	if (!cap || cap > GROUP_READ_MAX || writer_busy(m, K_PODGROUP, key))
+	if (cap > GROUP_READ_MAX || writer_busy(m, K_PODGROUP, key))
 		return;
+	if (!cap) {
+		group_gone(m, key);
+		return;
+	}
 	pods = calloc(cap, sizeof(*pods));
 	keys = calloc(cap, sizeof(*keys));
 	if (!pods || !keys)
@@ -291,18 +318,22 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 				     "not installed yet), so it runs unqueued; recreate it to queue it");
 			continue;
 		}
-		/* A pod being deleted before it ever ran has nothing to count. */
-		if (obj_path(pod, "metadata.deletionTimestamp") && (pod_gated(pod) || !obj_str(pod, "spec.nodeName"))) {
+		/* A pod being deleted ends there, unless it succeeded already: that one is still
+		 * counted until its group finished. The others are let go at once (their end is
+		 * their deletion, and a kubelet may take a while to say so). */
+		if (obj_path(pod, "metadata.deletionTimestamp") && !pod_succeeded(pod)) {
 			if (has_our_finalizer(pod))
 				drop_finalizer(m, pk, pod);
 			continue;
 		}
 		keys[n] = pk;
 		pods[n++] = pod;
-		live += !pod_terminal(pod) || !strcmp(obj_str(pod, "status.phase"), "Succeeded");
+		live += !pod_terminal(pod) || pod_succeeded(pod);
 	}
-	if (n == 0)
+	if (n == 0) {
+		group_gone(m, key);
 		goto out;
+	}
 	group = pod_group_new(pods, n, err, sizeof(err));
 	if (!group) {
 		/* Admitting on a guess would break the group's promise; each pod says why. */
@@ -365,8 +396,7 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 		 * failed pod it replaces was counted out) waits at its gate. */
 		int64_t running = 0;
 		for (size_t i = 0; i < n; i++)
-			running += !pod_gated(pods[i]) && !(pod_terminal(pods[i]) &&
-							  !strcmp(obj_str(pods[i], "status.phase"), "Failed"));
+			running += !pod_gated(pods[i]) && (!pod_terminal(pods[i]) || pod_succeeded(pods[i]));
 		for (size_t i = 0; i < n; i++) {
 			if (!pod_gated(pods[i]))
 				continue;
