@@ -59,9 +59,11 @@ static char *mutate_owner(const struct admission_request *req, const struct inte
 	const char *ns = req->namespace_name;
 	json_t *patch = json_array();
 	char *out;
-	int ours = queue && *queue;
+	/* An object an integrated owner made (a RayJob's RayCluster, which KubeRay gives the
+	 * RayJob's labels) is its owner's to hold, never queued on its own. */
+	int ours = queue && *queue && !integration_owned(obj);
 
-	if (patch && obj && !ours && ctx && ctx->manage_without_queue_name && ns && *ns &&
+	if (patch && obj && !(queue && *queue) && ctx && ctx->manage_without_queue_name && ns && *ns &&
 	    !integration_owned(obj) &&
 	    ctx->namespace_managed(ctx->arg, ns) && !strcmp(req->operation, "CREATE")) {
 		ours = 1;
@@ -106,7 +108,7 @@ static char *validate_owner(const struct admission_request *req, const struct in
 		return review_response(req, 0, 422, msg, NULL);
 	/* What the Workload would be built from, checked as the manager will build it: a
 	 * RayJob that could never be queued is refused now, not held forever. */
-	if (queue && *queue && !strcmp(req->operation, "CREATE")) {
+	if (queue && *queue && !strcmp(req->operation, "CREATE") && !integration_owned(obj)) {
 		json_t *podsets = in->podsets(obj, msg, sizeof(msg));
 		json_decref(podsets);
 		if (!podsets)

@@ -428,8 +428,12 @@ void owner_reconcile(struct mgr *m, enum kind kind, const char *key)
 	const char *phase = obj_str(ns, "status.phase");
 	if (obj_path(obj, "metadata.deletionTimestamp") || (phase && !strcmp(phase, "Terminating")))
 		return;
+	/* An object an integrated owner made (a RayJob's RayCluster, which KubeRay gives the
+	 * RayJob's labels, queue included) is its owner's business: never queued on its own. */
+	if (integration_owned(obj))
+		return;
 	const char *queue = obj_label(obj, LABEL_QUEUE_NAME);
-	if ((!queue || !*queue) && m->conf.manage_without_queue_name && !integration_owned(obj) &&
+	if ((!queue || !*queue) && m->conf.manage_without_queue_name &&
 	    config_namespace_managed(&m->conf, obj_namespace(obj), obj_path(ns, "metadata.labels")) &&
 	    !in->finished(obj, &result)) {
 		/* manageJobsWithoutQueueName: it may not run unqueued, and no queue is a guess. */

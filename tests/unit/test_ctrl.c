@@ -1092,6 +1092,18 @@ static void test_raycluster_evicted_and_restored(void **state)
 	converge(t);
 	assert_true(fake_cond(t, path, "Admitted"));
 	assert_true(json_is_false(obj_path(fake_at(t, RAY_PATH "rayclusters/serve"), "spec.suspend")));
+
+	/* The RayCluster a RayJob makes carries the RayJob's queue label: it is the RayJob's, and
+	 * muster neither holds it nor gives it a Workload of its own. */
+	json_t *child = rayjob("train-abcde", 1);
+	json_t *cspec = json_deep_copy(obj_path(child, "spec.rayClusterSpec"));
+	json_object_set_new(child, "spec", cspec);
+	json_object_set_new(json_object_get(child, "metadata"), "ownerReferences",
+			    J("[{'apiVersion':'ray.io/v1','kind':'RayJob','name':'train','uid':'x','controller':true}]"));
+	seed(t, K_RAYCLUSTER, child);
+	converge(t);
+	assert_int_equal(fake_api_count(t->api, "PATCH", RAY_PATH "rayclusters/train-abcde", 0), 0);
+	assert_int_equal(fake_api_count(t->api, "POST", KUEUE "/namespaces/ns/workloads", 0), 1);
 }
 
 static void enable_pods(struct muster_config *c)

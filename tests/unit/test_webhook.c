@@ -645,6 +645,17 @@ static void test_webhook_rayjob(void **state)
 	review = review_of("/mutate-ray-io-v1-raycluster", "CREATE", "ray.io", "RayCluster",
 			   "{'metadata':{'name':'c','labels':{" QLABEL "}},'spec':{}}", NULL, &status);
 	assert_int_equal(status, 200);
+	json_t *p = patch_of(response_of(review));
+	assert_non_null(p);
+	json_decref(p);
+	json_decref(review);
+	/* The RayCluster a RayJob made carries the RayJob's labels, queue included: it is the
+	 * RayJob's to hold, so it passes untouched. */
+	review = review_of("/mutate-ray-io-v1-raycluster", "CREATE", "ray.io", "RayCluster",
+			   "{'metadata':{'name':'r-abcde','labels':{" QLABEL "},'ownerReferences':[{'apiVersion':"
+			   "'ray.io/v1','kind':'RayJob','name':'r','uid':'u','controller':true}]},'spec':{}}",
+			   NULL, &status);
+	assert_null(patch_of(response_of(review)));
 	json_decref(review);
 }
 
