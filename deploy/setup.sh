@@ -12,6 +12,7 @@ packages=(
 	time                                      # peak RSS in tests/bench/bench_simulate_large.sh
 	mmdebstrap umoci skopeo                   # the container image (deploy/image/build.sh) and its test
 	prometheus                                # scrapes the manager in tests/e2e/test_metrics.sh
+	python3                                   # the fake Ray dashboard (deploy/local/fake-ray-dashboard.py)
 )
 
 missing=()

@@ -9,9 +9,10 @@
 #   3. runs each libFuzzer target briefly (MUSTER_FUZZ_SECONDS, default 20; 0 skips);
 #      then builds the engine benchmarks without sanitizers and prints their figures, and
 #      replays the openb GPU trace (tests/bench);
-#   4. brings up a private local cluster whose manager is that sanitized binary, runs every
-#      tests/e2e/test_*.sh against it, tears it down, and fails if the manager's log holds any
-#      sanitizer report.
+#   4. builds the KubeRay operator (deploy/local/build-kuberay.sh; cached) for the tests that
+#      start it, brings up a private local cluster whose manager is that sanitized binary, runs
+#      every tests/e2e/test_*.sh against it, tears it down, and fails if the manager's log holds
+#      any sanitizer report.
 #
 # Tiers, for a developer who wants an answer in seconds or minutes rather than the whole run:
 #
@@ -173,6 +174,9 @@ tier_bench() {
 # --- end to end on a private local cluster ---------------------------------------------------
 tier_e2e() {
 	k8s_binaries && build_sanitized || return
+	# The KubeRay operator that need_kuberay starts for the RayJob and RayCluster tests: built
+	# (cached) here, so its cold build (~4 min) does not count against a test's 400 s.
+	"$REPO/deploy/local/build-kuberay.sh" >/dev/null || { say "KubeRay build failed"; record build-kuberay 1; }
 	export MUSTER_LOCAL_DIR=$E2E_DIR MUSTER_PORT_OFFSET=${MUSTER_PORT_OFFSET:-1000} MUSTER_BIN=$BUILD/muster
 	export MUSTER_MANAGER_ARGS="--config $REPO/tests/e2e/manager-config.yaml"
 	# A quarantine of 32 MiB instead of 256: freed memory is held back that long to catch use

@@ -49,7 +49,7 @@ for d in /proc/[0-9]*; do
 	args=$({ tr '\0' '\n' <"$d/cmdline"; } 2>/dev/null) || continue
 	argv0=${args%%$'\n'*}
 	case ${argv0##*/} in
-	etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kwok | muster*)
+	etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kwok | ray-operator | muster*)
 		if [[ $args == *"$DIR/"* ]]; then strays+=("$pid"); fi
 		;;
 	esac

@@ -10,8 +10,9 @@ LOGS=$DIR/logs
 PIDS=$DIR/pids
 
 # Start order. down.sh stops them in reverse, so the manager goes first and can still remove
-# its webhook configuration while the apiserver is up, and etcd goes last.
-COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok muster)
+# its webhook configuration while the apiserver is up, and etcd goes last. ray-dashboard (the
+# fake Ray dashboard) and kuberay (the KubeRay operator) run only with MUSTER_WITH_KUBERAY=1.
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok ray-dashboard kuberay muster)
 
 log() { echo "${0##*/}: $*" >&2; }
 

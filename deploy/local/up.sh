@@ -6,6 +6,7 @@
 #
 #   deploy/local/up.sh [--nodes FILE] [--no-manager]
 #   export KUBECONFIG=$(deploy/local/up.sh --no-manager | tail -1)
+#   MUSTER_WITH_KUBERAY=1 deploy/local/up.sh     # also the ray.io CRDs and the KubeRay operator
 #
 # The admin kubeconfig's path is the last line on stdout; all progress goes to stderr.
 # Idempotent: with the cluster up and healthy a second run changes nothing; a component whose
@@ -26,11 +27,16 @@ Environment (defaults in brackets):
   MUSTER_ETCD_PORT [23790]  MUSTER_ETCD_PEER_PORT [23800]  MUSTER_API_PORT [16443]
   MUSTER_KCM_PORT [20257]   MUSTER_SCHED_PORT [20259]      MUSTER_KWOK_PORT [20261]
   MUSTER_WEBHOOK_PORT [19443]  MUSTER_HEALTH_PORT [18081]  MUSTER_METRICS_PORT [18082]
+  MUSTER_KUBERAY_HEALTH_PORT [20263]  MUSTER_KUBERAY_METRICS_PORT [20264]
+  MUSTER_RAY_DASHBOARD_PORT [20265]
+  MUSTER_WITH_KUBERAY=1   also install the ray.io CRDs and start the KubeRay operator and the fake
+                          Ray dashboard (deploy/local/build-kuberay.sh builds it, cached); without
+                          it nothing of KubeRay is built or started (a running one is left alone)
   MUSTER_BIN              muster binary to run (skips the cmake build)
   MUSTER_BUILD_DIR        cmake build directory [<repo>/build]
   MUSTER_CRD_DIR          CRDs to apply [<repo>/crds]
   MUSTER_ETCD_ARGS, MUSTER_APISERVER_ARGS, MUSTER_KCM_ARGS, MUSTER_SCHEDULER_ARGS,
-  MUSTER_KWOK_ARGS, MUSTER_MANAGER_ARGS
+  MUSTER_KWOK_ARGS, MUSTER_MANAGER_ARGS, MUSTER_KUBERAY_ARGS
                           extra whitespace-separated flags, e.g. --feature-gates=...
   MUSTER_MANAGER_TIMEOUT  seconds to wait for the manager's /readyz [60]
   MUSTER_KEEP_ON_FAILURE=1  leave what this run started running when it fails
@@ -71,8 +77,12 @@ off=${MUSTER_PORT_OFFSET:-0}
 : "${MUSTER_WEBHOOK_PORT:=$((19443 + off))}"
 : "${MUSTER_HEALTH_PORT:=$((18081 + off))}"
 : "${MUSTER_METRICS_PORT:=$((18082 + off))}"
+: "${MUSTER_KUBERAY_HEALTH_PORT:=$((20263 + off))}"
+: "${MUSTER_KUBERAY_METRICS_PORT:=$((20264 + off))}"
+: "${MUSTER_RAY_DASHBOARD_PORT:=$((20265 + off))}"
 PORT_VARS=(MUSTER_ETCD_PORT MUSTER_ETCD_PEER_PORT MUSTER_API_PORT MUSTER_KCM_PORT
-	MUSTER_SCHED_PORT MUSTER_KWOK_PORT MUSTER_WEBHOOK_PORT MUSTER_HEALTH_PORT MUSTER_METRICS_PORT)
+	MUSTER_SCHED_PORT MUSTER_KWOK_PORT MUSTER_WEBHOOK_PORT MUSTER_HEALTH_PORT MUSTER_METRICS_PORT
+	MUSTER_KUBERAY_HEALTH_PORT MUSTER_KUBERAY_METRICS_PORT MUSTER_RAY_DASHBOARD_PORT)
 
 KUBECONFIG_FILE=$DIR/admin.kubeconfig
 # kubectl's discovery cache is keyed by host:port; a fresh cluster on the same port must not
@@ -123,6 +133,14 @@ BIN=$("$here/build-k8s.sh" | tail -n 1) || die "deploy/local/build-k8s.sh failed
 for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
 	[ -x "$BIN/$b" ] || die "$BIN/$b is missing; delete $BIN and run deploy/local/build-k8s.sh again"
 done
+with_kuberay=${MUSTER_WITH_KUBERAY:-0}
+if [ "$with_kuberay" = 1 ]; then
+	log "deploy/local/build-kuberay.sh (cached after the first build)"
+	KUBERAY=$("$here/build-kuberay.sh" | tail -n 1) || die "deploy/local/build-kuberay.sh failed"
+	[ -x "$KUBERAY/ray-operator" ] ||
+		die "$KUBERAY/ray-operator is missing; delete $KUBERAY and run deploy/local/build-kuberay.sh again"
+	command -v python3 >/dev/null || die "python3 (for deploy/local/fake-ray-dashboard.py) is missing; run deploy/setup.sh"
+fi
 KUBECTL=$BIN/kubectl
 kc() { "$KUBECTL" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
 
@@ -230,6 +248,9 @@ healthy() {
 	kube-scheduler) curl_ -k "https://127.0.0.1:$MUSTER_SCHED_PORT/healthz" ;;
 	# kwok's server (--server-address) starts only after its controllers did.
 	kwok) curl_ "http://127.0.0.1:$MUSTER_KWOK_PORT/healthz" ;;
+	ray-dashboard) curl_ "http://127.0.0.1:$MUSTER_RAY_DASHBOARD_PORT/healthz" ;;
+	# controller-runtime's probe server; it answers once the manager started.
+	kuberay) curl_ "http://127.0.0.1:$MUSTER_KUBERAY_HEALTH_PORT/readyz" ;;
 	muster) curl_ "http://127.0.0.1:$MUSTER_HEALTH_PORT/readyz" ;;
 	esac
 }
@@ -271,6 +292,7 @@ extra KCM_ARGS "${MUSTER_KCM_ARGS:-}"
 extra SCHEDULER_ARGS "${MUSTER_SCHEDULER_ARGS:-}"
 extra KWOK_ARGS "${MUSTER_KWOK_ARGS:-}"
 extra MANAGER_ARGS "${MUSTER_MANAGER_ARGS:-}"
+extra KUBERAY_ARGS "${MUSTER_KUBERAY_ARGS:-}"
 
 # --- PKI: kept across clusters (down.sh leaves it), regenerated only if incomplete -------------
 if [ ! -f "$PKI/.complete" ]; then
@@ -487,6 +509,40 @@ until kc -n default get serviceaccount default >/dev/null 2>&1; do
 		fail_component kube-controller-manager "no ServiceAccount default/default after 60s"
 	sleep 0.5
 done
+
+# --- KubeRay (MUSTER_WITH_KUBERAY=1 only) ---------------------------------------------------------
+# The ray.io CRDs, a fake Ray dashboard and the KubeRay operator, for RayJob and RayCluster tests.
+# Without MUSTER_WITH_KUBERAY=1 nothing here is built or started, and an operator an earlier run
+# started is left alone (down.sh stops it with the rest).
+if [ "$with_kuberay" = 1 ]; then
+	# Server-side: the CRDs are 0.9-1.3 MB each, past the 256 KiB limit of client-side apply's
+	# last-applied annotation. Unchanged CRDs are not written.
+	args=()
+	for f in "$KUBERAY"/crds/*.yaml; do args+=(-f "$f"); done
+	kc apply --server-side --force-conflicts "${args[@]}" >/dev/null ||
+		die "applying the ray.io CRDs from $KUBERAY/crds failed"
+	kc wait --for=condition=Established --timeout=60s crd/rayclusters.ray.io crd/rayjobs.ray.io \
+		crd/rayservices.ray.io >/dev/null || die "the ray.io CRDs did not become Established within 60s"
+	# The operator asks a RayJob's Ray dashboard whether its Ray job finished; no Ray head runs
+	# under kwok, so deploy/local/fake-ray-dashboard.py answers instead (see that file).
+	ensure ray-dashboard 30 "$MUSTER_RAY_DASHBOARD_PORT" -- python3 "$here/fake-ray-dashboard.py" \
+		--port "$MUSTER_RAY_DASHBOARD_PORT" --server "https://127.0.0.1:$MUSTER_API_PORT" \
+		--ca "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key"
+	# The operator as admin, like the other upstream components; no leader election: one instance.
+	# Its dashboard client is a plain http.Client, so HTTP_PROXY sends its requests to
+	# http://<head-svc>.<ns>.svc.cluster.local:8265 to the fake dashboard; the apiserver (https,
+	# loopback) is never proxied. The NO_PROXY variables are cleared so the host's cannot divert
+	# them.
+	ensure kuberay 60 "$MUSTER_KUBERAY_HEALTH_PORT" "$MUSTER_KUBERAY_METRICS_PORT" -- env \
+		HTTP_PROXY="http://127.0.0.1:$MUSTER_RAY_DASHBOARD_PORT" http_proxy= NO_PROXY= no_proxy= \
+		"$KUBERAY/ray-operator" \
+		--kubeconfig="$KUBECONFIG_FILE" \
+		--metrics-addr="127.0.0.1:$MUSTER_KUBERAY_METRICS_PORT" \
+		--health-probe-bind-address="127.0.0.1:$MUSTER_KUBERAY_HEALTH_PORT" \
+		--enable-leader-election=false \
+		--log-stdout-encoder=console \
+		"${KUBERAY_ARGS[@]}"
+fi
 
 # --- the manager's identity: its ServiceAccount, bound only to config/rbac ------------------------
 # The manager runs with a token of ServiceAccount muster-system/muster-manager, not as admin, so

@@ -374,3 +374,49 @@ muster_bin() {
 	[ -x "$bin" ] || fail "no muster binary (set MUSTER_BIN)"
 	echo "$bin"
 }
+
+# --- RayJob and RayCluster (KubeRay) -----------------------------------------------------------
+# The recipe and what works under kwok: "RayJob and RayCluster" in tests/e2e/README.md. Example
+# manifests: tests/e2e/ray/.
+
+# need_kuberay: the ray.io CRDs, the KubeRay operator and the fake Ray dashboard in this cluster
+# (MUSTER_WITH_KUBERAY=1 deploy/local/up.sh: builds the operator once, cached, and starts only what
+# does not run yet; tests/run.sh builds it before the tests). A cluster without a manager stays
+# without one. They keep running after the test; down.sh stops them with the cluster.
+need_kuberay() {
+	: "${MUSTER_LOCAL_DIR:?need_kuberay needs MUSTER_LOCAL_DIR}"
+	local args=() pid
+	pid=$(cat "$MUSTER_LOCAL_DIR/pids/muster.pid" 2>/dev/null) || pid=
+	if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then args+=(--no-manager); fi
+	MUSTER_WITH_KUBERAY=1 "$REPO/deploy/local/up.sh" "${args[@]}" >/dev/null 2>"$MUSTER_LOCAL_DIR/kuberay-$TEST_NAME.err" || {
+		tail -20 "$MUSTER_LOCAL_DIR/kuberay-$TEST_NAME.err" >&2
+		fail "could not start KubeRay (MUSTER_WITH_KUBERAY=1 deploy/local/up.sh)"
+	}
+}
+
+# ray_manifest FILE [QUEUE]: tests/e2e/ray/FILE on stdout, with its kueue.x-k8s.io/queue-name
+# label set to QUEUE, or without the label when QUEUE is "" (the default: "lq").
+ray_manifest() {
+	local f=$REPO/tests/e2e/ray/$1 queue=${2-lq}
+	if [ -n "$queue" ]; then
+		sed "s#^\(    kueue.x-k8s.io/queue-name:\).*#\1 $queue#" "$f"
+	else
+		sed '/^    kueue.x-k8s.io\/queue-name:/d' "$f"
+	fi
+}
+
+# rayjob_state NAME: "<jobDeploymentStatus>/<jobStatus>" of a RayJob in the test namespace, e.g.
+# "Suspended/", "Running/RUNNING", "Complete/SUCCEEDED", "Failed/FAILED".
+rayjob_state() { jp rayjob "$1" '{.status.jobDeploymentStatus}/{.status.jobStatus}'; }
+rayjob_state_is() { [ "$(rayjob_state "$1")" = "$2" ]; }
+# raycluster_state_is NAME STATE: a RayCluster's status.state ("ready", "suspended", ...).
+raycluster_state_is() { field_is raycluster "$1" '{.status.state}' "$2"; }
+
+# ray_pods CLUSTER [PHASE]: how many pods (head and workers) RayCluster CLUSTER has, in PHASE if
+# given. A RayJob's cluster is named in its status.rayClusterName; its submitter Job is named as
+# the RayJob (pods labelled batch.kubernetes.io/job-name=<RayJob>).
+ray_pods() {
+	k -n "$NS" get pods -l "ray.io/cluster=$1" ${2:+--field-selector=status.phase=$2} --no-headers 2>/dev/null | wc -l
+}
+ray_pods_are() { [ "$(ray_pods "$1" "${3:-}")" = "$2" ]; }   # CLUSTER COUNT [PHASE]
+no_ray_pods() { [ "$(k -n "$NS" get pods -l ray.io/is-ray-node=yes --no-headers 2>/dev/null | wc -l)" = 0 ]; }

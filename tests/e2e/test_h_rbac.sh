@@ -37,6 +37,26 @@ for check in "watch jobs.batch" "patch jobs.batch" "patch jobs.batch --subresour
 done
 ! can delete jobs.batch || fail "the role allows deleting Jobs"
 ! can delete workloads.kueue.x-k8s.io || fail "the role allows deleting Workloads"
+# ray.io: the CRDs are installed only once a test started KubeRay (need_kuberay), and
+# `kubectl auth can-i` answers "no" for a resource the apiserver does not serve; a
+# SubjectAccessReview asks RBAC alone.
+may() { # VERB RESOURCE [SUBRESOURCE], in group ray.io
+	[ "$(k create -o jsonpath='{.status.allowed}' -f - 2>/dev/null <<YAML
+apiVersion: authorization.k8s.io/v1
+kind: SubjectAccessReview
+spec:
+  user: $as
+  groups: [system:serviceaccounts, "system:serviceaccounts:muster-system", system:authenticated]
+  resourceAttributes: {verb: $1, group: ray.io, resource: $2, subresource: "${3:-}"}
+YAML
+)" = true ]
+}
+for r in rayjobs rayclusters; do
+	for v in get list watch patch; do may "$v" "$r" || fail "the role does not allow: $v $r.ray.io"; done
+	! may delete "$r" || fail "the role allows deleting $r.ray.io"
+	! may create "$r" || fail "the role allows creating $r.ray.io"
+	! may patch "$r" status || fail "the role allows writing $r.ray.io/status"
+done
 ! can patch nodes || fail "the role allows patching Nodes"
 # Pods are deleted: an evicted pod group's, as Kueue's pod integration does (a gate can't be
 # put back). Nodes and other kinds are not.
