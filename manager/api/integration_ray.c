@@ -248,6 +248,14 @@ static json_t *rayjob_podsets(json_t *job, char *err, size_t errlen)
 				      "(spec.rayClusterSpec), not use an existing one");
 		return NULL;
 	}
+	/* KubeRay ignores a RayJob managed by someone else: admitting it would hold quota for
+	 * nothing that runs. */
+	const char *managed_by = json_string_value(eobj_field(spec, "managedBy"));
+	if (managed_by && strcmp(managed_by, "ray.io/kuberay-operator") != 0) {
+		eobj_bad(err, errlen, "spec.managedBy: \"%.64s\": muster queues only RayJobs the KubeRay "
+				      "operator runs (ray.io/kuberay-operator)", managed_by);
+		return NULL;
+	}
 	if (!json_is_true(eobj_field(spec, "shutdownAfterJobFinishes"))) {
 		eobj_bad(err, errlen, "spec.shutdownAfterJobFinishes: must be true for a queued RayJob, "
 				      "so that its cluster goes when the job finishes and its quota is free");
@@ -327,7 +335,8 @@ static int rayjob_finished(json_t *job, struct integration_result *out)
 									   "RayJob failed" };
 		return 1;
 	}
-	if (!strcmp(deployment, "Failed")) {
+	/* ValidationFailed is where KubeRay leaves a RayJob it refused for good. */
+	if (!strcmp(deployment, "Failed") || !strcmp(deployment, "ValidationFailed")) {
 		*out = (struct integration_result){ "Failed", message && *message ? message : "RayJob failed" };
 		return 1;
 	}

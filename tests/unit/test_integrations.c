@@ -174,6 +174,8 @@ static void test_rayjob_podsets(void **state)
 	assert_contains(fails(&integration_rayjob, J(RAYJOB("", "{'groupName':'w','template':{'spec':{'containers':"
 								"[{'name':'c','resources':{'requests':{'cpu':'1x'}}}]}}}"))),
 			"spec.rayClusterSpec.workerGroupSpecs[0].template.spec.containers[0].resources.requests.cpu");
+	assert_contains(fails(&integration_rayjob, J(RAYJOB("'managedBy':'kueue.x-k8s.io/multikueue',", WORKERS))),
+			"spec.managedBy: \"kueue.x-k8s.io/multikueue\": muster queues only RayJobs the KubeRay operator runs");
 	assert_contains(fails(&integration_rayjob, J(RAYJOB("'submissionMode':'Magic',", WORKERS))),
 			"spec.submissionMode: unsupported value \"Magic\"");
 }
@@ -230,6 +232,10 @@ static void test_ray_status(void **state)
 	job = J("{'status':{'jobDeploymentStatus':'Failed','message':'deadline exceeded'}}");
 	assert_true(integration_rayjob.finished(job, &r));
 	assert_string_equal(r.message, "deadline exceeded");
+	json_decref(job);
+	job = J("{'status':{'jobDeploymentStatus':'ValidationFailed','message':'bad spec'}}");
+	assert_true(integration_rayjob.finished(job, &r));
+	assert_string_equal(r.reason, "Failed");
 	json_decref(job);
 	job = J("{'status':{'jobDeploymentStatus':'Suspended'}}");
 	assert_int_equal(integration_rayjob.active_pods(job), 0);
