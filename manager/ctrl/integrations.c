@@ -397,6 +397,16 @@ void owner_track_pods_ready(struct mgr *m, enum kind kind, const char *key, json
 	if (!recovering) {
 		if (in->held(obj))
 			return; /* its release (an event of the owner) brings it back here */
+		/* The clock starts at the release, which PodsReady=False (WaitForStart) records as
+		 * it is first written after it: a leader that admitted and died before releasing
+		 * leaves the next one a full timeout, even before the Job controller set the
+		 * Job's status.startTime (which, when later, counts instead). */
+		int64_t released;
+		if (prev_reason && !strcmp(prev_reason, "WaitForStart") &&
+		    time_parse_rfc3339(json_string_value(json_object_get(prev, "lastTransitionTime")),
+				       &released) == 0 &&
+		    released > since)
+			since = released;
 		if (time_parse_rfc3339(in->started_at(obj), &started) == 0 && started > since)
 			since = started;
 	}

@@ -169,11 +169,17 @@ static void release_pod(struct mgr *m, const char *key, json_t *pod, json_t *gro
 	if (pod_podset_name(group, pod, podset, sizeof(podset)) != 0)
 		return;
 	json_t *psa = owner_assignment(wl, podset);
-	json_t *copy = json_deep_copy(pod);
-	if (!psa || !copy) {
-		json_decref(copy);
+	if (!psa) {
+		/* A pod of another shape than the group's pods had when its Workload was made (a
+		 * replacement that changed): no quota was reserved for it. */
+		writer_event(m, K_GPOD, pod, "Warning", "PodSetNotAdmitted",
+			     "This pod's spec differs from every PodSet its group was admitted with, so no "
+			     "quota covers it; it waits at its gate");
 		return;
 	}
+	json_t *copy = json_deep_copy(pod);
+	if (!copy)
+		return;
 	owner_release_template(m, wl_key, wl, podset, psa, copy);
 	json_t *gates = json_array(), *g;
 	size_t i;

@@ -977,6 +977,32 @@ static void test_pods_ready_counts_from_start(void **state)
 	assert_true(condition_true(fake_api_get(t->api, path), "Evicted"));
 }
 
+/* A Job admitted but released only much later (its leader died in between; here its release
+ * fails until the clock moved 14 s) gets its whole timeout from the release, even while the
+ * Job controller has not set its status.startTime yet. */
+static void test_pods_ready_counts_from_release(void **state)
+{
+	struct t *t = *state;
+	char path[600];
+	seed_queue(t, "4", NULL);
+	fake_api_fail(t->api, "PATCH", JOB_PATH("j1"), 500, 1);
+	seed(t, K_JOB, job("j1", "1"));
+	converge(t);
+	assert_non_null(job_workload(t, "j1", path, sizeof(path)));
+	assert_true(fake_cond(t, path, "Admitted"));
+	assert_true(json_is_true(obj_path(fake_api_get(t->api, JOB_PATH("j1")), "spec.suspend")));
+	advance(t, 14000);
+	converge(t);
+	assert_true(json_is_false(obj_path(fake_api_get(t->api, JOB_PATH("j1")), "spec.suspend")));
+	assert_false(fake_cond(t, path, "Evicted"));
+	advance(t, 8000); /* 22 s after admission, 8 s after the release */
+	converge(t);
+	assert_false(fake_cond(t, path, "Evicted"));
+	advance(t, 3000); /* 11 s after the release */
+	converge(t);
+	assert_true(fake_cond(t, path, "Evicted"));
+}
+
 /* --- other kinds: RayJob, RayCluster, plain Pods and pod groups --------------------------- */
 
 #define RAY_PATH "/apis/ray.io/v1/namespaces/ns/"
@@ -1308,6 +1334,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_requeue_backoff_and_deactivation, setup_pods_ready,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pods_ready_counts_from_start, setup_pods_ready,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pods_ready_counts_from_release, setup_pods_ready,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
