@@ -10,8 +10,9 @@
 #     token is refused after the takeover;
 #   - the ClusterQueue's usage never went past its quota, sampled every 0.5 s from its status and
 #     recomputed from the Workloads' own admissions;
-#   - no Workload was admitted twice (one "workload admitted" per Workload across both logs), each
-#     Job has one Workload, and every Job completed.
+#   - no Workload was admitted twice (at most one "workload admitted" per Workload across both
+#     logs; the answers to the last writes of the killed leader are in neither), each Job has one
+#     Workload, and every Job completed.
 # The cluster's own manager is stopped for the test and started again at the end.
 source "$(dirname "$0")/lib.sh"
 : "${MUSTER_LOCAL_DIR:?needs MUSTER_LOCAL_DIR}"
@@ -197,8 +198,12 @@ n_wl=$(k -n "$NS" get workloads --no-headers | wc -l)
 twice=$(cat "$MUSTER_LOCAL_DIR/logs/muster.log.$TEST_NAME".[ab] | grep '"workload admitted"' |
 	jq -r '.workload' | sort | uniq -d)
 [ -z "$twice" ] || fail "admitted twice: $(echo "$twice" | head -3 | tr '\n' ' ')"
+# An admission is logged when its write's answer arrives: one that landed in the apiserver just
+# before the kill -9 is in no log (its Workload still ran, and every Job completed above). At
+# most a quota's worth of admissions can be in flight at once.
 admitted=$(cat "$MUSTER_LOCAL_DIR/logs/muster.log.$TEST_NAME".[ab] | grep -c '"workload admitted"')
-[ "$admitted" -eq "$JOBS" ] || fail "$admitted admissions logged for $JOBS Workloads"
+[ "$admitted" -le "$JOBS" ] && [ "$((JOBS - admitted))" -le "$QUOTA" ] ||
+	fail "$admitted admissions logged for $JOBS Workloads"
 by_b=$(grep -c '"workload admitted"' "$MUSTER_LOCAL_DIR/logs/muster.log.$TEST_NAME.b")
 echo "leader kill: $((admitted - by_b)) admitted by the first leader, $by_b by the second" >&2
 pass
