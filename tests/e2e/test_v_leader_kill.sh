@@ -118,7 +118,9 @@ wait_until 30 "replica a to be ready" ready a
 make_namespace
 make_queues "$CQ" "$QUOTA"
 for ((j = 0; j < JOBS; j++)); do
-	job_yaml "job-$j" lq 1 1 1s
+	# 4 s each: 200 of them in 16 GPUs run for about a minute, longer than creating them takes
+	# (each create passes the webhook), so the kill below comes mid-run.
+	job_yaml "job-$j" lq 1 1 4s
 	echo "---"
 done >"$work/jobs.yaml"
 k create -f "$work/jobs.yaml" >/dev/null || fail "creating $JOBS Jobs failed"
