@@ -51,16 +51,14 @@ static json_t *job_podsets(json_t *job, char *err, size_t errlen)
 	int64_t count = parallelism < completions ? parallelism : completions;
 	if (min_text && min_count(min_text, count, &min, err, errlen) != 0)
 		return NULL;
-	json_t *template = json_deep_copy(eobj_field(spec, "template"));
+	json_t *ps = integration_podset("main", count, eobj_field(spec, "template"), "spec.template",
+					"batch.kubernetes.io/job-completion-index", err, errlen);
 	/* The Job controller's own labels would tie the Workload to this Job's pods. */
 	static const char *const controller_labels[] = { "controller-uid", "batch.kubernetes.io/controller-uid",
 							 "job-name", "batch.kubernetes.io/job-name" };
-	json_t *labels = obj_path(template, "metadata.labels");
+	json_t *labels = obj_path(ps, "template.metadata.labels");
 	for (size_t i = 0; i < sizeof(controller_labels) / sizeof(controller_labels[0]); i++)
 		json_object_del(labels, controller_labels[i]);
-	json_t *ps = integration_podset("main", count, template, "spec.template",
-					"batch.kubernetes.io/job-completion-index", err, errlen);
-	json_decref(template);
 	if (ps && min_text && json_object_set_new(ps, "minCount", json_integer(min)) != 0) {
 		json_decref(ps);
 		ps = NULL;

@@ -45,6 +45,11 @@ static int pod_phase_is(json_t *pod, const char *phase)
 	return p && !strcmp(p, phase);
 }
 
+int pod_succeeded(json_t *pod)
+{
+	return pod_phase_is(pod, "Succeeded");
+}
+
 int pod_group_of(json_t *pod, char *wl_name, size_t size, int64_t *total, char *err, size_t errlen)
 {
 	const char *group = obj_label(pod, LABEL_POD_GROUP);

@@ -149,20 +149,16 @@ json_t *integration_podset(const char *name, int64_t count, json_t *template, co
 	if (eobj_check_template(template, path, err, errlen) != 0 ||
 	    topology_request(template, path, pod_index_label, &topology, err, errlen) != 0)
 		return NULL;
-	json_t *ps = json_pack("{s:s, s:I, s:O}", "name", name, "count", (json_int_t)count,
-			       "template", template);
+	/* A copy of the template, so the Workload owns it and the kind's is left alone. */
+	json_t *ps = json_pack("{s:s, s:I, s:o}", "name", name, "count", (json_int_t)count,
+			       "template", json_deep_copy(template));
 	if (!ps || (topology && json_object_set(ps, "topologyRequest", topology) != 0)) {
 		json_decref(ps);
 		ps = NULL;
 		eobj_nomem(err, errlen);
 	}
 	json_decref(topology);
-	/* A deep copy, so the Workload owns its templates; the kind's template is left alone. */
-	json_t *copy = ps ? json_deep_copy(ps) : NULL;
-	json_decref(ps);
-	if (ps && !copy)
-		eobj_nomem(err, errlen);
-	return copy;
+	return ps;
 }
 
 json_t *integration_workload_new(const struct integration *in, json_t *obj, char *err,

@@ -105,9 +105,11 @@ json_t *pod_group_new(json_t *const *pods, size_t n, char *err, size_t errlen);
 /* The PodSet a pod of group belongs to: "main" for a Pod alone, else its role's name. 0 or
  * -errno. */
 int pod_podset_name(json_t *group, json_t *pod, char *buf, size_t size);
-/* Whether a Pod carries the admission gate; whether it ended (Succeeded or Failed). */
+/* Whether a Pod carries the admission gate; whether it ended (Succeeded or Failed); whether it
+ * succeeded. */
 int pod_gated(json_t *pod);
 int pod_terminal(json_t *pod);
+int pod_succeeded(json_t *pod);
 
 /* The kind of obj by apiVersion and kind, or NULL when muster has no integration for it. */
 const struct integration *integration_for(const char *api_version, const char *kind);

@@ -221,11 +221,6 @@ static void release(struct mgr *m, enum kind kind, const char *key, json_t *obj,
 	json_decref(copy);
 }
 
-static void del_key(json_t *obj, const char *key)
-{
-	json_object_del(obj, key);
-}
-
 /* Undoes release_template from the original template kept in the Workload, in place: the
  * node selector and tolerations go back to the original's, our label and annotation go, and
  * the hints (nodes_stop_restore). Other labels stay (the Job API requires its selector's). */
@@ -239,7 +234,7 @@ static void restore_template(json_t *tmpl, json_t *orig)
 		if (v)
 			json_object_set(tspec, fields[f], v);
 		else
-			del_key(tspec, fields[f]);
+			json_object_del(tspec, fields[f]);
 	}
 	json_t *meta = json_object_get(tmpl, "metadata");
 	json_object_del(json_object_get(meta, "labels"), LABEL_PODSET);

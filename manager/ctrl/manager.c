@@ -231,14 +231,14 @@ static json_t *client_config(struct mgr *m, const char *path, const char *ca_b64
 
 /* The namespaces an owner webhook sees when it also takes objects without the queue label
  * (manageJobsWithoutQueueName): managedJobsNamespaceSelector, or Kueue's default (not
- * kube-system, not the manager's own namespace). */
+ * kube-system, not the manager's own namespace, which resolve_serving filled in). */
 static json_t *managed_namespace_selector(struct mgr *m)
 {
 	if (m->conf.managed_namespaces)
 		return json_deep_copy(m->conf.managed_namespaces);
 	return json_pack("{s:[{s:s, s:s, s:[s, s]}]}", "matchExpressions", "key",
 			 "kubernetes.io/metadata.name", "operator", "NotIn", "values", "kube-system",
-			 m->conf.namespace_name[0] ? m->conf.namespace_name : "muster-system");
+			 m->conf.namespace_name);
 }
 
 /* A webhook of the configurations. queued_only: only objects with the queue-name label reach

@@ -266,12 +266,6 @@ static void wait_for_pods(struct mgr *m, const char *key, json_t *group, json_t 
 		writer_event(m, K_GPOD, pods[i], "Normal", "WaitingForPodGroup", msg);
 }
 
-static int pod_succeeded(json_t *pod)
-{
-	const char *phase = obj_str(pod, "status.phase");
-	return phase && !strcmp(phase, "Succeeded");
-}
-
 /* Every pod of the group is gone (deleted, or being deleted without having succeeded): an
  * evicted Workload's quota goes now, and an admitted one finished, failed, as its pods can't
  * come back. A waiting one goes with its pods (they own it). */
