@@ -15,6 +15,7 @@
  * the previous one, so admission resumes within 5 s of the apiserver answering again. A dozen
  * informers retrying every few seconds is no load for an apiserver that is back. */
 #define BACKOFF_MAX_MS 2000
+#define BUSY_RETRY_MS 1000
 
 struct informer {
 	uv_loop_t *loop;
@@ -79,15 +80,20 @@ static void on_retry(uv_timer_t *t)
 		list_page(inf, NULL);
 }
 
-/* Schedules the next attempt after an error. relist drops the resourceVersion. */
-static void back_off(struct informer *inf, int relist, const char *why)
+/* Schedules the next attempt after an error. relist drops the resourceVersion. busy: the
+ * apiserver answered 429 (a restarted one sheds load so while it warms up): it is up, so the
+ * retry comes after about the second its Retry-After asks, as client-go's does, instead of
+ * after a growing backoff. */
+static void back_off(struct informer *inf, int relist, int busy, const char *why)
 {
-	unsigned delay = inf->backoff_ms + (unsigned)(rand() % (int)(inf->backoff_ms + 1));
+	unsigned delay = busy ? BUSY_RETRY_MS + (unsigned)(rand() % (BUSY_RETRY_MS / 2 + 1)) :
+				inf->backoff_ms + (unsigned)(rand() % (int)(inf->backoff_ms + 1));
 	log_warn("watch interrupted", LF_STR("resource", inf->name), LF_STR("reason", why),
 		 LF_INT("retry_ms", delay), LF_INT("relist", relist), LF_END);
 	if (relist)
 		set_rv(inf, NULL);
-	inf->backoff_ms = inf->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : inf->backoff_ms * 2;
+	if (!busy)
+		inf->backoff_ms = inf->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : inf->backoff_ms * 2;
 	uv_timer_start(&inf->retry, on_retry, delay, 0);
 }
 
@@ -198,7 +204,7 @@ static void on_list(void *arg, const struct kube_response *resp)
 		snprintf(why, sizeof(why), "list failed: status %ld %s", resp->status, resp->error_text);
 		json_decref(inf->listing);
 		inf->listing = NULL;
-		back_off(inf, 1, why);
+		back_off(inf, 1, !resp->error && resp->status == 429, why);
 		return;
 	}
 	list = json_loadb(resp->body, resp->body_len, 0, &jerr);
@@ -210,7 +216,7 @@ static void on_list(void *arg, const struct kube_response *resp)
 		json_decref(list);
 		json_decref(inf->listing);
 		inf->listing = NULL;
-		back_off(inf, 1, "list response is not a list");
+		back_off(inf, 1, 0, "list response is not a list");
 		return;
 	}
 	if (inf->absent) {
@@ -252,7 +258,7 @@ static void list_page(struct informer *inf, const char *cont)
 	if (rc == 0)
 		rc = kube_request(inf->client, "GET", path, NULL, NULL, on_list, inf, &inf->call);
 	if (rc != 0)
-		back_off(inf, 1, "cannot start list");
+		back_off(inf, 1, 0, "cannot start list");
 }
 
 static int on_line(void *arg, char *line, size_t len)
@@ -321,7 +327,7 @@ static void on_watch_done(void *arg, const struct kube_response *resp)
 	}
 	char why[256];
 	snprintf(why, sizeof(why), "watch failed: status %ld %s", resp->status, resp->error_text);
-	back_off(inf, 0, why);
+	back_off(inf, 0, !resp->error && resp->status == 429, why);
 }
 
 static void start_watch(struct informer *inf)
@@ -344,7 +350,7 @@ static void start_watch(struct informer *inf)
 		rc = kube_stream(inf->client, path, timeout + 30, on_watch_data, on_watch_done, inf,
 				 &inf->call);
 	if (rc != 0)
-		back_off(inf, 0, "cannot start watch");
+		back_off(inf, 0, 0, "cannot start watch");
 }
 
 int informer_start(uv_loop_t *loop, struct kube_client *client, const struct informer_options *opt,
