@@ -1439,6 +1439,7 @@ static int compute_active(struct engine *e, struct ecq *q)
 	q->active = 0;
 	if (!q->exists) {
 		q->inactive_reason = "NotFound";
+		q->pending_why = ENG_WHY_MISCONFIGURED;
 		q->inactive_msg = strdupf("ClusterQueue %s doesn't exist", q->name);
 		q->pending_msg = strdupf("ClusterQueue %s doesn't exist", q->name);
 		return q->inactive_msg && q->pending_msg ? 0 : -ENOMEM;
@@ -1481,10 +1482,15 @@ static int compute_active(struct engine *e, struct ecq *q)
 	}
 	q->inactive_reason = reason;
 	q->inactive_msg = strdupf("Can't admit new workloads: %s.", why);
-	if (q->stop != ENG_STOP_NONE)
+	/* A queue that is both stopped and broken is reported broken: Misconfigured outranks
+	 * Suspended, and starting it again would not help. */
+	if (q->stop != ENG_STOP_NONE && !n_missing && !cyclic) {
+		q->pending_why = ENG_WHY_SUSPENDED;
 		q->pending_msg = strdupf("ClusterQueue %s is stopped", q->name);
-	else
+	} else {
+		q->pending_why = ENG_WHY_MISCONFIGURED;
 		q->pending_msg = strdupf("ClusterQueue %s is inactive: %s", q->name, why);
+	}
 	return q->inactive_msg && q->pending_msg ? 0 : -ENOMEM;
 }
 
@@ -2179,6 +2185,16 @@ static uint64_t status_hash(const char *reason, const char *msg)
 	return h + (h == 0);
 }
 
+int eng_why_waits(const char *why)
+{
+	static const char *const waits[] = { ENG_WHY_BORROWING_LIMIT, ENG_WHY_WAITING_FOR_QUOTA,
+					     ENG_WHY_NO_NODE_LAYOUT, ENG_WHY_PREEMPTION_PENDING };
+	for (size_t i = 0; why && i < sizeof(waits) / sizeof(waits[0]); i++)
+		if (!strcmp(why, waits[i]))
+			return 1;
+	return 0;
+}
+
 static void emit_pending(struct cycle *cx, struct ewl *w, const char *reason, const char *msg)
 {
 	uint64_t h = status_hash(reason, msg);
@@ -2236,12 +2252,13 @@ static void run_held(struct cycle *cx)
 		struct elq *lq = e->dirty_lqs[i];
 		lq->dirty = 0;
 		lq->listed = 0;
+		const char *why = lq->exists ? ENG_WHY_SUSPENDED : ENG_WHY_MISCONFIGURED;
 		if (!lq->exists)
 			snprintf(msg, sizeof(msg), "LocalQueue %s doesn't exist", lq->name);
 		else
 			snprintf(msg, sizeof(msg), "LocalQueue %s is stopped", lq->name);
 		for (uint32_t k = 0; k < lq->held.n; k++)
-			emit_pending(cx, lq->held.v[k], "Inadmissible", msg);
+			emit_pending(cx, lq->held.v[k], why, msg);
 	}
 	e->n_dirty_lqs = 0;
 }
@@ -2249,11 +2266,11 @@ static void run_held(struct cycle *cx)
 static void emit_inactive(struct cycle *cx, struct ecq *q)
 {
 	for (uint32_t i = 0; i < q->heap.n; i++)
-		emit_pending(cx, q->heap.v[i], "Inadmissible", q->pending_msg);
+		emit_pending(cx, q->heap.v[i], q->pending_why, q->pending_msg);
 	for (uint32_t i = 0; i < q->parked.n; i++)
-		emit_pending(cx, q->parked.v[i], "Inadmissible", q->pending_msg);
+		emit_pending(cx, q->parked.v[i], q->pending_why, q->pending_msg);
 	for (uint32_t i = 0; i < q->waiting.n; i++)
-		emit_pending(cx, q->waiting.v[i], "Inadmissible", q->pending_msg);
+		emit_pending(cx, q->waiting.v[i], q->pending_why, q->pending_msg);
 }
 
 /* Gives parked workloads another look, those that could fit now (see struct need). */
@@ -2411,7 +2428,7 @@ static int start_preemption(struct cycle *cx, struct ecq *cq, struct ewl *w, str
 	size_t len = strlen(ev->msg);
 	snprintf(ev->msg + len, sizeof(ev->msg) - len, ". Pending the preemption of %u workload(s)",
 		 ev->n_targets);
-	emit_pending(cx, w, "Pending", ev->msg);
+	emit_pending(cx, w, ENG_WHY_PREEMPTION_PENDING, ev->msg);
 	return 0;
 }
 
@@ -2428,6 +2445,8 @@ static int eval_copy(struct eval *dst, const struct eval *src)
 	dst->mode = src->mode;
 	dst->borrow = src->borrow;
 	dst->cacheable = src->cacheable;
+	dst->cause = src->cause;
+	dst->why = src->why;
 	dst->n_podsets = src->n_podsets;
 	memcpy(dst->count, src->count, sizeof(dst->count));
 	dst->n_items = src->n_items;
@@ -2506,7 +2525,7 @@ static void shape_remember(struct engine *e, struct ecq *q, const struct ewl *w,
 	char *copy = memcpy(e->arena + e->arena_used, ev->msg, n);
 	e->arena_used += n;
 	q->shapes[q->shape_next++ % ENG_SHAPE_CACHE] =
-		(struct shape_fail){ w, e->cycle, copy, ev->needs };
+		(struct shape_fail){ w, e->cycle, copy, ev->why, ev->needs };
 }
 
 /* Decides what a pending workload gets now: Kueue's nominate + getInitialAssignments. */
@@ -2516,6 +2535,7 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 	ev->cacheable = 0;
 	if (!cq->has_ns_selector || !selector_matches(&cq->ns_selector, w->nsrec)) {
 		ev->kind = EV_INADMISSIBLE;
+		ev->why = ENG_WHY_MISCONFIGURED;
 		snprintf(ev->msg, sizeof(ev->msg),
 			 "workload namespace doesn't match ClusterQueue selector");
 		return 0;
@@ -2524,6 +2544,7 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 	const struct shape_fail *cached = shape_lookup(e, cq, w);
 	if (cached) {
 		ev->kind = EV_PENDING;
+		ev->why = cached->why;
 		ev->borrow = 0;
 		ev->needs = cached->needs;
 		memcpy(ev->msg, cached->message, strlen(cached->message) + 1);
@@ -2567,10 +2588,12 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 			if (rc)
 				return rc;
 			memcpy(ev->msg, tmp->msg, sizeof(ev->msg));
+			ev->cause = tmp->cause;
 		}
 		return 0;
 	}
 	ev->kind = EV_PENDING;
+	ev->why = eng_cause_why(ev->cause);
 	ev->n_targets = 0;
 	ev->cacheable = 1;
 	return 0;
@@ -2800,6 +2823,7 @@ static int process_tree(struct cycle *cx, struct etree *t)
 			/* Kueue's last check before admitting; the assignment should never fail it.
 			 */
 			ev->kind = EV_PENDING;
+			ev->why = ENG_WHY_WAITING_FOR_QUOTA;
 			ev->cacheable = 0;
 			snprintf(ev->msg, sizeof(ev->msg),
 				 "Workload no longer fits after processing another workload");
@@ -2816,6 +2840,7 @@ static int process_tree(struct cycle *cx, struct etree *t)
 				free(a);
 				a = NULL;
 				ev->kind = EV_PENDING;
+				ev->why = ENG_WHY_NO_NODE_LAYOUT;
 				ev->cacheable = 0;
 				ev->needs.n = 0;
 			}
@@ -2832,9 +2857,7 @@ static int process_tree(struct cycle *cx, struct etree *t)
 				push_next(e, q);
 			break;
 		default:
-			emit_pending(cx, w,
-				     ev->kind == EV_INADMISSIBLE ? "Inadmissible" : "Pending",
-				     ev->msg);
+			emit_pending(cx, w, ev->why, ev->msg);
 			if (ev->cacheable)
 				shape_remember(e, q, w, ev);
 			/* A StrictFIFO head waiting for quota blocks its queue; one whose namespace

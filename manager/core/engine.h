@@ -25,7 +25,8 @@
  *                engine has already charged it;
  *   ENG_PREEMPT  a victim must be evicted so a preemptor can fit later; the victim keeps its
  *                quota until the caller reports the eviction (engine_evict). The preemptor
- *                stays pending (ENG_PENDING "... Pending the preemption of N workload(s)")
+ *                stays pending (ENG_PENDING WaitingForPreemptedWorkloads, "... Pending the
+ *                preemption of N workload(s)")
  *                and is admitted first, before anything else in its cohort tree, with the
  *                flavors and counts it preempted for, once they fit; until then what it needs
  *                is held for it (nobody else takes what its victims free) and it preempts no
@@ -35,7 +36,7 @@
  *                "LocalQueueStopped", Kueue's Evicted reasons; the caller writes Evicted, not
  *                Preempted); it too keeps its quota until engine_evict. (A drain reuses
  *                ENG_PREEMPT rather than adding a kind so that callers' switches stay whole.)
- *   ENG_PENDING  the workload waits; reason and message say why. Reported only when a look at
+ *   ENG_PENDING  the workload waits; reason (one of ENG_WHY_*) and message say why. Reported only when a look at
  *                the workload gives a new (reason, message): a workload that is still short of
  *                quota after a release (others took it first) is not looked at again, and
  *                keeps its last message (its "N more needed" may be stale, as Kueue leaves
@@ -227,11 +228,41 @@ struct eng_decision {
 				* a HoldAndDrain eviction */
 	const char *reason; /* Kueue's: ENG_PREEMPT "InClusterQueue", "InCohortReclamation",
 			     * "InCohortReclaimWhileBorrowing", drains "ClusterQueueStopped",
-			     * "LocalQueueStopped"; ENG_PENDING "Pending" (quota: wait, or preempt),
-			     * "Inadmissible" (missing or stopped queue, missing flavor, cohort
-			     * cycle, namespace not selected) */
+			     * "LocalQueueStopped"; ENG_PENDING one of ENG_WHY_* below */
 	const char *message; /* for people: what is missing and where */
 };
+
+/*
+ * Why a workload waits: Kueue v0.20's reasons for QuotaReserved=False (KEP-10852, the
+ * UnadmittedWorkloadsObservability tiers), as ENG_PENDING reports them. When several apply, the
+ * most severe is reported, in this order:
+ *   Misconfigured     its LocalQueue or ClusterQueue doesn't exist, the ClusterQueue is inactive
+ *                     (a missing ResourceFlavor, a cohort cycle), or the ClusterQueue doesn't
+ *                     select its namespace;
+ *   NoMatchingFlavor  a podSet matches no flavor (taints, node affinity, a flavor that doesn't
+ *                     exist) or asks for a resource the ClusterQueue doesn't cover;
+ *   Suspended         its LocalQueue or ClusterQueue is stopped (stopPolicy);
+ *   ExceedsMaxQuota   it asks for more than its ClusterQueue could ever have (nominal quota,
+ *                     borrowing limit and what the cohort tree can lend);
+ *   BorrowingLimitReached  what is unused in the cohort would cover it, but a borrowing limit
+ *                     forbids taking it;
+ *   WaitingForQuota   it fits the maximum but not what is unused now;
+ *   TopologyPlacementFailed  the quota fits but no node layout does (muster's node check,
+ *                     engine_set_placer);
+ *   WaitingForPreemptedWorkloads  victims were told to go and it waits for them.
+ * Across podSets the most severe wins, as Kueue resolves them (KEP-10852 "Multi-PodSet").
+ */
+#define ENG_WHY_MISCONFIGURED "Misconfigured"
+#define ENG_WHY_NO_MATCHING_FLAVOR "NoMatchingFlavor"
+#define ENG_WHY_SUSPENDED "Suspended"
+#define ENG_WHY_EXCEEDS_MAX_QUOTA "ExceedsMaxQuota"
+#define ENG_WHY_BORROWING_LIMIT "BorrowingLimitReached"
+#define ENG_WHY_WAITING_FOR_QUOTA "WaitingForQuota"
+#define ENG_WHY_NO_NODE_LAYOUT "TopologyPlacementFailed"
+#define ENG_WHY_PREEMPTION_PENDING "WaitingForPreemptedWorkloads"
+/* Whether the reason is a wait for capacity (quota, nodes, victims) that others' ends or
+ * releases can end, rather than something only a change of configuration or spec can fix. */
+int eng_why_waits(const char *why);
 
 /* Called for each decision; pointers are valid only during the call. */
 typedef void (*eng_decision_fn)(void *arg, const struct eng_decision *d);
@@ -247,7 +278,7 @@ int engine_cycle(struct engine *e, eng_decision_fn fn, void *arg);
  * feasibility open, kueue#407). Return 0 when its pods have a node layout (the callee keeps
  * it, e.g. as a placement reservation), 1 when not, with a message for people in msg, or
  * -errno (taken as "not now", with the error as message). A workload refused here stays
- * pending (ENG_PENDING, reason "Pending") without touching quota, and is looked at again only
+ * pending (ENG_PENDING, reason TopologyPlacementFailed) without touching quota, and is looked at again only
  * after engine_capacity_changed. The callback must not call back into the engine; a is valid
  * during the call only. A preemptor whose victims are gone is asked too. */
 typedef int (*eng_place_fn)(void *arg, const char *workload, const struct eng_assignment *a,

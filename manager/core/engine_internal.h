@@ -188,6 +188,7 @@ struct shape_fail {
 	const struct ewl *wl; /* the workload that failed; valid for the cycle */
 	uint64_t cycle;
 	const char *message; /* in the cycle arena */
+	const char *why;
 	struct needs needs;
 };
 
@@ -214,6 +215,7 @@ struct ecq {
 	const char *inactive_reason; /* static string (Kueue's) */
 	char *inactive_msg; /* for engine_cq_active: "Can't admit new workloads: ..." */
 	char *pending_msg; /* for its workloads: "ClusterQueue x is inactive: ..." */
+	const char *pending_why; /* and its reason: Misconfigured or Suspended */
 	/* Queues. */
 	struct wheap heap; /* pending, to be looked at */
 	struct wvec parked; /* BestEffortFIFO: didn't fit; wait for the tree to change */
@@ -368,13 +370,21 @@ struct eval {
 	struct target *targets;
 	uint32_t n_targets, cap_targets;
 	struct needs needs; /* a plain "doesn't fit": what it lacks (see struct need) */
+	int cause; /* enum cause of a NOFIT or PREEMPT mode: its messages' most severe */
+	const char *why; /* EV_PENDING, EV_INADMISSIBLE: an ENG_WHY_* reason */
 	char msg[ENG_MSG_MAX];
 };
+
+/* What one reason of a message says about quota, most severe first (engine.h, ENG_WHY_*):
+ * within a podSet, NoMatchingFlavor only when every flavor failed to match. */
+enum cause { CAUSE_NONE, CAUSE_NO_MATCH, CAUSE_EXCEEDS, CAUSE_BORROW_LIMIT, CAUSE_WAIT };
+const char *eng_cause_why(int cause);
 
 /* A message under construction: reasons that are sorted and joined, as Kueue does. */
 struct reasons {
 	uint32_t n;
 	const char *r[128];
+	uint8_t cause[128]; /* enum cause of each reason */
 	char buf[8192];
 	size_t used;
 };

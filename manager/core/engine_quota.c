@@ -67,6 +67,16 @@ int64_t q_available(const struct qnode *n, int32_t s)
 	return sat_add(q_local_available(n, s), from_parent);
 }
 
+/* What q_available would be if no borrowing limit applied on the way up: the unused quota of
+ * the whole tree that the node could reach. Tells BorrowingLimitReached from WaitingForQuota. */
+static int64_t q_available_unlimited(const struct qnode *n, int32_t s)
+{
+	const struct qslot *q = &n->slots[s];
+	if (!n->parent)
+		return sat_sub(q->subtree, q->usage);
+	return sat_add(q_local_available(n, s), q_available_unlimited(n->parent, q->parent_slot));
+}
+
 int64_t q_potential_available(const struct qnode *n, int32_t s)
 {
 	const struct qslot *q = &n->slots[s];
@@ -249,10 +259,10 @@ static void reasons_reset(struct reasons *rs)
 	rs->used = 0;
 }
 
-static void reasons_addf(struct reasons *rs, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static void reasons_addf(struct reasons *rs, enum cause cause, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static void reasons_addf(struct reasons *rs, const char *fmt, ...)
+static void reasons_addf(struct reasons *rs, enum cause cause, const char *fmt, ...)
 {
 	if (rs->n >= sizeof(rs->r) / sizeof(rs->r[0]) || rs->used >= sizeof(rs->buf) - 1)
 		return; /* a message this long is cut anyway */
@@ -264,6 +274,7 @@ static void reasons_addf(struct reasons *rs, const char *fmt, ...)
 	va_end(ap);
 	if (len < 0)
 		return;
+	rs->cause[rs->n] = (uint8_t)cause;
 	rs->r[rs->n++] = dst;
 	rs->used += (size_t)len < room ? (size_t)len + 1 : room;
 }
@@ -284,9 +295,45 @@ static void msg_append(char *msg, size_t *len, const char *s)
 	msg[*len] = '\0';
 }
 
-/* Kueue's Assignment.Message for one podSet: its reasons sorted and joined with ", ". */
-static void msg_podset(char *msg, const char *podset, struct reasons *rs, uint32_t from)
+const char *eng_cause_why(int cause)
 {
+	switch (cause) {
+	case CAUSE_NO_MATCH:
+		return ENG_WHY_NO_MATCHING_FLAVOR;
+	case CAUSE_EXCEEDS:
+		return ENG_WHY_EXCEEDS_MAX_QUOTA;
+	case CAUSE_BORROW_LIMIT:
+		return ENG_WHY_BORROWING_LIMIT;
+	default:
+		return ENG_WHY_WAITING_FOR_QUOTA;
+	}
+}
+
+/* Folds one podSet's reasons (from on) into the evaluation's cause: the podSet matched no
+ * flavor when all its reasons say so, and that outranks any quota reason; otherwise the most
+ * severe quota reason wins (KEP-10852's multi-podSet rule). */
+static void fold_cause(struct eval *ev, const struct reasons *rs, uint32_t from)
+{
+	int c = CAUSE_NONE, all_no_match = rs->n > from;
+	for (uint32_t i = from; i < rs->n; i++) {
+		if (rs->cause[i] == CAUSE_NO_MATCH)
+			continue;
+		all_no_match = 0;
+		if (c == CAUSE_NONE || rs->cause[i] < c)
+			c = rs->cause[i];
+	}
+	if (all_no_match)
+		c = CAUSE_NO_MATCH;
+	if (c != CAUSE_NONE && (ev->cause == CAUSE_NONE || c < ev->cause))
+		ev->cause = c;
+}
+
+/* Kueue's Assignment.Message for one podSet: its reasons sorted and joined with ", ". The
+ * causes are folded first: sorting reorders the messages, not their causes. */
+static void msg_podset(struct eval *ev, const char *podset, struct reasons *rs, uint32_t from)
+{
+	char *msg = ev->msg;
+	fold_cause(ev, rs, from);
 	size_t len = strlen(msg);
 	if (len)
 		msg_append(msg, &len, "; ");
@@ -358,7 +405,7 @@ static struct gmode fits_resource_quota(struct engine *e, struct ecq *cq, const 
 			quota_format_amount(q->resource, request, b, sizeof(b));
 			quota_format_amount(q->resource, max_capacity, c, sizeof(c));
 			reasons_addf(
-				&e->reasons,
+				&e->reasons, CAUSE_EXCEEDS,
 				"insufficient quota for %s in flavor %s, previously considered podsets requests (%s) + current podset request (%s) > maximum capacity (%s)",
 				q->resource, q->flavor, a, b, c);
 		}
@@ -370,7 +417,10 @@ static struct gmode fits_resource_quota(struct engine *e, struct ecq *cq, const 
 		return (struct gmode){ PM_FIT, borrow };
 	if (opts->messages) {
 		quota_format_amount(q->resource, val - available, a, sizeof(a));
-		reasons_addf(&e->reasons,
+		/* Blocked by a borrowing limit when the tree's unused quota would cover it. */
+		enum cause cause = val <= q_available_unlimited(&cq->node, s) ? CAUSE_BORROW_LIMIT
+									      : CAUSE_WAIT;
+		reasons_addf(&e->reasons, cause,
 			     "insufficient unused quota for %s in flavor %s, %s more needed",
 			     q->resource, q->flavor, a);
 	}
@@ -420,7 +470,8 @@ static int find_flavor(struct engine *e, struct ecq *cq, const struct ewl *w, co
 		const struct quota_flavor *flavor = grp->flavor[f];
 		if (!flavor) {
 			if (opts->messages)
-				reasons_addf(&e->reasons, "flavor %s not found", grp->fl[f]);
+				reasons_addf(&e->reasons, CAUSE_NO_MATCH, "flavor %s not found",
+					     grp->fl[f]);
 			continue;
 		}
 		const struct quota_taint *taint;
@@ -430,13 +481,14 @@ static int find_flavor(struct engine *e, struct ecq *cq, const struct ewl *w, co
 				continue;
 			/* Kueue prints the taint struct with Go's %s. */
 			if (mm == QUOTA_MISMATCH_TAINT)
-				reasons_addf(&e->reasons,
+				reasons_addf(&e->reasons, CAUSE_NO_MATCH,
 					     "untolerated taint {%s %s %s <nil>} in flavor %s",
 					     taint->key ? taint->key : "",
 					     taint->value ? taint->value : "",
 					     taint->effect ? taint->effect : "", grp->fl[f]);
 			else
-				reasons_addf(&e->reasons, "flavor %s doesn't match node affinity",
+				reasons_addf(&e->reasons, CAUSE_NO_MATCH,
+					     "flavor %s doesn't match node affinity",
 					     grp->fl[f]);
 			continue;
 		}
@@ -538,6 +590,7 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 	ev->borrow = 0;
 	ev->mode = PM_FIT;
 	ev->needs.n = 0;
+	ev->cause = CAUSE_NONE;
 	int needs_done = !opts->needs;
 	ev->n_podsets = spec->n_podsets;
 	ev->msg[0] = '\0';
@@ -569,6 +622,7 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 						"couldn't assign flavors to pod set %s: request for %s times %lld pods overflows",
 						ps->name, res, (long long)counts[i]);
 				ev->mode = PM_NOFIT;
+				ev->cause = CAUSE_EXCEEDS;
 				return 0;
 			}
 			if (!eng_cq_group_of(cq, res, &g, &pos)) {
@@ -576,10 +630,10 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 					continue; /* as Kueue (#8079): a zero request needs no
 						     flavor */
 				if (opts->messages) {
-					reasons_addf(&e->reasons,
+					reasons_addf(&e->reasons, CAUSE_NO_MATCH,
 						     "resource %s unavailable in ClusterQueue",
 						     res);
-					msg_podset(ev->msg, ps->name, &e->reasons, 0);
+					msg_podset(ev, ps->name, &e->reasons, 0);
 				}
 				ev->mode = PM_NOFIT;
 				return 0;
@@ -595,12 +649,14 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 						"couldn't assign flavors to pod set %s: more than %d resources requested",
 						ps->name, QUOTA_MAX_RESOURCES);
 				ev->mode = PM_NOFIT;
+				ev->cause = CAUSE_NO_MATCH;
 				return 0;
 			}
 			int64_t amount;
 			if (mul_checked(counts[i], 1000, &amount) != 0 ||
 			    !eng_cq_group_of(cq, pods, &g, &pos)) {
 				ev->mode = PM_NOFIT;
+				ev->cause = CAUSE_NO_MATCH;
 				return 0;
 			}
 			req[n_req++] = (struct request){ pods, amount, g, pos };
@@ -624,7 +680,7 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 			if (f < 0) {
 				/* Kueue keeps only the failing group's reasons for the message. */
 				if (opts->messages)
-					msg_podset(ev->msg, ps->name, &e->reasons, mark);
+					msg_podset(ev, ps->name, &e->reasons, mark);
 				if (!needs_done)
 					record_needs(cq, ps, g, req, members, n_members,
 						     &ev->needs);
@@ -670,7 +726,7 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 		if (!podset_fit) {
 			ev->mode = PM_PREEMPT;
 			if (opts->messages)
-				msg_podset(ev->msg, ps->name, &e->reasons, 0);
+				msg_podset(ev, ps->name, &e->reasons, 0);
 		}
 	}
 	return 0;

@@ -148,7 +148,7 @@ void workload_reconcile(struct mgr *m, const char *key)
 		 * and says why, rather than being admitted on a guess. */
 		engine_remove_workload(m->engine, key);
 		keyset_add(&m->pending, key);
-		set_pending(m, key, wl, "Inadmissible", err);
+		set_pending(m, key, wl, ENG_WHY_MISCONFIGURED, err);
 		queues_track(m, key);
 		return;
 	}
@@ -290,9 +290,10 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 	remember_pending(m, key, reason, msg);
 	/* A new Workload short of quota says so only once it has waited PENDING_QUIET_MS: most
 	 * are admitted sooner while quota churns, and their "why it waits" would be a write for
-	 * nothing (Kueue writes it only for the heads it tries). Inadmissible ones say so at once. */
+	 * nothing (Kueue writes it only for the heads it tries). Those that only a change of
+	 * configuration or spec can help say so at once. */
 	int64_t created;
-	if (!strcmp(reason, "Pending") && !cur &&
+	if (eng_why_waits(reason) && !cur &&
 	    time_parse_rfc3339(obj_str(wl, "metadata.creationTimestamp"), &created) == 0 &&
 	    created + PENDING_QUIET_MS > m->now_ms()) {
 		json_decref(conds);

@@ -966,7 +966,7 @@ static int build_engine(struct sim *s)
 			continue;
 		}
 		if (!*r->w.spec.queue) {
-			r->fixed_reason = "Inadmissible";
+			r->fixed_reason = ENG_WHY_MISCONFIGURED;
 			r->fixed_message = "spec.queueName is not set: the Workload is in no queue";
 			continue;
 		}
@@ -1044,7 +1044,7 @@ static void on_decision(void *arg, const struct eng_decision *d)
 	case ENG_PENDING:
 		free(r->reason);
 		free(r->message);
-		r->reason = dup_or_fail(s, d->reason ? d->reason : "Pending");
+		r->reason = dup_or_fail(s, d->reason);
 		r->message = dup_or_fail(s, d->message);
 		break;
 	}
@@ -1278,7 +1278,7 @@ static int put_workload(struct sim *s, struct buf *b, const struct wl_rec *r)
 		reason = r->reason;
 		snprintf(message, sizeof(message), "%s", r->message ? r->message : "");
 	} else {
-		reason = "Pending";
+		reason = "PendingEvaluation";
 		snprintf(message, sizeof(message), "waiting for admission");
 	}
 	rc = put(b, "{\"kind\":\"Workload\",\"namespace\":");

@@ -66,12 +66,13 @@ struct sim_input {
  * Kubernetes prints a map), clusterQueue, reason "Admitted" (no admission checks, so quota
  * reservation is admission) and "Admitted by ClusterQueue X". A pending one lists its
  * requested counts, empty flavors, clusterQueue null and the reason of its QuotaReserved
- * condition, "Pending" (waits for quota) or "Inadmissible" (can't be considered: missing or
- * stopped queue, missing flavor, namespace not selected), with the engine's message; while a
+ * condition, one of the engine's ENG_WHY_* reasons (core/engine.h: Kueue v0.20's tokens,
+ * "WaitingForQuota", "Misconfigured", ...), with the engine's message; while a
  * workload it evicted waits: "Preempted" (Kueue's message, "Preempted to accommodate ns/name
  * due to ...", then what it waits for) or the Evicted reason of a HoldAndDrain stop
  * ("ClusterQueueStopped", "LocalQueueStopped"). Not given to the engine: "Deactivated"
- * (spec.active false), "Finished" (holds no quota), "Inadmissible" without spec.queueName.
+ * (spec.active false), "Finished" (holds no quota), "Misconfigured" without spec.queueName,
+ * "WaitingForPods" for a pod group short of pods.
  * "preempted" is true for a Workload preempted during the run, even if admitted again since.
  * "placement" (only with Nodes, only for podSets the run admitted) is the plan, in the order
  * the pods fill it: [{"node":S,"count":N},...]; a podSet of 0 pods has [].

@@ -10,7 +10,7 @@ wait_until 60 "the blocker to run" running_at_least blocker 5
 job_yaml gang lq 8 1 30s | k create -f - >/dev/null
 wait_until 30 "a Workload for the gang" has_workload gang
 wl=$(workload_of gang)
-wait_until 30 "the gang's pending reason" field_is workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' Pending
+wait_until 30 "the gang's pending reason" field_is workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' WaitingForQuota
 msg=$(jp workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].message}')
 [[ $msg == *"insufficient unused quota for nvidia.com/gpu"*"2 more needed"* ]] ||
 	fail "pending message does not say why: $msg"

@@ -6,7 +6,7 @@ make_namespace
 job_yaml orphan later 1 1 5s | k create -f - >/dev/null
 wait_until 30 "a Workload for the Job" has_workload orphan
 wl=$(workload_of orphan)
-wait_until 30 "an Inadmissible condition" field_is workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' Inadmissible
+wait_until 30 "a Misconfigured condition" field_is workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' Misconfigured
 msg=$(jp workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].message}')
 [ "$msg" = "LocalQueue later doesn't exist" ] || fail "unclear message: $msg"
 field_is job orphan '{.spec.suspend}' true || fail "the Job was unsuspended"

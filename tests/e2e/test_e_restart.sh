@@ -23,7 +23,7 @@ wait_until 20 "the manager to exit" bash -c "! kill -0 $pid"
 job_yaml second lq 10 1 5s | k create -f - >/dev/null
 wait_until 30 "a Workload for the second Job" has_workload second
 wl2=$(workload_of second)
-wait_until 30 "the second Workload's pending reason" field_is workload "$wl2" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' Pending
+wait_until 30 "the second Workload's pending reason" field_is workload "$wl2" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' WaitingForQuota
 [ "$(cq_usage e2e-e nvidia.com/gpu)" = 8 ] || fail "usage after restart is $(cq_usage e2e-e nvidia.com/gpu), want 8"
 grep -q '"caches synced; admission starts"' "$log" || fail "the restarted manager's log is not $log"
 ! grep -q "\"workload admitted\",\"workload\":\"$NS/$wl\"" "$log" ||

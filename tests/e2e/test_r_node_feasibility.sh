@@ -28,7 +28,7 @@ wait_until 30 "the gang's admission" field_is workload "$gwl" '{.status.conditio
 job_yaml five lq 1 5 3s | k create -f - >/dev/null
 wait_until 30 "a Workload for the 5-GPU Job" has_workload five
 wl=$(workload_of five)
-wait_until 30 "the 5-GPU Job's pending reason" field_is workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' Pending
+wait_until 30 "the 5-GPU Job's pending reason" field_is workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' TopologyPlacementFailed
 msg=$(jp workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].message}')
 [[ $msg == "couldn't place pod set main on nodes: "* ]] || fail "the 5-GPU Job waits for another reason: $msg"
 echo "5-GPU Job pending: $msg" >&2

@@ -52,7 +52,7 @@ for i in 1 2 3 4; do pod_yaml "g-$i" gang 4 20s | k create -f - >/dev/null; done
 [ "$(gates_of g-1)" = kueue.x-k8s.io/admission ] || fail "a queued pod was not gated: $(gates_of g-1)"
 [ "$(jp pod g-1 '{.metadata.finalizers[*]}')" = kueue.x-k8s.io/managed ] || fail "no managed finalizer"
 wait_until 30 "the group's Workload" field_is workload gang '{.metadata.name}' gang
-wait_until 30 "the group's pending reason" field_is workload gang '{.status.conditions[?(@.type=="QuotaReserved")].reason}' Pending
+wait_until 30 "the group's pending reason" field_is workload gang '{.status.conditions[?(@.type=="QuotaReserved")].reason}' WaitingForQuota
 sleep 3
 for i in 1 2 3 4; do
 	[ -z "$(jp pod "g-$i" '{.spec.nodeName}')" ] || fail "pod g-$i was scheduled while its group can't fit"

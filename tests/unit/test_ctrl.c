@@ -343,13 +343,13 @@ static json_t *job_workload(struct t *t, const char *job_name, char *path, size_
 	return fake_api_get(t->api, path);
 }
 
-/* The Workload at path says it waits for quota: QuotaReserved=False, reason Pending. */
+/* The Workload at path says it waits for quota: QuotaReserved=False, reason WaitingForQuota. */
 static void assert_waits(struct t *t, const char *path)
 {
 	json_t *c = condition_get(fake_api_get(t->api, path), "QuotaReserved");
 	assert_non_null(c);
 	assert_string_equal(json_string_value(json_object_get(c, "status")), "False");
-	assert_string_equal(json_string_value(json_object_get(c, "reason")), "Pending");
+	assert_string_equal(json_string_value(json_object_get(c, "reason")), "WaitingForQuota");
 }
 
 /* Someone else (Kueue's perf runner) marks the Workload at path Finished. */

@@ -359,7 +359,7 @@ static void test_engine_no_fit_pending_with_kueue_message(void **state)
 	assert_true(admitted(e, "ns/first"));
 	const struct dec *d = find(&r, ENG_PENDING, "ns/second");
 	assert_non_null(d);
-	assert_string_equal(d->reason, "Pending");
+	assert_string_equal(d->reason, "WaitingForQuota");
 	assert_string_equal(d->msg,
 			    "couldn't assign flavors to pod set main: insufficient unused quota "
 			    "for nvidia.com/gpu in flavor gpu-a100, 2 more needed");
@@ -919,7 +919,7 @@ static void test_engine_strict_fifo_namespace_mismatch_head_doesnt_block(void **
 	cycle(e, &r);
 	/* Kueue sets such a head aside (kueue#301): it doesn't block the queue. */
 	assert_false(admitted(e, "scratch/stray"));
-	assert_string_equal(find(&r, ENG_PENDING, "scratch/stray")->reason, "Inadmissible");
+	assert_string_equal(find(&r, ENG_PENDING, "scratch/stray")->reason, "Misconfigured");
 	assert_true(admitted(e, "ns/nightly"));
 	engine_free(e);
 }
@@ -1368,7 +1368,7 @@ static void test_engine_namespace_selector_null_none_empty_all_labels_match(void
 	cycle(e, &r);
 	assert_false(admitted(e, "ns/w-none"));
 	const struct dec *d = find(&r, ENG_PENDING, "ns/w-none");
-	assert_string_equal(d->reason, "Inadmissible");
+	assert_string_equal(d->reason, "Misconfigured");
 	assert_string_equal(d->msg, "workload namespace doesn't match ClusterQueue selector");
 	assert_true(admitted(e, "ns/w-all"));
 	assert_true(admitted(e, "ns/w-team"));
@@ -1395,7 +1395,7 @@ static void test_engine_stop_hold_keeps_admitted_blocks_new(void **state)
 	assert_true(admitted(e, "ns/running"));
 	assert_false(admitted(e, "ns/new"));
 	const struct dec *d = find(&r, ENG_PENDING, "ns/new");
-	assert_string_equal(d->reason, "Inadmissible");
+	assert_string_equal(d->reason, "Suspended");
 	assert_string_equal(d->msg, "ClusterQueue cq is stopped");
 	const char *reason, *msg;
 	assert_int_equal(engine_cq_active(e, "cq", &reason, &msg), 0);
@@ -1453,7 +1453,7 @@ static void test_engine_missing_queue_and_flavor_messages(void **state)
 	add_wl(e, &(struct wldef){ "no-lq", "lq", .count = 1, .per_pod = { U(1) } });
 	cycle(e, &r);
 	const struct dec *d = find(&r, ENG_PENDING, "ns/no-lq");
-	assert_string_equal(d->reason, "Inadmissible");
+	assert_string_equal(d->reason, "Misconfigured");
 	assert_string_equal(d->msg, "LocalQueue lq doesn't exist");
 	lq(e, "lq", "cq");
 	cycle(e, &r);
@@ -1511,7 +1511,7 @@ static void test_engine_cohort_cycle_disables_tree(void **state)
 	assert_false(admitted(e, "ns/w"));
 	assert_true(admitted(e, "ns/w-free"));
 	const struct dec *d = find(&r, ENG_PENDING, "ns/w");
-	assert_string_equal(d->reason, "Inadmissible");
+	assert_string_equal(d->reason, "Misconfigured");
 	assert_non_null(strstr(d->msg, "ClusterQueue cq is inactive: cohort "));
 	assert_non_null(strstr(d->msg, "is part of a cycle"));
 	const char *reason, *msg;
@@ -1612,7 +1612,7 @@ static void placer(enum eng_queueing q, int expect_small_admitted)
 	assert_false(admitted(e, "ns/big"));
 	const struct dec *d = find(&r, ENG_PENDING, "ns/big");
 	assert_non_null(d);
-	assert_string_equal(d->reason, "Pending");
+	assert_string_equal(d->reason, "TopologyPlacementFailed");
 	assert_string_equal(d->msg, "no node layout fits 4 pods: at most 2 fit");
 	assert_int_equal(admitted(e, "ns/small"), expect_small_admitted);
 	assert_int_equal(cq_usage(e, "cq", "default", "cpu"), expect_small_admitted ? U(2) : 0);
@@ -1656,6 +1656,173 @@ static void test_engine_placer_capacity_change_without_refusals_is_noop(void **s
 	engine_capacity_changed(e);
 	assert_int_equal(cycle(e, &r), 0);
 	assert_int_equal(nodes.calls, 1);
+	engine_free(e);
+}
+
+/* --- pending reasons: Kueue v0.20's QuotaReserved=False tokens, one test each --------------- */
+
+/* The last pending decision for ns/<name> has exactly this reason and message. */
+static void assert_pending(const struct rec *r, const char *name, const char *reason,
+			   const char *msg)
+{
+	char key[128];
+	snprintf(key, sizeof(key), "ns/%s", name);
+	const struct dec *d = find(r, ENG_PENDING, key);
+	assert_non_null(d);
+	assert_string_equal(d->reason, reason);
+	assert_string_equal(d->msg, msg);
+}
+
+static void test_engine_reason_misconfigured_missing_cluster_queue(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	lq(e, "lq", "gone");
+	add_wl(e, &(struct wldef){ "w", "lq", .count = 1, .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_pending(&r, "w", "Misconfigured", "ClusterQueue gone doesn't exist");
+	assert_false(eng_why_waits("Misconfigured"));
+	engine_free(e);
+}
+
+static void test_engine_reason_misconfigured_missing_flavor(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("h100", U(4)) } });
+	lq(e, "lq", "cq");
+	add_wl(e, &(struct wldef){ "w", "lq", .count = 1, .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_pending(&r, "w", "Misconfigured",
+		       "ClusterQueue cq is inactive: references missing ResourceFlavor h100");
+	engine_free(e);
+}
+
+static void test_engine_reason_misconfigured_wins_over_suspended(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("h100", U(4)) },
+				   .stop = ENG_STOP_HOLD });
+	lq(e, "lq", "cq");
+	add_wl(e, &(struct wldef){ "w", "lq", .count = 1, .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_pending(&r, "w", "Misconfigured",
+		       "ClusterQueue cq is inactive: is stopped, references missing ResourceFlavor "
+		       "h100");
+	engine_free(e);
+}
+
+static void test_engine_reason_no_matching_flavor(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	struct quota_taint taint = { "spot", "true", "NoSchedule", 0 };
+	struct quota_flavor spot = { .name = "spot", .n_taints = 1, .taints = &taint };
+	assert_int_equal(engine_set_flavor(e, &spot), 0);
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("spot", U(4)) } });
+	lq(e, "lq", "cq");
+	add_wl(e, &(struct wldef){ "w", "lq", .count = 1, .per_pod = { U(1) } });
+	/* A resource the ClusterQueue doesn't cover can't match any flavor either. */
+	add_wl(e, &(struct wldef){ "mem", "lq", .count = 1, .res = { "memory" },
+				   .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_pending(&r, "w", "NoMatchingFlavor",
+		       "couldn't assign flavors to pod set main: untolerated taint {spot true "
+		       "NoSchedule <nil>} in flavor spot");
+	assert_pending(&r, "mem", "NoMatchingFlavor",
+		       "couldn't assign flavors to pod set main: resource memory unavailable in "
+		       "ClusterQueue");
+	assert_false(eng_why_waits("NoMatchingFlavor"));
+	engine_free(e);
+}
+
+static void test_engine_reason_suspended_local_queue(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(4)) } });
+	assert_int_equal(engine_set_local_queue(e, "ns", "lq", "cq", ENG_STOP_HOLD), 0);
+	add_wl(e, &(struct wldef){ "w", "lq", .count = 1, .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_pending(&r, "w", "Suspended", "LocalQueue lq is stopped");
+	assert_false(eng_why_waits("Suspended"));
+	engine_free(e);
+}
+
+static void test_engine_reason_exceeds_max_quota(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQB("default", U(4), U(2)) } });
+	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(10)) } });
+	lq(e, "lq", "a");
+	/* 4 nominal + 2 borrowable: 7 can never fit, whatever the cohort has free. */
+	add_wl(e, &(struct wldef){ "w", "lq", .count = 7, .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_pending(&r, "w", "ExceedsMaxQuota",
+		       "couldn't assign flavors to pod set main: insufficient quota for cpu in "
+		       "flavor default, previously considered podsets requests (0) + current podset "
+		       "request (7) > maximum capacity (6)");
+	assert_false(eng_why_waits("ExceedsMaxQuota"));
+	engine_free(e);
+}
+
+static void test_engine_reason_borrowing_limit_reached(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQB("default", U(4), U(2)) } });
+	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(10)) } });
+	lq(e, "lq", "a");
+	add_wl(e, &(struct wldef){ "big", "lq", .time = 1, .count = 6, .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_true(admitted(e, "ns/big"));
+	/* b has 8 unused, but a already borrows all it may. */
+	add_wl(e, &(struct wldef){ "w", "lq", .time = 2, .count = 1, .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_pending(&r, "w", "BorrowingLimitReached",
+		       "couldn't assign flavors to pod set main: insufficient unused quota for cpu "
+		       "in flavor default, 1 more needed");
+	assert_true(eng_why_waits("BorrowingLimitReached"));
+	engine_free(e);
+}
+
+static void test_engine_reason_waiting_for_quota(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQB("default", U(4), U(2)) } });
+	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(1)) } });
+	lq(e, "lq", "a");
+	lq(e, "lq-b", "b");
+	add_wl(e, &(struct wldef){ "b1", "lq-b", .time = 1, .count = 1, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "a1", "lq", .time = 2, .count = 4, .per_pod = { U(1) } });
+	cycle(e, &r);
+	/* The cohort has nothing unused: a plain wait, though a borrowing limit is set too. */
+	add_wl(e, &(struct wldef){ "w", "lq", .time = 3, .count = 1, .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_pending(&r, "w", "WaitingForQuota",
+		       "couldn't assign flavors to pod set main: insufficient unused quota for cpu "
+		       "in flavor default, 1 more needed");
+	assert_true(eng_why_waits("WaitingForQuota"));
+	engine_free(e);
+}
+
+static void test_engine_reason_waiting_for_preempted_workloads(void **state)
+{
+	struct engine *e = within_engine(ENG_WITHIN_LOWER_PRIORITY);
+	struct rec r = { 0 };
+	add_wl(e, &(struct wldef){ "low", "lq", .priority = 0, .time = 1, .count = 4,
+				   .per_pod = { U(1) } });
+	cycle(e, &r);
+	add_wl(e, &(struct wldef){ "high", "lq", .priority = 10, .time = 2, .count = 4,
+				   .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_pending(&r, "high", "WaitingForPreemptedWorkloads",
+		       "couldn't assign flavors to pod set main: insufficient unused quota for cpu "
+		       "in flavor default, 4 more needed. Pending the preemption of 1 workload(s)");
+	assert_true(eng_why_waits("WaitingForPreemptedWorkloads"));
 	engine_free(e);
 }
 
@@ -1716,6 +1883,15 @@ int main(void)
 		cmocka_unit_test(test_engine_cohort_cycle_disables_tree),
 		cmocka_unit_test(test_engine_set_admitted_charges_and_evict_requeues),
 		cmocka_unit_test(test_engine_invalid_workloads_einval),
+		cmocka_unit_test(test_engine_reason_misconfigured_missing_cluster_queue),
+		cmocka_unit_test(test_engine_reason_misconfigured_missing_flavor),
+		cmocka_unit_test(test_engine_reason_misconfigured_wins_over_suspended),
+		cmocka_unit_test(test_engine_reason_no_matching_flavor),
+		cmocka_unit_test(test_engine_reason_suspended_local_queue),
+		cmocka_unit_test(test_engine_reason_exceeds_max_quota),
+		cmocka_unit_test(test_engine_reason_borrowing_limit_reached),
+		cmocka_unit_test(test_engine_reason_waiting_for_quota),
+		cmocka_unit_test(test_engine_reason_waiting_for_preempted_workloads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

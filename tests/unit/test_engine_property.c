@@ -440,9 +440,12 @@ static void on_decision(void *arg, const struct eng_decision *d)
 		break;
 	case ENG_PENDING:
 		assert_false(x->admitted);
-		/* Inadmissible (a stopped queue) says nothing about a preemptor's wait. */
-		if (!strcmp(d->reason, "Pending"))
-			x->waiting = strstr(d->message, "Pending the preemption of") != NULL;
+		/* A preemptor's wait has its own reason, and only it says so; a stopped or broken
+		 * queue says nothing about a preemptor's wait. */
+		assert_int_equal(!strcmp(d->reason, ENG_WHY_PREEMPTION_PENDING),
+				 strstr(d->message, "Pending the preemption of") != NULL);
+		if (eng_why_waits(d->reason))
+			x->waiting = !strcmp(d->reason, ENG_WHY_PREEMPTION_PENDING);
 		w->pendings++;
 		break;
 	}
