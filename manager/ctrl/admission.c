@@ -261,6 +261,8 @@ static void on_pending_written(struct mgr *m, enum kind kind, const char *key,
 	if (outcome == WRITE_OK && have && reason && message && !strcmp(have, reason) &&
 	    !strcmp(have + strlen(have) + 1, message))
 		free(strmap_remove(&m->unwritten, key));
+	if (outcome == WRITE_OK && updated)
+		history_pending(m, updated);
 }
 
 static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *reason,
@@ -339,6 +341,7 @@ static void on_admitted(struct mgr *m, enum kind kind, const char *key, enum wri
 	json_t *assumed = json_object_get(m->assumed, key);
 	if (outcome == WRITE_OK) {
 		observe_admitted(m, updated ? updated : assumed);
+		history_admitted(m, updated ? updated : assumed);
 		log_info("workload admitted", LF_STR("workload", key),
 			 LF_STR("clusterQueue", obj_str(updated ? updated : assumed,
 							"status.admission.clusterQueue")),
@@ -427,7 +430,9 @@ void workload_log_landed(enum write_outcome outcome, const char *msg, const char
 static void on_deactivated(struct mgr *m, enum kind kind, const char *key,
 			   enum write_outcome outcome, json_t *updated)
 {
-	(void)m, (void)kind;
+	(void)kind;
+	if (outcome == WRITE_OK && updated)
+		history_deactivated(m, updated);
 	workload_log_landed(outcome, "workload deactivated: requeuing limit exceeded", key, updated, NULL);
 }
 
@@ -435,8 +440,10 @@ static void on_evicted(struct mgr *m, enum kind kind, const char *key, enum writ
 		       json_t *updated)
 {
 	(void)kind;
-	if (outcome == WRITE_OK && updated)
+	if (outcome == WRITE_OK && updated) {
 		observe_evicted(m, key, updated);
+		history_evicted(m, updated);
+	}
 	workload_log_landed(outcome, "workload evicted", key, updated, "Evicted");
 }
 
@@ -495,17 +502,6 @@ static void evict_with(struct mgr *m, const char *key, json_t *wl, const char *r
 }
 
 /* The ClusterQueue a pending workload's LocalQueue points at, from the cache, or NULL. */
-static const char *cq_of_workload(struct mgr *m, const char *key)
-{
-	json_t *wl = store_get(m, K_WORKLOAD, key);
-	const char *queue = obj_str(wl, "spec.queueName"), *ns = obj_namespace(wl);
-	char lq[600];
-	if (!queue || !ns)
-		return NULL;
-	snprintf(lq, sizeof(lq), "%s/%s", ns, queue);
-	return obj_str(store_get(m, K_LQ, lq), "spec.clusterQueue");
-}
-
 /* What the engine decided, applied to the cluster. */
 static void on_decision(void *arg, const struct eng_decision *d)
 {
@@ -522,7 +518,9 @@ static void on_decision(void *arg, const struct eng_decision *d)
 		/* A victim keeps its quota until its pods are gone; the engine hears of it when the
 		 * admission is cleared (workload_reconcile -> engine_evict). */
 		if (d->preemptor) {
-			observe_preemptor(m, d->workload, cq_of_workload(m, d->preemptor));
+			observe_preemptor(m, d->workload,
+					  workload_cluster_queue(m, store_get(m, K_WORKLOAD,
+									      d->preemptor)));
 			workload_evict(m, d->workload, wl, "Preempted", d->message, d->reason);
 		} else
 			workload_evict(m, d->workload, wl, d->reason, d->message, NULL);

@@ -29,14 +29,38 @@ static void owner_path(const struct integration *in, json_t *obj, const char *su
 		 in->plural, obj_name(obj), subresource);
 }
 
+/* The Workload's key of an owner object: its namespace and Kueue's Workload name. */
+static int workload_key_of(const struct integration *in, json_t *obj, char *buf, size_t size)
+{
+	char name[300];
+	int rc = integration_workload_name(in, obj_name(obj), obj_uid(obj), name, sizeof(name));
+	if (rc == 0 && snprintf(buf, size, "%s/%s", obj_namespace(obj), name) >= (int)size)
+		rc = -ENOSPC;
+	return rc;
+}
+
 static void on_owner_written(struct mgr *m, enum kind kind, const char *key,
 			     enum write_outcome outcome, json_t *updated)
 {
-	(void)m;
 	if (outcome != WRITE_OK)
 		return; /* the writer retries: the object is decided again after a backoff */
 	const struct integration *in = owner_integration(kind);
-	log_info(in->held(updated) ? "workload owner held" : "workload owner released",
+	int held = updated && in->held(updated);
+	char wl_key[600], msg[600];
+	json_t *wl = updated && workload_key_of(in, updated, wl_key, sizeof(wl_key)) == 0
+			     ? store_get(m, K_WORKLOAD, wl_key)
+			     : NULL;
+	/* Kueue's Job events: Started when admitted and let go, Stopped when held again. */
+	const char *cq = obj_str(wl, "status.admission.clusterQueue");
+	if (updated && cq && !held) {
+		snprintf(msg, sizeof(msg), "Admitted by clusterQueue %s", cq);
+		writer_event(m, kind, updated, "Normal", "Started", msg);
+	} else if (updated && wl && condition_true(wl, "Evicted")) {
+		json_t *evicted = condition_get(wl, "Evicted");
+		const char *why = json_string_value(json_object_get(evicted, "message"));
+		writer_event(m, kind, updated, "Normal", "Stopped", why ? why : "The workload was evicted");
+	}
+	log_info(held ? "workload owner held" : "workload owner released",
 		 LF_STR("kind", in->kind), LF_STR("object", key), LF_END);
 }
 
@@ -70,15 +94,6 @@ static void hold(struct mgr *m, enum kind kind, const char *key, json_t *obj)
 	json_decref(copy);
 }
 
-static int workload_key_of(const struct integration *in, json_t *obj, char *buf, size_t size)
-{
-	char name[300];
-	int rc = integration_workload_name(in, obj_name(obj), obj_uid(obj), name, sizeof(name));
-	if (rc == 0 && snprintf(buf, size, "%s/%s", obj_namespace(obj), name) >= (int)size)
-		rc = -ENOSPC;
-	return rc;
-}
-
 /* Created, or it existed already (409): either way its watch event is on its way, and until it
  * arrives the owner must not create it again. */
 static void on_workload_created(struct mgr *m, enum kind kind, const char *key,
@@ -90,9 +105,13 @@ static void on_workload_created(struct mgr *m, enum kind kind, const char *key,
 		return;
 	if (outcome == WRITE_OK || outcome == WRITE_CONFLICT)
 		writer_expect(m, K_WORKLOAD, wl_key);
-	if (outcome == WRITE_OK)
+	if (outcome == WRITE_OK) {
+		char msg[700];
+		snprintf(msg, sizeof(msg), "Created Workload: %s", wl_key);
+		writer_event(m, kind, obj, "Normal", "CreatedWorkload", msg);
 		log_info("workload created", LF_STR("workload", wl_key), LF_STR("owner", key),
 			 LF_STR("uid", obj_uid(updated)), LF_END);
+	}
 }
 
 static void create_workload(struct mgr *m, enum kind kind, const char *key, json_t *obj)
@@ -277,7 +296,9 @@ static void on_requeued(struct mgr *m, enum kind kind, const char *key, enum wri
 static void on_finished(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
 			json_t *updated)
 {
-	(void)m, (void)kind;
+	(void)kind;
+	if (outcome == WRITE_OK && updated)
+		history_finished(m, updated);
 	workload_log_landed(outcome, "workload finished", key, updated, "Finished");
 }
 

@@ -9,6 +9,7 @@
  *   integrations.c  the owners of Workloads (Job, RayJob, RayCluster) through one seam
  *                (api/integrations.h): create, hold, release, pods ready, evict, finish.
  *   admission.c  keeps the engine in step with Workloads, runs cycles, applies decisions.
+ *   history.c    what happened, as Events on Workloads and their owners.
  *   nodes.c      the node model, the engine's feasibility hook, plans and start hints.
  *   queues.c     ClusterQueue specs into the engine; queue status kept incrementally.
  *   writer.c     every write: in-flight tracking, conflicts, backoff, recent writes, Events.
@@ -95,6 +96,9 @@ struct mgr {
 	struct muster_config conf; /* from --config, over Kueue's defaults */
 	struct kube_config cfg;
 	struct kube_client *kube;
+	/* This replica: the pod's name, else host_pid. The lease's holderIdentity and the
+	 * reportingInstance of its Events. */
+	char identity[256];
 	/* Leader election (kube/lease.h), NULL when off: only the leader admits and writes, and
 	 * its elector talks through its own client, so renewals never queue behind our writes. */
 	struct lease_elector *elector;
@@ -305,14 +309,20 @@ void writer_forget(struct mgr *m, enum kind kind, const char *key);
 int writer_paused(struct mgr *m);
 /* Writes sent and not yet answered. */
 size_t writer_in_flight(struct mgr *m);
-/* Records a Kubernetes Event about obj (type "Normal" or "Warning"), once per (reason,
- * object) for this process (a new object of the same name, with another uid, gets its own);
- * best effort, a failure is only logged. */
+/* Records an events.k8s.io/v1 Event about obj (type "Normal" or "Warning"), once per (reason,
+ * message, object) for this process (a new object of the same name, with another uid, gets
+ * its own); best effort, a failure is only logged. All Events share a token bucket of
+ * EVENT_QPS per second and EVENT_BURST at once: past it they are dropped and counted
+ * (writer_stats.events_dropped), never queued. */
+#define EVENT_QPS 20
+#define EVENT_BURST 200
+#define EVENT_CONTROLLER "muster.io/manager"
 void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type,
 		  const char *reason, const char *message);
 /* Counters, for logs and tests. */
 struct writer_stats {
 	uint64_t sent, ok, conflicts, retries, rejected, paused_skips;
+	uint64_t events_sent, events_dropped; /* Events posted, and dropped by the rate limit */
 };
 void writer_get_stats(struct mgr *m, struct writer_stats *out);
 int writer_init(struct mgr *m);
@@ -328,6 +338,10 @@ void queues_track(struct mgr *m, const char *key);
 void queues_forget(struct mgr *m, const char *key);
 /* A ClusterQueue (kind K_CQ) or LocalQueue (K_LQ) is gone: forget its write history. */
 void queues_forget_queue(struct mgr *m, enum kind kind, const char *key);
+/* The ClusterQueue's usage as its status.flavorsUsage says it (flavors and resources of its
+ * spec, in spec order, total and borrowed), from the engine. A new reference; [] for a
+ * ClusterQueue not cached. */
+json_t *cq_flavors_usage(struct mgr *m, const char *name);
 /* Writes the status of dirty queues that changed, each at most once per interval. */
 void queues_sync(struct mgr *m);
 /* For tests and debug-build checks: recounts every LocalQueue from scratch and compares with
@@ -335,6 +349,19 @@ void queues_sync(struct mgr *m);
 int queues_check(struct mgr *m);
 int queues_init(struct mgr *m);
 void queues_release(struct mgr *m);
+
+/* --- history.c: what happened, as Events ---------------------------------------------------- */
+
+/* The ClusterQueue of a Workload: its admission's, else its LocalQueue's (cached), or NULL. */
+const char *workload_cluster_queue(struct mgr *m, json_t *wl);
+/* A write landed; wl is the Workload it returned. Events on the Workload (and its owner):
+ * QuotaReserved and Admitted, the QuotaReserved=False reason (Warning), Preempted and
+ * EvictedDueTo<Reason>, Finished (and FinishedWorkload on the owner), Deactivated. */
+void history_admitted(struct mgr *m, json_t *wl);
+void history_pending(struct mgr *m, json_t *wl);
+void history_evicted(struct mgr *m, json_t *wl);
+void history_finished(struct mgr *m, json_t *wl);
+void history_deactivated(struct mgr *m, json_t *wl);
 
 /* --- nodes.c: the node model and placement ---------------------------------------------------- */
 

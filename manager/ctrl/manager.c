@@ -464,17 +464,16 @@ static void lease_identity(char *buf, size_t size)
 
 static int start_election(struct mgr *m)
 {
-	char identity[300];
 	/* resourceNamespace, else the manager's own namespace (resolve_serving filled it in). */
 	const char *ns = m->conf.lease_namespace[0] ? m->conf.lease_namespace : m->conf.namespace_name;
 	int rc;
-	lease_identity(identity, sizeof(identity));
+
 	if ((rc = kube_client_new(m->loop, &m->cfg, &m->lease_kube)) != 0)
 		return rc;
 	/* A renewal that takes longer than this can't keep the lease anyway. */
 	kube_client_set_request_timeout(m->lease_kube, (long)(m->conf.renew_deadline_ms / 2000));
 	struct lease_options lo = { .namespace_name = ns, .name = m->conf.lease_name,
-				    .identity = identity,
+				    .identity = m->identity,
 				    .lease_duration_ms = m->conf.lease_duration_ms,
 				    .renew_deadline_ms = m->conf.renew_deadline_ms,
 				    .retry_period_ms = m->conf.retry_period_ms,
@@ -483,7 +482,7 @@ static int start_election(struct mgr *m)
 	if ((rc = lease_elector_start(m->loop, m->lease_kube, &lo, &m->elector)) != 0)
 		return rc;
 	log_info("leader election started", LF_STR("lease", m->conf.lease_name), LF_STR("namespace", ns),
-		 LF_STR("identity", identity), LF_END);
+		 LF_STR("identity", m->identity), LF_END);
 	return 0;
 }
 
@@ -635,6 +634,7 @@ int manager_run(const struct manager_options *opt)
 
 	memset(&m, 0, sizeof(m));
 	m.opt = *opt;
+	lease_identity(m.identity, sizeof(m.identity));
 	config_defaults(&m.conf);
 	if (opt->config && config_load(opt->config, &m.conf, err, sizeof(err)) != 0) {
 		log_error("invalid configuration", LF_STR("error", err), LF_END);

@@ -401,14 +401,11 @@ static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)
 	return conds;
 }
 
-static void cq_status(struct mgr *m, const char *name)
+json_t *cq_flavors_usage(struct mgr *m, const char *name)
 {
 	json_t *obj = store_get(m, K_CQ, name);
 	json_t *groups = obj_path(obj, "spec.resourceGroups"), *g;
-	char path[512];
-	size_t gi, pending = 0, admitted = 0;
-	if (!obj)
-		return;
+	size_t gi;
 	json_t *usage = json_array();
 	json_array_foreach(groups, gi, g)
 	{
@@ -436,6 +433,17 @@ static void cq_status(struct mgr *m, const char *name)
 				json_decref(res);
 		}
 	}
+	return usage;
+}
+
+static void cq_status(struct mgr *m, const char *name)
+{
+	json_t *obj = store_get(m, K_CQ, name);
+	char path[512];
+	size_t pending = 0, admitted = 0;
+	if (!obj)
+		return;
+	json_t *usage = cq_flavors_usage(m, name);
 	engine_cq_counts(m->engine, name, &pending, &admitted);
 	json_t *status = json_pack("{s:o, s:I, s:I, s:I, s:O, s:O}", "conditions",
 				   cq_conditions(m, obj, name), "pendingWorkloads", (json_int_t)pending,

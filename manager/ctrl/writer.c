@@ -43,9 +43,13 @@ struct writer {
 	struct strmap landed[K_KINDS]; /* key -> the base resourceVersion of a landed write */
 	struct strmap expect[K_KINDS]; /* key -> int64_t *: created, not yet seen, until then */
 	struct strmap delay[K_KINDS]; /* key -> unsigned *: the next retry delay */
-	/* Per kind, object key -> "uid|reason|reason|...|": the Events recorded for it, so each
-	 * (object, reason) is recorded once; forgotten with the object. */
+	/* Per kind, object key -> "uid|reason#hash|...|": the Events recorded for it, so each
+	 * (object, reason, message) is recorded once; forgotten with the object. */
 	struct strmap evented[K_KINDS];
+	/* Events share one token bucket (EVENT_QPS, EVENT_BURST): a deep queue whose every
+	 * Workload changes reason at once must not flood the apiserver. Tokens in thousandths. */
+	int64_t event_tokens, event_refilled_ms;
+	uint64_t event_seq; /* makes Event names unique within a millisecond */
 	int64_t paused_until;
 	unsigned pause_ms;
 	uv_timer_t resume;
@@ -394,12 +398,16 @@ static void on_event_written(void *arg, const struct kube_response *resp)
 }
 
 /* Records reason as reported for the object; 0 when it was not yet, 1 when it was (or when
- * memory ran out: better one Event missing than a storm of them). */
+ * memory ran out: better one Event missing than a storm of them). A long-lived object's list
+ * starts over past EVENT_SEEN_MAX bytes: at worst an Event is recorded again. */
+#define EVENT_SEEN_MAX 2048
 static int seen_before(struct writer *w, enum kind kind, const char *key, const char *uid,
 		       const char *reason)
 {
 	char *have = strmap_get(&w->evented[kind], key), *next;
 	size_t ulen = strlen(uid), rlen = strlen(reason);
+	if (have && strlen(have) > EVENT_SEEN_MAX)
+		have = NULL;
 	if (have && !strncmp(have, uid, ulen) && have[ulen] == '|') {
 		for (const char *p = have + ulen; (p = strstr(p, reason)) != NULL; p++)
 			if (p[-1] == '|' && p[rlen] == '|')
@@ -424,10 +432,38 @@ static int seen_before(struct writer *w, enum kind kind, const char *key, const 
 	return 0;
 }
 
+/* Takes a token from the Events' bucket: 1, or 0 when the burst is spent. */
+static int event_token(struct mgr *m)
+{
+	struct writer *w = m->writer;
+	int64_t now = m->now_ms();
+	if (now > w->event_refilled_ms) {
+		int64_t add = (now - w->event_refilled_ms) * EVENT_QPS; /* thousandths */
+		w->event_tokens = w->event_tokens + add > EVENT_BURST * 1000
+					  ? EVENT_BURST * 1000
+					  : w->event_tokens + add;
+		w->event_refilled_ms = now;
+	}
+	if (w->event_tokens < 1000)
+		return 0;
+	w->event_tokens -= 1000;
+	return 1;
+}
+
+/* FNV-1a: tells messages apart in the record of Events sent, nothing more. */
+static uint32_t message_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
 void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type, const char *reason,
 		  const char *message)
 {
-	char path[512], now[32];
+	struct writer *w = m->writer;
+	char path[512], when[40], name[256], seen[160], note[1024];
 	const char *ns = obj_namespace(obj), *uid = obj_uid(obj);
 	if (fenced(m))
 		return; /* a follower's caches see what the leader records */
@@ -436,26 +472,52 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type, 
 		return;
 	ctx->m = m;
 	ctx->kind = kind;
+	snprintf(seen, sizeof(seen), "%s#%08x", reason, (unsigned)message_hash(message));
 	if (informer_key(obj, ctx->key, sizeof(ctx->key)) != 0 ||
-	    seen_before(m->writer, kind, ctx->key, uid ? uid : "", reason)) {
+	    seen_before(w, kind, ctx->key, uid ? uid : "", seen)) {
 		free(ctx);
 		return;
 	}
-	time_now_rfc3339(now, sizeof(now));
-	json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s},"
-			       " s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i}",
-			       "apiVersion", "v1", "kind", "Event", "metadata", "generateName", "muster-",
-			       "namespace", ns ? ns : "default", "involvedObject", "apiVersion",
+	if (!event_token(m)) {
+		/* Dropped, not queued: a queue would only delay the flood. It is logged and
+		 * counted; the object's status carries the same news. */
+		free(strmap_remove(&w->evented[kind], ctx->key));
+		w->stats.events_dropped++;
+		log_debug("event dropped by the rate limit", LF_STR("object", ctx->key),
+			  LF_STR("reason", reason), LF_END);
+		free(ctx);
+		return;
+	}
+	int64_t now = m->now_ms();
+	time_format_rfc3339(now - now % 1000, when, sizeof(when));
+	/* events.k8s.io/v1 wants a MicroTime: "...:05.000000Z". */
+	size_t wl = strlen(when);
+	if (wl > 1 && when[wl - 1] == 'Z')
+		snprintf(when + wl - 1, sizeof(when) - (wl - 1), ".%03d000Z", (int)(now % 1000));
+	/* Names as client-go makes them, the object's name and a time; the sequence number keeps
+	 * two Events of one millisecond apart. */
+	snprintf(name, sizeof(name), "%.200s.%llx", obj_name(obj),
+		 (unsigned long long)((uint64_t)now * 4096 + (w->event_seq++ & 4095)));
+	snprintf(note, sizeof(note), "%s", message); /* the API takes at most 1 kB */
+	json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s,"
+			       " s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:s}",
+			       "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name",
+			       name, "namespace", ns ? ns : "default", "eventTime", when,
+			       "reportingController", EVENT_CONTROLLER, "reportingInstance",
+			       m->identity[0] ? m->identity : "muster", "action",
+			       reason, "reason", reason, "regarding", "apiVersion",
 			       kind_api_versions[kind], "kind", kind_names[kind], "name", obj_name(obj),
-			       "namespace", ns ? ns : "", "uid", uid ? uid : "", "reason", reason,
-			       "message", message, "type", type, "source", "component", "muster",
-			       "firstTimestamp", now, "lastTimestamp", now, "count", 1);
+			       "namespace", ns ? ns : "", "uid", uid ? uid : "", "note", note, "type",
+			       type);
 	char *body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns ? ns : "default");
+	snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
+		 ns ? ns : "default");
 	if (!body || kube_request(m->kube, "POST", path, NULL, body, on_event_written, ctx, NULL) != 0) {
-		free(strmap_remove(&m->writer->evented[kind], ctx->key));
+		free(strmap_remove(&w->evented[kind], ctx->key));
 		log_warn("cannot record event", LF_STR("reason", reason), LF_END);
 		free(ctx);
+	} else {
+		w->stats.events_sent++;
 	}
 	log_info("event", LF_STR("kind", kind_names[kind]), LF_STR("object", obj_name(obj)),
 		 LF_STR("reason", reason), LF_STR("type", type), LF_STR("message", message), LF_END);
@@ -485,6 +547,8 @@ int writer_init(struct mgr *m)
 		strmap_init(&w->evented[k]);
 	}
 	w->last_log_ms = INT64_MIN / 2;
+	w->event_tokens = EVENT_BURST * 1000;
+	w->event_refilled_ms = m->now_ms ? m->now_ms() : 0;
 	uv_timer_init(m->loop, &w->resume);
 	w->resume.data = m;
 	m->writer = w;

@@ -830,8 +830,8 @@ static void test_refused_objects_get_events(void **state)
 			    "'coveredResources':['cpu'],'flavors':[{'name':'default','resources':[{'name':'cpu',"
 			    "'nominalQuota':'12x'}]}]}]}}"));
 	converge(t);
-	assert_int_equal(fake_api_count(t->api, "POST", "/api/v1/namespaces/ns/events", 201), 1);
-	assert_int_equal(fake_api_count(t->api, "POST", "/api/v1/namespaces/default/events", 201), 1);
+	assert_int_equal(fake_api_count(t->api, "POST", "/apis/events.k8s.io/v1/namespaces/ns/events", 201), 1);
+	assert_int_equal(fake_api_count(t->api, "POST", "/apis/events.k8s.io/v1/namespaces/default/events", 201), 1);
 	int found = 0;
 	for (size_t i = 0; i < fake_api_nrequests(t->api); i++) {
 		const struct fake_request *r = fake_api_request(t->api, i);
@@ -855,7 +855,79 @@ static void test_refused_objects_get_events(void **state)
 	/* Once per object and reason, however often it is seen. */
 	seed(t, K_LQ, J("{'metadata':{'namespace':'ns','name':'broken','uid':'lq-uid'},'spec':{}}"));
 	converge(t);
-	assert_int_equal(fake_api_count(t->api, "POST", "/api/v1/namespaces/ns/events", 0), 1);
+	assert_int_equal(fake_api_count(t->api, "POST", "/apis/events.k8s.io/v1/namespaces/ns/events", 0), 1);
+}
+
+/* Events are not writes (converge doesn't wait for them): runs the loop until n POSTs to path
+ * were answered 201 (or 10 s), and then 200 ms more, for any beyond n to show. */
+static void await_posts(struct t *t, const char *path, size_t n)
+{
+	uint64_t deadline = uv_hrtime() + 10000000000ULL;
+	while (fake_api_count(t->api, "POST", path, 201) < n && uv_hrtime() < deadline)
+		uv_run(&t->loop, UV_RUN_ONCE);
+	deadline = uv_hrtime() + 200000000ULL;
+	while (uv_hrtime() < deadline)
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+}
+
+/* An Event about Workload ns/name (uid = name). */
+static void event_about(struct t *t, const char *name, const char *type, const char *reason,
+			const char *message)
+{
+	json_t *wl = json_pack("{s:{s:s, s:s, s:s}}", "metadata", "namespace", "ns", "name", name,
+			       "uid", name);
+	writer_event(&t->m, K_WORKLOAD, wl, type, reason, message);
+	json_decref(wl);
+}
+
+/* Events are events.k8s.io/v1 objects, and share one rate: a burst past EVENT_BURST is dropped
+ * and counted, and the bucket refills at EVENT_QPS. */
+static void test_events_shape_and_rate_limit(void **state)
+{
+	struct t *t = *state;
+	char name[64];
+	struct writer_stats st;
+	for (int i = 0; i < EVENT_BURST + 50; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		event_about(t, name, "Warning", "WaitingForQuota", "2 more needed");
+	}
+	const char *path = "/apis/events.k8s.io/v1/namespaces/ns/events";
+	await_posts(t, path, EVENT_BURST);
+	assert_int_equal(fake_api_count(t->api, "POST", path, 201), EVENT_BURST);
+	writer_get_stats(&t->m, &st);
+	assert_int_equal(st.events_sent, EVENT_BURST);
+	assert_int_equal(st.events_dropped, 50);
+	/* One of them, whole. */
+	json_t *ev = NULL;
+	for (size_t i = 0; i < fake_api_nrequests(t->api) && !ev; i++) {
+		const struct fake_request *r = fake_api_request(t->api, i);
+		if (!strcmp(r->method, "POST") && !strcmp(r->path, path))
+			ev = json_loads(r->body, 0, NULL);
+	}
+	assert_non_null(ev);
+	assert_string_equal(obj_str(ev, "apiVersion"), "events.k8s.io/v1");
+	assert_string_equal(obj_str(ev, "reason"), "WaitingForQuota");
+	assert_string_equal(obj_str(ev, "type"), "Warning");
+	assert_string_equal(obj_str(ev, "note"), "2 more needed");
+	assert_string_equal(obj_str(ev, "regarding.kind"), "Workload");
+	assert_string_equal(obj_str(ev, "regarding.apiVersion"), "kueue.x-k8s.io/v1beta2");
+	assert_string_equal(obj_str(ev, "regarding.name"), "w0");
+	assert_string_equal(obj_str(ev, "reportingController"), EVENT_CONTROLLER);
+	assert_non_null(obj_str(ev, "reportingInstance"));
+	assert_int_equal(strlen(obj_str(ev, "eventTime")), strlen("2026-01-01T00:00:00.000000Z"));
+	assert_non_null(strstr(obj_str(ev, "metadata.name"), "w0."));
+	json_decref(ev);
+	/* The same Event again is not sent twice; a second later, EVENT_QPS more go. */
+	event_about(t, "w0", "Warning", "WaitingForQuota", "2 more needed");
+	advance(t, 1000);
+	for (int i = 0; i < EVENT_QPS + 10; i++) {
+		snprintf(name, sizeof(name), "later%d", i);
+		event_about(t, name, "Normal", "Admitted", "Admitted by ClusterQueue cq");
+	}
+	await_posts(t, path, EVENT_BURST + EVENT_QPS);
+	assert_int_equal(fake_api_count(t->api, "POST", path, 201), EVENT_BURST + EVENT_QPS);
+	writer_get_stats(&t->m, &st);
+	assert_int_equal(st.events_dropped, 60);
 }
 
 /* With cycles batched (ADMISSION_CYCLE_MS), a burst of Workloads is still all admitted, by a
@@ -1187,10 +1259,10 @@ static void test_pod_group_waits_whole(void **state)
 	seed(t, K_GPOD, queued_pod("p3", "train", 4, "1"));
 	converge(t);
 	assert_null(fake_api_get(t->api, WL_PATH("train")));
-	assert_int_equal(fake_api_count(t->api, "POST", "/api/v1/namespaces/ns/events", 0), 0);
+	assert_int_equal(fake_api_count(t->api, "POST", "/apis/events.k8s.io/v1/namespaces/ns/events", 0), 0);
 	advance(t, 6000);
 	converge(t);
-	assert_int_equal(fake_api_count(t->api, "POST", "/api/v1/namespaces/ns/events", 0), 3);
+	assert_int_equal(fake_api_count(t->api, "POST", "/apis/events.k8s.io/v1/namespaces/ns/events", 0), 3);
 	assert_true(gated(t, POD_PATH("p1")));
 
 	seed(t, K_GPOD, queued_pod("p4", "train", 4, "1"));
@@ -1292,7 +1364,7 @@ static void test_job_without_queue_name_held(void **state)
 	converge(t);
 	assert_true(json_is_true(obj_path(fake_at(t, JOB_PATH("bare")), "spec.suspend")));
 	assert_int_equal(fake_api_count(t->api, "POST", KUEUE "/namespaces/ns/workloads", 0), 0);
-	assert_int_equal(fake_api_count(t->api, "POST", "/api/v1/namespaces/ns/events", 0), 1);
+	assert_int_equal(fake_api_count(t->api, "POST", "/apis/events.k8s.io/v1/namespaces/ns/events", 0), 1);
 	/* Labelled, it is queued and runs. */
 	json_t *labelled = json_deep_copy(fake_at(t, JOB_PATH("bare")));
 	json_object_set_new(obj_path(labelled, "metadata.labels"), LABEL_QUEUE_NAME, json_string("lq"));
@@ -1321,6 +1393,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cohort_self_parent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_objects_get_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycles_batched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_events_shape_and_rate_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_follow_landed_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_cq_resources_and_deletion, setup_cq_resources,
 						teardown),
