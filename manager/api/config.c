@@ -31,6 +31,10 @@ void config_defaults(struct muster_config *cfg)
 	cfg->retry_period_ms = 2000;
 	snprintf(cfg->gpu_resource, sizeof(cfg->gpu_resource), "nvidia.com/gpu");
 	cfg->metrics_port = 8080;
+	cfg->visibility_port = 8082; /* Kueue's visibilityServer.bindPort */
+	cfg->ledger_enable = 1;
+	cfg->ledger_max_age_ms = (int64_t)30 * 24 * 3600 * 1000;
+	cfg->ledger_max_bytes = (int64_t)256 << 20;
 	cfg->webhook_port = 9443;
 	cfg->health_port = -1;
 	snprintf(cfg->webhook_secret, sizeof(cfg->webhook_secret), CONFIG_WEBHOOK_SECRET_DEFAULT);
@@ -411,6 +415,58 @@ static int parse_serving(json_t *doc, struct muster_config *cfg, char *err, size
 	return 0;
 }
 
+/* visibilityServer: {bindAddress, bindPort}, as Kueue's (an address, and a port apart). */
+static int parse_visibility(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "bindAddress", "bindPort", NULL };
+	json_t *v;
+	int64_t port = cfg->visibility_port;
+	int rc;
+	if ((rc = section(doc, "visibilityServer", keys, &v, err, errlen)) != 0 ||
+	    (rc = string_field(v, "bindAddress", "visibilityServer", 1, cfg->visibility_host,
+			       sizeof(cfg->visibility_host), err, errlen)) != 0 ||
+	    (rc = int_field(v, "bindPort", "visibilityServer", 0, 65535, &port, NULL, err, errlen)) != 0)
+		return rc;
+	for (const char *c = cfg->visibility_host; *c; c++)
+		if (!strchr("0123456789abcdefABCDEF.:", *c)) {
+			snprintf(err, errlen, "visibilityServer.bindAddress: want a numeric address");
+			return -EINVAL;
+		}
+	cfg->visibility_port = (int)port;
+	return 0;
+}
+
+/* ledger: {enable, path, maxAge, maxSize}: muster's decision ledger (ledger/ledger.h). */
+static int parse_ledger(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "enable", "path", "maxAge", "maxSize", NULL };
+	json_t *l;
+	int rc;
+	if ((rc = section(doc, "ledger", keys, &l, err, errlen)) != 0 ||
+	    (rc = string_field(l, "path", "ledger", 0, cfg->ledger_path, sizeof(cfg->ledger_path),
+			       err, errlen)) != 0 ||
+	    (rc = duration_field(l, "maxAge", "ledger", &cfg->ledger_max_age_ms, err, errlen)) != 0)
+		return rc;
+	json_t *enable = json_object_get(l, "enable"), *size = json_object_get(l, "maxSize");
+	if (enable && !json_is_boolean(enable)) {
+		snprintf(err, errlen, "ledger.enable: must be true or false");
+		return -EINVAL;
+	}
+	if (enable)
+		cfg->ledger_enable = json_is_true(enable);
+	int64_t milli;
+	if (size && (quantity_from_json(size, &milli) != 0 || milli < (int64_t)1000 << 20)) {
+		snprintf(err, errlen, "ledger.maxSize: want a size of at least 1Mi (e.g. \"256Mi\")");
+		return -EINVAL;
+	}
+	if (size)
+		cfg->ledger_max_bytes = milli / 1000;
+	if (cfg->ledger_max_age_ms <= 0) {
+		snprintf(err, errlen, "ledger.maxAge: must be positive");
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static const struct {
 	const char *name;
@@ -531,7 +587,8 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 	static const char *const top[] = { "apiVersion", "kind", "waitForPodsReady", "placement",
 					   "clientConnection", "leaderElection", "metrics", "namespace",
 					   "webhook", "health", "internalCertManagement", "integrations",
-					   "manageJobsWithoutQueueName", "managedJobsNamespaceSelector", NULL };
+					   "manageJobsWithoutQueueName", "managedJobsNamespaceSelector",
+					   "visibilityServer", "ledger", NULL };
 	static const char *const wfpr[] = { "enable", "timeout", "recoveryTimeout", "blockAdmission",
 					    "requeuingStrategy", NULL };
 	static const char *const rs[] = { "timestamp", "backoffBaseSeconds", "backoffMaxSeconds",
@@ -557,7 +614,9 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 	    (rc = parse_metrics(json_object_get(doc, "metrics"), cfg, err, errlen)) != 0 ||
 	    (rc = parse_serving(doc, cfg, err, errlen)) != 0 ||
 	    (rc = parse_integrations(json_object_get(doc, "integrations"), cfg, err, errlen)) != 0 ||
-	    (rc = parse_managed_jobs(doc, cfg, err, errlen)) != 0)
+	    (rc = parse_managed_jobs(doc, cfg, err, errlen)) != 0 ||
+	    (rc = parse_visibility(doc, cfg, err, errlen)) != 0 ||
+	    (rc = parse_ledger(doc, cfg, err, errlen)) != 0)
 		return rc;
 	json_t *w = json_object_get(doc, "waitForPodsReady");
 	if (!w)

@@ -35,6 +35,14 @@
  *   namespace: muster-system       # where the manager's Secret (and Service) live; unset:
  *                                  # $POD_NAMESPACE, the service account's namespace file,
  *                                  # else muster-system (resolved by the manager)
+ *   visibilityServer:              # positions, why, eta, history, usage (ctrl/visibility.c),
+ *     bindAddress: ""              # over HTTPS with the webhook's certificate; "" = every
+ *     bindPort: 8082               # address; Kueue's field and default port
+ *   ledger:                        # the decision ledger (ledger/ledger.h), SQLite
+ *     enable: true
+ *     path: ""                     # "" = <--state-dir>/ledger.db (off without --state-dir)
+ *     maxAge: 720h                 # records older than this go
+ *     maxSize: 256Mi               # and the oldest go while the file is larger
  *   webhook:
  *     port: 9443                   # --webhook-port overrides
  *     host: ""                     # listen address; "" = all (service mode) or 127.0.0.1
@@ -104,6 +112,12 @@ struct muster_config {
 	/* managedJobsNamespaceSelector as a LabelSelector (owned: config_release), or NULL for
 	 * Kueue's default: every namespace but kube-system and the manager's own. */
 	json_t *managed_namespaces;
+	char visibility_host[CONFIG_HOST_MAX]; /* visibilityServer.bindAddress; "" = every address */
+	int visibility_port; /* visibilityServer.bindPort, 8082 */
+	int ledger_enable; /* ledger.enable, true */
+	char ledger_path[1024]; /* ledger.path; "" = <--state-dir>/ledger.db */
+	int64_t ledger_max_age_ms; /* ledger.maxAge, 720h */
+	int64_t ledger_max_bytes; /* ledger.maxSize, 256Mi */
 };
 
 /* Kueue's integrations.frameworks names muster implements, as bits of frameworks. */

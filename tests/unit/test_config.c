@@ -115,6 +115,14 @@ static void test_config_refusals_name_the_field(void **state)
 		{ "placement: {gpuResource: \"\"}\n", "placement.gpuResource: must be a resource name" },
 		{ "placement: {spread: true}\n", "placement.spread: unknown" },
 		{ "placement: 1\n", "placement: must be a mapping" },
+		{ "visibilityServer: {bindPort: 70000}\n", "visibilityServer.bindPort: must be an integer from 0" },
+		{ "visibilityServer: {bindAddress: localhost}\n", "visibilityServer.bindAddress: want a numeric address" },
+		{ "visibilityServer: {port: 1}\n", "visibilityServer.port: unknown" },
+		{ "ledger: {maxSize: 10k}\n", "ledger.maxSize: want a size of at least 1Mi" },
+		{ "ledger: {maxSize: lots}\n", "ledger.maxSize: want a size" },
+		{ "ledger: {maxAge: forever}\n", "ledger.maxAge: invalid duration" },
+		{ "ledger: {enable: sure}\n", "ledger.enable: must be true or false" },
+		{ "ledger: {path: \"\"}\n", "ledger.path" },
 		{ "clientConnection: {qps: 0}\n", "clientConnection.qps: must be a number above 0" },
 		{ "clientConnection: {qps: fast}\n", "clientConnection.qps: must be a number above 0" },
 		{ "clientConnection: {burst: 0}\n", "clientConnection.burst: must be an integer from 1" },
@@ -217,6 +225,29 @@ static void test_config_metrics(void **state)
 	assert_int_equal(parse("metrics: {bindAddress: \":0\"}\n", &c, err, sizeof(err)), 0);
 	assert_string_equal(c.metrics_host, "");
 	assert_int_equal(c.metrics_port, 0);
+}
+
+static void test_config_visibility_and_ledger(void **state)
+{
+	struct muster_config c;
+	char err[256] = "";
+	config_defaults(&c);
+	assert_string_equal(c.visibility_host, "");
+	assert_int_equal(c.visibility_port, 8082);
+	assert_true(c.ledger_enable);
+	assert_string_equal(c.ledger_path, "");
+	assert_int_equal(c.ledger_max_age_ms, (int64_t)720 * 3600 * 1000);
+	assert_int_equal(c.ledger_max_bytes, (int64_t)256 << 20);
+	assert_int_equal(parse("visibilityServer: {bindAddress: 127.0.0.1, bindPort: 0}\n"
+			       "ledger: {path: /var/lib/muster/ledger.db, maxAge: 24h, maxSize: 1Gi}\n",
+			       &c, err, sizeof(err)), 0);
+	assert_string_equal(c.visibility_host, "127.0.0.1");
+	assert_int_equal(c.visibility_port, 0);
+	assert_string_equal(c.ledger_path, "/var/lib/muster/ledger.db");
+	assert_int_equal(c.ledger_max_age_ms, (int64_t)24 * 3600 * 1000);
+	assert_int_equal(c.ledger_max_bytes, (int64_t)1 << 30);
+	assert_int_equal(parse("ledger: {enable: false}\n", &c, err, sizeof(err)), 0);
+	assert_false(c.ledger_enable);
 }
 
 static void test_config_durations(void **state)
@@ -406,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_config_leader_election),
 		cmocka_unit_test(test_lease_micro_time),
 		cmocka_unit_test(test_config_metrics),
+		cmocka_unit_test(test_config_visibility_and_ledger),
 		cmocka_unit_test(test_config_serving_sections),
 		cmocka_unit_test(test_config_integrations),
 		cmocka_unit_test(test_config_bind_address),
