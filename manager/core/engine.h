@@ -372,7 +372,8 @@ struct eng_lack {
 			    * after the podSets before this one), milli-units */
 	int64_t missing; /* requested - available, > 0 */
 	int64_t reserved; /* of the pair's quota, held for preemptors waiting for their victims
-			   * (those come first): not in available */
+			   * (they come first): not in available. While their victims are still
+			   * charged, releases must cover this too before available grows. */
 	int exceeds_capacity; /* more than the ClusterQueue could ever get (nominal plus what it
 			       * may borrow): no release helps */
 };

@@ -181,7 +181,7 @@ struct xctx {
 	const char *pair_flavor[X_PAIRS];
 	const char *pair_resource[X_PAIRS];
 	int64_t pair_missing[X_PAIRS];
-	int64_t lack_avail[ENG_EXPLAIN_LACKING]; /* available with the holds, per lacking entry */
+	int64_t lack_avail[ENG_EXPLAIN_LACKING]; /* avail_raw with the holds, per lacking entry */
 	int never; /* some lacking item can't be covered by releases */
 	struct eitem valid[ENG_MAX_ITEMS]; /* the items that have a slot, for the candidates */
 	struct hold *h;
@@ -302,11 +302,13 @@ static int planned_items(struct xctx *x)
 	return 0;
 }
 
-static int64_t avail_now(const struct ecq *cq, int32_t slot)
+/* The engine's available quota for cq's slot: below 0 while waiting preemptors' holds and
+ * their victims (still charged) count twice. */
+static int64_t avail_raw(const struct ecq *cq, int32_t slot)
 {
-	int64_t a = slot >= 0 ? q_available(&cq->node, slot) : 0;
-	return a > 0 ? a : 0;
+	return slot >= 0 ? q_available(&cq->node, slot) : 0;
 }
+
 
 static void note_pair(struct xctx *x, const char *flavor, const char *resource, int64_t missing)
 {
@@ -337,7 +339,7 @@ static void find_lacking(struct xctx *x)
 		for (uint32_t k = 0; k < i && it->slot >= 0; k++)
 			if (x->items[k].slot == it->slot)
 				assumed = sat_add(assumed, x->items[k].amount);
-		int64_t avail = avail_now(x->cq, it->slot);
+		int64_t raw = avail_raw(x->cq, it->slot), avail = raw > 0 ? raw : 0;
 		int64_t left = avail > assumed ? avail - assumed : 0;
 		if (it->amount <= left)
 			continue;
@@ -360,12 +362,13 @@ static void find_lacking(struct xctx *x)
 			0,
 			exceeds,
 		};
-		x->lack_avail[out->n_lacking - 1] = avail;
+		x->lack_avail[out->n_lacking - 1] = raw;
 	}
 }
 
 /* What the waiting preemptors' holds take of each lacking pair: available without them minus
- * available with them. */
+ * available with them, unclamped, so that a hold counts also where the victims it waits for
+ * are still charged and nothing is available either way. */
 static void note_reserved(struct xctx *x)
 {
 	struct eng_explain *out = x->out;
@@ -375,8 +378,8 @@ static void note_reserved(struct xctx *x)
 		if (!x->items[i].preempt)
 			continue;
 		int64_t with = x->lack_avail[n];
-		int64_t without = avail_now(x->cq, x->items[i].slot);
-		out->lacking[n++].reserved = without > with ? without - with : 0;
+		int64_t without = avail_raw(x->cq, x->items[i].slot);
+		out->lacking[n++].reserved = without > with ? sat_sub(without, with) : 0;
 	}
 	hold_waiting(x, +1);
 }

@@ -514,6 +514,19 @@ static void test_explain_preemptible_is_what_preemption_takes(void **state)
 	check_step(&x.to_fit[0], "ns/lo2", 1, G(2));
 	check_step(&x.to_fit[1], "ns/lo1", 1, G(2));
 
+	/* p's hold counts on top of its victims, still charged: a newcomer must see both go. It
+	 * can't preempt, so the others would have to end: lo2 and lo1 (lower priority, newest
+	 * first), then hi; with all three gone lo1 isn't needed after all. */
+	add1(e, "late", "lq-0", 0, 4, 1, G(1));
+	x = explain(e, "ns/late");
+	assert_int_equal(x.wait, ENG_WAIT_QUOTA);
+	assert_int_equal(x.lacking[0].available, 0);
+	assert_int_equal(x.lacking[0].missing, G(1));
+	assert_int_equal(x.lacking[0].reserved, G(4));
+	assert_int_equal(x.n_to_fit, 2);
+	check_step(&x.to_fit[0], "ns/lo2", 0, G(2));
+	check_step(&x.to_fit[1], "ns/hi", 0, G(4));
+
 	/* Victims gone: the quota they free is held for p, which another workload sees. */
 	assert_int_equal(engine_evict(e, "ns/lo2"), 0);
 	assert_int_equal(engine_evict(e, "ns/lo1"), 0);
@@ -718,6 +731,180 @@ static void test_explain_capacity_podsets_and_bounds(void **state)
 	engine_free(e);
 }
 
+/* --- random scenarios ----------------------------------------------------------------------- */
+
+/* A cohort of three ClusterQueues with random quotas and policies and a lone one; workloads
+ * arrive, end and are evicted at random, preemptions are carried out a step later. */
+struct scenario {
+	uint64_t rng;
+	int n_names;
+	char names[400][16];
+	int gone[400];
+	char evict[64][32];
+	int n_evict;
+};
+
+static void scenario_setup(struct engine *e, struct scenario *sc, uint64_t seed)
+{
+	static const int64_t nominal[] = { 0, G(2), G(4), G(8) };
+	memset(sc, 0, sizeof(*sc));
+	sc->rng = seed;
+	for (int i = 0; i < 4; i++) {
+		char name[8], queue[8];
+		struct eng_preemption pol = {
+			(enum eng_within_cq)(rng_next(&sc->rng) % 3),
+			(enum eng_reclaim)(rng_next(&sc->rng) % 3),
+			(enum eng_borrow_within)(rng_next(&sc->rng) % 2), 0, 0,
+		};
+		if (pol.reclaim_within_cohort == ENG_RECLAIM_NEVER)
+			pol.borrow_within_cohort = ENG_BORROW_WITHIN_NEVER; /* Kueue's CEL rule */
+		snprintf(name, sizeof(name), "q%d", i);
+		snprintf(queue, sizeof(queue), "lq-%d", i);
+		put_cq(e, &(struct cqd){ .name = name, .cohort = i < 3 ? "co" : NULL,
+					 .gpu = nominal[rng_next(&sc->rng) % 4],
+					 .queueing = (enum eng_queueing)(rng_next(&sc->rng) % 2),
+					 .pol = pol });
+		lq(e, queue, name);
+	}
+}
+
+static void scenario_step(struct engine *e, struct scenario *sc, struct rec *r)
+{
+	static const int32_t prio[] = { 0, 1, 5 };
+	for (int i = 0; i < sc->n_evict; i++)
+		(void)engine_evict(e, sc->evict[i]);
+	sc->n_evict = 0;
+	uint64_t what = rng_next(&sc->rng) % 10;
+	if (what < 5 && sc->n_names < 400) {
+		char *name = sc->names[sc->n_names++], queue[8];
+		snprintf(name, 16, "w%03d", sc->n_names - 1);
+		snprintf(queue, sizeof(queue), "lq-%d", (int)(rng_next(&sc->rng) % 4));
+		int two = rng_next(&sc->rng) % 8 == 0;
+		add(e, &(struct wld){ .name = name, .queue = queue,
+				      .priority = prio[rng_next(&sc->rng) % 3],
+				      .time = sc->n_names,
+				      .count = { 1 + (int64_t)(rng_next(&sc->rng) % 3), two },
+				      .gpu = { G(1) << (rng_next(&sc->rng) % 3), G(1) } });
+	} else if (sc->n_names > 0) {
+		int i = (int)(rng_next(&sc->rng) % (uint64_t)sc->n_names);
+		char key[32];
+		snprintf(key, sizeof(key), "ns/%s", sc->names[i]);
+		if (what < 8 && !sc->gone[i]) {
+			engine_remove_workload(e, key);
+			sc->gone[i] = 1;
+		} else if (!sc->gone[i]) {
+			(void)engine_evict(e, key);
+		}
+	}
+	memset(r, 0, sizeof(*r));
+	assert_true(engine_cycle(e, on_decision, r) >= 0);
+	for (int i = 0; i < r->n_preempted && sc->n_evict < 64; i++)
+		snprintf(sc->evict[sc->n_evict++], 32, "%s", r->preempted[i]);
+}
+
+/* What an explanation must satisfy whatever the scenario. */
+static void check_explanation(const struct eng_explain *x)
+{
+	assert_true(x->n_lacking <= x->lacking_total && x->n_lacking <= ENG_EXPLAIN_LACKING);
+	for (size_t i = 0; i < x->n_lacking; i++) {
+		const struct eng_lack *l = &x->lacking[i];
+		assert_true(l->missing > 0);
+		assert_int_equal(l->missing, l->requested - l->available);
+	}
+	assert_true(x->n_holders <= x->holders_total && x->n_holders <= ENG_EXPLAIN_HOLDERS);
+	for (size_t i = 0; i < x->n_holders; i++)
+		assert_true(x->holders[i].amount > 0);
+	assert_true(x->n_to_fit <= x->to_fit_total);
+	assert_true(x->to_fit_found || x->n_to_fit == 0);
+	for (size_t i = 0; i < x->n_to_fit; i++) {
+		int held = x->holders_total > ENG_EXPLAIN_HOLDERS;
+		for (size_t k = 0; k < x->n_holders && !held; k++)
+			held = !strcmp(x->holders[k].key, x->to_fit[i].key);
+		assert_true(held);
+		for (size_t k = 0; k < i; k++)
+			assert_string_not_equal(x->to_fit[k].key, x->to_fit[i].key);
+	}
+}
+
+/* Explains every workload and lists every ClusterQueue. The key of one whose to_fit is
+ * complete goes to probe (if not NULL). */
+static void ask_everything(struct engine *e, const struct scenario *sc, char *probe)
+{
+	for (int i = 0; i < 4; i++) {
+		char name[8];
+		size_t pending, admitted;
+		snprintf(name, sizeof(name), "q%d", i);
+		assert_int_equal(engine_cq_counts(e, name, &pending, &admitted), 0);
+		assert_int_equal(engine_pending_order(e, name, NULL, NULL), (int)pending);
+	}
+	for (int i = 0; i < sc->n_names; i++) {
+		char key[32];
+		struct eng_explain x;
+		snprintf(key, sizeof(key), "ns/%s", sc->names[i]);
+		int rc = engine_explain(e, key, &x);
+		assert_int_equal(rc, sc->gone[i] ? -ENOENT : 0);
+		check_usage(e);
+		if (rc)
+			continue;
+		check_explanation(&x);
+		if (probe && !probe[0] && x.wait == ENG_WAIT_QUOTA && x.to_fit_found &&
+		    x.n_to_fit == x.to_fit_total)
+			snprintf(probe, 32, "%s", key);
+	}
+}
+
+/* Replays the scenario to where it is, removes what to_fit names, and looks again. */
+static void probe_to_fit(uint64_t seed, int steps, const char *key)
+{
+	struct engine *e = new_engine();
+	struct scenario sc;
+	struct rec r;
+	struct eng_explain x;
+	scenario_setup(e, &sc, seed);
+	for (int i = 0; i < steps; i++)
+		scenario_step(e, &sc, &r);
+	assert_int_equal(engine_explain(e, key, &x), 0);
+	assert_int_equal(x.wait, ENG_WAIT_QUOTA);
+	for (size_t i = 0; i < x.n_to_fit; i++)
+		engine_remove_workload(e, x.to_fit[i].key);
+	assert_int_equal(engine_explain(e, key, &x), 0);
+	if (x.lacking_total != 0)
+		fail_msg("seed %llu step %d: %s still lacks %s after its to_fit left",
+			 (unsigned long long)seed, steps, key, x.lacking[0].resource);
+	engine_free(e);
+}
+
+static void test_explain_random_scenarios(void **state)
+{
+	(void)state;
+	const char *env = getenv("MUSTER_SEED");
+	uint64_t first = env ? strtoull(env, NULL, 10) : 1, last = env ? first : 12;
+	int probes = 0;
+	for (uint64_t seed = first; seed <= last; seed++) {
+		struct engine *asked = new_engine(), *twin = new_engine();
+		struct scenario sa, st;
+		struct rec ra, rt;
+		scenario_setup(asked, &sa, seed);
+		scenario_setup(twin, &st, seed);
+		for (int step = 0; step < 120; step++) {
+			char probe[32] = "";
+			ask_everything(asked, &sa, step % 10 == 9 ? probe : NULL);
+			if (probe[0]) {
+				probe_to_fit(seed, step, probe);
+				probes++;
+			}
+			scenario_step(asked, &sa, &ra);
+			scenario_step(twin, &st, &rt);
+			if (strcmp(ra.log, rt.log))
+				fail_msg("seed %llu step %d: explaining changed a decision",
+					 (unsigned long long)seed, step);
+		}
+		engine_free(asked);
+		engine_free(twin);
+	}
+	assert_true(env || probes > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -730,6 +917,7 @@ int main(void)
 		cmocka_unit_test(test_explain_changes_nothing),
 		cmocka_unit_test(test_explain_other_waits),
 		cmocka_unit_test(test_explain_capacity_podsets_and_bounds),
+		cmocka_unit_test(test_explain_random_scenarios),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
