@@ -309,7 +309,6 @@ static int64_t avail_raw(const struct ecq *cq, int32_t slot)
 	return slot >= 0 ? q_available(&cq->node, slot) : 0;
 }
 
-
 static void note_pair(struct xctx *x, const char *flavor, const char *resource, int64_t missing)
 {
 	uint32_t k = 0;
@@ -640,7 +639,7 @@ static int find_to_fit(struct xctx *x)
 static int explain_quota(struct xctx *x)
 {
 	struct eng_explain *out = x->out;
-	int waiting = x->w->where == WL_WAITING;
+	int waiting = x->w->where == WL_WAITING && x->w->wait;
 	int rc = waiting ? planned_items(x) : requested_items(x);
 	if (rc)
 		return rc;
