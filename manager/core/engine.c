@@ -3100,3 +3100,22 @@ const struct eng_assignment *engine_admission(const struct engine *ce, const cha
 		return NULL;
 	return materialize(e, w->adm_cq, w);
 }
+
+/* --- for engine_explain.c ------------------------------------------------------------------- */
+
+/* The explanations must use the same build, queue order and namespace rule as the cycle, so
+ * they reach them here rather than copy them. */
+int eng_build(struct engine *e)
+{
+	return ensure_built(e);
+}
+
+int eng_wl_before(const struct ewl *a, const struct ewl *b)
+{
+	return wl_before(a, b);
+}
+
+int eng_ns_selected(const struct ecq *cq, const struct ewl *w)
+{
+	return cq->has_ns_selector && selector_matches(&cq->ns_selector, w->nsrec);
+}

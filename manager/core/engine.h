@@ -324,4 +324,156 @@ const struct eng_assignment *engine_admission(const struct engine *e, const char
  * admitted workload. */
 int engine_check(const struct engine *e, char *msg, size_t size);
 
+/* --- explanations (engine_explain.c: the visibility endpoint) ------------------------------ */
+/*
+ * Pure observers that answer "where is my workload in the queue" and "why is it pending". They
+ * read the engine's own queues and quota maths; what they simulate (waiting preemptors' holds,
+ * releasing holders) is undone before they return, so no decision of a later cycle changes.
+ * Strings in their answers are the engine's: valid until the next call that changes the
+ * engine (a workload key until that workload is removed or replaced).
+ */
+
+/* A pending workload and its place in the order the engine tries its ClusterQueue:
+ *  1. preemptors waiting for their victims to go (the cycle admits them before anything else
+ *     of their cohort tree), in queue order;
+ *  2. everything else in the ClusterQueue, whether still to be looked at or parked as
+ *     inadmissible until the cohort tree changes (as Kueue's visibility API lists them), in
+ *     queue order: higher priority first, then older queue time, then key (Kueue: UID).
+ * Workloads whose LocalQueue is missing or stopped are held by it and are in no ClusterQueue's
+ * order; they are not reported (engine_explain says ENG_WAIT_QUEUE_HELD). */
+struct eng_pending {
+	const char *key; /* "namespace/name" */
+	const char *namespace_name;
+	const char *name; /* key without "namespace/" */
+	const char *local_queue;
+	const char *cluster_queue;
+	int32_t priority;
+	int64_t queue_time; /* as given to engine_add_workload */
+	size_t position_in_cq; /* 0-based, in the ClusterQueue's order */
+	size_t position_in_lq; /* 0-based, among the same LocalQueue's in that order */
+	int waiting; /* a preemptor waiting for its victims */
+	int inadmissible; /* parked: looked at, didn't fit, waits for its cohort tree to change */
+};
+
+/* Called per workload in order; p is valid during the call only. Return 0 to go on, anything
+ * else to stop. The callback must not call back into the engine. */
+typedef int (*eng_pending_fn)(void *arg, const struct eng_pending *p);
+
+/* Reports every pending workload of ClusterQueue cq in order. Returns how many it holds in
+ * all (also when fn stopped early), -ENOENT for a ClusterQueue that doesn't exist, -ENOMEM.
+ * Cost: a sort of the ClusterQueue's pending workloads. */
+int engine_pending_order(const struct engine *e, const char *cq, eng_pending_fn fn, void *arg);
+/* The same restricted to LocalQueue namespace/lq (positions still count the whole
+ * ClusterQueue for position_in_cq). Returns how many of the LocalQueue's are in the order,
+ * 0 when it is stopped (its workloads are held), -ENOENT when it doesn't exist. */
+int engine_pending_order_lq(const struct engine *e, const char *namespace_name, const char *lq,
+			    eng_pending_fn fn, void *arg);
+
+enum eng_wl_state { ENG_STATE_PENDING, ENG_STATE_ADMITTED };
+
+/* Why a pending workload waits, as far as the engine can tell right now. */
+enum eng_wait {
+	ENG_WAIT_QUOTA, /* not enough quota: see lacking, holders, to_fit */
+	ENG_WAIT_TURN, /* its quota is there now: the next cycle looks at it (StrictFIFO: once
+			* the workloads before it are in) */
+	ENG_WAIT_PREEMPTION, /* a preemptor waiting for its victims to go (holders marked
+			      * evicting); lacking is what is still short */
+	ENG_WAIT_NODES, /* the quota fits, node placement found no layout (placement_closest) */
+	ENG_WAIT_QUEUE_HELD, /* its LocalQueue is missing or stopped */
+	ENG_WAIT_CQ_INACTIVE, /* its ClusterQueue is missing, stopped, lacks a flavor or is on a
+			       * cohort cycle (engine_cq_active says which) */
+	ENG_WAIT_NAMESPACE, /* the ClusterQueue's namespaceSelector doesn't select it */
+};
+
+#define ENG_EXPLAIN_LACKING 16
+#define ENG_EXPLAIN_HOLDERS 32
+#define ENG_EXPLAIN_TO_FIT 32
+
+/* What one podSet lacks of one (flavor, resource), with the flavor the engine nominated (the
+ * assignment a cycle would make now; a waiting preemptor's: the one it preempted for) or, for
+ * a resource group no flavor fits, the first flavor it may use. Partial admission (minCount)
+ * is not tried: amounts are for the full count. */
+struct eng_lack {
+	const char *podset;
+	const char *flavor; /* NULL: no flavor of the ClusterQueue covers the resource for this
+			     * podSet (not covered, or no flavor matches its node constraints) */
+	const char *resource;
+	int64_t requested; /* count x per-pod request, milli-units */
+	int64_t available; /* what the ClusterQueue may take now (the engine's q_available,
+			    * after the podSets before this one), milli-units */
+	int64_t missing; /* requested - available, > 0 */
+	int64_t reserved; /* of the pair's quota, held for preemptors waiting for their victims
+			   * (they come first): not in available. While their victims are still
+			   * charged, releases must cover this too before available grows. */
+	int exceeds_capacity; /* more than the ClusterQueue could ever get (nominal plus what it
+			       * may borrow): no release helps */
+};
+
+/* An admitted workload holding quota of a lacking (flavor, resource) in the waiting one's
+ * cohort tree. */
+struct eng_holder {
+	const char *key;
+	const char *cluster_queue;
+	const char *flavor;
+	const char *resource;
+	int32_t priority;
+	int64_t amount; /* of this pair, milli-units */
+	int same_cq; /* 1: in the waiting workload's ClusterQueue ("ClusterQueue"); 0: another
+		      * ClusterQueue of its cohort tree ("Cohort") */
+	int borrowing; /* its ClusterQueue uses more of this pair than its nominal quota */
+	int preemptible; /* the waiting workload's preemption policy may take it: it is one of
+			  * the engine's preemption candidates (withinClusterQueue,
+			  * reclaimWithinCohort, borrowWithinCohort), or already its victim */
+	int evicting; /* told to go (preempted or drained), still charged until evicted */
+};
+
+/* One release in to_fit. */
+struct eng_fit_step {
+	const char *key;
+	int preempt; /* 1: preemption may take it; 0: it would have to end */
+	const char *flavor; /* the lacking pair it frees most of (relative to what is missing) */
+	const char *resource;
+	int64_t frees; /* its amount of that pair, milli-units */
+};
+
+struct eng_explain {
+	enum eng_wl_state state;
+	enum eng_wait wait; /* pending only */
+	const char *namespace_name;
+	const char *local_queue;
+	const char *cluster_queue; /* admitted: where; pending: whose queue holds it (NULL when
+				    * its LocalQueue routes it nowhere) */
+	int32_t priority;
+	int64_t queue_time;
+	int evicting; /* admitted: told to go, still charged */
+	int has_position; /* pending in a ClusterQueue's order: the positions below are set */
+	size_t position_in_cq, position_in_lq;
+	/* ENG_WAIT_QUOTA and ENG_WAIT_PREEMPTION (the rest are empty): */
+	size_t n_lacking, lacking_total; /* the first ENG_EXPLAIN_LACKING in podSet order */
+	struct eng_lack lacking[ENG_EXPLAIN_LACKING];
+	size_t n_holders, holders_total; /* the first ENG_EXPLAIN_HOLDERS, in to_fit's order */
+	struct eng_holder holders[ENG_EXPLAIN_HOLDERS];
+	/* The fewest holders whose release lets it fit, found greedily: preemptible ones first,
+	 * in the order the engine's preemption removes victims (a waiting preemptor's own
+	 * victims; then Kueue's candidate order: those already evicting, then other
+	 * ClusterQueues' (hierarchical reclaim first), then its own ClusterQueue's, each by
+	 * lower priority, then the most recently admitted); then the others, those that free
+	 * most of what is missing first (each pair's share of its missing amount, summed; ties:
+	 * lower priority, then the most recently admitted, as preemption would order them).
+	 * Holders are released in that order until it fits; then, as the engine's preemption
+	 * does, each one it still fits without is put back, last taken first. Whether it fits
+	 * is the engine's own check (eng_fits_now) on the released usage. */
+	int to_fit_found; /* 0: even releasing every holder is not enough (exceeds_capacity,
+			   * quota held for waiting preemptors, or a pair no flavor covers) */
+	size_t n_to_fit, to_fit_total;
+	struct eng_fit_step to_fit[ENG_EXPLAIN_TO_FIT];
+};
+
+/* Explains workload key into *out. 0; -ENOENT for an unknown key; -ENOMEM; -errno from the
+ * lazy build. An admitted workload gets state, ClusterQueue and evicting only. Costs a flavor
+ * assignment (with its preemption simulation), a walk over the admitted workloads of the
+ * cohort tree, and for to_fit up to two quota checks per holder. Not const: it charges and
+ * releases usage in place to simulate, and restores it exactly (engine_check agrees). */
+int engine_explain(struct engine *e, const char *key, struct eng_explain *out);
+
 #endif

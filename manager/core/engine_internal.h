@@ -476,6 +476,11 @@ struct ens {
 /* engine.c */
 const char *eng_intern(struct engine *e, const char *s);
 int wvec_push(struct wvec *v, struct ewl *w);
+/* For engine_explain.c: the lazy build (0 or -errno), the queue order within a ClusterQueue
+ * (whether a comes before b), and whether cq's namespaceSelector selects w's namespace. */
+int eng_build(struct engine *e);
+int eng_wl_before(const struct ewl *a, const struct ewl *b);
+int eng_ns_selected(const struct ecq *cq, const struct ewl *w);
 
 /* engine_quota.c */
 struct assign_opts {
@@ -510,5 +515,10 @@ int eng_simulate_preemption(struct engine *e, struct ecq *cq, const struct ewl *
 /* Kueue's classical preemption: a minimal set of victims for the assignment in ev
  * (ev->targets). Returns the number of targets or -errno. */
 int eng_get_targets(struct engine *e, struct ecq *cq, const struct ewl *w, struct eval *ev);
+/* The workloads preemption may take from for the items marked preempt (a preemptor asking for
+ * items): Kueue's candidates in the order the greedy search removes them, in e->cands. The
+ * number of candidates or -errno. Usage is left as it was. */
+int eng_candidates(struct engine *e, struct ecq *cq, const struct ewl *w,
+		   const struct eitem *items, uint32_t n_items);
 
 #endif

@@ -282,11 +282,20 @@ static void charge_cand(const struct pctx *pc, uint32_t i, int sign)
 	eng_charge(w->adm_cq, w->adm, sign);
 }
 
+/* The candidates in e->cands, in the order they are tried. */
+static int collect_sorted(struct pctx *pc)
+{
+	int rc = collect(pc);
+	if (rc == 0 && pc->n_cands > 1)
+		qsort(pc->e->cands, pc->n_cands, sizeof(*pc->e->cands), cmp_cand);
+	return rc;
+}
+
 /* Kueue's classicalPreemptions: picked candidate indices in e->picked, in candidate order. */
 static int plan(struct pctx *pc, uint32_t *n_picked)
 {
 	struct engine *e = pc->e;
-	int rc = collect(pc);
+	int rc = collect_sorted(pc);
 	*n_picked = 0;
 	if (rc)
 		return rc;
@@ -299,7 +308,6 @@ static int plan(struct pctx *pc, uint32_t *n_picked)
 		e->picked = p;
 		e->cap_picked = pc->n_cands;
 	}
-	qsort(e->cands, pc->n_cands, sizeof(*e->cands), cmp_cand);
 
 	/* Which of "may borrow after preempting" to try, and in which order (Kueue's comment:
 	 * without borrowing there are more candidates, with it fewer victims). */
@@ -401,18 +409,16 @@ int eng_simulate_preemption(struct engine *e, struct ecq *cq, const struct ewl *
 	return same ? PM_PREEMPT : PM_RECLAIM;
 }
 
-int eng_get_targets(struct engine *e, struct ecq *cq, const struct ewl *w, struct eval *ev)
+/* Kueue's frsNeedPreemption (the items marked preempt) and the preemptor's requests per slot
+ * of its ClusterQueue, into e->pf and e->pr. */
+static void request_sets(struct engine *e, const struct eitem *items, uint32_t n_items)
 {
 	struct frset *f = &e->pf;
 	struct reqset *r = &e->pr;
-	struct pctx pc = { e, cq, w, f, r, 0, 0, 0 };
-	uint32_t n;
-
 	f->n = 0;
 	r->n = 0;
-	ev->n_targets = 0;
-	for (uint32_t i = 0; i < ev->n_items; i++) {
-		const struct eitem *it = &ev->items[i];
+	for (uint32_t i = 0; i < n_items; i++) {
+		const struct eitem *it = &items[i];
 		if (it->preempt) {
 			uint32_t k = 0;
 			while (k < f->n &&
@@ -434,7 +440,29 @@ int eng_get_targets(struct engine *e, struct ecq *cq, const struct ewl *w, struc
 		}
 		r->val[k] = sat_add(r->val[k], it->amount);
 	}
-	if (f->n == 0)
+}
+
+int eng_candidates(struct engine *e, struct ecq *cq, const struct ewl *w,
+		   const struct eitem *items, uint32_t n_items)
+{
+	struct pctx pc = { e, cq, w, &e->pf, &e->pr, 0, 0, 0 };
+	if (n_items > ENG_MAX_ITEMS)
+		return -EINVAL;
+	request_sets(e, items, n_items);
+	if (e->pf.n == 0)
+		return 0;
+	int rc = collect_sorted(&pc);
+	return rc ? rc : (int)pc.n_cands;
+}
+
+int eng_get_targets(struct engine *e, struct ecq *cq, const struct ewl *w, struct eval *ev)
+{
+	struct pctx pc = { e, cq, w, &e->pf, &e->pr, 0, 0, 0 };
+	uint32_t n;
+
+	ev->n_targets = 0;
+	request_sets(e, ev->items, ev->n_items);
+	if (e->pf.n == 0)
 		return 0;
 	int rc = plan(&pc, &n);
 	if (rc)

@@ -2460,6 +2460,18 @@ static int topology_ok(const struct plc_topology *t)
 	return 1;
 }
 
+/* Whether a request is well formed (placement_plan and placement_closest). */
+static int request_ok(const struct plc_request *req)
+{
+	return req && req->pod && req->count >= 0 &&
+	       !(req->pod->n_requests && (!req->pod->resources || !req->pod->per_pod)) &&
+	       !(req->pod->n_selector && !req->pod->node_selector) &&
+	       !(req->pod->n_terms && !req->pod->terms) &&
+	       !(req->pod->n_tolerations && !req->pod->tolerations) && topology_ok(req->topology) &&
+	       (req->policy == PLC_MUSTER || req->policy == PLC_BEST_FIT ||
+		req->policy == PLC_SPREAD || req->policy == PLC_RANDOM);
+}
+
 int placement_plan(struct placement *p, const struct plc_request *req, struct plc_plan *out,
 		   char *why, size_t why_size)
 {
@@ -2468,13 +2480,7 @@ int placement_plan(struct placement *p, const struct plc_request *req, struct pl
 
 	if (why && why_size)
 		why[0] = 0;
-	if (!p || !req || !req->pod || !out || req->count < 0 ||
-	    (req->pod->n_requests && (!req->pod->resources || !req->pod->per_pod)) ||
-	    (req->pod->n_selector && !req->pod->node_selector) ||
-	    (req->pod->n_terms && !req->pod->terms) ||
-	    (req->pod->n_tolerations && !req->pod->tolerations) || !topology_ok(req->topology) ||
-	    (req->policy != PLC_MUSTER && req->policy != PLC_BEST_FIT &&
-	     req->policy != PLC_SPREAD && req->policy != PLC_RANDOM))
+	if (!p || !out || !request_ok(req))
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	free(p->dom_level);
@@ -2620,4 +2626,136 @@ void placement_totals(const struct placement *p, struct plc_totals *out)
 				out->free_8gpu_nodes++;
 		}
 	}
+}
+
+/* --- explanation ---------------------------------------------------------------------------- */
+
+/* One resource of a request, as placement_closest reports it. */
+struct cres {
+	const char *name; /* the caller's */
+	int64_t amount; /* per pod, milli */
+	int gpu; /* the GPU resource */
+	int known; /* some node has had it (else no node has any) */
+	uint32_t id;
+};
+
+/* What node n has free of r, and what it lacks (*short_by) and what share of r it still has
+ * (*share) for pod number pods + 1, once pods of the request are on it. */
+static int64_t node_closeness(const struct pnode *n, const struct cres *r, int64_t pods,
+			      int64_t *short_by, double *share)
+{
+	int64_t free_now = 0, per = r->amount, have;
+	if (r->gpu) {
+		free_now = node_gpu_free(n);
+		if (per >= MILLI) {
+			/* Whole GPUs: the next pod needs per/1000 more untouched GPUs. */
+			int64_t whole = 0;
+			for (int i = 0; i < n->ngpu; i++)
+				whole += n->g[i] >= MILLI;
+			per = (int64_t)whole_gpus(per);
+			have = whole - pods * per;
+		} else {
+			/* A share of one GPU: what is left on the best GPU once the pods are on. */
+			int64_t slots = 0, rest = 0;
+			for (int i = 0; i < n->ngpu; i++) {
+				int64_t g = n->g[i] > 0 ? n->g[i] : 0;
+				slots += g / per;
+				if (g % per > rest)
+					rest = g % per;
+			}
+			have = slots > pods ? per : rest;
+		}
+	} else {
+		free_now = r->known ? n->free[r->id] : 0;
+		have = free_now - pods * per;
+	}
+	if (have < 0)
+		have = 0;
+	*short_by = have < per ? (per - have) * (r->gpu && r->amount >= MILLI ? MILLI : 1) : 0;
+	*share = have < per ? (double)have / (double)per : 1.0;
+	return free_now;
+}
+
+static int closer(const struct plc_closest *a, int64_t a_gpu, const struct plc_closest *b,
+		  int64_t b_gpu)
+{
+	if (a->pods != b->pods)
+		return a->pods > b->pods;
+	if (a->share != b->share)
+		return a->share > b->share;
+	if (a_gpu != b_gpu)
+		return a_gpu > b_gpu;
+	return strcmp(a->node, b->node) < 0;
+}
+
+int placement_closest(const struct placement *p, const struct plc_request *req,
+		      struct plc_closest *out, size_t max)
+{
+	if (!p || !out || !request_ok(req))
+		return -EINVAL;
+	const struct quota_podset *ps = req->pod;
+	size_t nres = 0, n_out = 0;
+	struct cres *res = malloc((ps->n_requests ? ps->n_requests : 1) * sizeof(*res));
+	uint32_t *ids = malloc((ps->n_requests ? ps->n_requests : 1) * sizeof(*ids));
+	int64_t *vals = malloc((ps->n_requests ? ps->n_requests : 1) * sizeof(*vals));
+	int64_t gpu_of[PLC_CLOSEST_MAX];
+	struct rq rq = { .id = ids, .v = vals };
+	int rc = res && ids && vals ? 0 : -ENOMEM;
+	/* Without interning, resolving only looks names up: the cast changes nothing. */
+	if (rc == 0)
+		rc = rq_resolve((struct placement *)p, ps->n_requests, ps->resources,
+				ps->per_pod, 0, &rq);
+	/* The request's resources, each once (amounts of a name given twice add up). */
+	for (size_t i = 0; rc == 0 && i < ps->n_requests; i++) {
+		size_t k = 0;
+		if (ps->per_pod[i] <= 0)
+			continue;
+		while (k < nres && strcmp(res[k].name, ps->resources[i]))
+			k++;
+		if (k == nres) {
+			res[k] = (struct cres){ ps->resources[i], 0, 0, 0, 0 };
+			res[k].known = res_lookup(p, ps->resources[i], &res[k].id);
+			res[k].gpu = res[k].known && res[k].id == p->gpu_id;
+			nres++;
+		}
+		res[k].amount += ps->per_pod[i];
+	}
+	if (rc == 0 && nres > QUOTA_MAX_RESOURCES)
+		rc = -EINVAL;
+	if (max > PLC_CLOSEST_MAX)
+		max = PLC_CLOSEST_MAX;
+	for (size_t i = 0; rc == 0 && i < p->narr && max > 0; i++) {
+		const struct pnode *n = p->arr[i];
+		const struct quota_taint *taint = NULL;
+		if (node_filter(n, req, &taint) != F_OK)
+			continue;
+		struct plc_closest c = { .node = n->name, .n = nres, .share = 1.0 };
+		c.pods = fit_count(n, &rq, req->count);
+		for (size_t k = 0; k < nres; k++) {
+			double share = 1.0;
+			int64_t lack = 0;
+			c.resources[k] = res[k].name;
+			c.free[k] = node_closeness(n, &res[k], c.pods, &lack, &share);
+			c.short_by[k] = c.pods < req->count ? lack : 0;
+			if (c.pods < req->count && share < c.share)
+				c.share = share;
+		}
+		int64_t gfree = node_gpu_free(n);
+		/* Keep the best max, best first. */
+		size_t at = n_out;
+		while (at > 0 && closer(&c, gfree, &out[at - 1], gpu_of[at - 1]))
+			at--;
+		if (at == max)
+			continue;
+		if (n_out < max)
+			n_out++;
+		memmove(&out[at + 1], &out[at], (n_out - 1 - at) * sizeof(*out));
+		memmove(&gpu_of[at + 1], &gpu_of[at], (n_out - 1 - at) * sizeof(*gpu_of));
+		out[at] = c;
+		gpu_of[at] = gfree;
+	}
+	free(res);
+	free(ids);
+	free(vals);
+	return rc ? rc : (int)n_out;
 }

@@ -213,4 +213,35 @@ struct plc_totals {
 };
 void placement_totals(const struct placement *p, struct plc_totals *out);
 
+/* --- explanation (the visibility endpoint) -------------------------------------------------- */
+
+/* At most this many nodes in placement_closest's answer. */
+#define PLC_CLOSEST_MAX 5
+
+/* A node that comes close to taking a request it can't take (see placement_closest). */
+struct plc_closest {
+	const char *node; /* the placement's copy: valid until the node is removed */
+	int64_t pods; /* pods of the request it can take now (at most the count) */
+	double share; /* of the next pod's requests, the share the node has free after those
+		       * pods, for its scarcest resource: 0..1 (1 when pods == count) */
+	size_t n; /* the request's resources with a positive amount, each once */
+	const char *resources[QUOTA_MAX_RESOURCES]; /* req's names (the caller's strings) */
+	int64_t free[QUOTA_MAX_RESOURCES]; /* milli-units free now; the GPU resource: the
+					    * milli-GPU free over all its GPUs */
+	int64_t short_by[QUOTA_MAX_RESOURCES]; /* what it lacks to take one pod more than
+						* `pods` (0: enough, or pods == count). GPUs:
+						* whole GPUs (x 1000) for pods asking for one
+						* or more, else the milli one GPU lacks */
+};
+
+/* For a request no node layout fits: the nodes its pods may run on (same filters as
+ * placement_plan) that come closest to taking it, best first: the most pods of it they can
+ * take now, then the largest share of the next pod, then the most free milli-GPU, then by
+ * name. Topology is not considered (a node's own capacity is what it lacks). Fills up to
+ * min(max, PLC_CLOSEST_MAX) entries of out and returns how many, or -EINVAL for a request
+ * placement_plan would refuse (or one naming more than QUOTA_MAX_RESOURCES resources),
+ * -ENOMEM. Changes nothing. */
+int placement_closest(const struct placement *p, const struct plc_request *req,
+		      struct plc_closest *out, size_t max);
+
 #endif

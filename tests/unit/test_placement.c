@@ -1513,6 +1513,128 @@ static void test_speed_synthetic_replay(void **state)
 	speed_synthetic_replay(1);
 }
 
+/* --- closest nodes ---------------------------------------------------------------------------- */
+
+static void check_closest(const struct plc_closest *c, const char *node, int64_t pods,
+			  int64_t cpu_free, int64_t cpu_short, int64_t gpu_free, int64_t gpu_short)
+{
+	assert_string_equal(c->node, node);
+	assert_int_equal(c->pods, pods);
+	assert_int_equal(c->n, 2);
+	assert_string_equal(c->resources[0], "cpu");
+	assert_string_equal(c->resources[1], GPU);
+	assert_int_equal(c->free[0], cpu_free);
+	assert_int_equal(c->short_by[0], cpu_short);
+	assert_int_equal(c->free[1], gpu_free);
+	assert_int_equal(c->short_by[1], gpu_short);
+}
+
+/* One pod of 8 GPUs and 4 cores: ranked by the share of it a node has free (its scarcest
+ * resource), then by free GPUs; tainted nodes are not candidates. */
+static void test_closest_single_pod(void **state)
+{
+	(void)state;
+	struct placement *p = new_p();
+	struct quota_taint t = { "dedicated", "other", "NoSchedule", 0 };
+	node(p, "n-a", CORES(64), 8);
+	bind(p, "ns/a", "n-a", CORES(2), 2000);
+	node(p, "n-b", CORES(64), 8);
+	bind(p, "ns/b", "n-b", CORES(2), 6000);
+	node(p, "n-c", CORES(64), 4);
+	node_full(p, "n-d", CORES(64), GI(1024), 8, NULL, 0, &t, 1, 1);
+	node(p, "n-e", CORES(2), 8);
+	node(p, "n-f", CORES(64), 0);
+	node(p, "n-g", CORES(64), 8);
+	for (int i = 0; i < 8; i++) {
+		char key[16];
+		snprintf(key, sizeof(key), "ns/g%d", i);
+		bind(p, key, "n-g", 0, 700); /* 300 left on each GPU, none whole */
+	}
+	struct rb b;
+	req(&b, 1, CORES(4), 8000);
+	struct plc_plan pl;
+	assert_int_equal(plan(p, &b, &pl, NULL, 0), 1);
+
+	struct plc_closest c[PLC_CLOSEST_MAX + 1];
+	assert_int_equal(placement_closest(p, &b.r, c, 99), PLC_CLOSEST_MAX);
+	check_closest(&c[0], "n-a", 0, CORES(62), 0, 6000, 2000);
+	assert_true(c[0].share == 0.75);
+	check_closest(&c[1], "n-e", 0, CORES(2), CORES(2), 8000, 0); /* 0.5, 8 GPUs free */
+	assert_true(c[1].share == 0.5);
+	check_closest(&c[2], "n-c", 0, CORES(64), 0, 4000, 4000); /* 0.5, 4 GPUs free */
+	check_closest(&c[3], "n-b", 0, CORES(62), 0, 2000, 6000);
+	check_closest(&c[4], "n-g", 0, CORES(64), 0, 2400, 8000); /* before n-f: more free */
+	assert_true(c[4].share == 0);
+
+	assert_int_equal(placement_closest(p, &b.r, c, 2), 2);
+	assert_string_equal(c[1].node, "n-e");
+	assert_int_equal(placement_closest(p, &b.r, c, 0), 0);
+	placement_free(p);
+}
+
+/* A gang of 5 pods of 2 GPUs: the most pods first; what each lacks is for one pod more. A
+ * node that takes them all lacks nothing. */
+static void test_closest_gang(void **state)
+{
+	(void)state;
+	struct placement *p = new_p();
+	node(p, "n1", CORES(64), 8);
+	bind(p, "ns/x", "n1", 0, 5000); /* 3 GPUs left: 1 pod, the next lacks 1 GPU */
+	node(p, "n2", CORES(64), 4); /* 2 pods */
+	node(p, "n3", CORES(64), 2); /* 1 pod, the next lacks 2 GPUs */
+	struct rb b;
+	req(&b, 5, CORES(1), 2000);
+	struct plc_closest c[PLC_CLOSEST_MAX];
+	assert_int_equal(placement_closest(p, &b.r, c, PLC_CLOSEST_MAX), 3);
+	check_closest(&c[0], "n2", 2, CORES(64), 0, 4000, 2000);
+	check_closest(&c[1], "n1", 1, CORES(64), 0, 3000, 1000);
+	assert_true(c[1].share == 0.5);
+	check_closest(&c[2], "n3", 1, CORES(64), 0, 2000, 2000);
+	assert_true(c[2].share == 0);
+
+	req(&b, 2, CORES(1), 2000);
+	assert_int_equal(placement_closest(p, &b.r, c, 1), 1);
+	check_closest(&c[0], "n2", 2, CORES(64), 0, 4000, 0);
+	assert_true(c[0].share == 1.0);
+	placement_free(p);
+}
+
+/* A share of one GPU lacks what the best GPU misses; a resource no node has is all short. */
+static void test_closest_shared_gpu_and_unknown_resource(void **state)
+{
+	(void)state;
+	struct placement *p = new_p();
+	node(p, "s1", CORES(8), 1);
+	bind(p, "ns/s1", "s1", 0, 500);
+	node(p, "s2", CORES(8), 2);
+	bind(p, "ns/s2a", "s2", 0, 700);
+	bind(p, "ns/s2b", "s2", 0, 700);
+	struct rb b;
+	req(&b, 1, CORES(1), 600);
+	struct plc_closest c[PLC_CLOSEST_MAX];
+	assert_int_equal(placement_closest(p, &b.r, c, PLC_CLOSEST_MAX), 2);
+	check_closest(&c[0], "s1", 0, CORES(8), 0, 500, 100);
+	check_closest(&c[1], "s2", 0, CORES(8), 0, 600, 300);
+	assert_true(c[1].share == 0.5);
+
+	static const char *const odd[] = { "cpu", "example.com/fpga" };
+	int64_t v[] = { CORES(1), 1000 };
+	b.ps.n_requests = 2;
+	b.ps.resources = odd;
+	b.ps.per_pod = v;
+	assert_int_equal(placement_closest(p, &b.r, c, PLC_CLOSEST_MAX), 2);
+	assert_int_equal(c[0].pods, 0);
+	assert_string_equal(c[0].resources[1], "example.com/fpga");
+	assert_int_equal(c[0].free[1], 0);
+	assert_int_equal(c[0].short_by[1], 1000);
+	assert_true(c[0].share == 0);
+
+	assert_int_equal(placement_closest(p, NULL, c, 1), -EINVAL);
+	b.r.count = -1;
+	assert_int_equal(placement_closest(p, &b.r, c, 1), -EINVAL);
+	placement_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1540,6 +1662,9 @@ int main(void)
 		cmocka_unit_test(test_baselines),
 		cmocka_unit_test(test_property_against_model_and_brute_force),
 		cmocka_unit_test(test_speed_synthetic_replay),
+		cmocka_unit_test(test_closest_single_pod),
+		cmocka_unit_test(test_closest_gang),
+		cmocka_unit_test(test_closest_shared_gpu_and_unknown_resource),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
