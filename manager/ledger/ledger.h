@@ -10,7 +10,8 @@
  * the disk, so the manager calls it on its loop thread and admission never waits for a disk. A
  * writer thread owned by the ledger commits the queue every batch_ms (sooner when the queue
  * holds LEDGER_WAKE_RECORDS records or half its capacity, or a flush is asked for), in
- * transactions of at most LEDGER_BATCH_MAX records, applying retention after each. When the queue is full a record is dropped and counted: losing history is acceptable, stalling
+ * transactions of at most LEDGER_BATCH_MAX records, applying retention after each. When the
+ * queue is full a record is dropped and counted: losing history is acceptable, stalling
  * admission is not. Disk errors (full disk, corrupt file, a lock held too long) lose that batch,
  * are counted and logged (rate-limited), and are never reported to the caller of append.
  *
@@ -38,8 +39,9 @@
  *   - plus the batch being committed at that moment, at most LEDGER_BATCH_MAX records.
  * At a steady rate r the loss is about r * (batch_ms + one commit); a burst that outruns the
  * writer fills the queue, and then a kill loses up to queue_max + LEDGER_BATCH_MAX records
- * (both measured by tests/unit/test_ledger_crash.sh). Batches commit in append order and whole: what survives is
- * a prefix of what was appended, without gaps, and everything stats.written counted.
+ * (both measured by tests/unit/test_ledger_crash.sh). Batches commit in append order and
+ * whole: what survives is a prefix of what was appended, without gaps, and holds everything
+ * stats.written counted.
  * ledger_close and ledger_flush commit everything queued before they return.
  *
  * Retention (the writer thread, after a batch; never on the caller's thread)

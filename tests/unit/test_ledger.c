@@ -722,7 +722,8 @@ static void test_ledger_reads_beside_the_writer(void **state)
 		size_t n = json_array_size(json_object_get(list, "items"));
 		assert_true(n >= last); /* snapshots only grow */
 		last = n;
-		int64_t id = json_integer_value(json_object_get(json_array_get(json_object_get(list, "items"), 0), "id"));
+		json_t *newest = json_array_get(json_object_get(list, "items"), 0);
+		int64_t id = json_integer_value(json_object_get(newest, "id"));
 		assert_true(id >= last_id);
 		last_id = id;
 		json_decref(list);
