@@ -9,6 +9,7 @@ packages=(
 	libcmocka-dev                             # unit tests
 	clang libclang-rt-14-dev                  # libFuzzer targets and sanitizer runtimes
 	openssl curl jq ca-certificates procps    # local cluster scripts and end-to-end tests
+	sqlite3                                   # the ledger's crash test reads the file it left
 	time                                      # peak RSS in tests/bench/bench_simulate_large.sh
 	mmdebstrap umoci skopeo                   # the container image (deploy/image/build.sh) and its test
 	prometheus                                # scrapes the manager in tests/e2e/test_metrics.sh

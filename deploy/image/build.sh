@@ -36,7 +36,7 @@ ARCH=amd64
 USER_ID=65532
 # The libraries muster links against (readelf -d build/muster | grep NEEDED), by package; apt adds
 # what they depend on. The build checks below that every one of them resolves in the image.
-PACKAGES=(libc6 libcurl4 libjansson4 libyaml-0-2 libuv1 libssl3)
+PACKAGES=(libc6 libcurl4 libjansson4 libyaml-0-2 libuv1 libsqlite3-0 libssl3)
 
 log() { echo "build.sh: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
