@@ -44,6 +44,8 @@ static void usage(FILE *out)
 		"  --health-port PORT    port of /healthz and /readyz (likewise; 8081)\n"
 		"  --metrics-port PORT   port of /metrics, over the configuration's metrics.bindAddress\n"
 		"                        (whose default is :8080)\n"
+		"  --visibility-port PORT  port of the visibility endpoint (HTTPS: positions, why, eta,\n"
+		"                        history, usage), over visibilityServer.bindPort (8082)\n"
 		"  --log-level LEVEL     debug, info, warn or error (info)\n");
 }
 
@@ -68,12 +70,14 @@ static int cmd_manager(int argc, char **argv)
 		{ "health-host", required_argument, NULL, 'h' },
 		{ "health-port", required_argument, NULL, 'P' },
 		{ "metrics-port", required_argument, NULL, 'M' },
+		{ "visibility-port", required_argument, NULL, 'V' },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, '?' },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* Unset (NULL, -1): the configuration file's value, else the default. */
-	struct manager_options opt = { .webhook_port = -1, .health_port = -1, .metrics_port = -1 };
+	struct manager_options opt = { .webhook_port = -1, .health_port = -1, .metrics_port = -1,
+				       .visibility_port = -1 };
 	int c;
 	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (c) {
@@ -95,9 +99,11 @@ static int cmd_manager(int argc, char **argv)
 		case 'p':
 		case 'P':
 		case 'M':
+		case 'V':
 			if (parse_port(optarg, c == 'p' ? &opt.webhook_port :
 					       c == 'P' ? &opt.health_port :
-							  &opt.metrics_port) != 0) {
+					       c == 'M' ? &opt.metrics_port :
+							  &opt.visibility_port) != 0) {
 				fprintf(stderr, "muster: invalid port %s\n", optarg);
 				return 2;
 			}

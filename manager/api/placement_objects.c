@@ -970,7 +970,34 @@ void pobj_request_release(struct pobj_request *r)
 void pobj_plan_release(struct pobj_plan *plan)
 {
 	eobj_arena_release(&plan->arena);
+	json_decref(plan->closest);
 	memset(plan, 0, sizeof(*plan));
+}
+
+/* The nodes that come closest to a request no layout fits, as struct pobj_plan.closest says. */
+static json_t *closest_json(const struct placement *p, const struct plc_request *req,
+			    const char *podset)
+{
+	struct plc_closest c[PLC_CLOSEST_MAX];
+	char q[64];
+	int n = placement_closest(p, req, c, PLC_CLOSEST_MAX);
+	json_t *out = json_array();
+	for (int i = 0; i < n && out; i++) {
+		json_t *free_ = json_object(), *shortage = json_object();
+		for (size_t r = 0; r < c[i].n; r++) {
+			quota_format_amount(c[i].resources[r], c[i].free[r], q, sizeof(q));
+			json_object_set_new(free_, c[i].resources[r], json_string(q));
+			if (c[i].short_by[r] > 0) {
+				quota_format_amount(c[i].resources[r], c[i].short_by[r], q, sizeof(q));
+				json_object_set_new(shortage, c[i].resources[r], json_string(q));
+			}
+		}
+		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:o, s:o}", "podSet", podset,
+						     "node", c[i].node, "pods",
+						     (json_int_t)c[i].pods, "free", free_, "short",
+						     shortage));
+	}
+	return out;
 }
 
 /* spec.podSets entry named name ("main" for an unnamed one), or NULL. */
@@ -1019,6 +1046,7 @@ int pobj_place_workload(struct placement *p, const struct pobj_catalog *c, json_
 {
 	char why[1024], err[768], none[1];
 	int rc = 0;
+	json_t *closest = NULL;
 
 	if (!msg || !msg_size) {
 		msg = none;
@@ -1053,9 +1081,11 @@ int pobj_place_workload(struct placement *p, const struct pobj_catalog *c, json_
 			rc = placement_place(p, &req.req, &plan, why, sizeof(why));
 			if (rc == 0 && keep_plan(out, pa->name, pa->count, &plan) != 0)
 				rc = eobj_nomem(msg, msg_size);
-			else if (rc == 1)
+			else if (rc == 1) {
 				snprintf(msg, msg_size, "couldn't place pod set %.64s on nodes: %s",
 					 pa->name, why[0] ? why : "no layout fits every pod");
+				closest = closest_json(p, &req.req, pa->name);
+			}
 			else if (rc < 0)
 				snprintf(msg, msg_size, "couldn't place pod set %.64s on nodes: %s",
 					 pa->name, strerror(-rc));
@@ -1066,6 +1096,9 @@ int pobj_place_workload(struct placement *p, const struct pobj_catalog *c, json_
 		/* All or nothing: the podSets placed so far give their nodes back. */
 		placement_release(p, key);
 		pobj_plan_release(out);
+		out->closest = closest;
+		closest = NULL;
 	}
+	json_decref(closest);
 	return rc;
 }

@@ -196,6 +196,11 @@ struct pobj_plan {
 	size_t n_podsets;
 	struct pobj_podset_plan podsets[18]; /* in the assignment's order */
 	struct eobj_arena arena;
+	/* No layout (pobj_place_workload returned 1 for a podSet the nodes can't take): the
+	 * nodes that come closest (placement_closest), best first, as
+	 * [{"podSet","node","pods","free":{resource:quantity},"short":{resource:quantity}}];
+	 * NULL otherwise. Owned by the plan. */
+	json_t *closest;
 };
 void pobj_plan_release(struct pobj_plan *plan);
 

@@ -108,8 +108,9 @@ void workload_reconcile(struct mgr *m, const char *key)
 		remember_pending(m, key, NULL, NULL);
 		json_object_del(m->assumed, key);
 		engine_remove_workload(m->engine, key);
-		nodes_release(m, key);
+		nodes_forget(m, key);
 		queues_forget(m, key);
+		history_deleted(m, key);
 		return;
 	}
 	/* Whatever happened to the Workload (an event, one of our writes landing or failing), its
@@ -521,6 +522,7 @@ static void on_decision(void *arg, const struct eng_decision *d)
 			observe_preemptor(m, d->workload,
 					  workload_cluster_queue(m, store_get(m, K_WORKLOAD,
 									      d->preemptor)));
+			history_preempting(m, wl, d->preemptor, d->reason, d->message);
 			workload_evict(m, d->workload, wl, "Preempted", d->message, d->reason);
 		} else
 			workload_evict(m, d->workload, wl, d->reason, d->message, NULL);

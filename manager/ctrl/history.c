@@ -1,17 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What happened, told as Kubernetes Events on the Workload and on its owner, with Kueue's
- * reasons (events.k8s.io/v1, as Kueue since v0.18), so that what users grep for keeps working.
+ * What happened, told twice: as Kubernetes Events on the Workload and on its owner, with
+ * Kueue's reasons (events.k8s.io/v1, as Kueue since v0.18), so that what users grep for keeps
+ * working; and as records of the decision ledger (ledger/ledger.h), which outlive the Events'
+ * hour and answer `history` and `usage`.
  *
- * Everything here runs when a write has landed (its completion), so the Events say what
- * happened, not what was asked. Events go through writer_event, which deduplicates them and
- * holds them to a rate.
+ * Everything here runs when a write has landed (its completion), so both say what happened,
+ * not what was asked. The one exception is a preemption, recorded when the engine decides it,
+ * with its preemptor; the eviction that follows is recorded when it lands. Events go through
+ * writer_event, which deduplicates them and holds them to a rate; records through
+ * ledger_append, which never touches the disk on this thread and drops rather than waits.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/objects.h"
 #include "ctrl/internal.h"
+#include "ledger/ledger.h"
+#include "util/log.h"
 
 const char *workload_cluster_queue(struct mgr *m, json_t *wl)
 {
@@ -69,6 +77,187 @@ static long long seconds_between(json_t *wl, const char *from, const char *to)
 	return (long long)((b - a) / 1000);
 }
 
+/* --- the ledger's records ------------------------------------------------------------------ */
+
+int history_init(struct mgr *m)
+{
+	char path[1100];
+	strmap_init(&m->open_admissions);
+	if (!m->conf.ledger_enable)
+		return 0;
+	if (m->conf.ledger_path[0])
+		snprintf(path, sizeof(path), "%s", m->conf.ledger_path);
+	else if (m->opt.state_dir)
+		snprintf(path, sizeof(path), "%s/ledger.db", m->opt.state_dir);
+	else {
+		log_warn("no decision ledger: set ledger.path or --state-dir", LF_END);
+		return 0;
+	}
+	struct ledger_options o = { .path = path,
+				    .retention_age_ms = m->conf.ledger_max_age_ms,
+				    .retention_bytes = m->conf.ledger_max_bytes };
+	int rc = ledger_open(&o, &m->ledger);
+	/* Losing history is acceptable, not admitting is not: the manager runs on without. */
+	if (rc != 0)
+		log_error("cannot open the decision ledger; running without it", LF_STR("path", path),
+			  LF_STR("error", strerror(-rc)), LF_END);
+	else
+		log_info("decision ledger open", LF_STR("path", path), LF_END);
+	return 0;
+}
+
+void history_release(struct mgr *m)
+{
+	ledger_close(m->ledger); /* commits what is queued */
+	m->ledger = NULL;
+	strmap_release(&m->open_admissions, free);
+}
+
+/* The ClusterQueue's usage as the ledger keeps it: {flavor:{resource:quantity}}. */
+static json_t *usage_snapshot(struct mgr *m, const char *cq)
+{
+	json_t *out = json_object(), *f, *r;
+	json_t *usage = cq ? cq_flavors_usage(m, cq) : NULL;
+	size_t i, k;
+	json_array_foreach(usage, i, f)
+	{
+		json_t *res = json_object();
+		json_array_foreach(json_object_get(f, "resources"), k, r)
+			json_object_set(res, json_string_value(json_object_get(r, "name")),
+					json_object_get(r, "total"));
+		json_object_set_new(out, json_string_value(json_object_get(f, "name")), res);
+	}
+	json_decref(usage);
+	return out;
+}
+
+/* A new string: obj as compact JSON with sorted keys, or NULL. */
+static char *dump(json_t *obj)
+{
+	char *s = obj ? json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(obj);
+	return s;
+}
+
+/* Appends a record about wl: its admission's flavors and summed usage, its ClusterQueue's
+ * usage now. Best effort: a full queue drops it (counted by the ledger). */
+static void record(struct mgr *m, enum ledger_event event, json_t *wl, const char *reason,
+		   const char *message, const char *preemptor)
+{
+	const char *uid = obj_uid(wl), *cq = workload_cluster_queue(m, wl);
+	if (!m->ledger || !uid || !obj_namespace(wl) || !obj_name(wl))
+		return;
+	json_t *adm = obj_path(wl, "status.admission"), *psa, *q;
+	json_t *flavors = json_object();
+	int64_t sum[QUOTA_MAX_RESOURCES] = { 0 };
+	const char *names[QUOTA_MAX_RESOURCES], *res;
+	size_t i, n = 0;
+	json_array_foreach(json_object_get(adm, "podSetAssignments"), i, psa)
+	{
+		const char *ps = json_string_value(json_object_get(psa, "name"));
+		if (ps && json_object_get(psa, "flavors"))
+			json_object_set(flavors, ps, json_object_get(psa, "flavors"));
+		json_object_foreach(json_object_get(psa, "resourceUsage"), res, q)
+		{
+			int64_t v;
+			size_t k = 0;
+			while (k < n && strcmp(names[k], res))
+				k++;
+			if (quantity_from_json(q, &v) != 0 || (k == n && n == QUOTA_MAX_RESOURCES))
+				continue;
+			if (k == n)
+				names[n++] = res;
+			sum[k] += v;
+		}
+	}
+	json_t *resources = json_object();
+	for (size_t k = 0; k < n; k++) {
+		char text[48];
+		quota_format_amount(names[k], sum[k], text, sizeof(text));
+		json_object_set_new(resources, names[k], json_string(text));
+	}
+	char *fl = dump(flavors), *rs = dump(resources), *us = dump(usage_snapshot(m, cq));
+	struct ledger_record r = {
+		.time_ms = m->now_ms(),
+		.event = event,
+		.ns = obj_namespace(wl),
+		.name = obj_name(wl),
+		.uid = uid,
+		.cluster_queue = cq,
+		.local_queue = obj_str(wl, "spec.queueName"),
+		.flavors = fl,
+		.resources = rs,
+		.reason = reason,
+		.message = message,
+		.preemptor = preemptor,
+		.cluster_queue_usage = us,
+	};
+	int rc = ledger_append(m->ledger, &r);
+	if (rc != 0 && rc != -ENOBUFS)
+		log_warn("cannot record a decision", LF_STR("workload", obj_name(wl)), LF_INT("rc", rc),
+			 LF_END);
+	/* Which admissions are open, so a Workload deleted while admitted gets its end. */
+	char key[600];
+	if (informer_key(wl, key, sizeof(key)) == 0) {
+		if (event == LEDGER_ADMIT) {
+			/* "uid\0clusterQueue": what a finish record of a deleted Workload needs. */
+			size_t ul = strlen(uid) + 1, cl = cq ? strlen(cq) + 1 : 1;
+			char *copy = malloc(ul + cl), *old = NULL;
+			if (copy) {
+				memcpy(copy, uid, ul);
+				memcpy(copy + ul, cq ? cq : "", cl);
+			}
+			if (copy && strmap_put(&m->open_admissions, key, copy, (void **)&old) != 0)
+				free(copy);
+			free(old);
+		} else if (event != LEDGER_PREEMPT) {
+			free(strmap_remove(&m->open_admissions, key));
+		}
+	}
+	free(fl);
+	free(rs);
+	free(us);
+}
+
+/* The QuotaReserved or Evicted condition's reason and message of wl. */
+static void condition_text(json_t *wl, const char *type, const char **reason, const char **message)
+{
+	json_t *c = condition_get(wl, type);
+	*reason = json_string_value(json_object_get(c, "reason"));
+	*message = json_string_value(json_object_get(c, "message"));
+}
+
+void history_preempting(struct mgr *m, json_t *victim, const char *preemptor, const char *reason,
+			const char *message)
+{
+	record(m, LEDGER_PREEMPT, victim, reason, message, preemptor);
+}
+
+void history_requeued(struct mgr *m, json_t *wl)
+{
+	const char *reason, *message;
+	condition_text(wl, "Requeued", &reason, &message);
+	record(m, LEDGER_REQUEUE, wl, reason, message, NULL);
+}
+
+void history_deleted(struct mgr *m, const char *key)
+{
+	char *uid = strmap_remove(&m->open_admissions, key);
+	const char *slash = strchr(key, '/');
+	if (uid && slash && m->ledger) {
+		char ns[300];
+		snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+		const char *cq = uid + strlen(uid) + 1;
+		json_t *gone = json_pack("{s:{s:s, s:s, s:s}, s:{s:{s:s}}}", "metadata", "namespace", ns,
+					 "name", slash + 1, "uid", uid, "status", "admission",
+					 "clusterQueue", cq);
+		record(m, LEDGER_FINISH, gone, "Deleted",
+		       "the Workload was deleted while admitted", NULL);
+		json_decref(gone);
+	}
+	free(uid);
+}
+
 void history_admitted(struct mgr *m, json_t *wl)
 {
 	char msg[512];
@@ -81,6 +270,9 @@ void history_admitted(struct mgr *m, json_t *wl)
 	snprintf(msg, sizeof(msg), "Admitted by ClusterQueue %s, wait time since reservation was %llds",
 		 cq, seconds_between(wl, "QuotaReserved", "Admitted"));
 	writer_event(m, K_WORKLOAD, wl, "Normal", "Admitted", msg);
+	const char *reason, *message;
+	condition_text(wl, "QuotaReserved", &reason, &message);
+	record(m, LEDGER_ADMIT, wl, reason, message, NULL);
 }
 
 void history_pending(struct mgr *m, json_t *wl)
@@ -105,6 +297,7 @@ void history_evicted(struct mgr *m, json_t *wl)
 	/* Kueue's ReasonWithCause: "EvictedDueTo" + the Evicted reason. */
 	snprintf(why, sizeof(why), "EvictedDueTo%s", reason);
 	writer_event(m, K_WORKLOAD, wl, "Normal", why, message);
+	record(m, LEDGER_EVICT, wl, reason, message, NULL);
 }
 
 void history_finished(struct mgr *m, json_t *wl)
@@ -119,10 +312,12 @@ void history_finished(struct mgr *m, json_t *wl)
 	snprintf(msg, sizeof(msg), "Workload '%s/%s' is declared finished", obj_namespace(wl),
 		 obj_name(wl));
 	owner_event(m, wl, "Normal", "FinishedWorkload", msg);
+	record(m, LEDGER_FINISH, wl, reason, message, NULL);
 }
 
 void history_deactivated(struct mgr *m, json_t *wl)
 {
-	writer_event(m, K_WORKLOAD, wl, "Warning", "Deactivated",
-		     "The workload is deactivated: its requeuing limit was exceeded");
+	static const char msg[] = "The workload is deactivated: its requeuing limit was exceeded";
+	writer_event(m, K_WORKLOAD, wl, "Warning", "Deactivated", msg);
+	record(m, LEDGER_DEACTIVATE, wl, "Deactivated", msg, NULL);
 }

@@ -289,7 +289,9 @@ static json_t *restored(const struct integration *in, json_t *obj, json_t *wl)
 static void on_requeued(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
 			json_t *updated)
 {
-	(void)m, (void)kind;
+	(void)kind;
+	if (outcome == WRITE_OK && updated)
+		history_requeued(m, updated);
 	workload_log_landed(outcome, "evicted workload requeued", key, updated, "Requeued");
 }
 

@@ -15,6 +15,8 @@
  *   writer.c     every write: in-flight tracking, conflicts, backoff, recent writes, Events.
  *   observe.c    metrics: counters bumped as events land, gauges rebuilt from state at scrape.
  *   state.c      typed key sets, the pump, deadlines, stores, the clock.
+ * Beside the flow, read-only: manager.c's servers, and
+ *   visibility.c the visibility endpoint: positions, why, eta, history, usage.
  * A file calls only files below it in this list (manager.c calls them all), so there is no
  * call cycle between files; work comes back up only through the dirty sets and through
  * completion callbacks the caller passed down.
@@ -133,12 +135,14 @@ struct mgr {
 	int failed; /* a fatal error: the loop stops and manager_run returns 1 */
 
 	struct certs certs;
-	struct httpd *webhook_srv, *health_srv;
+	struct httpd *webhook_srv, *health_srv, *visibility_srv;
 
 	struct engine *engine; /* quota, queues and every admission decision (core/engine.h) */
 	struct placement *placement; /* nodes, bound pods and reservations (core/placement.h) */
 	struct pobj_catalog catalog; /* flavors' topologies, for placement requests */
 	json_t *plans; /* workload key -> its placement plan (nodes.c), while admitted */
+	json_t *closest; /* workload key -> the nodes closest to the layout it was refused
+			  * (struct pobj_plan.closest), until it is placed or gone */
 	int capacity_changed; /* node capacity grew: workloads without a layout get a look */
 
 	uv_idle_t pump;
@@ -179,6 +183,9 @@ struct mgr {
 	/* The metrics registry, served on metrics.bindAddress. Leader election sets the
 	 * replica_role its series carry with metrics_set_replica_role(m->metrics, role). */
 	struct metrics *metrics;
+	struct ledger *ledger; /* the decision ledger (ledger/ledger.h), NULL when off */
+	/* workload key -> "uid\0clusterQueue": admitted, as the ledger knows (history.c) */
+	struct strmap open_admissions;
 	struct observe *obs; /* observe.c's series and what it remembers */
 	struct httpd *metrics_srv;
 };
@@ -350,18 +357,30 @@ int queues_check(struct mgr *m);
 int queues_init(struct mgr *m);
 void queues_release(struct mgr *m);
 
-/* --- history.c: what happened, as Events ---------------------------------------------------- */
+/* --- history.c: what happened, as Events and ledger records ------------------------------------ */
 
+/* Opens the ledger (ledger.path, else <--state-dir>/ledger.db; none when neither or
+ * ledger.enable is false). A ledger that can't be opened is logged and left out: 0 anyway. */
+int history_init(struct mgr *m);
+/* Commits what the ledger holds and closes it. */
+void history_release(struct mgr *m);
 /* The ClusterQueue of a Workload: its admission's, else its LocalQueue's (cached), or NULL. */
 const char *workload_cluster_queue(struct mgr *m, json_t *wl);
 /* A write landed; wl is the Workload it returned. Events on the Workload (and its owner):
  * QuotaReserved and Admitted, the QuotaReserved=False reason (Warning), Preempted and
- * EvictedDueTo<Reason>, Finished (and FinishedWorkload on the owner), Deactivated. */
+ * EvictedDueTo<Reason>, Finished (and FinishedWorkload on the owner), Deactivated; and the
+ * ledger's records: admit, evict, requeue, finish, deactivate. */
 void history_admitted(struct mgr *m, json_t *wl);
 void history_pending(struct mgr *m, json_t *wl);
 void history_evicted(struct mgr *m, json_t *wl);
 void history_finished(struct mgr *m, json_t *wl);
 void history_deactivated(struct mgr *m, json_t *wl);
+void history_requeued(struct mgr *m, json_t *wl);
+/* The engine decided to preempt victim for preemptor ("namespace/name"): a preempt record. */
+void history_preempting(struct mgr *m, json_t *victim, const char *preemptor, const char *reason,
+			const char *message);
+/* The Workload is gone: an admission still open ends here (a finish record, "Deleted"). */
+void history_deleted(struct mgr *m, const char *key);
 
 /* --- nodes.c: the node model and placement ---------------------------------------------------- */
 
@@ -378,6 +397,11 @@ void nodes_on_topology(struct mgr *m, enum watch_event_type type, const char *ke
 void nodes_set_flavor(struct mgr *m, const char *name, json_t *rf);
 /* The workload is no longer admitted: its reservation and plan go. */
 void nodes_release(struct mgr *m, const char *key);
+/* The workload is gone: also what was kept of its refusal. */
+void nodes_forget(struct mgr *m, const char *key);
+/* The nodes closest to the layout the workload was last refused (pobj_plan.closest), borrowed,
+ * or NULL. */
+json_t *nodes_closest(struct mgr *m, const char *key);
 /* Adds the placement hints of the workload's PodSet podset to a pod template spec, in place
  * (see nodes.c). */
 void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, const char *podset, json_t *tspec);
@@ -439,6 +463,11 @@ void owner_release_template(struct mgr *m, const char *wl_key, json_t *wl, const
 			    json_t *psa, json_t *tmpl);
 /* The PodSet assignment named podset in wl's status.admission, borrowed, or NULL. */
 json_t *owner_assignment(json_t *wl, const char *podset);
+
+/* --- visibility.c: the visibility endpoint --------------------------------------------------- */
+
+/* Answers one request of the visibility endpoint (see visibility.c for its paths). */
+void visibility_handle(struct mgr *m, const struct httpd_request *req, struct httpd_response *resp);
 
 /* --- ingest.c ------------------------------------------------------------------------------------ */
 

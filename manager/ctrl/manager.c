@@ -213,6 +213,13 @@ static void on_metrics_request(void *arg, const struct httpd_request *req, struc
 	resp->body_len = resp->body ? strlen(resp->body) : 0;
 }
 
+/* The visibility endpoint (visibility.c): Kueue's pending workloads and muster's answers. */
+static void on_visibility_request(void *arg, const struct httpd_request *req,
+				  struct httpd_response *resp)
+{
+	visibility_handle(arg, req, resp);
+}
+
 /* --- webhook configurations ------------------------------------------------------------- */
 
 /* Where the apiserver calls a webhook: the Service in front of every replica (service mode,
@@ -514,7 +521,8 @@ static int core_init(struct mgr *m, uv_loop_t *loop)
 	m->cycle_ms = ADMISSION_CYCLE_MS;
 	if ((rc = state_init(m)) != 0 || (rc = writer_init(m)) != 0 || (rc = queues_init(m)) != 0 ||
 	    (rc = engine_new(&m->engine)) != 0 || (rc = nodes_init(m)) != 0 ||
-	    (rc = observe_init(m)) != 0 || (rc = podgroups_init(m)) != 0)
+	    (rc = observe_init(m)) != 0 || (rc = podgroups_init(m)) != 0 ||
+	    (rc = history_init(m)) != 0)
 		return rc;
 	if (m->kube)
 		kube_client_set_rate(m->kube, m->conf.client_qps, m->conf.client_burst);
@@ -524,6 +532,7 @@ static int core_init(struct mgr *m, uv_loop_t *loop)
 /* Frees what core_init made; the caller then closes the loop's handles and runs it. */
 static void core_release(struct mgr *m)
 {
+	history_release(m);
 	writer_release(m);
 	queues_release(m);
 	engine_free(m->engine);
@@ -683,9 +692,17 @@ int manager_run(const struct manager_options *opt)
 	struct httpd_options mh = { .host = m.conf.metrics_host[0] ? m.conf.metrics_host : "0.0.0.0",
 				    .port = opt->metrics_port >= 0 ? opt->metrics_port : m.conf.metrics_port,
 				    .handler = on_metrics_request, .handler_arg = &m };
+	/* visibilityServer.bindAddress; "" listens on every IPv4 address, as Kueue's server. */
+	struct httpd_options vh = { .host = m.conf.visibility_host[0] ? m.conf.visibility_host : "0.0.0.0",
+				    .port = opt->visibility_port >= 0 ? opt->visibility_port
+								      : m.conf.visibility_port,
+				    .cert_pem = m.certs.cert_pem, .key_pem = m.certs.key_pem,
+				    .max_body = 4096, .handler = on_visibility_request,
+				    .handler_arg = &m };
 	if ((rc = httpd_start(m.loop, &wh, &m.webhook_srv)) != 0 ||
 	    (rc = httpd_start(m.loop, &hh, &m.health_srv)) != 0 ||
-	    (rc = httpd_start(m.loop, &mh, &m.metrics_srv)) != 0) {
+	    (rc = httpd_start(m.loop, &mh, &m.metrics_srv)) != 0 ||
+	    (rc = httpd_start(m.loop, &vh, &m.visibility_srv)) != 0) {
 		log_error("cannot listen", LF_INT("rc", rc), LF_STR("error", strerror(-rc)), LF_END);
 		goto fail_servers;
 	}
@@ -727,7 +744,8 @@ int manager_run(const struct manager_options *opt)
 		 LF_STR("webhook_service", m.conf.webhook_service[0] ? m.conf.webhook_service : NULL),
 		 LF_INT("webhook_port", httpd_port(m.webhook_srv)),
 		 LF_INT("health_port", httpd_port(m.health_srv)),
-		 LF_INT("metrics_port", httpd_port(m.metrics_srv)), LF_END);
+		 LF_INT("metrics_port", httpd_port(m.metrics_srv)),
+		 LF_INT("visibility_port", httpd_port(m.visibility_srv)), LF_END);
 
 	uv_run(m.loop, UV_RUN_DEFAULT);
 	status = m.failed ? 1 : 0;
@@ -742,6 +760,7 @@ fail_servers:
 	httpd_stop(m.webhook_srv);
 	httpd_stop(m.health_srv);
 	httpd_stop(m.metrics_srv);
+	httpd_stop(m.visibility_srv);
 fail_core:
 	kube_client_free(m.kube);
 	core_release(&m);

@@ -18,6 +18,7 @@ struct manager_options {
 	const char *health_host;
 	int health_port;
 	int metrics_port; /* overrides metrics.bindAddress's port; -1 = keep it */
+	int visibility_port; /* overrides visibilityServer.bindPort; -1 = keep it */
 };
 
 /* Runs until SIGTERM or SIGINT. Returns the process exit status. */

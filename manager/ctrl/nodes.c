@@ -283,7 +283,10 @@ static int place_workload(struct mgr *m, const char *key, json_t *wl, const stru
 	observe_placement(m, rc);
 	if (rc == 0) {
 		json_object_set_new(m->plans, key, plan_to_json(&plan));
+		json_object_del(m->closest, key);
 		log_debug("placed", LF_STR("workload", key), LF_END);
+	} else if (plan.closest) {
+		json_object_set(m->closest, key, plan.closest);
 	}
 	pobj_plan_release(&plan);
 	return rc;
@@ -544,6 +547,7 @@ int nodes_init(struct mgr *m)
 	struct plc_shape mix[] = { { 0, 1000, 1 }, { 0, 2000, 1 }, { 0, 4000, 1 }, { 0, 8000, 1 } };
 	pobj_catalog_init(&m->catalog);
 	if (placement_new(&m->placement) != 0 || !(m->plans = json_object()) ||
+	    !(m->closest = json_object()) ||
 	    placement_set_gpu_resource(m->placement, m->conf.gpu_resource) != 0 ||
 	    placement_set_mix(m->placement, mix, sizeof(mix) / sizeof(mix[0])) != 0)
 		return -1;
@@ -557,4 +561,16 @@ void nodes_free(struct mgr *m)
 	placement_free(m->placement);
 	pobj_catalog_release(&m->catalog);
 	json_decref(m->plans);
+	json_decref(m->closest);
+}
+
+json_t *nodes_closest(struct mgr *m, const char *key)
+{
+	return json_object_get(m->closest, key);
+}
+
+void nodes_forget(struct mgr *m, const char *key)
+{
+	json_object_del(m->closest, key);
+	nodes_release(m, key);
 }

@@ -20,10 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/integrations.h"
 #include "api/objects.h"
 #include "ctrl/internal.h"
+#include "ledger/ledger.h"
 #include "fake_apiserver.h"
 #include "test_json.h"
 #include "util/log.h"
@@ -1373,6 +1375,236 @@ static void test_job_without_queue_name_held(void **state)
 	assert_true(json_is_false(obj_path(fake_at(t, JOB_PATH("bare")), "spec.suspend")));
 }
 
+/* --- the visibility endpoint ------------------------------------------------------------------ */
+
+/* GET path?query on the visibility endpoint: the status, and the JSON answer (a new
+ * reference, NULL when it doesn't parse). */
+static json_t *vis_get(struct t *t, const char *method, const char *path, const char *query,
+		       int *status)
+{
+	struct httpd_request req = { .method = method, .path = path, .query = query ? query : "",
+				     .body = "" };
+	struct httpd_response resp = { 500, NULL, NULL, 0 };
+	visibility_handle(&t->m, &req, &resp);
+	*status = resp.status;
+	json_t *out = resp.body ? json_loads(resp.body, 0, NULL) : NULL;
+	free(resp.body);
+	return out;
+}
+
+/* The names of a list's items, "a,b,c". */
+static void item_names(json_t *list, const char *field, char *out, size_t size)
+{
+	json_t *it;
+	size_t i, len = 0;
+	out[0] = '\0';
+	json_array_foreach(json_object_get(list, "items"), i, it)
+		len += (size_t)snprintf(out + len, size - len, "%s%s", i ? "," : "", obj_str(it, field));
+}
+
+#define KVIS "/apis/visibility.kueue.x-k8s.io/v1beta2"
+#define MVIS "/apis/visibility.muster.io/v1alpha1"
+
+/* Two admitted workloads of priority 10 fill the queue; three wait. */
+static void seed_waiting_queue(struct t *t)
+{
+	seed_queue(t, "4", NULL);
+	seed(t, K_WORKLOAD, workload("a", "2", 10, "2026-01-01T00:00:00Z"));
+	seed(t, K_WORKLOAD, workload("b", "2", 10, "2026-01-01T00:00:01Z"));
+	converge(t);
+	seed(t, K_WORKLOAD, workload("c", "2", 0, "2026-01-01T00:00:02Z"));
+	seed(t, K_WORKLOAD, workload("d", "2", 5, "2026-01-01T00:00:03Z"));
+	seed(t, K_WORKLOAD, workload("e", "2", 0, "2026-01-01T00:00:04Z"));
+	converge(t);
+}
+
+/* Kueue's PendingWorkloadsSummary: the engine's order (priority, then age), both positions,
+ * paging, and Kubernetes Status errors. */
+static void test_visibility_pending_workloads(void **state)
+{
+	struct t *t = *state;
+	int status;
+	char names[256];
+	seed_waiting_queue(t);
+	json_t *out = vis_get(t, "GET", KVIS "/clusterqueues/cq/pendingworkloads", NULL, &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(obj_str(out, "kind"), "PendingWorkloadsSummary");
+	assert_string_equal(obj_str(out, "apiVersion"), "visibility.kueue.x-k8s.io/v1beta2");
+	item_names(out, "metadata.name", names, sizeof(names));
+	assert_string_equal(names, "d,c,e");
+	json_t *d = json_array_get(json_object_get(out, "items"), 0);
+	assert_int_equal(json_integer_value(json_object_get(d, "priority")), 5);
+	assert_string_equal(obj_str(d, "localQueueName"), "lq");
+	assert_string_equal(obj_str(d, "metadata.namespace"), "ns");
+	assert_string_equal(obj_str(d, "metadata.creationTimestamp"), "2026-01-01T00:00:03Z");
+	json_t *e = json_array_get(json_object_get(out, "items"), 2);
+	assert_int_equal(json_integer_value(json_object_get(e, "positionInClusterQueue")), 2);
+	assert_int_equal(json_integer_value(json_object_get(e, "positionInLocalQueue")), 2);
+	json_decref(out);
+	out = vis_get(t, "GET", KVIS "/namespaces/ns/localqueues/lq/pendingworkloads",
+		      "limit=1&offset=1", &status);
+	assert_int_equal(status, 200);
+	item_names(out, "metadata.name", names, sizeof(names));
+	assert_string_equal(names, "c");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(out, "items"), 0),
+							    "positionInClusterQueue")), 1);
+	json_decref(out);
+	out = vis_get(t, "GET", KVIS "/clusterqueues/nope/pendingworkloads", NULL, &status);
+	assert_int_equal(status, 404);
+	assert_string_equal(obj_str(out, "kind"), "Status");
+	assert_string_equal(obj_str(out, "reason"), "NotFound");
+	json_decref(out);
+	out = vis_get(t, "GET", KVIS "/clusterqueues/cq/pendingworkloads", "limit=100001", &status);
+	assert_int_equal(status, 400);
+	json_decref(out);
+	out = vis_get(t, "GET", KVIS "/clusterqueues/../pendingworkloads", NULL, &status);
+	assert_int_equal(status, 404);
+	json_decref(out);
+	out = vis_get(t, "POST", KVIS "/clusterqueues/cq/pendingworkloads", NULL, &status);
+	assert_int_equal(status, 405);
+	json_decref(out);
+	out = vis_get(t, "GET", KVIS, NULL, &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(obj_str(out, "kind"), "APIResourceList");
+	json_decref(out);
+	out = vis_get(t, "GET", MVIS, NULL, &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(obj_str(out, "groupVersion"), "visibility.muster.io/v1alpha1");
+	json_decref(out);
+}
+
+/* why: the reason, the position, what it lacks, who holds it and what would have to end. */
+static void test_visibility_why(void **state)
+{
+	struct t *t = *state;
+	int status;
+	seed_waiting_queue(t);
+	json_t *out = vis_get(t, "GET", MVIS "/namespaces/ns/workloads/c/why", NULL, &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(obj_str(out, "kind"), "WorkloadExplanation");
+	assert_string_equal(obj_str(out, "state"), "Pending");
+	assert_string_equal(obj_str(out, "reason"), "WaitingForQuota");
+	assert_string_equal(obj_str(out, "message"),
+			    "couldn't assign flavors to pod set main: insufficient unused quota for cpu "
+			    "in flavor default, 2 more needed");
+	assert_string_equal(obj_str(out, "workload.clusterQueue"), "cq");
+	assert_int_equal(json_integer_value(json_object_get(out, "positionInClusterQueue")), 1);
+	json_t *lack = json_array_get(json_object_get(out, "lacking"), 0);
+	assert_string_equal(obj_str(lack, "resource"), "cpu");
+	assert_string_equal(obj_str(lack, "flavor"), "default");
+	assert_string_equal(obj_str(lack, "requested"), "2");
+	assert_string_equal(obj_str(lack, "available"), "0");
+	assert_string_equal(obj_str(lack, "missing"), "2");
+	json_t *holders = json_object_get(out, "holders"), *h;
+	size_t i;
+	assert_int_equal(json_array_size(holders), 2);
+	json_array_foreach(holders, i, h)
+	{
+		assert_string_equal(obj_str(h, "via"), "ClusterQueue");
+		assert_false(json_is_true(json_object_get(h, "preemptible"))); /* priority 10 > 0 */
+		assert_string_equal(obj_str(h, "amount"), "2");
+	}
+	/* One of them must end: neither can be preempted. */
+	json_t *fit = json_object_get(out, "toFit");
+	assert_int_equal(json_array_size(fit), 1);
+	assert_string_equal(obj_str(json_array_get(fit, 0), "action"), "end");
+	assert_string_equal(obj_str(json_array_get(fit, 0), "frees"), "2");
+	json_decref(out);
+	out = vis_get(t, "GET", MVIS "/namespaces/ns/workloads/a/why", NULL, &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(obj_str(out, "state"), "Admitted");
+	json_decref(out);
+	out = vis_get(t, "GET", MVIS "/namespaces/ns/workloads/zz/why", NULL, &status);
+	assert_int_equal(status, 404);
+	json_decref(out);
+	/* Without a ledger, history says so. */
+	out = vis_get(t, "GET", MVIS "/namespaces/ns/workloads/a/history", NULL, &status);
+	assert_int_equal(status, 503);
+	json_decref(out);
+}
+
+static char ledger_dir[64];
+
+static void with_ledger(struct muster_config *c)
+{
+	snprintf(ledger_dir, sizeof(ledger_dir), "/tmp/muster-ledger-XXXXXX");
+	assert_non_null(mkdtemp(ledger_dir));
+	snprintf(c->ledger_path, sizeof(c->ledger_path), "%s/ledger.db", ledger_dir);
+}
+
+static int setup_ledger(void **state)
+{
+	return setup_with(state, with_ledger);
+}
+
+static int teardown_ledger(void **state)
+{
+	char path[128];
+	int rc = teardown(state);
+	for (const char *const *f = (const char *const[]){ "ledger.db", "ledger.db-wal", "ledger.db-shm", NULL }; *f; f++) {
+		snprintf(path, sizeof(path), "%s/%s", ledger_dir, *f);
+		unlink(path);
+	}
+	rmdir(ledger_dir);
+	return rc;
+}
+
+/* The ledger records what landed, history and usage read it back, and a Workload deleted while
+ * admitted ends its interval. */
+static void test_visibility_history_and_usage(void **state)
+{
+	struct t *t = *state;
+	int status;
+	char names[256];
+	assert_non_null(t->m.ledger);
+	seed_queue(t, "4", NULL);
+	seed(t, K_WORKLOAD, workload("a", "2", 0, "2026-01-01T00:00:00Z"));
+	converge(t);
+	assert_int_equal(ledger_flush(t->m.ledger), 0);
+	json_t *out = vis_get(t, "GET", MVIS "/namespaces/ns/workloads/a/history", NULL, &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(obj_str(out, "kind"), "DecisionList");
+	item_names(out, "event", names, sizeof(names));
+	assert_string_equal(names, "admit");
+	json_t *admit = json_array_get(json_object_get(out, "items"), 0);
+	assert_string_equal(obj_str(admit, "clusterQueue"), "cq");
+	assert_string_equal(obj_str(admit, "localQueue"), "lq");
+	assert_string_equal(obj_str(admit, "uid"), "uid-a");
+	assert_string_equal(obj_str(admit, "resources.cpu"), "2");
+	assert_string_equal(obj_str(admit, "flavors.main.cpu"), "default");
+	assert_string_equal(obj_str(admit, "clusterQueueUsage.default.cpu"), "2");
+	json_decref(out);
+	/* An hour of 2 CPUs, then the Workload goes: 2 CPU-hours, which stay 2 an hour later. */
+	clock_ms += 3600 * 1000;
+	json_t *old = json_incref(json_object_get(t->stores[K_WORKLOAD], "ns/a"));
+	json_object_del(t->stores[K_WORKLOAD], "ns/a");
+	ingest_event(&t->m, K_WORKLOAD, WATCH_DELETED, "ns/a", old, NULL);
+	json_decref(old);
+	settle(t);
+	clock_ms += 3600 * 1000;
+	assert_int_equal(ledger_flush(t->m.ledger), 0);
+	out = vis_get(t, "GET", MVIS "/usage", "since=3h&by=queue", &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(obj_str(out, "kind"), "UsageReport");
+	json_t *item = json_array_get(json_object_get(out, "items"), 0);
+	assert_string_equal(obj_str(item, "key"), "cq");
+	assert_true(fabs(json_real_value(obj_path(item, "resourceHours.cpu")) - 2.0) < 1e-9);
+	json_decref(out);
+	out = vis_get(t, "GET", MVIS "/usage", "by=namespace", &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(obj_str(json_array_get(json_object_get(out, "items"), 0), "key"), "ns");
+	json_decref(out);
+	out = vis_get(t, "GET", MVIS "/clusterqueues/cq/history", "since=24h", &status);
+	assert_int_equal(status, 200);
+	item_names(out, "event", names, sizeof(names));
+	assert_string_equal(names, "finish,admit");
+	assert_string_equal(obj_str(json_array_get(json_object_get(out, "items"), 0), "reason"), "Deleted");
+	json_decref(out);
+	out = vis_get(t, "GET", MVIS "/usage", "by=team", &status);
+	assert_int_equal(status, 400);
+	json_decref(out);
+}
+
 int main(void)
 {
 	log_set_level(getenv("T_DEBUG") ? LOG_DEBUG : LOG_ERROR);
@@ -1394,6 +1626,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused_objects_get_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycles_batched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events_shape_and_rate_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_visibility_pending_workloads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_visibility_why, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_visibility_history_and_usage, setup_ledger,
+						teardown_ledger),
 		cmocka_unit_test_setup_teardown(test_metrics_follow_landed_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_cq_resources_and_deletion, setup_cq_resources,
 						teardown),

@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The visibility endpoint: where a workload stands and why, for people and for tools.
+ *
+ *   /apis/visibility.kueue.x-k8s.io/v1beta2  Kueue's visibility API, same paths and JSON:
+ *       clusterqueues/{cq}/pendingworkloads, namespaces/{ns}/localqueues/{lq}/pendingworkloads
+ *       (PendingWorkloadsSummary; ?limit= default 1000, at most 100000; ?offset=)
+ *   /apis/visibility.muster.io/v1alpha1      what Kueue has no answer for:
+ *       namespaces/{ns}/workloads/{name}/why  WorkloadExplanation
+ *       namespaces/{ns}/workloads/{name}/eta  WorkloadEstimate
+ *       namespaces/{ns}/workloads/{name}/history, clusterqueues/{cq}/history  DecisionList
+ *       usage?since=&by=queue|namespace       UsageReport
+ * (README "Visibility" documents the JSON.) Both groups answer discovery at their root, so an
+ * APIService can put them behind the apiserver, which then authenticates and authorizes the
+ * caller; run directly, the endpoint has no authentication of its own and should listen where
+ * only trusted clients reach it.
+ *
+ * Answers are built on the loop thread from what the controller already holds: the engine's
+ * queues (positions are its real order, engine_pending_order), its quota maths
+ * (engine_explain), the placement model, the ledger. Every answer is bounded: lists by limit,
+ * explanations by the engine's fixed arrays.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/config.h"
+#include "api/objects.h"
+#include "ctrl/internal.h"
+#include "ledger/ledger.h"
+#include "util/log.h"
+
+#define KUEUE_VIS "/apis/visibility.kueue.x-k8s.io/v1beta2"
+#define MUSTER_VIS "/apis/visibility.muster.io/v1alpha1"
+#define MUSTER_VIS_VERSION "visibility.muster.io/v1alpha1"
+#define PENDING_LIMIT_DEFAULT 1000
+#define PENDING_LIMIT_MAX 100000
+
+/* --- answers ---------------------------------------------------------------------------------- */
+
+static void reply(struct httpd_response *resp, int status, json_t *body)
+{
+	resp->status = status;
+	resp->content_type = "application/json";
+	resp->body = body ? json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
+	resp->body_len = resp->body ? strlen(resp->body) : 0;
+	if (body && !resp->body)
+		resp->status = 500;
+	json_decref(body);
+}
+
+/* A Kubernetes Status, as the apiserver answers errors. */
+static void reply_error(struct httpd_response *resp, int code, const char *reason, const char *fmt,
+			...) __attribute__((format(printf, 4, 5)));
+static void reply_error(struct httpd_response *resp, int code, const char *reason, const char *fmt,
+			...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	reply(resp, code,
+	      json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
+			"metadata", "status", "Failure", "message", msg, "reason", reason, "code", code));
+}
+
+static json_t *quantity(const char *resource, int64_t milli)
+{
+	char buf[64];
+	quota_format_amount(resource, milli, buf, sizeof(buf));
+	return json_string(buf);
+}
+
+/* --- requests --------------------------------------------------------------------------------- */
+
+#define MAX_SEGMENTS 12
+
+/* Splits path (after prefix) at '/' into seg: how many, or -1 for a path that can't be ours.
+ * Names are DNS labels or subdomains, so a segment with anything else (an escape, a dot-dot)
+ * makes the whole path unknown. */
+static int split_path(const char *path, char *buf, size_t size, char **seg)
+{
+	int n = 0;
+	if (*path && *path != '/')
+		return -1; /* "/apis/visibility.kueue.x-k8s.io/v1beta2x" */
+	if (snprintf(buf, size, "%s", path) >= (int)size)
+		return -1;
+	for (char *p = buf, *tok; (tok = strsep(&p, "/")) != NULL;) {
+		if (!*tok)
+			continue;
+		for (const char *c = tok; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+			      *c == '.'))
+				return -1;
+		if (!strcmp(tok, "..") || !strcmp(tok, ".") || n == MAX_SEGMENTS)
+			return -1;
+		seg[n++] = tok;
+	}
+	return n;
+}
+
+/* The value of ?name= in query (not decoded: numbers, durations, times and words only), or
+ * NULL. */
+static const char *query_param(const char *query, const char *name, char *out, size_t size)
+{
+	size_t len = strlen(name);
+	for (const char *p = query; p && *p;) {
+		const char *end = strchr(p, '&');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		if (n > len && !strncmp(p, name, len) && p[len] == '=') {
+			snprintf(out, size, "%.*s", (int)(n - len - 1), p + len + 1);
+			return out;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* ?name= as a whole number in [0, max], def when absent. 0, or -EINVAL. */
+static int query_count(const char *query, const char *name, long def, long max, long *out)
+{
+	char v[32], *end;
+	if (!query_param(query, name, v, sizeof(v))) {
+		*out = def;
+		return 0;
+	}
+	long n = strtol(v, &end, 10);
+	if (!*v || *end || n < 0 || n > max)
+		return -EINVAL;
+	*out = n;
+	return 0;
+}
+
+/* --- Kueue's visibility API -------------------------------------------------------------------- */
+
+struct pending_page {
+	struct mgr *m;
+	long offset, limit, seen;
+	json_t *items;
+};
+
+static int add_pending(void *arg, const struct eng_pending *p)
+{
+	struct pending_page *pg = arg;
+	if (pg->seen++ < pg->offset)
+		return 0;
+	if ((long)json_array_size(pg->items) >= pg->limit)
+		return 1;
+	json_t *wl = store_get(pg->m, K_WORKLOAD, p->key);
+	json_t *meta = json_pack("{s:s, s:s}", "name", p->name, "namespace", p->namespace_name);
+	const char *created = obj_str(wl, "metadata.creationTimestamp");
+	json_t *owners = obj_path(wl, "metadata.ownerReferences");
+	if (created)
+		json_object_set_new(meta, "creationTimestamp", json_string(created));
+	if (owners)
+		json_object_set(meta, "ownerReferences", owners);
+	json_array_append_new(pg->items,
+			      json_pack("{s:o, s:i, s:s, s:I, s:I}", "metadata", meta, "priority",
+					(int)p->priority, "localQueueName", p->local_queue,
+					"positionInClusterQueue", (json_int_t)p->position_in_cq,
+					"positionInLocalQueue", (json_int_t)p->position_in_lq));
+	return 0;
+}
+
+static void pending_workloads(struct mgr *m, const struct httpd_request *req, const char *ns,
+			      const char *queue, struct httpd_response *resp)
+{
+	struct pending_page pg = { m, 0, 0, 0, json_array() };
+	if (query_count(req->query, "offset", 0, 1L << 30, &pg.offset) != 0 ||
+	    query_count(req->query, "limit", PENDING_LIMIT_DEFAULT, PENDING_LIMIT_MAX, &pg.limit) != 0) {
+		json_decref(pg.items);
+		reply_error(resp, 400, "BadRequest", "limit must be 0..%d and offset a whole number",
+			    PENDING_LIMIT_MAX);
+		return;
+	}
+	int rc = ns ? engine_pending_order_lq(m->engine, ns, queue, add_pending, &pg)
+		    : engine_pending_order(m->engine, queue, add_pending, &pg);
+	if (rc == -ENOENT) {
+		json_decref(pg.items);
+		reply_error(resp, 404, "NotFound", "%s \"%s\" not found", ns ? "localqueues" : "clusterqueues",
+			    queue);
+		return;
+	}
+	if (rc < 0) {
+		json_decref(pg.items);
+		reply_error(resp, 500, "InternalError", "%s", strerror(-rc));
+		return;
+	}
+	reply(resp, 200,
+	      json_pack("{s:s, s:s, s:{s:n}, s:o}", "kind", "PendingWorkloadsSummary", "apiVersion",
+			"visibility.kueue.x-k8s.io/v1beta2", "metadata", "creationTimestamp", "items",
+			pg.items));
+}
+
+/* --- muster's answers ---------------------------------------------------------------------------- */
+
+/* What the Workload's QuotaReserved=False says now: the reason the engine gave last even when
+ * it is not written yet (a new workload's quiet period, a write in flight). */
+static void pending_reason(struct mgr *m, const char *key, json_t *wl, const char **reason,
+			   const char **message)
+{
+	const char *want = strmap_get(&m->unwritten, key);
+	json_t *c = condition_get(wl, "QuotaReserved");
+	if (want) {
+		*reason = want;
+		*message = want + strlen(want) + 1;
+		return;
+	}
+	const char *status = json_string_value(json_object_get(c, "status"));
+	*reason = json_string_value(json_object_get(c, "reason"));
+	*message = json_string_value(json_object_get(c, "message"));
+	if (!*reason || !status || strcmp(status, "False") != 0) {
+		*reason = "PendingEvaluation";
+		*message = "Workload is pending evaluation in the scheduling queue";
+	}
+}
+
+static json_t *workload_summary(const struct eng_explain *x, const char *ns, const char *name)
+{
+	json_t *w = json_pack("{s:s, s:s, s:i}", "namespace", ns, "name", name, "priority",
+			      (int)x->priority);
+	if (x->cluster_queue)
+		json_object_set_new(w, "clusterQueue", json_string(x->cluster_queue));
+	if (x->local_queue)
+		json_object_set_new(w, "localQueue", json_string(x->local_queue));
+	return w;
+}
+
+/* The name part of a "namespace/name" key. */
+static const char *key_name(const char *key)
+{
+	const char *slash = strchr(key, '/');
+	return slash ? slash + 1 : key;
+}
+
+static json_t *explanation(struct mgr *m, const char *key, json_t *wl, struct eng_explain *x)
+{
+	const char *reason = NULL, *message = NULL;
+	json_t *out = json_pack("{s:s, s:s, s:o}", "kind", "WorkloadExplanation", "apiVersion",
+				MUSTER_VIS_VERSION, "workload",
+				workload_summary(x, obj_namespace(wl), obj_name(wl)));
+	if (x->state == ENG_STATE_ADMITTED) {
+		json_object_set_new(out, "state", json_string("Admitted"));
+		json_object_set_new(out, "reason", json_string(x->evicting ? "Evicting" : "Admitted"));
+		json_object_set_new(out, "message",
+				    json_string(x->evicting ? "told to go; its quota is released once its pods are gone"
+							    : "admitted: it holds its quota"));
+		return out;
+	}
+	pending_reason(m, key, wl, &reason, &message);
+	json_object_set_new(out, "state", json_string("Pending"));
+	json_object_set_new(out, "reason", json_string(reason));
+	json_object_set_new(out, "message", json_string(message ? message : ""));
+	if (x->has_position) {
+		json_object_set_new(out, "positionInClusterQueue", json_integer((json_int_t)x->position_in_cq));
+		json_object_set_new(out, "positionInLocalQueue", json_integer((json_int_t)x->position_in_lq));
+	}
+	json_t *lacking = json_array(), *holders = json_array(), *to_fit = json_array();
+	for (size_t i = 0; i < x->n_lacking; i++) {
+		const struct eng_lack *l = &x->lacking[i];
+		json_t *e = json_pack("{s:s, s:s, s:o, s:o, s:o}", "podSet", l->podset, "resource",
+				      l->resource, "requested", quantity(l->resource, l->requested),
+				      "available", quantity(l->resource, l->available), "missing",
+				      quantity(l->resource, l->missing));
+		if (l->flavor)
+			json_object_set_new(e, "flavor", json_string(l->flavor));
+		if (l->reserved)
+			json_object_set_new(e, "reservedForPreemptors", quantity(l->resource, l->reserved));
+		if (l->exceeds_capacity)
+			json_object_set_new(e, "exceedsCapacity", json_true());
+		json_array_append_new(lacking, e);
+	}
+	for (size_t i = 0; i < x->n_holders; i++) {
+		const struct eng_holder *h = &x->holders[i];
+		const char *slash = strchr(h->key, '/');
+		json_array_append_new(
+			holders,
+			json_pack("{s:s%, s:s, s:s, s:s, s:i, s:s, s:s, s:o, s:b, s:b, s:b}", "namespace",
+				  h->key, slash ? (size_t)(slash - h->key) : 0, "name", key_name(h->key),
+				  "clusterQueue", h->cluster_queue, "via",
+				  h->same_cq ? "ClusterQueue" : "Cohort", "priority", (int)h->priority,
+				  "flavor", h->flavor, "resource", h->resource, "amount",
+				  quantity(h->resource, h->amount), "borrowing", h->borrowing,
+				  "preemptible", h->preemptible, "evicting", h->evicting));
+	}
+	for (size_t i = 0; x->to_fit_found && i < x->n_to_fit; i++) {
+		const struct eng_fit_step *f = &x->to_fit[i];
+		const char *slash = strchr(f->key, '/');
+		json_array_append_new(
+			to_fit, json_pack("{s:s, s:s%, s:s, s:s, s:s, s:o}", "action",
+					  f->preempt ? "preempt" : "end", "namespace", f->key,
+					  slash ? (size_t)(slash - f->key) : 0, "name", key_name(f->key),
+					  "flavor", f->flavor, "resource", f->resource, "frees",
+					  quantity(f->resource, f->frees)));
+	}
+	json_object_set_new(out, "lacking", lacking);
+	json_object_set_new(out, "holders", holders);
+	json_object_set_new(out, "toFit", to_fit);
+	if (x->holders_total > x->n_holders)
+		json_object_set_new(out, "holdersNotListed",
+				    json_integer((json_int_t)(x->holders_total - x->n_holders)));
+	json_t *closest = x->wait == ENG_WAIT_NODES ? nodes_closest(m, key) : NULL;
+	if (closest)
+		json_object_set(out, "nodes", closest);
+	if (x->wait == ENG_WAIT_QUOTA && !x->to_fit_found)
+		json_object_set_new(out, "toFitNote",
+				    json_string("no set of releases lets it fit: it asks for more than "
+						"its ClusterQueue can ever have, or for quota held for "
+						"waiting preemptors"));
+	return out;
+}
+
+static void why(struct mgr *m, const char *ns, const char *name, struct httpd_response *resp)
+{
+	char key[600];
+	struct eng_explain *x = calloc(1, sizeof(*x));
+	if (!x) {
+		reply_error(resp, 500, "InternalError", "out of memory");
+		return;
+	}
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	json_t *wl = store_get(m, K_WORKLOAD, key);
+	int rc = wl ? engine_explain(m->engine, key, x) : -ENOENT;
+	if (!wl) {
+		reply_error(resp, 404, "NotFound", "workloads \"%s\" not found in namespace %s", name, ns);
+	} else if (rc == -ENOENT) {
+		/* Not in the engine: finished, deactivated, not queued, or unreadable. */
+		const char *reason, *message;
+		int finished = condition_true(wl, "Finished");
+		if (finished) {
+			json_t *c = condition_get(wl, "Finished");
+			reason = json_string_value(json_object_get(c, "reason"));
+			message = json_string_value(json_object_get(c, "message"));
+		} else {
+			pending_reason(m, key, wl, &reason, &message);
+		}
+		reply(resp, 200,
+		      json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s}", "kind", "WorkloadExplanation",
+				"apiVersion", MUSTER_VIS_VERSION, "workload", "namespace", ns, "name",
+				name, "state", finished ? "Finished" : "Unknown", "reason",
+				reason ? reason : finished ? "Finished" : "Unknown", "message",
+				message ? message : ""));
+	} else if (rc < 0) {
+		reply_error(resp, 500, "InternalError", "%s", strerror(-rc));
+	} else {
+		reply(resp, 200, explanation(m, key, wl, x));
+	}
+	free(x);
+}
+
+/* --- the ledger's answers ------------------------------------------------------------------------ */
+
+#define HISTORY_LIMIT_DEFAULT 100
+
+/* ?since= as a time: RFC 3339, or a duration back from now ("24h"); def_ms back when absent. */
+static int query_since(struct mgr *m, const char *query, int64_t def_ms, int64_t *since)
+{
+	char v[64];
+	int64_t ms;
+	if (!query_param(query, "since", v, sizeof(v))) {
+		*since = m->now_ms() - def_ms;
+		return 0;
+	}
+	if (config_parse_duration(v, &ms) == 0) {
+		*since = m->now_ms() - ms;
+		return 0;
+	}
+	/* A "+" of an offset arrives as is or as %2B: both are taken. */
+	char *plus = strstr(v, "%2B");
+	if (plus) {
+		*plus = '+';
+		memmove(plus + 1, plus + 3, strlen(plus + 3) + 1);
+	}
+	return time_parse_rfc3339(v, since) == 0 ? 0 : -EINVAL;
+}
+
+static int ledger_ready(struct mgr *m, struct httpd_response *resp)
+{
+	if (m->ledger)
+		return 1;
+	reply_error(resp, 503, "ServiceUnavailable",
+		    "the decision ledger is off on this replica (ledger.enable, ledger.path or --state-dir)");
+	return 0;
+}
+
+static void reply_ledger(struct httpd_response *resp, int rc, json_t *out)
+{
+	if (rc == 0)
+		reply(resp, 200, out);
+	else if (rc == -EINVAL)
+		reply_error(resp, 400, "BadRequest", "invalid query");
+	else if (rc == -E2BIG)
+		reply_error(resp, 400, "BadRequest", "too many admissions in the window: narrow it with since");
+	else
+		reply_error(resp, 500, "InternalError", "the ledger could not answer: %s", strerror(-rc));
+}
+
+static void history(struct mgr *m, const struct httpd_request *req, const char *ns,
+		    const char *name, struct httpd_response *resp)
+{
+	long limit;
+	int64_t since = 0;
+	json_t *out = NULL;
+	if (!ledger_ready(m, resp))
+		return;
+	if (query_count(req->query, "limit", HISTORY_LIMIT_DEFAULT, LEDGER_HISTORY_MAX, &limit) != 0 ||
+	    limit == 0 || (!ns && query_since(m, req->query, (int64_t)24 * 3600 * 1000, &since) != 0)) {
+		reply_error(resp, 400, "BadRequest",
+			    "limit must be 1..%u, since a duration (\"24h\") or an RFC 3339 time",
+			    LEDGER_HISTORY_MAX);
+		return;
+	}
+	int rc = ns ? ledger_workload_history(m->ledger, ns, name, (unsigned)limit, &out)
+		    : ledger_cluster_queue_history(m->ledger, name, since, (unsigned)limit, &out);
+	reply_ledger(resp, rc, out);
+}
+
+static void usage(struct mgr *m, const struct httpd_request *req, struct httpd_response *resp)
+{
+	char by[32] = "queue";
+	int64_t since;
+	json_t *out = NULL;
+	if (!ledger_ready(m, resp))
+		return;
+	query_param(req->query, "by", by, sizeof(by));
+	if (query_since(m, req->query, (int64_t)24 * 3600 * 1000, &since) != 0 ||
+	    (strcmp(by, "queue") != 0 && strcmp(by, "namespace") != 0)) {
+		reply_error(resp, 400, "BadRequest",
+			    "since must be a duration (\"24h\") or an RFC 3339 time, by queue or namespace");
+		return;
+	}
+	int rc = ledger_usage(m->ledger, since, m->now_ms(),
+			      !strcmp(by, "queue") ? LEDGER_BY_QUEUE : LEDGER_BY_NAMESPACE, &out);
+	reply_ledger(resp, rc, out);
+}
+
+/* --- routing ---------------------------------------------------------------------------------- */
+
+static json_t *resource(const char *name, int namespaced, const char *kind)
+{
+	return json_pack("{s:s, s:s, s:b, s:s, s:[s]}", "name", name, "singularName", "",
+			 "namespaced", namespaced, "kind", kind, "verbs", "get");
+}
+
+static void discovery(const char *group_version, json_t *resources, struct httpd_response *resp)
+{
+	reply(resp, 200,
+	      json_pack("{s:s, s:s, s:s, s:o}", "kind", "APIResourceList", "apiVersion", "v1",
+			"groupVersion", group_version, "resources", resources));
+}
+
+void visibility_handle(struct mgr *m, const struct httpd_request *req, struct httpd_response *resp)
+{
+	char buf[1024];
+	char *s[MAX_SEGMENTS];
+	int n;
+	if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0) {
+		reply_error(resp, 405, "MethodNotAllowed", "only GET is served");
+		return;
+	}
+	if (!strncmp(req->path, KUEUE_VIS, strlen(KUEUE_VIS)) &&
+	    (n = split_path(req->path + strlen(KUEUE_VIS), buf, sizeof(buf), s)) >= 0) {
+		if (n == 0) {
+			discovery("visibility.kueue.x-k8s.io/v1beta2",
+				  json_pack("[o, o]",
+					    resource("clusterqueues/pendingworkloads", 0,
+						     "PendingWorkloadsSummary"),
+					    resource("localqueues/pendingworkloads", 1,
+						     "PendingWorkloadsSummary")),
+				  resp);
+			return;
+		}
+		if (n == 3 && !strcmp(s[0], "clusterqueues") && !strcmp(s[2], "pendingworkloads")) {
+			pending_workloads(m, req, NULL, s[1], resp);
+			return;
+		}
+		if (n == 5 && !strcmp(s[0], "namespaces") && !strcmp(s[2], "localqueues") &&
+		    !strcmp(s[4], "pendingworkloads")) {
+			pending_workloads(m, req, s[1], s[3], resp);
+			return;
+		}
+	} else if (!strncmp(req->path, MUSTER_VIS, strlen(MUSTER_VIS)) &&
+		   (n = split_path(req->path + strlen(MUSTER_VIS), buf, sizeof(buf), s)) >= 0) {
+		if (n == 0) {
+			discovery(MUSTER_VIS_VERSION,
+				  json_pack("[o, o, o, o, o]",
+					    resource("workloads/why", 1, "WorkloadExplanation"),
+					    resource("workloads/eta", 1, "WorkloadEstimate"),
+					    resource("workloads/history", 1, "DecisionList"),
+					    resource("clusterqueues/history", 0, "DecisionList"),
+					    resource("usage", 0, "UsageReport")),
+				  resp);
+			return;
+		}
+		if (n == 5 && !strcmp(s[0], "namespaces") && !strcmp(s[2], "workloads")) {
+			if (!strcmp(s[4], "why")) {
+				why(m, s[1], s[3], resp);
+				return;
+			}
+			if (!strcmp(s[4], "history")) {
+				history(m, req, s[1], s[3], resp);
+				return;
+			}
+		}
+		if (n == 3 && !strcmp(s[0], "clusterqueues") && !strcmp(s[2], "history")) {
+			history(m, req, NULL, s[1], resp);
+			return;
+		}
+		if (n == 1 && !strcmp(s[0], "usage")) {
+			usage(m, req, resp);
+			return;
+		}
+	}
+	reply_error(resp, 404, "NotFound", "the server could not find the requested resource");
+}
