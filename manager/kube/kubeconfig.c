@@ -108,10 +108,15 @@ static int load_in_cluster(struct kube_config *cfg, char *err, size_t errlen)
 		errf(err, errlen, "in-cluster: cannot read %s", SA_DIR);
 		return -ENOENT;
 	}
+	/* Optional: only clients that default a namespace (kubectl's way) look at it. */
+	char *ns = read_file(SA_DIR "/namespace");
+	cfg->namespace_name = ns ? trim_dup(ns) : NULL;
+	free(ns);
 	return kube_config_refresh_token(cfg);
 }
 
-static int load_file(const char *path, struct kube_config *cfg, char *err, size_t errlen)
+static int load_file(const char *path, const char *context, struct kube_config *cfg, char *err,
+		     size_t errlen)
 {
 	struct yamljson_error yerr;
 	json_t *docs = NULL;
@@ -129,7 +134,8 @@ static int load_file(const char *path, struct kube_config *cfg, char *err, size_
 		snprintf(dir, sizeof(dir), ".");
 
 	json_t *root = json_array_get(docs, 0);
-	const char *ctx_name = json_string_value(json_object_get(root, "current-context"));
+	const char *ctx_name = context ? context :
+					 json_string_value(json_object_get(root, "current-context"));
 	json_t *ctx = ctx_name ? named(root, "contexts", ctx_name, "context") : NULL;
 	const char *cluster_name = json_string_value(json_object_get(ctx, "cluster"));
 	const char *user_name = json_string_value(json_object_get(ctx, "user"));
@@ -137,14 +143,23 @@ static int load_file(const char *path, struct kube_config *cfg, char *err, size_
 	json_t *user = user_name ? named(root, "users", user_name, "user") : NULL;
 	const char *server = json_string_value(json_object_get(cluster, "server"));
 
+	const char *ns = json_string_value(json_object_get(ctx, "namespace"));
+
 	rc = -EINVAL;
+	if (context && !ctx) {
+		errf(err, errlen, "kubeconfig %s: context \"%s\" not found", path, context);
+		rc = -ENOENT;
+		goto out;
+	}
 	if (!ctx || !cluster || !server) {
 		errf(err, errlen, "kubeconfig %s: no usable current-context with a cluster server", path);
 		goto out;
 	}
 	cfg->server = strdup(server);
-	if (!cfg->server)
+	if (!cfg->server || (ns && *ns && !(cfg->namespace_name = strdup(ns)))) {
+		rc = -ENOMEM;
 		goto out;
+	}
 	size_t n = strlen(cfg->server);
 	while (n && cfg->server[n - 1] == '/')
 		cfg->server[--n] = '\0';
@@ -188,6 +203,12 @@ out:
 
 int kube_config_load(const char *path, struct kube_config *out, char *err, size_t errlen)
 {
+	return kube_config_load_context(path, NULL, out, err, errlen);
+}
+
+int kube_config_load_context(const char *path, const char *context, struct kube_config *out,
+			     char *err, size_t errlen)
+{
 	char home_path[4096];
 	int rc;
 
@@ -204,6 +225,11 @@ int kube_config_load(const char *path, struct kube_config *out, char *err, size_
 				*colon = '\0';
 			path = home_path;
 		} else if (getenv("KUBERNETES_SERVICE_HOST")) {
+			if (context) {
+				errf(err, errlen, "context \"%s\" not found: in-cluster, no kubeconfig",
+				     context);
+				return -ENOENT;
+			}
 			rc = load_in_cluster(out, err, errlen);
 			goto done;
 		} else if (home) {
@@ -214,7 +240,7 @@ int kube_config_load(const char *path, struct kube_config *out, char *err, size_
 			return -ENOENT;
 		}
 	}
-	rc = load_file(path, out, err, errlen);
+	rc = load_file(path, context, out, err, errlen);
 done:
 	if (rc != 0)
 		kube_config_release(out);
@@ -247,5 +273,6 @@ void kube_config_release(struct kube_config *cfg)
 	free(cfg->key_pem);
 	free(cfg->token);
 	free(cfg->token_file);
+	free(cfg->namespace_name);
 	memset(cfg, 0, sizeof(*cfg));
 }

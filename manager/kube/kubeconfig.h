@@ -17,6 +17,7 @@ struct kube_config {
 	char *token; /* bearer token, or NULL */
 	char *token_file; /* file the token is re-read from (in-cluster rotation), or NULL */
 	int insecure; /* insecure-skip-tls-verify */
+	char *namespace_name; /* the context's namespace (in-cluster: the service account's), or NULL */
 };
 
 /*
@@ -26,6 +27,12 @@ struct kube_config {
  * On success the caller owns *out and frees it with kube_config_release.
  */
 int kube_config_load(const char *path, struct kube_config *out, char *err, size_t errlen);
+
+/* The same with the context named context instead of the file's current-context (kubectl's
+ * --context); context NULL is kube_config_load. A context needs a file: in-cluster, or when
+ * the file has no such context, it is -ENOENT. */
+int kube_config_load_context(const char *path, const char *context, struct kube_config *out,
+			     char *err, size_t errlen);
 
 /* Re-reads token_file into token when set. Returns 0 or -errno (the old token stays). */
 int kube_config_refresh_token(struct kube_config *cfg);
