@@ -62,8 +62,10 @@ int cli_namespaced_path(char *path, size_t size, const char *base, const char *n
 static int load_kubeconfig(struct cli *c)
 {
 	if (c->kubeconfig_state == 0) {
-		int rc = kube_config_load_context(c->opt.kubeconfig, c->opt.context, &c->kubeconfig,
-						  c->kubeconfig_error, sizeof(c->kubeconfig_error));
+		/* One run is short: an exec plugin's credential outlives it. */
+		int rc = kube_config_load_context(c->opt.kubeconfig, c->opt.context, KUBE_CONFIG_EXEC,
+						  &c->kubeconfig, c->kubeconfig_error,
+						  sizeof(c->kubeconfig_error));
 		c->kubeconfig_state = rc == 0 ? 1 : rc;
 		if (rc == 0 && c->opt.insecure)
 			c->kubeconfig.insecure = 1;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -607,6 +608,63 @@ static void test_namespace_from_kubeconfig_context(void **state)
 	assert_int_equal(run(t, "eta workload/w --endpoint {E} --endpoint-ca {CA}"), 0);
 }
 
+/* A user with an exec credential plugin: the CLI runs it once, with its args, its env and
+ * KUBERNETES_EXEC_INFO, and sends the token it prints. The manager's loader refuses it (its
+ * credential would expire under a long-running process). */
+static void test_exec_credential_plugin(void **state)
+{
+	struct t *t = *state;
+	char plugin[192], config[192], text[2048], line[256];
+	snprintf(plugin, sizeof(plugin), "%s/plugin.sh", t->dir);
+	snprintf(config, sizeof(config), "%s/exec-config", t->dir);
+	write_file(plugin, "#!/bin/sh\n"
+			   "case \"$KUBERNETES_EXEC_INFO\" in *ExecCredential*) ;; *) exit 3 ;; esac\n"
+			   "[ \"$1\" = fail ] && exit 4\n"
+			   "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",'\n"
+			   "printf '\"kind\":\"ExecCredential\",\"status\":{\"token\":\"%s-%s\"}}' "
+			   "\"$1\" \"$PLUGIN_SUFFIX\"\n");
+	assert_int_equal(chmod(plugin, 0700), 0);
+	snprintf(text, sizeof(text),
+		 "apiVersion: v1\n"
+		 "current-context: main\n"
+		 "contexts:\n"
+		 "- {name: main, context: {cluster: fake, user: exec, namespace: team-a}}\n"
+		 "- {name: failing, context: {cluster: fake, user: failing}}\n"
+		 "- {name: missing, context: {cluster: fake, user: missing}}\n"
+		 "clusters:\n"
+		 "- {name: fake, cluster: {server: '%s'}}\n"
+		 "users:\n"
+		 "- name: exec\n"
+		 "  user:\n"
+		 "    exec:\n"
+		 "      apiVersion: client.authentication.k8s.io/v1\n"
+		 "      command: ./plugin.sh\n" /* relative to the kubeconfig's directory */
+		 "      args: [exec-token]\n"
+		 "      env: [{name: PLUGIN_SUFFIX, value: ok}]\n"
+		 "- {name: failing, user: {exec: {apiVersion: client.authentication.k8s.io/v1, "
+		 "command: ./plugin.sh, args: [fail]}}}\n"
+		 "- {name: missing, user: {exec: {apiVersion: client.authentication.k8s.io/v1, "
+		 "command: no-such-plugin}}}\n",
+		 fake_api_url(t->api));
+	write_file(config, text);
+	route(&t->api_routes, KUEUE "/clusterqueues", NULL, 200, "{\"items\":[]}");
+	route(&t->api_routes, KUEUE "/namespaces/team-a/localqueues", NULL, 200, "{\"items\":[]}");
+	snprintf(line, sizeof(line), "list --kubeconfig %s", config);
+	assert_int_equal(run(t, line), 0);
+	assert_string_equal(t->api_routes.auth, "Bearer exec-token-ok");
+	snprintf(line, sizeof(line), "list --kubeconfig %s --context failing", config);
+	snprintf(text, sizeof(text), "error: exec plugin %s/./plugin.sh failed (exit status 4)\n",
+		 t->dir);
+	expect(t, line, 1, "", text);
+	snprintf(line, sizeof(line), "list --kubeconfig %s --context missing", config);
+	expect(t, line, 1, "", "error: exec plugin no-such-plugin: No such file or directory\n");
+	struct kube_config cfg;
+	char err[256];
+	assert_int_equal(kube_config_load(config, &cfg, err, sizeof(err)), -ENOTSUP);
+	unlink(plugin);
+	unlink(config);
+}
+
 /* --- pending --------------------------------------------------------------------------------- */
 
 static const char pending_table[] =
@@ -1050,6 +1108,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_list_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_empty_and_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_namespace_from_kubeconfig_context, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_credential_plugin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending_cluster_and_local_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_why_sections, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_eta_line, setup, teardown),
