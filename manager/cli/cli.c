@@ -411,9 +411,6 @@ static int check_arguments(struct cli_options *opt, FILE *err)
 	if (opt->nargs < cmd->min_args)
 		return usage_error(err, "%s needs an argument: kubectl muster %s", cmd->name,
 				   cmd->synopsis);
-	if (opt->nargs > cmd->max_args)
-		return usage_error(err, "unexpected argument \"%s\" for %s",
-				   opt->args[cmd->max_args], cmd->name);
 	if (!opt->nargs)
 		return 0;
 	opt->kind = kind_of(opt->args[0], &opt->name);
@@ -430,7 +427,7 @@ static int check_arguments(struct cli_options *opt, FILE *err)
 int cli_parse(int argc, char **argv, struct cli_options *opt, FILE *err)
 {
 	unsigned seen = 0;
-	int flags_done = 0, rc;
+	int flags_done = 0, help_command = 0, rc;
 	memset(opt, 0, sizeof(*opt));
 	opt->command = -1;
 	opt->limit = opt->offset = -1;
@@ -444,13 +441,17 @@ int cli_parse(int argc, char **argv, struct cli_options *opt, FILE *err)
 		} else if (!flags_done && arg[0] == '-' && arg[1]) {
 			if ((rc = parse_short(argc, argv, &i, opt, &seen, err)) != 0)
 				return rc;
+		} else if (opt->command < 0 && !help_command && !strcmp(arg, "help")) {
+			help_command = 1; /* kubectl's "help [COMMAND]" */
+			opt->help = 1;
 		} else if (opt->command < 0) {
 			if ((opt->command = find_command(arg)) < 0)
 				return usage_error(err, "unknown command \"%s\" for \"kubectl muster\"", arg);
-		} else if (opt->nargs < sizeof(opt->args) / sizeof(opt->args[0])) {
+		} else if (opt->nargs < commands[opt->command].max_args) {
 			opt->args[opt->nargs++] = arg;
-		} else {
-			return usage_error(err, "unexpected argument \"%s\"", arg);
+		} else if (!opt->help) {
+			return usage_error(err, "unexpected argument \"%s\" for %s", arg,
+					   commands[opt->command].name);
 		}
 	}
 	if (opt->help)

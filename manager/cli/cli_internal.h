@@ -41,7 +41,7 @@ enum cli_kind {
 /* Every string is borrowed from argv (or the environment); unset ones are NULL. */
 struct cli_options {
 	int command; /* enum cli_command, or -1 when none was named */
-	const char *args[2]; /* the positional arguments after the command */
+	const char *args[1]; /* the positional argument after the command (none or one) */
 	size_t nargs;
 	enum cli_kind kind; /* of args[0] */
 	const char *name; /* args[0] without its kind prefix */

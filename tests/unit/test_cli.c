@@ -401,7 +401,7 @@ static void test_usage_errors_exit_2_before_any_request(void **state)
 		{ "why", "error: why needs an argument: kubectl muster why [-n NAMESPACE] NAME | "
 			 "job/NAME | workload/NAME\n" },
 		{ "why a b", "error: unexpected argument \"b\" for why\n" },
-		{ "why a b c", "error: unexpected argument \"c\"\n" },
+		{ "why a b c", "error: unexpected argument \"b\" for why\n" },
 		{ "why -A job-a", "error: --all-namespaces does not apply to why\n" },
 		{ "why --limit 3 job-a", "error: --limit does not apply to why\n" },
 		{ "why cq/cq-a", "error: why does not take \"cq/cq-a\": kubectl muster why "
@@ -457,6 +457,10 @@ static void test_help_exits_0_on_stdout(void **state)
 	/* A command's help, also with flags that would be wrong for it. */
 	assert_int_equal(run(t, "why -h --limit 3"), 0);
 	assert_true(starts_with(t->out, "Why a Workload is where it is"));
+	assert_int_equal(run(t, "help pending"), 0);
+	assert_true(starts_with(t->out, "The pending Workloads of a ClusterQueue"));
+	assert_int_equal(run(t, "help"), 0);
+	assert_true(starts_with(t->out, "kubectl muster: muster's queues"));
 	assert_int_equal(run(t, "-h"), 0);
 	assert_non_null(strstr(t->out, "Exit status: 0 success, 1 an error"));
 	assert_int_equal(fake_api_nrequests(t->api), 0);
