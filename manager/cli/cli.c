@@ -215,16 +215,16 @@ static int parse_count(const char *s, long min, long max, long *out)
 
 /*
  * --since: an RFC 3339 time, or a duration back from now_ms as a sequence of numbers with
- * units (s, m, h, d; "90m", "1h30m", "7d", "1.5h"). Writes the time as RFC 3339 to buf (if
- * not NULL). 0 or -EINVAL.
+ * units (s, m, h, d; "90m", "1h30m", "7d", "1.5h"). Writes the time as RFC 3339 UTC, to the
+ * second, to buf (if not NULL). 0 or -EINVAL.
  */
 static int since_time(const char *s, int64_t now_ms, char *buf, size_t size)
 {
 	int64_t at;
 	double total = 0;
 	if (time_parse_rfc3339(s, &at) == 0) {
-		if (buf)
-			snprintf(buf, size, "%s", s);
+		if (buf) /* in UTC, as the API's times are */
+			time_format_rfc3339(at, buf, size);
 		return 0;
 	}
 	if (!*s)
