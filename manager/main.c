@@ -4,6 +4,7 @@
  *   muster manager [flags]    run the admission and quota manager
  *   muster simulate FILE...   run admission on manifests, without a cluster
  *   muster replay-openb ...   replay the Alibaba GPU trace through placement (FGD protocol)
+ *   muster kubectl ...        the kubectl plugin, also run as kubectl-muster (cli/cli.h)
  *   muster --version
  */
 #include <getopt.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "ctrl/manager.h"
 #include "sim/replay.h"
 #include "sim/simulate.h"
@@ -28,6 +30,8 @@ static void usage(FILE *out)
 		"  replay-openb\n"
 		"              replay the Alibaba GPU trace through placement under the FGD paper's\n"
 		"              protocol (muster replay-openb --help)\n"
+		"  kubectl     the kubectl plugin: queues, pending workloads, why, eta, history, usage\n"
+		"              (muster kubectl --help; run as kubectl-muster, it is `kubectl muster`)\n"
 		"  --version   print the version\n"
 		"\n"
 		"manager flags:\n"
@@ -136,6 +140,11 @@ static int cmd_manager(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* kubectl runs plugins by their file name: kubectl-muster is this binary. */
+	const char *self = argc > 0 ? strrchr(argv[0], '/') : NULL;
+	self = self ? self + 1 : argc > 0 ? argv[0] : "";
+	if (!strcmp(self, "kubectl-muster"))
+		return cli_main(argc, argv, NULL);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -154,6 +163,8 @@ int main(int argc, char **argv)
 		return sim_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "replay-openb"))
 		return replay_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "kubectl"))
+		return cli_main(argc - 1, argv + 1, NULL);
 	fprintf(stderr, "muster: unknown command %s\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -608,6 +608,60 @@ int kube_stream(struct kube_client *c, const char *path, long timeout_s, kube_da
 	return 0;
 }
 
+struct sync_call {
+	struct kube_reply *out;
+	int done;
+	int rc; /* 0, or -ENOMEM copying the body */
+};
+
+static void on_sync_done(void *arg, const struct kube_response *resp)
+{
+	struct sync_call *s = arg;
+	s->done = 1;
+	s->out->status = resp->status;
+	s->out->error = resp->error;
+	snprintf(s->out->error_text, sizeof(s->out->error_text), "%s", resp->error_text);
+	s->out->body = malloc(resp->body_len + 1);
+	if (!s->out->body) {
+		s->rc = -ENOMEM;
+		return;
+	}
+	memcpy(s->out->body, resp->body, resp->body_len);
+	s->out->body[resp->body_len] = '\0';
+	s->out->body_len = resp->body_len;
+}
+
+int kube_request_sync(struct kube_client *c, const char *method, const char *path,
+		      const char *body, struct kube_reply *out)
+{
+	struct sync_call s = { .out = out };
+	struct kube_call *call;
+	memset(out, 0, sizeof(*out));
+	int rc = kube_request(c, method, path, NULL, body, on_sync_done, &s, &call);
+	if (rc != 0)
+		return rc;
+	while (!s.done) {
+		/* The call's own handles keep the loop alive until it ends; a loop with nothing
+		 * left while the call is unfinished cannot happen, but must not spin. */
+		if (uv_run(c->loop, UV_RUN_ONCE) == 0 && !s.done) {
+			kube_call_cancel(call);
+			uv_run(c->loop, UV_RUN_NOWAIT);
+			return -EIO;
+		}
+	}
+	if (s.rc != 0)
+		kube_reply_release(out);
+	return s.rc;
+}
+
+void kube_reply_release(struct kube_reply *r)
+{
+	if (!r)
+		return;
+	free(r->body);
+	memset(r, 0, sizeof(*r));
+}
+
 void kube_call_cancel(struct kube_call *call)
 {
 	/* Removal from the multi handle is not allowed inside libcurl callbacks; marking the call

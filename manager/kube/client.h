@@ -90,6 +90,26 @@ typedef void (*kube_observe_fn)(void *arg, const char *method, const char *path,
 /* Installs (or with fn NULL removes) the observer. */
 void kube_client_set_observer(struct kube_client *c, kube_observe_fn fn, void *arg);
 
+/* A finished request's answer, owned by whoever holds it (kube_reply_release). */
+struct kube_reply {
+	long status; /* HTTP status, 0 when no response arrived */
+	int error; /* 0, or the transport failure as a negative errno */
+	char error_text[256]; /* its text, "" when none */
+	char *body; /* NUL-terminated, never NULL once filled */
+	size_t body_len;
+};
+
+/*
+ * Runs a request to its end by turning the client's loop, for programs that have nothing else
+ * to do meanwhile (a command-line tool) and for tests; never from a loop callback, since the
+ * loop must not be running. Whatever else is on the loop (a test's fake server) runs too.
+ * Returns 0 with *out filled, a transport failure included (out->error), or -errno when the
+ * request could not start (*out is then empty). Release *out with kube_reply_release.
+ */
+int kube_request_sync(struct kube_client *c, const char *method, const char *path,
+		      const char *body, struct kube_reply *out);
+void kube_reply_release(struct kube_reply *r);
+
 /* Stops a call; its callbacks never run afterwards. Safe from inside its own data callback. */
 void kube_call_cancel(struct kube_call *call);
 

@@ -14,6 +14,7 @@ struct fake_api {
 	struct httpd *srv;
 	int port;
 	char url[64];
+	char *cert_pem, *key_pem; /* owned; NULL: plain HTTP */
 	fake_api_responder responder;
 	void *arg;
 	json_t *store; /* object path -> object */
@@ -283,32 +284,43 @@ static void on_request(void *arg, const struct httpd_request *req, struct httpd_
 
 static int listen_on(struct fake_api *f, int port)
 {
-	struct httpd_options o = { .host = "127.0.0.1", .port = port, .handler = on_request,
-				   .handler_arg = f };
+	struct httpd_options o = { .host = "127.0.0.1", .port = port, .cert_pem = f->cert_pem,
+				   .key_pem = f->key_pem, .handler = on_request, .handler_arg = f };
 	int rc = httpd_start(f->loop, &o, &f->srv);
 	if (rc == 0)
 		f->port = httpd_port(f->srv);
 	return rc;
 }
 
-int fake_api_start(uv_loop_t *loop, fake_api_responder responder, void *arg, struct fake_api **out)
+int fake_api_start_tls(uv_loop_t *loop, fake_api_responder responder, void *arg,
+		       const char *cert_pem, const char *key_pem, struct fake_api **out)
 {
-	struct fake_api *f = calloc(1, sizeof(*f));
+	struct fake_api *f = (cert_pem && !key_pem) ? NULL : calloc(1, sizeof(*f));
+	int rc = -ENOMEM;
 	if (!f)
-		return -ENOMEM;
+		return cert_pem && !key_pem ? -EINVAL : -ENOMEM;
 	f->loop = loop;
 	f->responder = responder;
 	f->arg = arg;
 	f->store = json_object();
-	int rc = listen_on(f, 0);
-	if (rc != 0) {
-		json_decref(f->store);
-		free(f);
-		return rc;
-	}
-	snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d", f->port);
+	if (cert_pem && (!(f->cert_pem = strdup(cert_pem)) || !(f->key_pem = strdup(key_pem))))
+		goto fail;
+	if ((rc = listen_on(f, 0)) != 0)
+		goto fail;
+	snprintf(f->url, sizeof(f->url), "%s://127.0.0.1:%d", cert_pem ? "https" : "http", f->port);
 	*out = f;
 	return 0;
+fail:
+	free(f->cert_pem);
+	free(f->key_pem);
+	json_decref(f->store);
+	free(f);
+	return rc;
+}
+
+int fake_api_start(uv_loop_t *loop, fake_api_responder responder, void *arg, struct fake_api **out)
+{
+	return fake_api_start_tls(loop, responder, arg, NULL, NULL, out);
 }
 
 const char *fake_api_url(const struct fake_api *f)
@@ -330,6 +342,8 @@ void fake_api_stop(struct fake_api *f)
 		f->ev_len--;
 	}
 	json_decref(f->store);
+	free(f->cert_pem);
+	free(f->key_pem);
 	free(f);
 }
 

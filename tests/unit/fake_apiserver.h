@@ -57,7 +57,11 @@ struct fake_api;
 
 /* Starts on 127.0.0.1 with a free port. responder NULL: the object store. */
 int fake_api_start(uv_loop_t *loop, fake_api_responder responder, void *arg, struct fake_api **out);
-/* "http://127.0.0.1:PORT", for a kube_config. */
+/* The same over HTTPS with this serving certificate and key (copied), as muster's own
+ * endpoints are served. */
+int fake_api_start_tls(uv_loop_t *loop, fake_api_responder responder, void *arg,
+		       const char *cert_pem, const char *key_pem, struct fake_api **out);
+/* "http://127.0.0.1:PORT" (or https://), for a kube_config. */
 const char *fake_api_url(const struct fake_api *f);
 /* Stops listening and frees everything; the loop must run afterwards to close the handles. */
 void fake_api_stop(struct fake_api *f);
