@@ -4,6 +4,7 @@
  *   muster manager [flags]    run the admission and quota manager
  *   muster simulate FILE...   run admission on manifests, without a cluster
  *   muster replay-openb ...   replay the Alibaba GPU trace through placement (FGD protocol)
+ *   muster replay-philly ...  replay the Philly job trace and measure the forecast's accuracy
  *   muster --version
  */
 #include <getopt.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "ctrl/manager.h"
+#include "sim/philly.h"
 #include "sim/replay.h"
 #include "sim/simulate.h"
 #include "util/log.h"
@@ -28,6 +30,9 @@ static void usage(FILE *out)
 		"  replay-openb\n"
 		"              replay the Alibaba GPU trace through placement under the FGD paper's\n"
 		"              protocol (muster replay-openb --help)\n"
+		"  replay-philly\n"
+		"              replay the Philly job trace and measure how close the forecast's\n"
+		"              admission times come (muster replay-philly --help)\n"
 		"  --version   print the version\n"
 		"\n"
 		"manager flags:\n"
@@ -148,6 +153,8 @@ int main(int argc, char **argv)
 		return sim_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "replay-openb"))
 		return replay_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "replay-philly"))
+		return philly_main(argc - 1, argv + 1);
 	fprintf(stderr, "muster: unknown command %s\n", argv[1]);
 	usage(stderr);
 	return 2;

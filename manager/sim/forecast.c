@@ -11,6 +11,7 @@
 #include "core/engine.h"
 #include "core/quota.h"
 #include "core/strmap.h"
+#include "sim/event_heap.h"
 #include "sim/sim_internal.h"
 
 #define NS_PER_MS INT64_C(1000000)
@@ -18,13 +19,6 @@
 #define MAX_COHORT_DEPTH 64 /* deeper (or a cycle) counts as its own tree */
 #define MAX_RUNTIME_MS (INT64_C(100) * 365 * MS_PER_DAY) /* a century: longer is a mistake */
 #define NO_SLOT SIZE_MAX
-
-/* An expected end; stale once the workload stops running or runs again (gen). */
-struct end_entry {
-	int64_t t; /* ms */
-	size_t wl; /* index into s.wls */
-	unsigned gen;
-};
 
 /* A cohort tree (or a ClusterQueue without cohort): what its workloads compete for. */
 struct tree {
@@ -72,8 +66,9 @@ struct fc {
 	struct strmap lq_cq; /* "namespace/name" -> ClusterQueue name (the LocalQueue's) */
 	struct strmap cohort_parent; /* cohort -> parent name, or "" for a root */
 	struct strmap cq_cohort; /* ClusterQueue -> cohort name, or "" */
-	struct end_entry *heap;
-	size_t n_heap, cap_heap;
+	/* Expected ends (id: index into s.wls); stale once the workload stops running or runs
+	 * again (gen). */
+	struct event_heap ends;
 	struct freed *freed;
 	size_t n_freed, cap_freed;
 	struct forecast_estimate *items;
@@ -229,64 +224,46 @@ static void waiting_basis(const struct fc *fc, size_t wl, char *buf, size_t size
 	}
 }
 
-/* --------------------------------------------------------------------------- the heap */
-
-static int end_before(const struct end_entry *a, const struct end_entry *b)
-{
-	return a->t != b->t ? a->t < b->t : a->wl < b->wl;
-}
-
-static int heap_push(struct fc *fc, struct end_entry e)
-{
-	if (fc->n_heap == fc->cap_heap) {
-		size_t cap = fc->cap_heap ? 2 * fc->cap_heap : 64;
-		struct end_entry *h = realloc(fc->heap, cap * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		fc->heap = h;
-		fc->cap_heap = cap;
-	}
-	size_t i = fc->n_heap++;
-	while (i > 0 && end_before(&e, &fc->heap[(i - 1) / 2])) {
-		fc->heap[i] = fc->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	fc->heap[i] = e;
-	return 0;
-}
-
-static void heap_pop(struct fc *fc)
-{
-	struct end_entry last = fc->heap[--fc->n_heap];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= fc->n_heap)
-			break;
-		if (c + 1 < fc->n_heap && end_before(&fc->heap[c + 1], &fc->heap[c]))
-			c++;
-		if (!end_before(&fc->heap[c], &last))
-			break;
-		fc->heap[i] = fc->heap[c];
-		i = c;
-	}
-	if (fc->n_heap > 0)
-		fc->heap[i] = last;
-}
+/* --------------------------------------------------------------------------- the ends */
 
 /* The earliest entry still current (stale ones are dropped), or NULL. */
-static const struct end_entry *heap_top(struct fc *fc)
+static int current(const struct fc *fc, const struct event *e)
 {
-	while (fc->n_heap > 0) {
-		const struct end_entry *e = &fc->heap[0];
-		if (fc->w[e->wl].running && fc->w[e->wl].gen == e->gen)
-			return e;
-		heap_pop(fc);
+	return fc->w[e->id].running && fc->w[e->id].gen == e->gen;
+}
+
+static const struct event *next_end(struct fc *fc)
+{
+	while (fc->ends.n > 0) {
+		if (current(fc, &fc->ends.v[0]))
+			return &fc->ends.v[0];
+		event_heap_pop(&fc->ends);
 	}
 	return NULL;
 }
 
 /* ------------------------------------------------------------------------ the workloads */
+
+/* A history runtime for a workload that has run for elapsed ms: the median of the sample's
+ * runtimes above elapsed, elapsed again past them all, or the typical one. */
+static int64_t history_runtime(const struct forecast_runtime *rt, int64_t elapsed)
+{
+	if (rt->n_sample == 0)
+		return rt->ms;
+	size_t lo = 0, hi = rt->n_sample; /* the first runtime above elapsed */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (rt->sample[mid] <= elapsed)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == rt->n_sample)
+		return 2 * elapsed;
+	size_t n = rt->n_sample - lo;
+	const int64_t *v = rt->sample + lo;
+	return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
 
 /* It starts running at start (ms) in cluster_queue: its expected end, from the first source
  * that has one (see forecast.h). */
@@ -308,7 +285,7 @@ static int start_running(struct fc *fc, size_t wl, int64_t start, const char *cl
 	const struct forecast_runtime *rt =
 		cluster_queue ? strmap_get(&fc->runtimes, cluster_queue) : NULL;
 	if (runtime < 0 && rt) {
-		runtime = rt->ms;
+		runtime = history_runtime(rt, start < fc->cur ? fc->cur - start : 0);
 		f->src = FORECAST_HISTORY;
 	}
 	f->running = 1;
@@ -317,8 +294,8 @@ static int start_running(struct fc *fc, size_t wl, int64_t start, const char *cl
 	if (runtime < 0)
 		return 0;
 	int64_t end = start + runtime; /* both bounded: no overflow */
-	return heap_push(fc, (struct end_entry){ .t = end < fc->cur ? fc->cur : end, .wl = wl,
-						 .gen = f->gen });
+	return event_heap_push(&fc->ends, (struct event){ .t = end < fc->cur ? fc->cur : end, .id = wl,
+							  .gen = f->gen });
 }
 
 static size_t wl_index(struct fc *fc, const char *key)
@@ -370,11 +347,11 @@ static int end_workloads(struct fc *fc, int64_t t)
 	for (size_t i = 0; i < fc->n_freed; i++)
 		free(fc->freed[i].resource);
 	fc->n_freed = 0;
-	const struct end_entry *e;
-	while ((e = heap_top(fc)) && e->t == t) {
-		size_t wl = e->wl;
+	const struct event *e;
+	while ((e = next_end(fc)) && e->t == t) {
+		size_t wl = e->id;
 		struct wl_rec *r = &fc->s.wls[wl];
-		heap_pop(fc);
+		event_heap_pop(&fc->ends);
 		const struct eng_assignment *a = engine_admission(fc->s.engine, r->w.spec.key);
 		for (size_t p = 0; a && p < a->n_podsets; p++) {
 			for (size_t k = 0; k < a->podsets[p].n; k++) {
@@ -405,7 +382,7 @@ static int end_workloads(struct fc *fc, int64_t t)
 /* The tree of a ClusterQueue: its top cohort, or itself without one. */
 static int tree_of(struct fc *fc, const char *cluster_queue, size_t *out)
 {
-	char root[600];
+	char root[1024]; /* names are bounded well below */
 	const char *cohort = strmap_get(&fc->cq_cohort, cluster_queue);
 	if (!cohort || !*cohort) {
 		snprintf(root, sizeof(root), "cq\n%s", cluster_queue);
@@ -443,8 +420,12 @@ static int prepare(struct fc *fc, const char *only)
 	}
 	for (size_t i = 0; rc == 0 && i < fc->opt->n_runtimes; i++) {
 		const struct forecast_runtime *r = &fc->opt->runtimes[i];
-		if (!r->cluster_queue || r->ms < 0 || r->ms > MAX_RUNTIME_MS)
+		if (!r->cluster_queue || r->ms < 0 || r->ms > MAX_RUNTIME_MS || (r->n_sample && !r->sample))
 			return -EINVAL;
+		for (size_t k = 0; k < r->n_sample; k++)
+			if (r->sample[k] < 0 || r->sample[k] > MAX_RUNTIME_MS ||
+			    (k > 0 && r->sample[k] < r->sample[k - 1]))
+				return -EINVAL;
 		rc = strmap_put(&fc->runtimes, r->cluster_queue, (void *)r, NULL);
 	}
 	for (size_t i = 0; rc == 0 && i < s->n_lqs; i++) {
@@ -511,11 +492,9 @@ static void finish(struct fc *fc)
 			t->first_unknown = key;
 		t->unknown_running++;
 	}
-	for (size_t i = 0; i < fc->n_heap; i++) {
-		const struct end_entry *e = &fc->heap[i];
-		if (fc->w[e->wl].running && fc->w[e->wl].gen == e->gen)
-			fc->trees[fc->w[e->wl].tree].known_end_left = 1;
-	}
+	for (size_t i = 0; i < fc->ends.n; i++)
+		if (current(fc, &fc->ends.v[i]))
+			fc->trees[fc->w[fc->ends.v[i].id].tree].known_end_left = 1;
 	for (size_t i = 0; i < fc->s.n_wls; i++) {
 		const struct fwl *f = &fc->w[i];
 		if (f->slot == NO_SLOT || f->admitted_in_run)
@@ -542,7 +521,7 @@ static int run(struct fc *fc)
 			rc = fc->failed;
 		if (rc != 0)
 			return rc;
-		const struct end_entry *e = heap_top(fc);
+		const struct event *e = next_end(fc);
 		if (fc->targets_left == 0) {
 			fc->stop = FORECAST_STOP_DONE;
 			break;
@@ -610,7 +589,7 @@ static void fc_release(struct fc *fc)
 	for (size_t i = 0; i < fc->n_freed; i++)
 		free(fc->freed[i].resource);
 	free(fc->freed);
-	free(fc->heap);
+	event_heap_release(&fc->ends);
 	free(fc->w);
 	free(fc->trees);
 	for (size_t i = 0; fc->items && i < fc->n_items; i++)

@@ -193,7 +193,7 @@ static void test_one_queue_best_effort(void **state)
 	add_wl(&r.t, &(struct wl){ "p1", "cq", 1, 4, 0, "11:40", NULL, 0 });
 	add_wl(&r.t, &(struct wl){ "p2", "cq", 1, 8, 0, "11:45", NULL, 0 });
 	add_wl(&r.t, &(struct wl){ "p3", "cq", 1, 4, 0, "11:50", NULL, 0 });
-	struct forecast_runtime hist[] = { { "cq", 3600 * 1000 } };
+	struct forecast_runtime hist[] = { { .cluster_queue = "cq", .ms = 3600 * 1000 } };
 	struct forecast_options opt = options();
 	opt.runtimes = hist;
 	opt.n_runtimes = 1;
@@ -225,7 +225,7 @@ static void test_strict_fifo_priorities(void **state)
 	add_wl(&r.t, &(struct wl){ "lo", "cq", 1, 4, 0, "11:00", NULL, 0 });
 	add_wl(&r.t, &(struct wl){ "hi", "cq", 1, 8, 100, "11:30", NULL, 0 });
 	add_wl(&r.t, &(struct wl){ "lo2", "cq", 1, 4, 0, "11:10", NULL, 0 });
-	struct forecast_runtime hist[] = { { "cq", 3600 * 1000 } };
+	struct forecast_runtime hist[] = { { .cluster_queue = "cq", .ms = 3600 * 1000 } };
 	struct forecast_options opt = options();
 	opt.runtimes = hist;
 	opt.n_runtimes = 1;
@@ -345,7 +345,7 @@ static void test_runtime_precedence(void **state)
 	add_wl(&r.t, &(struct wl){ "p2", "cq", 1, 4, 0, "11:20", NULL, 0 });
 	add_wl(&r.t, &(struct wl){ "p3", "cq", 1, 4, 0, "11:30", NULL, 0 });
 	struct forecast_deadline dl[] = { { "team-a/rmax", 7200 }, { "team-a/rdl", 1800 } };
-	struct forecast_runtime hist[] = { { "cq", 5400 * 1000 } };
+	struct forecast_runtime hist[] = { { .cluster_queue = "cq", .ms = 5400 * 1000 } };
 	struct forecast_options opt = options();
 	opt.deadlines = dl;
 	opt.n_deadlines = 2;
@@ -359,6 +359,52 @@ static void test_runtime_precedence(void **state)
 	/* By p3's admission: rdl's deadline, rmax's and late's maximum, rhist, p0..p2 history. */
 	expect_sources(&r, "p3", 1, 2, 4, 0);
 	run_free(&r);
+}
+
+/*
+ * The history as a sample of runtimes (10, 20, 30, 90, 150 min): a running workload's runtime
+ * is the median of those longer than it has run. r1 (4 GPUs, 60 min in) -> median of 90 and
+ * 150 = 120 -> ends 13:00; r2 (4, 240 min in, longer than any) -> as long again -> 16:00; a
+ * workload the forecast admits -> the median, 30 min. So p1 13:00 (ends 13:30), p2 13:30
+ * (ends 14:00), and p3 (8) waits for r2: 16:00.
+ */
+static void test_history_sample(void **state)
+{
+	(void)state;
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	text_open(&r.t);
+	add_cq(&r.t, "cq", 8, NULL);
+	add_wl(&r.t, &(struct wl){ "r1", "cq", 1, 4, 0, "10:00", "11:00", 0 });
+	add_wl(&r.t, &(struct wl){ "r2", "cq", 1, 4, 0, "07:00", "08:00", 0 });
+	add_wl(&r.t, &(struct wl){ "p1", "cq", 1, 4, 0, "11:30", NULL, 0 });
+	add_wl(&r.t, &(struct wl){ "p2", "cq", 1, 4, 0, "11:40", NULL, 0 });
+	add_wl(&r.t, &(struct wl){ "p3", "cq", 1, 8, 0, "11:50", NULL, 0 });
+	static const int64_t minutes[] = { 10 * 60000, 20 * 60000, 30 * 60000, 90 * 60000,
+					   150 * 60000 };
+	struct forecast_runtime hist[] = { { .cluster_queue = "cq", .sample = minutes, .n_sample = 5 } };
+	struct forecast_options opt = options();
+	opt.runtimes = hist;
+	opt.n_runtimes = 1;
+	run_pending(&r, &opt);
+	expect(&r, "p1", "13:00", 0, "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~13:00");
+	expect(&r, "p2", "13:30", 1, "1 workload ahead; the earliest end frees 4 nvidia.com/gpu at ~13:30");
+	expect(&r, "p3", "16:00", 2, "2 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~16:00");
+	expect_sources(&r, "p3", 0, 0, 4, 0);
+	run_free(&r);
+	/* A sample out of order is refused. */
+	static const int64_t unsorted[] = { 2, 1 };
+	struct forecast_runtime bad[] = { { .cluster_queue = "cq", .sample = unsorted, .n_sample = 2 } };
+	struct forecast_result res;
+	char err[256];
+	text_open(&r.t);
+	add_cq(&r.t, "cq", 8, NULL);
+	text_close(&r.t);
+	struct sim_input in = { .name = "input.yaml", .data = r.t.data, .len = r.t.len };
+	struct forecast_input fin = { .texts = &in, .n_texts = 1 };
+	opt.runtimes = bad;
+	assert_int_equal(forecast_pending(&fin, &opt, &res, err, sizeof(err)), -EINVAL);
+	text_free(&r.t);
 }
 
 /* A workload that fits now, one that fits now by preempting, and the horizon. */
@@ -417,7 +463,7 @@ static void test_one_workload(void **state)
 	text_close(&t);
 	struct sim_input in = { .name = "input.yaml", .data = t.data, .len = t.len };
 	struct forecast_input fin = { .texts = &in, .n_texts = 1 };
-	struct forecast_runtime hist[] = { { "cq", 1800 * 1000 } };
+	struct forecast_runtime hist[] = { { .cluster_queue = "cq", .ms = 1800 * 1000 } };
 	struct forecast_options opt = options();
 	opt.runtimes = hist;
 	opt.n_runtimes = 1;
@@ -478,7 +524,7 @@ static void test_invalid_input(void **state)
 	assert_int_equal(res.items[0].admission_ms, at("12:00"));
 	forecast_result_release(&res);
 	/* Options out of range. */
-	struct forecast_runtime bad[] = { { "cq", -1 } };
+	struct forecast_runtime bad[] = { { .cluster_queue = "cq", .ms = -1 } };
 	opt.runtimes = bad;
 	opt.n_runtimes = 1;
 	assert_int_equal(forecast_pending(&fin, &opt, &res, err, sizeof(err)), -EINVAL);
@@ -498,7 +544,7 @@ static void test_objects_match_texts(void **state)
 	add_wl(&r.t, &(struct wl){ "b1", "cq-b", 1, 4, 0, "11:00", "11:50", 1800 });
 	add_wl(&r.t, &(struct wl){ "a2", "cq-a", 1, 4, 0, "11:30", NULL, 0 });
 	add_wl(&r.t, &(struct wl){ "b2", "cq-b", 1, 8, 0, "11:40", NULL, 0 });
-	struct forecast_runtime hist[] = { { "cq-a", 600 * 1000 } };
+	struct forecast_runtime hist[] = { { .cluster_queue = "cq-a", .ms = 600 * 1000 } };
 	struct forecast_options opt = options();
 	opt.runtimes = hist;
 	opt.n_runtimes = 1;
@@ -558,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_gang_waits_for_two_ends),
 		cmocka_unit_test(test_no_basis),
 		cmocka_unit_test(test_runtime_precedence),
+		cmocka_unit_test(test_history_sample),
 		cmocka_unit_test(test_now_preemption_horizon),
 		cmocka_unit_test(test_one_workload),
 		cmocka_unit_test(test_invalid_input),
