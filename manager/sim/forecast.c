@@ -244,8 +244,14 @@ static const struct event *next_end(struct fc *fc)
 
 /* ------------------------------------------------------------------------ the workloads */
 
+static int64_t median_sorted(const int64_t *v, size_t n)
+{
+	return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
+
 /* A history runtime for a workload that has run for elapsed ms: the median of the sample's
- * runtimes above elapsed, elapsed again past them all, or the typical one. */
+ * runtimes above elapsed; past them all, what it has run plus the sample's median; without a
+ * sample, the typical one. */
 static int64_t history_runtime(const struct forecast_runtime *rt, int64_t elapsed)
 {
 	if (rt->n_sample == 0)
@@ -258,11 +264,12 @@ static int64_t history_runtime(const struct forecast_runtime *rt, int64_t elapse
 		else
 			hi = mid;
 	}
+	/* Past every recorded runtime nothing says how long it will go on: a typical runtime
+	 * more. (Expecting it to run as long again was tried: on the Philly trace it doubled the
+	 * error where a few very long jobs block a queue, and gained nothing elsewhere.) */
 	if (lo == rt->n_sample)
-		return 2 * elapsed;
-	size_t n = rt->n_sample - lo;
-	const int64_t *v = rt->sample + lo;
-	return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+		return elapsed + median_sorted(rt->sample, rt->n_sample);
+	return median_sorted(rt->sample + lo, rt->n_sample - lo);
 }
 
 /* It starts running at start (ms) in cluster_queue: its expected end, from the first source

@@ -25,7 +25,7 @@
  *                                recent ones), or better a sample of recent runtimes, of which
  *                                the forecast takes the median of those longer than what the
  *                                workload has run so far (one that has outlived them all is
- *                                expected to run as long again);
+ *                                expected to run a median runtime more);
  *   none                         otherwise: no expected end; it is never removed.
  * An end already past (it ran longer than its runtime) is taken as now: it is due. Runtimes
  * are heavy-tailed, so with a single typical runtime most long-running workloads are "due";

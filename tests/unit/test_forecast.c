@@ -364,9 +364,9 @@ static void test_runtime_precedence(void **state)
 /*
  * The history as a sample of runtimes (10, 20, 30, 90, 150 min): a running workload's runtime
  * is the median of those longer than it has run. r1 (4 GPUs, 60 min in) -> median of 90 and
- * 150 = 120 -> ends 13:00; r2 (4, 240 min in, longer than any) -> as long again -> 16:00; a
- * workload the forecast admits -> the median, 30 min. So p1 13:00 (ends 13:30), p2 13:30
- * (ends 14:00), and p3 (8) waits for r2: 16:00.
+ * 150 = 120 -> ends 13:00; r2 (4, 240 min in, longer than any) -> the median (30) more ->
+ * 12:30; a workload the forecast admits -> the median, 30 min. So p1 12:30 (ends 13:00); at
+ * 13:00 r1 and p1 end together and p2 goes (ends 13:30); p3 (8) then waits for p2: 13:30.
  */
 static void test_history_sample(void **state)
 {
@@ -387,9 +387,9 @@ static void test_history_sample(void **state)
 	opt.runtimes = hist;
 	opt.n_runtimes = 1;
 	run_pending(&r, &opt);
-	expect(&r, "p1", "13:00", 0, "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~13:00");
-	expect(&r, "p2", "13:30", 1, "1 workload ahead; the earliest end frees 4 nvidia.com/gpu at ~13:30");
-	expect(&r, "p3", "16:00", 2, "2 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~16:00");
+	expect(&r, "p1", "12:30", 0, "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~12:30");
+	expect(&r, "p2", "13:00", 1, "1 workload ahead; the earliest ends free 8 nvidia.com/gpu at ~13:00");
+	expect(&r, "p3", "13:30", 2, "2 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~13:30");
 	expect_sources(&r, "p3", 0, 0, 4, 0);
 	run_free(&r);
 	/* A sample out of order is refused. */
