@@ -5,6 +5,7 @@
  *   muster simulate FILE...   run admission on manifests, without a cluster
  *   muster replay-openb ...   replay the Alibaba GPU trace through placement (FGD protocol)
  *   muster kubectl ...        the kubectl plugin, also run as kubectl-muster (cli/cli.h)
+ *   muster replay-philly ...  replay the Philly job trace and measure the forecast's accuracy
  *   muster --version
  */
 #include <getopt.h>
@@ -14,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "ctrl/manager.h"
+#include "sim/philly.h"
 #include "sim/replay.h"
 #include "sim/simulate.h"
 #include "util/log.h"
@@ -32,6 +34,9 @@ static void usage(FILE *out)
 		"              protocol (muster replay-openb --help)\n"
 		"  kubectl     the kubectl plugin: queues, pending workloads, why, eta, history, usage\n"
 		"              (muster kubectl --help; run as kubectl-muster, it is `kubectl muster`)\n"
+		"  replay-philly\n"
+		"              replay the Philly job trace and measure how close the forecast's\n"
+		"              admission times come (muster replay-philly --help)\n"
 		"  --version   print the version\n"
 		"\n"
 		"manager flags:\n"
@@ -165,6 +170,8 @@ int main(int argc, char **argv)
 		return replay_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "kubectl"))
 		return cli_main(argc - 1, argv + 1, NULL);
+	if (!strcmp(argv[1], "replay-philly"))
+		return philly_main(argc - 1, argv + 1);
 	fprintf(stderr, "muster: unknown command %s\n", argv[1]);
 	usage(stderr);
 	return 2;

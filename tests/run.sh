@@ -8,7 +8,7 @@
 #      the `muster simulate` scenarios and the core purity check under ctest;
 #   3. runs each libFuzzer target briefly (MUSTER_FUZZ_SECONDS, default 20; 0 skips);
 #      then builds the engine benchmarks without sanitizers and prints their figures, and
-#      replays the openb GPU trace (tests/bench);
+#      replays the openb GPU trace and the Philly job trace (tests/bench);
 #   4. builds the KubeRay operator (deploy/local/build-kuberay.sh; cached) for the tests that
 #      start it, brings up a private local cluster whose manager is that sanitized binary, runs
 #      every tests/e2e/test_*.sh against it, tears it down, and fails if the manager's log holds
@@ -18,7 +18,7 @@
 #
 #   tests/run.sh unit     step 2 only: no apt, no Kubernetes build (about a minute warm)
 #   tests/run.sh fuzz     the short fuzzing runs of step 3 (needs clang)
-#   tests/run.sh bench    the benchmarks and the openb replay of step 3
+#   tests/run.sh bench    the benchmarks and the trace replays of step 3
 #   tests/run.sh e2e      step 4: builds the sanitized manager and the Kubernetes binaries
 #                         (cached) if needed, but runs no ctest and no apt;
 #                         MUSTER_E2E_ONLY="test_a_... test_z_..." runs only those tests
@@ -164,6 +164,14 @@ tier_bench() {
 			if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
 				say "replay_openb failed (exit status $rc; 124 is a timeout)"
 				record "bench:replay_openb" 1
+			fi
+			# The forecast's admission times against a replay of the Philly trace: 8 runs in
+			# parallel, figures only. 77: the trace isn't on this machine.
+			timeout 600 "$REPO/tests/bench/replay_philly.sh" "$BENCH_BUILD/muster" >&2
+			rc=$?
+			if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+				say "replay_philly failed (exit status $rc; 124 is a timeout)"
+				record "bench:replay_philly" 1
 			fi
 		else
 			record bench-build 1

@@ -1548,6 +1548,13 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 				   kind, cname);
 		s->priority = (int32_t)json_integer_value(json_object_get(cls, "value"));
 	}
+	/* Kueue's CRD: int32, at least 1. The manager doesn't enforce it yet; the forecast
+	 * (sim/forecast.h) takes it as the longest the Workload can run. */
+	if ((rc = eobj_get_int(spec, "maximumExecutionTimeSeconds", "spec", 1, INT32_MAX, &has, &v, err,
+			       errlen)) != 0)
+		return rc;
+	out->has_max_execution = has;
+	out->max_execution_seconds = has ? v : 0;
 	json_t *active = eobj_field(spec, "active");
 	if (active && !json_is_boolean(active))
 		return eobj_bad(err, errlen, "spec.active: must be a boolean, not %s", eobj_type_name(active));

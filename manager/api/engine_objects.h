@@ -152,6 +152,8 @@ struct eobj_workload {
 	struct eng_assignment *admission; /* in the arena; NULL unless admitted */
 	int finished; /* the Finished condition is True: it holds no quota and never will */
 	int inactive; /* spec.active is false: Kueue neither admits nor keeps it admitted */
+	int has_max_execution; /* spec.maximumExecutionTimeSeconds is set */
+	int64_t max_execution_seconds; /* its value, 1..INT32_MAX */
 	/* Private: the decoded object and the per-podSet views whose strings the spec borrows. */
 	json_t *obj;
 	struct podset_view *views;

@@ -10,321 +10,12 @@
 
 #include "core/quota.h"
 #include "core/strmap.h"
+#include "sim/csv.h"
 
 #define MIB_MILLI (INT64_C(1048576) * 1000) /* one MiB in milli-bytes */
 #define DEFAULT_TARGET_PCT 130
 /* The artifact's podPopularityThreshold: its typical pods cover this percentage of all pods. */
 #define MIX_COVER_PCT 95
-
-/* ------------------------------------------------------------------------------- CSV */
-
-struct field {
-	const char *s; /* into the reader's scratch buffer: not NUL-terminated */
-	size_t len;
-};
-
-struct csv {
-	const char *name;
-	const char *p, *end;
-	int line; /* of the record last read */
-	int next_line;
-	FILE *errout;
-	int problems;
-	char *scratch; /* the current record's unquoted fields, back to back */
-	struct field fields[REPLAY_MAX_COLUMNS];
-	size_t n_fields;
-};
-
-__attribute__((format(printf, 3, 4))) static void problem(struct csv *c, int line, const char *fmt,
-							  ...)
-{
-	c->problems++;
-	if (c->problems > REPLAY_MAX_PROBLEMS)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(c->errout, "%s:%d: ", c->name, line);
-	vfprintf(c->errout, fmt, ap);
-	fputc('\n', c->errout);
-	va_end(ap);
-}
-
-/* A cell as it may appear in a message: at most 40 bytes, anything unprintable as '?'. */
-static const char *shown(const struct field *f, char *buf, size_t size)
-{
-	size_t n = f->len < size - 4 ? f->len : size - 4;
-	if (n > 40)
-		n = 40;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)f->s[i];
-		buf[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
-	}
-	if (n < f->len) {
-		memcpy(buf + n, "...", 3);
-		n += 3;
-	}
-	buf[n] = '\0';
-	return buf;
-}
-
-static int is_space(char ch)
-{
-	return ch == ' ' || ch == '\t';
-}
-
-/* Splits one line (CR and LF removed) into c->fields. 1, or -1 when malformed (reported). */
-static int csv_split(struct csv *c, const char *s, size_t len)
-{
-	char *out = c->scratch;
-	size_t i = 0;
-	c->n_fields = 0;
-	for (;;) {
-		if (c->n_fields == REPLAY_MAX_COLUMNS) {
-			problem(c, c->line, "more than %d fields", REPLAY_MAX_COLUMNS);
-			return -1;
-		}
-		struct field *f = &c->fields[c->n_fields++];
-		while (i < len && is_space(s[i]))
-			i++;
-		f->s = out;
-		if (i < len && s[i] == '"') {
-			/* RFC 4180: "" is a quote; a quoted field may hold commas, not newlines. */
-			i++;
-			for (;;) {
-				if (i == len) {
-					problem(c, c->line, "field %zu: no closing quote",
-						c->n_fields);
-					return -1;
-				}
-				if (s[i] == '"') {
-					if (i + 1 < len && s[i + 1] == '"') {
-						*out++ = '"';
-						i += 2;
-						continue;
-					}
-					i++;
-					break;
-				}
-				*out++ = s[i++];
-			}
-			while (i < len && is_space(s[i]))
-				i++;
-			if (i < len && s[i] != ',') {
-				problem(c, c->line, "field %zu: text after the closing quote",
-					c->n_fields);
-				return -1;
-			}
-			f->len = (size_t)(out - f->s);
-		} else {
-			while (i < len && s[i] != ',') {
-				if (s[i] == '"') {
-					problem(c, c->line,
-						"field %zu: a quote inside an unquoted field",
-						c->n_fields);
-					return -1;
-				}
-				*out++ = s[i++];
-			}
-			f->len = (size_t)(out - f->s);
-			while (f->len > 0 && is_space(f->s[f->len - 1]))
-				f->len--;
-		}
-		if (i == len)
-			return 1;
-		i++; /* the comma */
-	}
-}
-
-/* The next record that isn't blank: 1, 0 at the end, -1 for a malformed line (reported). */
-static int csv_next(struct csv *c)
-{
-	for (;;) {
-		if (c->p >= c->end)
-			return 0;
-		const char *s = c->p;
-		const char *nl = memchr(s, '\n', (size_t)(c->end - s));
-		const char *eol = nl ? nl : c->end;
-		c->p = nl ? nl + 1 : c->end;
-		c->line = c->next_line++;
-		if (eol > s && eol[-1] == '\r')
-			eol--;
-		size_t len = (size_t)(eol - s);
-		if (len > REPLAY_MAX_LINE) {
-			problem(c, c->line, "line longer than %d bytes", REPLAY_MAX_LINE);
-			return -1;
-		}
-		size_t i = 0;
-		while (i < len && is_space(s[i]))
-			i++;
-		if (i == len)
-			continue;
-		return csv_split(c, s, len);
-	}
-}
-
-static int field_is(const struct field *f, const char *name)
-{
-	return f->len == strlen(name) && !memcmp(f->s, name, f->len);
-}
-
-struct column {
-	const char *name;
-	int required;
-	int index; /* -1: absent */
-};
-
-/* Reads the header row and finds the columns. 0, or -1 (reported). *width: fields per row. */
-static int csv_header(struct csv *c, struct column *cols, size_t n, size_t *width)
-{
-	int rc = csv_next(c);
-	if (rc == 0) {
-		problem(c, c->next_line > 1 ? c->next_line - 1 : 1, "no header row");
-		return -1;
-	}
-	if (rc < 0)
-		return -1;
-	int bad = 0;
-	for (size_t k = 0; k < n; k++) {
-		cols[k].index = -1;
-		for (size_t i = 0; i < c->n_fields; i++) {
-			if (!field_is(&c->fields[i], cols[k].name))
-				continue;
-			if (cols[k].index >= 0) {
-				problem(c, c->line, "column %s appears twice", cols[k].name);
-				bad = 1;
-			}
-			cols[k].index = (int)i;
-		}
-		if (cols[k].index < 0 && cols[k].required) {
-			problem(c, c->line, "no column %s", cols[k].name);
-			bad = 1;
-		}
-	}
-	*width = c->n_fields;
-	return bad ? -1 : 0;
-}
-
-/* A name-like cell: printable ASCII, at most REPLAY_MAX_NAME bytes; empty only if allowed. */
-static char *cell_text(struct csv *c, const struct field *f, const char *column, int allow_empty)
-{
-	char buf[64];
-	if (f->len == 0 && !allow_empty) {
-		problem(c, c->line, "%s is empty", column);
-		return NULL;
-	}
-	if (f->len > REPLAY_MAX_NAME) {
-		problem(c, c->line, "%s is longer than %d bytes", column, REPLAY_MAX_NAME);
-		return NULL;
-	}
-	for (size_t i = 0; i < f->len; i++) {
-		unsigned char ch = (unsigned char)f->s[i];
-		if (ch < 0x20 || ch >= 0x7f) {
-			problem(c, c->line, "%s \"%s\": only printable ASCII is accepted", column,
-				shown(f, buf, sizeof(buf)));
-			return NULL;
-		}
-	}
-	char *s = malloc(f->len + 1);
-	if (!s)
-		return NULL;
-	memcpy(s, f->s, f->len);
-	s[f->len] = '\0';
-	return s;
-}
-
-/* A whole decimal number in 0..max ("12.0" is accepted: pandas writes floats so). 0 or -1. */
-static int cell_int(struct csv *c, const struct field *f, const char *column, int64_t max,
-		    int64_t *out)
-{
-	char buf[64];
-	if (f->len == 0) {
-		problem(c, c->line, "%s is empty", column);
-		return -1;
-	}
-	int64_t v = 0;
-	size_t i = 0;
-	int range = 0;
-	for (; i < f->len && f->s[i] >= '0' && f->s[i] <= '9'; i++) {
-		int d = f->s[i] - '0';
-		if (v > (max - d) / 10)
-			range = 1;
-		else
-			v = v * 10 + d;
-	}
-	size_t digits = i;
-	if (i < f->len && f->s[i] == '.') {
-		for (i++; i < f->len && f->s[i] == '0'; i++)
-			;
-	}
-	if (digits == 0 || i != f->len) {
-		problem(c, c->line, "%s \"%s\" is not a whole number", column,
-			shown(f, buf, sizeof(buf)));
-		return -1;
-	}
-	if (range) {
-		problem(c, c->line, "%s %s is out of range (0..%" PRId64 ")", column,
-			shown(f, buf, sizeof(buf)), max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static void csv_init(struct csv *c, const char *name, const char *data, size_t len, FILE *errout)
-{
-	memset(c, 0, sizeof(*c));
-	c->name = name;
-	c->p = data;
-	c->end = data + len;
-	c->next_line = 1;
-	c->errout = errout;
-	if (len >= 3 && !memcmp(data, "\xef\xbb\xbf", 3))
-		c->p += 3; /* a UTF-8 byte order mark */
-}
-
-/* Starts reading a file: the reader set up and its header row read into cols. 0; -ENOMEM; or
- * -1 for a header that is wrong (reported: csv_finish says REPLAY_INVALID). */
-static int csv_start(struct csv *c, const char *name, const char *data, size_t len, FILE *errout,
-		     struct column *cols, size_t n, size_t *width)
-{
-	csv_init(c, name, data, len, errout);
-	c->scratch = malloc(REPLAY_MAX_LINE + 1);
-	if (!c->scratch)
-		return -ENOMEM;
-	return csv_header(c, cols, n, width);
-}
-
-/* Reads up to the next row with the header's width (others are reported and skipped): 1, or 0
- * at the end or once `have` reached max rows of `what` (reported). */
-static int csv_row(struct csv *c, size_t width, size_t have, size_t max, const char *what)
-{
-	for (;;) {
-		int rc = csv_next(c);
-		if (rc == 0)
-			return 0;
-		if (rc < 0)
-			continue;
-		if (c->n_fields != width) {
-			problem(c, c->line, "%zu fields, the header has %zu", c->n_fields, width);
-			continue;
-		}
-		if (have == max) {
-			problem(c, c->line, "more than %zu %s", max, what);
-			return 0;
-		}
-		return 1;
-	}
-}
-
-static int csv_finish(struct csv *c)
-{
-	if (c->problems > REPLAY_MAX_PROBLEMS)
-		fprintf(c->errout, "%s: %d more problems\n", c->name,
-			c->problems - REPLAY_MAX_PROBLEMS);
-	free(c->scratch);
-	c->scratch = NULL;
-	return c->problems ? REPLAY_INVALID : REPLAY_OK;
-}
 
 /* ------------------------------------------------------------------------------ nodes */
 
@@ -344,7 +35,7 @@ enum { NC_SN, NC_CPU, NC_MEM, NC_GPU, NC_MODEL, NC_COUNT };
 int replay_parse_nodes(const char *name, const char *data, size_t len, struct replay_nodes *out,
 		       FILE *errout)
 {
-	struct column cols[NC_COUNT] = {
+	struct csv_column cols[NC_COUNT] = {
 		[NC_SN] = { "sn", 1, -1 },	   [NC_CPU] = { "cpu_milli", 1, -1 },
 		[NC_MEM] = { "memory_mib", 1, -1 }, [NC_GPU] = { "gpu", 1, -1 },
 		[NC_MODEL] = { "model", 0, -1 },
@@ -364,15 +55,15 @@ int replay_parse_nodes(const char *name, const char *data, size_t len, struct re
 		struct replay_node nd = { .line = c->line };
 		int64_t gpus = 0;
 		int before = c->problems;
-		nd.name = cell_text(c, &c->fields[cols[NC_SN].index], "sn", 0);
-		cell_int(c, &c->fields[cols[NC_CPU].index], "cpu_milli", REPLAY_MAX_CPU_MILLI,
+		nd.name = csv_text(c, &c->fields[cols[NC_SN].index], "sn", 0);
+		csv_int(c, &c->fields[cols[NC_CPU].index], "cpu_milli", REPLAY_MAX_CPU_MILLI,
 			 &nd.cpu_milli);
-		cell_int(c, &c->fields[cols[NC_MEM].index], "memory_mib", REPLAY_MAX_MEMORY_MIB,
+		csv_int(c, &c->fields[cols[NC_MEM].index], "memory_mib", REPLAY_MAX_MEMORY_MIB,
 			 &nd.memory_mib);
-		cell_int(c, &c->fields[cols[NC_GPU].index], "gpu", PLC_MAX_GPUS, &gpus);
+		csv_int(c, &c->fields[cols[NC_GPU].index], "gpu", PLC_MAX_GPUS, &gpus);
 		nd.gpus = (int)gpus;
 		if (cols[NC_MODEL].index >= 0)
-			nd.model = cell_text(c, &c->fields[cols[NC_MODEL].index], "model", 1);
+			nd.model = csv_text(c, &c->fields[cols[NC_MODEL].index], "model", 1);
 		else
 			nd.model = strdup("");
 		if (c->problems == before && (!nd.name || !nd.model))
@@ -381,7 +72,7 @@ int replay_parse_nodes(const char *name, const char *data, size_t len, struct re
 			/* The map holds index + 1: out->v moves as it grows. */
 			uintptr_t dup = (uintptr_t)strmap_get(&names, nd.name);
 			if (dup) {
-				problem(c, c->line, "node %s is already on line %d", nd.name,
+				csv_problem(c, c->line, "node %s is already on line %d", nd.name,
 					out->v[dup - 1].line);
 			} else if (out->n == cap) {
 				size_t ncap = cap ? 2 * cap : 256;
@@ -408,7 +99,7 @@ int replay_parse_nodes(const char *name, const char *data, size_t len, struct re
 		}
 	}
 	strmap_release(&names, NULL);
-	int status = csv_finish(c);
+	int status = csv_finish(c) ? REPLAY_INVALID : REPLAY_OK;
 	if (!oom && status == REPLAY_OK && out->n == 0) {
 		fprintf(errout, "%s: no nodes\n", name);
 		status = REPLAY_INVALID;
@@ -449,16 +140,16 @@ enum { PC_NAME, PC_CPU, PC_MEM, PC_NGPU, PC_GMILLI, PC_SPEC, PC_COUNT };
 static int check_gpu(struct csv *c, const struct replay_pod *p)
 {
 	if (p->num_gpu == 0 && p->gpu_milli != 0) {
-		problem(c, c->line, "gpu_milli %" PRId64 " without a GPU (num_gpu 0)",
+		csv_problem(c, c->line, "gpu_milli %" PRId64 " without a GPU (num_gpu 0)",
 			p->gpu_milli);
 		return -1;
 	}
 	if (p->num_gpu == 1 && p->gpu_milli == 0) {
-		problem(c, c->line, "num_gpu 1 with gpu_milli 0");
+		csv_problem(c, c->line, "num_gpu 1 with gpu_milli 0");
 		return -1;
 	}
 	if (p->num_gpu > 1 && p->gpu_milli != 1000) {
-		problem(c, c->line,
+		csv_problem(c, c->line,
 			"num_gpu %d with gpu_milli %" PRId64
 			": a multi-GPU pod takes whole GPUs (1000)",
 			p->num_gpu, p->gpu_milli);
@@ -470,7 +161,7 @@ static int check_gpu(struct csv *c, const struct replay_pod *p)
 int replay_parse_pods(const char *name, const char *data, size_t len, struct replay_pods *out,
 		      FILE *errout)
 {
-	struct column cols[PC_COUNT] = {
+	struct csv_column cols[PC_COUNT] = {
 		[PC_NAME] = { "name", 1, -1 },	  [PC_CPU] = { "cpu_milli", 1, -1 },
 		[PC_MEM] = { "memory_mib", 1, -1 }, [PC_NGPU] = { "num_gpu", 1, -1 },
 		[PC_GMILLI] = { "gpu_milli", 1, -1 }, [PC_SPEC] = { "gpu_spec", 0, -1 },
@@ -488,20 +179,20 @@ int replay_parse_pods(const char *name, const char *data, size_t len, struct rep
 		struct replay_pod pd = { .line = c->line };
 		int64_t ngpu = 0;
 		int before = c->problems;
-		pd.name = cell_text(c, &c->fields[cols[PC_NAME].index], "name", 0);
-		cell_int(c, &c->fields[cols[PC_CPU].index], "cpu_milli", REPLAY_MAX_CPU_MILLI,
+		pd.name = csv_text(c, &c->fields[cols[PC_NAME].index], "name", 0);
+		csv_int(c, &c->fields[cols[PC_CPU].index], "cpu_milli", REPLAY_MAX_CPU_MILLI,
 			 &pd.cpu_milli);
-		cell_int(c, &c->fields[cols[PC_MEM].index], "memory_mib", REPLAY_MAX_MEMORY_MIB,
+		csv_int(c, &c->fields[cols[PC_MEM].index], "memory_mib", REPLAY_MAX_MEMORY_MIB,
 			 &pd.memory_mib);
-		int ok = cell_int(c, &c->fields[cols[PC_NGPU].index], "num_gpu",
+		int ok = csv_int(c, &c->fields[cols[PC_NGPU].index], "num_gpu",
 				  REPLAY_MAX_POD_GPUS, &ngpu) == 0;
-		ok &= cell_int(c, &c->fields[cols[PC_GMILLI].index], "gpu_milli", 1000,
+		ok &= csv_int(c, &c->fields[cols[PC_GMILLI].index], "gpu_milli", 1000,
 			       &pd.gpu_milli) == 0;
 		pd.num_gpu = (int)ngpu;
 		if (ok)
 			check_gpu(c, &pd);
 		if (cols[PC_SPEC].index >= 0)
-			pd.gpu_spec = cell_text(c, &c->fields[cols[PC_SPEC].index], "gpu_spec", 1);
+			pd.gpu_spec = csv_text(c, &c->fields[cols[PC_SPEC].index], "gpu_spec", 1);
 		else
 			pd.gpu_spec = strdup("");
 		if (c->problems == before && (!pd.name || !pd.gpu_spec))
@@ -525,7 +216,7 @@ int replay_parse_pods(const char *name, const char *data, size_t len, struct rep
 		}
 		out->v[out->n++] = pd;
 	}
-	int status = csv_finish(c);
+	int status = csv_finish(c) ? REPLAY_INVALID : REPLAY_OK;
 	if (!oom && status == REPLAY_OK && out->n == 0) {
 		fprintf(errout, "%s: no pods\n", name);
 		status = REPLAY_INVALID;
@@ -934,6 +625,18 @@ failed:
 
 /* ---------------------------------------------------------------------- replay_main */
 
+static int load(const char *path, char **data, size_t *len)
+{
+	int rc = csv_read_file(path, REPLAY_MAX_FILE, data, len);
+	if (rc == 0)
+		return REPLAY_OK;
+	if (rc == -EFBIG)
+		fprintf(stderr, "%s: larger than %u bytes\n", path, REPLAY_MAX_FILE);
+	else
+		fprintf(stderr, "%s: %s\n", path, strerror(-rc));
+	return rc == -ENOMEM ? REPLAY_FAILED : REPLAY_INVALID;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -950,49 +653,6 @@ static void usage(FILE *f)
 		"input (FILE:LINE: on stderr), 1 failure.\n");
 }
 
-static int read_file(const char *path, char **data, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	size_t cap = 0;
-	*data = NULL;
-	*len = 0;
-	if (!f)
-		return -errno;
-	for (;;) {
-		if (*len == cap) {
-			if (cap > REPLAY_MAX_FILE) {
-				fclose(f);
-				return -EFBIG;
-			}
-			cap = cap ? 2 * cap : 65536;
-			char *p = realloc(*data, cap);
-			if (!p) {
-				fclose(f);
-				return -ENOMEM;
-			}
-			*data = p;
-		}
-		size_t got = fread(*data + *len, 1, cap - *len, f);
-		*len += got;
-		if (got == 0) {
-			int err = ferror(f) ? -EIO : 0;
-			fclose(f);
-			return err;
-		}
-	}
-}
-
-static int load(const char *path, char **data, size_t *len)
-{
-	int rc = read_file(path, data, len);
-	if (rc == 0)
-		return REPLAY_OK;
-	if (rc == -EFBIG)
-		fprintf(stderr, "%s: larger than %u bytes\n", path, REPLAY_MAX_FILE);
-	else
-		fprintf(stderr, "%s: %s\n", path, strerror(-rc));
-	return rc == -ENOMEM ? REPLAY_FAILED : REPLAY_INVALID;
-}
 
 int replay_main(int argc, char **argv)
 {

@@ -76,22 +76,23 @@
 #include <stdio.h>
 
 #include "core/placement.h"
+#include "sim/csv.h"
 
 #define REPLAY_OK 0
 #define REPLAY_FAILED 1
 #define REPLAY_INVALID 2
 
 #define REPLAY_MAX_FILE (256u << 20) /* bytes per input file */
-#define REPLAY_MAX_LINE 65536 /* bytes per line */
-#define REPLAY_MAX_COLUMNS 256
-#define REPLAY_MAX_NAME 253 /* a node or pod name, a model, a gpu_spec */
+#define REPLAY_MAX_LINE CSV_MAX_LINE /* bytes per line */
+#define REPLAY_MAX_COLUMNS CSV_MAX_COLUMNS
+#define REPLAY_MAX_NAME CSV_MAX_NAME /* a node or pod name, a model, a gpu_spec */
 #define REPLAY_MAX_NODES 100000
 #define REPLAY_MAX_PODS 4000000 /* in a file, and after the top-up */
 #define REPLAY_MAX_CPU_MILLI INT64_C(1000000000) /* a million cores */
 #define REPLAY_MAX_MEMORY_MIB (INT64_C(1) << 30) /* 1 PiB; 2^50 * 1000 milli-bytes fits int64 */
 #define REPLAY_MAX_POD_GPUS 1024
 #define REPLAY_MAX_SHAPES 128 /* mix shapes (see above) */
-#define REPLAY_MAX_PROBLEMS 20 /* messages printed per file before a count of the rest */
+#define REPLAY_MAX_PROBLEMS CSV_MAX_PROBLEMS /* messages per file before a count of the rest */
 
 /* The resource names requests are given in; GPU nodes carry the model label. */
 #define REPLAY_GPU_RESOURCE "nvidia.com/gpu"

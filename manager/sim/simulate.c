@@ -18,30 +18,14 @@
 #include "core/placement.h"
 #include "core/quota.h"
 #include "core/strmap.h"
+#include "sim/sim_internal.h"
 #include "util/buf.h"
 #include "util/yamljson.h"
 
-#define DEFAULT_NAMESPACE "default"
 #define NS_PER_SECOND INT64_C(1000000000)
 
-enum kind {
-	K_NONE, /* not a document we read: already reported */
-	K_NAMESPACE,
-	K_PRIORITY_CLASS,
-	K_WPC,
-	K_FLAVOR,
-	K_TOPOLOGY,
-	K_NODE,
-	K_POD,
-	K_COHORT,
-	K_CQ,
-	K_LQ,
-	K_WORKLOAD,
-	K_OWNER, /* an integrated kind (api/integrations.h): Job, RayJob, RayCluster */
-};
-
 static const struct kind_info {
-	enum kind kind;
+	enum sim_kind kind;
 	const char *api_version;
 	const char *name;
 } kinds[] = {
@@ -59,118 +43,6 @@ static const struct kind_info {
 	{ K_OWNER, "batch/v1", "Job" },
 	{ K_OWNER, "ray.io/v1", "RayJob" },
 	{ K_OWNER, "ray.io/v1", "RayCluster" },
-};
-
-struct doc {
-	const char *file;
-	size_t file_no; /* position among the inputs, for ordering messages */
-	size_t ordinal; /* position among all documents (List items count), from 1 */
-	int line;
-	/* Borrowed from s->loaded; NULL once a Workload or Job is decoded (its record keeps what
-	 * it needs), and then name and ns (metadata's, as obj_name and obj_namespace read them)
-	 * stand in for it in messages. */
-	json_t *obj;
-	const char *name, *ns;
-	enum kind kind;
-	const char *kind_name;
-	const struct integration *in; /* K_OWNER: its kind */
-};
-
-/* Documents live in chunks, so records may point to them while more are read. */
-#define DOCS_PER_CHUNK 1024
-struct doc_chunk {
-	struct doc_chunk *next;
-	size_t n;
-	struct doc docs[DOCS_PER_CHUNK];
-};
-
-/* A Workload (given, or a Job's) and what happened to it. */
-struct wl_rec {
-	struct eobj_workload w;
-	const struct doc *doc;
-	const char *fixed_reason; /* set when it is not given to the engine */
-	const char *fixed_message;
-	char *reason, *message; /* its latest ENG_PENDING */
-	char *evicted_note; /* why it was last evicted (preempted or drained) */
-	const char *drain_reason; /* "ClusterQueueStopped"/"LocalQueueStopped" if drained last */
-	int preempted;
-	int victim; /* queued for eviction after this cycle */
-	int placed; /* plan holds its nodes: the placer placed it and it wasn't evicted since */
-	struct pobj_plan *plan; /* allocated by the placer: most runs have no Nodes */
-	int deferred; /* not decoded while streaming (it failed then): decoded after the last file */
-	int detached; /* decoded while streaming, its JSON dropped (eobj_workload_detach) */
-	json_t *obj; /* for the placer, when detached: the Workload object, read again */
-};
-
-struct cq_rec {
-	struct eobj_cq c;
-	const struct doc *doc;
-};
-
-/* Where the run is, for ordering problems on one line (a List's items share its line) as if
- * each stage ran over every document before the next: the order they had before streaming. */
-enum stage { ST_LOAD, ST_CLASSIFY, ST_CONFIG, ST_POD, ST_WORKLOAD, ST_ENGINE };
-
-/* An input problem, printed once all are known, in file and line order. */
-struct problem {
-	size_t file_no;
-	int line;
-	enum stage stage;
-	size_t ordinal;
-	size_t seq;
-	char *text;
-};
-
-struct sim {
-	FILE *out, *errout;
-	size_t invalid; /* input problems reported */
-	struct problem *problems;
-	size_t cap_problems;
-	int failed; /* the run itself failed (-errno) */
-	enum stage stage;
-	json_t *loaded; /* the documents kept (all but decoded Workloads and Jobs), for doc.obj */
-	struct doc_chunk *docs;
-	size_t n_docs; /* documents read so far: the next one's ordinal is n_docs + 1 */
-	struct strmap seen; /* "kind\nnamespace\nname" -> struct doc *: duplicates */
-	json_t *wpcs, *pcs; /* name -> object, for priorities */
-	struct strmap namespaces; /* name -> non-NULL: given or needed */
-
-	/* Growing arrays (cap_*): nothing points into them until the last file is read. */
-	struct eobj_namespace *ns;
-	size_t n_ns, cap_ns;
-	struct eobj_flavor *flavors;
-	size_t n_flavors, cap_flavors;
-	struct eobj_cohort *cohorts;
-	const struct doc **cohort_docs;
-	size_t n_cohorts, cap_cohorts, cap_cohort_docs;
-	struct cq_rec *cqs;
-	size_t n_cqs, cap_cqs;
-	struct eobj_local_queue *lqs;
-	const struct doc **lq_docs;
-	size_t n_lqs, cap_lqs, cap_lq_docs;
-	struct wl_rec *wls;
-	size_t n_wls, cap_wls;
-	size_t n_detached;
-	const struct doc **pod_docs; /* decoded once every Node is known */
-	const struct doc **queued_pods; /* unbound Pods naming a LocalQueue: pod groups */
-	size_t n_queued_pods, cap_queued_pods;
-	size_t n_pod_docs, cap_pod_docs;
-	struct strmap wl_index; /* key -> struct wl_rec * */
-
-	struct engine *engine;
-	struct wl_rec **victims;
-	size_t n_victims;
-
-	/* Placement, used when the inputs hold at least one Node. */
-	struct pobj_catalog catalog; /* flavors' topologyName and the Topologies */
-	struct pobj_node *nodes;
-	const struct doc **node_docs;
-	size_t n_nodes, cap_nodes, cap_node_docs;
-	struct pobj_pod *pods; /* bound, not terminal */
-	size_t cap_pods;
-	int *pod_bound; /* still bound: its workload wasn't evicted */
-	size_t n_pods;
-	struct placement *placement;
 };
 
 /* ------------------------------------------------------------------------------ reporting */
@@ -227,7 +99,7 @@ static int cmp_problem(const void *x, const void *y)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static void print_problems(struct sim *s)
+void sim_print_problems(struct sim *s)
 {
 	if (s->invalid)
 		qsort(s->problems, s->invalid, sizeof(*s->problems), cmp_problem);
@@ -249,7 +121,7 @@ static const char *describe(const struct doc *d, char *buf, size_t size)
 	if (!name)
 		snprintf(buf, size, "%s", d->kind_name);
 	else if (namespaced)
-		snprintf(buf, size, "%s %.100s/%.200s", d->kind_name, ns ? ns : DEFAULT_NAMESPACE, name);
+		snprintf(buf, size, "%s %.100s/%.200s", d->kind_name, ns ? ns : SIM_DEFAULT_NAMESPACE, name);
 	else
 		snprintf(buf, size, "%s %.200s", d->kind_name, name);
 	return buf;
@@ -337,6 +209,7 @@ static void classify(struct sim *s, struct doc *d);
 static void decode_config(struct sim *s, const struct doc *d);
 static void stream_workload(struct sim *s, struct doc *d);
 static void reread_workload(struct sim *s, json_t *obj, size_t *cursor);
+static void dispatch(struct sim *s, struct doc *d);
 
 /* One document of an input, or one item of a List: classified and, but for Pods (they need
  * every Node first), decoded at once. In the placement pass (see read_input) only Workloads
@@ -354,11 +227,20 @@ static void take(struct sim *s, const struct sim_input *in, size_t file_no, int 
 		return;
 	s->stage = ST_CLASSIFY;
 	classify(s, d);
+	dispatch(s, d);
+}
+
+/* A classified document, decoded by its kind (Pods wait for every Node). */
+static void dispatch(struct sim *s, struct doc *d)
+{
+	json_t *obj = d->obj;
 	switch (d->kind) {
 	case K_WORKLOAD:
 	case K_OWNER:
 		s->stage = ST_WORKLOAD;
-		stream_workload(s, d);
+		/* The objects path keeps the Workload's JSON (the doc borrows it). */
+		if (!s->from_objects || keep(s, obj) == 0)
+			stream_workload(s, d);
 		break;
 	case K_POD:
 		if (keep(s, obj) == 0 &&
@@ -627,7 +509,7 @@ static void decode_config(struct sim *s, const struct doc *d)
 		if (reserve(s, &s->lq_docs, s->n_lqs, &s->cap_lq_docs, sizeof(*s->lq_docs)) != 0)
 			return;
 		struct eobj_local_queue *q = &s->lqs[s->n_lqs];
-		if ((rc = eobj_local_queue_decode(d->obj, DEFAULT_NAMESPACE, q, err, sizeof(err))) != 0) {
+		if ((rc = eobj_local_queue_decode(d->obj, SIM_DEFAULT_NAMESPACE, q, err, sizeof(err))) != 0) {
 			eobj_local_queue_release(q);
 			report_decode(s, d, rc, err);
 			return;
@@ -651,21 +533,21 @@ static void decode_pod(struct sim *s, const struct doc *d)
 		return;
 	struct pobj_pod *p = &s->pods[s->n_pods];
 	char err[512], what[400], key[700];
-	int rc = pobj_pod_decode(d->obj, DEFAULT_NAMESPACE, p, err, sizeof(err));
+	int rc = pobj_pod_decode(d->obj, SIM_DEFAULT_NAMESPACE, p, err, sizeof(err));
 	if (rc < 0) {
 		pobj_pod_release(p);
 		report_decode(s, d, rc, err);
 		return;
 	}
 	const char *name = obj_name(d->obj), *ns = obj_namespace(d->obj);
-	if (claim(s, d, "Pod", ns && *ns ? ns : DEFAULT_NAMESPACE, name) != 0) {
+	if (claim(s, d, "Pod", ns && *ns ? ns : SIM_DEFAULT_NAMESPACE, name) != 0) {
 		pobj_pod_release(p);
 		return;
 	}
 	/* A queued pod not bound yet is a workload (a Pod alone, or one of a pod group); an
 	 * integrated owner's pods are its owner's. */
-	if (rc == POBJ_POD_UNBOUND && !p->terminal && obj_label(d->obj, LABEL_QUEUE_NAME) &&
-	    !integration_owned(d->obj)) {
+	if (rc == POBJ_POD_UNBOUND && !p->terminal && !s->from_objects &&
+	    obj_label(d->obj, LABEL_QUEUE_NAME) && !integration_owned(d->obj)) {
 		pobj_pod_release(p);
 		if (reserve(s, &s->queued_pods, s->n_queued_pods, &s->cap_queued_pods,
 			    sizeof(*s->queued_pods)) == 0)
@@ -692,8 +574,8 @@ static int decode_workload(struct sim *s, const struct doc *d, json_t *obj, stru
 			   char *err, size_t errlen)
 {
 	if (d->kind == K_OWNER)
-		return eobj_workload_for(d->in, obj, DEFAULT_NAMESPACE, s->wpcs, s->pcs, w, err, errlen);
-	return eobj_workload_decode(obj, DEFAULT_NAMESPACE, s->wpcs, s->pcs, w, err, errlen);
+		return eobj_workload_for(d->in, obj, SIM_DEFAULT_NAMESPACE, s->wpcs, s->pcs, w, err, errlen);
+	return eobj_workload_decode(obj, SIM_DEFAULT_NAMESPACE, s->wpcs, s->pcs, w, err, errlen);
 }
 
 /* metadata.namespace as obj_namespace reads it, from what outlives the object. */
@@ -717,7 +599,7 @@ static void stream_workload(struct sim *s, struct doc *d)
 	json_t *obj = d->obj;
 	if (d->kind == K_OWNER) {
 		const char *name = obj_name(obj), *ns = obj_namespace(obj);
-		if (name && claim(s, d, d->kind_name, ns && *ns ? ns : DEFAULT_NAMESPACE, name) != 0) {
+		if (name && claim(s, d, d->kind_name, ns && *ns ? ns : SIM_DEFAULT_NAMESPACE, name) != 0) {
 			d->obj = NULL; /* reported and done with: the message is made */
 			return;
 		}
@@ -728,7 +610,9 @@ static void stream_workload(struct sim *s, struct doc *d)
 	memset(r, 0, sizeof(*r));
 	r->doc = d;
 	int rc = decode_workload(s, d, obj, &r->w, err, sizeof(err));
-	if (rc == 0 && (rc = eobj_workload_detach(&r->w)) == 0) {
+	if (rc == 0 && s->from_objects) {
+		/* The caller's objects outlive the run: nothing to drop, nothing to read again. */
+	} else if (rc == 0 && (rc = eobj_workload_detach(&r->w)) == 0) {
 		const char *name = obj_name(obj), *ns = obj_namespace(obj);
 		if (d->kind == K_WORKLOAD) {
 			d->name = r->w.name;
@@ -1008,6 +892,8 @@ static void on_decision(void *arg, const struct eng_decision *d)
 {
 	struct sim *s = arg;
 	struct wl_rec *r = d->workload ? strmap_get(&s->wl_index, d->workload) : NULL;
+	if (s->observe)
+		s->observe(s->observe_arg, d);
 	if (!r)
 		return;
 	switch (d->kind) {
@@ -1050,12 +936,14 @@ static void on_decision(void *arg, const struct eng_decision *d)
 	}
 }
 
-static int run(struct sim *s)
+int sim_settle(struct sim *s)
 {
 	/* Every cycle admits or preempts something until the fixed point; a preempted workload
 	 * can come back, so allow many rounds per workload before calling it a livelock. */
 	size_t max_cycles = 1000 + 100 * s->n_wls;
-	s->victims = calloc(s->n_wls ? s->n_wls : 1, sizeof(*s->victims));
+	/* Settled again and again by the forecast: the workloads don't change in number. */
+	if (!s->victims)
+		s->victims = calloc(s->n_wls ? s->n_wls : 1, sizeof(*s->victims));
 	if (!s->victims)
 		return -ENOMEM;
 	for (size_t cycle = 0;; cycle++) {
@@ -1433,7 +1321,7 @@ out:
 
 /* ----------------------------------------------------------------------------- sim_run */
 
-static void sim_release(struct sim *s)
+void sim_release(struct sim *s)
 {
 	for (size_t i = 0; s->problems && i < s->invalid; i++)
 		free(s->problems[i].text);
@@ -1526,7 +1414,7 @@ static void form_pod_groups(struct sim *s)
 			continue;
 		}
 		const char *ns = obj_namespace(d->obj);
-		snprintf(key, sizeof(key), "%s/%s", ns && *ns ? ns : DEFAULT_NAMESPACE, wl);
+		snprintf(key, sizeof(key), "%s/%s", ns && *ns ? ns : SIM_DEFAULT_NAMESPACE, wl);
 		struct pod_group_docs *g = strmap_get(&index, key);
 		if (!g) {
 			g = &groups[n_groups++];
@@ -1561,7 +1449,7 @@ static void form_pod_groups(struct sim *s)
 		struct wl_rec *r = &s->wls[s->n_wls];
 		memset(r, 0, sizeof(*r));
 		r->doc = g->first;
-		int rc = eobj_workload_for(&integration_pod, group, DEFAULT_NAMESPACE, s->wpcs, s->pcs, &r->w,
+		int rc = eobj_workload_for(&integration_pod, group, SIM_DEFAULT_NAMESPACE, s->wpcs, s->pcs, &r->w,
 					   err, sizeof(err));
 		json_decref(group);
 		if (rc != 0) {
@@ -1594,48 +1482,130 @@ static int finish_load(struct sim *s)
 	return s->failed;
 }
 
-int sim_run(const struct sim_input *inputs, size_t n, FILE *out, FILE *errout)
+int sim_init(struct sim *s, FILE *out, FILE *errout)
 {
-	struct sim s = { .out = out, .errout = errout };
-	int rc;
+	memset(s, 0, sizeof(*s));
+	s->out = out;
+	s->errout = errout;
+	strmap_init(&s->seen);
+	strmap_init(&s->namespaces);
+	strmap_init(&s->wl_index);
+	pobj_catalog_init(&s->catalog);
+	s->loaded = json_array();
+	s->wpcs = json_object();
+	s->pcs = json_object();
+	return s->loaded && s->wpcs && s->pcs ? 0 : -ENOMEM;
+}
 
-	strmap_init(&s.seen);
-	strmap_init(&s.namespaces);
-	strmap_init(&s.wl_index);
-	pobj_catalog_init(&s.catalog);
-	s.loaded = json_array();
-	s.wpcs = json_object();
-	s.pcs = json_object();
-	if (!s.loaded || !s.wpcs || !s.pcs) {
-		rc = -ENOMEM;
-		goto out;
-	}
+int sim_load_texts(struct sim *s, const struct sim_input *inputs, size_t n)
+{
+	int rc;
 	for (size_t i = 0; i < n; i++)
-		if ((rc = read_input(&s, &inputs[i], i, NULL)) != 0)
-			goto out;
-	if ((rc = finish_load(&s)) != 0)
-		goto out;
-	if (s.invalid)
-		goto out;
-	if (s.n_nodes > 0 && s.n_detached > 0) {
+		if ((rc = read_input(s, &inputs[i], i, NULL)) != 0)
+			return rc;
+	if ((rc = finish_load(s)) != 0 || s->invalid)
+		return rc;
+	if (s->n_nodes > 0 && s->n_detached > 0) {
 		/* The placer reads Workload objects: read the inputs again for the ones dropped. */
 		size_t cursor = 0;
-		s.n_docs = 0;
+		s->n_docs = 0;
 		for (size_t i = 0; i < n; i++)
-			if ((rc = read_input(&s, &inputs[i], i, &cursor)) != 0)
-				goto out;
+			if ((rc = read_input(s, &inputs[i], i, &cursor)) != 0)
+				return rc;
 	}
-	s.stage = ST_ENGINE;
-	if ((rc = build_engine(&s)) != 0 || s.invalid)
-		goto out;
-	if ((rc = run(&s)) != 0)
-		goto out;
-	rc = print_result(&s);
-out:
+	return 0;
+}
+
+int sim_load_objects(struct sim *s, const struct sim_objects *o)
+{
+	/* In the order a file would list them: what Workloads need comes first. */
+	const struct {
+		json_t *objs;
+		const char *slot;
+		enum sim_kind kind;
+		const char *kind_name;
+	} slots[] = {
+		{ o->namespaces, "namespaces", K_NAMESPACE, "Namespace" },
+		{ o->priority_classes, "priorityClasses", K_PRIORITY_CLASS, "PriorityClass" },
+		{ o->workload_priority_classes, "workloadPriorityClasses", K_WPC,
+		  "WorkloadPriorityClass" },
+		{ o->flavors, "resourceFlavors", K_FLAVOR, "ResourceFlavor" },
+		{ o->topologies, "topologies", K_TOPOLOGY, "Topology" },
+		{ o->cohorts, "cohorts", K_COHORT, "Cohort" },
+		{ o->cluster_queues, "clusterQueues", K_CQ, "ClusterQueue" },
+		{ o->local_queues, "localQueues", K_LQ, "LocalQueue" },
+		{ o->nodes, "nodes", K_NODE, "Node" },
+		{ o->pods, "pods", K_POD, "Pod" },
+		{ o->workloads, "workloads", K_WORKLOAD, "Workload" },
+	};
+	s->from_objects = 1;
+	for (size_t k = 0; k < sizeof(slots) / sizeof(slots[0]) && !s->failed; k++) {
+		json_t *objs = slots[k].objs, *obj;
+		void *iter = json_is_object(objs) ? json_object_iter(objs) : NULL;
+		size_t i = 0, n = json_is_array(objs) ? json_array_size(objs) : 0;
+		/* An array by position, or a store (key -> object) in its own order. */
+		for (int line = 1; !s->failed; line++) {
+			if (iter) {
+				obj = json_object_iter_value(iter);
+				iter = json_object_iter_next(objs, iter);
+			} else if (i < n) {
+				obj = json_array_get(objs, i++);
+			} else {
+				break;
+			}
+			struct doc *d = new_doc(s, slots[k].slot, k, line, obj);
+			if (!d)
+				break;
+			d->kind = slots[k].kind;
+			d->kind_name = slots[k].kind_name;
+			if (!json_is_object(obj)) {
+				s->stage = ST_CLASSIFY;
+				report(s, d, "%s: must be an object, not %s", d->kind_name,
+				       eobj_type_name(obj));
+				continue;
+			}
+			dispatch(s, d);
+		}
+	}
+	return s->failed ? s->failed : finish_load(s);
+}
+
+int sim_build_engine(struct sim *s)
+{
+	s->stage = ST_ENGINE;
+	return build_engine(s);
+}
+
+struct wl_rec *sim_find_workload(struct sim *s, const char *key)
+{
+	return strmap_get(&s->wl_index, key);
+}
+
+void sim_end_workload(struct sim *s, struct wl_rec *r)
+{
+	engine_remove_workload(s->engine, r->w.spec.key);
+	if (s->placement) {
+		release_nodes(s, r);
+		engine_capacity_changed(s->engine);
+	}
+}
+
+int sim_run(const struct sim_input *inputs, size_t n, FILE *out, FILE *errout)
+{
+	struct sim s;
+	int rc = sim_init(&s, out, errout);
+	if (rc == 0)
+		rc = sim_load_texts(&s, inputs, n);
+	if (rc == 0 && !s.invalid)
+		rc = sim_build_engine(&s);
+	if (rc == 0 && !s.invalid)
+		rc = sim_settle(&s);
+	if (rc == 0 && !s.invalid)
+		rc = print_result(&s);
 	if (rc == 0 && s.failed)
 		rc = s.failed;
 	if (rc == 0)
-		print_problems(&s);
+		sim_print_problems(&s);
 	sim_release(&s);
 	if (rc == -ENOMEM)
 		fprintf(errout, "muster simulate: out of memory\n");

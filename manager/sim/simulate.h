@@ -36,6 +36,7 @@
 #ifndef MUSTER_SIMULATE_H
 #define MUSTER_SIMULATE_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -52,6 +53,20 @@ struct sim_input {
 	 * with are dropped as it goes (they come back from the file if read again), so a large
 	 * export doesn't stay resident. */
 	int mapped;
+};
+
+/*
+ * The same kinds already parsed, as a manager's informer stores hold them (the forecast,
+ * sim/forecast.h, takes them so): each NULL, a JSON array of objects, or a JSON object whose
+ * values are the objects (a store, key -> object). Borrowed. apiVersion and kind may be absent:
+ * the slot says what an object is. Integrated kinds (Jobs) are not read: their Workloads are
+ * among the workloads; for the same reason unbound Pods make no Workloads, and Pods count only
+ * when bound to a given Node.
+ */
+struct sim_objects {
+	json_t *flavors, *cohorts, *cluster_queues, *local_queues, *namespaces;
+	json_t *workload_priority_classes, *priority_classes, *topologies;
+	json_t *workloads, *nodes, *pods;
 };
 
 /*
