@@ -27,6 +27,7 @@ Environment (defaults in brackets):
   MUSTER_ETCD_PORT [23790]  MUSTER_ETCD_PEER_PORT [23800]  MUSTER_API_PORT [16443]
   MUSTER_KCM_PORT [20257]   MUSTER_SCHED_PORT [20259]      MUSTER_KWOK_PORT [20261]
   MUSTER_WEBHOOK_PORT [19443]  MUSTER_HEALTH_PORT [18081]  MUSTER_METRICS_PORT [18082]
+  MUSTER_VISIBILITY_PORT [18083] (HTTPS: positions, why, eta, history, usage)
   MUSTER_KUBERAY_HEALTH_PORT [20263]  MUSTER_KUBERAY_METRICS_PORT [20264]
   MUSTER_RAY_DASHBOARD_PORT [20265]
   MUSTER_WITH_KUBERAY=1   also install the ray.io CRDs and start the KubeRay operator and the fake
@@ -77,11 +78,13 @@ off=${MUSTER_PORT_OFFSET:-0}
 : "${MUSTER_WEBHOOK_PORT:=$((19443 + off))}"
 : "${MUSTER_HEALTH_PORT:=$((18081 + off))}"
 : "${MUSTER_METRICS_PORT:=$((18082 + off))}"
+: "${MUSTER_VISIBILITY_PORT:=$((18083 + off))}"
 : "${MUSTER_KUBERAY_HEALTH_PORT:=$((20263 + off))}"
 : "${MUSTER_KUBERAY_METRICS_PORT:=$((20264 + off))}"
 : "${MUSTER_RAY_DASHBOARD_PORT:=$((20265 + off))}"
 PORT_VARS=(MUSTER_ETCD_PORT MUSTER_ETCD_PEER_PORT MUSTER_API_PORT MUSTER_KCM_PORT
 	MUSTER_SCHED_PORT MUSTER_KWOK_PORT MUSTER_WEBHOOK_PORT MUSTER_HEALTH_PORT MUSTER_METRICS_PORT
+	MUSTER_VISIBILITY_PORT
 	MUSTER_KUBERAY_HEALTH_PORT MUSTER_KUBERAY_METRICS_PORT MUSTER_RAY_DASHBOARD_PORT)
 
 KUBECONFIG_FILE=$DIR/admin.kubeconfig
@@ -584,10 +587,12 @@ if [ "$with_manager" = 1 ]; then
 	fi
 	mkdir -p "$DIR/muster"
 	# The manager registers its own webhook configuration; nothing is applied for it here.
-	ensure muster "${MUSTER_MANAGER_TIMEOUT:-60}" "$MUSTER_WEBHOOK_PORT" "$MUSTER_HEALTH_PORT" "$MUSTER_METRICS_PORT" -- "$MUSTER_BIN" manager \
+	# The ledger lives in the state directory (<state-dir>/ledger.db).
+	ensure muster "${MUSTER_MANAGER_TIMEOUT:-60}" "$MUSTER_WEBHOOK_PORT" "$MUSTER_HEALTH_PORT" "$MUSTER_METRICS_PORT" \
+		"$MUSTER_VISIBILITY_PORT" -- "$MUSTER_BIN" manager \
 		--kubeconfig "$MANAGER_KUBECONFIG" --state-dir "$DIR/muster" \
 		--webhook-port "$MUSTER_WEBHOOK_PORT" --health-port "$MUSTER_HEALTH_PORT" \
-		--metrics-port "$MUSTER_METRICS_PORT" \
+		--metrics-port "$MUSTER_METRICS_PORT" --visibility-port "$MUSTER_VISIBILITY_PORT" \
 		"${MANAGER_ARGS[@]}"
 elif component_pid muster >/dev/null; then
 	log "--no-manager: stopping the manager an earlier run started"

@@ -161,6 +161,7 @@ void workload_reconcile(struct mgr *m, const char *key)
 	if (w.finished) {
 		engine_remove_workload(m->engine, key);
 		keyset_del(&m->pending, key);
+		history_finished_seen(m, key, wl);
 	} else if (w.admitted) {
 		rc = engine_add_workload(m->engine, &w.spec);
 		if (rc == 0)

@@ -139,10 +139,25 @@ static char *dump(json_t *obj)
 	return s;
 }
 
+/* Remembers key's admission as open in the ledger: "uid\0clusterQueue", what a finish record
+ * of a Workload deleted or finished by others needs. */
+static void remember_open(struct mgr *m, const char *key, const char *uid, const char *cq)
+{
+	size_t ul = strlen(uid) + 1, cl = cq ? strlen(cq) + 1 : 1;
+	char *copy = malloc(ul + cl), *old = NULL;
+	if (!copy)
+		return;
+	memcpy(copy, uid, ul);
+	memcpy(copy + ul, cq ? cq : "", cl);
+	if (strmap_put(&m->open_admissions, key, copy, (void **)&old) != 0)
+		free(copy);
+	free(old);
+}
+
 /* Appends a record about wl: its admission's flavors and summed usage, its ClusterQueue's
  * usage now. Best effort: a full queue drops it (counted by the ledger). */
-static void record(struct mgr *m, enum ledger_event event, json_t *wl, const char *reason,
-		   const char *message, const char *preemptor)
+static void record_at(struct mgr *m, int64_t time_ms, enum ledger_event event, json_t *wl,
+		      const char *reason, const char *message, const char *preemptor)
 {
 	const char *uid = obj_uid(wl), *cq = workload_cluster_queue(m, wl);
 	if (!m->ledger || !uid || !obj_namespace(wl) || !obj_name(wl))
@@ -178,7 +193,7 @@ static void record(struct mgr *m, enum ledger_event event, json_t *wl, const cha
 	}
 	char *fl = dump(flavors), *rs = dump(resources), *us = dump(usage_snapshot(m, cq));
 	struct ledger_record r = {
-		.time_ms = m->now_ms(),
+		.time_ms = time_ms ? time_ms : m->now_ms(),
 		.event = event,
 		.ns = obj_namespace(wl),
 		.name = obj_name(wl),
@@ -199,24 +214,112 @@ static void record(struct mgr *m, enum ledger_event event, json_t *wl, const cha
 	/* Which admissions are open, so a Workload deleted while admitted gets its end. */
 	char key[600];
 	if (informer_key(wl, key, sizeof(key)) == 0) {
-		if (event == LEDGER_ADMIT) {
-			/* "uid\0clusterQueue": what a finish record of a deleted Workload needs. */
-			size_t ul = strlen(uid) + 1, cl = cq ? strlen(cq) + 1 : 1;
-			char *copy = malloc(ul + cl), *old = NULL;
-			if (copy) {
-				memcpy(copy, uid, ul);
-				memcpy(copy + ul, cq ? cq : "", cl);
-			}
-			if (copy && strmap_put(&m->open_admissions, key, copy, (void **)&old) != 0)
-				free(copy);
-			free(old);
-		} else if (event != LEDGER_PREEMPT) {
+		if (event == LEDGER_ADMIT)
+			remember_open(m, key, uid, cq);
+		else if (event != LEDGER_PREEMPT)
 			free(strmap_remove(&m->open_admissions, key));
-		}
 	}
 	free(fl);
 	free(rs);
 	free(us);
+}
+
+static void record(struct mgr *m, enum ledger_event event, json_t *wl, const char *reason,
+		   const char *message, const char *preemptor)
+{
+	record_at(m, 0, event, wl, reason, message, preemptor);
+}
+
+/* --- after a restart ------------------------------------------------------------------------- */
+
+/* The time of wl's condition of this type, or 0. */
+static int64_t condition_time(json_t *wl, const char *type)
+{
+	int64_t ms;
+	const char *t = json_string_value(json_object_get(condition_get(wl, type), "lastTransitionTime"));
+	return time_parse_rfc3339(t, &ms) == 0 ? ms : 0;
+}
+
+/* The time of an end the cluster gives in whole seconds: the last millisecond of that second,
+ * so that an end in the second of its admission (recorded to the millisecond) never comes
+ * before it. */
+static int64_t end_time(json_t *wl, const char *type)
+{
+	int64_t t = condition_time(wl, type);
+	return t ? t + 999 : 0;
+}
+
+struct reconcile {
+	struct mgr *m;
+	json_t *open; /* uid -> true: admissions the ledger holds open */
+	size_t closed, opened;
+};
+
+/* An admission the ledger holds open: still true, or ended while no record was made. */
+static int close_if_ended(void *arg, const struct ledger_admission *a)
+{
+	struct reconcile *r = arg;
+	struct mgr *m = r->m;
+	char key[600];
+	if (!a->uid || !a->ns || !a->name)
+		return 0;
+	json_object_set_new(r->open, a->uid, json_true());
+	snprintf(key, sizeof(key), "%s/%s", a->ns, a->name);
+	json_t *wl = store_get(m, K_WORKLOAD, key);
+	const char *uid = obj_uid(wl);
+	int same = uid && !strcmp(uid, a->uid);
+	if (same && condition_true(wl, "QuotaReserved") && !condition_true(wl, "Finished")) {
+		remember_open(m, key, a->uid, a->cluster_queue);
+		return 0;
+	}
+	/* The record of its end was lost (a kill -9 loses the last batch): it is written now,
+	 * at the time the cluster says it happened when it says so. */
+	json_t *gone = json_pack("{s:{s:s, s:s, s:s}, s:{s:{s:s?}}}", "metadata", "namespace", a->ns,
+				 "name", a->name, "uid", a->uid, "status", "admission",
+				 "clusterQueue", a->cluster_queue);
+	static const char note[] = "recorded after a restart: the ledger had missed it";
+	if (same && condition_true(wl, "Finished"))
+		record_at(m, end_time(wl, "Finished"), LEDGER_FINISH, gone, "Recovered", note, NULL);
+	else if (same)
+		record_at(m, condition_time(wl, "QuotaReserved"), LEDGER_REQUEUE, gone, "Recovered",
+			  note, NULL);
+	else
+		record_at(m, 0, LEDGER_FINISH, gone, "Deleted", note, NULL);
+	json_decref(gone);
+	state_release_views(m);
+	r->closed++;
+	return 0;
+}
+
+void history_reconcile(struct mgr *m)
+{
+	struct reconcile r = { m, json_object(), 0, 0 };
+	const char *key;
+	json_t *v;
+	if (!m->ledger || !r.open)
+		goto out;
+	/* Our own records first, so that what this process recorded is not taken as missing. */
+	if (ledger_flush(m->ledger) != 0 || ledger_open_admissions(m->ledger, close_if_ended, &r) != 0) {
+		log_warn("cannot reconcile the decision ledger", LF_END);
+		goto out;
+	}
+	/* Admitted Workloads the ledger has no open admission for: their admit was lost. */
+	json_object_foreach(m->stores[K_WORKLOAD], key, v)
+	{
+		json_t *wl = store_get(m, K_WORKLOAD, key);
+		const char *uid = obj_uid(wl);
+		if (uid && condition_true(wl, "QuotaReserved") && !condition_true(wl, "Finished") &&
+		    !json_object_get(r.open, uid)) {
+			record_at(m, condition_time(wl, "QuotaReserved"), LEDGER_ADMIT, wl, "Recovered",
+				  "recorded after a restart: the ledger had missed it", NULL);
+			r.opened++;
+		}
+		state_release_views(m);
+	}
+	log_info("decision ledger reconciled with the cluster", LF_INT("ends_recovered", (long long)r.closed),
+		 LF_INT("admissions_recovered", (long long)r.opened), LF_END);
+out:
+	json_decref(r.open);
 }
 
 /* The QuotaReserved or Evicted condition's reason and message of wl. */
@@ -256,6 +359,18 @@ void history_deleted(struct mgr *m, const char *key)
 		json_decref(gone);
 	}
 	free(uid);
+}
+
+void history_finished_seen(struct mgr *m, const char *key, json_t *wl)
+{
+	const char *open = strmap_get(&m->open_admissions, key);
+	const char *uid = obj_uid(wl);
+	if (!open || !uid || strcmp(open, uid) != 0)
+		return;
+	json_t *c = condition_get(wl, "Finished");
+	record_at(m, end_time(wl, "Finished"), LEDGER_FINISH, wl,
+		  json_string_value(json_object_get(c, "reason")),
+		  json_string_value(json_object_get(c, "message")), NULL);
 }
 
 void history_admitted(struct mgr *m, json_t *wl)

@@ -130,6 +130,7 @@ struct mgr {
 	 * STORE_FRESH_MAX at once (a relist of thousands would otherwise hold them all). */
 	struct strmap fresh[K_KINDS];
 	int synced; /* all informers have delivered their first list */
+	int ledger_reconciled; /* history_reconcile ran since this replica took the lead */
 	int webhooks_installed; /* both webhook configurations are in place */
 	int webhook_configs_applied;
 	int failed; /* a fatal error: the loop stops and manager_run returns 1 */
@@ -184,6 +185,7 @@ struct mgr {
 	 * replica_role its series carry with metrics_set_replica_role(m->metrics, role). */
 	struct metrics *metrics;
 	struct ledger *ledger; /* the decision ledger (ledger/ledger.h), NULL when off */
+	struct eta_cache *eta_cache; /* visibility.c: the latest forecast, for a few seconds */
 	/* workload key -> "uid\0clusterQueue": admitted, as the ledger knows (history.c) */
 	struct strmap open_admissions;
 	struct observe *obs; /* observe.c's series and what it remembers */
@@ -376,11 +378,20 @@ void history_evicted(struct mgr *m, json_t *wl);
 void history_finished(struct mgr *m, json_t *wl);
 void history_deactivated(struct mgr *m, json_t *wl);
 void history_requeued(struct mgr *m, json_t *wl);
+/* The cache shows key Finished (by muster or by others): the ledger's admission of it, if it
+ * holds one open, ends at the Finished condition's time. */
+void history_finished_seen(struct mgr *m, const char *key, json_t *wl);
 /* The engine decided to preempt victim for preemptor ("namespace/name"): a preempt record. */
 void history_preempting(struct mgr *m, json_t *victim, const char *preemptor, const char *reason,
 			const char *message);
 /* The Workload is gone: an admission still open ends here (a finish record, "Deleted"). */
 void history_deleted(struct mgr *m, const char *key);
+/* Once the caches are synced on taking the lead: the ledger agrees with the cluster again.
+ * An admission it holds open whose Workload finished, was requeued or is gone gets its end,
+ * and an admitted Workload it has no open admission for gets its admit, at the times the
+ * Workloads' conditions give (a kill -9 loses the last batch of records). Blocks for one
+ * ledger flush. */
+void history_reconcile(struct mgr *m);
 
 /* --- nodes.c: the node model and placement ---------------------------------------------------- */
 
@@ -468,6 +479,8 @@ json_t *owner_assignment(json_t *wl, const char *podset);
 
 /* Answers one request of the visibility endpoint (see visibility.c for its paths). */
 void visibility_handle(struct mgr *m, const struct httpd_request *req, struct httpd_response *resp);
+/* Frees what the endpoint keeps between requests (the latest forecast). */
+void visibility_release(struct mgr *m);
 
 /* --- ingest.c ------------------------------------------------------------------------------------ */
 

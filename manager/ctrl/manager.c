@@ -55,6 +55,10 @@ static void pump(struct mgr *m)
 		m->admission_needed = 1;
 		log_info("caches synced; admission starts", LF_END);
 	}
+	if (!m->ledger_reconciled) {
+		m->ledger_reconciled = 1;
+		history_reconcile(m);
+	}
 	mgr_pump_once(m);
 	int owners_dirty = keyset_size(&m->dirty[K_PODGROUP]) != 0;
 	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
@@ -447,6 +451,7 @@ static void on_stopped_leading(void *arg, int taken)
 {
 	struct mgr *m = arg;
 	m->leading = 0;
+	m->ledger_reconciled = 0; /* another leader may have decided meanwhile */
 	metrics_set_replica_role(m->metrics, "follower");
 	if (taken) {
 		m->failed = 1;
@@ -532,6 +537,7 @@ static int core_init(struct mgr *m, uv_loop_t *loop)
 /* Frees what core_init made; the caller then closes the loop's handles and runs it. */
 static void core_release(struct mgr *m)
 {
+	visibility_release(m);
 	history_release(m);
 	writer_release(m);
 	queues_release(m);

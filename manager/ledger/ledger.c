@@ -72,7 +72,7 @@ struct ledger {
 	uv_mutex_t read_lock;
 	sqlite3 *rdb;
 	sqlite3_stmt *workload_history, *cluster_queue_history, *usage_by_queue,
-		*usage_by_namespace, *runtimes;
+		*usage_by_namespace, *runtimes, *open_admissions;
 };
 
 static const char *const event_names[] = {
@@ -360,6 +360,11 @@ static int prepare_reader(struct ledger *l)
 			     " WHERE event = 'admit' AND end_event = 'finish' AND cluster_queue = ?1"
 			     " ORDER BY ended_ms DESC LIMIT ?2",
 			     &l->runtimes);
+	if (rc == 0)
+		rc = prepare(db, l->path,
+			     "SELECT uid, namespace, name, cluster_queue, time_ms FROM decisions"
+			     " WHERE event = 'admit' AND ended_ms IS NULL ORDER BY id",
+			     &l->open_admissions);
 	return rc;
 }
 
@@ -386,7 +391,8 @@ static void close_writer_db(struct ledger *l)
 static void close_reader_db(struct ledger *l)
 {
 	sqlite3_stmt *stmts[] = { l->workload_history, l->cluster_queue_history,
-				  l->usage_by_queue, l->usage_by_namespace, l->runtimes };
+				  l->usage_by_queue, l->usage_by_namespace, l->runtimes,
+				  l->open_admissions };
 	finalize_all(stmts, sizeof(stmts) / sizeof(stmts[0]));
 	sqlite3_close(l->rdb);
 	l->rdb = NULL;
@@ -1151,6 +1157,27 @@ int ledger_recent_runtimes(struct ledger *l, const char *cluster_queue, struct l
 	rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sqlite_errno(l->rdb, rc);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
+	uv_mutex_unlock(&l->read_lock);
+	return rc;
+}
+
+int ledger_open_admissions(struct ledger *l, ledger_admission_fn fn, void *arg)
+{
+	if (!l || !fn)
+		return -EINVAL;
+	uv_mutex_lock(&l->read_lock);
+	sqlite3_stmt *st = l->open_admissions;
+	int rc, stop = 0;
+	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct ledger_admission a = {
+			(const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+			(const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+			sqlite3_column_int64(st, 4),
+		};
+		stop = fn(arg, &a);
+	}
+	rc = stop || rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sqlite_errno(l->rdb, rc);
+	sqlite3_reset(st);
 	uv_mutex_unlock(&l->read_lock);
 	return rc;
 }

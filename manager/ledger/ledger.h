@@ -261,4 +261,20 @@ struct ledger_runtime {
 int ledger_recent_runtimes(struct ledger *l, const char *cluster_queue, struct ledger_runtime *out,
 			   size_t max, size_t *n);
 
+/* An admission the ledger holds open: admitted, no end recorded yet. Strings are valid during
+ * the callback only (cluster_queue may be NULL). */
+struct ledger_admission {
+	const char *uid, *ns, *name, *cluster_queue;
+	int64_t time_ms;
+};
+/* Return non-zero to stop. */
+typedef int (*ledger_admission_fn)(void *arg, const struct ledger_admission *a);
+/*
+ * Calls fn for every open admission that is committed, oldest first: for the manager to
+ * reconcile the ledger with the cluster after a restart (a kill -9 loses the records of the
+ * last batch, among them maybe an admission's end). Call ledger_flush first to see this
+ * process's own. fn must not call back into the ledger's queries. 0 or a disk error.
+ */
+int ledger_open_admissions(struct ledger *l, ledger_admission_fn fn, void *arg);
+
 #endif

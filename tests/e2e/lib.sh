@@ -383,6 +383,19 @@ muster_bin() {
 # (MUSTER_WITH_KUBERAY=1 deploy/local/up.sh: builds the operator once, cached, and starts only what
 # does not run yet; tests/run.sh builds it before the tests). A cluster without a manager stays
 # without one. They keep running after the test; down.sh stops them with the cluster.
+# vis PATH: GET PATH on the manager's visibility endpoint (HTTPS, its own CA).
+vis() {
+	curl --noproxy '*' -fsS --max-time 10 --cacert "${MUSTER_LOCAL_DIR:?}/muster/ca.crt" \
+		"https://127.0.0.1:${MUSTER_VISIBILITY_PORT:?}$1"
+}
+
+# kmuster ARGS: the kubectl plugin, through real kubectl (`kubectl muster ARGS`): the
+# kubectl-muster link next to the muster binary on PATH, the endpoint the local manager's.
+kmuster() {
+	PATH="$(dirname "$(muster_bin)"):$PATH" MUSTER_ENDPOINT="https://127.0.0.1:${MUSTER_VISIBILITY_PORT:?}" \
+		MUSTER_ENDPOINT_CA="$MUSTER_LOCAL_DIR/muster/ca.crt" k muster "$@"
+}
+
 need_kuberay() {
 	: "${MUSTER_LOCAL_DIR:?need_kuberay needs MUSTER_LOCAL_DIR}"
 	local args=() pid

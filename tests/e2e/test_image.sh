@@ -121,7 +121,8 @@ stop_manager || fail "could not stop the cluster's manager"
 unshare --mount --propagation private -- sh -c \
 	'root=$1 dir=$2; shift 2; mount --bind "$dir" "$root/tmp" && exec chroot --userspec='$IMAGE_USER:$IMAGE_USER' "$root" "$@"' \
 	sh "$ROOTFS" "$scratch" /usr/local/bin/muster manager --kubeconfig /tmp/kubeconfig \
-	--webhook-port "$MUSTER_WEBHOOK_PORT" --health-port "$MUSTER_HEALTH_PORT" "${image_args[@]}" \
+	--webhook-port "$MUSTER_WEBHOOK_PORT" --health-port "$MUSTER_HEALTH_PORT" \
+	--visibility-port "$MUSTER_VISIBILITY_PORT" "${image_args[@]}" \
 	</dev/null >"$image_log" 2>&1 &
 image_pid=$!
 ready_or_gone() {

@@ -100,7 +100,7 @@ start_replica() {
 	mkdir -p "$work/state-$r"
 	POD_NAME=$replica_prefix-$r POD_NAMESPACE=$SA_NS setsid "$muster_bin" manager --kubeconfig "$work/kubeconfig-$r" \
 		--config "$config" --state-dir "$work/state-$r" --webhook-port $((20543 + off + i)) \
-		--health-port "${rhealth[$r]}" --metrics-port "${rmetrics[$r]}" >"$MUSTER_LOCAL_DIR/logs/muster.log.$TEST_NAME.$r" 2>&1 </dev/null &
+		--health-port "${rhealth[$r]}" --metrics-port "${rmetrics[$r]}" --visibility-port 0 >"$MUSTER_LOCAL_DIR/logs/muster.log.$TEST_NAME.$r" 2>&1 </dev/null &
 	rpid[$r]=$!
 	on_exit "kill -TERM ${rpid[$r]} 2>/dev/null; for _w in \$(seq 40); do kill -0 ${rpid[$r]} 2>/dev/null || break; sleep 0.25; done"
 }

@@ -28,7 +28,7 @@ YAML
 # replica N: runs a manager in service mode until it has installed its webhooks (free ports).
 replica() {
 	"$bin" manager --kubeconfig "$MUSTER_MANAGER_KUBECONFIG" --config "$WORK/config.yaml" \
-		--webhook-port 0 --health-host 127.0.0.1 --health-port 0 --metrics-port 0 \
+		--webhook-port 0 --health-host 127.0.0.1 --health-port 0 --metrics-port 0 --visibility-port 0 \
 		>"$WORK/replica-$1.log" 2>&1 &
 	local pid=$! i
 	for ((i = 0; i < 60; i++)); do

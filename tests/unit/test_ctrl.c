@@ -1523,6 +1523,49 @@ static void test_visibility_why(void **state)
 	json_decref(out);
 }
 
+/* eta: the forecast from the controller's objects; a running workload's end from its
+ * maximumExecutionTimeSeconds, none without. */
+static void test_visibility_eta(void **state)
+{
+	struct t *t = *state;
+	int status;
+	seed_queue(t, "4", NULL);
+	json_t *a = workload("a", "2", 10, "2026-01-01T00:00:00Z");
+	json_object_set_new(json_object_get(a, "spec"), "maximumExecutionTimeSeconds", json_integer(600));
+	seed(t, K_WORKLOAD, a);
+	seed(t, K_WORKLOAD, workload("b", "2", 10, "2026-01-01T00:00:01Z"));
+	converge(t);
+	seed(t, K_WORKLOAD, workload("c", "2", 0, "2026-01-01T00:00:02Z"));
+	seed(t, K_WORKLOAD, workload("d", "4", 0, "2026-01-01T00:00:03Z"));
+	converge(t);
+	json_t *admitted_a = fake_api_get(t->api, WL_PATH("a"));
+	int64_t start;
+	assert_int_equal(time_parse_rfc3339(json_string_value(json_object_get(
+						    condition_get(admitted_a, "QuotaReserved"), "lastTransitionTime")),
+					    &start),
+			 0);
+	char want[40];
+	time_format_rfc3339(start + 600 * 1000, want, sizeof(want));
+	json_t *out = vis_get(t, "GET", MVIS "/namespaces/ns/workloads/c/eta", NULL, &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(obj_str(out, "kind"), "WorkloadEstimate");
+	assert_string_equal(obj_str(out, "state"), "Pending");
+	assert_string_equal(obj_str(out, "estimatedAdmission"), want);
+	assert_int_equal(json_integer_value(obj_path(out, "runtimeSources.maximumExecutionTimeSeconds")), 1);
+	assert_non_null(strstr(obj_str(out, "basis"), "the earliest end frees 2 cpu"));
+	json_decref(out);
+	/* d needs all 4: b never ends (no runtime known), so there is no basis. */
+	out = vis_get(t, "GET", MVIS "/namespaces/ns/workloads/d/eta", NULL, &status);
+	assert_int_equal(status, 200);
+	assert_true(json_is_null(json_object_get(out, "estimatedAdmission")));
+	assert_non_null(strstr(obj_str(out, "basis"), "no basis"));
+	json_decref(out);
+	out = vis_get(t, "GET", MVIS "/namespaces/ns/workloads/a/eta", NULL, &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(obj_str(out, "state"), "Admitted");
+	json_decref(out);
+}
+
 static char ledger_dir[64];
 
 static void with_ledger(struct muster_config *c)
@@ -1603,6 +1646,28 @@ static void test_visibility_history_and_usage(void **state)
 	out = vis_get(t, "GET", MVIS "/usage", "by=team", &status);
 	assert_int_equal(status, 400);
 	json_decref(out);
+	/* A Workload another party marks Finished ends its admission too; a reconcile of a
+	 * ledger that agrees with the cluster adds nothing. */
+	seed(t, K_WORKLOAD, workload("b", "2", 0, "2026-01-01T00:00:00Z"));
+	converge(t);
+	/* (finished now: the ledger's retention would take a record of a year ago) */
+	char now[40];
+	time_format_rfc3339(clock_ms, now, sizeof(now));
+	json_t *done = json_deep_copy(fake_api_get(t->api, WL_PATH("b")));
+	json_array_append_new(obj_path(done, "status.conditions"),
+			      json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "Finished", "status", "True",
+					"reason", "Succeeded", "message", "done", "lastTransitionTime", now));
+	seed(t, K_WORKLOAD, done);
+	converge(t);
+	history_reconcile(&t->m);
+	assert_int_equal(ledger_flush(t->m.ledger), 0);
+	out = vis_get(t, "GET", MVIS "/namespaces/ns/workloads/b/history", NULL, &status);
+	item_names(out, "event", names, sizeof(names));
+	assert_string_equal(names, "finish,admit");
+	json_decref(out);
+	out = vis_get(t, "GET", MVIS "/clusterqueues/cq/history", NULL, &status);
+	assert_int_equal(json_array_size(json_object_get(out, "items")), 4);
+	json_decref(out);
 }
 
 int main(void)
@@ -1628,6 +1693,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_events_shape_and_rate_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_visibility_pending_workloads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_visibility_why, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_visibility_eta, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_visibility_history_and_usage, setup_ledger,
 						teardown_ledger),
 		cmocka_unit_test_setup_teardown(test_metrics_follow_landed_writes, setup, teardown),
