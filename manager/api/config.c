@@ -443,7 +443,7 @@ static int parse_ledger(json_t *doc, struct muster_config *cfg, char *err, size_
 	json_t *l;
 	int rc;
 	if ((rc = section(doc, "ledger", keys, &l, err, errlen)) != 0 ||
-	    (rc = string_field(l, "path", "ledger", 0, cfg->ledger_path, sizeof(cfg->ledger_path),
+	    (rc = string_field(l, "path", "ledger", 1, cfg->ledger_path, sizeof(cfg->ledger_path),
 			       err, errlen)) != 0 ||
 	    (rc = duration_field(l, "maxAge", "ledger", &cfg->ledger_max_age_ms, err, errlen)) != 0)
 		return rc;

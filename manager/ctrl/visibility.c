@@ -549,13 +549,18 @@ void visibility_release(struct mgr *m)
 }
 
 /* The latest forecast's estimate for key (NULL: not pending in it), from a forecast at most
- * ETA_CACHE_MS old. 0, or -errno with err set. */
+ * ETA_CACHE_MS old; a pending workload it doesn't know (it came since) has it made again, if
+ * it is a second old: a stream of requests can't run one forecast after another. 0, or
+ * -errno with err set. */
 static int cached_estimate(struct mgr *m, const char *key, const struct forecast_estimate **out,
 			   char *err, size_t errlen)
 {
 	int64_t now = m->now_ms();
+	int fresh = 0;
 	*out = NULL;
+again:
 	if (!m->eta_cache || now - m->eta_cache->made_ms > ETA_CACHE_MS || now < m->eta_cache->made_ms) {
+		fresh = 1;
 		visibility_release(m);
 		struct eta_cache *c = calloc(1, sizeof(*c));
 		int rc = c ? run_forecast(m, &c->result, err, errlen) : -ENOMEM;
@@ -569,6 +574,10 @@ static int cached_estimate(struct mgr *m, const char *key, const struct forecast
 	for (size_t i = 0; i < m->eta_cache->result.n; i++)
 		if (!strcmp(m->eta_cache->result.items[i].workload, key))
 			*out = &m->eta_cache->result.items[i];
+	if (!*out && !fresh && keyset_has(&m->pending, key) && now - m->eta_cache->made_ms >= 1000) {
+		visibility_release(m);
+		goto again;
+	}
 	return 0;
 }
 

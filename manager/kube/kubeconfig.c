@@ -233,13 +233,16 @@ static int load_exec(json_t *exec, const char *dir, struct kube_config *cfg, cha
 		errf(err, errlen, "kubeconfig: exec needs a command and an apiVersion");
 		return -EINVAL;
 	}
-	if (strchr(command, '/') && command[0] != '/')
-		snprintf(path, sizeof(path), "%s/%s", dir, command);
-	else
-		snprintf(path, sizeof(path), "%s", command);
-	snprintf(info, sizeof(info),
-		 "{\"apiVersion\":\"%s\",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":%s}}",
-		 api, isatty(STDIN_FILENO) ? "true" : "false");
+	int n = strchr(command, '/') && command[0] != '/'
+			? snprintf(path, sizeof(path), "%s/%s", dir, command)
+			: snprintf(path, sizeof(path), "%s", command);
+	int m = snprintf(info, sizeof(info),
+			 "{\"apiVersion\":\"%s\",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":%s}}",
+			 api, isatty(STDIN_FILENO) ? "true" : "false");
+	if (n < 0 || (size_t)n >= sizeof(path) || m < 0 || (size_t)m >= sizeof(info)) {
+		errf(err, errlen, "kubeconfig: exec command or apiVersion too long");
+		return -EINVAL;
+	}
 	argv = calloc(json_array_size(args) + 2, sizeof(*argv));
 	envp = exec_environment(json_object_get(exec, "env"), info);
 	if (!argv || !envp || !(argv[0] = strdup(path))) {

@@ -122,7 +122,7 @@ static void test_config_refusals_name_the_field(void **state)
 		{ "ledger: {maxSize: lots}\n", "ledger.maxSize: want a size" },
 		{ "ledger: {maxAge: forever}\n", "ledger.maxAge: invalid duration" },
 		{ "ledger: {enable: sure}\n", "ledger.enable: must be true or false" },
-		{ "ledger: {path: \"\"}\n", "ledger.path" },
+		{ "ledger: {path: [a]}\n", "ledger.path" },
 		{ "clientConnection: {qps: 0}\n", "clientConnection.qps: must be a number above 0" },
 		{ "clientConnection: {qps: fast}\n", "clientConnection.qps: must be a number above 0" },
 		{ "clientConnection: {burst: 0}\n", "clientConnection.burst: must be an integer from 1" },
