@@ -30,6 +30,7 @@
 #include "api/objects.h"
 #include "ctrl/internal.h"
 #include "ledger/ledger.h"
+#include "net/http_parse.h"
 #include "sim/forecast.h"
 #include "util/log.h"
 
@@ -77,56 +78,14 @@ static json_t *quantity(const char *resource, int64_t milli)
 
 /* --- requests --------------------------------------------------------------------------------- */
 
-#define MAX_SEGMENTS 12
-
-/* Splits path (after prefix) at '/' into seg: how many, or -1 for a path that can't be ours.
- * Names are DNS labels or subdomains, so a segment with anything else (an escape, a dot-dot)
- * makes the whole path unknown. */
-static int split_path(const char *path, char *buf, size_t size, char **seg)
-{
-	int n = 0;
-	if (*path && *path != '/')
-		return -1; /* "/apis/visibility.kueue.x-k8s.io/v1beta2x" */
-	if (snprintf(buf, size, "%s", path) >= (int)size)
-		return -1;
-	for (char *p = buf, *tok; (tok = strsep(&p, "/")) != NULL;) {
-		if (!*tok)
-			continue;
-		for (const char *c = tok; *c; c++)
-			if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' ||
-			      *c == '.'))
-				return -1;
-		if (!strcmp(tok, "..") || !strcmp(tok, ".") || n == MAX_SEGMENTS)
-			return -1;
-		seg[n++] = tok;
-	}
-	return n;
-}
-
-/* The value of ?name= in query (not decoded: numbers, durations, times and words only), or
- * NULL. */
-static const char *query_param(const char *query, const char *name, char *out, size_t size)
-{
-	size_t len = strlen(name);
-	for (const char *p = query; p && *p;) {
-		const char *end = strchr(p, '&');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		if (n > len && !strncmp(p, name, len) && p[len] == '=') {
-			snprintf(out, size, "%.*s", (int)(n - len - 1), p + len + 1);
-			return out;
-		}
-		p = end ? end + 1 : NULL;
-	}
-	return NULL;
-}
-
 /* ?name= as a whole number in [0, max], def when absent. 0, or -EINVAL. */
 static int query_count(const char *query, const char *name, long def, long max, long *out)
 {
 	char v[32], *end;
-	if (!query_param(query, name, v, sizeof(v))) {
+	int found = http_query_param(query, name, v, sizeof(v));
+	if (found <= 0) {
 		*out = def;
-		return 0;
+		return found;
 	}
 	long n = strtol(v, &end, 10);
 	if (!*v || *end || n < 0 || n > max)
@@ -361,19 +320,14 @@ static int query_since(struct mgr *m, const char *query, int64_t def_ms, int64_t
 {
 	char v[64];
 	int64_t ms;
-	if (!query_param(query, "since", v, sizeof(v))) {
+	int found = http_query_param(query, "since", v, sizeof(v));
+	if (found <= 0) {
 		*since = m->now_ms() - def_ms;
-		return 0;
+		return found;
 	}
 	if (config_parse_duration(v, &ms) == 0) {
 		*since = m->now_ms() - ms;
 		return 0;
-	}
-	/* A "+" of an offset arrives as is or as %2B: both are taken. */
-	char *plus = strstr(v, "%2B");
-	if (plus) {
-		*plus = '+';
-		memmove(plus + 1, plus + 3, strlen(plus + 3) + 1);
 	}
 	return time_parse_rfc3339(v, since) == 0 ? 0 : -EINVAL;
 }
@@ -426,8 +380,7 @@ static void usage(struct mgr *m, const struct httpd_request *req, struct httpd_r
 	json_t *out = NULL;
 	if (!ledger_ready(m, resp))
 		return;
-	query_param(req->query, "by", by, sizeof(by));
-	if (query_since(m, req->query, (int64_t)24 * 3600 * 1000, &since) != 0 ||
+	if (http_query_param(req->query, "by", by, sizeof(by)) < 0 || query_since(m, req->query, (int64_t)24 * 3600 * 1000, &since) != 0 ||
 	    (strcmp(by, "queue") != 0 && strcmp(by, "namespace") != 0)) {
 		reply_error(resp, 400, "BadRequest",
 			    "since must be a duration (\"24h\") or an RFC 3339 time, by queue or namespace");
@@ -660,14 +613,14 @@ static void discovery(const char *group_version, json_t *resources, struct httpd
 void visibility_handle(struct mgr *m, const struct httpd_request *req, struct httpd_response *resp)
 {
 	char buf[1024];
-	char *s[MAX_SEGMENTS];
+	char *s[HTTP_PATH_SEGMENTS];
 	int n;
 	if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0) {
 		reply_error(resp, 405, "MethodNotAllowed", "only GET is served");
 		return;
 	}
 	if (!strncmp(req->path, KUEUE_VIS, strlen(KUEUE_VIS)) &&
-	    (n = split_path(req->path + strlen(KUEUE_VIS), buf, sizeof(buf), s)) >= 0) {
+	    (n = http_path_split(req->path + strlen(KUEUE_VIS), buf, sizeof(buf), s)) >= 0) {
 		if (n == 0) {
 			discovery("visibility.kueue.x-k8s.io/v1beta2",
 				  json_pack("[o, o]",
@@ -688,7 +641,7 @@ void visibility_handle(struct mgr *m, const struct httpd_request *req, struct ht
 			return;
 		}
 	} else if (!strncmp(req->path, MUSTER_VIS, strlen(MUSTER_VIS)) &&
-		   (n = split_path(req->path + strlen(MUSTER_VIS), buf, sizeof(buf), s)) >= 0) {
+		   (n = http_path_split(req->path + strlen(MUSTER_VIS), buf, sizeof(buf), s)) >= 0) {
 		if (n == 0) {
 			discovery(MUSTER_VIS_VERSION,
 				  json_pack("[o, o, o, o, o]",

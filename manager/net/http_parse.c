@@ -3,6 +3,7 @@
 #include "net/http_parse.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 /* tchar from RFC 9110 section 5.6.2: the characters of methods and field names. */
@@ -307,5 +308,70 @@ int http_target_split(const char *target, size_t len, struct http_target *out)
 	if (i == skip)
 		return -EBADMSG; /* no authority */
 	split_query(target + i, len - i, out);
+	return 0;
+}
+
+/* Each segment in turn is checked, cut with a NUL, and kept. */
+int http_path_split(const char *path, char *buf, size_t size, char **seg)
+{
+	int n = 0;
+	if (*path && *path != '/')
+		return -1; /* "/apis/visibility.kueue.x-k8s.io/v1beta2x" */
+	if (snprintf(buf, size, "%s", path) >= (int)size)
+		return -1;
+	for (char *p = buf; *p;) {
+		char *tok = p;
+		while (*p && *p != '/')
+			p++;
+		if (*p)
+			*p++ = '\0';
+		if (!*tok)
+			continue;
+		for (const char *c = tok; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+			      *c == '.'))
+				return -1;
+		if (!strcmp(tok, "..") || !strcmp(tok, ".") || n == HTTP_PATH_SEGMENTS)
+			return -1;
+		seg[n++] = tok;
+	}
+	return n;
+}
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+int http_query_param(const char *query, const char *name, char *out, size_t size)
+{
+	size_t len = strlen(name);
+	for (const char *p = query; p && *p;) {
+		const char *end = strchr(p, '&');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		if (n > len && !strncmp(p, name, len) && p[len] == '=') {
+			size_t o = 0;
+			for (const char *v = p + len + 1; v < p + n; v++) {
+				int c = (unsigned char)*v;
+				if (c == '%') {
+					int hi = v + 2 < p + n ? hex_digit(v[1]) : -1;
+					int lo = hi >= 0 ? hex_digit(v[2]) : -1;
+					if (lo < 0)
+						return -EINVAL;
+					c = hi * 16 + lo;
+					v += 2;
+				}
+				if (o + 1 >= size || c == 0)
+					return -EINVAL;
+				out[o++] = (char)c;
+			}
+			out[o] = '\0';
+			return 1;
+		}
+		p = end ? end + 1 : NULL;
+	}
 	return 0;
 }

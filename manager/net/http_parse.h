@@ -105,4 +105,21 @@ struct http_target {
 };
 int http_target_split(const char *target, size_t len, struct http_target *out);
 
+/*
+ * Splits a path (from '/', NUL-terminated) at '/' into seg, in buf (size bytes, a copy the
+ * segments point into): how many segments, at most HTTP_PATH_SEGMENTS, or -1 for a path that
+ * can't be an API path: not starting with '/' (unless empty), longer than buf, more segments,
+ * or a segment with anything but [a-z0-9.-] (an escape, an upper-case letter) or that is "."
+ * or "..". Empty segments ("//") are skipped. For names that are DNS labels or subdomains.
+ */
+#define HTTP_PATH_SEGMENTS 12
+int http_path_split(const char *path, char *buf, size_t size, char **seg);
+
+/*
+ * The value of name in a query string ("a=1&b=2", without '?'), percent-decoded ("+" stays
+ * "+": RFC 3339 offsets), into out (size bytes, NUL-terminated): 1, 0 when name is absent,
+ * -EINVAL for a value longer than out, with a bad escape, or decoding to a NUL.
+ */
+int http_query_param(const char *query, const char *name, char *out, size_t size);
+
 #endif

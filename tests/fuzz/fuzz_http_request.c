@@ -3,7 +3,8 @@
  * Fuzzes the HTTP request-head parser (net/http_parse.h) with arbitrary bytes, checking that
  * it never reads outside the input, returns only its documented codes, points only inside the
  * head it reports, and that the incremental end-of-head search the server uses agrees with a
- * one-pass search however the input is split.
+ * one-pass search however the input is split. The target's path and query then go through the
+ * visibility endpoint's path splitter and query decoder (http_path_split, http_query_param).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -18,6 +19,37 @@ static void check_span(const char *base, size_t len, const char *p, size_t n)
 {
 	if (n > len || p < base || p > base + len - n)
 		abort();
+}
+
+/* The path's segments lie in the copy and hold only what the splitter allows; a query
+ * value decodes within its bound. */
+static void check_path_and_query(const struct http_target *t)
+{
+	char path[1024], buf[1024], query[1024], value[64];
+	char *seg[HTTP_PATH_SEGMENTS];
+	if (t->path_len >= sizeof(path) || t->query_len >= sizeof(query))
+		return;
+	memcpy(path, t->path, t->path_len);
+	path[t->path_len] = '\0';
+	memcpy(query, t->query, t->query_len);
+	query[t->query_len] = '\0';
+	int n = http_path_split(path, buf, sizeof(buf), seg);
+	if (n > HTTP_PATH_SEGMENTS)
+		abort();
+	for (int i = 0; i < n; i++) {
+		if (seg[i] < buf || seg[i] >= buf + sizeof(buf) || !*seg[i] ||
+		    strspn(seg[i], "abcdefghijklmnopqrstuvwxyz0123456789.-") != strlen(seg[i]) ||
+		    !strcmp(seg[i], "..") || !strcmp(seg[i], "."))
+			abort();
+	}
+	static const char *const names[] = { "limit", "offset", "since", "by" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int rc = http_query_param(query, names[i], value, sizeof(value));
+		if (rc != 0 && rc != 1 && rc != -EINVAL)
+			abort();
+		if (rc == 1 && strlen(value) >= sizeof(value))
+			abort();
+	}
 }
 
 static void check_head(const char *buf, size_t consumed, const struct http_head *head)
@@ -46,6 +78,7 @@ static void check_head(const char *buf, size_t consumed, const struct http_head 
 	if (http_target_split(head->target, head->target_len, &t) == 0) {
 		check_span(head->target, head->target_len, t.path, t.path_len);
 		check_span(head->target, head->target_len, t.query, t.query_len);
+		check_path_and_query(&t);
 	}
 }
 

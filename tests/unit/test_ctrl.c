@@ -1633,6 +1633,22 @@ static void test_visibility_history_and_usage(void **state)
 	assert_string_equal(obj_str(item, "key"), "cq");
 	assert_true(fabs(json_real_value(obj_path(item, "resourceHours.cpu")) - 2.0) < 1e-9);
 	json_decref(out);
+	/* since as an RFC 3339 time, percent-encoded as clients send it: the same answer. */
+	char since[64], query[192], enc[128];
+	time_format_rfc3339(clock_ms - 3 * 3600 * 1000, since, sizeof(since));
+	size_t o = 0;
+	for (const char *c = since; *c && o + 4 < sizeof(enc); c++)
+		o += (size_t)(*c == ':' ? snprintf(enc + o, sizeof(enc) - o, "%%3A")
+					: snprintf(enc + o, sizeof(enc) - o, "%c", *c));
+	snprintf(query, sizeof(query), "since=%s&by=queue", enc);
+	out = vis_get(t, "GET", MVIS "/usage", query, &status);
+	assert_int_equal(status, 200);
+	assert_true(fabs(json_real_value(obj_path(json_array_get(json_object_get(out, "items"), 0),
+						  "resourceHours.cpu")) - 2.0) < 1e-9);
+	json_decref(out);
+	out = vis_get(t, "GET", MVIS "/usage", "since=%zz", &status);
+	assert_int_equal(status, 400);
+	json_decref(out);
 	out = vis_get(t, "GET", MVIS "/usage", "by=namespace", &status);
 	assert_int_equal(status, 200);
 	assert_string_equal(obj_str(json_array_get(json_object_get(out, "items"), 0), "key"), "ns");
