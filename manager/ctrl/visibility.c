@@ -21,6 +21,7 @@
  * explanations by the engine's fixed arrays.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 #include "sim/forecast.h"
 #include "util/log.h"
 
+#define CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 #define KUEUE_VIS "/apis/visibility.kueue.x-k8s.io/v1beta2"
 #define MUSTER_VIS "/apis/visibility.muster.io/v1alpha1"
 #define MUSTER_VIS_VERSION "visibility.muster.io/v1alpha1"
@@ -353,12 +355,91 @@ static void reply_ledger(struct httpd_response *resp, int rc, json_t *out)
 		reply_error(resp, 500, "InternalError", "the ledger could not answer: %s", strerror(-rc));
 }
 
+/* A ledger query: it does disk I/O (a usage report over a busy day reads some 100,000
+ * admissions, most of a second), so it runs on libuv's threadpool and the request gets its
+ * answer when it is done (httpd_defer); the loop, and admission, never wait for the disk. The
+ * ledger's queries are thread-safe. */
+enum query_kind { Q_WORKLOAD_HISTORY, Q_CQ_HISTORY, Q_USAGE };
+
+struct ledger_query {
+	uv_work_t work;
+	struct mgr *m;
+	struct httpd_deferred *d;
+	enum query_kind kind;
+	char ns[256], name[256];
+	unsigned limit;
+	int64_t since, until;
+	enum ledger_usage_by by;
+	json_t *out;
+	int rc;
+};
+
+static void run_query(struct ledger_query *q)
+{
+	struct ledger *l = q->m->ledger;
+	switch (q->kind) {
+	case Q_WORKLOAD_HISTORY:
+		q->rc = ledger_workload_history(l, q->ns, q->name, q->limit, &q->out);
+		break;
+	case Q_CQ_HISTORY:
+		q->rc = ledger_cluster_queue_history(l, q->name, q->since, q->limit, &q->out);
+		break;
+	case Q_USAGE:
+		q->rc = ledger_usage(l, q->since, q->until, q->by, &q->out);
+		break;
+	}
+}
+
+static void on_query_work(uv_work_t *w)
+{
+	run_query(CONTAINER_OF(w, struct ledger_query, work));
+}
+
+static void answer_query(struct ledger_query *q)
+{
+	struct httpd_response resp = { 500, NULL, NULL, 0 };
+	reply_ledger(&resp, q->rc, q->out);
+	q->out = NULL; /* reply took it */
+	httpd_answer(q->d, resp.status, resp.content_type, resp.body, resp.body_len);
+	free(q);
+}
+
+static void on_query_done(uv_work_t *w, int status)
+{
+	struct ledger_query *q = CONTAINER_OF(w, struct ledger_query, work);
+	q->m->ledger_queries--;
+	if (status == UV_ECANCELED) {
+		json_decref(q->out);
+		q->out = NULL;
+		q->rc = -ECANCELED;
+	}
+	answer_query(q);
+}
+
+/* Runs q (owned) off the loop when the request can wait for its answer, else here. */
+static void submit_query(struct mgr *m, const struct httpd_request *req, struct ledger_query *q,
+			 struct httpd_response *resp)
+{
+	q->m = m;
+	q->d = httpd_defer(req);
+	if (q->d && uv_queue_work(m->loop, &q->work, on_query_work, on_query_done) == 0) {
+		m->ledger_queries++;
+		return;
+	}
+	run_query(q);
+	if (q->d) {
+		answer_query(q);
+		return;
+	}
+	reply_ledger(resp, q->rc, q->out);
+	free(q);
+}
+
 static void history(struct mgr *m, const struct httpd_request *req, const char *ns,
 		    const char *name, struct httpd_response *resp)
 {
 	long limit;
 	int64_t since = 0;
-	json_t *out = NULL;
 	if (!ledger_ready(m, resp))
 		return;
 	if (query_count(req->query, "limit", HISTORY_LIMIT_DEFAULT, LEDGER_HISTORY_MAX, &limit) != 0 ||
@@ -368,27 +449,42 @@ static void history(struct mgr *m, const struct httpd_request *req, const char *
 			    LEDGER_HISTORY_MAX);
 		return;
 	}
-	int rc = ns ? ledger_workload_history(m->ledger, ns, name, (unsigned)limit, &out)
-		    : ledger_cluster_queue_history(m->ledger, name, since, (unsigned)limit, &out);
-	reply_ledger(resp, rc, out);
+	struct ledger_query *q = calloc(1, sizeof(*q));
+	if (!q) {
+		reply_error(resp, 500, "InternalError", "out of memory");
+		return;
+	}
+	q->kind = ns ? Q_WORKLOAD_HISTORY : Q_CQ_HISTORY;
+	snprintf(q->ns, sizeof(q->ns), "%s", ns ? ns : "");
+	snprintf(q->name, sizeof(q->name), "%s", name);
+	q->limit = (unsigned)limit;
+	q->since = since;
+	submit_query(m, req, q, resp);
 }
 
 static void usage(struct mgr *m, const struct httpd_request *req, struct httpd_response *resp)
 {
 	char by[32] = "queue";
 	int64_t since;
-	json_t *out = NULL;
 	if (!ledger_ready(m, resp))
 		return;
-	if (http_query_param(req->query, "by", by, sizeof(by)) < 0 || query_since(m, req->query, (int64_t)24 * 3600 * 1000, &since) != 0 ||
+	if (http_query_param(req->query, "by", by, sizeof(by)) < 0 ||
+	    query_since(m, req->query, (int64_t)24 * 3600 * 1000, &since) != 0 ||
 	    (strcmp(by, "queue") != 0 && strcmp(by, "namespace") != 0)) {
 		reply_error(resp, 400, "BadRequest",
 			    "since must be a duration (\"24h\") or an RFC 3339 time, by queue or namespace");
 		return;
 	}
-	int rc = ledger_usage(m->ledger, since, m->now_ms(),
-			      !strcmp(by, "queue") ? LEDGER_BY_QUEUE : LEDGER_BY_NAMESPACE, &out);
-	reply_ledger(resp, rc, out);
+	struct ledger_query *q = calloc(1, sizeof(*q));
+	if (!q) {
+		reply_error(resp, 500, "InternalError", "out of memory");
+		return;
+	}
+	q->kind = Q_USAGE;
+	q->since = since;
+	q->until = m->now_ms();
+	q->by = !strcmp(by, "queue") ? LEDGER_BY_QUEUE : LEDGER_BY_NAMESPACE;
+	submit_query(m, req, q, resp);
 }
 
 /* --- eta: the forecast (sim/forecast.h) on a copy of what the controller holds ------------------- */
@@ -495,6 +591,9 @@ out:
 
 void visibility_release(struct mgr *m)
 {
+	/* Ledger queries on the threadpool finish first: the ledger closes after this. */
+	while (m->ledger_queries > 0)
+		uv_run(m->loop, UV_RUN_ONCE);
 	if (m->eta_cache)
 		forecast_result_release(&m->eta_cache->result);
 	free(m->eta_cache);

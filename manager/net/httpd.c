@@ -5,6 +5,7 @@
  *
  * A connection moves through
  *   CONN_HEAD -> CONN_BODY -> (handler, response) -> CONN_HEAD …   while keep-alive lasts, then
+ * (a deferred answer waits in CONN_WAIT between the handler and the response), then
  *   CONN_DRAIN (last response queued, uv_shutdown pending) -> CONN_LINGER (FIN sent, input
  *   discarded until EOF or a short timeout) -> closed.
  * Lingering matters for error answers such as 413: closing a socket with unread input makes the
@@ -55,6 +56,7 @@
 enum conn_state {
 	CONN_HEAD, /* reading a request head */
 	CONN_BODY, /* head accepted, reading its body */
+	CONN_WAIT, /* the handler deferred its answer (httpd_defer); reading stopped */
 	CONN_DRAIN, /* last response queued, uv_shutdown waits for it to be written */
 	CONN_LINGER, /* FIN sent; discarding input until EOF so the peer is not reset */
 };
@@ -66,6 +68,7 @@ enum timer_mode {
 	TIMER_IDLE, /* keep-alive between requests: idle_timeout_ms */
 	TIMER_DRAIN, /* final response still being written */
 	TIMER_LINGER,
+	TIMER_ANSWER, /* a deferred answer: 6 x request_timeout_ms */
 };
 
 struct httpd;
@@ -92,6 +95,13 @@ struct conn {
 	bool eof; /* the peer shut down its side */
 	bool tls_failed; /* a fatal TLS error: SSL_shutdown must not be called */
 	bool closing; /* uv_close was called */
+	struct httpd_deferred *deferred; /* CONN_WAIT: the answer awaited */
+};
+
+struct httpd_deferred {
+	struct conn *c; /* NULL once the connection is gone */
+	bool send_body, keep_alive;
+	int minor_version;
 };
 
 struct httpd {
@@ -618,6 +628,7 @@ static void conn_dispatch(struct conn *c)
 		.body_len = c->body_len,
 		.minor_version = head.minor_version,
 		.head = &head,
+		.conn = c,
 	};
 	struct httpd_response resp = { .status = 500, .content_type = NULL, .body = NULL };
 	bool keep_alive = http_head_keep_alive(&head);
@@ -645,8 +656,58 @@ static void conn_dispatch(struct conn *c)
 		free(resp.body);
 		return;
 	}
+	if (c->deferred) {
+		free(resp.body);
+		c->deferred->send_body = send_body;
+		c->deferred->keep_alive = keep_alive;
+		c->deferred->minor_version = minor_version;
+		c->state = CONN_WAIT;
+		if (c->reading) {
+			uv_read_stop((uv_stream_t *)&c->tcp);
+			c->reading = false;
+		}
+		return;
+	}
 	conn_respond(c, resp.status, resp.content_type, resp.body, resp.body ? resp.body_len : 0,
 		     send_body, keep_alive, minor_version);
+}
+
+struct httpd_deferred *httpd_defer(const struct httpd_request *req)
+{
+	struct conn *c = req->conn;
+	if (!c || c->deferred || c->closing)
+		return NULL;
+	struct httpd_deferred *d = calloc(1, sizeof(*d));
+	if (d) {
+		d->c = c;
+		c->deferred = d;
+	}
+	return d;
+}
+
+void httpd_answer(struct httpd_deferred *d, int status, const char *content_type, char *body,
+		  size_t body_len)
+{
+	struct conn *c = d->c;
+	bool send_body = d->send_body, keep_alive = d->keep_alive;
+	int minor_version = d->minor_version;
+	free(d);
+	if (!c || c->closing) {
+		if (c)
+			c->deferred = NULL;
+		free(body);
+		return;
+	}
+	c->deferred = NULL;
+	c->state = CONN_HEAD;
+	c->timer_mode = TIMER_NONE;
+	conn_respond(c, status, content_type, body, body ? body_len : 0, send_body,
+		     keep_alive && !c->eof, minor_version);
+	if (c->closing || c->state != CONN_HEAD)
+		return;
+	conn_pump(c); /* requests that arrived meanwhile, in order */
+	conn_read_start(c);
+	conn_update_timer(c);
 }
 
 /* Answers every complete request in c->in, in order. */
@@ -740,6 +801,8 @@ static void conn_free(struct conn *c)
 {
 	struct httpd *h = c->h;
 
+	if (c->deferred)
+		c->deferred->c = NULL; /* its answer, when it comes, only frees */
 	SSL_free(c->ssl);
 	body_unreserve(c);
 	buf_release(&c->in);
@@ -815,7 +878,7 @@ static void on_timeout(uv_timer_t *timer)
 {
 	struct conn *c = timer->data;
 	static const char *const names[] = {
-		"none", "request", "write", "idle", "drain", "linger",
+		"none", "request", "write", "idle", "drain", "linger", "answer",
 	};
 	if (c->timer_mode != TIMER_IDLE && c->timer_mode != TIMER_LINGER)
 		log_debug("httpd connection timed out", LF_STR("waiting_for", names[c->timer_mode]),
@@ -832,7 +895,10 @@ static void conn_update_timer(struct conn *c)
 
 	if (c->closing)
 		return;
-	if (c->state == CONN_DRAIN) {
+	if (c->state == CONN_WAIT) {
+		mode = TIMER_ANSWER;
+		ms = h->request_timeout_ms * 6;
+	} else if (c->state == CONN_DRAIN) {
 		mode = TIMER_DRAIN;
 	} else if (c->state == CONN_LINGER) {
 		mode = TIMER_LINGER;
@@ -878,9 +944,11 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *data)
 			return;
 		}
 		/* libuv has stopped reading. A partial request is dropped; complete ones were
-		 * answered already. */
+		 * answered already, or one is being (CONN_WAIT: finished after its answer). */
 		c->eof = true;
 		c->reading = false;
+		if (c->state == CONN_WAIT)
+			return;
 		if (c->state == CONN_LINGER)
 			conn_close(c);
 		else
@@ -905,7 +973,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *data)
 
 static void conn_read_start(struct conn *c)
 {
-	if (c->reading || c->eof || c->closing)
+	if (c->reading || c->eof || c->closing || c->state == CONN_WAIT)
 		return;
 	int r = uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 	if (r < 0) {

@@ -58,6 +58,7 @@ struct httpd_request {
 	size_t body_len;
 	int minor_version; /* HTTP/1.<minor_version> */
 	const struct http_head *head; /* private: use httpd_request_header */
+	void *conn; /* private: for httpd_defer */
 };
 
 /*
@@ -93,6 +94,21 @@ struct httpd_options {
 	httpd_handler_fn handler; /* required */
 	void *handler_arg;
 };
+
+/*
+ * Deferred answers, for a handler whose answer needs work off the loop thread (a database
+ * query in uv_queue_work). Called during the handler, httpd_defer says the answer comes later
+ * (the handler's response is then ignored) and returns the handle to give it with; NULL when
+ * it can't (out of memory, or a request not from a connection, as tests make them): answer
+ * at once. Until the answer the connection reads no further request (pipelined ones wait
+ * their turn) and stays open up to six request timeouts. httpd_answer sends it (taking body)
+ * and frees the handle; it must be called exactly once, on the loop thread. If the connection
+ * or the server has gone meanwhile it only frees.
+ */
+struct httpd_deferred;
+struct httpd_deferred *httpd_defer(const struct httpd_request *req);
+void httpd_answer(struct httpd_deferred *d, int status, const char *content_type, char *body,
+		  size_t body_len);
 
 /*
  * Binds, listens and starts accepting on loop. The options are copied; the PEM strings may be

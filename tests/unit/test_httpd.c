@@ -279,13 +279,45 @@ static void set_body(struct httpd_response *resp, int status, const char *type, 
 	resp->body_len = resp->body ? strlen(text) : 0;
 }
 
+/* A deferred answer, given by a timer. */
+struct later {
+	uv_timer_t timer;
+	struct httpd_deferred *d;
+	char text[64];
+};
+
+static void on_later_closed(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static void on_later(uv_timer_t *t)
+{
+	struct later *l = t->data;
+	httpd_answer(l->d, 200, "text/plain", strdup(l->text), strlen(l->text));
+	uv_close((uv_handle_t *)t, on_later_closed);
+}
+
 /* /healthz: "ok"; /echo: a summary line of the request, then its body; /big?n=N: N bytes;
- * /stop: stops the server from inside the handler; anything else 404. */
+ * /later?ms=N: "later N", deferred (httpd_defer) and answered N ms later; /stop: stops the
+ * server from inside the handler; anything else 404. */
 static void test_handler(void *arg, const struct httpd_request *req, struct httpd_response *resp)
 {
 	struct server *s = arg;
 
-	if (strcmp(req->path, "/healthz") == 0) {
+	if (strcmp(req->path, "/later") == 0) {
+		struct later *l = calloc(1, sizeof(*l));
+		unsigned ms = (unsigned)strtoul(req->query + 3, NULL, 10);
+		if (!l || !(l->d = httpd_defer(req))) {
+			free(l);
+			return; /* 500 */
+		}
+		snprintf(l->text, sizeof(l->text), "later %u", ms);
+		uv_timer_init(&s->loop, &l->timer);
+		l->timer.data = l;
+		uv_timer_start(&l->timer, on_later, ms, 0);
+		set_body(resp, 200, "text/plain", "ignored"); /* a deferred answer ignores resp */
+	} else if (strcmp(req->path, "/healthz") == 0) {
 		set_body(resp, 200, "text/plain", "ok");
 	} else if (strcmp(req->path, "/echo") == 0) {
 		const char *ct = httpd_request_header(req, "content-type");
@@ -794,6 +826,44 @@ static void test_pipelined_requests_answered_in_order(void **state)
 	server_stop(&s);
 }
 
+/* A deferred answer keeps its place: the request after it waits, and is answered after it. */
+static void test_deferred_answer_in_order(void **state)
+{
+	struct server s;
+	struct httpd_options opt = { 0 };
+	char buf[4096];
+	static const char req[] = "GET /later?ms=80 HTTP/1.1\r\nHost: x\r\n\r\n"
+				  "GET /later?ms=1 HTTP/1.1\r\nHost: x\r\n\r\n"
+				  "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
+	server_start(&s, &opt);
+	raw_exchange(s.port, req, sizeof(req) - 1, buf, sizeof(buf));
+	const char *first = strstr(buf, "\r\n\r\nlater 80");
+	const char *second = strstr(buf, "\r\n\r\nlater 1");
+	const char *third = strstr(buf, "\r\n\r\nok");
+	assert_non_null(first);
+	assert_non_null(second);
+	assert_non_null(third);
+	assert_true(first < second && second < third);
+	assert_null(strstr(buf, "ignored"));
+	/* A client that goes before its answer: the answer only frees, the server serves on. */
+	int fd = raw_connect(s.port);
+	static const char gone[] = "GET /later?ms=50 HTTP/1.1\r\nHost: x\r\n\r\n";
+	raw_send(fd, gone, sizeof(gone) - 1);
+	close(fd);
+	usleep(100 * 1000);
+	static const char after[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	raw_exchange(s.port, after, sizeof(after) - 1, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\r\n\r\nok"));
+	/* The server stopped with an answer outstanding: the answer only frees. */
+	fd = raw_connect(s.port);
+	static const char pending[] = "GET /later?ms=100 HTTP/1.1\r\nHost: x\r\n\r\n";
+	raw_send(fd, pending, sizeof(pending) - 1);
+	usleep(20 * 1000);
+	server_stop(&s);
+	close(fd);
+}
+
 static void test_expect_continue(void **state)
 {
 	struct server s;
@@ -1173,6 +1243,7 @@ int main(void)
 		cmocka_unit_test(test_bad_requests_get_4xx_and_close),
 		cmocka_unit_test(test_head_too_large),
 		cmocka_unit_test(test_pipelined_requests_answered_in_order),
+		cmocka_unit_test(test_deferred_answer_in_order),
 		cmocka_unit_test(test_expect_continue),
 		cmocka_unit_test(test_http10_and_head),
 		cmocka_unit_test(test_request_timeout_closes_slow_client),
