@@ -242,11 +242,11 @@ static int64_t condition_time(json_t *wl, const char *type)
 
 /* The time of an end the cluster gives in whole seconds: the last millisecond of that second,
  * so that an end in the second of its admission (recorded to the millisecond) never comes
- * before it. */
-static int64_t end_time(json_t *wl, const char *type)
+ * before it; but never after now. */
+static int64_t end_time(struct mgr *m, json_t *wl, const char *type)
 {
-	int64_t t = condition_time(wl, type);
-	return t ? t + 999 : 0;
+	int64_t t = condition_time(wl, type), now = m->now_ms();
+	return !t ? 0 : t + 999 < now ? t + 999 : now;
 }
 
 struct reconcile {
@@ -279,7 +279,7 @@ static int close_if_ended(void *arg, const struct ledger_admission *a)
 				 "clusterQueue", a->cluster_queue);
 	static const char note[] = "recorded after a restart: the ledger had missed it";
 	if (same && condition_true(wl, "Finished"))
-		record_at(m, end_time(wl, "Finished"), LEDGER_FINISH, gone, "Recovered", note, NULL);
+		record_at(m, end_time(m, wl, "Finished"), LEDGER_FINISH, gone, "Recovered", note, NULL);
 	else if (same)
 		record_at(m, condition_time(wl, "QuotaReserved"), LEDGER_REQUEUE, gone, "Recovered",
 			  note, NULL);
@@ -368,7 +368,7 @@ void history_finished_seen(struct mgr *m, const char *key, json_t *wl)
 	if (!open || !uid || strcmp(open, uid) != 0)
 		return;
 	json_t *c = condition_get(wl, "Finished");
-	record_at(m, end_time(wl, "Finished"), LEDGER_FINISH, wl,
+	record_at(m, end_time(m, wl, "Finished"), LEDGER_FINISH, wl,
 		  json_string_value(json_object_get(c, "reason")),
 		  json_string_value(json_object_get(c, "message")), NULL);
 }

@@ -186,7 +186,8 @@ struct mgr {
 	struct metrics *metrics;
 	struct ledger *ledger; /* the decision ledger (ledger/ledger.h), NULL when off */
 	struct eta_cache *eta_cache; /* visibility.c: the latest forecast, for a few seconds */
-	unsigned ledger_queries; /* visibility.c: ledger queries running on the threadpool */
+	struct forecast_job *forecast_job; /* visibility.c: the forecast running, or NULL */
+	unsigned visibility_work; /* visibility.c: ledger queries and forecasts on the threadpool */
 	/* workload key -> "uid\0clusterQueue": admitted, as the ledger knows (history.c) */
 	struct strmap open_admissions;
 	struct observe *obs; /* observe.c's series and what it remembers */

@@ -407,7 +407,7 @@ static void answer_query(struct ledger_query *q)
 static void on_query_done(uv_work_t *w, int status)
 {
 	struct ledger_query *q = CONTAINER_OF(w, struct ledger_query, work);
-	q->m->ledger_queries--;
+	q->m->visibility_work--;
 	if (status == UV_ECANCELED) {
 		json_decref(q->out);
 		q->out = NULL;
@@ -423,7 +423,7 @@ static void submit_query(struct mgr *m, const struct httpd_request *req, struct 
 	q->m = m;
 	q->d = httpd_defer(req);
 	if (q->d && uv_queue_work(m->loop, &q->work, on_query_work, on_query_done) == 0) {
-		m->ledger_queries++;
+		m->visibility_work++;
 		return;
 	}
 	run_query(q);
@@ -494,27 +494,40 @@ static void usage(struct mgr *m, const struct httpd_request *req, struct httpd_r
 #define ETA_CACHE_MS 10000
 /* Recent runtimes of a ClusterQueue the forecast gets as its sample (ledger). */
 #define ETA_RUNTIME_SAMPLE 200
+/* Requests waiting for a forecast at most; more get 503. */
+#define ETA_WAITERS_MAX 256
 
 struct eta_cache {
 	int64_t made_ms;
 	struct forecast_result result;
 };
 
-/* A store as the forecast reads it, key -> whole object: a compact kind's objects are parsed
- * from their texts (the references outlive the views). A new reference. */
-static json_t *whole_store(struct mgr *m, enum kind kind)
-{
-	json_t *out = json_object(), *v;
-	const char *key;
-	json_object_foreach(m->stores[kind], key, v)
-	{
-		json_t *obj = m->compact[kind] ? store_get(m, kind, key) : v;
-		if (obj)
-			json_object_set(out, key, obj);
-	}
-	state_release_views(m);
-	return out;
-}
+/* A request waiting for the forecast in flight. */
+struct eta_waiter {
+	struct eta_waiter *next;
+	struct httpd_deferred *d;
+	char ns[256], name[256];
+};
+
+/*
+ * A forecast in flight. The loop thread takes a snapshot (the compact stores' texts, copies of
+ * the small ones), which costs a copy of each text; everything else (parsing, decoding, the
+ * ledger's runtimes, the forecast itself) runs on libuv's threadpool, so admission never waits
+ * for it. Requests that arrive meanwhile wait for it (httpd_defer).
+ */
+struct forecast_job {
+	uv_work_t work;
+	struct mgr *m;
+	int64_t now_ms;
+	struct ledger *ledger;
+	json_t *flavors, *cohorts, *cqs, *lqs, *namespaces, *wpcs, *pcs, *topologies;
+	struct strmap wl_texts, job_texts; /* key -> char *: snapshots of the compact stores */
+	struct eta_cache *cache; /* the result */
+	int rc;
+	char err[512];
+	struct eta_waiter *waiters;
+	size_t n_waiters;
+};
 
 static int cmp_int64(const void *a, const void *b)
 {
@@ -522,21 +535,35 @@ static int cmp_int64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Runs the forecast for every pending workload. 0 or -errno. */
-static int run_forecast(struct mgr *m, struct forecast_result *out, char *err, size_t errlen)
+/* A compact store's texts parsed into key -> object. A new reference. */
+static json_t *parse_texts(const struct strmap *texts)
+{
+	json_t *out = json_object();
+	for (size_t i = 0; out && i < texts->cap; i++) {
+		const struct strmap_slot *sl = &texts->slots[i];
+		json_t *obj = sl->key ? json_loads(sl->value, 0, NULL) : NULL;
+		if (obj)
+			json_object_set_new(out, sl->key, obj);
+	}
+	return out;
+}
+
+/* Runs the forecast on the job's snapshot: any thread. */
+static void run_forecast(struct forecast_job *job)
 {
 	struct sim_objects objs = { 0 };
-	json_t *wls = whole_store(m, K_WORKLOAD), *jobs = whole_store(m, K_JOB);
+	json_t *wls = parse_texts(&job->wl_texts), *jobs = parse_texts(&job->job_texts);
 	const char *key;
 	json_t *v;
-	size_t n_cqs = json_object_size(m->stores[K_CQ]), n_dl = 0, n_rt = 0;
+	size_t n_cqs = json_object_size(job->cqs), n_dl = 0, n_rt = 0;
 	struct forecast_deadline *dl = calloc(json_object_size(jobs) + 1, sizeof(*dl));
 	struct forecast_runtime *rt = calloc(n_cqs + 1, sizeof(*rt));
 	int64_t *samples = calloc((n_cqs + 1) * ETA_RUNTIME_SAMPLE, sizeof(*samples));
 	struct ledger_runtime *recent = calloc(ETA_RUNTIME_SAMPLE, sizeof(*recent));
-	char (*names)[600] = calloc(json_object_size(jobs) + 1, sizeof(*names));
-	int rc = -ENOMEM;
-	if (!wls || !jobs || !dl || !rt || !samples || !recent || !names)
+	char(*names)[600] = calloc(json_object_size(jobs) + 1, sizeof(*names));
+	job->cache = calloc(1, sizeof(*job->cache));
+	job->rc = -ENOMEM;
+	if (!wls || !jobs || !dl || !rt || !samples || !recent || !names || !job->cache)
 		goto out;
 	/* A Job's activeDeadlineSeconds bounds its Workload's runtime. */
 	json_object_foreach(jobs, key, v)
@@ -553,11 +580,11 @@ static int run_forecast(struct mgr *m, struct forecast_result *out, char *err, s
 		n_dl++;
 	}
 	/* Runtimes of each ClusterQueue's finished workloads, from the ledger. */
-	json_object_foreach(m->stores[K_CQ], key, v)
+	json_object_foreach(job->cqs, key, v)
 	{
 		size_t n = 0;
-		if (!m->ledger ||
-		    ledger_recent_runtimes(m->ledger, key, recent, ETA_RUNTIME_SAMPLE, &n) != 0 || !n)
+		if (!job->ledger ||
+		    ledger_recent_runtimes(job->ledger, key, recent, ETA_RUNTIME_SAMPLE, &n) != 0 || !n)
 			continue;
 		int64_t *sample = samples + n_rt * ETA_RUNTIME_SAMPLE;
 		for (size_t i = 0; i < n; i++)
@@ -565,20 +592,25 @@ static int run_forecast(struct mgr *m, struct forecast_result *out, char *err, s
 		qsort(sample, n, sizeof(*sample), cmp_int64);
 		rt[n_rt++] = (struct forecast_runtime){ key, 0, sample, n };
 	}
-	objs.flavors = m->stores[K_FLAVOR];
-	objs.cohorts = m->stores[K_COHORT];
-	objs.cluster_queues = m->stores[K_CQ];
-	objs.local_queues = m->stores[K_LQ];
-	objs.namespaces = m->stores[K_NAMESPACE];
-	objs.workload_priority_classes = m->stores[K_WPC];
-	objs.priority_classes = m->stores[K_PC];
-	objs.topologies = m->stores[K_TOPOLOGY];
+	objs.flavors = job->flavors;
+	objs.cohorts = job->cohorts;
+	objs.cluster_queues = job->cqs;
+	objs.local_queues = job->lqs;
+	objs.namespaces = job->namespaces;
+	objs.workload_priority_classes = job->wpcs;
+	objs.priority_classes = job->pcs;
+	objs.topologies = job->topologies;
 	objs.workloads = wls;
 	struct forecast_input in = { .objects = &objs };
-	struct forecast_options opt = { .now_ms = m->now_ms(), .deadlines = dl, .n_deadlines = n_dl,
+	struct forecast_options opt = { .now_ms = job->now_ms, .deadlines = dl, .n_deadlines = n_dl,
 					.runtimes = rt, .n_runtimes = n_rt, .skip_invalid = 1 };
-	rc = forecast_pending(&in, &opt, out, err, errlen);
+	job->rc = forecast_pending(&in, &opt, &job->cache->result, job->err, sizeof(job->err));
+	job->cache->made_ms = job->now_ms;
 out:
+	if (job->rc != 0) {
+		free(job->cache);
+		job->cache = NULL;
+	}
 	json_decref(wls);
 	json_decref(jobs);
 	free(dl);
@@ -586,54 +618,96 @@ out:
 	free(samples);
 	free(recent);
 	free(names);
-	return rc;
 }
 
-void visibility_release(struct mgr *m)
+/* A copy of a compact store's texts. 0 or -ENOMEM. */
+static int copy_texts(const struct strmap *from, struct strmap *to)
 {
-	/* Ledger queries on the threadpool finish first: the ledger closes after this. */
-	while (m->ledger_queries > 0)
-		uv_run(m->loop, UV_RUN_ONCE);
+	strmap_init(to);
+	for (size_t i = 0; i < from->cap; i++) {
+		const struct strmap_slot *sl = &from->slots[i];
+		char *copy = sl->key ? strdup(sl->value) : NULL;
+		if (sl->key && (!copy || strmap_put(to, sl->key, copy, NULL) != 0)) {
+			free(copy);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void forecast_job_free(struct forecast_job *job)
+{
+	json_t *objs[] = { job->flavors, job->cohorts, job->cqs, job->lqs, job->namespaces,
+			   job->wpcs, job->pcs, job->topologies };
+	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++)
+		json_decref(objs[i]);
+	strmap_release(&job->wl_texts, free);
+	strmap_release(&job->job_texts, free);
+	if (job->cache)
+		forecast_result_release(&job->cache->result);
+	free(job->cache);
+	free(job);
+}
+
+/* The snapshot a forecast runs on, taken on the loop thread; NULL when out of memory. */
+static struct forecast_job *forecast_job_new(struct mgr *m)
+{
+	struct forecast_job *job = calloc(1, sizeof(*job));
+	if (!job)
+		return NULL;
+	job->m = m;
+	job->now_ms = m->now_ms();
+	job->ledger = m->ledger;
+	strmap_init(&job->wl_texts);
+	strmap_init(&job->job_texts);
+	json_t **to[] = { &job->flavors, &job->cohorts, &job->cqs, &job->lqs, &job->namespaces,
+			  &job->wpcs, &job->pcs, &job->topologies };
+	enum kind from[] = { K_FLAVOR, K_COHORT, K_CQ, K_LQ, K_NAMESPACE, K_WPC, K_PC, K_TOPOLOGY };
+	int ok = copy_texts(&m->texts[K_WORKLOAD], &job->wl_texts) == 0 &&
+		 copy_texts(&m->texts[K_JOB], &job->job_texts) == 0;
+	for (size_t i = 0; ok && i < sizeof(from) / sizeof(from[0]); i++)
+		ok = (*to[i] = json_deep_copy(m->stores[from[i]] ? m->stores[from[i]] : json_object())) != NULL;
+	if (!ok) {
+		forecast_job_free(job);
+		return NULL;
+	}
+	return job;
+}
+
+/* Frees the latest forecast. */
+static void eta_cache_drop(struct mgr *m)
+{
 	if (m->eta_cache)
 		forecast_result_release(&m->eta_cache->result);
 	free(m->eta_cache);
 	m->eta_cache = NULL;
 }
 
-/* The latest forecast's estimate for key (NULL: not pending in it), from a forecast at most
- * ETA_CACHE_MS old; a pending workload it doesn't know (it came since) has it made again, if
- * it is a second old: a stream of requests can't run one forecast after another. 0, or
- * -errno with err set. */
-static int cached_estimate(struct mgr *m, const char *key, const struct forecast_estimate **out,
-			   char *err, size_t errlen)
+void visibility_release(struct mgr *m)
 {
-	int64_t now = m->now_ms();
-	int fresh = 0;
-	*out = NULL;
-again:
-	if (!m->eta_cache || now - m->eta_cache->made_ms > ETA_CACHE_MS || now < m->eta_cache->made_ms) {
-		fresh = 1;
-		visibility_release(m);
-		struct eta_cache *c = calloc(1, sizeof(*c));
-		int rc = c ? run_forecast(m, &c->result, err, errlen) : -ENOMEM;
-		if (rc != 0) {
-			free(c);
-			return rc;
-		}
-		c->made_ms = now;
-		m->eta_cache = c;
-	}
-	for (size_t i = 0; i < m->eta_cache->result.n; i++)
-		if (!strcmp(m->eta_cache->result.items[i].workload, key))
-			*out = &m->eta_cache->result.items[i];
-	if (!*out && !fresh && keyset_has(&m->pending, key) && now - m->eta_cache->made_ms >= 1000) {
-		visibility_release(m);
-		goto again;
-	}
-	return 0;
+	/* Work on the threadpool finishes first: the ledger closes after this. */
+	while (m->visibility_work > 0)
+		uv_run(m->loop, UV_RUN_ONCE);
+	eta_cache_drop(m);
 }
 
-static void eta(struct mgr *m, const char *ns, const char *name, struct httpd_response *resp)
+/* Whether the latest forecast answers for key now: it is fresh, and it knows key or key came
+ * too late for it (a pending workload it doesn't know has a second's grace before a new one:
+ * a stream of requests can't run one forecast after another). */
+static int cache_answers(struct mgr *m, const char *key)
+{
+	int64_t now = m->now_ms();
+	struct eta_cache *c = m->eta_cache;
+	if (!c || now - c->made_ms > ETA_CACHE_MS || now < c->made_ms)
+		return 0;
+	for (size_t i = 0; i < c->result.n; i++)
+		if (!strcmp(c->result.items[i].workload, key))
+			return 1;
+	return !keyset_has(&m->pending, key) || now - c->made_ms < 1000;
+}
+
+/* The answer to eta for ns/name from the latest forecast (which answers for it). */
+static void eta_answer(struct mgr *m, const char *ns, const char *name, struct httpd_response *resp)
 {
 	char key[600], when[40];
 	snprintf(key, sizeof(key), "%s/%s", ns, name);
@@ -650,27 +724,20 @@ static void eta(struct mgr *m, const char *ns, const char *name, struct httpd_re
 		json_object_set_new(summary, "localQueue", json_string(lq));
 	json_t *out = json_pack("{s:s, s:s, s:o}", "kind", "WorkloadEstimate", "apiVersion",
 				MUSTER_VIS_VERSION, "workload", summary);
-	int64_t at;
 	if (condition_true(wl, "Finished") || condition_true(wl, "QuotaReserved")) {
 		int fin = condition_true(wl, "Finished");
 		const char *t = json_string_value(
 			json_object_get(condition_get(wl, "QuotaReserved"), "lastTransitionTime"));
 		json_object_set_new(out, "state", json_string(fin ? "Finished" : "Admitted"));
-		json_object_set_new(out, "estimatedAdmission",
-				    !fin && t ? json_string(t) : json_null());
+		json_object_set_new(out, "estimatedAdmission", !fin && t ? json_string(t) : json_null());
 		json_object_set_new(out, "basis", json_string(fin ? "it has finished" : "it is admitted"));
 		reply(resp, 200, out);
 		return;
 	}
-	const struct forecast_estimate *e;
-	char err[512] = "";
-	int rc = cached_estimate(m, key, &e, err, sizeof(err));
-	if (rc != 0) {
-		json_decref(out);
-		reply_error(resp, 500, "InternalError", "the forecast failed: %s",
-			    err[0] ? err : strerror(-rc));
-		return;
-	}
+	const struct forecast_estimate *e = NULL;
+	for (size_t i = 0; m->eta_cache && i < m->eta_cache->result.n; i++)
+		if (!strcmp(m->eta_cache->result.items[i].workload, key))
+			e = &m->eta_cache->result.items[i];
 	if (!e) {
 		json_object_set_new(out, "state", json_string("Unknown"));
 		json_object_set_new(out, "estimatedAdmission", json_null());
@@ -680,18 +747,114 @@ static void eta(struct mgr *m, const char *ns, const char *name, struct httpd_re
 		reply(resp, 200, out);
 		return;
 	}
-	at = e->admission_ms;
-	time_format_rfc3339(at, when, sizeof(when));
+	time_format_rfc3339(e->admission_ms, when, sizeof(when));
 	json_t *sources = json_object();
-	for (int s = 0; s < FORECAST_N_SOURCES; s++)
-		json_object_set_new(sources, forecast_source_name(s), json_integer((json_int_t)e->sources[s]));
+	for (int src = 0; src < FORECAST_N_SOURCES; src++)
+		json_object_set_new(sources, forecast_source_name(src), json_integer((json_int_t)e->sources[src]));
 	json_object_set_new(out, "state", json_string("Pending"));
 	json_object_set_new(out, "estimatedAdmission", e->has_admission ? json_string(when) : json_null());
 	json_object_set_new(out, "ahead", json_integer((json_int_t)e->ahead));
 	json_object_set_new(out, "basis", json_string(e->basis));
 	json_object_set_new(out, "runtimeSources", sources);
-	json_object_set_new(out, "estimatedAt", json_integer((json_int_t)m->eta_cache->made_ms));
+	time_format_rfc3339(m->eta_cache->made_ms, when, sizeof(when));
+	json_object_set_new(out, "estimatedAt", json_string(when));
 	reply(resp, 200, out);
+}
+
+static void on_forecast_work(uv_work_t *w)
+{
+	run_forecast(CONTAINER_OF(w, struct forecast_job, work));
+}
+
+/* The forecast is done: it becomes the latest, and every waiting request gets its answer. */
+static void on_forecast_done(uv_work_t *w, int status)
+{
+	struct forecast_job *job = CONTAINER_OF(w, struct forecast_job, work);
+	struct mgr *m = job->m;
+	m->visibility_work--;
+	m->forecast_job = NULL;
+	if (status == 0 && job->rc == 0) {
+		eta_cache_drop(m);
+		m->eta_cache = job->cache;
+		job->cache = NULL;
+	}
+	for (struct eta_waiter *wt = job->waiters, *next; wt; wt = next) {
+		struct httpd_response resp = { 500, NULL, NULL, 0 };
+		next = wt->next;
+		if (status != 0 || job->rc != 0)
+			reply_error(&resp, 500, "InternalError", "the forecast failed: %s",
+				    job->err[0] ? job->err : strerror(status ? ECANCELED : -job->rc));
+		else
+			eta_answer(m, wt->ns, wt->name, &resp);
+		state_release_views(m);
+		httpd_answer(wt->d, resp.status, resp.content_type, resp.body, resp.body_len);
+		free(wt);
+	}
+	job->waiters = NULL;
+	forecast_job_free(job);
+}
+
+static void eta(struct mgr *m, const struct httpd_request *req, const char *ns, const char *name,
+		struct httpd_response *resp)
+{
+	char key[600];
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	json_t *wl = store_get(m, K_WORKLOAD, key);
+	if (!wl || condition_true(wl, "Finished") || condition_true(wl, "QuotaReserved") ||
+	    cache_answers(m, key)) {
+		eta_answer(m, ns, name, resp);
+		return;
+	}
+	struct forecast_job *job = m->forecast_job;
+	if (job && job->n_waiters >= ETA_WAITERS_MAX) {
+		reply_error(resp, 503, "ServiceUnavailable", "too many estimates asked at once");
+		return;
+	}
+	if (!job && !(job = forecast_job_new(m))) {
+		reply_error(resp, 500, "InternalError", "out of memory");
+		return;
+	}
+	struct eta_waiter *wt = calloc(1, sizeof(*wt));
+	if (wt)
+		wt->d = httpd_defer(req);
+	if (!wt || !wt->d) {
+		/* No connection to answer later on (tests), or no memory: here and now. */
+		free(wt);
+		if (job != m->forecast_job) {
+			run_forecast(job);
+			if (job->rc == 0) {
+				eta_cache_drop(m);
+				m->eta_cache = job->cache;
+				job->cache = NULL;
+			}
+			if (job->rc != 0)
+				reply_error(resp, 500, "InternalError", "the forecast failed: %s",
+					    job->err[0] ? job->err : strerror(-job->rc));
+			else
+				eta_answer(m, ns, name, resp);
+			forecast_job_free(job);
+		} else {
+			reply_error(resp, 503, "ServiceUnavailable", "a forecast is running; ask again");
+		}
+		return;
+	}
+	snprintf(wt->ns, sizeof(wt->ns), "%s", ns);
+	snprintf(wt->name, sizeof(wt->name), "%s", name);
+	wt->next = job->waiters;
+	job->waiters = wt;
+	job->n_waiters++;
+	if (job != m->forecast_job) {
+		if (uv_queue_work(m->loop, &job->work, on_forecast_work, on_forecast_done) != 0) {
+			/* Can't hand it off: run it here, answering the same way. */
+			run_forecast(job);
+			m->visibility_work++;
+			m->forecast_job = job;
+			on_forecast_done(&job->work, 0);
+			return;
+		}
+		m->visibility_work++;
+		m->forecast_job = job;
+	}
 }
 
 /* --- routing ---------------------------------------------------------------------------------- */
@@ -762,7 +925,7 @@ void visibility_handle(struct mgr *m, const struct httpd_request *req, struct ht
 				return;
 			}
 			if (!strcmp(s[4], "eta")) {
-				eta(m, s[1], s[3], resp);
+				eta(m, req, s[1], s[3], resp);
 				return;
 			}
 		}

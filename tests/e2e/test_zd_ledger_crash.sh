@@ -57,7 +57,8 @@ bad=$(awk -F'\t' 'NR == FNR { cmd = "date -d " $2 " +%s"; cmd | getline a; close
 # usage adds up exactly what history lists.
 kmuster usage --since 1h --by namespace -o json >"$WORK_DIR/usage.json" 2>"$WORK_DIR/err" || fail "kubectl muster usage failed: $(cat "$WORK_DIR/err")"
 gpu_hours=$(jq -r --arg ns "$NS" '.items[] | select(.key == $ns) | .resourceHours["nvidia.com/gpu"]' "$WORK_DIR/usage.json")
-want=$(awk -F'\t' '{ s += ($3 - $2) / 1000 } END { printf "%.6f", s / 3600 }' "$WORK_DIR/ledger.tsv")
+until_ms=$(( $(date -d "$(jq -r .until "$WORK_DIR/usage.json")" +%s%N) / 1000000 ))
+want=$(awk -F'\t' -v u="$until_ms" '{ e = $3 < u ? $3 : u; if (e > $2) s += (e - $2) / 1000 } END { printf "%.6f", s / 3600 }' "$WORK_DIR/ledger.tsv")
 awk -v a="$gpu_hours" -v b="$want" 'BEGIN { d = a - b; exit !(d < 1e-6 && d > -1e-6) }' ||
 	fail "usage says $gpu_hours GPU-hours, the admissions in the ledger add up to $want"
 kmuster history job/b1 -n "$NS" -o json | jq -e '[.items[].event] | index("admit") != null and index("finish") != null' >/dev/null ||
