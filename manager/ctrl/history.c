@@ -54,13 +54,13 @@ static json_t *owner_of(struct mgr *m, json_t *wl, enum kind *kind)
 	return NULL;
 }
 
-static void owner_event(struct mgr *m, json_t *wl, const char *type, const char *reason,
+static void owner_event(struct mgr *m, json_t *wl, enum event_class cls, const char *reason,
 			const char *message)
 {
 	enum kind kind;
 	json_t *owner = owner_of(m, wl, &kind);
 	if (owner)
-		writer_event(m, kind, owner, type, reason, message);
+		writer_event(m, kind, owner, cls, reason, message);
 }
 
 /* Whole seconds from one condition's lastTransitionTime (NULL: the creation) to another's,
@@ -381,10 +381,10 @@ void history_admitted(struct mgr *m, json_t *wl)
 		return;
 	snprintf(msg, sizeof(msg), "Quota reserved in ClusterQueue %s, wait time since queued was %llds",
 		 cq, seconds_between(wl, NULL, "QuotaReserved"));
-	writer_event(m, K_WORKLOAD, wl, "Normal", "QuotaReserved", msg);
+	writer_event(m, K_WORKLOAD, wl, EVENT_ROUTINE, "QuotaReserved", msg);
 	snprintf(msg, sizeof(msg), "Admitted by ClusterQueue %s, wait time since reservation was %llds",
 		 cq, seconds_between(wl, "QuotaReserved", "Admitted"));
-	writer_event(m, K_WORKLOAD, wl, "Normal", "Admitted", msg);
+	writer_event(m, K_WORKLOAD, wl, EVENT_ROUTINE, "Admitted", msg);
 	const char *reason, *message;
 	condition_text(wl, "QuotaReserved", &reason, &message);
 	record(m, LEDGER_ADMIT, wl, reason, message, NULL);
@@ -396,7 +396,7 @@ void history_pending(struct mgr *m, json_t *wl)
 	const char *reason = json_string_value(json_object_get(c, "reason"));
 	const char *message = json_string_value(json_object_get(c, "message"));
 	if (reason && message)
-		writer_event(m, K_WORKLOAD, wl, "Warning", reason, message);
+		writer_event(m, K_WORKLOAD, wl, EVENT_WARNING, reason, message);
 }
 
 void history_evicted(struct mgr *m, json_t *wl)
@@ -408,10 +408,10 @@ void history_evicted(struct mgr *m, json_t *wl)
 	if (!reason || !message)
 		return;
 	if (pre && !strcmp(reason, "Preempted"))
-		writer_event(m, K_WORKLOAD, wl, "Normal", "Preempted", message);
+		writer_event(m, K_WORKLOAD, wl, EVENT_NOTABLE, "Preempted", message);
 	/* Kueue's ReasonWithCause: "EvictedDueTo" + the Evicted reason. */
 	snprintf(why, sizeof(why), "EvictedDueTo%s", reason);
-	writer_event(m, K_WORKLOAD, wl, "Normal", why, message);
+	writer_event(m, K_WORKLOAD, wl, EVENT_NOTABLE, why, message);
 	record(m, LEDGER_EVICT, wl, reason, message, NULL);
 }
 
@@ -423,16 +423,16 @@ void history_finished(struct mgr *m, json_t *wl)
 	char msg[600];
 	if (!reason || !message)
 		return;
-	writer_event(m, K_WORKLOAD, wl, "Normal", "Finished", message);
+	writer_event(m, K_WORKLOAD, wl, EVENT_ROUTINE, "Finished", message);
 	snprintf(msg, sizeof(msg), "Workload '%s/%s' is declared finished", obj_namespace(wl),
 		 obj_name(wl));
-	owner_event(m, wl, "Normal", "FinishedWorkload", msg);
+	owner_event(m, wl, EVENT_ROUTINE, "FinishedWorkload", msg);
 	record(m, LEDGER_FINISH, wl, reason, message, NULL);
 }
 
 void history_deactivated(struct mgr *m, json_t *wl)
 {
 	static const char msg[] = "The workload is deactivated: its requeuing limit was exceeded";
-	writer_event(m, K_WORKLOAD, wl, "Warning", "Deactivated", msg);
+	writer_event(m, K_WORKLOAD, wl, EVENT_WARNING, "Deactivated", msg);
 	record(m, LEDGER_DEACTIVATE, wl, "Deactivated", msg, NULL);
 }

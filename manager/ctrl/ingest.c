@@ -155,7 +155,7 @@ static void on_cq(struct mgr *m, enum watch_event_type type, const char *key, js
 	json_t *info = json_object_get(m->unsupported, key);
 	const char *inactive = json_string_value(json_object_get(info, "inactive"));
 	if (inactive && type != WATCH_DELETED)
-		writer_event(m, K_CQ, obj, "Warning", "ClusterQueueNotUsable", inactive);
+		writer_event(m, K_CQ, obj, EVENT_WARNING, "ClusterQueueNotUsable", inactive);
 	state_mark(m, K_CQ, key);
 	/* LocalQueues pointing here: their Active condition follows the ClusterQueue. */
 	const char *lq_key;
@@ -177,7 +177,7 @@ static void on_lq(struct mgr *m, enum watch_event_type type, const char *key, js
 	if (type == WATCH_DELETED || eobj_local_queue_decode(obj, NULL, &q, err, sizeof(err)) != 0) {
 		if (type != WATCH_DELETED) {
 			log_error("cannot use LocalQueue", LF_STR("localQueue", key), LF_STR("error", err), LF_END);
-			writer_event(m, K_LQ, obj, "Warning", "LocalQueueNotUsable", err);
+			writer_event(m, K_LQ, obj, EVENT_WARNING, "LocalQueueNotUsable", err);
 		}
 		char ns[300];
 		snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - key) : 0, key);
@@ -185,7 +185,7 @@ static void on_lq(struct mgr *m, enum watch_event_type type, const char *key, js
 	} else {
 		if (engine_set_local_queue(m->engine, q.namespace_name, q.name, q.cluster_queue, q.stop) != 0) {
 			log_error("engine refused LocalQueue", LF_STR("localQueue", key), LF_END);
-			writer_event(m, K_LQ, obj, "Warning", "LocalQueueNotUsable",
+			writer_event(m, K_LQ, obj, EVENT_WARNING, "LocalQueueNotUsable",
 				     "the admission engine refused this LocalQueue");
 		}
 		eobj_local_queue_release(&q);
@@ -204,7 +204,7 @@ static void on_flavor(struct mgr *m, enum watch_event_type type, const char *key
 	} else if (eobj_flavor_decode(obj, &f, err, sizeof(err)) != 0) {
 		/* Treated as missing: ClusterQueues that name it are inactive and say so. */
 		log_error("cannot use ResourceFlavor", LF_STR("flavor", key), LF_STR("error", err), LF_END);
-		writer_event(m, K_FLAVOR, obj, "Warning", "ResourceFlavorNotUsable", err);
+		writer_event(m, K_FLAVOR, obj, EVENT_WARNING, "ResourceFlavorNotUsable", err);
 		engine_remove_flavor(m->engine, key);
 		eobj_flavor_release(&f);
 	} else {
@@ -225,13 +225,13 @@ static void on_cohort(struct mgr *m, enum watch_event_type type, const char *key
 		engine_remove_cohort(m->engine, key);
 	} else if (eobj_cohort_decode(obj, &c, err, sizeof(err)) != 0) {
 		log_error("cannot use Cohort", LF_STR("cohort", key), LF_STR("error", err), LF_END);
-		writer_event(m, K_COHORT, obj, "Warning", "CohortNotUsable", err);
+		writer_event(m, K_COHORT, obj, EVENT_WARNING, "CohortNotUsable", err);
 		engine_remove_cohort(m->engine, key);
 		eobj_cohort_release(&c);
 	} else {
 		if (engine_set_cohort(m->engine, &c.spec) != 0) {
 			log_error("engine refused Cohort", LF_STR("cohort", key), LF_END);
-			writer_event(m, K_COHORT, obj, "Warning", "CohortNotUsable",
+			writer_event(m, K_COHORT, obj, EVENT_WARNING, "CohortNotUsable",
 				     "the admission engine refused this Cohort");
 		}
 		eobj_cohort_release(&c);

@@ -54,11 +54,11 @@ static void on_owner_written(struct mgr *m, enum kind kind, const char *key,
 	const char *cq = obj_str(wl, "status.admission.clusterQueue");
 	if (updated && cq && !held) {
 		snprintf(msg, sizeof(msg), "Admitted by clusterQueue %s", cq);
-		writer_event(m, kind, updated, "Normal", "Started", msg);
+		writer_event(m, kind, updated, EVENT_ROUTINE, "Started", msg);
 	} else if (updated && wl && condition_true(wl, "Evicted")) {
 		json_t *evicted = condition_get(wl, "Evicted");
 		const char *why = json_string_value(json_object_get(evicted, "message"));
-		writer_event(m, kind, updated, "Normal", "Stopped", why ? why : "The workload was evicted");
+		writer_event(m, kind, updated, EVENT_NOTABLE, "Stopped", why ? why : "The workload was evicted");
 	}
 	log_info(held ? "workload owner held" : "workload owner released",
 		 LF_STR("kind", in->kind), LF_STR("object", key), LF_END);
@@ -108,7 +108,7 @@ static void on_workload_created(struct mgr *m, enum kind kind, const char *key,
 	if (outcome == WRITE_OK) {
 		char msg[700];
 		snprintf(msg, sizeof(msg), "Created Workload: %s", wl_key);
-		writer_event(m, kind, obj, "Normal", "CreatedWorkload", msg);
+		writer_event(m, kind, obj, EVENT_ROUTINE, "CreatedWorkload", msg);
 		log_info("workload created", LF_STR("workload", wl_key), LF_STR("owner", key),
 			 LF_STR("uid", obj_uid(updated)), LF_END);
 	}
@@ -124,7 +124,7 @@ static void create_workload(struct mgr *m, enum kind kind, const char *key, json
 	if (eobj_workload_for(in, obj, NULL, m->stores[K_WPC], m->stores[K_PC], &w, err, sizeof(err)) != 0) {
 		/* Admitting at a guessed priority or count would break the queue's rules; the object
 		 * waits, held, and the event says why. A new class brings it back here. */
-		writer_event(m, kind, obj, "Warning",
+		writer_event(m, kind, obj, EVENT_WARNING,
 			     strstr(err, "PriorityClass") && strstr(err, "doesn't exist") ? "PriorityClassNotFound" :
 											     "CreatingWorkloadFailed",
 			     err);
@@ -467,7 +467,7 @@ void owner_reconcile(struct mgr *m, enum kind kind, const char *key)
 		/* manageJobsWithoutQueueName: it may not run unqueued, and no queue is a guess. */
 		if (!in->held(obj))
 			hold(m, kind, key, obj);
-		writer_event(m, kind, obj, "Warning", "NoQueueName",
+		writer_event(m, kind, obj, EVENT_WARNING, "NoQueueName",
 			     "muster manages every object of this kind in this namespace "
 			     "(manageJobsWithoutQueueName): it stays suspended until it names a "
 			     "LocalQueue in the label kueue.x-k8s.io/queue-name");

@@ -98,6 +98,9 @@ struct mgr {
 	struct muster_config conf; /* from --config, over Kueue's defaults */
 	struct kube_config cfg;
 	struct kube_client *kube;
+	/* Events go through a client of their own (NULL: kube), with its own rate limit, so that
+	 * recording what happened never takes a turn from the writes that make it happen. */
+	struct kube_client *event_kube;
 	/* This replica: the pod's name, else host_pid. The lease's holderIdentity and the
 	 * reportingInstance of its Events. */
 	char identity[256];
@@ -320,15 +323,24 @@ void writer_forget(struct mgr *m, enum kind kind, const char *key);
 int writer_paused(struct mgr *m);
 /* Writes sent and not yet answered. */
 size_t writer_in_flight(struct mgr *m);
-/* Records an events.k8s.io/v1 Event about obj (type "Normal" or "Warning"), once per (reason,
- * message, object) for this process (a new object of the same name, with another uid, gets
- * its own); best effort, a failure is only logged. All Events share a token bucket of
- * EVENT_QPS per second and EVENT_BURST at once: past it they are dropped and counted
+/* What an Event tells, which decides its type and its budget: routine news of a Workload's
+ * life (QuotaReserved, Admitted, CreatedWorkload, Started, Finished) has a small one of its
+ * own, so a burst of admissions can't crowd out why something waits or was evicted. */
+enum event_class {
+	EVENT_ROUTINE, /* type Normal; EVENT_ROUTINE_QPS, EVENT_ROUTINE_BURST */
+	EVENT_NOTABLE, /* type Normal: preemption, eviction, a stop; EVENT_QPS, EVENT_BURST */
+	EVENT_WARNING, /* type Warning: why it waits, what can't be used; EVENT_QPS, EVENT_BURST */
+};
+/* Records an events.k8s.io/v1 Event about obj, once per (reason, message, object) for this
+ * process (a new object of the same name, with another uid, gets its own); best effort, a
+ * failure is only logged. Events of a class past its token bucket are dropped and counted
  * (writer_stats.events_dropped), never queued. */
 #define EVENT_QPS 20
 #define EVENT_BURST 200
+#define EVENT_ROUTINE_QPS 5
+#define EVENT_ROUTINE_BURST 50
 #define EVENT_CONTROLLER "muster.io/manager"
-void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type,
+void writer_event(struct mgr *m, enum kind kind, json_t *obj, enum event_class cls,
 		  const char *reason, const char *message);
 /* Counters, for logs and tests. */
 struct writer_stats {

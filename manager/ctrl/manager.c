@@ -673,10 +673,14 @@ int manager_run(const struct manager_options *opt)
 		log_error("cannot create webhook certificates", LF_INT("rc", rc), LF_END);
 		goto fail_config;
 	}
-	if ((rc = kube_client_new(uv_default_loop(), &m.cfg, &m.kube)) != 0) {
+	if ((rc = kube_client_new(uv_default_loop(), &m.cfg, &m.kube)) != 0 ||
+	    (rc = kube_client_new(uv_default_loop(), &m.cfg, &m.event_kube)) != 0) {
 		log_error("cannot create API client", LF_INT("rc", rc), LF_END);
+		kube_client_free(m.kube);
 		goto fail_certs;
 	}
+	/* The writer's bucket already drops what is over EVENT_QPS; this only paces a burst. */
+	kube_client_set_rate(m.event_kube, EVENT_QPS, EVENT_BURST);
 	m.loop = uv_default_loop();
 	if (m.conf.webhook_service[0] && (rc = shared_certs(&m)) != 0) {
 		log_error("cannot get the webhook certificates", LF_INT("rc", rc),
@@ -769,6 +773,7 @@ fail_servers:
 	httpd_stop(m.visibility_srv);
 fail_core:
 	kube_client_free(m.kube);
+	kube_client_free(m.event_kube);
 	core_release(&m);
 	uv_walk(m.loop, close_walk, NULL);
 	uv_run(m.loop, UV_RUN_DEFAULT);

@@ -164,7 +164,7 @@ void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key, j
 		/* A node muster can't model takes no gangs, rather than some on a guess; the Node
 		 * says why, and so does every "no node layout fits" message. */
 		log_warn("cannot use Node for placement", LF_STR("node", key), LF_STR("error", err), LF_END);
-		writer_event(m, K_NODE, obj, "Warning", "NodeNotUsable", err);
+		writer_event(m, K_NODE, obj, EVENT_WARNING, "NodeNotUsable", err);
 	} else if (rc != 0) {
 		log_warn("cannot use Node for placement", LF_STR("node", key), LF_STR("error", err),
 			 LF_INT("rc", rc), LF_END);

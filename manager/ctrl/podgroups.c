@@ -87,7 +87,7 @@ void podgroups_on_pod(struct mgr *m, const char *key, json_t *obj)
 		/* Gone, or no longer a member of any group (the webhook refuses a bad label, so
 		 * this is a Pod created while muster's webhook was away): say so once. */
 		if (obj)
-			writer_event(m, K_GPOD, obj, "Warning", "PodGroupInvalid", err);
+			writer_event(m, K_GPOD, obj, EVENT_WARNING, "PodGroupInvalid", err);
 		leave(m, key);
 		return;
 	}
@@ -172,7 +172,7 @@ static void release_pod(struct mgr *m, const char *key, json_t *pod, json_t *gro
 	if (!psa) {
 		/* A pod of another shape than the group's pods had when its Workload was made (a
 		 * replacement that changed): no quota was reserved for it. */
-		writer_event(m, K_GPOD, pod, "Warning", "PodSetNotAdmitted",
+		writer_event(m, K_GPOD, pod, EVENT_WARNING, "PodSetNotAdmitted",
 			     "This pod's spec differs from every PodSet its group was admitted with, so no "
 			     "quota covers it; it waits at its gate");
 		return;
@@ -220,7 +220,7 @@ static void create_workload(struct mgr *m, const char *key, json_t *group, json_
 	if (eobj_workload_for(&integration_pod, group, NULL, m->stores[K_WPC], m->stores[K_PC], &w, err,
 			      sizeof(err)) != 0) {
 		for (size_t i = 0; i < n; i++)
-			writer_event(m, K_GPOD, pods[i], "Warning",
+			writer_event(m, K_GPOD, pods[i], EVENT_WARNING,
 				     strstr(err, "PriorityClass") && strstr(err, "doesn't exist") ?
 					     "PriorityClassNotFound" :
 					     "CreatingWorkloadFailed",
@@ -263,7 +263,7 @@ static void wait_for_pods(struct mgr *m, const char *key, json_t *group, json_t 
 		 live, (long long)json_integer_value(json_object_get(group, "totalCount")),
 		 obj_name(group), at);
 	for (size_t i = 0; i < n; i++)
-		writer_event(m, K_GPOD, pods[i], "Normal", "WaitingForPodGroup", msg);
+		writer_event(m, K_GPOD, pods[i], EVENT_NOTABLE, "WaitingForPodGroup", msg);
 }
 
 /* Every pod of the group is gone (deleted, or being deleted without having succeeded): an
@@ -313,7 +313,7 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 			goto out;
 		/* Made before muster's webhook was up: it runs ungated, and muster can't hold it. */
 		if (!pod_gated(pod) && !obj_label(pod, LABEL_MANAGED)) {
-			writer_event(m, K_GPOD, pod, "Warning", "NotManaged",
+			writer_event(m, K_GPOD, pod, EVENT_WARNING, "NotManaged",
 				     "This Pod was created without muster's admission gate (its webhook was "
 				     "not installed yet), so it runs unqueued; recreate it to queue it");
 			continue;
@@ -338,7 +338,7 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 	if (!group) {
 		/* Admitting on a guess would break the group's promise; each pod says why. */
 		for (size_t i = 0; i < n; i++)
-			writer_event(m, K_GPOD, pods[i], "Warning", "PodGroupInconsistent", err);
+			writer_event(m, K_GPOD, pods[i], EVENT_WARNING, "PodGroupInconsistent", err);
 		log_warn("pod group not usable", LF_STR("group", key), LF_STR("error", err), LF_END);
 		goto out;
 	}
@@ -401,7 +401,7 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 			if (!pod_gated(pods[i]))
 				continue;
 			if (running >= total) {
-				writer_event(m, K_GPOD, pods[i], "Normal", "ExcessPod",
+				writer_event(m, K_GPOD, pods[i], EVENT_NOTABLE, "ExcessPod",
 					     "The group already runs all of its pods; this one waits at its gate");
 				continue;
 			}

@@ -46,9 +46,11 @@ struct writer {
 	/* Per kind, object key -> "uid|reason#hash|...|": the Events recorded for it, so each
 	 * (object, reason, message) is recorded once; forgotten with the object. */
 	struct strmap evented[K_KINDS];
-	/* Events share one token bucket (EVENT_QPS, EVENT_BURST): a deep queue whose every
+	/* Events' token buckets, per class (routine, and the rest): a deep queue whose every
 	 * Workload changes reason at once must not flood the apiserver. Tokens in thousandths. */
-	int64_t event_tokens, event_refilled_ms;
+	struct bucket {
+		int64_t tokens, refilled_ms;
+	} buckets[2];
 	uint64_t event_seq; /* makes Event names unique within a millisecond */
 	int64_t paused_until;
 	unsigned pause_ms;
@@ -432,21 +434,22 @@ static int seen_before(struct writer *w, enum kind kind, const char *key, const 
 	return 0;
 }
 
-/* Takes a token from the Events' bucket: 1, or 0 when the burst is spent. */
-static int event_token(struct mgr *m)
+/* Takes a token from the bucket of an Event's class: 1, or 0 when its burst is spent. */
+static int event_token(struct mgr *m, enum event_class cls)
 {
-	struct writer *w = m->writer;
+	int routine = cls == EVENT_ROUTINE;
+	struct bucket *b = &m->writer->buckets[routine];
+	int64_t qps = routine ? EVENT_ROUTINE_QPS : EVENT_QPS;
+	int64_t burst = (routine ? EVENT_ROUTINE_BURST : EVENT_BURST) * 1000;
 	int64_t now = m->now_ms();
-	if (now > w->event_refilled_ms) {
-		int64_t add = (now - w->event_refilled_ms) * EVENT_QPS; /* thousandths */
-		w->event_tokens = w->event_tokens + add > EVENT_BURST * 1000
-					  ? EVENT_BURST * 1000
-					  : w->event_tokens + add;
-		w->event_refilled_ms = now;
+	if (now > b->refilled_ms) {
+		int64_t add = (now - b->refilled_ms) * qps; /* thousandths */
+		b->tokens = b->tokens + add > burst ? burst : b->tokens + add;
+		b->refilled_ms = now;
 	}
-	if (w->event_tokens < 1000)
+	if (b->tokens < 1000)
 		return 0;
-	w->event_tokens -= 1000;
+	b->tokens -= 1000;
 	return 1;
 }
 
@@ -459,9 +462,10 @@ static uint32_t message_hash(const char *s)
 	return h;
 }
 
-void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type, const char *reason,
-		  const char *message)
+void writer_event(struct mgr *m, enum kind kind, json_t *obj, enum event_class cls,
+		  const char *reason, const char *message)
 {
+	const char *type = cls == EVENT_WARNING ? "Warning" : "Normal";
 	struct writer *w = m->writer;
 	char path[512], when[40], name[256], seen[160], note[1024];
 	const char *ns = obj_namespace(obj), *uid = obj_uid(obj);
@@ -478,7 +482,7 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type, 
 		free(ctx);
 		return;
 	}
-	if (!event_token(m)) {
+	if (!event_token(m, cls)) {
 		/* Dropped, not queued: a queue would only delay the flood. It is logged and
 		 * counted; the object's status carries the same news. */
 		free(strmap_remove(&w->evented[kind], ctx->key));
@@ -512,7 +516,8 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, const char *type, 
 	char *body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
 	snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
 		 ns ? ns : "default");
-	if (!body || kube_request(m->kube, "POST", path, NULL, body, on_event_written, ctx, NULL) != 0) {
+	struct kube_client *client = m->event_kube ? m->event_kube : m->kube;
+	if (!body || kube_request(client, "POST", path, NULL, body, on_event_written, ctx, NULL) != 0) {
 		free(strmap_remove(&w->evented[kind], ctx->key));
 		log_warn("cannot record event", LF_STR("reason", reason), LF_END);
 		free(ctx);
@@ -547,8 +552,8 @@ int writer_init(struct mgr *m)
 		strmap_init(&w->evented[k]);
 	}
 	w->last_log_ms = INT64_MIN / 2;
-	w->event_tokens = EVENT_BURST * 1000;
-	w->event_refilled_ms = m->now_ms ? m->now_ms() : 0;
+	w->buckets[0] = (struct bucket){ (int64_t)EVENT_BURST * 1000, m->now_ms ? m->now_ms() : 0 };
+	w->buckets[1] = (struct bucket){ (int64_t)EVENT_ROUTINE_BURST * 1000, w->buckets[0].refilled_ms };
 	uv_timer_init(m->loop, &w->resume);
 	w->resume.data = m;
 	m->writer = w;

@@ -244,7 +244,11 @@ start_manager() {
 		# A muster with /metrics listens on :8080 unless told otherwise; older ones lack the flag.
 		metrics_flag=()
 		if "$muster_bin" --help 2>/dev/null | grep -q -- --metrics-port; then
-			metrics_flag=(--metrics-port $((18082 + port_offset)) --visibility-port 0)
+			metrics_flag=(--metrics-port $((18082 + port_offset)))
+			# Older binaries (before the visibility endpoint) don't know the flag.
+			if "$muster_bin" --help 2>/dev/null | grep -q -- --visibility-port; then
+				metrics_flag+=(--visibility-port 0)
+			fi
 		fi
 		MGR_T0=$(now)
 		"$muster_bin" manager --kubeconfig "$KC" --config "$muster_config" --state-dir "$RUN/muster-state" \

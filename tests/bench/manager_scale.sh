@@ -87,7 +87,10 @@ fi
 # A muster with /metrics listens on :8080 unless told otherwise; older ones lack the flag.
 METRICS_FLAG=()
 if "$MUSTER_BIN" --help 2>/dev/null | grep -q -- --metrics-port; then
-	METRICS_FLAG=(--metrics-port $((18082 + MUSTER_PORT_OFFSET + 7)) --visibility-port 0)
+	METRICS_FLAG=(--metrics-port $((18082 + MUSTER_PORT_OFFSET + 7)))
+	if "$MUSTER_BIN" --help 2>/dev/null | grep -q -- --visibility-port; then
+		METRICS_FLAG+=(--visibility-port 0)
+	fi
 fi
 
 prev_n=0 prev_w=0

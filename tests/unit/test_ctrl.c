@@ -873,17 +873,17 @@ static void await_posts(struct t *t, const char *path, size_t n)
 }
 
 /* An Event about Workload ns/name (uid = name). */
-static void event_about(struct t *t, const char *name, const char *type, const char *reason,
+static void event_about(struct t *t, const char *name, enum event_class cls, const char *reason,
 			const char *message)
 {
 	json_t *wl = json_pack("{s:{s:s, s:s, s:s}}", "metadata", "namespace", "ns", "name", name,
 			       "uid", name);
-	writer_event(&t->m, K_WORKLOAD, wl, type, reason, message);
+	writer_event(&t->m, K_WORKLOAD, wl, cls, reason, message);
 	json_decref(wl);
 }
 
-/* Events are events.k8s.io/v1 objects, and share one rate: a burst past EVENT_BURST is dropped
- * and counted, and the bucket refills at EVENT_QPS. */
+/* Events are events.k8s.io/v1 objects, held to a rate: a burst past EVENT_BURST is dropped and
+ * counted, and the bucket refills at EVENT_QPS; routine news has its own, smaller bucket. */
 static void test_events_shape_and_rate_limit(void **state)
 {
 	struct t *t = *state;
@@ -891,7 +891,7 @@ static void test_events_shape_and_rate_limit(void **state)
 	struct writer_stats st;
 	for (int i = 0; i < EVENT_BURST + 50; i++) {
 		snprintf(name, sizeof(name), "w%d", i);
-		event_about(t, name, "Warning", "WaitingForQuota", "2 more needed");
+		event_about(t, name, EVENT_WARNING, "WaitingForQuota", "2 more needed");
 	}
 	const char *path = "/apis/events.k8s.io/v1/namespaces/ns/events";
 	await_posts(t, path, EVENT_BURST);
@@ -920,16 +920,26 @@ static void test_events_shape_and_rate_limit(void **state)
 	assert_non_null(strstr(obj_str(ev, "metadata.name"), "w0."));
 	json_decref(ev);
 	/* The same Event again is not sent twice; a second later, EVENT_QPS more go. */
-	event_about(t, "w0", "Warning", "WaitingForQuota", "2 more needed");
+	event_about(t, "w0", EVENT_WARNING, "WaitingForQuota", "2 more needed");
 	advance(t, 1000);
 	for (int i = 0; i < EVENT_QPS + 10; i++) {
 		snprintf(name, sizeof(name), "later%d", i);
-		event_about(t, name, "Normal", "Admitted", "Admitted by ClusterQueue cq");
+		event_about(t, name, EVENT_NOTABLE, "Admitted", "Admitted by ClusterQueue cq");
 	}
 	await_posts(t, path, EVENT_BURST + EVENT_QPS);
 	assert_int_equal(fake_api_count(t->api, "POST", path, 201), EVENT_BURST + EVENT_QPS);
 	writer_get_stats(&t->m, &st);
 	assert_int_equal(st.events_dropped, 60);
+	/* Routine news has a budget of its own: spent by its own burst, not by the others'. */
+	for (int i = 0; i < EVENT_ROUTINE_BURST + 10; i++) {
+		snprintf(name, sizeof(name), "routine%d", i);
+		event_about(t, name, EVENT_ROUTINE, "QuotaReserved", "Quota reserved in ClusterQueue cq");
+	}
+	await_posts(t, path, EVENT_BURST + EVENT_QPS + EVENT_ROUTINE_BURST);
+	assert_int_equal(fake_api_count(t->api, "POST", path, 201),
+			 EVENT_BURST + EVENT_QPS + EVENT_ROUTINE_BURST);
+	writer_get_stats(&t->m, &st);
+	assert_int_equal(st.events_dropped, 70);
 }
 
 /* With cycles batched (ADMISSION_CYCLE_MS), a burst of Workloads is still all admitted, by a
