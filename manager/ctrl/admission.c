@@ -174,8 +174,11 @@ void workload_reconcile(struct mgr *m, const char *key)
 		if (engine_admission(m->engine, key))
 			engine_evict(m->engine, key);
 		if (w.inactive) {
+			/* Out of every queue; it says so, as Kueue v0.20 (the first tier). */
 			engine_remove_workload(m->engine, key);
 			keyset_del(&m->pending, key);
+			set_pending(m, key, wl, "Deactivated",
+				    "The workload is deactivated: spec.active is false");
 		} else if (time_parse_rfc3339(obj_str(wl, "status.requeueState.requeueAt"), &requeue_at) == 0 &&
 			   requeue_at > m->now_ms()) {
 			/* Backing off after a PodsReadyTimeout eviction: out of the queue until then. */

@@ -1038,6 +1038,14 @@ static void test_requeue_backoff_and_deactivation(void **state)
 	converge(t);
 	assert_false(json_is_true(obj_path(fake_api_get(t->api, path), "spec.active")));
 	assert_true(json_is_false(obj_path(fake_api_get(t->api, path), "spec.active")));
+	/* Once its quota is released it says why it waits: Deactivated, Kueue v0.20's first tier. */
+	for (int i = 0; i < 20 && fake_cond(t, path, "QuotaReserved"); i++) {
+		advance(t, 1000);
+		converge(t);
+	}
+	json_t *c = condition_get(fake_api_get(t->api, path), "QuotaReserved");
+	assert_string_equal(json_string_value(json_object_get(c, "status")), "False");
+	assert_string_equal(json_string_value(json_object_get(c, "reason")), "Deactivated");
 }
 
 /* A Job started well after its admission (its leader died in between, and the next one took
