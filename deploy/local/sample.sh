@@ -13,6 +13,12 @@ export KUBECONFIG
 # shellcheck disable=SC1091
 source "$(dirname "$KUBECONFIG")/cluster.env"
 k() { "$KUBECTL" "$@"; }
+# `kubectl muster`: the kubectl-muster link beside the manager's binary, and its endpoint.
+muster_dir=$(dirname "$(readlink "/proc/$(cat "$MUSTER_LOCAL_DIR/pids/muster.pid")/exe")")
+kmuster() {
+	PATH="$muster_dir:$PATH" MUSTER_ENDPOINT="https://127.0.0.1:$MUSTER_VISIBILITY_PORT" \
+		MUSTER_ENDPOINT_CA="$MUSTER_LOCAL_DIR/muster/ca.crt" k muster "$@"
+}
 show() {
 	echo
 	echo "=== $1"
@@ -20,6 +26,7 @@ show() {
 	k -n muster-sample get localqueue,workloads,jobs
 }
 
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ) # the ledger outlives a run: show only this one's
 echo "--- applying the queues (deploy/sample/queues.yaml)"
 k delete namespace muster-sample --ignore-not-found --wait=true >/dev/null
 k apply -f "$SAMPLE/queues.yaml"
@@ -36,6 +43,9 @@ done
 waiting=$(k -n muster-sample get jobs -o jsonpath='{range .items[?(@.spec.suspend==true)]}{.metadata.name}{"\n"}{end}' | sed -n 1p)
 show "after submission: two Jobs admitted whole, ${waiting:-one} waits for 8 GPUs"
 k -n muster-sample get workloads -o custom-columns='WORKLOAD:.metadata.name,RESERVED:.status.conditions[?(@.type=="QuotaReserved")].reason,MESSAGE:.status.conditions[?(@.type=="QuotaReserved")].message'
+echo
+echo "=== kubectl muster why job/${waiting:-finetune-c}: what it lacks, and who holds it"
+kmuster why -n muster-sample "job/${waiting:-finetune-c}"
 deadline=$((SECONDS + 180))
 shown_c=0
 while :; do
@@ -54,5 +64,15 @@ while :; do
 done
 show "all three Jobs completed; the quota is free again"
 k get clusterqueue training -o jsonpath='{"GPU usage now: "}{.status.flavorsUsage[0].resources[?(@.name=="nvidia.com/gpu")].total}{"\n"}'
+echo
+echo "=== kubectl muster history cq/training: the decisions, from the ledger"
+for _ in $(seq 1 10); do
+	[ "$(kmuster history cq/training --since "$started" -o json 2>/dev/null | grep -c '"finish"')" -ge 3 ] && break
+	sleep 0.5
+done
+kmuster history cq/training --since "$started"
+echo
+echo "=== kubectl muster usage --by namespace --since $started"
+kmuster usage --by namespace --since "$started"
 echo
 echo "The cluster keeps running. KUBECONFIG=$KUBECONFIG; stop it with deploy/local/down.sh"

@@ -361,6 +361,7 @@ void history_deleted(struct mgr *m, const char *key)
 	free(uid);
 }
 
+/* Records the end of key's admission, if the ledger holds it open (so only once). */
 void history_finished_seen(struct mgr *m, const char *key, json_t *wl)
 {
 	const char *open = strmap_get(&m->open_admissions, key);
@@ -427,7 +428,10 @@ void history_finished(struct mgr *m, json_t *wl)
 	snprintf(msg, sizeof(msg), "Workload '%s/%s' is declared finished", obj_namespace(wl),
 		 obj_name(wl));
 	owner_event(m, wl, EVENT_ROUTINE, "FinishedWorkload", msg);
-	record(m, LEDGER_FINISH, wl, reason, message, NULL);
+	/* Recorded once, whichever comes first: this write's answer or the watch's event. */
+	char key[600];
+	if (informer_key(wl, key, sizeof(key)) == 0)
+		history_finished_seen(m, key, wl);
 }
 
 void history_deactivated(struct mgr *m, json_t *wl)
