@@ -47,8 +47,9 @@ static void on_owner_written(struct mgr *m, enum kind kind, const char *key,
 	const struct integration *in = owner_integration(kind);
 	int held = updated && in->held(updated);
 	char wl_key[600], msg[600];
+	/* The assumed copy of a fresh admission, which the cache may not show yet. */
 	json_t *wl = updated && workload_key_of(in, updated, wl_key, sizeof(wl_key)) == 0
-			     ? store_get(m, K_WORKLOAD, wl_key)
+			     ? workload_view(m, wl_key)
 			     : NULL;
 	/* Kueue's Job events: Started when admitted and let go, Stopped when held again. */
 	const char *cq = obj_str(wl, "status.admission.clusterQueue");

@@ -872,6 +872,32 @@ static void await_posts(struct t *t, const char *path, size_t n)
 		uv_run(&t->loop, UV_RUN_NOWAIT);
 }
 
+/* A Job's lifecycle Events: CreatedWorkload, and Started once released, although the cache may
+ * not show the admission yet when the release lands. */
+static void test_job_events(void **state)
+{
+	struct t *t = *state;
+	char path[600];
+	const char *events = "/apis/events.k8s.io/v1/namespaces/ns/events";
+	admitted_job(t, "4", "j1", "1", path, sizeof(path));
+	int created = 0, started = 0;
+	uint64_t deadline = uv_hrtime() + 5000000000ULL;
+	while ((!created || !started) && uv_hrtime() < deadline) {
+		uv_run(&t->loop, UV_RUN_ONCE);
+		created = started = 0;
+		for (size_t i = 0; i < fake_api_nrequests(t->api); i++) {
+			const struct fake_request *r = fake_api_request(t->api, i);
+			if (strcmp(r->method, "POST") || strcmp(r->path, events) || r->status != 201)
+				continue;
+			created |= strstr(r->body, "\"CreatedWorkload\"") && strstr(r->body, "\"Job\"");
+			started |= strstr(r->body, "\"Started\"") &&
+				   strstr(r->body, "Admitted by clusterQueue cq") != NULL;
+		}
+	}
+	assert_true(created);
+	assert_true(started);
+}
+
 /* An Event about Workload ns/name (uid = name). */
 static void event_about(struct t *t, const char *name, enum event_class cls, const char *reason,
 			const char *message)
@@ -1725,6 +1751,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused_objects_get_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycles_batched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events_shape_and_rate_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_visibility_pending_workloads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_visibility_why, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_visibility_eta, setup, teardown),
