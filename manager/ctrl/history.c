@@ -63,18 +63,32 @@ static void owner_event(struct mgr *m, json_t *wl, enum event_class cls, const c
 		writer_event(m, kind, owner, cls, reason, message);
 }
 
+/* The time of wl's condition of this type (ms), or 0. */
+static int64_t condition_time(json_t *wl, const char *type)
+{
+	int64_t ms;
+	const char *t = json_string_value(json_object_get(condition_get(wl, type), "lastTransitionTime"));
+	return time_parse_rfc3339(t, &ms) == 0 ? ms : 0;
+}
+
+/* The reason and message of wl's condition of this type (NULL when absent). */
+static void condition_text(json_t *wl, const char *type, const char **reason, const char **message)
+{
+	json_t *c = condition_get(wl, type);
+	*reason = json_string_value(json_object_get(c, "reason"));
+	*message = json_string_value(json_object_get(c, "message"));
+}
+
 /* Whole seconds from one condition's lastTransitionTime (NULL: the creation) to another's,
  * or -1 when either is missing. */
 static long long seconds_between(json_t *wl, const char *from, const char *to)
 {
-	int64_t a, b;
-	const char *at = from ? json_string_value(json_object_get(condition_get(wl, from),
-								  "lastTransitionTime"))
-			      : obj_str(wl, "metadata.creationTimestamp");
-	const char *bt = json_string_value(json_object_get(condition_get(wl, to), "lastTransitionTime"));
-	if (time_parse_rfc3339(at, &a) != 0 || time_parse_rfc3339(bt, &b) != 0 || b < a)
-		return -1;
-	return (long long)((b - a) / 1000);
+	int64_t a = 0, b = condition_time(wl, to);
+	if (from)
+		a = condition_time(wl, from);
+	else if (time_parse_rfc3339(obj_str(wl, "metadata.creationTimestamp"), &a) != 0)
+		a = 0;
+	return a && b && b >= a ? (long long)((b - a) / 1000) : -1;
 }
 
 /* --- the ledger's records ------------------------------------------------------------------ */
@@ -232,14 +246,6 @@ static void record(struct mgr *m, enum ledger_event event, json_t *wl, const cha
 
 /* --- after a restart ------------------------------------------------------------------------- */
 
-/* The time of wl's condition of this type, or 0. */
-static int64_t condition_time(json_t *wl, const char *type)
-{
-	int64_t ms;
-	const char *t = json_string_value(json_object_get(condition_get(wl, type), "lastTransitionTime"));
-	return time_parse_rfc3339(t, &ms) == 0 ? ms : 0;
-}
-
 /* The time of an end the cluster gives in whole seconds: the last millisecond of that second,
  * so that an end in the second of its admission (recorded to the millisecond) never comes
  * before it; but never after now. */
@@ -322,14 +328,6 @@ out:
 	json_decref(r.open);
 }
 
-/* The QuotaReserved or Evicted condition's reason and message of wl. */
-static void condition_text(json_t *wl, const char *type, const char **reason, const char **message)
-{
-	json_t *c = condition_get(wl, type);
-	*reason = json_string_value(json_object_get(c, "reason"));
-	*message = json_string_value(json_object_get(c, "message"));
-}
-
 void history_preempting(struct mgr *m, json_t *victim, const char *preemptor, const char *reason,
 			const char *message)
 {
@@ -368,10 +366,9 @@ void history_finished_seen(struct mgr *m, const char *key, json_t *wl)
 	const char *uid = obj_uid(wl);
 	if (!open || !uid || strcmp(open, uid) != 0)
 		return;
-	json_t *c = condition_get(wl, "Finished");
-	record_at(m, end_time(m, wl, "Finished"), LEDGER_FINISH, wl,
-		  json_string_value(json_object_get(c, "reason")),
-		  json_string_value(json_object_get(c, "message")), NULL);
+	const char *reason, *message;
+	condition_text(wl, "Finished", &reason, &message);
+	record_at(m, end_time(m, wl, "Finished"), LEDGER_FINISH, wl, reason, message, NULL);
 }
 
 void history_admitted(struct mgr *m, json_t *wl)
@@ -393,22 +390,20 @@ void history_admitted(struct mgr *m, json_t *wl)
 
 void history_pending(struct mgr *m, json_t *wl)
 {
-	json_t *c = condition_get(wl, "QuotaReserved");
-	const char *reason = json_string_value(json_object_get(c, "reason"));
-	const char *message = json_string_value(json_object_get(c, "message"));
+	const char *reason, *message;
+	condition_text(wl, "QuotaReserved", &reason, &message);
 	if (reason && message)
 		writer_event(m, K_WORKLOAD, wl, EVENT_WARNING, reason, message);
 }
 
 void history_evicted(struct mgr *m, json_t *wl)
 {
-	json_t *ev = condition_get(wl, "Evicted"), *pre = condition_get(wl, "Preempted");
-	const char *reason = json_string_value(json_object_get(ev, "reason"));
-	const char *message = json_string_value(json_object_get(ev, "message"));
+	const char *reason, *message;
 	char why[160];
+	condition_text(wl, "Evicted", &reason, &message);
 	if (!reason || !message)
 		return;
-	if (pre && !strcmp(reason, "Preempted"))
+	if (condition_get(wl, "Preempted") && !strcmp(reason, "Preempted"))
 		writer_event(m, K_WORKLOAD, wl, EVENT_NOTABLE, "Preempted", message);
 	/* Kueue's ReasonWithCause: "EvictedDueTo" + the Evicted reason. */
 	snprintf(why, sizeof(why), "EvictedDueTo%s", reason);
@@ -418,10 +413,9 @@ void history_evicted(struct mgr *m, json_t *wl)
 
 void history_finished(struct mgr *m, json_t *wl)
 {
-	json_t *c = condition_get(wl, "Finished");
-	const char *reason = json_string_value(json_object_get(c, "reason"));
-	const char *message = json_string_value(json_object_get(c, "message"));
+	const char *reason, *message;
 	char msg[600];
+	condition_text(wl, "Finished", &reason, &message);
 	if (!reason || !message)
 		return;
 	writer_event(m, K_WORKLOAD, wl, EVENT_ROUTINE, "Finished", message);
