@@ -132,6 +132,14 @@ struct eng_cq_spec {
 	int prefer_preemption_over_borrowing; /* flavorFungibility.preference */
 	const struct eng_selector *namespace_selector; /* NULL matches no namespace, as in Kueue */
 	enum eng_stop_policy stop_policy;
+	/* spec.fairSharing.weight (used with fair sharing on): unset is 1; 0 is an infinite share
+	 * once it borrows. Finite and >= 0. */
+	int has_fair_weight;
+	double fair_weight;
+	/* spec.admissionScope.admissionMode UsageBasedAdmissionFairSharing: with admission fair
+	 * sharing on (engine_set_admission_fair_sharing), its pending workloads are ordered by
+	 * their LocalQueue's consumed usage first. */
+	int usage_based_afs;
 };
 
 struct eng_cohort_spec {
@@ -139,6 +147,8 @@ struct eng_cohort_spec {
 	const char *parent; /* NULL: a root */
 	size_t n_groups;
 	const struct eng_resource_group *groups; /* the cohort's own pool */
+	int has_fair_weight; /* spec.fairSharing.weight, as for a ClusterQueue */
+	double fair_weight;
 };
 
 struct eng_podset {
@@ -227,7 +237,7 @@ struct eng_decision {
 	const char *preemptor; /* ENG_PREEMPT: the workload the victim makes room for; NULL for
 				* a HoldAndDrain eviction */
 	const char *reason; /* Kueue's: ENG_PREEMPT "InClusterQueue", "InCohortReclamation",
-			     * "InCohortReclaimWhileBorrowing", drains "ClusterQueueStopped",
+			     * "InCohortReclaimWhileBorrowing", "InCohortFairSharing", drains "ClusterQueueStopped",
 			     * "LocalQueueStopped"; ENG_PENDING one of ENG_WHY_* below */
 	const char *message; /* for people: what is missing and where */
 };
@@ -288,6 +298,121 @@ void engine_set_placer(struct engine *e, eng_place_fn fn, void *arg);
 /* Node capacity grew (pods gone, nodes added or Ready): workloads refused by the placer are
  * looked at again in the next cycle. Cheap: only those workloads are touched. */
 void engine_capacity_changed(struct engine *e);
+
+/* --- fair sharing ---------------------------------------------------------------------------- */
+/*
+ * Fair sharing (Kueue's Configuration fairSharing), off by default: with it off, every answer
+ * is exactly what it is without this section.
+ *
+ * A node's share (Kueue's DominantResourceShare) is, over the resources it uses beyond its
+ * subtree quota, the largest ratio of that borrowing (summed over flavors) to what its parent
+ * could lend of the resource (potentialAvailable summed over the tree's flavors), in per
+ * mille, divided by the node's fairSharing.weight. A node without a parent has share 0; a
+ * node of weight 0 that borrows has an infinite share (and such nodes compare among
+ * themselves by the unweighted ratio).
+ *
+ * Admission order: within a cohort tree, each pick is a tournament from the root: at every
+ * cohort, the child (ClusterQueue or cohort) whose share would be lowest after admitting its
+ * candidate wins; ties go to the candidate that doesn't borrow on the flavors it requests at
+ * that level, then the lower share, then higher priority, then older queue-order time. Each
+ * ClusterQueue's candidate is its head. Unlike Kueue (one head per ClusterQueue per cycle),
+ * every admission is charged and the shares recomputed before the next pick, so the cycle
+ * still admits everything that fits, in fair order.
+ *
+ * Preemption in a cohort follows Kueue's fair preemption: candidates from the preemptor's
+ * ClusterQueue (withinClusterQueue) and from ClusterQueues of the tree that borrow on a
+ * flavor-resource it needs (reclaimWithinCohort); ClusterQueues are visited highest share
+ * first, and a candidate of another ClusterQueue goes only if the strategy holds between the
+ * preemptor's side and the target's side below their lowest common ancestor:
+ *   LessThanOrEqualToFinalShare  preemptor's share with its workload <= target's share
+ *                                without the candidate;
+ *   LessThanInitialShare         preemptor's share with its workload < target's share now.
+ * The strategies apply in turn. A preemptor whose ClusterQueue stays within its nominal quota
+ * reclaims without the strategies (InCohortReclamation). Victims of the strategies are
+ * reported with reason "InCohortFairSharing".
+ */
+enum eng_fs_strategy { ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, ENG_FS_LESS_THAN_INITIAL_SHARE };
+
+struct eng_fair_sharing {
+	int enabled;
+	/* preemptionStrategies, applied in order. 0: Kueue's default, [LessThanOrEqualToFinalShare,
+	 * LessThanInitialShare]. Kueue accepts only [LTEFinal], [LTInitial] and [LTEFinal,
+	 * LTInitial]; anything else is -EINVAL. */
+	size_t n_strategies;
+	enum eng_fs_strategy strategies[2];
+};
+/* Turns fair sharing on or off (fs NULL: off). 0 or -EINVAL. Takes effect at the next cycle. */
+int engine_set_fair_sharing(struct engine *e, const struct eng_fair_sharing *fs);
+
+/* A node's share, as Kueue's status.fairSharing reports it. */
+struct eng_share {
+	int64_t weighted_share; /* weightedShare: ceil(precise); INT64_MAX for weight 0 borrowing */
+	double precise; /* the unrounded weighted share (INFINITY for weight 0 borrowing) */
+	const char *dominant_resource; /* the resource that gives it; NULL when not borrowing */
+	int borrowing; /* uses more than its subtree quota of some (flavor, resource) */
+};
+/* The current share of ClusterQueue cq / a cohort (computed whether fair sharing is on or not).
+ * 0, or -ENOENT. */
+int engine_cq_share(const struct engine *e, const char *cq, struct eng_share *out);
+int engine_cohort_share(const struct engine *e, const char *cohort, struct eng_share *out);
+
+/*
+ * Admission fair sharing (Kueue's Configuration admissionFairSharing), off by default. In a
+ * ClusterQueue with usage_based_afs, pending workloads are ordered by their LocalQueue's usage
+ * first (lower first; then priority and age as usual), and among preemption candidates of one
+ * ClusterQueue from different LocalQueues those of the higher usage go first.
+ *
+ * A LocalQueue's usage is sum over resources of weight(resource, default 1) x consumed
+ * (in units, not milli-units), divided by the LocalQueue's fairSharing.weight (0: infinite).
+ * consumed decays toward what the LocalQueue's admitted workloads hold: at each
+ * engine_afs_sample, consumed = consumed x (1 - a) + admitted x a, a = 1 - 0.5^(elapsed /
+ * half-life) (half-life 0: consumed is reset to nothing). Each admission adds its requests x
+ * a(sampling interval) at once (Kueue's entry penalty), so a queue that just got in yields to
+ * the others before the next sample.
+ */
+struct eng_afs_weight {
+	const char *resource;
+	double weight;
+};
+struct eng_admission_fair_sharing {
+	int enabled;
+	int64_t usage_half_life; /* ns; >= 0 */
+	int64_t usage_sampling_interval; /* ns; > 0 (Kueue's default: 5 minutes) */
+	size_t n_weights;
+	const struct eng_afs_weight *weights; /* resourceWeights; >= 0 each */
+};
+/* Turns admission fair sharing on or off (afs NULL: off). 0, -EINVAL, -ENOMEM. */
+int engine_set_admission_fair_sharing(struct engine *e, const struct eng_admission_fair_sharing *afs);
+/* A LocalQueue's spec.fairSharing.weight (default 1; >= 0, finite). The LocalQueue need not
+ * exist yet; the weight stays until it is set again. 0, -EINVAL, -ENOMEM. */
+int engine_set_lq_fair_weight(struct engine *e, const char *namespace_name, const char *name,
+			      double weight);
+
+/* One resource of a LocalQueue's consumed usage, in units (e.g. cores, bytes, GPUs). */
+struct eng_afs_resource {
+	const char *resource;
+	double consumed;
+};
+/* Seeds a LocalQueue's consumed usage from its status (admissionFairSharingStatus:
+ * consumedResources, lastUpdate in ns since the epoch), as after a restart; replaces what the
+ * engine had. At most QUOTA_MAX_RESOURCES resources. 0, -EINVAL, -ENOMEM. */
+int engine_afs_seed(struct engine *e, const char *namespace_name, const char *name,
+		    const struct eng_afs_resource *consumed, size_t n, int64_t last_update);
+/* Decays every LocalQueue's consumed usage toward its admitted usage as of now (ns since the
+ * epoch; a LocalQueue never sampled or seeded starts at now), and reorders the ClusterQueues
+ * it changed. The caller runs it every sampling interval. 0 or -ENOMEM. */
+int engine_afs_sample(struct engine *e, int64_t now);
+
+struct eng_afs_status {
+	int applies; /* admission fair sharing is on and the LocalQueue's ClusterQueue uses it */
+	size_t n; /* resources with consumed usage, sorted by name */
+	struct eng_afs_resource consumed[QUOTA_MAX_RESOURCES];
+	int64_t last_update; /* ns; 0: never sampled */
+	double usage; /* what orders its workloads (see above) */
+};
+/* A LocalQueue's admission-fair-sharing state. 0 or -ENOENT (no such LocalQueue known). */
+int engine_afs_status(const struct engine *e, const char *namespace_name, const char *name,
+		      struct eng_afs_status *out);
 
 /* --- observation (status, simulator output, tests) ---------------------------------------- */
 
