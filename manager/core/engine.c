@@ -140,6 +140,14 @@ static int wl_before(const struct ewl *a, const struct ewl *b)
 	return strcmp(a->key, b->key) < 0;
 }
 
+/* The order of a ClusterQueue's heap: with admission fair sharing, the LocalQueue that used
+ * less goes first (Kueue's queueOrderingFunc), then the queue order above. */
+static int heap_before(const struct wheap *h, const struct ewl *a, const struct ewl *b)
+{
+	int c = h->afs ? eng_lq_usage_cmp(a, b) : 0;
+	return c ? c < 0 : wl_before(a, b);
+}
+
 static void heap_set(struct wheap *h, uint32_t i, struct ewl *w)
 {
 	h->v[i] = w;
@@ -151,7 +159,7 @@ static void heap_up(struct wheap *h, uint32_t i)
 	struct ewl *w = h->v[i];
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
-		if (!wl_before(w, h->v[parent]))
+		if (!heap_before(h, w, h->v[parent]))
 			break;
 		heap_set(h, i, h->v[parent]);
 		i = parent;
@@ -166,9 +174,9 @@ static void heap_down(struct wheap *h, uint32_t i)
 		uint32_t c = 2 * i + 1;
 		if (c >= h->n)
 			break;
-		if (c + 1 < h->n && wl_before(h->v[c + 1], h->v[c]))
+		if (c + 1 < h->n && heap_before(h, h->v[c + 1], h->v[c]))
 			c++;
-		if (!wl_before(h->v[c], w))
+		if (!heap_before(h, h->v[c], w))
 			break;
 		heap_set(h, i, h->v[c]);
 		i = c;
@@ -209,9 +217,15 @@ static void heap_remove(struct wheap *h, struct ewl *w)
 	if (i == h->n)
 		return;
 	heap_set(h, i, last);
-	if (i > 0 && wl_before(last, h->v[(i - 1) / 2]))
+	if (i > 0 && heap_before(h, last, h->v[(i - 1) / 2]))
 		heap_up(h, i);
 	else
+		heap_down(h, i);
+}
+
+void eng_heap_rebuild(struct wheap *h)
+{
+	for (uint32_t i = h->n / 2; i-- > 0;)
 		heap_down(h, i);
 }
 
@@ -291,6 +305,8 @@ static struct ecq *cq_record(struct engine *e, const char *name)
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
+	q->fair_weight = 1;
+	q->fs_cand = -1;
 	q->name = iname;
 	if (strmap_put(&e->cqs, name, q, NULL) != 0) {
 		free(q);
@@ -315,6 +331,7 @@ static struct ecohort *cohort_record(struct engine *e, const char *name)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
+	c->fair_weight = 1;
 	c->name = iname;
 	if (strmap_put(&e->cohorts, name, c, NULL) != 0) {
 		free(c);
@@ -342,6 +359,7 @@ static struct elq *lq_record(struct engine *e, const char *ns, const char *name)
 	lq = calloc(1, sizeof(*lq));
 	if (!lq)
 		return NULL;
+	lq->fair_weight = 1;
 	lq->key = ikey;
 	lq->name = iname;
 	if (strmap_put(&e->lqs, key, lq, NULL) != 0) {
@@ -1710,6 +1728,7 @@ void engine_free(struct engine *e)
 		free(q->waiting.v);
 		free(q->inactive_msg);
 		free(q->pending_msg);
+		free(q->fs_items);
 		free(q);
 	}
 	for (uint32_t i = 0; i < e->n_all_cohorts; i++) {
@@ -1722,6 +1741,8 @@ void engine_free(struct engine *e)
 	}
 	for (uint32_t i = 0; i < e->n_all_lqs; i++) {
 		free(e->all_lqs[i]->held.v);
+		free(e->all_lqs[i]->afs_res);
+		free(e->all_lqs[i]->afs_val);
 		free(e->all_lqs[i]);
 	}
 	strmap_release(&e->cqs, NULL);
@@ -1742,6 +1763,12 @@ void engine_free(struct engine *e)
 	free(e->merge);
 	free(e->scratch);
 	free(e->phantoms);
+	free(e->fp_next);
+	free(e->fp_retry);
+	free(e->fs_drs);
+	free(e->fs_off);
+	free(e->afs_weight_res);
+	free(e->afs_weight_val);
 	free(e->ev_full.targets);
 	free(e->ev_try.targets);
 	free(e->ev_best.targets);
@@ -1782,7 +1809,8 @@ void engine_remove_flavor(struct engine *e, const char *name)
 int engine_set_cohort(struct engine *e, const struct eng_cohort_spec *spec)
 {
 	struct egroups groups;
-	if (!spec || !nonempty(spec->name) || (spec->parent && !*spec->parent))
+	if (!spec || !nonempty(spec->name) || (spec->parent && !*spec->parent) ||
+	    (spec->has_fair_weight && !eng_weight_valid(spec->fair_weight)))
 		return -EINVAL;
 	int rc = validate_groups(spec->n_groups, spec->groups, spec->parent != NULL);
 	if (rc)
@@ -1800,6 +1828,7 @@ int engine_set_cohort(struct engine *e, const struct eng_cohort_spec *spec)
 	groups_free(&c->groups);
 	c->groups = groups;
 	c->parent_name = parent;
+	c->fair_weight = spec->has_fair_weight ? spec->fair_weight : 1;
 	c->exists = 1;
 	e->topology_dirty = 1;
 	return 0;
@@ -1834,7 +1863,7 @@ int engine_set_cq(struct engine *e, const struct eng_cq_spec *spec)
 	struct egroups groups;
 	struct esel sel = { 0 };
 	if (!spec || !nonempty(spec->name) || (spec->cohort && !*spec->cohort) ||
-	    !valid_enums(spec))
+	    !valid_enums(spec) || (spec->has_fair_weight && !eng_weight_valid(spec->fair_weight)))
 		return -EINVAL;
 	/* Kueue's CEL rules. */
 	if (spec->preemption.reclaim_within_cohort == ENG_RECLAIM_NEVER &&
@@ -1874,6 +1903,9 @@ int engine_set_cq(struct engine *e, const struct eng_cq_spec *spec)
 	q->when_can_preempt = spec->when_can_preempt;
 	q->prefer_preemption = (uint8_t) !!spec->prefer_preemption_over_borrowing;
 	q->stop = spec->stop_policy;
+	q->fair_weight = spec->has_fair_weight ? spec->fair_weight : 1;
+	q->usage_based_afs = (uint8_t) !!spec->usage_based_afs;
+	eng_afs_order(e, q);
 	q->exists = 1;
 	if (q->stop == ENG_STOP_HOLD_AND_DRAIN) {
 		q->drain = 1;
@@ -2297,8 +2329,7 @@ static int requeue_parked_if(struct ecq *q, int (*pick)(struct ecq *, const stru
 	q->parked.n = keep;
 	if (q->heap.n == before)
 		return 0;
-	for (uint32_t i = q->heap.n / 2; i-- > 0;)
-		heap_down(&q->heap, i);
+	eng_heap_rebuild(&q->heap);
 	return 0;
 }
 
@@ -2361,6 +2392,7 @@ static void admit_adm(struct cycle *cx, struct ecq *cq, struct ewl *w, struct ea
 	w->adm_cycle = e->cycle;
 	w->status_hash = 0;
 	eng_charge(cq, a, +1);
+	eng_afs_admitted(e, cq, w, a);
 	struct eng_decision d = { ENG_ADMIT, w->key, materialize(e, cq, w), NULL, NULL, NULL };
 	cx->fn(cx->arg, &d);
 	cx->actions++;
@@ -2386,6 +2418,8 @@ static const char *reason_words(const char *reason)
 		return "prioritization in the ClusterQueue";
 	if (!strcmp(reason, "InCohortReclaimWhileBorrowing"))
 		return "reclamation within the cohort while borrowing";
+	if (!strcmp(reason, "InCohortFairSharing"))
+		return "Fair Sharing within the cohort";
 	return "reclamation within the cohort";
 }
 
@@ -2649,15 +2683,36 @@ static int strict_blocked(const struct ecq *q, const struct ewl *head)
 	return 0;
 }
 
-static void push_next(struct engine *e, struct ecq *q)
+/* Offers q's head to its tree's turn: to the merge by Kueue's order, or with fair sharing as
+ * a tournament candidate. 0 or -errno. */
+static int push_next(struct engine *e, struct ecq *q)
 {
 	if (q->heap.n == 0)
-		return;
+		return 0;
 	struct ewl *head = q->heap.v[0];
 	if (q->queueing == ENG_STRICT_FIFO && strict_blocked(q, head))
-		return;
+		return 0;
+	if (e->fs_turn)
+		return eng_fs_push(e, q, head);
 	/* Optimistic key: no borrowing. A worse key found when it is popped re-queues it. */
 	merge_push(e, (struct mentry){ q, head, 0, 0 });
+	return 0;
+}
+
+/* The next head of the turn: the merge's first, or the tournament's winner. 0: none left. */
+static int next_head(struct engine *e, struct etree *t, struct mentry *m)
+{
+	if (!e->fs_turn) {
+		if (!e->n_merge)
+			return 0;
+		*m = merge_pop(e);
+		return 1;
+	}
+	int i = eng_fs_pick(e, t);
+	if (i < 0)
+		return 0;
+	*m = eng_fs_take(e, i);
+	return 1;
 }
 
 static int cmp_wl(const void *a, const void *b)
@@ -2788,11 +2843,13 @@ static int process_tree(struct cycle *cx, struct etree *t)
 		e->cap_merge = t->n_cqs;
 	}
 	e->n_merge = 0;
+	/* Fair sharing orders a cohort's heads by tournament; a ClusterQueue alone has share 0. */
+	e->fs_turn = e->fs.enabled && t->root;
 	for (uint32_t i = 0; i < t->n_cqs; i++)
-		if (t->cqs[i]->dirty && t->cqs[i]->active)
-			push_next(e, t->cqs[i]);
-	while (e->n_merge) {
-		struct mentry m = merge_pop(e);
+		if (t->cqs[i]->dirty && t->cqs[i]->active && (rc = push_next(e, t->cqs[i])) != 0)
+			goto out;
+	struct mentry m;
+	while (next_head(e, t, &m)) {
 		struct ecq *q = m.cq;
 		struct ewl *w = m.wl;
 		struct eval *ev = &e->ev_full;
@@ -2803,7 +2860,8 @@ static int process_tree(struct cycle *cx, struct etree *t)
 			heap_remove(&q->heap, w);
 			(void)wvec_push(&q->parked, w);
 			w->where = WL_PARKED;
-			push_next(e, q);
+			if ((rc = push_next(e, q)) != 0)
+				goto out;
 			continue;
 		}
 		w->no_layout = 0;
@@ -2811,13 +2869,21 @@ static int process_tree(struct cycle *cx, struct etree *t)
 			goto out;
 		/* Kueue's order puts workloads that borrow less first: if this one turned out to
 		 * borrow more than assumed and another head now comes first, it waits its turn. */
-		if ((ev->kind == EV_FIT || ev->kind == EV_PREEMPT) && ev->borrow > m.borrow &&
-		    m.tries < 4 && e->n_merge) {
+		if (!e->fs_turn && (ev->kind == EV_FIT || ev->kind == EV_PREEMPT) &&
+		    ev->borrow > m.borrow && m.tries < 4 && e->n_merge) {
 			struct mentry again = { q, w, ev->borrow, m.tries + 1 };
 			if (mentry_before(&e->merge[0], &again)) {
 				merge_push(e, again);
 				continue;
 			}
+		}
+		/* Fair sharing: the tournament ranked it by the usage it was offered with; if the
+		 * admission now charges something else, the ranking is taken again. */
+		if (e->fs_turn && (ev->kind == EV_FIT || ev->kind == EV_PREEMPT) &&
+		    !eng_fs_same_usage(q, ev) && q->fs_tries < 4 && e->n_merge) {
+			q->fs_tries++;
+			eng_fs_repush(e, q, w);
+			continue;
 		}
 		if (ev->kind == EV_FIT && !eng_fits_now(e, q, ev->items, ev->n_items)) {
 			/* Kueue's last check before admitting; the assignment should never fail it.
@@ -2848,13 +2914,13 @@ static int process_tree(struct cycle *cx, struct etree *t)
 		switch (ev->kind) {
 		case EV_FIT:
 			admit_adm(cx, q, w, a);
-			push_next(e, q);
+			rc = push_next(e, q);
 			break;
 		case EV_PREEMPT:
 			if ((rc = start_preemption(cx, q, w, ev)) != 0)
 				goto out;
 			if (q->queueing == ENG_BEST_EFFORT_FIFO)
-				push_next(e, q);
+				rc = push_next(e, q);
 			break;
 		default:
 			emit_pending(cx, w, ev->why, ev->msg);
@@ -2870,13 +2936,19 @@ static int process_tree(struct cycle *cx, struct etree *t)
 			(void)wvec_push(&q->parked, w); /* reserved */
 			w->where = WL_PARKED;
 			w->needs = ev->kind == EV_PENDING ? ev->needs : (struct needs){ 0 };
-			push_next(e, q);
+			rc = push_next(e, q);
 			break;
 		}
+		if (rc)
+			goto out;
 	}
 out:
-	for (uint32_t i = 0; i < t->n_cqs; i++)
+	for (uint32_t i = 0; i < t->n_cqs; i++) {
 		t->cqs[i]->dirty = 0;
+		t->cqs[i]->fs_cand = -1;
+	}
+	e->fs_turn = 0;
+	e->n_merge = 0;
 	phantoms_release(e);
 	return rc;
 }
@@ -3113,6 +3185,26 @@ int eng_build(struct engine *e)
 int eng_wl_before(const struct ewl *a, const struct ewl *b)
 {
 	return wl_before(a, b);
+}
+
+int eng_queue_before(const struct ecq *cq, const struct ewl *a, const struct ewl *b)
+{
+	return heap_before(&cq->heap, a, b);
+}
+
+struct elq *eng_lq(struct engine *e, const char *namespace_name, const char *name)
+{
+	return lq_record(e, namespace_name, name);
+}
+
+void eng_cq_reordered(struct engine *e, struct ecq *cq)
+{
+	mark_cq_dirty(e, cq);
+}
+
+void eng_all_changed(struct engine *e)
+{
+	mark_all_requeue(e);
 }
 
 int eng_ns_selected(const struct ecq *cq, const struct ewl *w)

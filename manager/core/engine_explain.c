@@ -35,6 +35,14 @@ static int cmp_queue_order(const void *a, const void *b)
 	return eng_wl_before(x, y) ? -1 : eng_wl_before(y, x) ? 1 : 0;
 }
 
+/* The same with admission fair sharing: the LocalQueue that used less first. */
+static int cmp_queue_order_afs(const void *a, const void *b)
+{
+	const struct ewl *x = *(struct ewl *const *)a, *y = *(struct ewl *const *)b;
+	int c = eng_lq_usage_cmp(x, y);
+	return c ? c : cmp_queue_order(a, b);
+}
+
 static int cmp_lq_rank(const void *a, const void *b)
 {
 	const struct lq_rank *x = a, *y = b;
@@ -76,7 +84,8 @@ static int order_build(const struct ecq *q, struct order *o)
 		o->v[k++] = q->parked.v[i];
 	o->n = k;
 	qsort(o->v, o->n_waiting, sizeof(*o->v), cmp_queue_order);
-	qsort(o->v + o->n_waiting, o->n - o->n_waiting, sizeof(*o->v), cmp_queue_order);
+	qsort(o->v + o->n_waiting, o->n - o->n_waiting, sizeof(*o->v),
+	      q->heap.afs ? cmp_queue_order_afs : cmp_queue_order);
 	/* Positions within each LocalQueue: group by LocalQueue, keeping the order. */
 	for (uint32_t i = 0; i < n; i++)
 		rank[i] = (struct lq_rank){ (uintptr_t)o->v[i]->lq, i };

@@ -144,6 +144,8 @@ struct ecohort {
 	uint8_t build_state; /* build: 0 new, 1 on the current path, 2 done */
 	const char *parent_name; /* interned, NULL: a root */
 	struct egroups groups; /* its own pool */
+	double fair_weight; /* spec.fairSharing.weight (1 when unset) */
+	uint8_t fp_pruned; /* fair preemption's scratch */
 	/* Set by the build. */
 	struct ecohort *parent;
 	struct ecohort **child_cohorts;
@@ -159,6 +161,7 @@ struct ecohort {
 struct wheap {
 	struct ewl **v;
 	uint32_t n, cap;
+	uint8_t afs; /* admission fair sharing: its LocalQueue's usage orders first */
 };
 
 /*
@@ -207,6 +210,8 @@ struct ecq {
 	uint8_t has_ns_selector; /* 0: selects no namespace */
 	struct esel ns_selector;
 	enum eng_stop_policy stop;
+	double fair_weight; /* spec.fairSharing.weight (1 when unset) */
+	uint8_t usage_based_afs; /* admissionScope UsageBasedAdmissionFairSharing */
 	/* Set by the build. */
 	struct ecohort *parent;
 	struct etree *tree;
@@ -227,6 +232,15 @@ struct ecq {
 	uint8_t drain; /* HoldAndDrain: evict what is admitted here */
 	struct shape_fail shapes[ENG_SHAPE_CACHE];
 	uint32_t shape_next;
+	/* Fair sharing: its head as a candidate of the tree's tournament (engine_fair.c). */
+	int32_t fs_cand; /* index in engine.merge; -1: none */
+	uint8_t fs_tries; /* re-picks after its usage turned out different */
+	uint8_t fs_nofit; /* the head fits in no way: look at it first, it admits nothing */
+	uint32_t n_fs_items, cap_fs_items;
+	struct eitem *fs_items; /* what admitting the head would charge here (amount > 0) */
+	/* Fair preemption's scratch (engine_preempt.c): its candidates, in order. */
+	int32_t fp_head, fp_tail;
+	uint8_t fp_pruned;
 };
 
 struct elq {
@@ -239,6 +253,15 @@ struct elq {
 	enum eng_stop_policy stop;
 	struct ecq *cq; /* NULL when it doesn't exist */
 	struct wvec held; /* pending workloads it can't route (missing or stopped) */
+	/* Admission fair sharing (engine_fair.c). */
+	double fair_weight; /* spec.fairSharing.weight (1 unless set) */
+	uint8_t has_fair_weight;
+	uint32_t afs_n, afs_cap;
+	const char **afs_res; /* interned resource names, sorted by name */
+	double *afs_val; /* consumed, in units */
+	int64_t afs_last; /* last sample (ns); 0: never */
+	double afs_usage; /* the weighted usage that orders its workloads */
+	double afs_alpha; /* engine_afs_sample's scratch: this sample's rate */
 };
 
 /* --- workloads ---------------------------------------------------------------------------- */
@@ -458,6 +481,9 @@ struct engine {
 	uint32_t cap_cands;
 	uint32_t *picked;
 	uint32_t cap_picked;
+	int32_t *fp_next; /* fair preemption: the next candidate of the same ClusterQueue */
+	uint32_t *fp_retry;
+	uint32_t cap_fp;
 	/* Node feasibility (engine_set_placer). */
 	eng_place_fn place_fn;
 	void *place_arg;
@@ -465,6 +491,20 @@ struct engine {
 	/* Phantom charges held for the rest of a tree's turn (waiting preemptors). */
 	struct phantom *phantoms;
 	uint32_t n_phantoms, cap_phantoms;
+	/* Fair sharing (engine_fair.c). */
+	struct eng_fair_sharing fs;
+	uint8_t fs_turn; /* the tree being processed orders its heads by tournament */
+	struct drs *fs_drs; /* per candidate and level, during a pick */
+	uint32_t cap_fs_drs;
+	uint32_t *fs_off; /* per candidate: its first entry in fs_drs */
+	uint32_t cap_fs_off;
+	/* Admission fair sharing. */
+	uint8_t afs_on;
+	int64_t afs_half_life, afs_interval; /* ns */
+	double afs_entry_alpha; /* the entry penalty's share of an admission's requests */
+	uint32_t afs_n_weights;
+	const char **afs_weight_res; /* interned */
+	double *afs_weight_val;
 };
 
 struct ens {
@@ -473,6 +513,57 @@ struct ens {
 	uint8_t exists;
 };
 
+/* --- fair sharing (engine_fair.c) --------------------------------------------------------- */
+
+/* Kueue's DRS of one node. */
+struct drs {
+	double ratio; /* unweighted, per mille of what the parent could lend; 0: not borrowing */
+	double weight;
+	const char *dominant; /* interned resource, NULL when ratio is 0 */
+	uint8_t borrowing; /* usage above subtree quota on some (flavor, resource) */
+	uint8_t borrows_requested; /* ... on one the candidate requests (tournament only) */
+};
+
+/* The share of node n (weight w); with req (a candidate's items charged to cq), also whether it
+ * borrows on what they request. */
+void eng_drs(const struct qnode *n, double weight, const struct ecq *req_cq,
+	     const struct eitem *req, uint32_t n_req, struct drs *out);
+/* Kueue's CompareDRS: < 0 when a is lower (preferred for admission), > 0 higher. */
+int eng_drs_cmp(const struct drs *a, const struct drs *b);
+double eng_drs_precise(const struct drs *d);
+/* Fair sharing's pick: the candidate (index in e->merge) the tournament of tree t chooses, or
+ * -1 when there is none. Charges and restores usage in place. */
+int eng_fs_pick(struct engine *e, struct etree *t);
+/* Records cq's head as a tournament candidate (its usage from a full flavor assignment). */
+int eng_fs_push(struct engine *e, struct ecq *cq, struct ewl *head);
+/* Puts back a picked candidate as it was. */
+void eng_fs_repush(struct engine *e, struct ecq *cq, struct ewl *head);
+/* Whether the admission in ev charges what the candidate's usage assumed; if not, the
+ * candidate's usage is updated. */
+int eng_fs_same_usage(struct ecq *cq, const struct eval *ev);
+/* Removes entry i from the candidate set. */
+struct mentry eng_fs_take(struct engine *e, int i);
+
+/* Admission fair sharing: whether it orders cq's queue; the entry penalty of an admission; the
+ * queue order within an AFS ClusterQueue. */
+int eng_afs_applies(const struct engine *e, const struct ecq *cq);
+void eng_afs_admitted(struct engine *e, struct ecq *cq, const struct ewl *w, const struct eadm *a);
+/* Admission fair sharing's comparison of two workloads' LocalQueues: < 0 when a's used less,
+ * 0 when they are the same queue or used as much. One place for the queue order, the
+ * visibility order and the preemption candidates' order. */
+static inline int eng_lq_usage_cmp(const struct ewl *a, const struct ewl *b)
+{
+	if (a->lq == b->lq || !a->lq || !b->lq || a->lq->afs_usage == b->lq->afs_usage)
+		return 0;
+	return a->lq->afs_usage < b->lq->afs_usage ? -1 : 1;
+}
+/* Re-establishes the heap order of cq's queue after LocalQueue usages changed. */
+void eng_heap_rebuild(struct wheap *h);
+/* Sets whether cq's queue is ordered by admission fair sharing, reordering it on a change. */
+void eng_afs_order(struct engine *e, struct ecq *cq);
+/* A fairSharing.weight the engine takes: finite and >= 0. */
+int eng_weight_valid(double w);
+
 /* engine.c */
 const char *eng_intern(struct engine *e, const char *s);
 int wvec_push(struct wvec *v, struct ewl *w);
@@ -480,6 +571,14 @@ int wvec_push(struct wvec *v, struct ewl *w);
  * (whether a comes before b), and whether cq's namespaceSelector selects w's namespace. */
 int eng_build(struct engine *e);
 int eng_wl_before(const struct ewl *a, const struct ewl *b);
+/* The order of cq's queue (admission fair sharing included). */
+int eng_queue_before(const struct ecq *cq, const struct ewl *a, const struct ewl *b);
+/* The LocalQueue record of namespace/name, made if new (it may not exist yet); NULL: -ENOMEM. */
+struct elq *eng_lq(struct engine *e, const char *namespace_name, const char *name);
+/* cq's queue order changed: look at it again. */
+void eng_cq_reordered(struct engine *e, struct ecq *cq);
+/* A setting that changes every decision changed: every ClusterQueue is looked at again. */
+void eng_all_changed(struct engine *e);
 int eng_ns_selected(const struct ecq *cq, const struct ewl *w);
 
 /* engine_quota.c */

@@ -17,6 +17,7 @@
  *    quota; here the second one looks for its own victims, or waits without preempting.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,7 @@ enum variant {
 	V_HIERARCHICAL_RECLAIM,
 	V_RECLAIM_WITHOUT_BORROWING,
 	V_RECLAIM_WHILE_BORROWING,
+	V_FAIR_SHARING, /* fair preemption: taken by a strategy (InCohortFairSharing) */
 };
 
 struct pctx {
@@ -39,6 +41,7 @@ struct pctx {
 	uint32_t n_cands;
 	uint32_t n_other; /* candidates from other ClusterQueues */
 	uint32_t n_hierarchical;
+	int fair; /* fair sharing: Kueue's fair preemption replaces the classical one */
 };
 
 static int64_t max64(int64_t a, int64_t b)
@@ -105,6 +108,8 @@ static int classify(const struct pctx *pc, const struct ewl *c, int has_advantag
 		return V_NEVER;
 	if (same_cq)
 		return V_WITHIN_CQ;
+	if (pc->fair)
+		return V_FAIR_SHARING; /* borrowWithinCohort plays no part in fair preemption */
 	if (has_advantage)
 		return V_HIERARCHICAL_RECLAIM;
 	if (pol->borrow_within_cohort == ENG_BORROW_WITHIN_NEVER)
@@ -199,10 +204,43 @@ static int fits_in_quota(const struct qnode *n, const int32_t *slot, int64_t *va
 	return fits;
 }
 
+/* Kueue's cqIsBorrowing: uses more than its nominal quota of a pair preemption is needed on. */
+static int borrowing_on(const struct ecq *q, const struct frset *f)
+{
+	for (uint32_t i = 0; i < f->n; i++) {
+		int32_t s = qnode_find(&q->node, f->flavor[i], f->resource[i]);
+		if (s >= 0 && q->node.slots[s].nominal < q->node.slots[s].usage)
+			return 1;
+	}
+	return 0;
+}
+
+/* Kueue's findCandidates under fair sharing: the own ClusterQueue's (withinClusterQueue) and,
+ * from every other ClusterQueue of the tree that borrows on what is needed, those
+ * reclaimWithinCohort allows. */
+static int collect_fair(struct pctx *pc)
+{
+	struct ecq *cq = pc->cq;
+	int rc;
+	if (cq->preemption.within_cluster_queue != ENG_WITHIN_NEVER &&
+	    (rc = collect_cq(pc, cq, NULL, 0, 2)) != 0)
+		return rc;
+	if (!cq->node.parent || cq->preemption.reclaim_within_cohort == ENG_RECLAIM_NEVER)
+		return 0;
+	for (uint32_t i = 0; i < cq->tree->n_cqs; i++) {
+		struct ecq *q = cq->tree->cqs[i];
+		if (q != cq && borrowing_on(q, pc->f) && (rc = collect_cq(pc, q, NULL, 0, 1)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int collect(struct pctx *pc)
 {
 	struct ecq *cq = pc->cq;
 	int rc;
+	if (pc->fair)
+		return collect_fair(pc);
 	if (cq->preemption.within_cluster_queue != ENG_WITHIN_NEVER) {
 		rc = collect_cq(pc, cq, NULL, 0, 2);
 		if (rc)
@@ -241,6 +279,12 @@ static int cmp_cand(const void *pa, const void *pb)
 		return a->wl->evicting ? -1 : 1;
 	if (a->list != b->list)
 		return a->list < b->list ? -1 : 1;
+	/* Admission fair sharing: of one ClusterQueue, the LocalQueue that used more first. */
+	if (a->wl->adm_cq == b->wl->adm_cq && a->wl->adm_cq->heap.afs) {
+		int c = eng_lq_usage_cmp(a->wl, b->wl);
+		if (c)
+			return -c;
+	}
 	if (a->wl->priority != b->wl->priority)
 		return a->wl->priority < b->wl->priority ? -1 : 1;
 	if (a->wl->adm_time != b->wl->adm_time)
@@ -291,7 +335,300 @@ static int collect_sorted(struct pctx *pc)
 	return rc;
 }
 
-/* Kueue's classicalPreemptions: picked candidate indices in e->picked, in candidate order. */
+/* --- fair preemption (Kueue's fairPreemptions) ------------------------------------------- */
+
+/* A node of the cohort tree with its weight: a ClusterQueue's or a cohort's. */
+struct fnode {
+	const struct qnode *n;
+	double weight;
+};
+
+static struct drs share(struct fnode f)
+{
+	struct drs d;
+	eng_drs(f.n, f.weight, NULL, NULL, 0, &d);
+	return d;
+}
+
+static int on_preemptor_path(const struct pctx *pc, const struct ecohort *c)
+{
+	for (const struct ecohort *a = pc->cq->parent; a; a = a->parent)
+		if (a == c)
+			return 1;
+	return 0;
+}
+
+/* The node just below lca on q's way up (q itself when lca is its parent). */
+static struct fnode almost_lca(const struct ecq *q, const struct ecohort *lca)
+{
+	struct fnode f = { &q->node, q->fair_weight };
+	for (const struct ecohort *c = q->parent; c && c != lca; c = c->parent)
+		f = (struct fnode){ &c->node, c->fair_weight };
+	return f;
+}
+
+/* Kueue's ComputeShares: the preemptor's and the target's sides below their lowest common
+ * ancestor. */
+static void sides(const struct pctx *pc, const struct ecq *target, struct fnode *pre,
+		  struct fnode *tgt)
+{
+	const struct ecohort *lca = target->parent;
+	while (lca && !on_preemptor_path(pc, lca))
+		lca = lca->parent;
+	*pre = almost_lca(pc->cq, lca);
+	*tgt = almost_lca(target, lca);
+}
+
+static void charge_preemptor(const struct pctx *pc, int sign)
+{
+	for (uint32_t i = 0; i < pc->r->n; i++) {
+		if (sign > 0)
+			q_add_usage(&pc->cq->node, pc->r->slot[i], pc->r->val[i]);
+		else
+			q_remove_usage(&pc->cq->node, pc->r->slot[i], pc->r->val[i]);
+	}
+}
+
+/* Kueue's workloadFitsForFairSharing: the preemptor's usage is charged while the shares are
+ * compared; whether it fits is asked without it. */
+static int fair_fits(const struct pctx *pc)
+{
+	charge_preemptor(pc, -1);
+	int fits = preemptor_fits(pc, 1);
+	charge_preemptor(pc, +1);
+	return fits;
+}
+
+static void reset_pruned(struct ecohort *c)
+{
+	c->fp_pruned = 0;
+	for (uint32_t i = 0; i < c->n_child_cohorts; i++)
+		reset_pruned(c->child_cohorts[i]);
+}
+
+/* Kueue's MakeClusterQueueOrdering: the candidates listed (indices into e->cands, in order)
+ * queued per ClusterQueue. */
+static void order_by_cq(const struct pctx *pc, const uint32_t *list, uint32_t n)
+{
+	struct engine *e = pc->e;
+	struct etree *t = pc->cq->tree;
+	for (uint32_t i = 0; i < t->n_cqs; i++) {
+		t->cqs[i]->fp_head = t->cqs[i]->fp_tail = -1;
+		t->cqs[i]->fp_pruned = 0;
+	}
+	if (t->root)
+		reset_pruned(t->root);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = list[k];
+		struct ecq *q = e->cands[i].wl->adm_cq;
+		e->fp_next[i] = -1;
+		if (q->fp_tail < 0)
+			q->fp_head = (int32_t)i;
+		else
+			e->fp_next[q->fp_tail] = (int32_t)i;
+		q->fp_tail = (int32_t)i;
+	}
+}
+
+static uint32_t pop_cand(const struct pctx *pc, struct ecq *q)
+{
+	uint32_t i = (uint32_t)q->fp_head;
+	q->fp_head = pc->e->fp_next[i];
+	if (q->fp_head < 0)
+		q->fp_tail = -1;
+	return i;
+}
+
+/* Kueue's TargetClusterQueueOrdering.nextTarget: the ClusterQueue under c with the highest
+ * share that may still give something, or NULL (then something was pruned). */
+static struct ecq *next_target(const struct pctx *pc, struct ecohort *c)
+{
+	struct ecq *best_q = NULL;
+	struct drs best_qd = { -1, 1, NULL, 0, 0 }; /* Kueue's NegativeDRS */
+	for (uint32_t i = 0; i < c->n_child_cqs; i++) {
+		struct ecq *q = c->child_cqs[i];
+		if (q->fp_pruned)
+			continue;
+		struct drs d = share((struct fnode){ &q->node, q->fair_weight });
+		if ((!d.borrowing && q != pc->cq) || q->fp_head < 0) {
+			q->fp_pruned = 1;
+			continue;
+		}
+		int cmp = eng_drs_cmp(&d, &best_qd);
+		if (cmp == 0 && best_q) {
+			if (cmp_cand(&pc->e->cands[q->fp_head], &pc->e->cands[best_q->fp_head]) < 0)
+				best_q = q;
+		} else if (cmp > 0) {
+			best_qd = d;
+			best_q = q;
+		}
+	}
+	struct ecohort *best_c = NULL;
+	struct drs best_cd = { -1, 1, NULL, 0, 0 };
+	for (uint32_t i = 0; i < c->n_child_cohorts; i++) {
+		struct ecohort *k = c->child_cohorts[i];
+		if (k->fp_pruned)
+			continue;
+		struct drs d = share((struct fnode){ &k->node, k->fair_weight });
+		if (!d.borrowing && !on_preemptor_path(pc, k)) {
+			k->fp_pruned = 1;
+			continue;
+		}
+		if (eng_drs_cmp(&d, &best_cd) >= 0) {
+			best_cd = d;
+			best_c = k;
+		}
+	}
+	if (!best_c && !best_q) {
+		c->fp_pruned = 1;
+		return NULL;
+	}
+	if (eng_drs_cmp(&best_cd, &best_qd) >= 0)
+		return next_target(pc, best_c);
+	return best_q;
+}
+
+/* Kueue's TargetClusterQueueOrdering.Iter, one step: the next ClusterQueue to take from, or
+ * NULL when every one is done. */
+static struct ecq *next_cq(const struct pctx *pc)
+{
+	struct ecq *cq = pc->cq;
+	if (!cq->parent)
+		return !cq->fp_pruned && cq->fp_head >= 0 ? cq : NULL;
+	struct ecohort *root = cq->tree->root;
+	while (!root->fp_pruned) {
+		struct ecq *q = next_target(pc, root);
+		if (q)
+			return q;
+	}
+	return NULL;
+}
+
+static void take(const struct pctx *pc, uint32_t i, int variant, uint32_t *n)
+{
+	charge_cand(pc, i, -1);
+	pc->e->cands[i].variant = (uint8_t)variant;
+	pc->e->picked[(*n)++] = i;
+}
+
+static int strategy_holds(enum eng_fs_strategy s, const struct drs *pre_new,
+			  const struct drs *tgt_old, const struct drs *tgt_new)
+{
+	if (s == ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE)
+		return eng_drs_cmp(pre_new, tgt_new) <= 0;
+	return eng_drs_cmp(pre_new, tgt_old) < 0;
+}
+
+/* Kueue's runFirstFsStrategy: 1 when the preemptor fits; candidates that failed the strategy
+ * are appended to e->fp_retry. */
+static int first_strategy(const struct pctx *pc, enum eng_fs_strategy s, uint32_t *n,
+			  uint32_t *n_retry)
+{
+	struct engine *e = pc->e;
+	/* FairSharingPreemptWithinNominal (Beta, on): within its nominal quota on what it needs,
+	 * the preemptor reclaims without the strategies. */
+	int within_nominal = !borrowing_on(pc->cq, pc->f);
+	struct ecq *q;
+	while ((q = next_cq(pc)) != NULL) {
+		if (q == pc->cq || within_nominal) {
+			take(pc, pop_cand(pc, q), q == pc->cq ? V_WITHIN_CQ : V_HIERARCHICAL_RECLAIM, n);
+			if (fair_fits(pc))
+				return 1;
+			continue;
+		}
+		struct fnode pre, tgt;
+		sides(pc, q, &pre, &tgt);
+		struct drs pre_new = share(pre), tgt_old = share(tgt);
+		if (isinf(eng_drs_precise(&pre_new)) && !isinf(eng_drs_precise(&tgt_old))) {
+			/* No candidate here can pass either strategy (Kueue's fsStrategyUnsatisfiable). */
+			while (q->fp_head >= 0)
+				e->fp_retry[(*n_retry)++] = pop_cand(pc, q);
+			continue;
+		}
+		while (q->fp_head >= 0) {
+			uint32_t i = pop_cand(pc, q);
+			charge_cand(pc, i, -1);
+			struct drs tgt_new = share(tgt);
+			charge_cand(pc, i, +1);
+			if (!strategy_holds(s, &pre_new, &tgt_old, &tgt_new)) {
+				e->fp_retry[(*n_retry)++] = i;
+				continue;
+			}
+			take(pc, i, V_FAIR_SHARING, n);
+			if (fair_fits(pc))
+				return 1;
+			break; /* the shares moved: choose the ClusterQueue again */
+		}
+	}
+	return 0;
+}
+
+/* Kueue's runSecondFsStrategy (rule S2-b): LessThanInitialShare over what the first strategy
+ * left, one candidate per ClusterQueue. */
+static int second_strategy(const struct pctx *pc, uint32_t n_retry, uint32_t *n)
+{
+	order_by_cq(pc, pc->e->fp_retry, n_retry);
+	struct ecq *q;
+	while ((q = next_cq(pc)) != NULL) {
+		struct fnode pre, tgt;
+		sides(pc, q, &pre, &tgt);
+		struct drs pre_new = share(pre), tgt_old = share(tgt);
+		uint32_t i = pop_cand(pc, q);
+		if (eng_drs_cmp(&pre_new, &tgt_old) < 0) {
+			take(pc, i, V_FAIR_SHARING, n);
+			if (fair_fits(pc))
+				return 1;
+		}
+		q->fp_pruned = 1;
+	}
+	return 0;
+}
+
+/* Kueue's fairPreemptions over the candidates plan() collected: picked candidate indices in
+ * e->picked. */
+static int fair_plan(struct pctx *pc, uint32_t *n_picked)
+{
+	struct engine *e = pc->e;
+	const struct eng_fair_sharing *fs = &e->fs;
+	if (e->cap_fp < pc->n_cands) {
+		int32_t *next = realloc(e->fp_next, pc->n_cands * sizeof(*next));
+		if (next)
+			e->fp_next = next;
+		uint32_t *retry = next ? realloc(e->fp_retry, pc->n_cands * sizeof(*retry)) : NULL;
+		if (!retry)
+			return -ENOMEM;
+		e->fp_retry = retry;
+		e->cap_fp = pc->n_cands;
+	}
+	for (uint32_t i = 0; i < pc->n_cands; i++)
+		e->fp_retry[i] = i;
+	order_by_cq(pc, e->fp_retry, pc->n_cands);
+	uint32_t n = 0, n_retry = 0;
+	/* The shares are compared with the preemptor's workload in (SimulateUsageAddition). */
+	charge_preemptor(pc, +1);
+	int fits = first_strategy(pc, fs->strategies[0], &n, &n_retry);
+	if (!fits && fs->n_strategies > 1)
+		fits = second_strategy(pc, n_retry, &n);
+	charge_preemptor(pc, -1);
+	if (fits && n > 1) {
+		/* Kueue's fillBackWorkloads: put back, last taken first, every victim it fits
+		 * without (the last one taken is needed by construction). */
+		for (int k = (int)n - 2; k >= 0; k--) {
+			charge_cand(pc, e->picked[k], +1);
+			if (preemptor_fits(pc, 1))
+				e->picked[k] = e->picked[--n];
+			else
+				charge_cand(pc, e->picked[k], -1);
+		}
+	}
+	for (uint32_t k = 0; k < n; k++)
+		charge_cand(pc, e->picked[k], +1);
+	*n_picked = fits ? n : 0;
+	return 0;
+}
+
+/* Kueue's classicalPreemptions (or with fair sharing its fairPreemptions): picked candidate
+ * indices in e->picked, in candidate order. */
 static int plan(struct pctx *pc, uint32_t *n_picked)
 {
 	struct engine *e = pc->e;
@@ -308,6 +645,8 @@ static int plan(struct pctx *pc, uint32_t *n_picked)
 		e->picked = p;
 		e->cap_picked = pc->n_cands;
 	}
+	if (pc->fair)
+		return fair_plan(pc, n_picked);
 
 	/* Which of "may borrow after preempting" to try, and in which order (Kueue's comment:
 	 * without borrowing there are more candidates, with it fewer victims). */
@@ -371,6 +710,8 @@ static const char *variant_reason(int v)
 		return "InClusterQueue";
 	case V_RECLAIM_WHILE_BORROWING:
 		return "InCohortReclaimWhileBorrowing";
+	case V_FAIR_SHARING:
+		return "InCohortFairSharing";
 	default:
 		return "InCohortReclamation";
 	}
@@ -381,7 +722,7 @@ int eng_simulate_preemption(struct engine *e, struct ecq *cq, const struct ewl *
 {
 	struct frset *f = &e->pf;
 	struct reqset *r = &e->pr;
-	struct pctx pc = { e, cq, w, f, r, 0, 0, 0 };
+	struct pctx pc = { e, cq, w, f, r, 0, 0, 0, e->fs.enabled };
 	uint32_t n;
 	int may_reclaim;
 
@@ -445,7 +786,7 @@ static void request_sets(struct engine *e, const struct eitem *items, uint32_t n
 int eng_candidates(struct engine *e, struct ecq *cq, const struct ewl *w,
 		   const struct eitem *items, uint32_t n_items)
 {
-	struct pctx pc = { e, cq, w, &e->pf, &e->pr, 0, 0, 0 };
+	struct pctx pc = { e, cq, w, &e->pf, &e->pr, 0, 0, 0, e->fs.enabled };
 	if (n_items > ENG_MAX_ITEMS)
 		return -EINVAL;
 	request_sets(e, items, n_items);
@@ -457,7 +798,7 @@ int eng_candidates(struct engine *e, struct ecq *cq, const struct ewl *w,
 
 int eng_get_targets(struct engine *e, struct ecq *cq, const struct ewl *w, struct eval *ev)
 {
-	struct pctx pc = { e, cq, w, &e->pf, &e->pr, 0, 0, 0 };
+	struct pctx pc = { e, cq, w, &e->pf, &e->pr, 0, 0, 0, e->fs.enabled };
 	uint32_t n;
 
 	ev->n_targets = 0;

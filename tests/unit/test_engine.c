@@ -230,7 +230,10 @@ static int try_put_cohort(struct engine *e, const char *name, const char *parent
 	size_t n_groups = fl && fl[0].flavor ? 1 : 0;
 	if (n_groups)
 		build_group(&b, cpu, fl);
-	struct eng_cohort_spec spec = { name, parent, n_groups, n_groups ? &b.g : NULL };
+	struct eng_cohort_spec spec = { .name = name,
+					.parent = parent,
+					.n_groups = n_groups,
+					.groups = n_groups ? &b.g : NULL };
 	return engine_set_cohort(e, &spec);
 }
 

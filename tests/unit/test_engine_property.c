@@ -195,9 +195,12 @@ static void build_world(struct world *w)
 				random_quota(&c->q[k], c->parent >= 0, 1);
 			fill_group(w, MAX_CQS - 1, c, rg, 1, &n_groups);
 		}
-		struct eng_cohort_spec spec = { c->name,
-						c->parent >= 0 ? w->cohort[c->parent].name : NULL,
-						n_groups, n_groups ? rg : NULL };
+		struct eng_cohort_spec spec = {
+			.name = c->name,
+			.parent = c->parent >= 0 ? w->cohort[c->parent].name : NULL,
+			.n_groups = n_groups,
+			.groups = n_groups ? rg : NULL,
+		};
 		assert_int_equal(engine_set_cohort(w->e, &spec), 0);
 	}
 	w->n_cqs = (int)rnd_in(2, MAX_CQS - 1);
