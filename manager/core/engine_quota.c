@@ -424,8 +424,11 @@ static struct gmode fits_resource_quota(struct engine *e, struct ecq *cq, const 
 			     "insufficient unused quota for %s in flavor %s, %s more needed",
 			     q->resource, q->flavor, a);
 	}
+	/* Kueue's canPreemptWhileBorrowing: borrowWithinCohort, or fair sharing with
+	 * reclaimWithinCohort (its strategies decide). */
 	int can_preempt_while_borrowing =
-		cq->preemption.borrow_within_cohort != ENG_BORROW_WITHIN_NEVER;
+		cq->preemption.borrow_within_cohort != ENG_BORROW_WITHIN_NEVER ||
+		(e->fs.enabled && cq->preemption.reclaim_within_cohort != ENG_RECLAIM_NEVER);
 	if (q->nominal >= val || may_reclaim || can_preempt_while_borrowing) {
 		/* Without any policy that could pick a victim the simulation finds none. */
 		if (opts->quick || !may_preempt_at_all(cq))

@@ -132,6 +132,9 @@ struct cqdef {
 	const struct eng_selector *selector; /* default: all namespaces */
 	int no_selector;
 	enum eng_stop_policy stop;
+	double weight; /* fairSharing.weight when has_weight */
+	int has_weight;
+	int afs; /* admissionScope UsageBasedAdmissionFairSharing */
 };
 
 struct built {
@@ -213,6 +216,9 @@ static int try_put_cq(struct engine *e, const struct cqdef *d)
 				      : d->selector  ? d->selector
 						     : &all,
 		.stop_policy = d->stop,
+		.has_fair_weight = d->has_weight,
+		.fair_weight = d->weight,
+		.usage_based_afs = d->afs,
 	};
 	return engine_set_cq(e, &spec);
 }
@@ -222,8 +228,8 @@ static void put_cq(struct engine *e, const struct cqdef *d)
 	assert_int_equal(try_put_cq(e, d), 0);
 }
 
-static int try_put_cohort(struct engine *e, const char *name, const char *parent,
-			  const struct fq *fl)
+static int try_put_cohort_w(struct engine *e, const char *name, const char *parent,
+			    const struct fq *fl, int has_weight, double weight)
 {
 	static const char *const cpu[] = { "cpu", NULL };
 	struct built b;
@@ -233,8 +239,16 @@ static int try_put_cohort(struct engine *e, const char *name, const char *parent
 	struct eng_cohort_spec spec = { .name = name,
 					.parent = parent,
 					.n_groups = n_groups,
-					.groups = n_groups ? &b.g : NULL };
+					.groups = n_groups ? &b.g : NULL,
+					.has_fair_weight = has_weight,
+					.fair_weight = weight };
 	return engine_set_cohort(e, &spec);
+}
+
+static int try_put_cohort(struct engine *e, const char *name, const char *parent,
+			  const struct fq *fl)
+{
+	return try_put_cohort_w(e, name, parent, fl, 0, 0);
 }
 
 static void put_cohort(struct engine *e, const char *name, const char *parent, const struct fq *fl)
@@ -1829,6 +1843,334 @@ static void test_engine_reason_waiting_for_preempted_workloads(void **state)
 	engine_free(e);
 }
 
+/* --- fair sharing ---------------------------------------------------------------------------- */
+
+static void fair_on(struct engine *e, size_t n, enum eng_fs_strategy s0, enum eng_fs_strategy s1)
+{
+	struct eng_fair_sharing fs = { 1, n, { s0, s1 } };
+	assert_int_equal(engine_set_fair_sharing(e, &fs), 0);
+}
+
+/* n one-cpu workloads "<prefix>-<i>" in LocalQueue queue, queue-order times from t0 up. */
+static void add_many(struct engine *e, const char *prefix, const char *queue, int n, int64_t t0,
+		     int64_t step)
+{
+	for (int i = 1; i <= n; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "%s-%d", prefix, i);
+		add_wl(e, &(struct wldef){ name, queue, .time = t0 + i * step, .per_pod = { U(1) } });
+	}
+}
+
+static int count_admitted_in(const struct rec *r, const char *cq)
+{
+	int n = 0;
+	for (int i = 0; i < r->n; i++)
+		n += r->d[i].kind == ENG_ADMIT && !strcmp(r->d[i].cq, cq);
+	return n;
+}
+
+static void test_fair_share_is_borrowing_over_lendable(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	struct eng_share sh;
+	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", U(4)) } });
+	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(4)) } });
+	put_cq(e, &(struct cqdef){ .name = "lone", .fl = { FQ("default", U(4)) } });
+	lq(e, "lq-a", "a");
+	add_wl(e, &(struct wldef){ "w", "lq-a", .count = 6, .per_pod = { U(1) } });
+	settle(e, &r);
+	assert_true(admitted(e, "ns/w"));
+	/* a borrows 2 of the 8 its cohort could lend: 250 per mille. */
+	assert_int_equal(engine_cq_share(e, "a", &sh), 0);
+	assert_int_equal(sh.weighted_share, 250);
+	assert_true(sh.borrowing);
+	assert_string_equal(sh.dominant_resource, "cpu");
+	assert_int_equal(engine_cq_share(e, "b", &sh), 0);
+	assert_int_equal(sh.weighted_share, 0);
+	assert_false(sh.borrowing);
+	assert_null(sh.dominant_resource);
+	/* A root (and a ClusterQueue without a cohort) has share 0. */
+	assert_int_equal(engine_cohort_share(e, "co", &sh), 0);
+	assert_int_equal(sh.weighted_share, 0);
+	assert_int_equal(engine_cq_share(e, "lone", &sh), 0);
+	assert_int_equal(sh.weighted_share, 0);
+	assert_int_equal(engine_cq_share(e, "nope", &sh), -ENOENT);
+	/* Weight 2 halves it, weight 0.3 rounds the share up, weight 0 makes it infinite. */
+	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", U(4)) },
+				   .has_weight = 1, .weight = 2 });
+	assert_int_equal(engine_cq_share(e, "a", &sh), 0);
+	assert_int_equal(sh.weighted_share, 125);
+	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", U(4)) },
+				   .has_weight = 1, .weight = 0.3 });
+	assert_int_equal(engine_cq_share(e, "a", &sh), 0);
+	assert_int_equal(sh.weighted_share, 834); /* ceil(250 / 0.3) */
+	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", U(4)) },
+				   .has_weight = 1, .weight = 0 });
+	assert_int_equal(engine_cq_share(e, "a", &sh), 0);
+	assert_int_equal(sh.weighted_share, INT64_MAX);
+	assert_int_equal(try_put_cq(e, &(struct cqdef){ .name = "a",
+							.fl = { FQ("default", U(4)) },
+							.has_weight = 1,
+							.weight = -1 }),
+			 -EINVAL);
+	engine_free(e);
+	(void)state;
+}
+
+/* Two ClusterQueues with nothing of their own borrow a lender's 10 cpus. Kueue's classical
+ * order gives the older queue everything; fair sharing takes turns. */
+static void fair_two_queues(int fair, double wa, double wb, int *na, int *nb, int capacity)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	if (fair)
+		fair_on(e, 0, 0, 0);
+	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", 0) },
+				   .has_weight = 1, .weight = wa });
+	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", 0) },
+				   .has_weight = 1, .weight = wb });
+	put_cq(e, &(struct cqdef){ .name = "l", .cohort = "co", .fl = { FQ("default", U(capacity)) } });
+	lq(e, "lq-a", "a");
+	lq(e, "lq-b", "b");
+	add_many(e, "a", "lq-a", 10, 0, 1);
+	add_many(e, "b", "lq-b", 10, 100, 1);
+	settle(e, &r);
+	*na = count_admitted_in(&r, "a");
+	*nb = count_admitted_in(&r, "b");
+	char msg[256];
+	assert_int_equal(engine_check(e, msg, sizeof(msg)), 0);
+	engine_free(e);
+}
+
+static void test_fair_tournament_takes_turns(void **state)
+{
+	int na, nb;
+	fair_two_queues(0, 1, 1, &na, &nb, 10);
+	assert_int_equal(na, 10); /* classical: the older workloads, all in a */
+	assert_int_equal(nb, 0);
+	fair_two_queues(1, 1, 1, &na, &nb, 10);
+	assert_int_equal(na, 5);
+	assert_int_equal(nb, 5);
+	/* Weights 2:1 over 9 cpus: 6 and 3 (worked by hand in the comment of the test). */
+	fair_two_queues(1, 2, 1, &na, &nb, 9);
+	assert_int_equal(na, 6);
+	assert_int_equal(nb, 3);
+	/* Weight 0: b takes only what a doesn't want. */
+	fair_two_queues(1, 1, 0, &na, &nb, 12);
+	assert_int_equal(na, 10);
+	assert_int_equal(nb, 2);
+	(void)state;
+}
+
+/* root: cohorts c1 (ClusterQueues a1, a2) and c2 (b), a lender l with 12 cpus. The root
+ * splits 6:6 between c1 and c2, and c1 splits its 6 as 3:3 (worked by hand pick by pick). */
+static void test_fair_tournament_hierarchical(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	fair_on(e, 0, 0, 0);
+	put_cohort(e, "c1", "root", NULL);
+	put_cohort(e, "c2", "root", NULL);
+	put_cq(e, &(struct cqdef){ .name = "a1", .cohort = "c1", .fl = { FQ("default", 0) } });
+	put_cq(e, &(struct cqdef){ .name = "a2", .cohort = "c1", .fl = { FQ("default", 0) } });
+	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "c2", .fl = { FQ("default", 0) } });
+	put_cq(e, &(struct cqdef){ .name = "l", .cohort = "root", .fl = { FQ("default", U(12)) } });
+	lq(e, "lq-a1", "a1");
+	lq(e, "lq-a2", "a2");
+	lq(e, "lq-b", "b");
+	add_many(e, "a1", "lq-a1", 10, 0, 3);
+	add_many(e, "a2", "lq-a2", 10, 1, 3);
+	add_many(e, "b", "lq-b", 10, 2, 3);
+	settle(e, &r);
+	assert_int_equal(count_admitted_in(&r, "a1"), 3);
+	assert_int_equal(count_admitted_in(&r, "a2"), 3);
+	assert_int_equal(count_admitted_in(&r, "b"), 6);
+	/* The order of the first picks: a1, b, a2, b, a1. */
+	const char *first[] = { "ns/a1-1", "ns/b-1", "ns/a2-1", "ns/b-2", "ns/a1-2" };
+	for (int i = 0; i < 5; i++)
+		assert_string_equal(r.d[i].wl, first[i]);
+	struct eng_share sh;
+	assert_int_equal(engine_cohort_share(e, "c1", &sh), 0);
+	assert_int_equal(sh.weighted_share, 500); /* 6 of 12 */
+	engine_free(e);
+	(void)state;
+}
+
+/* a (2 cpus) wants 3 while b (4 of its own) runs four 2-cpu workloads on 8; l lends 2. */
+static struct engine *fair_preemption_world(struct rec *r)
+{
+	struct engine *e = new_engine();
+	struct eng_preemption any = { .reclaim_within_cohort = ENG_RECLAIM_ANY };
+	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", U(2)) },
+				   .preemption = any });
+	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(4)) } });
+	put_cq(e, &(struct cqdef){ .name = "l", .cohort = "co", .fl = { FQ("default", U(2)) } });
+	lq(e, "lq-a", "a");
+	lq(e, "lq-b", "b");
+	for (int i = 1; i <= 4; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "b-%d", i);
+		add_wl(e, &(struct wldef){ name, "lq-b", .priority = i, .time = i,
+					   .per_pod = { U(2) } });
+	}
+	settle(e, r);
+	assert_int_equal(count_admitted_in(r, "b"), 4);
+	add_wl(e, &(struct wldef){ "a-1", "lq-a", .time = 10, .per_pod = { U(3) } });
+	return e;
+}
+
+static void test_fair_preemption_strategies(void **state)
+{
+	struct rec r = { 0 };
+	/* LessThanOrEqualToFinalShare alone: a with 3 would have share 125; b without b-1 has
+	 * 250 (ok, taken), without b-2 too 0 (refused). One victim is not enough: none. */
+	struct engine *e = fair_preemption_world(&r);
+	fair_on(e, 1, ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, 0);
+	r.n = 0;
+	settle(e, &r);
+	assert_int_equal(count_kind(&r, ENG_PREEMPT), 0);
+	assert_false(admitted(e, "ns/a-1"));
+	engine_free(e);
+
+	/* Kueue's default adds LessThanInitialShare (125 < 250): b-1 and b-2 go. */
+	e = fair_preemption_world(&r);
+	fair_on(e, 0, 0, 0);
+	r.n = 0;
+	settle(e, &r);
+	assert_int_equal(count_kind(&r, ENG_PREEMPT), 2);
+	const struct dec *d = find(&r, ENG_PREEMPT, "ns/b-1");
+	assert_non_null(d);
+	assert_string_equal(d->reason, "InCohortFairSharing");
+	assert_string_equal(d->preemptor, "ns/a-1");
+	assert_non_null(find(&r, ENG_PREEMPT, "ns/b-2"));
+	assert_int_equal(engine_evict(e, "ns/b-1"), 0);
+	assert_int_equal(engine_evict(e, "ns/b-2"), 0);
+	settle(e, &r);
+	assert_true(admitted(e, "ns/a-1"));
+	engine_free(e);
+
+	/* LessThanInitialShare alone: 125 < 500, then 125 < 250. */
+	e = fair_preemption_world(&r);
+	fair_on(e, 1, ENG_FS_LESS_THAN_INITIAL_SHARE, 0);
+	r.n = 0;
+	settle(e, &r);
+	assert_int_equal(count_kind(&r, ENG_PREEMPT), 2);
+	assert_non_null(find(&r, ENG_PREEMPT, "ns/b-1"));
+	assert_non_null(find(&r, ENG_PREEMPT, "ns/b-2"));
+	/* Only the lists Kueue accepts. */
+	struct eng_fair_sharing bad = { 1, 2,
+					{ ENG_FS_LESS_THAN_INITIAL_SHARE,
+					  ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE } };
+	assert_int_equal(engine_set_fair_sharing(e, &bad), -EINVAL);
+	engine_free(e);
+	(void)state;
+}
+
+/* Within its nominal quota the preemptor reclaims without the strategies. */
+static void test_fair_preemption_within_nominal_reclaims(void **state)
+{
+	struct rec r = { 0 };
+	struct engine *e = fair_preemption_world(&r);
+	fair_on(e, 1, ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, 0);
+	add_wl(e, &(struct wldef){ "a-2", "lq-a", .time = 5, .per_pod = { U(2) } });
+	r.n = 0;
+	settle(e, &r);
+	const struct dec *d = find(&r, ENG_PREEMPT, "ns/b-1");
+	assert_non_null(d);
+	assert_string_equal(d->reason, "InCohortReclamation");
+	assert_string_equal(d->preemptor, "ns/a-2");
+	engine_free(e);
+	(void)state;
+}
+
+static void afs_on(struct engine *e)
+{
+	struct eng_afs_weight w[] = { { "cpu", 1 } };
+	struct eng_admission_fair_sharing afs = { 1, 3600LL * 1000000000, 300LL * 1000000000, 1, w };
+	assert_int_equal(engine_set_admission_fair_sharing(e, &afs), 0);
+}
+
+static void test_afs_orders_by_local_queue_usage(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	afs_on(e);
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(4)) }, .afs = 1 });
+	lq(e, "x", "cq");
+	lq(e, "y", "cq");
+	/* x's workloads are older; without usage the entry penalty makes them alternate. */
+	add_many(e, "x", "x", 4, 0, 1);
+	add_many(e, "y", "y", 4, 100, 1);
+	settle(e, &r);
+	const char *order[] = { "ns/x-1", "ns/y-1", "ns/x-2", "ns/y-2" };
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(r.d[i].wl, order[i]);
+	struct eng_afs_status st;
+	assert_int_equal(engine_afs_status(e, "ns", "x", &st), 0);
+	assert_true(st.applies);
+	assert_int_equal(st.n, 1);
+	assert_string_equal(st.consumed[0].resource, "cpu");
+	/* 2 cpus times 1 - 0.5^(5m / 1h) */
+	assert_true(st.consumed[0].consumed > 0.1122 && st.consumed[0].consumed < 0.1123);
+	engine_free(e);
+
+	/* A LocalQueue that consumed more (seeded from its status) waits for the other. */
+	e = new_engine();
+	r.n = 0;
+	afs_on(e);
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(2)) }, .afs = 1 });
+	lq(e, "x", "cq");
+	lq(e, "y", "cq");
+	struct eng_afs_resource used[] = { { "cpu", 10 } };
+	assert_int_equal(engine_afs_seed(e, "ns", "x", used, 1, 1), 0);
+	add_many(e, "x", "x", 2, 0, 1);
+	add_many(e, "y", "y", 2, 100, 1);
+	settle(e, &r);
+	assert_true(admitted(e, "ns/y-1") && admitted(e, "ns/y-2"));
+	assert_false(admitted(e, "ns/x-1"));
+	/* LocalQueue weight 100 makes x's usage 0.1: it goes first again. */
+	engine_remove_workload(e, "ns/y-1");
+	engine_remove_workload(e, "ns/y-2");
+	add_many(e, "y", "y", 2, 200, 1);
+	assert_int_equal(engine_set_lq_fair_weight(e, "ns", "x", 100), 0);
+	settle(e, &r);
+	assert_true(admitted(e, "ns/x-1") && admitted(e, "ns/x-2"));
+	engine_free(e);
+	(void)state;
+}
+
+static void test_afs_sample_decays_toward_admitted_usage(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	const int64_t hour = 3600LL * 1000000000;
+	afs_on(e);
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(4)) }, .afs = 1 });
+	lq(e, "x", "cq");
+	struct eng_afs_resource used[] = { { "cpu", 8 } };
+	assert_int_equal(engine_afs_seed(e, "ns", "x", used, 1, hour), 0);
+	assert_int_equal(engine_afs_sample(e, 2 * hour), 0);
+	struct eng_afs_status st;
+	assert_int_equal(engine_afs_status(e, "ns", "x", &st), 0);
+	assert_true(st.consumed[0].consumed > 3.9999 && st.consumed[0].consumed < 4.0001);
+	assert_int_equal(st.last_update, 2 * hour);
+	/* With 2 cpus admitted for another half-life: 4 x 0.5 + 2 x 0.5 (+ the entry penalty). */
+	add_wl(e, &(struct wldef){ "w", "x", .count = 2, .per_pod = { U(1) } });
+	settle(e, &r);
+	assert_int_equal(engine_afs_status(e, "ns", "x", &st), 0);
+	double penalty = st.consumed[0].consumed - 4;
+	assert_int_equal(engine_afs_sample(e, 3 * hour), 0);
+	assert_int_equal(engine_afs_status(e, "ns", "x", &st), 0);
+	double want = (4 + penalty) * 0.5 + 2 * 0.5;
+	assert_true(st.consumed[0].consumed > want - 1e-9 && st.consumed[0].consumed < want + 1e-9);
+	assert_true(st.usage > want - 1e-9 && st.usage < want + 1e-9);
+	assert_int_equal(engine_afs_status(e, "ns", "nope", &st), -ENOENT);
+	engine_free(e);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1895,6 +2237,13 @@ int main(void)
 		cmocka_unit_test(test_engine_reason_borrowing_limit_reached),
 		cmocka_unit_test(test_engine_reason_waiting_for_quota),
 		cmocka_unit_test(test_engine_reason_waiting_for_preempted_workloads),
+		cmocka_unit_test(test_fair_share_is_borrowing_over_lendable),
+		cmocka_unit_test(test_fair_tournament_takes_turns),
+		cmocka_unit_test(test_fair_tournament_hierarchical),
+		cmocka_unit_test(test_fair_preemption_strategies),
+		cmocka_unit_test(test_fair_preemption_within_nominal_reclaims),
+		cmocka_unit_test(test_afs_orders_by_local_queue_usage),
+		cmocka_unit_test(test_afs_sample_decays_toward_admitted_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
