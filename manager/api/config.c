@@ -778,8 +778,8 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 	const char *kind = json_string_value(json_object_get(doc, "kind"));
 	const char *api = json_string_value(json_object_get(doc, "apiVersion"));
 	if ((kind && strcmp(kind, "Configuration") != 0) ||
-	    (api && strcmp(api, "config.kueue.x-k8s.io/v1beta2") != 0)) {
-		snprintf(err, errlen, "want kind Configuration, apiVersion config.kueue.x-k8s.io/v1beta2");
+	    (api && strcmp(api, CONFIG_API_VERSION) != 0)) {
+		snprintf(err, errlen, "want kind Configuration, apiVersion " CONFIG_API_VERSION);
 		return -EINVAL;
 	}
 	if ((rc = only_keys(doc, "", top, err, errlen)) != 0)

@@ -85,6 +85,7 @@
 
 enum placement_mode { PLACEMENT_PREFERRED, PLACEMENT_EXACT, PLACEMENT_NONE };
 
+#define CONFIG_API_VERSION "config.kueue.x-k8s.io/v1beta2"
 #define CONFIG_NAME_MAX 254
 #define CONFIG_HOST_MAX 64 /* an IPv4 or IPv6 literal */
 #define CONFIG_WEBHOOK_SECRET_DEFAULT "muster-webhook-server-cert"
