@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "api/engine_objects.h"
+#include "core/quota.h"
 #include "util/yamljson.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)
+#define NS_PER_SECOND INT64_C(1000000000)
 
 void config_defaults(struct muster_config *cfg)
 {
@@ -162,6 +164,13 @@ static int int_field(json_t *obj, const char *name, const char *where, int64_t m
 	return 0;
 }
 
+/* What the configuration takes for a resource name (placement.gpuResource, the keys of
+ * admissionFairSharing.resourceWeights): a non-empty string that fits CONFIG_NAME_MAX. */
+static int is_resource_name(const char *s)
+{
+	return s && *s && strlen(s) < CONFIG_NAME_MAX;
+}
+
 static int parse_placement(json_t *p, struct muster_config *cfg, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "mode", "nodeFeasibility", "gpuResource", NULL };
@@ -199,7 +208,7 @@ static int parse_placement(json_t *p, struct muster_config *cfg, char *err, size
 	json_t *gpu = json_object_get(p, "gpuResource");
 	if (gpu) {
 		const char *g = json_string_value(gpu);
-		if (!g || !*g || strlen(g) >= sizeof(cfg->gpu_resource)) {
+		if (!is_resource_name(g)) {
 			snprintf(err, errlen, "placement.gpuResource: must be a resource name");
 			return -EINVAL;
 		}
@@ -468,6 +477,168 @@ static int parse_ledger(json_t *doc, struct muster_config *cfg, char *err, size_
 	return 0;
 }
 
+/* fairSharing: {preemptionStrategies}, as Kueue's. The section's presence turns it on. */
+static int parse_fair_sharing(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "preemptionStrategies", NULL };
+	static const char *const names[] = { "LessThanOrEqualToFinalShare", "LessThanInitialShare" };
+	static const enum eng_fs_strategy values[] = { ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+						       ENG_FS_LESS_THAN_INITIAL_SHARE };
+	const char *where = "fairSharing.preemptionStrategies";
+	struct eng_fair_sharing fs = { .enabled = 1 };
+	json_t *section_obj, *list, *v;
+	size_t i;
+	int rc;
+	if ((rc = section(doc, "fairSharing", keys, &section_obj, err, errlen)) != 0 || !section_obj)
+		return rc;
+	list = json_object_get(section_obj, "preemptionStrategies");
+	if (list && !json_is_array(list)) {
+		snprintf(err, errlen, "%s: must be a list", where);
+		return -EINVAL;
+	}
+	json_array_foreach(list, i, v)
+	{
+		const char *name = json_string_value(v);
+		size_t k;
+		for (k = 0; name && k < 2 && strcmp(name, names[k]); k++)
+			;
+		if (!name || k == 2) {
+			snprintf(err, errlen, "%s[%zu]: \"%.64s\" is not a strategy (%s, %s)", where, i,
+				 name ? name : "", names[0], names[1]);
+			return -EINVAL;
+		}
+		if (i < 2)
+			fs.strategies[i] = values[k];
+	}
+	fs.n_strategies = json_array_size(list);
+	/* Kueue's only valid lists: [LTEFinal], [LTInitial] and [LTEFinal, LTInitial]. */
+	if (fs.n_strategies > 2 ||
+	    (fs.n_strategies == 2 && (fs.strategies[0] != ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE ||
+				      fs.strategies[1] != ENG_FS_LESS_THAN_INITIAL_SHARE))) {
+		snprintf(err, errlen, "%s: must be [%s], [%s] or [%s, %s]", where, names[0], names[1],
+			 names[0], names[1]);
+		return -EINVAL;
+	}
+	if (fs.n_strategies == 0) {
+		fs.n_strategies = 2; /* Kueue's default, written out so it reads as what is in force */
+		fs.strategies[0] = ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE;
+		fs.strategies[1] = ENG_FS_LESS_THAN_INITIAL_SHARE;
+	}
+	cfg->fair_sharing = fs;
+	return 0;
+}
+
+/* A duration field in ns, as the engine counts time. */
+static int duration_ns_field(json_t *obj, const char *name, const char *where, int64_t *ns,
+			     char *err, size_t errlen)
+{
+	int64_t ms = *ns / 1000000;
+	int rc = duration_field(obj, name, where, &ms, err, errlen);
+	if (rc != 0)
+		return rc;
+	if (ms > INT64_MAX / 1000000) {
+		snprintf(err, errlen, "%s.%s: too long (at most about 106000 days)", where, name);
+		return -EINVAL;
+	}
+	*ns = ms * 1000000;
+	return 0;
+}
+
+/* resourceWeights: resource -> weight >= 0, into one block that cfg owns. */
+static int parse_resource_weights(json_t *m, struct eng_afs_weight **out, size_t *n_out,
+				  char *err, size_t errlen)
+{
+	const char *where = "admissionFairSharing.resourceWeights";
+	const char *name;
+	json_t *v;
+	size_t n = 0, bytes = 0;
+	*out = NULL;
+	*n_out = 0;
+	if (!m)
+		return 0;
+	if (!json_is_object(m)) {
+		snprintf(err, errlen, "%s: must be a mapping of resource names to weights", where);
+		return -EINVAL;
+	}
+	if (json_object_size(m) > QUOTA_MAX_RESOURCES) {
+		snprintf(err, errlen, "%s: at most %d resources", where, QUOTA_MAX_RESOURCES);
+		return -EINVAL;
+	}
+	json_object_foreach(m, name, v)
+	{
+		if (!is_resource_name(name)) {
+			snprintf(err, errlen, "%s: \"%.64s\" is not a resource name", where, name);
+			return -EINVAL;
+		}
+		/* jansson holds no infinities or NaNs: a number is finite. */
+		if (!json_is_number(v) || json_number_value(v) < 0) {
+			snprintf(err, errlen, "%s.%s: must be a number of at least 0", where, name);
+			return -EINVAL;
+		}
+		bytes += strlen(name) + 1;
+	}
+	n = json_object_size(m);
+	if (n == 0)
+		return 0;
+	struct eng_afs_weight *w = malloc(n * sizeof(*w) + bytes);
+	if (!w)
+		return -ENOMEM;
+	char *names = (char *)(w + n);
+	size_t i = 0;
+	json_object_foreach(m, name, v)
+	{
+		size_t len = strlen(name) + 1;
+		memcpy(names, name, len);
+		w[i].resource = names;
+		w[i].weight = json_number_value(v);
+		names += len;
+		i++;
+	}
+	*out = w;
+	*n_out = n;
+	return 0;
+}
+
+/* admissionFairSharing: {usageHalfLifeTime, usageSamplingInterval, resourceWeights}, as
+ * Kueue's. The section's presence turns it on. */
+static int parse_admission_fair_sharing(json_t *doc, struct muster_config *cfg, char *err,
+					size_t errlen)
+{
+	static const char *const keys[] = { "usageHalfLifeTime", "usageSamplingInterval",
+					    "resourceWeights", NULL };
+	const char *where = "admissionFairSharing";
+	struct eng_admission_fair_sharing afs = { .enabled = 1 };
+	struct eng_afs_weight *weights;
+	json_t *a;
+	int rc;
+	/* Kueue's defaults: no half-life (its zero value) and a 5-minute sampling interval. */
+	afs.usage_sampling_interval = (int64_t)5 * 60 * NS_PER_SECOND;
+	if ((rc = section(doc, where, keys, &a, err, errlen)) != 0 || !a)
+		return rc;
+	if ((rc = duration_ns_field(a, "usageHalfLifeTime", where, &afs.usage_half_life, err,
+				    errlen)) != 0 ||
+	    (rc = duration_ns_field(a, "usageSamplingInterval", where, &afs.usage_sampling_interval,
+				    err, errlen)) != 0)
+		return rc;
+	if (afs.usage_sampling_interval <= 0) {
+		/* Kueue turns 0 into its default; an operator who wrote 0 meant something else. */
+		snprintf(err, errlen, "%s.usageSamplingInterval: must be greater than 0 (leave it out "
+				      "for the default, 5m)", where);
+		return -EINVAL;
+	}
+	if ((rc = parse_resource_weights(json_object_get(a, "resourceWeights"), &weights,
+					 &afs.n_weights, err, errlen)) != 0) {
+		if (rc == -ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		return rc;
+	}
+	afs.weights = weights;
+	free(cfg->afs_weights);
+	cfg->afs_weights = weights;
+	cfg->admission_fair_sharing = afs;
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	unsigned bit;
@@ -499,6 +670,10 @@ void config_release(struct muster_config *cfg)
 {
 	json_decref(cfg->managed_namespaces);
 	cfg->managed_namespaces = NULL;
+	free(cfg->afs_weights);
+	cfg->afs_weights = NULL;
+	cfg->admission_fair_sharing.weights = NULL;
+	cfg->admission_fair_sharing.n_weights = 0;
 }
 
 /* integrations: {frameworks, externalFrameworks, labelKeysToCopy}. A kind listed that muster
@@ -588,7 +763,8 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 					   "clientConnection", "leaderElection", "metrics", "namespace",
 					   "webhook", "health", "internalCertManagement", "integrations",
 					   "manageJobsWithoutQueueName", "managedJobsNamespaceSelector",
-					   "visibilityServer", "ledger", NULL };
+					   "visibilityServer", "ledger", "fairSharing",
+					   "admissionFairSharing", NULL };
 	static const char *const wfpr[] = { "enable", "timeout", "recoveryTimeout", "blockAdmission",
 					    "requeuingStrategy", NULL };
 	static const char *const rs[] = { "timestamp", "backoffBaseSeconds", "backoffMaxSeconds",
@@ -602,8 +778,8 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 	const char *kind = json_string_value(json_object_get(doc, "kind"));
 	const char *api = json_string_value(json_object_get(doc, "apiVersion"));
 	if ((kind && strcmp(kind, "Configuration") != 0) ||
-	    (api && strcmp(api, "config.kueue.x-k8s.io/v1beta2") != 0)) {
-		snprintf(err, errlen, "want kind Configuration, apiVersion config.kueue.x-k8s.io/v1beta2");
+	    (api && strcmp(api, CONFIG_API_VERSION) != 0)) {
+		snprintf(err, errlen, "want kind Configuration, apiVersion " CONFIG_API_VERSION);
 		return -EINVAL;
 	}
 	if ((rc = only_keys(doc, "", top, err, errlen)) != 0)
@@ -616,7 +792,9 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 	    (rc = parse_integrations(json_object_get(doc, "integrations"), cfg, err, errlen)) != 0 ||
 	    (rc = parse_managed_jobs(doc, cfg, err, errlen)) != 0 ||
 	    (rc = parse_visibility(doc, cfg, err, errlen)) != 0 ||
-	    (rc = parse_ledger(doc, cfg, err, errlen)) != 0)
+	    (rc = parse_ledger(doc, cfg, err, errlen)) != 0 ||
+	    (rc = parse_fair_sharing(doc, cfg, err, errlen)) != 0 ||
+	    (rc = parse_admission_fair_sharing(doc, cfg, err, errlen)) != 0)
 		return rc;
 	json_t *w = json_object_get(doc, "waitForPodsReady");
 	if (!w)
@@ -694,10 +872,17 @@ int config_parse(const char *data, size_t len, struct muster_config *cfg, char *
 	if (json_array_size(docs) > 1) {
 		snprintf(err, errlen, "expected one document, found %zu", json_array_size(docs));
 		rc = -EINVAL;
+		config_release(cfg);
 	} else if (json_array_size(docs) == 1) {
-		rc = parse_doc(json_array_get(docs, 0), cfg, err, errlen);
+		rc = config_parse_json(json_array_get(docs, 0), cfg, err, errlen);
 	}
 	json_decref(docs);
+	return rc;
+}
+
+int config_parse_json(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
+{
+	int rc = parse_doc(doc, cfg, err, errlen);
 	if (rc != 0)
 		config_release(cfg);
 	return rc;

@@ -56,12 +56,22 @@
  *                                  # certificate names it, and CA and key pair live in ...
  *     webhookSecretName: muster-webhook-server-cert  # ... this Secret, shared by the
  *                                  # replicas. Unset: URL mode (https://host:port/path)
+ *   fairSharing:                   # present (even {}): fair sharing on, as in Kueue
+ *     preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]
+ *                                  # or either one alone; absent or []: both, in this order
+ *   admissionFairSharing:          # present: admission fair sharing on, as in Kueue
+ *     usageHalfLifeTime: 168h      # consumed usage halves in this long; absent or 0: none
+ *                                  # is remembered (Kueue has no default: its zero value)
+ *     usageSamplingInterval: 5m    # how often usage is sampled; > 0, default 5m
+ *     resourceWeights:             # resource -> weight >= 0 in a LocalQueue's usage;
+ *       nvidia.com/gpu: 4          # unlisted resources weigh 1
  *
  * Defaults follow Kueue v1beta2: waitForPodsReady is on, timeout 30m, recoveryTimeout = timeout,
  * Eviction, 60 s, 3600 s, no limit; clientConnection qps 300, burst 500; leaderElection on with
  * 15 s / 10 s / 2 s; metrics on ":8080", without the ClusterQueue resource series (Kueue's code
- * default; its shipped manager config turns them on, as ours does). A field muster does not
- * know or implement is an error that
+ * default; its shipped manager config turns them on, as ours does); fair sharing and admission
+ * fair sharing off. One difference: Kueue silently turns usageSamplingInterval 0 into its
+ * default, muster refuses it. A field muster does not know or implement is an error that
  * names it: an operator must never believe a setting is in force when it is not.
  */
 #ifndef MUSTER_CONFIG_H
@@ -71,8 +81,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/engine.h"
+
 enum placement_mode { PLACEMENT_PREFERRED, PLACEMENT_EXACT, PLACEMENT_NONE };
 
+#define CONFIG_API_VERSION "config.kueue.x-k8s.io/v1beta2"
 #define CONFIG_NAME_MAX 254
 #define CONFIG_HOST_MAX 64 /* an IPv4 or IPv6 literal */
 #define CONFIG_WEBHOOK_SECRET_DEFAULT "muster-webhook-server-cert"
@@ -118,6 +131,13 @@ struct muster_config {
 	char ledger_path[1024]; /* ledger.path; "" = <--state-dir>/ledger.db */
 	int64_t ledger_max_age_ms; /* ledger.maxAge, 720h */
 	int64_t ledger_max_bytes; /* ledger.maxSize, 256Mi */
+	/* fairSharing, as the engine takes it (engine_set_fair_sharing): enabled when the
+	 * section is present; strategies always filled in (Kueue's default when none given). */
+	struct eng_fair_sharing fair_sharing;
+	/* admissionFairSharing (engine_set_admission_fair_sharing): enabled when present. Its
+	 * weights point into afs_weights, which cfg owns (config_release). */
+	struct eng_admission_fair_sharing admission_fair_sharing;
+	struct eng_afs_weight *afs_weights; /* one block: the weights, then their names */
 };
 
 /* Kueue's integrations.frameworks names muster implements, as bits of frameworks. */
@@ -137,8 +157,12 @@ void config_release(struct muster_config *cfg);
 void config_defaults(struct muster_config *cfg);
 
 /* Parses a configuration document (YAML or JSON) over cfg's current values. Returns 0, or
- * -EINVAL with err naming the field and the problem. */
+ * -EINVAL with err naming the field and the problem, or -ENOMEM. On failure cfg is released
+ * (config_release) and must be set up again before use. */
 int config_parse(const char *data, size_t len, struct muster_config *cfg, char *err, size_t errlen);
+/* The same for a document already parsed (a JSON object, borrowed), e.g. one document of
+ * `muster simulate`'s input: the same rules, in one place. */
+int config_parse_json(json_t *doc, struct muster_config *cfg, char *err, size_t errlen);
 
 /* Reads path and parses it over Kueue's defaults. -errno or -EINVAL with err. */
 int config_load(const char *path, struct muster_config *cfg, char *err, size_t errlen);

@@ -966,6 +966,54 @@ static int decode_fungibility(json_t *ff, struct eng_cq_spec *spec, char *err, s
 	return 0;
 }
 
+/*
+ * spec.fairSharing of a ClusterQueue, Cohort or LocalQueue: {weight}, a Quantity >= 0. Kueue
+ * keeps the Quantity and compares shares with its float value; muster reads it in milli-units
+ * like every quantity, so a weight has milli precision: "0.0001" rounds up to 0.001 (never to
+ * 0, which would mean an infinite share) and finer digits are lost. Unset: *has is 0 (the
+ * engine's default, 1, as the CRD's).
+ */
+static int decode_fair_weight(json_t *spec, int *has, double *weight, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "weight", NULL };
+	const char *path = "spec.fairSharing";
+	json_t *fs = eobj_field(spec, "fairSharing"), *w;
+	int64_t milli;
+	int rc;
+	*has = 0;
+	*weight = 1;
+	if ((rc = eobj_want_object(fs, path, err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(fs, path, keys, err, errlen)) != 0)
+		return rc;
+	if (!(w = eobj_field(fs, "weight")))
+		return 0;
+	if ((rc = eobj_get_quantity(w, "spec.fairSharing.weight", &milli, err, errlen)) != 0)
+		return rc;
+	*has = 1;
+	*weight = (double)milli / 1000.0;
+	return 0;
+}
+
+/* spec.admissionScope: {admissionMode} (required), as the CRD has it. */
+static int decode_admission_scope(json_t *spec, int *usage_based, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "admissionMode", NULL };
+	static const char *const modes[] = { "UsageBasedAdmissionFairSharing",
+					     "NoAdmissionFairSharing", NULL };
+	const char *path = "spec.admissionScope";
+	json_t *scope = eobj_field(spec, "admissionScope");
+	int mode, rc;
+	*usage_based = 0;
+	if ((rc = eobj_want_object(scope, path, err, errlen)) != 0 ||
+	    (rc = eobj_check_keys(scope, path, keys, err, errlen)) != 0 ||
+	    (rc = get_enum(scope, "admissionMode", path, modes, -1, &mode, err, errlen)) != 0)
+		return rc;
+	if (scope && mode < 0)
+		return eobj_bad(err, errlen, "%s.admissionMode: required", path);
+	*usage_based = mode == 0;
+	return 0;
+}
+
 static const char *const stop_policies[] = { "None", "Hold", "HoldAndDrain", NULL };
 static const enum eng_stop_policy stop_values[] = { ENG_STOP_NONE, ENG_STOP_HOLD,
 						    ENG_STOP_HOLD_AND_DRAIN };
@@ -1008,13 +1056,14 @@ int eobj_cq_decode(json_t *cq, struct eobj_cq *out, char *err, size_t errlen)
 				  "spec.namespaceSelector", &s->namespace_selector, err, errlen)) != 0 ||
 	    (rc = decode_preemption(eobj_field(spec, "preemption"), &s->preemption, err, errlen)) != 0 ||
 	    (rc = decode_fungibility(eobj_field(spec, "flavorFungibility"), s, err, errlen)) != 0 ||
-	    (rc = get_enum(spec, "stopPolicy", "spec", stop_policies, 0, &stop, err, errlen)) != 0)
+	    (rc = get_enum(spec, "stopPolicy", "spec", stop_policies, 0, &stop, err, errlen)) != 0 ||
+	    (rc = decode_fair_weight(spec, &s->has_fair_weight, &s->fair_weight, err, errlen)) != 0 ||
+	    (rc = decode_admission_scope(spec, &s->usage_based_afs, err, errlen)) != 0)
 		return rc;
 	s->queueing = strategy ? ENG_STRICT_FIFO : ENG_BEST_EFFORT_FIFO;
 	s->stop_policy = stop_values[stop];
 	/* Admission checks gate admission on external controllers; admitting without them, or
-	 * pretending to run them, would both be wrong, so the caller decides. fairSharing and
-	 * admissionScope only act with Kueue features muster leaves off: ignoring them is exact. */
+	 * pretending to run them, would both be wrong, so the caller decides. */
 	if (eobj_field(spec, "admissionChecksStrategy"))
 		out->unsupported = "spec.admissionChecksStrategy: admission checks are not implemented";
 	else if (eobj_field(spec, "concurrentAdmissionPolicy"))
@@ -1056,6 +1105,8 @@ int eobj_cohort_decode(json_t *cohort, struct eobj_cohort *out, char *err, size_
 		return eobj_nomem(err, errlen);
 	if (parent && *parent && !(s->parent = eobj_arena_strdup(&out->arena, parent)))
 		return eobj_nomem(err, errlen);
+	if ((rc = decode_fair_weight(spec, &s->has_fair_weight, &s->fair_weight, err, errlen)) != 0)
+		return rc;
 	return decode_groups(&out->arena, eobj_field(spec, "resourceGroups"), s->parent != NULL, 1,
 			     &s->n_groups, &s->groups, err, errlen);
 }
@@ -1086,7 +1137,8 @@ int eobj_local_queue_decode(json_t *lq, const char *default_namespace, struct eo
 	    (rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
 	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(spec, "clusterQueue", "spec", &cq, err, errlen)) != 0 ||
-	    (rc = get_enum(spec, "stopPolicy", "spec", stop_policies, 0, &stop, err, errlen)) != 0)
+	    (rc = get_enum(spec, "stopPolicy", "spec", stop_policies, 0, &stop, err, errlen)) != 0 ||
+	    (rc = decode_fair_weight(spec, &out->has_fair_weight, &out->fair_weight, err, errlen)) != 0)
 		return rc;
 	if (!cq || !*cq)
 		return eobj_bad(err, errlen, "spec.clusterQueue: required");
@@ -1105,6 +1157,68 @@ void eobj_local_queue_release(struct eobj_local_queue *q)
 {
 	eobj_arena_release(&q->arena);
 	memset(q, 0, sizeof(*q));
+}
+
+/*
+ * status.fairSharing.admissionFairSharingStatus: consumedResources and lastUpdate, both
+ * required (the CRD's). Keys besides those read are let be: status is the controller's to
+ * write, not a person's.
+ */
+int eobj_local_queue_afs_decode(json_t *lq, struct eobj_afs_status *out, char *err, size_t errlen)
+{
+	const char *path = "status.fairSharing.admissionFairSharingStatus";
+	char p[PATH_MAX_LEN];
+	const char *last, *name;
+	json_t *v;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	json_t *status = eobj_field(lq, "status"), *fs = eobj_field(status, "fairSharing");
+	if ((rc = eobj_want_object(status, "status", err, errlen)) != 0 ||
+	    (rc = eobj_want_object(fs, "status.fairSharing", err, errlen)) != 0)
+		return rc;
+	json_t *afs = eobj_field(fs, "admissionFairSharingStatus");
+	if (!afs)
+		return 0;
+	json_t *consumed = eobj_field(afs, "consumedResources");
+	if ((rc = eobj_want_object(afs, path, err, errlen)) != 0 ||
+	    (rc = eobj_get_string(afs, "lastUpdate", path, &last, err, errlen)) != 0)
+		return rc;
+	if (!last)
+		return eobj_bad(err, errlen, "%s.lastUpdate: required", path);
+	if (time_parse_rfc3339_ns(last, &out->last_update) != 0)
+		return eobj_bad(err, errlen, "%s.lastUpdate: invalid time \"%.64s\": want RFC 3339, "
+					     "e.g. \"2025-01-01T00:00:00Z\"", path, last);
+	eobj_pathf(p, sizeof(p), "%s.consumedResources", path);
+	if (!consumed)
+		return eobj_bad(err, errlen, "%s: required", p);
+	if ((rc = eobj_want_object(consumed, p, err, errlen)) != 0)
+		return rc;
+	if (json_object_size(consumed) > QUOTA_MAX_RESOURCES)
+		return eobj_bad(err, errlen, "%s: at most %d resources, got %zu", p, QUOTA_MAX_RESOURCES,
+				json_object_size(consumed));
+	json_object_foreach(consumed, name, v)
+	{
+		char vp[PATH_MAX_LEN];
+		int64_t milli;
+		eobj_pathf(vp, sizeof(vp), "%s.%s", p, name);
+		if (!*name)
+			return eobj_bad(err, errlen, "%s: a resource name is empty", p);
+		if ((rc = eobj_get_quantity(v, vp, &milli, err, errlen)) != 0)
+			return rc;
+		struct eng_afs_resource *r = &out->consumed[out->n++];
+		if (!(r->resource = eobj_arena_strdup(&out->arena, name)))
+			return eobj_nomem(err, errlen);
+		r->consumed = (double)milli / 1000.0; /* the engine counts units */
+	}
+	out->present = 1;
+	return 0;
+}
+
+void eobj_afs_status_release(struct eobj_afs_status *s)
+{
+	eobj_arena_release(&s->arena);
+	memset(s, 0, sizeof(*s));
 }
 
 /* --------------------------------------------------------------------------- Namespace */

@@ -14,8 +14,9 @@
  * Errors: every decoder returns 0, -EINVAL with err naming the field and what is wrong, e.g.
  *   spec.resourceGroups[0].flavors[1].resources[0].nominalQuota: invalid quantity "12x"
  * or -ENOMEM. Checks are those of the CRD schema and of Kueue's webhooks that decide how the
- * object behaves (types, enums, quantities, required fields, cross-field rules); fields that
- * only matter for features muster leaves disabled (fairSharing, admissionScope) are ignored.
+ * object behaves (types, enums, quantities, required fields, cross-field rules). What only acts
+ * with a feature of the manager's configuration (fairSharing weights, admissionScope: fair
+ * sharing) is decoded whether that feature is on or not; the engine uses it only when it is.
  */
 #ifndef MUSTER_ENGINE_OBJECTS_H
 #define MUSTER_ENGINE_OBJECTS_H
@@ -92,7 +93,9 @@ void eobj_flavor_release(struct eobj_flavor *f);
 
 /* ClusterQueue. Defaults are the CRD's (BestEffortFIFO, preemption Never, whenCanBorrow
  * MayStopSearch, whenCanPreempt TryNextFlavor, stopPolicy None); an absent namespaceSelector
- * stays NULL (no namespace). */
+ * stays NULL (no namespace). spec.fairSharing.weight (a quantity >= 0, read at milli
+ * precision: "0.0001" is 0.001) and spec.admissionScope.admissionMode go to the spec's
+ * has_fair_weight/fair_weight and usage_based_afs. */
 struct eobj_cq {
 	struct eng_cq_spec spec;
 	/* NULL, or the first field set that changes admission but the engine does not implement
@@ -104,7 +107,8 @@ struct eobj_cq {
 int eobj_cq_decode(json_t *cq, struct eobj_cq *out, char *err, size_t errlen);
 void eobj_cq_release(struct eobj_cq *c);
 
-/* Cohort: metadata.name, spec.parentName, spec.resourceGroups. */
+/* Cohort: metadata.name, spec.parentName, spec.resourceGroups, spec.fairSharing.weight (as a
+ * ClusterQueue's). */
 struct eobj_cohort {
 	struct eng_cohort_spec spec;
 	struct eobj_arena arena;
@@ -113,17 +117,35 @@ int eobj_cohort_decode(json_t *cohort, struct eobj_cohort *out, char *err, size_
 void eobj_cohort_release(struct eobj_cohort *c);
 
 /* LocalQueue: metadata.namespace (default_namespace when unset), metadata.name,
- * spec.clusterQueue (required), spec.stopPolicy. */
+ * spec.clusterQueue (required), spec.stopPolicy, spec.fairSharing.weight (as a
+ * ClusterQueue's; for engine_set_lq_fair_weight). */
 struct eobj_local_queue {
 	const char *namespace_name;
 	const char *name;
 	const char *cluster_queue;
 	enum eng_stop_policy stop;
+	int has_fair_weight; /* spec.fairSharing.weight is set; else the default, 1 */
+	double fair_weight;
 	struct eobj_arena arena;
 };
 int eobj_local_queue_decode(json_t *lq, const char *default_namespace, struct eobj_local_queue *out,
 			    char *err, size_t errlen);
 void eobj_local_queue_release(struct eobj_local_queue *q);
+
+/* A LocalQueue's status.fairSharing.admissionFairSharingStatus, where Kueue keeps a
+ * LocalQueue's decayed usage across restarts: what engine_afs_seed takes. */
+struct eobj_afs_status {
+	int present; /* the status has it; else the rest is empty */
+	size_t n;
+	struct eng_afs_resource consumed[QUOTA_MAX_RESOURCES]; /* consumedResources, in units */
+	int64_t last_update; /* lastUpdate, ns since the epoch */
+	struct eobj_arena arena; /* the resource names */
+};
+/* Decodes it from a LocalQueue object (absent: present 0 and 0 returned). consumedResources
+ * are quantities >= 0 (at milli precision), at most QUOTA_MAX_RESOURCES; lastUpdate is RFC
+ * 3339 (time_parse_rfc3339_ns). Release the result also after a failure. */
+int eobj_local_queue_afs_decode(json_t *lq, struct eobj_afs_status *out, char *err, size_t errlen);
+void eobj_afs_status_release(struct eobj_afs_status *s);
 
 /* v1 Namespace: its labels plus kubernetes.io/metadata.name=<name>, which the apiserver always
  * sets (so selectors on it work as in a cluster). */

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "api/config.h"
 #include "api/engine_objects.h"
 #include "api/placement_objects.h"
 #include "core/engine.h"
@@ -46,6 +47,7 @@ enum sim_kind {
 	K_LQ,
 	K_WORKLOAD,
 	K_OWNER, /* an integrated kind (api/integrations.h): Job, RayJob, RayCluster */
+	K_CONFIGURATION, /* the manager's Configuration: fair sharing settings */
 };
 
 struct doc {
@@ -143,6 +145,15 @@ struct sim {
 	size_t n_queued_pods, cap_queued_pods;
 	size_t n_pod_docs, cap_pod_docs;
 	struct strmap wl_index; /* key -> struct wl_rec * */
+
+	/* The Configuration document (at most one, the first seen: a second is a problem), read
+	 * by the manager's parser; only its fair sharing settings act here. Zeroed: both off. */
+	const struct doc *config_doc;
+	struct muster_config config;
+	/* The simulation's clock, which it otherwise lacks: the latest time the input states
+	 * (creationTimestamp, conditions' lastTransitionTime, LocalQueues' AFS lastUpdate), ns
+	 * since the epoch; 0 when none. Admission fair sharing decays usage up to it. */
+	int64_t now;
 
 	struct engine *engine;
 	struct wl_rec **victims;

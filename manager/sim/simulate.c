@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,11 +12,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/config.h"
 #include "api/engine_objects.h"
 #include "api/objects.h"
 #include "api/placement_objects.h"
 #include "core/engine.h"
 #include "core/placement.h"
+#include "core/quantity.h"
 #include "core/quota.h"
 #include "core/strmap.h"
 #include "sim/sim_internal.h"
@@ -43,6 +46,7 @@ static const struct kind_info {
 	{ K_OWNER, "batch/v1", "Job" },
 	{ K_OWNER, "ray.io/v1", "RayJob" },
 	{ K_OWNER, "ray.io/v1", "RayCluster" },
+	{ K_CONFIGURATION, CONFIG_API_VERSION, "Configuration" },
 };
 
 /* ------------------------------------------------------------------------------ reporting */
@@ -367,11 +371,62 @@ static void classify(struct sim *s, struct doc *d)
 	       "unknown kind \"%.100s\" (apiVersion %.100s): the simulator reads ResourceFlavor, "
 	       "ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Topology and Workload "
 	       "(" KUEUE_API_VERSION "), PriorityClass (scheduling.k8s.io/v1), Namespace and List "
-	       "(v1), Job (batch/v1), RayJob and RayCluster (ray.io/v1)",
+	       "(v1), Job (batch/v1), RayJob and RayCluster (ray.io/v1), Configuration "
+	       "(" CONFIG_API_VERSION ")",
 	       kind, api);
 }
 
 /* ------------------------------------------------------------------------------ decoding */
+
+/* The simulation's "now" moves to a time the input states (RFC 3339; unreadable ones are the
+ * decoders' business, not the clock's). */
+static void note_time(struct sim *s, const char *rfc3339)
+{
+	int64_t ns;
+	if (rfc3339 && time_parse_rfc3339_ns(rfc3339, &ns) == 0 && ns > s->now)
+		s->now = ns;
+}
+
+static void note_condition_times(struct sim *s, json_t *obj)
+{
+	json_t *conds = obj_path(obj, "status.conditions"), *c;
+	size_t i;
+	json_array_foreach(conds, i, c)
+		note_time(s, json_string_value(json_object_get(c, "lastTransitionTime")));
+}
+
+/* The Configuration: the manager's parser, so a setting reads here as the manager reads it. */
+static void decode_configuration(struct sim *s, const struct doc *d)
+{
+	char err[512];
+	if (s->config_doc) {
+		report(s, d, "Configuration: a second one; the simulator takes one (the first is at %s:%d)",
+		       s->config_doc->file, s->config_doc->line);
+		return;
+	}
+	s->config_doc = d;
+	config_defaults(&s->config);
+	int rc = config_parse_json(d->obj, &s->config, err, sizeof(err));
+	if (rc != 0) {
+		report_decode(s, d, rc, err);
+		/* Nothing of it acts: the run stops at the problem anyway. */
+		config_defaults(&s->config);
+	}
+}
+
+/* A LocalQueue's admission-fair-sharing status, checked now so its problems come with the
+ * others; build_engine reads it again for the engine. */
+static void check_lq_afs(struct sim *s, const struct doc *d)
+{
+	struct eobj_afs_status a;
+	char err[512];
+	int rc = eobj_local_queue_afs_decode(d->obj, &a, err, sizeof(err));
+	if (rc != 0)
+		report_decode(s, d, rc, err);
+	else if (a.present && a.last_update > s->now)
+		s->now = a.last_update;
+	eobj_afs_status_release(&a);
+}
 
 /* Everything but Workloads and Jobs, which need the priority classes and namespaces first. */
 static void decode_config(struct sim *s, const struct doc *d)
@@ -519,8 +574,12 @@ static void decode_config(struct sim *s, const struct doc *d)
 			return;
 		}
 		s->lq_docs[s->n_lqs++] = d;
+		check_lq_afs(s, d);
 		return;
 	}
+	case K_CONFIGURATION:
+		decode_configuration(s, d);
+		return;
 	default:
 		return;
 	}
@@ -609,6 +668,8 @@ static void stream_workload(struct sim *s, struct doc *d)
 	struct wl_rec *r = &s->wls[s->n_wls];
 	memset(r, 0, sizeof(*r));
 	r->doc = d;
+	/* Read now: the JSON may go below. creationTimestamp counts through queue_time. */
+	note_condition_times(s, obj);
 	int rc = decode_workload(s, d, obj, &r->w, err, sizeof(err));
 	if (rc == 0 && s->from_objects) {
 		/* The caller's objects outlive the run: nothing to drop, nothing to read again. */
@@ -795,11 +856,50 @@ static void release_nodes(struct sim *s, struct wl_rec *r)
 		pobj_plan_release(r->plan);
 }
 
+/* The Configuration's fair sharing settings (none: both stay off). */
+static void set_fair_sharing(struct sim *s)
+{
+	int rc;
+	if (s->config.fair_sharing.enabled &&
+	    (rc = engine_set_fair_sharing(s->engine, &s->config.fair_sharing)) != 0)
+		engine_problem(s, s->config_doc, rc, "fairSharing");
+	if (s->config.admission_fair_sharing.enabled &&
+	    (rc = engine_set_admission_fair_sharing(s->engine, &s->config.admission_fair_sharing)) != 0)
+		engine_problem(s, s->config_doc, rc, "admissionFairSharing");
+}
+
+/* LocalQueues' weights and, with admission fair sharing on, the usage their status carries. */
+static void set_lq_fair_sharing(struct sim *s)
+{
+	int afs = s->config.admission_fair_sharing.enabled;
+	for (size_t i = 0; i < s->n_lqs && !s->failed; i++) {
+		const struct eobj_local_queue *q = &s->lqs[i];
+		struct eobj_afs_status a;
+		char err[512];
+		int rc;
+		if (q->has_fair_weight &&
+		    (rc = engine_set_lq_fair_weight(s->engine, q->namespace_name, q->name,
+						    q->fair_weight)) != 0)
+			engine_problem(s, s->lq_docs[i], rc, "spec.fairSharing.weight");
+		if (!afs)
+			continue;
+		/* Checked when it was read: only memory can fail here. */
+		rc = eobj_local_queue_afs_decode(s->lq_docs[i]->obj, &a, err, sizeof(err));
+		if (rc == 0 && a.present)
+			rc = engine_afs_seed(s->engine, q->namespace_name, q->name, a.consumed, a.n,
+					     a.last_update);
+		eobj_afs_status_release(&a);
+		if (rc != 0)
+			engine_problem(s, s->lq_docs[i], rc, "status.fairSharing.admissionFairSharingStatus");
+	}
+}
+
 static int build_engine(struct sim *s)
 {
 	int rc = engine_new(&s->engine);
 	if (rc != 0)
 		return rc;
+	set_fair_sharing(s);
 	/* In input order throughout, so nothing depends on hash order. */
 	for (size_t i = 0; i < s->n_ns; i++)
 		if ((rc = engine_set_namespace(s->engine, s->ns[i].name, s->ns[i].n_labels,
@@ -824,6 +924,7 @@ static int build_engine(struct sim *s)
 		if ((rc = engine_set_local_queue(s->engine, s->lqs[i].namespace_name, s->lqs[i].name,
 						 s->lqs[i].cluster_queue, s->lqs[i].stop)) != 0)
 			engine_problem(s, s->lq_docs[i], rc, NULL);
+	set_lq_fair_sharing(s);
 
 	/* Workloads without a creation time were created "now", after every given one, in
 	 * input order: what applying the files to a cluster would do. */
@@ -862,6 +963,13 @@ static int build_engine(struct sim *s)
 		    (rc = engine_set_admitted(s->engine, r->w.spec.key, r->w.admission)) != 0)
 			engine_problem(s, r->doc, rc, "status.admission");
 	}
+	/* The input is a snapshot as of its latest time: usage decays from each LocalQueue's
+	 * lastUpdate up to then, toward what is admitted, before the first cycle. */
+	if (latest > s->now)
+		s->now = latest;
+	if (s->config.admission_fair_sharing.enabled && !s->failed &&
+	    (rc = engine_afs_sample(s->engine, s->now)) != 0)
+		return rc;
 	if (s->n_nodes > 0 && !s->failed)
 		return build_placement(s);
 	return s->failed;
@@ -1220,6 +1328,36 @@ static int put_workload(struct sim *s, struct buf *b, const struct wl_rec *r)
 	return rc ? rc : put(b, "}");
 }
 
+/* A real as the shortest text that reads back the same (jansson would print 17 digits); with
+ * a ".0" when it has no fraction, as JSON readers then still see a real; null for an infinity
+ * (a LocalQueue of weight 0), which JSON can't hold. */
+static int put_real(struct buf *b, double v)
+{
+	char num[40];
+	if (!isfinite(v))
+		return put(b, "null");
+	for (int digits = 1; digits <= 17; digits++) {
+		snprintf(num, sizeof(num), "%.*g", digits, v);
+		if (strtod(num, NULL) == v)
+			break;
+	}
+	if (!strpbrk(num, ".e"))
+		strcat(num, ".0");
+	return put(b, num);
+}
+
+/* ,"weightedShare":N of a ClusterQueue or cohort (Kueue's status.fairSharing.weightedShare). */
+static int put_share(struct sim *s, struct buf *b, const char *name, int cohort)
+{
+	struct eng_share share;
+	int rc = cohort ? engine_cohort_share(s->engine, name, &share) :
+			  engine_cq_share(s->engine, name, &share);
+	if (rc != 0)
+		return s->failed = rc;
+	rc = put(b, ",\"weightedShare\":");
+	return rc ? rc : put_int(b, (long long)share.weighted_share);
+}
+
 static int put_cq(struct sim *s, struct buf *b, const struct cq_rec *c)
 {
 	const struct eng_cq_spec *spec = &c->c.spec;
@@ -1279,7 +1417,122 @@ static int put_cq(struct sim *s, struct buf *b, const struct cq_rec *c)
 				rc = put(b, "]}");
 		}
 	}
-	return rc ? rc : put(b, "]}");
+	if (rc == 0)
+		rc = put(b, "]");
+	if (rc == 0 && s->config.fair_sharing.enabled)
+		rc = put_share(s, b, spec->name, 0);
+	return rc ? rc : put(b, "}");
+}
+
+static int cmp_name(const void *x, const void *y)
+{
+	return cmp_str(*(const char *const *)x, *(const char *const *)y);
+}
+
+static int cmp_lq(const void *x, const void *y)
+{
+	const struct eobj_local_queue *a = *(const struct eobj_local_queue *const *)x;
+	const struct eobj_local_queue *b = *(const struct eobj_local_queue *const *)y;
+	int c = cmp_str(a->namespace_name, b->namespace_name);
+	return c ? c : cmp_str(a->name, b->name);
+}
+
+/* b as one output line. */
+static int write_line(struct sim *s, struct buf *b)
+{
+	int rc = put(b, "\n");
+	if (rc == 0)
+		fwrite(b->data, 1, b->len, s->out);
+	b->len = 0;
+	return rc;
+}
+
+/* With fair sharing: every cohort, given or only named (by a ClusterQueue or as a parent),
+ * sorted by name. */
+static int print_cohorts(struct sim *s, struct buf *b)
+{
+	size_t cap = 2 * s->n_cohorts + s->n_cqs, n = 0;
+	const char **names = calloc(cap ? cap : 1, sizeof(*names));
+	int rc = 0;
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_cohorts; i++) {
+		names[n++] = s->cohorts[i].spec.name;
+		if (s->cohorts[i].spec.parent)
+			names[n++] = s->cohorts[i].spec.parent;
+	}
+	for (size_t i = 0; i < s->n_cqs; i++)
+		if (s->cqs[i].c.spec.cohort)
+			names[n++] = s->cqs[i].c.spec.cohort;
+	qsort(names, n, sizeof(*names), cmp_name);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (i > 0 && !strcmp(names[i], names[i - 1]))
+			continue;
+		rc = put(b, "{\"kind\":\"Cohort\",\"name\":");
+		if (rc == 0)
+			rc = put_str(b, names[i]);
+		if (rc == 0)
+			rc = put_share(s, b, names[i], 1);
+		if (rc == 0)
+			rc = put(b, "}");
+		if (rc == 0)
+			rc = write_line(s, b);
+	}
+	free(names);
+	return rc;
+}
+
+/* One LocalQueue's admission-fair-sharing state: consumed usage as quantities (rounded to
+ * the nearest milli-unit) and the usage that orders its workloads. */
+static int put_lq(struct sim *s, struct buf *b, const struct eobj_local_queue *q)
+{
+	struct eng_afs_status st;
+	int rc = engine_afs_status(s->engine, q->namespace_name, q->name, &st);
+	if (rc != 0)
+		return s->failed = rc;
+	rc = put(b, "{\"kind\":\"LocalQueue\",\"namespace\":");
+	if (rc == 0)
+		rc = put_str(b, q->namespace_name);
+	if (rc == 0)
+		rc = put(b, ",\"name\":");
+	if (rc == 0)
+		rc = put_str(b, q->name);
+	if (rc == 0)
+		rc = put(b, ",\"consumedResources\":{");
+	for (size_t i = 0; rc == 0 && i < st.n; i++) {
+		char qty[QUANTITY_FORMAT_SIZE];
+		double milli = st.consumed[i].consumed * 1000.0;
+		int64_t m = !(milli > 0) ? 0 : milli >= 9.2e18 ? QUANTITY_MILLI_MAX : llround(milli);
+		if ((rc = quantity_format_milli(m, QUANTITY_DECIMAL_SI, qty, sizeof(qty))) < 0)
+			return s->failed = rc;
+		rc = put_key(b, i == 0, st.consumed[i].resource);
+		if (rc == 0)
+			rc = put_str(b, qty);
+	}
+	if (rc == 0)
+		rc = put(b, "},\"usage\":");
+	if (rc == 0)
+		rc = put_real(b, st.usage);
+	return rc ? rc : put(b, "}");
+}
+
+/* With admission fair sharing: every LocalQueue, sorted by namespace/name. */
+static int print_local_queues(struct sim *s, struct buf *b)
+{
+	const struct eobj_local_queue **lqs = calloc(s->n_lqs ? s->n_lqs : 1, sizeof(*lqs));
+	int rc = 0;
+	if (!lqs)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_lqs; i++)
+		lqs[i] = &s->lqs[i];
+	qsort(lqs, s->n_lqs, sizeof(*lqs), cmp_lq);
+	for (size_t i = 0; rc == 0 && i < s->n_lqs; i++) {
+		rc = put_lq(s, b, lqs[i]);
+		if (rc == 0)
+			rc = write_line(s, b);
+	}
+	free(lqs);
+	return rc;
 }
 
 /* One line per record; b is reused, so a run makes no allocation per line. */
@@ -1301,13 +1554,14 @@ static int print_result(struct sim *s)
 	qsort(wls, s->n_wls, sizeof(*wls), cmp_wl);
 	qsort(cqs, s->n_cqs, sizeof(*cqs), cmp_cq);
 	for (size_t i = 0; rc == 0 && i < s->n_wls + s->n_cqs; i++) {
-		b.len = 0;
 		rc = i < s->n_wls ? put_workload(s, &b, wls[i]) : put_cq(s, &b, cqs[i - s->n_wls]);
 		if (rc == 0)
-			rc = put(&b, "\n");
-		if (rc == 0)
-			fwrite(b.data, 1, b.len, s->out);
+			rc = write_line(s, &b);
 	}
+	if (rc == 0 && s->config.fair_sharing.enabled)
+		rc = print_cohorts(s, &b);
+	if (rc == 0 && s->config.admission_fair_sharing.enabled)
+		rc = print_local_queues(s, &b);
 	if (rc != 0 && s->failed)
 		rc = s->failed;
 	else if (rc == -E2BIG)
@@ -1374,6 +1628,7 @@ void sim_release(struct sim *s)
 		s->docs = next;
 	}
 	engine_free(s->engine);
+	config_release(&s->config);
 	strmap_release(&s->seen, NULL);
 	strmap_release(&s->namespaces, NULL);
 	strmap_release(&s->wl_index, NULL);
@@ -1634,7 +1889,13 @@ static void usage(FILE *f)
 		"podSet lists \"placement\": [{\"node\", \"count\"}, ...], and a gang that fits the\n"
 		"quota but no node layout stays pending with the reason. Pods (v1) bound to a node\n"
 		"(spec.nodeName) take their requests from it; Topology objects and ResourceFlavors'\n"
-		"spec.topologyName give podSets' topology requests their levels.\n");
+		"spec.topologyName give podSets' topology requests their levels.\n"
+		"\n"
+		"A Configuration (config.kueue.x-k8s.io/v1beta2, at most one) among the inputs turns on\n"
+		"fair sharing (fairSharing: ClusterQueue lines gain \"weightedShare\", and a line per\n"
+		"Cohort follows them) and admission fair sharing (admissionFairSharing: a line per\n"
+		"LocalQueue with its consumed usage follows). Usage decays up to the latest time the\n"
+		"inputs state.\n");
 }
 
 /* Stdin or a pipe, whole: the input is trusted, so no cap but memory. */

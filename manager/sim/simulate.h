@@ -13,9 +13,25 @@
  *   scheduling.k8s.io/v1    PriorityClass (for Jobs' priorityClassName)
  *   v1                      Namespace, Node, Pod, and List (its items are read as documents)
  *   batch/v1                Job (converted to its Workload as the manager converts it)
+ *   config.kueue.x-k8s.io/v1beta2  Configuration, at most one: the manager's configuration
+ *                           file, read by the manager's parser (api/config.h). Only its
+ *                           fairSharing and admissionFairSharing act here; its other fields are
+ *                           checked as the manager checks them and otherwise ignored.
  * A namespaced object without metadata.namespace is in "default", as with kubectl. A namespace
  * used but not given exists with only its kubernetes.io/metadata.name label. A Workload without
  * creationTimestamp is created after every one that has one, in input order.
+ *
+ * Fair sharing (a Configuration with fairSharing) orders admission and preemption in a cohort
+ * by share, with ClusterQueues' and Cohorts' spec.fairSharing.weight (core/engine.h). Admission
+ * fair sharing (with admissionFairSharing) orders the workloads of a ClusterQueue with
+ * admissionScope UsageBasedAdmissionFairSharing by their LocalQueue's usage, with LocalQueues'
+ * spec.fairSharing.weight and status.fairSharing.admissionFairSharingStatus (the usage as of
+ * its lastUpdate, as a manager restarting from it). The simulation has no clock of its own:
+ * its "now" is the latest time the input states (Workloads' and Jobs' creationTimestamp and
+ * conditions' lastTransitionTime, LocalQueues' lastUpdate). Before the first cycle usage is
+ * sampled once at that now, so a LocalQueue's consumed usage decays over now - lastUpdate
+ * toward what its admitted Workloads hold; no further sampling happens during the run (it
+ * takes no time), though each admission adds its entry penalty at once.
  *
  * Nodes turn on placement (core/placement.h, decoded by api/placement_objects.h): the
  * engine's placer plans and reserves nodes for every gang the quota admits (policy
@@ -28,7 +44,9 @@
  * topologyName change nothing.
  *
  * Output, one compact JSON object per line: every Workload sorted by namespace/name, then
- * every ClusterQueue sorted by name (see sim_run for the fields).
+ * every ClusterQueue sorted by name, then with fair sharing every Cohort sorted by name, then
+ * with admission fair sharing every LocalQueue sorted by namespace/name (see sim_run for the
+ * fields). Without a Configuration turning them on, the output is what it always was.
  *
  * Exit status: SIM_OK; SIM_INVALID for invalid input, with "FILE:LINE: what" lines on errout
  * (every problem found, not only the first); SIM_FAILED when the run itself fails.
@@ -76,7 +94,11 @@ struct sim_objects {
  *    "podSets":[{"name":S,"count":N,"flavors":{resource:flavor,...}[,"placement":[...]]}],
  *    "preempted":B,"reason":S,"message":S}
  *   {"kind":"ClusterQueue","name":S,"pendingWorkloads":N,"admittedWorkloads":N,
- *    "flavorsUsage":[{"name":flavor,"resources":[{"name":S,"total":Q,"borrowed":Q}]}]}
+ *    "flavorsUsage":[{"name":flavor,"resources":[{"name":S,"total":Q,"borrowed":Q}]}]
+ *    [,"weightedShare":N]}
+ *   {"kind":"Cohort","name":S,"weightedShare":N}
+ *   {"kind":"LocalQueue","namespace":S,"name":S,"consumedResources":{resource:Q,...},
+ *    "usage":X}
  * An admitted Workload lists its admitted counts and flavors (resources sorted by name, as
  * Kubernetes prints a map), clusterQueue, reason "Admitted" (no admission checks, so quota
  * reservation is admission) and "Admitted by ClusterQueue X". A pending one lists its
@@ -93,6 +115,15 @@ struct sim_objects {
  * the pods fill it: [{"node":S,"count":N},...]; a podSet of 0 pods has [].
  * ClusterQueue usage lists every flavor and resource of the spec, in spec order, total and
  * borrowed in canonical quantities (quota_format_amount).
+ * weightedShare (only with fair sharing) is Kueue's status.fairSharing.weightedShare after the
+ * run (engine_cq_share, engine_cohort_share): the dominant resource share in per mille over the
+ * weight, rounded up; 9223372036854775807 for a weight-0 node that borrows. Cohort lines (only
+ * with fair sharing) cover every cohort given or named by a ClusterQueue or as a parent.
+ * LocalQueue lines (only with admission fair sharing) are Kueue's
+ * status.fairSharing.admissionFairSharingStatus after the run: consumedResources sorted by
+ * resource, as decimal quantities rounded to the nearest milli-unit ("1500m"); usage the
+ * weighted, decayed usage that orders its workloads (engine_afs_status), as a JSON real in
+ * the fewest digits that read back exactly, or null when infinite (weight 0).
  */
 int sim_run(const struct sim_input *inputs, size_t n, FILE *out, FILE *errout);
 

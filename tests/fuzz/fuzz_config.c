@@ -17,6 +17,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (c.pods_ready_timeout_ms <= 0 || c.recovery_timeout_ms < 0 || c.backoff_base_s < 1 ||
 		    c.backoff_max_s < 1 || c.backoff_limit_count < 0)
 			abort();
+		if (c.fair_sharing.enabled &&
+		    (c.fair_sharing.n_strategies < 1 || c.fair_sharing.n_strategies > 2))
+			abort();
+		const struct eng_admission_fair_sharing *a = &c.admission_fair_sharing;
+		if (a->enabled && (a->usage_half_life < 0 || a->usage_sampling_interval <= 0 ||
+				   (a->n_weights > 0) != (a->weights != NULL)))
+			abort();
+		for (size_t i = 0; i < a->n_weights; i++)
+			if (!a->weights[i].resource[0] || !(a->weights[i].weight >= 0))
+				abort();
 		config_release(&c);
 	} else if (err[0] == '\0') {
 		abort(); /* every refusal says why */

@@ -147,6 +147,43 @@ static void test_config_refusals_name_the_field(void **state)
 		{ "metrics: {bindAddress: \"::1:8080\"}\n", "metrics.bindAddress: want host:port" },
 		{ "metrics: {enableClusterQueueResources: maybe}\n", "enableClusterQueueResources: must be true or false" },
 		{ "metrics: {customLabels: []}\n", "metrics.customLabels: unknown" },
+		{ "fairSharing: true\n", "fairSharing: must be a mapping" },
+		{ "fairSharing: {enable: true}\n", "fairSharing.enable: unknown or unsupported field" },
+		{ "fairSharing: {preemptionStrategies: LessThanInitialShare}\n",
+		  "fairSharing.preemptionStrategies: must be a list" },
+		{ "fairSharing: {preemptionStrategies: [LessThanFinalShare]}\n",
+		  "fairSharing.preemptionStrategies[0]: \"LessThanFinalShare\" is not a strategy "
+		  "(LessThanOrEqualToFinalShare, LessThanInitialShare)" },
+		{ "fairSharing: {preemptionStrategies: [LessThanInitialShare, 3]}\n",
+		  "fairSharing.preemptionStrategies[1]: \"\" is not a strategy" },
+		{ "fairSharing: {preemptionStrategies: [LessThanInitialShare, LessThanOrEqualToFinalShare]}\n",
+		  "fairSharing.preemptionStrategies: must be [LessThanOrEqualToFinalShare], "
+		  "[LessThanInitialShare] or [LessThanOrEqualToFinalShare, LessThanInitialShare]" },
+		{ "fairSharing: {preemptionStrategies: [LessThanInitialShare, LessThanInitialShare]}\n",
+		  "fairSharing.preemptionStrategies: must be [" },
+		{ "fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare, "
+		  "LessThanInitialShare]}\n",
+		  "fairSharing.preemptionStrategies: must be [" },
+		{ "admissionFairSharing: []\n", "admissionFairSharing: must be a mapping" },
+		{ "admissionFairSharing: {usageHalfLife: 1h}\n",
+		  "admissionFairSharing.usageHalfLife: unknown or unsupported field" },
+		{ "admissionFairSharing: {usageHalfLifeTime: -1h}\n",
+		  "admissionFairSharing.usageHalfLifeTime: invalid duration" },
+		{ "admissionFairSharing: {usageSamplingInterval: 0s}\n",
+		  "admissionFairSharing.usageSamplingInterval: must be greater than 0 (leave it out for "
+		  "the default, 5m)" },
+		{ "admissionFairSharing: {usageSamplingInterval: often}\n",
+		  "admissionFairSharing.usageSamplingInterval: invalid duration" },
+		{ "admissionFairSharing: {usageHalfLifeTime: 3000000h}\n",
+		  "admissionFairSharing.usageHalfLifeTime: too long" },
+		{ "admissionFairSharing: {resourceWeights: [cpu]}\n",
+		  "admissionFairSharing.resourceWeights: must be a mapping of resource names to weights" },
+		{ "admissionFairSharing: {resourceWeights: {cpu: -1}}\n",
+		  "admissionFairSharing.resourceWeights.cpu: must be a number of at least 0" },
+		{ "admissionFairSharing: {resourceWeights: {cpu: heavy}}\n",
+		  "admissionFairSharing.resourceWeights.cpu: must be a number of at least 0" },
+		{ "admissionFairSharing: {resourceWeights: {\"\": 1}}\n",
+		  "admissionFairSharing.resourceWeights: \"\" is not a resource name" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct muster_config c;
@@ -155,6 +192,93 @@ static void test_config_refusals_name_the_field(void **state)
 		if (!strstr(err, cases[i].expect))
 			fail_msg("case %zu: error \"%s\" lacks \"%s\"", i, err, cases[i].expect);
 	}
+}
+
+static void test_config_fair_sharing(void **state)
+{
+	struct muster_config c;
+	char err[256];
+	assert_int_equal(parse("", &c, err, sizeof(err)), 0);
+	assert_false(c.fair_sharing.enabled); /* off unless the section is there */
+	/* Present, even empty, turns it on, with Kueue's default strategies in their order. */
+	static const char *const defaults[] = { "fairSharing: {}\n",
+						"fairSharing: {preemptionStrategies: []}\n" };
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(parse(defaults[i], &c, err, sizeof(err)), 0);
+		assert_true(c.fair_sharing.enabled);
+		assert_int_equal(c.fair_sharing.n_strategies, 2);
+		assert_int_equal(c.fair_sharing.strategies[0], ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE);
+		assert_int_equal(c.fair_sharing.strategies[1], ENG_FS_LESS_THAN_INITIAL_SHARE);
+	}
+	assert_int_equal(parse("fairSharing: {preemptionStrategies: [LessThanInitialShare]}\n", &c,
+			       err, sizeof(err)),
+			 0);
+	assert_int_equal(c.fair_sharing.n_strategies, 1);
+	assert_int_equal(c.fair_sharing.strategies[0], ENG_FS_LESS_THAN_INITIAL_SHARE);
+	assert_int_equal(parse("fairSharing:\n  preemptionStrategies:\n  - LessThanOrEqualToFinalShare\n",
+			       &c, err, sizeof(err)),
+			 0);
+	assert_int_equal(c.fair_sharing.n_strategies, 1);
+	assert_int_equal(c.fair_sharing.strategies[0], ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE);
+	assert_int_equal(parse("fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare, "
+			       "LessThanInitialShare]}\n",
+			       &c, err, sizeof(err)),
+			 0);
+	assert_int_equal(c.fair_sharing.n_strategies, 2);
+	assert_int_equal(c.fair_sharing.strategies[1], ENG_FS_LESS_THAN_INITIAL_SHARE);
+}
+
+static void test_config_admission_fair_sharing(void **state)
+{
+	struct muster_config c;
+	char err[256];
+	assert_int_equal(parse("", &c, err, sizeof(err)), 0);
+	assert_false(c.admission_fair_sharing.enabled);
+	/* Present turns it on: no half-life (Kueue's zero value), a 5-minute interval. */
+	assert_int_equal(parse("admissionFairSharing: {}\n", &c, err, sizeof(err)), 0);
+	assert_true(c.admission_fair_sharing.enabled);
+	assert_int_equal(c.admission_fair_sharing.usage_half_life, 0);
+	assert_int_equal(c.admission_fair_sharing.usage_sampling_interval, INT64_C(300000000000));
+	assert_int_equal(c.admission_fair_sharing.n_weights, 0);
+	assert_null(c.admission_fair_sharing.weights);
+	config_release(&c);
+
+	const char *doc = "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+			  "kind: Configuration\n"
+			  "admissionFairSharing:\n"
+			  "  usageHalfLifeTime: 168h\n"
+			  "  usageSamplingInterval: 90s\n"
+			  "  resourceWeights:\n"
+			  "    cpu: 2.5\n"
+			  "    nvidia.com/gpu: 4\n"
+			  "    memory: 0\n";
+	assert_int_equal(parse(doc, &c, err, sizeof(err)), 0);
+	const struct eng_admission_fair_sharing *a = &c.admission_fair_sharing;
+	assert_true(a->enabled);
+	assert_int_equal(a->usage_half_life, INT64_C(168) * 3600 * 1000000000);
+	assert_int_equal(a->usage_sampling_interval, INT64_C(90000000000));
+	assert_int_equal(a->n_weights, 3);
+	assert_ptr_equal(a->weights, c.afs_weights); /* owned by the config */
+	assert_string_equal(a->weights[0].resource, "cpu");
+	assert_true(a->weights[0].weight == 2.5);
+	assert_string_equal(a->weights[1].resource, "nvidia.com/gpu");
+	assert_true(a->weights[1].weight == 4.0);
+	assert_string_equal(a->weights[2].resource, "memory");
+	assert_true(a->weights[2].weight == 0.0);
+	/* Parsing again over it replaces the weights (ASan sees the old block freed once). */
+	const char *again = "admissionFairSharing: {resourceWeights: {cpu: 1}}\n";
+	assert_int_equal(config_parse(again, strlen(again), &c, err, sizeof(err)), 0);
+	assert_int_equal(c.admission_fair_sharing.n_weights, 1);
+	assert_int_equal(c.admission_fair_sharing.usage_sampling_interval, INT64_C(300000000000));
+	config_release(&c);
+	assert_null(c.afs_weights);
+	assert_int_equal(c.admission_fair_sharing.n_weights, 0);
+
+	/* A failed parse leaves nothing owned behind. */
+	assert_int_equal(parse("admissionFairSharing: {resourceWeights: {cpu: 1}}\nfairSharing: 1\n",
+			       &c, err, sizeof(err)),
+			 -EINVAL);
+	assert_null(c.afs_weights);
 }
 
 static void test_config_client_connection(void **state)
@@ -433,6 +557,8 @@ int main(void)
 		cmocka_unit_test(test_config_refusals_name_the_field),
 		cmocka_unit_test(test_config_durations),
 		cmocka_unit_test(test_config_load_names_the_file),
+		cmocka_unit_test(test_config_fair_sharing),
+		cmocka_unit_test(test_config_admission_fair_sharing),
 		cmocka_unit_test(test_config_client_connection),
 		cmocka_unit_test(test_config_leader_election),
 		cmocka_unit_test(test_lease_micro_time),

@@ -89,7 +89,7 @@ static void test_flavor_minimal(void **state)
 
 /* ---------------------------------------------------------------- error tables */
 
-enum decoder { D_FLAVOR, D_CQ, D_COHORT, D_LQ, D_NS, D_WPC, D_WL, D_JOB };
+enum decoder { D_FLAVOR, D_CQ, D_COHORT, D_LQ, D_LQ_AFS, D_NS, D_WPC, D_WL, D_JOB };
 
 struct bad_case {
 	enum decoder d;
@@ -124,6 +124,12 @@ static int decode(enum decoder d, json_t *o, char *err, size_t errlen)
 		struct eobj_local_queue q;
 		rc = eobj_local_queue_decode(o, "default", &q, err, errlen);
 		eobj_local_queue_release(&q);
+		break;
+	}
+	case D_LQ_AFS: {
+		struct eobj_afs_status a;
+		rc = eobj_local_queue_afs_decode(o, &a, err, errlen);
+		eobj_afs_status_release(&a);
 		break;
 	}
 	case D_NS: {
@@ -243,7 +249,8 @@ static void test_cq_every_field(void **state)
 		      "'maxPriorityThreshold':100}},"
 		      "'flavorFungibility':{'whenCanBorrow':'TryNextFlavor','whenCanPreempt':'TryNextFlavor',"
 		      "'preference':'PreemptionOverBorrowing'},"
-		      "'stopPolicy':'HoldAndDrain','fairSharing':{'weight':2}}}");
+		      "'stopPolicy':'HoldAndDrain','fairSharing':{'weight':2},"
+		      "'admissionScope':{'admissionMode':'UsageBasedAdmissionFairSharing'}}}");
 	struct eobj_cq c;
 	char err[256];
 	assert_int_equal(eobj_cq_decode(o, &c, err, sizeof(err)), 0);
@@ -302,7 +309,43 @@ static void test_cq_every_field(void **state)
 	assert_int_equal(s->when_can_preempt, ENG_PREEMPT_TRY_NEXT_FLAVOR);
 	assert_true(s->prefer_preemption_over_borrowing);
 	assert_int_equal(s->stop_policy, ENG_STOP_HOLD_AND_DRAIN);
+	assert_true(s->has_fair_weight);
+	assert_true(s->fair_weight == 2.0);
+	assert_true(s->usage_based_afs);
 	eobj_cq_release(&c);
+}
+
+/* fairSharing.weight is a quantity: 0 counts (an infinite share), fractions at milli
+ * precision; admissionScope's other mode and an empty fairSharing leave the defaults. */
+static void test_cq_fair_sharing(void **state)
+{
+	static const struct {
+		const char *fair_sharing;
+		int has;
+		double weight;
+	} cases[] = {
+		{ "{'weight':'0'}", 1, 0.0 },     { "{'weight':0}", 1, 0.0 },
+		{ "{'weight':'1.5'}", 1, 1.5 },   { "{'weight':'250m'}", 1, 0.25 },
+		{ "{'weight':'0.0001'}", 1, 0.001 }, { "{'weight':'2k'}", 1, 2000.0 },
+		{ "{}", 0, 1.0 },
+	};
+	char text[256], err[256];
+	for (size_t i = 0; i < N(cases); i++) {
+		struct eobj_cq c;
+		snprintf(text, sizeof(text),
+			 "{'metadata':{'name':'q'},'spec':{'fairSharing':%s,"
+			 "'admissionScope':{'admissionMode':'NoAdmissionFairSharing'}}}",
+			 cases[i].fair_sharing);
+		json_t *o = J(text);
+		assert_int_equal(eobj_cq_decode(o, &c, err, sizeof(err)), 0);
+		assert_int_equal(c.spec.has_fair_weight, cases[i].has);
+		if (c.spec.fair_weight != cases[i].weight)
+			fail_msg("case %zu: weight %g, want %g", i, c.spec.fair_weight, cases[i].weight);
+		assert_false(c.spec.usage_based_afs);
+		assert_null(c.unsupported); /* implemented now: nothing to name */
+		eobj_cq_release(&c);
+		json_decref(o);
+	}
 }
 
 static void test_cq_defaults(void **state)
@@ -364,6 +407,25 @@ static void test_cq_errors(void **state)
 {
 	static const struct bad_case cases[] = {
 		{ D_CQ, "7", "ClusterQueue: must be an object" },
+		{ D_CQ, CQ_HEAD "'fairSharing':{'weight':'-1'}}}",
+		  "spec.fairSharing.weight: invalid quantity \"-1\": must not be negative" },
+		{ D_CQ, CQ_HEAD "'fairSharing':{'weight':'abc'}}}",
+		  "spec.fairSharing.weight: invalid quantity \"abc\"" },
+		{ D_CQ, CQ_HEAD "'fairSharing':{'weight':true}}}",
+		  "spec.fairSharing.weight: invalid quantity: must be a string or a number, not a boolean" },
+		{ D_CQ, CQ_HEAD "'fairSharing':{'weight':'100Ei'}}}",
+		  "spec.fairSharing.weight: quantity \"100Ei\" is out of range: muster accounts "
+		  "quantities exactly in int64 milli-units (at most about 9.2e15 units)" },
+		{ D_CQ, CQ_HEAD "'fairSharing':{'share':1}}}", "spec.fairSharing.share: unknown field" },
+		{ D_CQ, CQ_HEAD "'fairSharing':2}}", "spec.fairSharing: must be an object, not a number" },
+		{ D_CQ, CQ_HEAD "'admissionScope':{}}}", "spec.admissionScope.admissionMode: required" },
+		{ D_CQ, CQ_HEAD "'admissionScope':{'admissionMode':'Usage'}}}",
+		  "spec.admissionScope.admissionMode: unsupported value \"Usage\": must be one of "
+		  "\"UsageBasedAdmissionFairSharing\", \"NoAdmissionFairSharing\"" },
+		{ D_CQ, CQ_HEAD "'admissionScope':{'admissionMode':'NoAdmissionFairSharing','x':1}}}",
+		  "spec.admissionScope.x: unknown field" },
+		{ D_CQ, CQ_HEAD "'admissionScope':'UsageBasedAdmissionFairSharing'}}",
+		  "spec.admissionScope: must be an object, not a string" },
 		{ D_CQ, "{'metadata':{}}", "metadata.name: required" },
 		{ D_CQ, "{'metadata':{'name':''}}", "metadata.name: required" },
 		{ D_CQ, "{'metadata':{'name':'q'},'status':{},'spec':{'x':1}}", "spec.x: unknown field" },
@@ -535,11 +597,14 @@ static void test_cohort_every_field(void **state)
 	assert_int_equal(r->nominal, MILLI(10));
 	assert_int_equal(r->borrowing_limit, MILLI(5));
 	assert_int_equal(r->lending_limit, MILLI(20));
+	assert_true(c.spec.has_fair_weight);
+	assert_true(c.spec.fair_weight == 1.0);
 	eobj_cohort_release(&c);
 
 	o = J("{'metadata':{'name':'root'},'spec':{'parentName':''}}");
 	assert_int_equal(eobj_cohort_decode(o, &c, err, sizeof(err)), 0);
 	assert_null(c.spec.parent);
+	assert_false(c.spec.has_fair_weight);
 	assert_int_equal(c.spec.n_groups, 0);
 	eobj_cohort_release(&c);
 	json_decref(o);
@@ -550,6 +615,10 @@ static void test_cohort_errors(void **state)
 	static const struct bad_case cases[] = {
 		{ D_COHORT, "null", "Cohort: must be an object" },
 		{ D_COHORT, "{'spec':{}}", "metadata.name: required" },
+		{ D_COHORT, "{'metadata':{'name':'c'},'spec':{'fairSharing':{'weight':'-1'}}}",
+		  "spec.fairSharing.weight: invalid quantity \"-1\": must not be negative" },
+		{ D_COHORT, "{'metadata':{'name':'c'},'spec':{'fairSharing':{'weight':'abc'}}}",
+		  "spec.fairSharing.weight: invalid quantity \"abc\"" },
 		{ D_COHORT, "{'metadata':{'name':'c'},'spec':{'parent':'x'}}", "spec.parent: unknown field" },
 		{ D_COHORT, "{'metadata':{'name':'c'},'spec':{'parentName':'P'}}",
 		  "spec.parentName: invalid name \"P\": must be lowercase letters, digits, '-' and '.', "
@@ -580,12 +649,15 @@ static void test_local_queue(void **state)
 	assert_string_equal(q.name, "main");
 	assert_string_equal(q.cluster_queue, "cq");
 	assert_int_equal(q.stop, ENG_STOP_HOLD);
+	assert_false(q.has_fair_weight);
 	eobj_local_queue_release(&q);
 
-	o = J("{'metadata':{'name':'main'},'spec':{'clusterQueue':'cq'}}");
+	o = J("{'metadata':{'name':'main'},'spec':{'clusterQueue':'cq','fairSharing':{'weight':'0.5'}}}");
 	assert_int_equal(eobj_local_queue_decode(o, "default", &q, err, sizeof(err)), 0);
 	assert_string_equal(q.namespace_name, "default");
 	assert_int_equal(q.stop, ENG_STOP_NONE);
+	assert_true(q.has_fair_weight);
+	assert_true(q.fair_weight == 0.5);
 	eobj_local_queue_release(&q);
 	/* Without a default the namespace is required. */
 	assert_int_equal(eobj_local_queue_decode(o, NULL, &q, err, sizeof(err)), -EINVAL);
@@ -598,6 +670,10 @@ static void test_local_queue_errors(void **state)
 {
 	static const struct bad_case cases[] = {
 		{ D_LQ, "'lq'", "LocalQueue: must be an object" },
+		{ D_LQ, "{'metadata':{'name':'lq'},'spec':{'clusterQueue':'cq','fairSharing':{'weight':'-1'}}}",
+		  "spec.fairSharing.weight: invalid quantity \"-1\": must not be negative" },
+		{ D_LQ, "{'metadata':{'name':'lq'},'spec':{'clusterQueue':'cq','fairSharing':{'weight':'abc'}}}",
+		  "spec.fairSharing.weight: invalid quantity \"abc\"" },
 		{ D_LQ, "{'metadata':{'name':'lq'},'spec':{}}", "spec.clusterQueue: required" },
 		{ D_LQ, "{'metadata':{'name':'lq'}}", "spec.clusterQueue: required" },
 		{ D_LQ, "{'metadata':{'name':'lq'},'spec':{'clusterQueue':'a b'}}",
@@ -615,6 +691,100 @@ static void test_local_queue_errors(void **state)
 		  "metadata.namespace: must be a string, not a number" },
 	};
 	run_bad_cases(cases, N(cases));
+}
+
+/* What the manager seeds the engine from after a restart. */
+static void test_local_queue_afs_status(void **state)
+{
+	json_t *o = J("{'metadata':{'name':'lq'},'spec':{'clusterQueue':'cq'},'status':{'fairSharing':"
+		      "{'weightedShare':0,'admissionFairSharingStatus':{'consumedResources':"
+		      "{'cpu':'1500m','memory':'1Gi','nvidia.com/gpu':2},"
+		      "'lastUpdate':'2025-01-01T00:00:01.5Z'}}}}");
+	struct eobj_afs_status a;
+	char err[256];
+	assert_int_equal(eobj_local_queue_afs_decode(o, &a, err, sizeof(err)), 0);
+	json_decref(o); /* self-contained */
+	assert_true(a.present);
+	assert_int_equal(a.n, 3);
+	assert_string_equal(a.consumed[0].resource, "cpu");
+	assert_true(a.consumed[0].consumed == 1.5);
+	assert_string_equal(a.consumed[1].resource, "memory");
+	assert_true(a.consumed[1].consumed == 1073741824.0);
+	assert_string_equal(a.consumed[2].resource, "nvidia.com/gpu");
+	assert_true(a.consumed[2].consumed == 2.0);
+	assert_int_equal(a.last_update, INT64_C(1735689601500000000));
+	eobj_afs_status_release(&a);
+
+	/* None yet (a LocalQueue never sampled, or fair sharing off): nothing to seed. */
+	static const char *const none[] = {
+		"{'metadata':{'name':'lq'}}",
+		"{'status':{}}",
+		"{'status':{'fairSharing':{'weightedShare':0}}}",
+	};
+	for (size_t i = 0; i < N(none); i++) {
+		o = J(none[i]);
+		assert_int_equal(eobj_local_queue_afs_decode(o, &a, err, sizeof(err)), 0);
+		assert_false(a.present);
+		assert_int_equal(a.n, 0);
+		eobj_afs_status_release(&a);
+		json_decref(o);
+	}
+	/* An empty record is one: usage nothing, as of lastUpdate. */
+	o = J("{'status':{'fairSharing':{'admissionFairSharingStatus':{'consumedResources':{},"
+	      "'lastUpdate':'2025-01-01T00:00:00Z'}}}}");
+	assert_int_equal(eobj_local_queue_afs_decode(o, &a, err, sizeof(err)), 0);
+	assert_true(a.present);
+	assert_int_equal(a.n, 0);
+	eobj_afs_status_release(&a);
+	json_decref(o);
+}
+
+#define AFS(x) "{'status':{'fairSharing':{'admissionFairSharingStatus':" x "}}}"
+#define AFS_PATH "status.fairSharing.admissionFairSharingStatus"
+
+static void test_local_queue_afs_status_errors(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ D_LQ_AFS, "{'status':[]}", "status: must be an object, not a list" },
+		{ D_LQ_AFS, "{'status':{'fairSharing':1}}",
+		  "status.fairSharing: must be an object, not a number" },
+		{ D_LQ_AFS, AFS("'x'"), AFS_PATH ": must be an object, not a string" },
+		{ D_LQ_AFS, AFS("{'consumedResources':{}}"), AFS_PATH ".lastUpdate: required" },
+		{ D_LQ_AFS, AFS("{'consumedResources':{},'lastUpdate':'yesterday'}"),
+		  AFS_PATH ".lastUpdate: invalid time \"yesterday\": want RFC 3339, e.g. "
+			   "\"2025-01-01T00:00:00Z\"" },
+		{ D_LQ_AFS, AFS("{'consumedResources':{},'lastUpdate':5}"),
+		  AFS_PATH ".lastUpdate: must be a string, not a number" },
+		{ D_LQ_AFS, AFS("{'lastUpdate':'2025-01-01T00:00:00Z'}"),
+		  AFS_PATH ".consumedResources: required" },
+		{ D_LQ_AFS, AFS("{'consumedResources':['cpu'],'lastUpdate':'2025-01-01T00:00:00Z'}"),
+		  AFS_PATH ".consumedResources: must be an object, not a list" },
+		{ D_LQ_AFS, AFS("{'consumedResources':{'cpu':'-1'},'lastUpdate':'2025-01-01T00:00:00Z'}"),
+		  AFS_PATH ".consumedResources.cpu: invalid quantity \"-1\": must not be negative" },
+		{ D_LQ_AFS, AFS("{'consumedResources':{'cpu':'abc'},'lastUpdate':'2025-01-01T00:00:00Z'}"),
+		  AFS_PATH ".consumedResources.cpu: invalid quantity \"abc\"" },
+		{ D_LQ_AFS, AFS("{'consumedResources':{'':'1'},'lastUpdate':'2025-01-01T00:00:00Z'}"),
+		  AFS_PATH ".consumedResources: a resource name is empty" },
+	};
+	run_bad_cases(cases, N(cases));
+
+	/* More resources than the engine keeps for a LocalQueue. */
+	json_t *o = J(AFS("{'consumedResources':{},'lastUpdate':'2025-01-01T00:00:00Z'}"));
+	json_t *consumed = json_object_get(
+		json_object_get(json_object_get(json_object_get(o, "status"), "fairSharing"),
+				"admissionFairSharingStatus"),
+		"consumedResources");
+	for (int i = 0; i <= QUOTA_MAX_RESOURCES; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "r%d", i);
+		json_object_set_new(consumed, name, json_string("1"));
+	}
+	struct eobj_afs_status a;
+	char err[256];
+	assert_int_equal(eobj_local_queue_afs_decode(o, &a, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, AFS_PATH ".consumedResources: at most 64 resources, got 65");
+	eobj_afs_status_release(&a);
+	json_decref(o);
 }
 
 static const char *label(const struct eobj_namespace *n, const char *key)
@@ -1226,11 +1396,14 @@ int main(void)
 		cmocka_unit_test(test_cq_every_field),
 		cmocka_unit_test(test_cq_defaults),
 		cmocka_unit_test(test_cq_unsupported_fields_are_named),
+		cmocka_unit_test(test_cq_fair_sharing),
 		cmocka_unit_test(test_cq_errors),
 		cmocka_unit_test(test_cohort_every_field),
 		cmocka_unit_test(test_cohort_errors),
 		cmocka_unit_test(test_local_queue),
 		cmocka_unit_test(test_local_queue_errors),
+		cmocka_unit_test(test_local_queue_afs_status),
+		cmocka_unit_test(test_local_queue_afs_status_errors),
 		cmocka_unit_test(test_namespace),
 		cmocka_unit_test(test_priority_class),
 		cmocka_unit_test(test_workload_every_field),
