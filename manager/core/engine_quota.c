@@ -604,7 +604,8 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 		e->acc = acc;
 		e->cap_acc = cq->node.n_slots;
 	}
-	memset(e->acc, 0, cq->node.n_slots * sizeof(*e->acc));
+	if (cq->node.n_slots) /* a ClusterQueue without resource groups has none (acc NULL) */
+		memset(e->acc, 0, cq->node.n_slots * sizeof(*e->acc));
 
 	for (uint32_t i = 0; i < spec->n_podsets; i++) {
 		const struct wps *ps = &spec->ps[i];
