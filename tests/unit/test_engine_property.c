@@ -18,6 +18,15 @@
  * first one to another flavor and let the second fit; PreemptionOverBorrowing can prefer a
  * flavor needing preemption over one that fits by borrowing, until the former stops being a
  * candidate.) The others are left as they are.
+ * The same worlds run again with fair sharing on (random weights, 0 included, random
+ * preemption strategies, admission fair sharing on some ClusterQueues with two LocalQueues
+ * each and a sampling clock): the same checks hold, and every InCohortFairSharing victim's
+ * side of the cohort had, when it was told to go, a share at least its preemptor's side's
+ * (the strategies' guarantee, checked where the preemptor's side is its own ClusterQueue
+ * under the root and gives no victims, so that the shares read then bound the ones the
+ * strategy compared).
+ * A last test streams work into weighted ClusterQueues and checks that none with a positive
+ * weight starves.
  * Seeded and reproducible: MUSTER_SEED=<n> replays a run; the seed is printed.
  */
 #include <errno.h>
@@ -92,6 +101,7 @@ struct wl {
 	int victim; /* told to go, not yet evicted */
 	int cq; /* where admitted */
 	int lq; /* ClusterQueue whose LocalQueue it was submitted to */
+	int lq_b; /* fair worlds: its second LocalQueue, "lq<n>-b" */
 	int waiting; /* a preemptor waiting for its victims */
 	int checked; /* looked at again by the liveness check */
 	int32_t priority;
@@ -114,6 +124,15 @@ struct world {
 	long ops;
 	long admits, preempts, pendings;
 	int liveness; /* checking: an admission now is a workload left behind */
+	int fair; /* fair sharing on (see the file comment) */
+	int64_t clock; /* admission fair sharing's sampling clock, ns */
+	/* InCohortFairSharing preemptions of the current cycle (see check_fair_victims) */
+	struct fair_pre {
+		int preemptor, victim;
+		int cmp; /* CompareDRS(preemptor's side, victim's side), -2: not comparable */
+	} pre[64];
+	int n_pre;
+	int n_fs_checked;
 	/* spec storage */
 	struct eng_resource_quota rq[MAX_CQS][2][2][2];
 	struct eng_flavor_quotas fq[MAX_CQS][2][2];
@@ -166,6 +185,14 @@ static void fill_group(struct world *w, int owner, struct node *n, struct eng_re
 	}
 }
 
+/* A random fairSharing.weight, unset included (then 1). */
+static void random_weight(int *has, double *weight)
+{
+	static const double weights[] = { 0, 0.5, 1, 2, 3 };
+	*has = rnd() % 4 != 0;
+	*weight = weights[rnd() % 5];
+}
+
 static void set_cq(struct world *w, int i)
 {
 	w->cq_spec[i].stop_policy = w->cq_stopped[i] ? ENG_STOP_HOLD : ENG_STOP_NONE;
@@ -201,6 +228,8 @@ static void build_world(struct world *w)
 			.n_groups = n_groups,
 			.groups = n_groups ? rg : NULL,
 		};
+		if (w->fair)
+			random_weight(&spec.has_fair_weight, &spec.fair_weight);
 		assert_int_equal(engine_set_cohort(w->e, &spec), 0);
 	}
 	w->n_cqs = (int)rnd_in(2, MAX_CQS - 1);
@@ -236,10 +265,36 @@ static void build_world(struct world *w)
 		if (w->cq_spec[i].when_can_borrow == ENG_BORROW_TRY_NEXT_FLAVOR &&
 		    w->cq_spec[i].when_can_preempt == ENG_PREEMPT_TRY_NEXT_FLAVOR)
 			w->cq_spec[i].prefer_preemption_over_borrowing = (int)(rnd() % 2);
+		if (w->fair) {
+			random_weight(&w->cq_spec[i].has_fair_weight, &w->cq_spec[i].fair_weight);
+			w->cq_spec[i].usage_based_afs = (int)(rnd() % 2);
+		}
 		set_cq(w, i);
 		char lq[16];
 		snprintf(lq, sizeof(lq), "lq%d", i);
 		assert_int_equal(engine_set_local_queue(w->e, "ns", lq, q->name, ENG_STOP_NONE), 0);
+		if (w->fair) {
+			snprintf(lq, sizeof(lq), "lq%d-b", i);
+			assert_int_equal(engine_set_local_queue(w->e, "ns", lq, q->name, ENG_STOP_NONE),
+					 0);
+			if (rnd() % 2)
+				assert_int_equal(engine_set_lq_fair_weight(w->e, "ns", lq,
+									   (double)rnd_in(0, 3)),
+						 0);
+		}
+	}
+	if (w->fair) {
+		static const struct eng_fair_sharing lists[] = {
+			{ 1, 0, { 0, 0 } },
+			{ 1, 1, { ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, 0 } },
+			{ 1, 1, { ENG_FS_LESS_THAN_INITIAL_SHARE, 0 } },
+		};
+		assert_int_equal(engine_set_fair_sharing(w->e, &lists[rnd() % 3]), 0);
+		static const struct eng_afs_weight weights[] = { { "cpu", 1 }, { "nvidia.com/gpu", 4 } };
+		static const int64_t half_lives[] = { 0, 600000000000LL, 3600000000000LL };
+		struct eng_admission_fair_sharing afs = { 1, half_lives[rnd() % 3], 300000000000LL,
+							  2, weights };
+		assert_int_equal(engine_set_admission_fair_sharing(w->e, &afs), 0);
 	}
 }
 
@@ -380,6 +435,80 @@ static int wl_id(const char *key)
 
 static int trace; /* MUSTER_TRACE=1: print every decision */
 
+/* The node just below the root of ClusterQueue i's cohort tree (the ClusterQueue itself when
+ * its cohort is the root): *is_cq and *index. -1: no cohort. */
+static int root_child(const struct world *w, int i, int *is_cq, int *index)
+{
+	int p = w->cq[i].parent;
+	if (p < 0)
+		return -1;
+	*is_cq = 1;
+	*index = i;
+	while (w->cohort[p].parent >= 0) {
+		*is_cq = 0;
+		*index = p;
+		p = w->cohort[p].parent;
+	}
+	return p;
+}
+
+static double side_share(const struct world *w, int is_cq, int index, int *zero_weight)
+{
+	struct eng_share sh;
+	int rc = is_cq ? engine_cq_share(w->e, w->cq[index].name, &sh)
+		       : engine_cohort_share(w->e, w->cohort[index].name, &sh);
+	assert_int_equal(rc, 0);
+	*zero_weight = sh.weighted_share == INT64_MAX;
+	return sh.precise;
+}
+
+/* Records a preemption of this cycle for check_fair_victims: how the preemptor's and the
+ * victim's sides compare now (the shares are read, not changed: the engine is built). */
+static void record_preemption(struct world *w, int preemptor, int victim, const char *reason)
+{
+	struct fair_pre *fp = &w->pre[w->n_pre < 64 ? w->n_pre++ : 63];
+	*fp = (struct fair_pre){ preemptor, victim, -2 };
+	int pc, pi, vc, vi, zp, zv;
+	if (strcmp(reason, "InCohortFairSharing") != 0)
+		return;
+	int pr = root_child(w, w->wl[preemptor].lq, &pc, &pi);
+	int vr = root_child(w, w->wl[victim].cq, &vc, &vi);
+	assert_true(pr >= 0 && pr == vr); /* one cohort tree */
+	if (pc == vc && pi == vi)
+		return; /* a subtree in common below the root: the shares read now prove nothing */
+	/* Kueue's fill-back may return victims taken from the preemptor's own side after the
+	 * strategy was checked without them: only where its side can give nothing (its own
+	 * ClusterQueue, under the root, never preempting within) do the shares read now bound
+	 * the ones compared. */
+	if (!pc || w->cq_spec[pi].preemption.within_cluster_queue != ENG_WITHIN_NEVER)
+		return;
+	double sp = side_share(w, pc, pi, &zp), sv = side_share(w, vc, vi, &zv);
+	if (zp && zv)
+		return; /* both infinite: Kueue compares unweighted ratios, not read here */
+	fp->cmp = (sp > sv) - (sp < sv);
+}
+
+/* The strategies' guarantee: a preemptor's side never had a higher share than a victim's
+ * side it took from (with its own workload in, before its victims left, it had at most
+ * what the strategy compared; the victim's side had at least that). */
+static void check_fair_victims(struct world *w)
+{
+	for (int i = 0; i < w->n_pre; i++) {
+		int ok = 1;
+		for (int k = 0; k < w->n_pre; k++)
+			if (w->pre[k].preemptor == w->pre[i].preemptor && w->pre[k].cmp == -2)
+				ok = 0;
+		if (!ok)
+			continue;
+		w->n_fs_checked++;
+		if (w->pre[i].cmp > 0)
+			fail_msg("op %ld: w%d preempted w%d (InCohortFairSharing) while its side's "
+				 "share was higher than the victim's",
+				 w->ops, w->pre[i].preemptor, w->pre[i].victim);
+	}
+	w->n_pre = 0;
+}
+
 static void on_decision(void *arg, const struct eng_decision *d)
 {
 	struct world *w = arg;
@@ -440,6 +569,8 @@ static void on_decision(void *arg, const struct eng_decision *d)
 		assert_false(x->victim); /* once */
 		x->victim = 1;
 		w->preempts++;
+		if (w->fair && d->preemptor)
+			record_preemption(w, wl_id(d->preemptor), wl_id(d->workload), d->reason);
 		break;
 	case ENG_PENDING:
 		assert_false(x->admitted);
@@ -485,7 +616,7 @@ static void submit(struct world *w, int id)
 		};
 	}
 	snprintf(key, sizeof(key), "ns/w%d", id);
-	snprintf(lq, sizeof(lq), "lq%d", x->lq);
+	snprintf(lq, sizeof(lq), x->lq_b ? "lq%d-b" : "lq%d", x->lq);
 	struct eng_workload_spec spec = { key, "ns", lq, x->priority, x->time, (size_t)x->n_podsets,
 					  ps };
 	assert_int_equal(engine_add_workload(w->e, &spec), 0);
@@ -500,6 +631,7 @@ static void op_add(struct world *w)
 	memset(x, 0, sizeof(*x));
 	x->live = 1;
 	x->lq = (int)rnd_in(0, w->n_cqs - 1);
+	x->lq_b = w->fair && rnd() % 2;
 	x->n_podsets = rnd() % 4 == 0 ? 2 : 1;
 	x->priority = (int32_t)rnd_in(0, 3);
 	x->time = w->ops;
@@ -605,6 +737,14 @@ static void op_cycle(struct world *w)
 {
 	int rc = engine_cycle(w->e, on_decision, w);
 	assert_true(rc >= 0);
+	check_fair_victims(w);
+}
+
+/* Admission fair sharing's sampling tick, after up to 20 minutes. */
+static void op_sample(struct world *w)
+{
+	w->clock += rnd_in(0, 1200) * 1000000000LL;
+	assert_int_equal(engine_afs_sample(w->e, w->clock), 0);
 }
 
 static void op_toggle_stop(struct world *w)
@@ -614,11 +754,13 @@ static void op_toggle_stop(struct world *w)
 	set_cq(w, i);
 }
 
-static long run_world(uint64_t seed, long ops)
+static long run_world(uint64_t seed, long ops, int fair)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	assert_non_null(w);
 	rng_state = seed ? seed : 1;
+	w->fair = fair;
+	w->clock = 1000000000LL;
 	build_world(w);
 	check(w, "build");
 	for (w->ops = 0; w->ops < ops; w->ops++) {
@@ -645,6 +787,9 @@ static long run_world(uint64_t seed, long ops)
 		} else if (r < 98) {
 			op_remove_pending(w);
 			what = "remove pending";
+		} else if (w->fair && r == 98) {
+			op_sample(w);
+			what = "afs sample";
 		} else {
 			op_toggle_stop(w);
 			what = "stop policy";
@@ -660,33 +805,55 @@ static long run_world(uint64_t seed, long ops)
 	long admits = w->admits;
 	print_message("  world %#" PRIx64
 		      ": %d cohorts, %d ClusterQueues, %d workloads, %ld admissions, "
-		      "%ld preemptions, %ld pending reports\n",
-		      seed, w->n_cohorts, w->n_cqs, w->n_wl, w->admits, w->preempts, w->pendings);
+		      "%ld preemptions, %ld pending reports%s",
+		      seed, w->n_cohorts, w->n_cqs, w->n_wl, w->admits, w->preempts, w->pendings,
+		      w->fair ? "" : "\n");
+	if (w->fair)
+		print_message(", %d fair-sharing victims checked\n", w->n_fs_checked);
 	engine_free(w->e);
 	free(w);
 	return admits;
 }
 
-static void test_engine_property_random_trees_never_over_admit(void **state)
+static uint64_t test_seed(void)
 {
 	const char *env = getenv("MUSTER_SEED");
 	trace = getenv("MUSTER_TRACE") != NULL;
 	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) * 2654435761u;
 	print_message("MUSTER_SEED=%" PRIu64 " (set it to replay this run)\n", seed);
+	return seed;
+}
+
+static void run_worlds(int fair)
+{
+	uint64_t seed = test_seed();
 	long total_ops = 0, admits = 0;
 	const long worlds = 12, ops_per_world = 9000;
 	for (long i = 0; i < worlds; i++) {
-		admits += run_world(seed + (uint64_t)i * 0x9e3779b97f4a7c15ull, ops_per_world);
+		admits += run_world(seed + (uint64_t)i * 0x9e3779b97f4a7c15ull, ops_per_world, fair);
 		total_ops += ops_per_world;
 	}
 	assert_true(total_ops >= 100000);
 	assert_true(admits > 0);
 }
 
+static void test_engine_property_random_trees_never_over_admit(void **state)
+{
+	run_worlds(0);
+	(void)state;
+}
+
+static void test_engine_property_fair_sharing(void **state)
+{
+	run_worlds(1);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_engine_property_random_trees_never_over_admit),
+		cmocka_unit_test(test_engine_property_fair_sharing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
