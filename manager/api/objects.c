@@ -256,7 +256,15 @@ int quantity_from_json(json_t *v, int64_t *milli)
 		snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(v));
 		s = text;
 	} else if (json_is_real(v)) {
-		snprintf(text, sizeof(text), "%.17g", json_real_value(v));
+		/* The shortest text that reads back as the same double is the number as written
+		 * (0.1, not 0.10000000000000001, which would round up to 101m): Kubernetes parses
+		 * the JSON number's own text. */
+		double d = json_real_value(v);
+		for (int digits = 1; digits <= 17; digits++) {
+			snprintf(text, sizeof(text), "%.*g", digits, d);
+			if (strtod(text, NULL) == d)
+				break;
+		}
 		s = text;
 	} else {
 		return -EINVAL;

@@ -1330,17 +1330,24 @@ static int put_workload(struct sim *s, struct buf *b, const struct wl_rec *r)
 
 /* A real as the shortest text that reads back the same (jansson would print 17 digits); with
  * a ".0" when it has no fraction, as JSON readers then still see a real; null for an infinity
- * (a LocalQueue of weight 0), which JSON can't hold. */
+ * (a LocalQueue of weight 0), which JSON can't hold. Usual magnitudes are written with a
+ * decimal point (10 is "10.0": the shortest %g, "1e+01", reads badly); others in %g form. */
 static int put_real(struct buf *b, double v)
 {
-	char num[40];
+	char num[48];
 	if (!isfinite(v))
 		return put(b, "null");
-	for (int digits = 1; digits <= 17; digits++) {
-		snprintf(num, sizeof(num), "%.*g", digits, v);
-		if (strtod(num, NULL) == v)
-			break;
+	double mag = fabs(v);
+	int fixed = mag == 0 || (mag >= 1e-4 && mag < 1e15);
+	/* 17 significant digits always read back; below 1 in fixed form they may need 4 more
+	 * decimals (down to 1e-4). */
+	int found = 0;
+	for (int digits = 1; digits <= (fixed ? 21 : 17) && !found; digits++) {
+		snprintf(num, sizeof(num), fixed ? "%.*f" : "%.*g", digits, v);
+		found = strtod(num, NULL) == v;
 	}
+	if (!found)
+		snprintf(num, sizeof(num), "%.17g", v);
 	if (!strpbrk(num, ".e"))
 		strcat(num, ".0");
 	return put(b, num);

@@ -123,7 +123,8 @@ struct sim_objects {
  * status.fairSharing.admissionFairSharingStatus after the run: consumedResources sorted by
  * resource, as decimal quantities rounded to the nearest milli-unit ("1500m"); usage the
  * weighted, decayed usage that orders its workloads (engine_afs_status), as a JSON real in
- * the fewest digits that read back exactly, or null when infinite (weight 0).
+ * the fewest decimals that read back exactly ("10.0", "2.109101281859661"; %g form only
+ * when very small or large), or null when infinite (weight 0).
  */
 int sim_run(const struct sim_input *inputs, size_t n, FILE *out, FILE *errout);
 

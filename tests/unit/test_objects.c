@@ -211,6 +211,11 @@ static void test_objects_quantity_from_json_strings_and_numbers(void **state)
 	assert_int_equal(quantity_from_json(v, &m), 0);
 	assert_int_equal(m, 250);
 	json_decref(v);
+	/* 0.1 has no exact double: read as written (100m), not from its 17-digit text (101m). */
+	v = json_real(0.1);
+	assert_int_equal(quantity_from_json(v, &m), 0);
+	assert_int_equal(m, 100);
+	json_decref(v);
 	v = json_string("2 cores");
 	m = 42;
 	assert_int_equal(quantity_from_json(v, &m), -EINVAL);
