@@ -1314,6 +1314,70 @@ static int dup_into(struct eobj_arena *a, const char *s, const char **out)
 	return *out ? 0 : -ENOMEM;
 }
 
+/* Copies a string into the arena; NULL stays NULL. */
+static int own(struct eobj_arena *a, const char **s)
+{
+	if (!*s)
+		return 0;
+	return (*s = eobj_arena_strdup(a, *s)) ? 0 : -ENOMEM;
+}
+
+/* A podSet's requests and node constraints, copied into the arena: they point into its view
+ * (fixed arrays sized for 64 resources, on the decoder's stack) and into the JSON object. */
+static int own_podset(struct eobj_arena *a, struct quota_podset *ps)
+{
+	const char **res = eobj_arena_alloc(a, ps->n_requests, sizeof(*res));
+	int64_t *per_pod = eobj_arena_alloc(a, ps->n_requests, sizeof(*per_pod));
+	struct quota_kv *sel = eobj_arena_alloc(a, ps->n_selector, sizeof(*sel));
+	struct quota_affinity_term *terms = eobj_arena_alloc(a, ps->n_terms, sizeof(*terms));
+	struct quota_taint *tols = eobj_arena_alloc(a, ps->n_tolerations, sizeof(*tols));
+	if (!res || !per_pod || !sel || !terms || !tols)
+		return -ENOMEM;
+	for (size_t k = 0; k < ps->n_requests; k++) {
+		res[k] = ps->resources[k];
+		per_pod[k] = ps->per_pod[k];
+		if (own(a, &res[k]) != 0)
+			return -ENOMEM;
+	}
+	for (size_t k = 0; k < ps->n_selector; k++) {
+		sel[k] = ps->node_selector[k];
+		if (own(a, (const char **)&sel[k].key) != 0 || own(a, (const char **)&sel[k].value) != 0)
+			return -ENOMEM;
+	}
+	for (size_t t = 0; t < ps->n_terms; t++) {
+		const struct quota_affinity_term *src = &ps->terms[t];
+		struct quota_match_expr *exprs = eobj_arena_alloc(a, src->n_exprs, sizeof(*exprs));
+		if (!exprs)
+			return -ENOMEM;
+		terms[t] = *src;
+		for (size_t k = 0; k < src->n_exprs; k++) {
+			struct quota_match_expr *e = &exprs[k];
+			*e = src->exprs[k];
+			const char **values = eobj_arena_alloc(a, e->n_values, sizeof(*values));
+			if (!values || own(a, &e->key) != 0 || own(a, &e->op) != 0)
+				return -ENOMEM;
+			for (size_t x = 0; x < e->n_values; x++)
+				if (!(values[x] = eobj_arena_strdup(a, e->values[x])))
+					return -ENOMEM;
+			e->values = e->n_values ? values : NULL;
+		}
+		terms[t].exprs = exprs;
+	}
+	for (size_t k = 0; k < ps->n_tolerations; k++) {
+		tols[k] = ps->tolerations[k];
+		if (own(a, (const char **)&tols[k].key) != 0 ||
+		    own(a, (const char **)&tols[k].value) != 0 ||
+		    own(a, (const char **)&tols[k].effect) != 0)
+			return -ENOMEM;
+	}
+	ps->resources = res;
+	ps->per_pod = per_pod;
+	ps->node_selector = sel;
+	ps->terms = terms;
+	ps->tolerations = tols;
+	return 0;
+}
+
 /* status.admission into out->admission; the podSets and their views are already decoded. */
 static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, size_t errlen)
 {
@@ -1571,10 +1635,8 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 			   json_array_size(podsets));
 	size_t n = json_array_size(podsets);
 	struct eng_podset *eps = eobj_arena_alloc(&out->arena, n, sizeof(*eps));
-	out->views = calloc(n, sizeof(*out->views));
-	if (!eps || !out->views)
+	if (!eps)
 		return eobj_nomem(err, errlen);
-	out->n_views = n;
 	int min_count_seen = 0;
 	json_array_foreach(podsets, i, ps)
 	{
@@ -1617,17 +1679,23 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 			eobj_pathf(tp, sizeof(tp), "spec.podSets[%zu].template", i);
 		if ((rc = eobj_check_template(eobj_field(ps, "template"), tp, err, errlen)) != 0)
 			return rc;
+		/* The view is sized for 64 resources: a heap copy per Workload (over 1 KiB) made
+		 * malloc consolidate its free lists each time. It lives here until its podSet is
+		 * copied into the arena. */
 		char verr[256];
-		rc = podset_view_decode(ps, &out->views[i], verr, sizeof(verr));
+		struct podset_view view;
+		rc = podset_view_decode(ps, &view, verr, sizeof(verr));
 		if (rc == -ENOMEM)
 			return eobj_nomem(err, errlen);
 		if (rc != 0)
 			return eobj_bad(err, errlen, "%s: %s", tp, verr);
-		if (dup_into(&out->arena, psname, &eps[i].name) != 0)
+		eps[i].pod = view.ps;
+		rc = own_podset(&out->arena, &eps[i].pod);
+		podset_view_release(&view);
+		if (rc != 0 || dup_into(&out->arena, psname, &eps[i].name) != 0)
 			return eobj_nomem(err, errlen);
 		eps[i].count = count;
 		eps[i].min_count = min_count;
-		eps[i].pod = out->views[i].ps;
 		eps[i].pod.count = count;
 		/* Requests are per pod; a gang's total must stay within int64 milli-units. */
 		for (size_t r = 0; r < eps[i].pod.n_requests; r++) {
@@ -1753,82 +1821,8 @@ out:
 	return rc;
 }
 
-/* Copies a string into the arena; NULL stays NULL. */
-static int own(struct eobj_arena *a, const char **s)
-{
-	if (!*s)
-		return 0;
-	return (*s = eobj_arena_strdup(a, *s)) ? 0 : -ENOMEM;
-}
-
-/* A podSet's requests and node constraints, copied into the arena: they point into its view
- * (fixed arrays sized for 64 resources) and into the JSON object. */
-static int own_podset(struct eobj_arena *a, struct quota_podset *ps)
-{
-	const char **res = eobj_arena_alloc(a, ps->n_requests, sizeof(*res));
-	int64_t *per_pod = eobj_arena_alloc(a, ps->n_requests, sizeof(*per_pod));
-	struct quota_kv *sel = eobj_arena_alloc(a, ps->n_selector, sizeof(*sel));
-	struct quota_affinity_term *terms = eobj_arena_alloc(a, ps->n_terms, sizeof(*terms));
-	struct quota_taint *tols = eobj_arena_alloc(a, ps->n_tolerations, sizeof(*tols));
-	if (!res || !per_pod || !sel || !terms || !tols)
-		return -ENOMEM;
-	for (size_t k = 0; k < ps->n_requests; k++) {
-		res[k] = ps->resources[k];
-		per_pod[k] = ps->per_pod[k];
-		if (own(a, &res[k]) != 0)
-			return -ENOMEM;
-	}
-	for (size_t k = 0; k < ps->n_selector; k++) {
-		sel[k] = ps->node_selector[k];
-		if (own(a, (const char **)&sel[k].key) != 0 || own(a, (const char **)&sel[k].value) != 0)
-			return -ENOMEM;
-	}
-	for (size_t t = 0; t < ps->n_terms; t++) {
-		const struct quota_affinity_term *src = &ps->terms[t];
-		struct quota_match_expr *exprs = eobj_arena_alloc(a, src->n_exprs, sizeof(*exprs));
-		if (!exprs)
-			return -ENOMEM;
-		terms[t] = *src;
-		for (size_t k = 0; k < src->n_exprs; k++) {
-			struct quota_match_expr *e = &exprs[k];
-			*e = src->exprs[k];
-			const char **values = eobj_arena_alloc(a, e->n_values, sizeof(*values));
-			if (!values || own(a, &e->key) != 0 || own(a, &e->op) != 0)
-				return -ENOMEM;
-			for (size_t x = 0; x < e->n_values; x++)
-				if (!(values[x] = eobj_arena_strdup(a, e->values[x])))
-					return -ENOMEM;
-			e->values = e->n_values ? values : NULL;
-		}
-		terms[t].exprs = exprs;
-	}
-	for (size_t k = 0; k < ps->n_tolerations; k++) {
-		tols[k] = ps->tolerations[k];
-		if (own(a, (const char **)&tols[k].key) != 0 ||
-		    own(a, (const char **)&tols[k].value) != 0 ||
-		    own(a, (const char **)&tols[k].effect) != 0)
-			return -ENOMEM;
-	}
-	ps->resources = res;
-	ps->per_pod = per_pod;
-	ps->node_selector = sel;
-	ps->terms = terms;
-	ps->tolerations = tols;
-	return 0;
-}
-
 int eobj_workload_detach(struct eobj_workload *w)
 {
-	/* The arena holds the podSets: they were allocated there writable. */
-	struct eng_podset *eps = (struct eng_podset *)w->spec.podsets;
-	for (size_t i = 0; i < w->spec.n_podsets; i++)
-		if (own_podset(&w->arena, &eps[i].pod) != 0)
-			return -ENOMEM;
-	for (size_t i = 0; i < w->n_views; i++)
-		podset_view_release(&w->views[i]);
-	free(w->views);
-	w->views = NULL;
-	w->n_views = 0;
 	json_decref(w->obj);
 	w->obj = NULL;
 	return 0;
@@ -1836,9 +1830,6 @@ int eobj_workload_detach(struct eobj_workload *w)
 
 void eobj_workload_release(struct eobj_workload *w)
 {
-	for (size_t i = 0; w->views && i < w->n_views; i++)
-		podset_view_release(&w->views[i]);
-	free(w->views);
 	json_decref(w->obj);
 	eobj_arena_release(&w->arena);
 	memset(w, 0, sizeof(*w));
