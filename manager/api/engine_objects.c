@@ -1194,12 +1194,54 @@ int eobj_priority_class_decode(json_t *obj, const char **name, int32_t *value, c
 
 /* Checks what a pod template contributes to quota and placement, so a mistake is reported at
  * its own path rather than as a vague failure of the whole template. */
+/* A field path built up segment by segment, cut to fit as eobj_pathf cuts it: a template's
+ * checks name a path per field, and reformatting each from its prefix was most of their cost.
+ * path_add and path_index return the new length, to come back to with path_cut. */
+struct path {
+	char s[PATH_MAX_LEN];
+	size_t len;
+};
+
+static void path_put(struct path *p, const char *piece)
+{
+	for (; piece && *piece && p->len + 1 < sizeof(p->s); piece++)
+		p->s[p->len++] = *piece;
+	p->s[p->len] = '\0';
+}
+
+static size_t path_add(struct path *p, const char *a, const char *b)
+{
+	path_put(p, a);
+	path_put(p, b);
+	return p->len;
+}
+
+static size_t path_index(struct path *p, size_t i)
+{
+	char num[24];
+	size_t k = sizeof(num);
+	num[--k] = '\0';
+	num[--k] = ']';
+	do
+		num[--k] = (char)('0' + i % 10);
+	while ((i /= 10) != 0);
+	num[--k] = '[';
+	return path_add(p, num + k, NULL);
+}
+
+static void path_cut(struct path *p, size_t len)
+{
+	p->len = len;
+	p->s[len] = '\0';
+}
+
 int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 {
-	static const char *const lists[] = { "containers", "initContainers" };
+	static const char *const lists[] = { ".containers", ".initContainers" };
+	static const char *const kinds[] = { ".requests", ".limits" };
 	static const char *const expr_ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
 						NULL };
-	char p[PATH_MAX_LEN], q[PATH_MAX_LEN];
+	struct path p = { .len = 0 };
 	int rc;
 
 	if (!tpl)
@@ -1207,45 +1249,47 @@ int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 	if ((rc = eobj_want_object(tpl, path, err, errlen)) != 0)
 		return rc;
 	json_t *spec = eobj_field(tpl, "spec");
-	eobj_pathf(p, sizeof(p), "%s.spec", path);
-	if ((rc = eobj_want_object(spec, p, err, errlen)) != 0)
+	const size_t at_spec = path_add(&p, path, ".spec");
+	if ((rc = eobj_want_object(spec, p.s, err, errlen)) != 0)
 		return rc;
 	{
 		int has;
 		int64_t prio;
 		const char *pc;
-		if ((rc = eobj_get_int(spec, "priority", p, INT32_MIN, INT32_MAX, &has, &prio, err, errlen)) != 0 ||
-		    (rc = eobj_get_string(spec, "priorityClassName", p, &pc, err, errlen)) != 0)
+		if ((rc = eobj_get_int(spec, "priority", p.s, INT32_MIN, INT32_MAX, &has, &prio, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(spec, "priorityClassName", p.s, &pc, err, errlen)) != 0)
 			return rc;
 	}
 	for (size_t l = 0; l < 2; l++) {
-		json_t *arr = eobj_field(spec, lists[l]), *c;
+		json_t *arr = eobj_field(spec, lists[l] + 1), *c;
 		size_t i;
-		eobj_pathf(p, sizeof(p), "%s.spec.%s", path, lists[l]);
-		if ((rc = eobj_want_array(arr, p, err, errlen)) != 0)
+		path_cut(&p, at_spec);
+		const size_t at_list = path_add(&p, lists[l], NULL);
+		if ((rc = eobj_want_array(arr, p.s, err, errlen)) != 0)
 			return rc;
 		json_array_foreach(arr, i, c)
 		{
-			eobj_pathf(p, sizeof(p), "%s.spec.%s[%zu]", path, lists[l], i);
+			path_cut(&p, at_list);
+			path_index(&p, i);
 			if (!json_is_object(c))
-				return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(c));
+				return eobj_bad(err, errlen, "%s: must be an object, not %s", p.s, eobj_type_name(c));
 			json_t *res = eobj_field(c, "resources");
-			eobj_pathf(q, sizeof(q), "%s.resources", p);
-			if ((rc = eobj_want_object(res, q, err, errlen)) != 0)
+			const size_t at_res = path_add(&p, ".resources", NULL);
+			if ((rc = eobj_want_object(res, p.s, err, errlen)) != 0)
 				return rc;
-			static const char *const kinds[] = { "requests", "limits" };
 			for (size_t k = 0; k < 2; k++) {
-				json_t *list = eobj_field(res, kinds[k]), *v;
+				json_t *list = eobj_field(res, kinds[k] + 1), *v;
 				const char *rname;
-				eobj_pathf(q, sizeof(q), "%s.resources.%s", p, kinds[k]);
-				if ((rc = eobj_want_object(list, q, err, errlen)) != 0)
+				path_cut(&p, at_res);
+				const size_t at_kind = path_add(&p, kinds[k], NULL);
+				if ((rc = eobj_want_object(list, p.s, err, errlen)) != 0)
 					return rc;
 				json_object_foreach(list, rname, v)
 				{
-					char vp[PATH_MAX_LEN];
 					int64_t milli;
-					eobj_pathf(vp, sizeof(vp), "%s.%s", q, rname);
-					if ((rc = eobj_get_quantity(v, vp, &milli, err, errlen)) != 0)
+					path_cut(&p, at_kind);
+					path_add(&p, ".", rname);
+					if ((rc = eobj_get_quantity(v, p.s, &milli, err, errlen)) != 0)
 						return rc;
 				}
 			}
@@ -1253,55 +1297,60 @@ int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 	}
 	json_t *overhead = eobj_field(spec, "overhead"), *v;
 	const char *rname;
-	eobj_pathf(p, sizeof(p), "%s.spec.overhead", path);
-	if ((rc = eobj_want_object(overhead, p, err, errlen)) != 0)
+	path_cut(&p, at_spec);
+	const size_t at_overhead = path_add(&p, ".overhead", NULL);
+	if ((rc = eobj_want_object(overhead, p.s, err, errlen)) != 0)
 		return rc;
 	json_object_foreach(overhead, rname, v)
 	{
 		int64_t milli;
-		eobj_pathf(q, sizeof(q), "%s.%s", p, rname);
-		if ((rc = eobj_get_quantity(v, q, &milli, err, errlen)) != 0)
+		path_cut(&p, at_overhead);
+		path_add(&p, ".", rname);
+		if ((rc = eobj_get_quantity(v, p.s, &milli, err, errlen)) != 0)
 			return rc;
 	}
 	json_t *selector = eobj_field(spec, "nodeSelector");
-	eobj_pathf(p, sizeof(p), "%s.spec.nodeSelector", path);
-	if ((rc = eobj_want_object(selector, p, err, errlen)) != 0)
+	path_cut(&p, at_spec);
+	path_add(&p, ".nodeSelector", NULL);
+	if ((rc = eobj_want_object(selector, p.s, err, errlen)) != 0)
 		return rc;
 	json_object_foreach(selector, rname, v)
 		if (!json_is_string(v))
-			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", p, rname, eobj_type_name(v));
-	eobj_pathf(p, sizeof(p), "%s.spec.tolerations", path);
-	if ((rc = check_tolerations(eobj_field(spec, "tolerations"), p, err, errlen)) != 0)
+			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", p.s, rname, eobj_type_name(v));
+	path_cut(&p, at_spec);
+	path_add(&p, ".tolerations", NULL);
+	if ((rc = check_tolerations(eobj_field(spec, "tolerations"), p.s, err, errlen)) != 0)
 		return rc;
 	const char *tp = "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
 	json_t *required = obj_path(spec, tp);
-	eobj_pathf(p, sizeof(p), "%s.spec.%s", path, tp);
-	if ((rc = eobj_want_object(required, p, err, errlen)) != 0)
+	path_cut(&p, at_spec);
+	path_add(&p, ".", tp);
+	if ((rc = eobj_want_object(required, p.s, err, errlen)) != 0)
 		return rc;
 	json_t *terms = eobj_field(required, "nodeSelectorTerms"), *t;
 	size_t i;
-	eobj_pathf(p, sizeof(p), "%s.spec.%s.nodeSelectorTerms", path, tp);
-	if ((rc = eobj_want_array(terms, p, err, errlen)) != 0)
+	const size_t at_terms = path_add(&p, ".nodeSelectorTerms", NULL);
+	if ((rc = eobj_want_array(terms, p.s, err, errlen)) != 0)
 		return rc;
 	json_array_foreach(terms, i, t)
 	{
-		eobj_pathf(q, sizeof(q), "%s[%zu]", p, i);
+		path_cut(&p, at_terms);
+		path_index(&p, i);
 		if (!json_is_object(t))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", q, eobj_type_name(t));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p.s, eobj_type_name(t));
 		json_t *exprs = eobj_field(t, "matchExpressions"), *e;
 		size_t k;
-		char ep[PATH_MAX_LEN];
-		eobj_pathf(ep, sizeof(ep), "%s.matchExpressions", q);
-		if ((rc = eobj_want_array(exprs, ep, err, errlen)) != 0)
+		const size_t at_exprs = path_add(&p, ".matchExpressions", NULL);
+		if ((rc = eobj_want_array(exprs, p.s, err, errlen)) != 0)
 			return rc;
 		json_array_foreach(exprs, k, e)
 		{
-			char xp[PATH_MAX_LEN];
 			const char *key;
 			json_t *values;
 			int op;
-			eobj_pathf(xp, sizeof(xp), "%s.matchExpressions[%zu]", q, k);
-			if ((rc = check_match_expr(e, xp, NULL, expr_ops, 0, &key, &op, &values, err, errlen)) != 0)
+			path_cut(&p, at_exprs);
+			path_index(&p, k);
+			if ((rc = check_match_expr(e, p.s, NULL, expr_ops, 0, &key, &op, &values, err, errlen)) != 0)
 				return rc;
 		}
 	}
