@@ -401,14 +401,16 @@ int pod_requests_from_template(json_t *template, struct pod_requests *out, char 
 	}
 	/* Only now, with every sidecar counted, take the max with the init containers: an init
 	 * container is done before later sidecars start, so they don't stack on it. */
-	json_t *init = json_object();
-	for (size_t k = 0; k < init_max.n && init; k++)
-		json_object_set_new(init, init_max.names[k],
-				    json_sprintf("%lldm", (long long)init_max.milli[k]));
-	rc = init ? add_resources(out, init, 1, err, errlen) : -ENOMEM;
-	json_decref(init);
-	if (rc != 0)
-		goto fail;
+	if (init_max.n > 0) { /* most pods have no init containers: no object to build */
+		json_t *init = json_object();
+		for (size_t k = 0; k < init_max.n && init; k++)
+			json_object_set_new(init, init_max.names[k],
+					    json_sprintf("%lldm", (long long)init_max.milli[k]));
+		rc = init ? add_resources(out, init, 1, err, errlen) : -ENOMEM;
+		json_decref(init);
+		if (rc != 0)
+			goto fail;
+	}
 	if ((rc = add_resources(out, json_object_get(spec, "overhead"), 0, err, errlen)) != 0)
 		goto fail;
 	pod_requests_release(&sidecars);
