@@ -253,6 +253,13 @@ int quantity_from_json(json_t *v, int64_t *milli)
 	if (json_is_string(v)) {
 		s = json_string_value(v);
 	} else if (json_is_integer(v)) {
+		/* Whole units: the parser's answer without printing the number for it. Beyond
+		 * int64 milli-units the parser says -ERANGE as it does for the text. */
+		int64_t whole;
+		if (!__builtin_mul_overflow((int64_t)json_integer_value(v), INT64_C(1000), &whole)) {
+			*milli = whole;
+			return 0;
+		}
 		snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(v));
 		s = text;
 	} else if (json_is_real(v)) {
