@@ -1593,7 +1593,7 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 	static const char *const ref_keys[] = { "group", "kind", "name", NULL };
 	struct eng_workload_spec *s = &out->spec;
 	const char *name, *ns, *queue, *created;
-	char p[PATH_MAX_LEN], key[600];
+	char p[PATH_MAX_LEN];
 	int rc, has;
 	int64_t v;
 
@@ -1616,10 +1616,17 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 		return rc;
 	if (queue && *queue && (rc = check_subdomain(queue, "spec.queueName", err, errlen)) != 0)
 		return rc;
-	snprintf(key, sizeof(key), "%s/%s", ns, name);
-	if (dup_into(&out->arena, key, &s->key) != 0 ||
-	    dup_into(&out->arena, ns, &s->namespace_name) != 0 ||
-	    dup_into(&out->arena, name, &out->name) != 0 ||
+	/* "namespace/name", the name its own tail (both are checked names: short, no '/'). */
+	size_t ns_len = strlen(ns), name_len = strlen(name);
+	char *key = eobj_arena_alloc(&out->arena, ns_len + name_len + 2, 1);
+	if (!key)
+		return eobj_nomem(err, errlen);
+	memcpy(key, ns, ns_len);
+	key[ns_len] = '/';
+	memcpy(key + ns_len + 1, name, name_len + 1);
+	s->key = key;
+	out->name = key + ns_len + 1;
+	if (dup_into(&out->arena, ns, &s->namespace_name) != 0 ||
 	    dup_into(&out->arena, queue ? queue : "", &s->queue) != 0)
 		return eobj_nomem(err, errlen);
 	if (created) {
