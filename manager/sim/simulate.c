@@ -928,10 +928,16 @@ static void on_decision(void *arg, const struct eng_decision *d)
 		break;
 	}
 	case ENG_PENDING:
-		free(r->reason);
-		free(r->message);
-		r->reason = dup_or_fail(s, d->reason);
-		r->message = dup_or_fail(s, d->message);
+		/* A workload left waiting is told why again each time it is looked at, mostly in
+		 * the same words: keep the copy then. */
+		if (!r->reason || strcmp(r->reason, d->reason ? d->reason : "") != 0) {
+			free(r->reason);
+			r->reason = dup_or_fail(s, d->reason);
+		}
+		if (!r->message || strcmp(r->message, d->message ? d->message : "") != 0) {
+			free(r->message);
+			r->message = dup_or_fail(s, d->message);
+		}
 		break;
 	}
 }
