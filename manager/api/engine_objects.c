@@ -18,10 +18,12 @@ struct eobj_block {
 	max_align_t data[];
 };
 
-/* Allocations are carved from blocks, the first small (one Workload takes a few hundred
- * bytes), later ones larger: a malloc per string made decoding 50,000 Workloads mostly malloc
- * and free. Under AddressSanitizer every allocation keeps a block of its own, so an overrun of
- * one is still caught. */
+/* Allocations are carved from blocks, the first two small (one Workload takes a few hundred
+ * bytes, one with two podSets a little more), later ones larger: a malloc per string made
+ * decoding 50,000 Workloads mostly malloc and free. The second stays small because glibc
+ * serves requests over about 1000 bytes from its large bins and consolidates its fast bins
+ * for each, which a Workload per document made a steady cost. Under AddressSanitizer every
+ * allocation keeps a block of its own, so an overrun of one is still caught. */
 #define ARENA_FIRST_BLOCK 512
 #define ARENA_MAX_BLOCK 8192
 #if defined(__SANITIZE_ADDRESS__)
@@ -48,7 +50,7 @@ void *eobj_arena_alloc(struct eobj_arena *a, size_t n, size_t size)
 		a->used += bytes;
 		return p; /* blocks are calloc'ed and never reused: still zero */
 	}
-	size_t cap = a->cap ? 2 * a->cap : ARENA_FIRST_BLOCK;
+	size_t cap = a->blocks && a->blocks->next ? 2 * a->cap : ARENA_FIRST_BLOCK;
 	if (cap > ARENA_MAX_BLOCK)
 		cap = ARENA_MAX_BLOCK;
 	if (!ARENA_CARVE || cap < bytes)
@@ -1308,12 +1310,54 @@ int eobj_priority_class_decode(json_t *obj, const char **name, int32_t *value, c
 
 /* Checks what a pod template contributes to quota and placement, so a mistake is reported at
  * its own path rather than as a vague failure of the whole template. */
+/* A field path built up segment by segment, cut to fit as eobj_pathf cuts it: a template's
+ * checks name a path per field, and reformatting each from its prefix was most of their cost.
+ * path_add and path_index return the new length, to come back to with path_cut. */
+struct path {
+	char s[PATH_MAX_LEN];
+	size_t len;
+};
+
+static void path_put(struct path *p, const char *piece)
+{
+	for (; piece && *piece && p->len + 1 < sizeof(p->s); piece++)
+		p->s[p->len++] = *piece;
+	p->s[p->len] = '\0';
+}
+
+static size_t path_add(struct path *p, const char *a, const char *b)
+{
+	path_put(p, a);
+	path_put(p, b);
+	return p->len;
+}
+
+static size_t path_index(struct path *p, size_t i)
+{
+	char num[24];
+	size_t k = sizeof(num);
+	num[--k] = '\0';
+	num[--k] = ']';
+	do
+		num[--k] = (char)('0' + i % 10);
+	while ((i /= 10) != 0);
+	num[--k] = '[';
+	return path_add(p, num + k, NULL);
+}
+
+static void path_cut(struct path *p, size_t len)
+{
+	p->len = len;
+	p->s[len] = '\0';
+}
+
 int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 {
-	static const char *const lists[] = { "containers", "initContainers" };
+	static const char *const lists[] = { ".containers", ".initContainers" };
+	static const char *const kinds[] = { ".requests", ".limits" };
 	static const char *const expr_ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
 						NULL };
-	char p[PATH_MAX_LEN], q[PATH_MAX_LEN];
+	struct path p = { .len = 0 };
 	int rc;
 
 	if (!tpl)
@@ -1321,45 +1365,47 @@ int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 	if ((rc = eobj_want_object(tpl, path, err, errlen)) != 0)
 		return rc;
 	json_t *spec = eobj_field(tpl, "spec");
-	eobj_pathf(p, sizeof(p), "%s.spec", path);
-	if ((rc = eobj_want_object(spec, p, err, errlen)) != 0)
+	const size_t at_spec = path_add(&p, path, ".spec");
+	if ((rc = eobj_want_object(spec, p.s, err, errlen)) != 0)
 		return rc;
 	{
 		int has;
 		int64_t prio;
 		const char *pc;
-		if ((rc = eobj_get_int(spec, "priority", p, INT32_MIN, INT32_MAX, &has, &prio, err, errlen)) != 0 ||
-		    (rc = eobj_get_string(spec, "priorityClassName", p, &pc, err, errlen)) != 0)
+		if ((rc = eobj_get_int(spec, "priority", p.s, INT32_MIN, INT32_MAX, &has, &prio, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(spec, "priorityClassName", p.s, &pc, err, errlen)) != 0)
 			return rc;
 	}
 	for (size_t l = 0; l < 2; l++) {
-		json_t *arr = eobj_field(spec, lists[l]), *c;
+		json_t *arr = eobj_field(spec, lists[l] + 1), *c;
 		size_t i;
-		eobj_pathf(p, sizeof(p), "%s.spec.%s", path, lists[l]);
-		if ((rc = eobj_want_array(arr, p, err, errlen)) != 0)
+		path_cut(&p, at_spec);
+		const size_t at_list = path_add(&p, lists[l], NULL);
+		if ((rc = eobj_want_array(arr, p.s, err, errlen)) != 0)
 			return rc;
 		json_array_foreach(arr, i, c)
 		{
-			eobj_pathf(p, sizeof(p), "%s.spec.%s[%zu]", path, lists[l], i);
+			path_cut(&p, at_list);
+			path_index(&p, i);
 			if (!json_is_object(c))
-				return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(c));
+				return eobj_bad(err, errlen, "%s: must be an object, not %s", p.s, eobj_type_name(c));
 			json_t *res = eobj_field(c, "resources");
-			eobj_pathf(q, sizeof(q), "%s.resources", p);
-			if ((rc = eobj_want_object(res, q, err, errlen)) != 0)
+			const size_t at_res = path_add(&p, ".resources", NULL);
+			if ((rc = eobj_want_object(res, p.s, err, errlen)) != 0)
 				return rc;
-			static const char *const kinds[] = { "requests", "limits" };
 			for (size_t k = 0; k < 2; k++) {
-				json_t *list = eobj_field(res, kinds[k]), *v;
+				json_t *list = eobj_field(res, kinds[k] + 1), *v;
 				const char *rname;
-				eobj_pathf(q, sizeof(q), "%s.resources.%s", p, kinds[k]);
-				if ((rc = eobj_want_object(list, q, err, errlen)) != 0)
+				path_cut(&p, at_res);
+				const size_t at_kind = path_add(&p, kinds[k], NULL);
+				if ((rc = eobj_want_object(list, p.s, err, errlen)) != 0)
 					return rc;
 				json_object_foreach(list, rname, v)
 				{
-					char vp[PATH_MAX_LEN];
 					int64_t milli;
-					eobj_pathf(vp, sizeof(vp), "%s.%s", q, rname);
-					if ((rc = eobj_get_quantity(v, vp, &milli, err, errlen)) != 0)
+					path_cut(&p, at_kind);
+					path_add(&p, ".", rname);
+					if ((rc = eobj_get_quantity(v, p.s, &milli, err, errlen)) != 0)
 						return rc;
 				}
 			}
@@ -1367,55 +1413,60 @@ int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 	}
 	json_t *overhead = eobj_field(spec, "overhead"), *v;
 	const char *rname;
-	eobj_pathf(p, sizeof(p), "%s.spec.overhead", path);
-	if ((rc = eobj_want_object(overhead, p, err, errlen)) != 0)
+	path_cut(&p, at_spec);
+	const size_t at_overhead = path_add(&p, ".overhead", NULL);
+	if ((rc = eobj_want_object(overhead, p.s, err, errlen)) != 0)
 		return rc;
 	json_object_foreach(overhead, rname, v)
 	{
 		int64_t milli;
-		eobj_pathf(q, sizeof(q), "%s.%s", p, rname);
-		if ((rc = eobj_get_quantity(v, q, &milli, err, errlen)) != 0)
+		path_cut(&p, at_overhead);
+		path_add(&p, ".", rname);
+		if ((rc = eobj_get_quantity(v, p.s, &milli, err, errlen)) != 0)
 			return rc;
 	}
 	json_t *selector = eobj_field(spec, "nodeSelector");
-	eobj_pathf(p, sizeof(p), "%s.spec.nodeSelector", path);
-	if ((rc = eobj_want_object(selector, p, err, errlen)) != 0)
+	path_cut(&p, at_spec);
+	path_add(&p, ".nodeSelector", NULL);
+	if ((rc = eobj_want_object(selector, p.s, err, errlen)) != 0)
 		return rc;
 	json_object_foreach(selector, rname, v)
 		if (!json_is_string(v))
-			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", p, rname, eobj_type_name(v));
-	eobj_pathf(p, sizeof(p), "%s.spec.tolerations", path);
-	if ((rc = check_tolerations(eobj_field(spec, "tolerations"), p, err, errlen)) != 0)
+			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", p.s, rname, eobj_type_name(v));
+	path_cut(&p, at_spec);
+	path_add(&p, ".tolerations", NULL);
+	if ((rc = check_tolerations(eobj_field(spec, "tolerations"), p.s, err, errlen)) != 0)
 		return rc;
 	const char *tp = "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
 	json_t *required = obj_path(spec, tp);
-	eobj_pathf(p, sizeof(p), "%s.spec.%s", path, tp);
-	if ((rc = eobj_want_object(required, p, err, errlen)) != 0)
+	path_cut(&p, at_spec);
+	path_add(&p, ".", tp);
+	if ((rc = eobj_want_object(required, p.s, err, errlen)) != 0)
 		return rc;
 	json_t *terms = eobj_field(required, "nodeSelectorTerms"), *t;
 	size_t i;
-	eobj_pathf(p, sizeof(p), "%s.spec.%s.nodeSelectorTerms", path, tp);
-	if ((rc = eobj_want_array(terms, p, err, errlen)) != 0)
+	const size_t at_terms = path_add(&p, ".nodeSelectorTerms", NULL);
+	if ((rc = eobj_want_array(terms, p.s, err, errlen)) != 0)
 		return rc;
 	json_array_foreach(terms, i, t)
 	{
-		eobj_pathf(q, sizeof(q), "%s[%zu]", p, i);
+		path_cut(&p, at_terms);
+		path_index(&p, i);
 		if (!json_is_object(t))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", q, eobj_type_name(t));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p.s, eobj_type_name(t));
 		json_t *exprs = eobj_field(t, "matchExpressions"), *e;
 		size_t k;
-		char ep[PATH_MAX_LEN];
-		eobj_pathf(ep, sizeof(ep), "%s.matchExpressions", q);
-		if ((rc = eobj_want_array(exprs, ep, err, errlen)) != 0)
+		const size_t at_exprs = path_add(&p, ".matchExpressions", NULL);
+		if ((rc = eobj_want_array(exprs, p.s, err, errlen)) != 0)
 			return rc;
 		json_array_foreach(exprs, k, e)
 		{
-			char xp[PATH_MAX_LEN];
 			const char *key;
 			json_t *values;
 			int op;
-			eobj_pathf(xp, sizeof(xp), "%s.matchExpressions[%zu]", q, k);
-			if ((rc = check_match_expr(e, xp, NULL, expr_ops, 0, &key, &op, &values, err, errlen)) != 0)
+			path_cut(&p, at_exprs);
+			path_index(&p, k);
+			if ((rc = check_match_expr(e, p.s, NULL, expr_ops, 0, &key, &op, &values, err, errlen)) != 0)
 				return rc;
 		}
 	}
@@ -1426,6 +1477,70 @@ static int dup_into(struct eobj_arena *a, const char *s, const char **out)
 {
 	*out = eobj_arena_strdup(a, s);
 	return *out ? 0 : -ENOMEM;
+}
+
+/* Copies a string into the arena; NULL stays NULL. */
+static int own(struct eobj_arena *a, const char **s)
+{
+	if (!*s)
+		return 0;
+	return (*s = eobj_arena_strdup(a, *s)) ? 0 : -ENOMEM;
+}
+
+/* A podSet's requests and node constraints, copied into the arena: they point into its view
+ * (fixed arrays sized for 64 resources, on the decoder's stack) and into the JSON object. */
+static int own_podset(struct eobj_arena *a, struct quota_podset *ps)
+{
+	const char **res = eobj_arena_alloc(a, ps->n_requests, sizeof(*res));
+	int64_t *per_pod = eobj_arena_alloc(a, ps->n_requests, sizeof(*per_pod));
+	struct quota_kv *sel = eobj_arena_alloc(a, ps->n_selector, sizeof(*sel));
+	struct quota_affinity_term *terms = eobj_arena_alloc(a, ps->n_terms, sizeof(*terms));
+	struct quota_taint *tols = eobj_arena_alloc(a, ps->n_tolerations, sizeof(*tols));
+	if (!res || !per_pod || !sel || !terms || !tols)
+		return -ENOMEM;
+	for (size_t k = 0; k < ps->n_requests; k++) {
+		res[k] = ps->resources[k];
+		per_pod[k] = ps->per_pod[k];
+		if (own(a, &res[k]) != 0)
+			return -ENOMEM;
+	}
+	for (size_t k = 0; k < ps->n_selector; k++) {
+		sel[k] = ps->node_selector[k];
+		if (own(a, (const char **)&sel[k].key) != 0 || own(a, (const char **)&sel[k].value) != 0)
+			return -ENOMEM;
+	}
+	for (size_t t = 0; t < ps->n_terms; t++) {
+		const struct quota_affinity_term *src = &ps->terms[t];
+		struct quota_match_expr *exprs = eobj_arena_alloc(a, src->n_exprs, sizeof(*exprs));
+		if (!exprs)
+			return -ENOMEM;
+		terms[t] = *src;
+		for (size_t k = 0; k < src->n_exprs; k++) {
+			struct quota_match_expr *e = &exprs[k];
+			*e = src->exprs[k];
+			const char **values = eobj_arena_alloc(a, e->n_values, sizeof(*values));
+			if (!values || own(a, &e->key) != 0 || own(a, &e->op) != 0)
+				return -ENOMEM;
+			for (size_t x = 0; x < e->n_values; x++)
+				if (!(values[x] = eobj_arena_strdup(a, e->values[x])))
+					return -ENOMEM;
+			e->values = e->n_values ? values : NULL;
+		}
+		terms[t].exprs = exprs;
+	}
+	for (size_t k = 0; k < ps->n_tolerations; k++) {
+		tols[k] = ps->tolerations[k];
+		if (own(a, (const char **)&tols[k].key) != 0 ||
+		    own(a, (const char **)&tols[k].value) != 0 ||
+		    own(a, (const char **)&tols[k].effect) != 0)
+			return -ENOMEM;
+	}
+	ps->resources = res;
+	ps->per_pod = per_pod;
+	ps->node_selector = sel;
+	ps->terms = terms;
+	ps->tolerations = tols;
+	return 0;
 }
 
 /* status.admission into out->admission; the podSets and their views are already decoded. */
@@ -1592,7 +1707,7 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 	static const char *const ref_keys[] = { "group", "kind", "name", NULL };
 	struct eng_workload_spec *s = &out->spec;
 	const char *name, *ns, *queue, *created;
-	char p[PATH_MAX_LEN], key[600];
+	char p[PATH_MAX_LEN];
 	int rc, has;
 	int64_t v;
 
@@ -1615,10 +1730,17 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 		return rc;
 	if (queue && *queue && (rc = check_subdomain(queue, "spec.queueName", err, errlen)) != 0)
 		return rc;
-	snprintf(key, sizeof(key), "%s/%s", ns, name);
-	if (dup_into(&out->arena, key, &s->key) != 0 ||
-	    dup_into(&out->arena, ns, &s->namespace_name) != 0 ||
-	    dup_into(&out->arena, name, &out->name) != 0 ||
+	/* "namespace/name", the name its own tail (both are checked names: short, no '/'). */
+	size_t ns_len = strlen(ns), name_len = strlen(name);
+	char *key = eobj_arena_alloc(&out->arena, ns_len + name_len + 2, 1);
+	if (!key)
+		return eobj_nomem(err, errlen);
+	memcpy(key, ns, ns_len);
+	key[ns_len] = '/';
+	memcpy(key + ns_len + 1, name, name_len + 1);
+	s->key = key;
+	out->name = key + ns_len + 1;
+	if (dup_into(&out->arena, ns, &s->namespace_name) != 0 ||
 	    dup_into(&out->arena, queue ? queue : "", &s->queue) != 0)
 		return eobj_nomem(err, errlen);
 	if (created) {
@@ -1685,10 +1807,8 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 			   json_array_size(podsets));
 	size_t n = json_array_size(podsets);
 	struct eng_podset *eps = eobj_arena_alloc(&out->arena, n, sizeof(*eps));
-	out->views = calloc(n, sizeof(*out->views));
-	if (!eps || !out->views)
+	if (!eps)
 		return eobj_nomem(err, errlen);
-	out->n_views = n;
 	int min_count_seen = 0;
 	json_array_foreach(podsets, i, ps)
 	{
@@ -1731,17 +1851,23 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 			eobj_pathf(tp, sizeof(tp), "spec.podSets[%zu].template", i);
 		if ((rc = eobj_check_template(eobj_field(ps, "template"), tp, err, errlen)) != 0)
 			return rc;
+		/* The view is sized for 64 resources: a heap copy per Workload (over 1 KiB) made
+		 * malloc consolidate its free lists each time. It lives here until its podSet is
+		 * copied into the arena. */
 		char verr[256];
-		rc = podset_view_decode(ps, &out->views[i], verr, sizeof(verr));
+		struct podset_view view;
+		rc = podset_view_decode(ps, &view, verr, sizeof(verr));
 		if (rc == -ENOMEM)
 			return eobj_nomem(err, errlen);
 		if (rc != 0)
 			return eobj_bad(err, errlen, "%s: %s", tp, verr);
-		if (dup_into(&out->arena, psname, &eps[i].name) != 0)
+		eps[i].pod = view.ps;
+		rc = own_podset(&out->arena, &eps[i].pod);
+		podset_view_release(&view);
+		if (rc != 0 || dup_into(&out->arena, psname, &eps[i].name) != 0)
 			return eobj_nomem(err, errlen);
 		eps[i].count = count;
 		eps[i].min_count = min_count;
-		eps[i].pod = out->views[i].ps;
 		eps[i].pod.count = count;
 		/* Requests are per pod; a gang's total must stay within int64 milli-units. */
 		for (size_t r = 0; r < eps[i].pod.n_requests; r++) {
@@ -1867,82 +1993,8 @@ out:
 	return rc;
 }
 
-/* Copies a string into the arena; NULL stays NULL. */
-static int own(struct eobj_arena *a, const char **s)
-{
-	if (!*s)
-		return 0;
-	return (*s = eobj_arena_strdup(a, *s)) ? 0 : -ENOMEM;
-}
-
-/* A podSet's requests and node constraints, copied into the arena: they point into its view
- * (fixed arrays sized for 64 resources) and into the JSON object. */
-static int own_podset(struct eobj_arena *a, struct quota_podset *ps)
-{
-	const char **res = eobj_arena_alloc(a, ps->n_requests, sizeof(*res));
-	int64_t *per_pod = eobj_arena_alloc(a, ps->n_requests, sizeof(*per_pod));
-	struct quota_kv *sel = eobj_arena_alloc(a, ps->n_selector, sizeof(*sel));
-	struct quota_affinity_term *terms = eobj_arena_alloc(a, ps->n_terms, sizeof(*terms));
-	struct quota_taint *tols = eobj_arena_alloc(a, ps->n_tolerations, sizeof(*tols));
-	if (!res || !per_pod || !sel || !terms || !tols)
-		return -ENOMEM;
-	for (size_t k = 0; k < ps->n_requests; k++) {
-		res[k] = ps->resources[k];
-		per_pod[k] = ps->per_pod[k];
-		if (own(a, &res[k]) != 0)
-			return -ENOMEM;
-	}
-	for (size_t k = 0; k < ps->n_selector; k++) {
-		sel[k] = ps->node_selector[k];
-		if (own(a, (const char **)&sel[k].key) != 0 || own(a, (const char **)&sel[k].value) != 0)
-			return -ENOMEM;
-	}
-	for (size_t t = 0; t < ps->n_terms; t++) {
-		const struct quota_affinity_term *src = &ps->terms[t];
-		struct quota_match_expr *exprs = eobj_arena_alloc(a, src->n_exprs, sizeof(*exprs));
-		if (!exprs)
-			return -ENOMEM;
-		terms[t] = *src;
-		for (size_t k = 0; k < src->n_exprs; k++) {
-			struct quota_match_expr *e = &exprs[k];
-			*e = src->exprs[k];
-			const char **values = eobj_arena_alloc(a, e->n_values, sizeof(*values));
-			if (!values || own(a, &e->key) != 0 || own(a, &e->op) != 0)
-				return -ENOMEM;
-			for (size_t x = 0; x < e->n_values; x++)
-				if (!(values[x] = eobj_arena_strdup(a, e->values[x])))
-					return -ENOMEM;
-			e->values = e->n_values ? values : NULL;
-		}
-		terms[t].exprs = exprs;
-	}
-	for (size_t k = 0; k < ps->n_tolerations; k++) {
-		tols[k] = ps->tolerations[k];
-		if (own(a, (const char **)&tols[k].key) != 0 ||
-		    own(a, (const char **)&tols[k].value) != 0 ||
-		    own(a, (const char **)&tols[k].effect) != 0)
-			return -ENOMEM;
-	}
-	ps->resources = res;
-	ps->per_pod = per_pod;
-	ps->node_selector = sel;
-	ps->terms = terms;
-	ps->tolerations = tols;
-	return 0;
-}
-
 int eobj_workload_detach(struct eobj_workload *w)
 {
-	/* The arena holds the podSets: they were allocated there writable. */
-	struct eng_podset *eps = (struct eng_podset *)w->spec.podsets;
-	for (size_t i = 0; i < w->spec.n_podsets; i++)
-		if (own_podset(&w->arena, &eps[i].pod) != 0)
-			return -ENOMEM;
-	for (size_t i = 0; i < w->n_views; i++)
-		podset_view_release(&w->views[i]);
-	free(w->views);
-	w->views = NULL;
-	w->n_views = 0;
 	json_decref(w->obj);
 	w->obj = NULL;
 	return 0;
@@ -1950,9 +2002,6 @@ int eobj_workload_detach(struct eobj_workload *w)
 
 void eobj_workload_release(struct eobj_workload *w)
 {
-	for (size_t i = 0; w->views && i < w->n_views; i++)
-		podset_view_release(&w->views[i]);
-	free(w->views);
 	json_decref(w->obj);
 	eobj_arena_release(&w->arena);
 	memset(w, 0, sizeof(*w));

@@ -176,10 +176,9 @@ struct eobj_workload {
 	int inactive; /* spec.active is false: Kueue neither admits nor keeps it admitted */
 	int has_max_execution; /* spec.maximumExecutionTimeSeconds is set */
 	int64_t max_execution_seconds; /* its value, 1..INT32_MAX */
-	/* Private: the decoded object and the per-podSet views whose strings the spec borrows. */
+	/* Private: the decoded object (the spec borrows none of it: its podSets' requests and
+	 * node constraints are copied into the arena as they are decoded). */
 	json_t *obj;
-	struct podset_view *views;
-	size_t n_views;
 	struct eobj_arena arena;
 };
 
@@ -210,11 +209,9 @@ int eobj_workload_decode(json_t *wl, const char *default_namespace, json_t *wpcs
 int eobj_workload_for(const struct integration *in, json_t *obj, const char *default_namespace,
 		      json_t *wpcs, json_t *pcs, struct eobj_workload *out, char *err, size_t errlen);
 void eobj_workload_release(struct eobj_workload *w);
-/* Makes a decoded Workload self-contained and small: copies into its arena what its podSets'
- * requests and node constraints point to (the per-podSet views, sized for 64 resources, and
- * strings of the object), frees the views and drops the object (obj becomes NULL). For a
- * caller that keeps many decoded Workloads but not their JSON (the simulator). 0 or -ENOMEM
- * (then partly copied but whole; release it as usual). */
+/* Drops a decoded Workload's object (obj becomes NULL): what the spec points to is in its
+ * arena already. For a caller that keeps many decoded Workloads but not their JSON (the
+ * simulator). Returns 0 (it once copied, and could fail with -ENOMEM; callers still check). */
 int eobj_workload_detach(struct eobj_workload *w);
 
 #endif

@@ -253,6 +253,13 @@ int quantity_from_json(json_t *v, int64_t *milli)
 	if (json_is_string(v)) {
 		s = json_string_value(v);
 	} else if (json_is_integer(v)) {
+		/* Whole units: the parser's answer without printing the number for it. Beyond
+		 * int64 milli-units the parser says -ERANGE as it does for the text. */
+		int64_t whole;
+		if (!__builtin_mul_overflow((int64_t)json_integer_value(v), INT64_C(1000), &whole)) {
+			*milli = whole;
+			return 0;
+		}
 		snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(v));
 		s = text;
 	} else if (json_is_real(v)) {
@@ -409,14 +416,16 @@ int pod_requests_from_template(json_t *template, struct pod_requests *out, char 
 	}
 	/* Only now, with every sidecar counted, take the max with the init containers: an init
 	 * container is done before later sidecars start, so they don't stack on it. */
-	json_t *init = json_object();
-	for (size_t k = 0; k < init_max.n && init; k++)
-		json_object_set_new(init, init_max.names[k],
-				    json_sprintf("%lldm", (long long)init_max.milli[k]));
-	rc = init ? add_resources(out, init, 1, err, errlen) : -ENOMEM;
-	json_decref(init);
-	if (rc != 0)
-		goto fail;
+	if (init_max.n > 0) { /* most pods have no init containers: no object to build */
+		json_t *init = json_object();
+		for (size_t k = 0; k < init_max.n && init; k++)
+			json_object_set_new(init, init_max.names[k],
+					    json_sprintf("%lldm", (long long)init_max.milli[k]));
+		rc = init ? add_resources(out, init, 1, err, errlen) : -ENOMEM;
+		json_decref(init);
+		if (rc != 0)
+			goto fail;
+	}
 	if ((rc = add_resources(out, json_object_get(spec, "overhead"), 0, err, errlen)) != 0)
 		goto fail;
 	pod_requests_release(&sidecars);

@@ -1036,10 +1036,16 @@ static void on_decision(void *arg, const struct eng_decision *d)
 		break;
 	}
 	case ENG_PENDING:
-		free(r->reason);
-		free(r->message);
-		r->reason = dup_or_fail(s, d->reason);
-		r->message = dup_or_fail(s, d->message);
+		/* A workload left waiting is told why again each time it is looked at, mostly in
+		 * the same words: keep the copy then. */
+		if (!r->reason || strcmp(r->reason, d->reason ? d->reason : "") != 0) {
+			free(r->reason);
+			r->reason = dup_or_fail(s, d->reason);
+		}
+		if (!r->message || strcmp(r->message, d->message ? d->message : "") != 0) {
+			free(r->message);
+			r->message = dup_or_fail(s, d->message);
+		}
 		break;
 	}
 }
@@ -1137,6 +1143,16 @@ static int put_str(struct buf *b, const char *text)
 	const unsigned char *p = (const unsigned char *)(text ? text : ""), *run;
 	json_t *fixed = NULL;
 	int rc;
+	/* Most strings are plain ASCII with nothing to escape: one scan, one copy. */
+	for (run = p; *run >= 0x20 && *run < 0x80 && *run != '"' && *run != '\\'; run++)
+		;
+	if (!*run) {
+		size_t n = (size_t)(run - p);
+		rc = buf_append(b, "\"", 1);
+		if (rc == 0)
+			rc = buf_append(b, p, n);
+		return rc ? rc : buf_append(b, "\"", 1);
+	}
 	for (run = p; *run; run++) {
 		if (*run >= 0x80) {
 			if (!(fixed = jstr((const char *)p)))
@@ -1193,12 +1209,18 @@ static int cmp_str(const char *a, const char *b)
 	return strcmp(a ? a : "", b ? b : "");
 }
 
+/* A Workload's place in the output, its sort keys next to it: sorting pointers to the records
+ * fetched two of their cache lines per comparison. */
+struct wl_order {
+	const char *namespace_name, *name;
+	const struct wl_rec *r;
+};
+
 static int cmp_wl(const void *x, const void *y)
 {
-	const struct wl_rec *a = *(const struct wl_rec *const *)x;
-	const struct wl_rec *b = *(const struct wl_rec *const *)y;
-	int c = cmp_str(a->w.spec.namespace_name, b->w.spec.namespace_name);
-	return c ? c : cmp_str(a->w.name, b->w.name);
+	const struct wl_order *a = x, *b = y;
+	int c = cmp_str(a->namespace_name, b->namespace_name);
+	return c ? c : cmp_str(a->name, b->name);
 }
 
 static int cmp_cq(const void *x, const void *y)
@@ -1252,6 +1274,16 @@ static int put_placement(struct buf *b, const struct pobj_plan *plan, const char
 	return rc ? rc : put(b, "]");
 }
 
+/* A message as the output prints it, cut to size - 1 bytes: s itself when it fits (most do),
+ * else its cut copy in buf. */
+static const char *cut_to(const char *s, char *buf, size_t size)
+{
+	if (strnlen(s, size) < size)
+		return s;
+	snprintf(buf, size, "%s", s);
+	return buf;
+}
+
 static int put_workload(struct sim *s, struct buf *b, const struct wl_rec *r)
 {
 	const struct eng_assignment *a =
@@ -1260,9 +1292,10 @@ static int put_workload(struct sim *s, struct buf *b, const struct wl_rec *r)
 	char message[2048];
 	int rc;
 
+	const char *text = message;
 	if (r->fixed_reason) {
 		reason = r->fixed_reason;
-		snprintf(message, sizeof(message), "%s", r->fixed_message);
+		text = cut_to(r->fixed_message, message, sizeof(message));
 	} else if (a) {
 		reason = "Admitted";
 		snprintf(message, sizeof(message), "Admitted by ClusterQueue %s", a->cluster_queue);
@@ -1272,7 +1305,7 @@ static int put_workload(struct sim *s, struct buf *b, const struct wl_rec *r)
 			 r->message && *r->message ? "; now waiting: " : "", r->message ? r->message : "");
 	} else if (r->reason) {
 		reason = r->reason;
-		snprintf(message, sizeof(message), "%s", r->message ? r->message : "");
+		text = cut_to(r->message ? r->message : "", message, sizeof(message));
 	} else {
 		reason = "PendingEvaluation";
 		snprintf(message, sizeof(message), "waiting for admission");
@@ -1324,7 +1357,7 @@ static int put_workload(struct sim *s, struct buf *b, const struct wl_rec *r)
 	if (rc == 0)
 		rc = put(b, ",\"message\":");
 	if (rc == 0)
-		rc = put_str(b, message);
+		rc = put_str(b, text);
 	return rc ? rc : put(b, "}");
 }
 
@@ -1545,7 +1578,7 @@ static int print_local_queues(struct sim *s, struct buf *b)
 /* One line per record; b is reused, so a run makes no allocation per line. */
 static int print_result(struct sim *s)
 {
-	const struct wl_rec **wls = calloc(s->n_wls ? s->n_wls : 1, sizeof(*wls));
+	struct wl_order *wls = calloc(s->n_wls ? s->n_wls : 1, sizeof(*wls));
 	const struct cq_rec **cqs = calloc(s->n_cqs ? s->n_cqs : 1, sizeof(*cqs));
 	struct buf b;
 	int rc = 0;
@@ -1555,13 +1588,15 @@ static int print_result(struct sim *s)
 		goto out;
 	}
 	for (size_t i = 0; i < s->n_wls; i++)
-		wls[i] = &s->wls[i];
+		wls[i] = (struct wl_order){ s->wls[i].w.spec.namespace_name, s->wls[i].w.name,
+					    &s->wls[i] };
 	for (size_t i = 0; i < s->n_cqs; i++)
 		cqs[i] = &s->cqs[i];
 	qsort(wls, s->n_wls, sizeof(*wls), cmp_wl);
 	qsort(cqs, s->n_cqs, sizeof(*cqs), cmp_cq);
 	for (size_t i = 0; rc == 0 && i < s->n_wls + s->n_cqs; i++) {
-		rc = i < s->n_wls ? put_workload(s, &b, wls[i]) : put_cq(s, &b, cqs[i - s->n_wls]);
+		b.len = 0;
+		rc = i < s->n_wls ? put_workload(s, &b, wls[i].r) : put_cq(s, &b, cqs[i - s->n_wls]);
 		if (rc == 0)
 			rc = write_line(s, &b);
 	}
