@@ -168,14 +168,23 @@ static json_t *consumed_qty(const char *resource, double units)
 	return json_string(buf);
 }
 
-json_t *fairshare_lq_status(struct mgr *m, const char *ns, const char *name)
+json_t *fairshare_lq_status(struct mgr *m, json_t *lq)
 {
 	struct eng_afs_status st;
 	char when[40];
 	if (!m->conf.admission_fair_sharing.enabled ||
-	    engine_afs_status(m->engine, ns, name, &st) != 0 || st.last_update <= 0)
+	    engine_afs_status(m->engine, obj_namespace(lq), obj_name(lq), &st) != 0 ||
+	    st.last_update <= 0)
 		return NULL; /* never sampled: Kueue's lastUpdate is required */
 	json_t *consumed = json_object();
+	/* A merge patch keeps what it does not name: a resource the engine no longer lists (a
+	 * half-life of 0 forgets everything) is written as 0 rather than left standing. */
+	const char *res;
+	json_t *v;
+	json_object_foreach(obj_path(lq, "status.fairSharing.admissionFairSharingStatus.consumedResources"),
+			    res, v)
+		if (consumed)
+			json_object_set_new(consumed, res, json_string("0"));
 	for (size_t i = 0; consumed && i < st.n; i++)
 		json_object_set_new(consumed, st.consumed[i].resource,
 				    consumed_qty(st.consumed[i].resource, st.consumed[i].consumed));

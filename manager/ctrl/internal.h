@@ -300,10 +300,10 @@ int fairshare_sample(struct mgr *m);
  * the sampling timer started. Again only after fairshare_unlead (lost the lead). */
 void fairshare_lead(struct mgr *m);
 void fairshare_unlead(struct mgr *m);
-/* A LocalQueue's status.fairSharing (Kueue's LocalQueueFairSharingStatus: weightedShare 0 and
- * admissionFairSharingStatus), a new reference; NULL when admission fair sharing is off or the
- * LocalQueue was never sampled. */
-json_t *fairshare_lq_status(struct mgr *m, const char *ns, const char *name);
+/* The status.fairSharing of LocalQueue lq (the cached object): Kueue's
+ * LocalQueueFairSharingStatus, weightedShare 0 and admissionFairSharingStatus. A new
+ * reference; NULL when admission fair sharing is off or the LocalQueue was never sampled. */
+json_t *fairshare_lq_status(struct mgr *m, json_t *lq);
 /* A ClusterQueue's (kind K_CQ) or Cohort's (K_COHORT) status.fairSharing, {weightedShare: N},
  * a new reference; NULL when fair sharing is off or the engine does not know it. */
 json_t *fairshare_share_status(struct mgr *m, enum kind kind, const char *name);

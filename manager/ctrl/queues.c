@@ -547,7 +547,7 @@ static void lq_status(struct mgr *m, const char *key)
 				   (json_int_t)(t ? t->admitted : 0), "flavorsReservation", usage, "flavorsUsage",
 				   usage);
 	json_decref(usage);
-	json_t *fair = fairshare_lq_status(m, obj_namespace(obj), obj_name(obj));
+	json_t *fair = fairshare_lq_status(m, obj);
 	if (fair && status)
 		json_object_set_new(status, "fairSharing", fair);
 	else
