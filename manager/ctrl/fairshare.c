@@ -226,7 +226,9 @@ void fairshare_mark_all(struct mgr *m)
 {
 	const char *key;
 	json_t *v;
-	if (!m->conf.fair_sharing.enabled)
+	/* Before the first sync every ClusterQueue is marked anyway (and every Cohort on taking
+	 * the lead): a thousand ClusterQueues listed must not mark a thousand each. */
+	if (!m->conf.fair_sharing.enabled || !m->synced)
 		return;
 	json_object_foreach(m->stores[K_CQ], key, v)
 		state_mark(m, K_CQ, key);
