@@ -149,9 +149,19 @@ static void on_workload(struct mgr *m, enum watch_event_type type, const char *k
 	state_want_cycle(m);
 }
 
-static void on_cq(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj)
+/* Whether an update changed the object's spec (not only its status: our own writes). */
+static int spec_changed(json_t *old, json_t *obj)
+{
+	return !old || !obj || !json_equal(json_object_get(old, "spec"), json_object_get(obj, "spec"));
+}
+
+static void on_cq(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
+		  json_t *obj)
 {
 	cq_apply(m, key, type == WATCH_DELETED ? NULL : obj);
+	/* Quotas set what a cohort can lend, so with fair sharing every share may move. */
+	if (type == WATCH_DELETED || spec_changed(old, obj))
+		fairshare_mark_all(m);
 	json_t *info = json_object_get(m->unsupported, key);
 	const char *inactive = json_string_value(json_object_get(info, "inactive"));
 	if (inactive && type != WATCH_DELETED)
@@ -169,7 +179,8 @@ static void on_cq(struct mgr *m, enum watch_event_type type, const char *key, js
 	state_want_cycle(m);
 }
 
-static void on_lq(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj)
+static void on_lq(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
+		  json_t *obj)
 {
 	struct eobj_local_queue q;
 	char err[256] = "";
@@ -182,12 +193,16 @@ static void on_lq(struct mgr *m, enum watch_event_type type, const char *key, js
 		char ns[300];
 		snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - key) : 0, key);
 		engine_remove_local_queue(m->engine, ns, slash ? slash + 1 : key);
+		if (type == WATCH_DELETED)
+			fairshare_on_lq(m, key, old, NULL, ns, slash ? slash + 1 : key, 0, 1);
 	} else {
 		if (engine_set_local_queue(m->engine, q.namespace_name, q.name, q.cluster_queue, q.stop) != 0) {
 			log_error("engine refused LocalQueue", LF_STR("localQueue", key), LF_END);
 			writer_event(m, K_LQ, obj, EVENT_WARNING, "LocalQueueNotUsable",
 				     "the admission engine refused this LocalQueue");
 		}
+		fairshare_on_lq(m, key, old, obj, q.namespace_name, q.name, q.has_fair_weight,
+				q.fair_weight);
 		eobj_local_queue_release(&q);
 	}
 	state_mark(m, K_LQ, key);
@@ -217,10 +232,13 @@ static void on_flavor(struct mgr *m, enum watch_event_type type, const char *key
 	state_want_cycle(m);
 }
 
-static void on_cohort(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj)
+static void on_cohort(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
+		      json_t *obj)
 {
 	struct eobj_cohort c;
 	char err[256];
+	if (type != WATCH_DELETED && !spec_changed(old, obj))
+		return; /* a status write (fair sharing's, our own): nothing the engine holds */
 	if (type == WATCH_DELETED) {
 		engine_remove_cohort(m->engine, key);
 	} else if (eobj_cohort_decode(obj, &c, err, sizeof(err)) != 0) {
@@ -237,6 +255,7 @@ static void on_cohort(struct mgr *m, enum watch_event_type type, const char *key
 		eobj_cohort_release(&c);
 	}
 	mark_all(m, K_CQ, K_CQ);
+	fairshare_mark_all(m);
 	state_want_cycle(m);
 }
 
@@ -277,7 +296,7 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 	if (type == WATCH_DELETED) {
 		writer_forget(m, kind, key);
 		store_forget(m, kind, key);
-		if (kind == K_CQ || kind == K_LQ)
+		if (kind == K_CQ || kind == K_LQ || kind == K_COHORT)
 			queues_forget_queue(m, kind, key);
 	}
 	switch (kind) {
@@ -290,16 +309,16 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 		on_workload(m, type, key, obj);
 		break;
 	case K_CQ:
-		on_cq(m, type, key, obj);
+		on_cq(m, type, key, old, obj);
 		break;
 	case K_LQ:
-		on_lq(m, type, key, obj);
+		on_lq(m, type, key, old, obj);
 		break;
 	case K_FLAVOR:
 		on_flavor(m, type, key, obj);
 		break;
 	case K_COHORT:
-		on_cohort(m, type, key, obj);
+		on_cohort(m, type, key, old, obj);
 		break;
 	case K_WPC:
 	case K_PC:

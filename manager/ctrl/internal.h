@@ -11,7 +11,8 @@
  *   admission.c  keeps the engine in step with Workloads, runs cycles, applies decisions.
  *   history.c    what happened, as Events on Workloads and their owners.
  *   nodes.c      the node model, the engine's feasibility hook, plans and start hints.
- *   queues.c     ClusterQueue specs into the engine; queue status kept incrementally.
+ *   queues.c     ClusterQueue specs into the engine; queue and Cohort status kept incrementally.
+ *   fairshare.c  fair sharing's settings, LocalQueue weights and usage, sampling, shares.
  *   writer.c     every write: in-flight tracking, conflicts, backoff, recent writes, Events.
  *   observe.c    metrics: counters bumped as events land, gauges rebuilt from state at scrape.
  *   state.c      typed key sets, the pump, deadlines, stores, the clock.
@@ -153,7 +154,8 @@ struct mgr {
 	void (*pump_fn)(struct mgr *m); /* manager.c's pass over the dirty sets */
 	uv_signal_t sigterm, sigint;
 
-	struct keyset dirty[K_KINDS]; /* used for K_JOB, K_WORKLOAD, K_CQ, K_LQ, K_POD (ungate) */
+	struct keyset dirty[K_KINDS]; /* used for the owners, K_WORKLOAD, K_CQ, K_LQ, K_COHORT
+				       * (status), K_POD (ungate), K_PODGROUP */
 	int admission_needed;
 	/* Cycles run at most every ADMISSION_CYCLE_MS (uv_now, not the injected clock: this only
 	 * batches work): events stream in, and one cycle over them all is far cheaper than one per
@@ -195,6 +197,13 @@ struct mgr {
 	struct strmap open_admissions;
 	struct observe *obs; /* observe.c's series and what it remembers */
 	struct httpd *metrics_srv;
+
+	/* fairshare.c. LocalQueues whose status this process has read (seeded the engine from),
+	 * the sampling timer (admissionFairSharing.usageSamplingInterval; leader only), and
+	 * whether the work of taking the lead (fairshare_lead) is done. */
+	struct keyset afs_seen;
+	uv_timer_t afs_timer;
+	int fair_leading;
 };
 
 /* --- observe.c: metrics ------------------------------------------------------------------------ */
@@ -272,6 +281,36 @@ const struct integration *owner_integration(enum kind kind);
 enum kind owner_kind_for(const char *api_version, const char *kind);
 /* Whether the manager's configuration enables the owner kind (integrations.frameworks). */
 int owner_enabled(struct mgr *m, enum kind kind);
+
+/* --- fairshare.c: fair sharing and admission fair sharing ---------------------------------- */
+
+/* The Configuration's fairSharing and admissionFairSharing into the engine, and one log line
+ * saying which are on. 0 or -errno (the engine refused them). */
+int fairshare_init(struct mgr *m);
+/* A LocalQueue changed (obj NULL: deleted; old: the previous object or NULL). ns, name and the
+ * weight (has_weight 0: the default, 1) are its decoded spec. Passes a new weight to the
+ * engine; with admission fair sharing, seeds the engine from its status the first time this
+ * process sees it (always while following: the leader's writes are newer than our state). */
+void fairshare_on_lq(struct mgr *m, const char *key, json_t *old, json_t *obj, const char *ns,
+		     const char *name, int has_weight, double weight);
+/* Samples admission fair sharing's usage as of now (m->now_ms) and marks every LocalQueue, so
+ * its status is written. The timer runs it; tests call it after moving the clock. 0 or -errno. */
+int fairshare_sample(struct mgr *m);
+/* Took the lead with caches synced: Cohorts marked for their status, one sample at once, and
+ * the sampling timer started. Again only after fairshare_unlead (lost the lead). */
+void fairshare_lead(struct mgr *m);
+void fairshare_unlead(struct mgr *m);
+/* The status.fairSharing of LocalQueue lq (the cached object): Kueue's
+ * LocalQueueFairSharingStatus, weightedShare 0 and admissionFairSharingStatus. A new
+ * reference; NULL when admission fair sharing is off or the LocalQueue was never sampled. */
+json_t *fairshare_lq_status(struct mgr *m, json_t *lq);
+/* A ClusterQueue's (kind K_CQ) or Cohort's (K_COHORT) status.fairSharing, {weightedShare: N},
+ * a new reference; NULL when fair sharing is off or the engine does not know it. */
+json_t *fairshare_share_status(struct mgr *m, enum kind kind, const char *name);
+/* Usage changed in the ClusterQueue: the Cohorts above it are marked (their share changed). */
+void fairshare_mark_tree(struct mgr *m, const char *cq);
+/* Quotas changed (a ClusterQueue's or Cohort's spec): every share may have; all are marked. */
+void fairshare_mark_all(struct mgr *m);
 
 /* --- writer.c: every write to the apiserver ------------------------------------------------ */
 
@@ -359,13 +398,15 @@ void cq_apply(struct mgr *m, const char *name, json_t *obj);
  * queues whose status changed. Cheap; call after anything that may change it. */
 void queues_track(struct mgr *m, const char *key);
 void queues_forget(struct mgr *m, const char *key);
-/* A ClusterQueue (kind K_CQ) or LocalQueue (K_LQ) is gone: forget its write history. */
+/* A ClusterQueue (kind K_CQ), LocalQueue (K_LQ) or Cohort (K_COHORT) is gone: forget its
+ * write history. */
 void queues_forget_queue(struct mgr *m, enum kind kind, const char *key);
 /* The ClusterQueue's usage as its status.flavorsUsage says it (flavors and resources of its
  * spec, in spec order, total and borrowed), from the engine. A new reference; [] for a
  * ClusterQueue not cached. */
 json_t *cq_flavors_usage(struct mgr *m, const char *name);
-/* Writes the status of dirty queues that changed, each at most once per interval. */
+/* Writes the status of dirty queues (and, with fair sharing, Cohorts) that changed, each at
+ * most once per interval. */
 void queues_sync(struct mgr *m);
 /* For tests and debug-build checks: recounts every LocalQueue from scratch and compares with
  * the incremental totals. 0 when they agree, -EPROTO (and a log line) when not. */

@@ -59,12 +59,14 @@ static void pump(struct mgr *m)
 		m->ledger_reconciled = 1;
 		history_reconcile(m);
 	}
+	fairshare_lead(m); /* once per lead: Cohort status, the first usage sample */
 	mgr_pump_once(m);
 	int owners_dirty = keyset_size(&m->dirty[K_PODGROUP]) != 0;
 	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
 		owners_dirty |= keyset_size(&m->dirty[k]) != 0;
 	if (keyset_size(&m->dirty[K_WORKLOAD]) == 0 && !owners_dirty &&
 	    keyset_size(&m->dirty[K_CQ]) == 0 && keyset_size(&m->dirty[K_LQ]) == 0 &&
+	    keyset_size(&m->dirty[K_COHORT]) == 0 &&
 	    (!m->admission_needed || writer_paused(m) || mgr_cycle_held(m)) && !m->capacity_changed &&
 	    keyset_size(&m->dirty[K_POD]) == 0)
 		uv_idle_stop(&m->pump);
@@ -452,6 +454,7 @@ static void on_stopped_leading(void *arg, int taken)
 	struct mgr *m = arg;
 	m->leading = 0;
 	m->ledger_reconciled = 0; /* another leader may have decided meanwhile */
+	fairshare_unlead(m); /* a follower samples nothing: the leader's status is the truth */
 	metrics_set_replica_role(m->metrics, "follower");
 	if (taken) {
 		m->failed = 1;
@@ -525,7 +528,8 @@ static int core_init(struct mgr *m, uv_loop_t *loop)
 	m->pump_fn = pump;
 	m->cycle_ms = ADMISSION_CYCLE_MS;
 	if ((rc = state_init(m)) != 0 || (rc = writer_init(m)) != 0 || (rc = queues_init(m)) != 0 ||
-	    (rc = engine_new(&m->engine)) != 0 || (rc = nodes_init(m)) != 0 ||
+	    (rc = engine_new(&m->engine)) != 0 || (rc = fairshare_init(m)) != 0 ||
+	    (rc = nodes_init(m)) != 0 ||
 	    (rc = observe_init(m)) != 0 || (rc = podgroups_init(m)) != 0 ||
 	    (rc = history_init(m)) != 0)
 		return rc;
@@ -572,6 +576,7 @@ void mgr_release_for_test(struct mgr *m)
 	uv_close((uv_handle_t *)&m->pump, NULL);
 	uv_close((uv_handle_t *)&m->deadline_timer, NULL);
 	uv_close((uv_handle_t *)&m->cycle_timer, NULL);
+	uv_close((uv_handle_t *)&m->afs_timer, NULL);
 	core_release(m);
 }
 

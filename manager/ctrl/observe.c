@@ -12,6 +12,9 @@
  *     counts and usage, the cached specs. Pending counts are the engine's, as status.
  *     pendingWorkloads is, so both say the same. A scrape costs the number of ClusterQueues
  *     times their flavors and resources, never a walk over the Workloads.
+ * With fair sharing on, the shares of ClusterQueues and cohorts, and with admission fair
+ * sharing on, each LocalQueue's usage, are gauges of the same kind, from the engine; with the
+ * feature off, their families are not even registered.
  * A deleted ClusterQueue's counters go with it (observe_forget_cq), as in Kueue; its gauges
  * are simply not rebuilt.
  */
@@ -48,6 +51,8 @@ struct observe {
 	struct metric_family *pending, *reserving_active, *admitted_active, *cq_status,
 		*resource_reservation, *resource_usage, *nominal_quota, *borrowing_limit,
 		*lending_limit, *leader, *build_info;
+	/* Fair sharing's gauges, NULL when the feature is off. */
+	struct metric_family *cq_share, *cohort_share, *lq_afs_usage;
 	/* victim workload key -> the preempting ClusterQueue (char *), from the decision until
 	 * the eviction's write lands: the landed object names only its own ClusterQueue. */
 	struct strmap preemptors;
@@ -97,7 +102,7 @@ int observe_init(struct mgr *m)
 	       L("cluster_queue", "reason"), NULL, 0);
 	FAMILY(preempted, METRIC_COUNTER, "kueue_preempted_workloads_total",
 	       "Workloads preempted, per preempting_cluster_queue and reason (InClusterQueue, "
-	       "InCohortReclamation, InCohortReclaimWhileBorrowing).",
+	       "InCohortReclamation, InCohortFairSharing, InCohortReclaimWhileBorrowing).",
 	       L("preempting_cluster_queue", "reason"), NULL, 0);
 	FAMILY(placement, METRIC_COUNTER, "muster_placement_attempts_total",
 	       "Node placements tried for workloads the quota admits: result planned (a node layout "
@@ -149,6 +154,23 @@ int observe_init(struct mgr *m)
 						 "Always 1; the labels name the build.",
 						 L("version", "git"), NULL, 0, 0)))
 		goto fail;
+	if (m->conf.fair_sharing.enabled) {
+		FAMILY(cq_share, METRIC_GAUGE, "kueue_cluster_queue_weighted_share",
+		       "The ClusterQueue's share: the largest ratio, over resources, of what it uses "
+		       "beyond its nominal quota to what its cohort could lend, divided by its weight "
+		       "(0 when not borrowing; 9223372036854775807 for weight 0 and borrowing).",
+		       L("cluster_queue", "cohort"), NULL, 0);
+		FAMILY(cohort_share, METRIC_GAUGE, "kueue_cohort_weighted_share",
+		       "The cohort's share, as a ClusterQueue's, against its parent cohort (0 for a "
+		       "root).",
+		       L("cohort"), NULL, 0);
+	}
+	if (m->conf.admission_fair_sharing.enabled)
+		FAMILY(lq_afs_usage, METRIC_GAUGE, "kueue_local_queue_admission_fair_sharing_usage",
+		       "The LocalQueue's admission fair sharing usage, which orders its workloads in "
+		       "its ClusterQueue: consumed resources (decayed, with the admission penalty) "
+		       "weighted by resourceWeights, summed, divided by the LocalQueue's weight.",
+		       L("name", "namespace", "cluster_queue"), NULL, 0);
 	if (m->kube)
 		kube_client_set_observer(m->kube, on_api_call, m);
 	return 0;
@@ -391,6 +413,55 @@ static void collect_quotas(struct mgr *m, const char *name, json_t *cq)
 	}
 }
 
+/* A share as Kueue's gauges report it: the precise value, and for an infinite one (weight 0,
+ * borrowing) the largest int64, as its weightedShare says. */
+static double share_value(const struct eng_share *s)
+{
+	return isinf(s->precise) ? (double)INT64_MAX : s->precise;
+}
+
+/* Fair sharing's gauges (only their families that are registered): every ClusterQueue's
+ * share, every cohort's (given by a Cohort or only named by a ClusterQueue), every
+ * LocalQueue's admission fair sharing usage. */
+static void collect_fair_sharing(struct mgr *m)
+{
+	struct observe *o = m->obs;
+	struct eng_share share;
+	const char *name;
+	json_t *obj;
+	if (o->cq_share) {
+		json_t *cohorts = json_object();
+		json_object_foreach(m->stores[K_CQ], name, obj)
+		{
+			const char *cohort = obj_str(obj, "spec.cohortName");
+			if (cohort && cohorts)
+				json_object_set_new(cohorts, cohort, json_true());
+			if (engine_cq_share(m->engine, name, &share) == 0)
+				checked(metrics_set(o->cq_share, V(name, cohort), share_value(&share)),
+					"kueue_cluster_queue_weighted_share");
+		}
+		json_object_foreach(m->stores[K_COHORT], name, obj)
+			if (cohorts)
+				json_object_set_new(cohorts, name, json_true());
+		json_object_foreach(cohorts, name, obj)
+			if (engine_cohort_share(m->engine, name, &share) == 0)
+				checked(metrics_set(o->cohort_share, V(name), share_value(&share)),
+					"kueue_cohort_weighted_share");
+		json_decref(cohorts);
+	}
+	if (o->lq_afs_usage) {
+		json_object_foreach(m->stores[K_LQ], name, obj)
+		{
+			struct eng_afs_status st;
+			const char *ns = obj_namespace(obj), *lq = obj_name(obj);
+			if (engine_afs_status(m->engine, ns, lq, &st) == 0)
+				checked(metrics_set(o->lq_afs_usage,
+						    V(lq, ns, obj_str(obj, "spec.clusterQueue")), st.usage),
+					"kueue_local_queue_admission_fair_sharing_usage");
+		}
+	}
+}
+
 /* Rebuilds the gauges that mirror state, from the same sources as the queues' status. */
 static void collect(struct mgr *m)
 {
@@ -401,6 +472,11 @@ static void collect(struct mgr *m)
 					    o->leader,	       o->build_info };
 	for (size_t i = 0; i < N(mirrors); i++)
 		metrics_reset(mirrors[i]);
+	struct metric_family *fair[] = { o->cq_share, o->cohort_share, o->lq_afs_usage };
+	for (size_t i = 0; i < N(fair); i++)
+		if (fair[i])
+			metrics_reset(fair[i]);
+	collect_fair_sharing(m);
 	const char *name;
 	json_t *cq;
 	json_object_foreach(m->stores[K_CQ], name, cq)

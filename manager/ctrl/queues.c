@@ -11,6 +11,10 @@
  * change costs the size of one workload's assignment. queues_check recounts from scratch, for
  * tests and debug builds.
  *
+ * With fair sharing on, Cohorts get a status too (fairSharing.weightedShare), kept the same
+ * way: a Cohort is marked when usage below it changes (fairshare_mark_tree) and written as a
+ * queue is.
+ *
  * Writes are coalesced: a queue whose status changed is written at once if it was not written
  * in the last QUEUE_STATUS_INTERVAL_MS, else when that interval ends, with whatever it says
  * then; a status equal to what the cache (or our last write, while the cache lags) shows is
@@ -51,15 +55,18 @@ struct lq_totals {
 	struct strmap usage;
 };
 
+/* Kinds whose status is written here, each with its slot in the write history. */
+#define N_SLOTS 3
+#define SLOT(kind) ((kind) == K_CQ ? 0 : (kind) == K_LQ ? 1 : 2)
+
 struct queue_totals {
 	struct strmap contrib; /* workload key -> struct contrib */
 	struct strmap lqs; /* lq key -> struct lq_totals */
-	struct strmap last_write[2]; /* [0] ClusterQueues, [1] LocalQueues: key -> int64_t * */
-	json_t *written[2]; /* key -> the status last written, while the cache may lag */
-	struct keyset deferred[2]; /* changed, waiting for their interval (a deadline is set) */
+	/* Per slot (ClusterQueues, LocalQueues, Cohorts): key -> int64_t *, when last written */
+	struct strmap last_write[N_SLOTS];
+	json_t *written[N_SLOTS]; /* key -> the status last written, while the cache may lag */
+	struct keyset deferred[N_SLOTS]; /* changed, waiting for their interval (a deadline is set) */
 };
-
-#define SLOT(kind) ((kind) == K_CQ ? 0 : 1)
 
 static void contrib_free(void *p)
 {
@@ -196,8 +203,10 @@ static void mark_contrib_queues(struct mgr *m, const struct contrib *c)
 		return;
 	if (c->lq)
 		state_mark(m, K_LQ, c->lq);
-	if (c->cq)
+	if (c->cq) {
 		state_mark(m, K_CQ, c->cq);
+		fairshare_mark_tree(m, c->cq);
+	}
 }
 
 void queues_track(struct mgr *m, const char *key)
@@ -287,7 +296,7 @@ int queues_check(struct mgr *m)
 }
 
 /* A ClusterQueue's spec enters the engine here. What the decoder reports as not implemented
- * (fairSharing, admissionScope, …) is named in the UnsupportedFields condition; admission
+ * (concurrentAdmissionPolicy, …) is named in the UnsupportedFields condition; admission
  * checks make the queue inactive, since admitting without them would skip them. */
 void cq_apply(struct mgr *m, const char *name, json_t *obj)
 {
@@ -450,6 +459,11 @@ static void cq_status(struct mgr *m, const char *name)
 				   "reservingWorkloads", (json_int_t)admitted, "admittedWorkloads",
 				   (json_int_t)admitted, "flavorsReservation", usage, "flavorsUsage", usage);
 	json_decref(usage);
+	json_t *fair = fairshare_share_status(m, K_CQ, name);
+	if (fair && status)
+		json_object_set_new(status, "fairSharing", fair);
+	else
+		json_decref(fair);
 	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/%s/status", name);
 	if (status)
 		write_status_if_changed(m, obj, path, K_CQ, name, status);
@@ -533,10 +547,30 @@ static void lq_status(struct mgr *m, const char *key)
 				   (json_int_t)(t ? t->admitted : 0), "flavorsReservation", usage, "flavorsUsage",
 				   usage);
 	json_decref(usage);
+	json_t *fair = fairshare_lq_status(m, obj);
+	if (fair && status)
+		json_object_set_new(status, "fairSharing", fair);
+	else
+		json_decref(fair);
 	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/localqueues/%s/status",
 		 obj_namespace(obj), obj_name(obj));
 	if (status)
 		write_status_if_changed(m, obj, path, K_LQ, key, status);
+}
+
+/* A Cohort's status: only fairSharing.weightedShare, and only with fair sharing on (Kueue
+ * writes no other Cohort status). */
+static void cohort_status(struct mgr *m, const char *name)
+{
+	json_t *obj = store_get(m, K_COHORT, name);
+	char path[512];
+	json_t *fair = obj ? fairshare_share_status(m, K_COHORT, name) : NULL;
+	if (!fair)
+		return;
+	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/cohorts/%s/status", name);
+	json_t *status = json_pack("{s:o}", "fairSharing", fair);
+	if (status)
+		write_status_if_changed(m, obj, path, K_COHORT, name, status);
 }
 
 /* Whether key may be written now; if not, it waits in deferred for its interval to end. */
@@ -559,18 +593,18 @@ static int due(struct mgr *m, enum kind kind, const char *key)
 
 void queues_sync(struct mgr *m)
 {
-	struct keyset cqs, lqs;
+	static const enum kind kinds[N_SLOTS] = { K_CQ, K_LQ, K_COHORT };
+	static void (*const status_of[N_SLOTS])(struct mgr *, const char *) = { cq_status, lq_status,
+										  cohort_status };
+	struct keyset batch;
 	const char *key;
-	keyset_take(&m->dirty[K_CQ], &cqs);
-	keyset_take(&m->dirty[K_LQ], &lqs);
-	KEYSET_FOREACH(&cqs, i, key)
-		if (due(m, K_CQ, key))
-			cq_status(m, key);
-	KEYSET_FOREACH(&lqs, i, key)
-		if (due(m, K_LQ, key))
-			lq_status(m, key);
-	keyset_release(&cqs);
-	keyset_release(&lqs);
+	for (int slot = 0; slot < N_SLOTS; slot++) {
+		keyset_take(&m->dirty[kinds[slot]], &batch);
+		KEYSET_FOREACH(&batch, i, key)
+			if (due(m, kinds[slot], key))
+				status_of[slot](m, key);
+		keyset_release(&batch);
+	}
 }
 
 void queues_forget_queue(struct mgr *m, enum kind kind, const char *key)
@@ -588,11 +622,12 @@ int queues_init(struct mgr *m)
 		return -ENOMEM;
 	strmap_init(&q->contrib);
 	strmap_init(&q->lqs);
-	for (int slot = 0; slot < 2; slot++) {
+	for (int slot = 0; slot < N_SLOTS; slot++) {
 		strmap_init(&q->last_write[slot]);
 		strmap_init(&q->deferred[slot].map);
 		if (!(q->written[slot] = json_object())) {
-			json_decref(q->written[0]);
+			for (int i = 0; i < slot; i++)
+				json_decref(q->written[i]);
 			free(q);
 			return -ENOMEM;
 		}
@@ -608,7 +643,7 @@ void queues_release(struct mgr *m)
 		return;
 	strmap_release(&q->contrib, contrib_free);
 	strmap_release(&q->lqs, lq_totals_free);
-	for (int slot = 0; slot < 2; slot++) {
+	for (int slot = 0; slot < N_SLOTS; slot++) {
 		strmap_release(&q->last_write[slot], free);
 		keyset_release(&q->deferred[slot]);
 		json_decref(q->written[slot]);

@@ -303,6 +303,7 @@ int state_init(struct mgr *m)
 	strmap_init(&m->unwritten);
 	strmap_init(&m->unsent.map);
 	strmap_init(&m->admitted_now.map);
+	strmap_init(&m->afs_seen.map);
 	m->assumed = json_object();
 	m->unsupported = json_object();
 	if (!m->assumed || !m->unsupported)
@@ -313,6 +314,8 @@ int state_init(struct mgr *m)
 	m->deadline_timer.data = m;
 	uv_timer_init(m->loop, &m->cycle_timer);
 	m->cycle_timer.data = m;
+	uv_timer_init(m->loop, &m->afs_timer); /* fairshare.c starts it */
+	m->afs_timer.data = m;
 	return 0;
 }
 
@@ -330,6 +333,7 @@ void state_release(struct mgr *m)
 	strmap_release(&m->unwritten, free);
 	keyset_release(&m->unsent);
 	keyset_release(&m->admitted_now);
+	keyset_release(&m->afs_seen);
 	for (size_t i = 0; i < m->heap_len; i++)
 		free(m->heap[i].key);
 	free(m->heap);

@@ -23,6 +23,7 @@ for check in "watch jobs.batch" "patch jobs.batch" "patch jobs.batch --subresour
 	"patch workloads.kueue.x-k8s.io" \
 	"patch workloads.kueue.x-k8s.io --subresource=status" "list clusterqueues.kueue.x-k8s.io" \
 	"patch clusterqueues.kueue.x-k8s.io --subresource=status" "patch localqueues.kueue.x-k8s.io --subresource=status" \
+	"patch cohorts.kueue.x-k8s.io --subresource=status" \
 	"watch resourceflavors.kueue.x-k8s.io" "watch cohorts.kueue.x-k8s.io" "list namespaces" \
 	"watch workloadpriorityclasses.kueue.x-k8s.io" "watch priorityclasses.scheduling.k8s.io" "create events.events.k8s.io" \
 	"watch nodes" "watch pods" "patch pods" "delete pods" "watch topologies.kueue.x-k8s.io" \

@@ -1730,6 +1730,268 @@ static void test_visibility_history_and_usage(void **state)
 	json_decref(out);
 }
 
+/* --- fair sharing ----------------------------------------------------------------------------- */
+
+#define T0_MS 1767225600000LL /* 2026-01-01T00:00:00Z */
+#define HOUR_NS (3600LL * 1000000000)
+#define SAMPLE_MS (5 * 60 * 1000)
+
+static void fair_sharing_on(struct muster_config *c)
+{
+	c->fair_sharing.enabled = 1;
+}
+
+static int setup_fair_sharing(void **state)
+{
+	return setup_with(state, fair_sharing_on);
+}
+
+/* Admission fair sharing: a half-life of an hour, a sample every 5 minutes. */
+static void afs_on(struct muster_config *c)
+{
+	c->admission_fair_sharing.enabled = 1;
+	c->admission_fair_sharing.usage_half_life = HOUR_NS;
+	c->admission_fair_sharing.usage_sampling_interval = (int64_t)SAMPLE_MS * 1000000;
+}
+
+static int setup_afs(void **state)
+{
+	return setup_with(state, afs_on);
+}
+
+/* The status.fairSharing.weightedShare of the object at path, in the fake; -1 when absent. */
+static json_int_t fake_share(struct t *t, const char *path)
+{
+	json_t *v = obj_path(fake_api_get(t->api, path), "status.fairSharing.weightedShare");
+	return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+static json_int_t engine_share(struct t *t, enum kind kind, const char *name)
+{
+	struct eng_share s;
+	int rc = kind == K_COHORT ? engine_cohort_share(t->m.engine, name, &s) :
+				    engine_cq_share(t->m.engine, name, &s);
+	assert_int_equal(rc, 0);
+	return (json_int_t)s.weighted_share;
+}
+
+/* A ClusterQueue of 4 cpus in cohort, for the namespace ns. */
+static void seed_cq_in(struct t *t, const char *name, const char *cohort)
+{
+	seed(t, K_CQ, J("{'metadata':{'name':'%s'},'spec':{'cohortName':'%s','namespaceSelector':{},"
+			"'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'default',"
+			"'resources':[{'name':'cpu','nominalQuota':'4'}]}]}]}}",
+			name, cohort));
+}
+
+/* With fair sharing on, a ClusterQueue that borrows gets status.fairSharing.weightedShare, the
+ * engine's value, and so do the Cohorts above it (a Cohort's status is muster's to write, as
+ * Kueue's); both are written again only when the share moves, and back to 0 when the borrower
+ * finishes. Tree: root { co { cq, cq2 }, cq3 }, 4 cpus each; w1 takes 10 in cq: cq borrows 6,
+ * co borrows 2 of root's. */
+static void test_fair_sharing_status(void **state)
+{
+	struct t *t = *state;
+	seed(t, K_COHORT, J("{'metadata':{'name':'root'},'spec':{}}"));
+	seed(t, K_COHORT, J("{'metadata':{'name':'co'},'spec':{'parentName':'root'}}"));
+	seed_queue(t, "4", "co");
+	seed_cq_in(t, "cq2", "co");
+	seed_cq_in(t, "cq3", "root");
+	seed(t, K_WORKLOAD, workload("w1", "10", 0, "2026-01-01T00:00:00Z"));
+	converge(t);
+	advance(t, 3000); /* the status interval */
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
+	json_int_t cq_share = engine_share(t, K_CQ, "cq"), co_share = engine_share(t, K_COHORT, "co");
+	assert_true(cq_share > 0 && co_share > 0);
+	assert_int_equal(fake_share(t, KUEUE "/clusterqueues/cq"), cq_share);
+	assert_int_equal(fake_share(t, KUEUE "/clusterqueues/cq2"), 0);
+	assert_int_equal(fake_share(t, KUEUE "/cohorts/co"), co_share);
+	assert_int_equal(fake_share(t, KUEUE "/cohorts/root"), 0); /* a root has no share */
+	char series[256];
+	snprintf(series, sizeof(series),
+		 "kueue_cluster_queue_weighted_share{cluster_queue=\"cq\",cohort=\"co\"," ROLE "}");
+	assert_true(fabs(metric(t, series) - (double)cq_share) <= 1);
+	snprintf(series, sizeof(series), "kueue_cohort_weighted_share{cohort=\"co\"," ROLE "}");
+	assert_true(fabs(metric(t, series) - (double)co_share) <= 1);
+	assert_true(metric(t, "kueue_local_queue_admission_fair_sharing_usage{name=\"lq\","
+			      "namespace=\"ns\",cluster_queue=\"cq\"," ROLE "}") == -1);
+	/* Nothing moves: nothing more is written. */
+	size_t co_writes = fake_api_count(t->api, "PATCH", KUEUE "/cohorts/co/status", 0);
+	assert_int_equal(co_writes, 1);
+	advance(t, 3000);
+	converge(t);
+	assert_int_equal(fake_api_count(t->api, "PATCH", KUEUE "/cohorts/co/status", 0), co_writes);
+	/* The borrower finishes: the chain above its ClusterQueue is written with 0. */
+	finish_elsewhere(t, WL_PATH("w1"));
+	converge(t);
+	advance(t, 3000);
+	converge(t);
+	assert_int_equal(fake_share(t, KUEUE "/clusterqueues/cq"), 0);
+	assert_int_equal(fake_share(t, KUEUE "/cohorts/co"), 0);
+	assert_int_equal(fake_api_count(t->api, "PATCH", KUEUE "/cohorts/co/status", 0), co_writes + 1);
+	assert_int_equal(fake_api_count(t->api, "PATCH", KUEUE "/cohorts/root/status", 0), 1);
+}
+
+static json_t *lq_workload(const char *name, const char *lq, const char *cpu, const char *created)
+{
+	return J("{'metadata':{'namespace':'ns','name':'%s','uid':'uid-%s','creationTimestamp':'%s'},"
+		 "'spec':{'queueName':'%s','priority':0,'podSets':[{'name':'main','count':1,"
+		 "'template':{'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'%s'}}}]}}}]}}",
+		 name, name, created, lq, cpu);
+}
+
+/* A LocalQueue of cq whose status says it consumed cpu (a quantity) as of last_update. */
+static json_t *afs_local_queue(const char *name, const char *cpu, const char *last_update)
+{
+	json_t *lq = J("{'metadata':{'namespace':'ns','name':'%s','uid':'lq-uid-%s'},"
+		       "'spec':{'clusterQueue':'cq'}}", name, name);
+	if (cpu)
+		json_object_set_new(lq, "status",
+				    J("{'fairSharing':{'weightedShare':0,'admissionFairSharingStatus':"
+				      "{'consumedResources':{'cpu':'%s'},'lastUpdate':'%s'}}}",
+				      cpu, last_update));
+	return lq;
+}
+
+/* A LocalQueue's consumed cpu as the engine holds it. */
+static double engine_consumed_cpu(struct t *t, const char *lq)
+{
+	struct eng_afs_status st;
+	assert_int_equal(engine_afs_status(t->m.engine, "ns", lq, &st), 0);
+	for (size_t i = 0; i < st.n; i++)
+		if (!strcmp(st.consumed[i].resource, "cpu"))
+			return st.consumed[i].consumed;
+	return 0;
+}
+
+/* What a sample makes of consumed cpu after elapsed_ms, with admitted cpus held meanwhile:
+ * consumed x (1 - a) + admitted x a, a = 1 - 0.5^(elapsed / half-life); as a quantity at milli
+ * precision, as the status says it. */
+static void decayed(double consumed, double admitted, int64_t elapsed_ms, char *buf, size_t size)
+{
+	double a = 1 - pow(0.5, (double)elapsed_ms * 1e6 / (double)HOUR_NS);
+	quantity_to_string("cpu", llround((consumed * (1 - a) + admitted * a) * 1000), buf, size);
+}
+
+/* Admission fair sharing's fixture, at T0: ClusterQueue cq of 1 cpu admitting by usage;
+ * LocalQueue lq-a whose status says it consumed 10 cpus, lq-b with no status; wa (lq-a) is
+ * older than wb (lq-b), both 1 cpu. wb goes first: lq-a's usage orders it after. */
+static void afs_fixture(struct t *t)
+{
+	char t0[40];
+	clock_ms = T0_MS;
+	time_format_rfc3339(T0_MS, t0, sizeof(t0));
+	seed(t, K_FLAVOR, J("{'metadata':{'name':'default'}}"));
+	seed(t, K_NAMESPACE, J("{'metadata':{'name':'ns','labels':{'kubernetes.io/metadata.name':'ns'}}}"));
+	seed(t, K_CQ, J("{'metadata':{'name':'cq'},'spec':{'namespaceSelector':{},"
+			"'admissionScope':{'admissionMode':'UsageBasedAdmissionFairSharing'},"
+			"'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'default',"
+			"'resources':[{'name':'cpu','nominalQuota':'1'}]}]}]}}"));
+	seed(t, K_LQ, afs_local_queue("lq-a", "10", t0));
+	seed(t, K_LQ, afs_local_queue("lq-b", NULL, NULL));
+	seed(t, K_WORKLOAD, lq_workload("wa", "lq-a", "1", "2026-01-01T00:00:00Z"));
+	seed(t, K_WORKLOAD, lq_workload("wb", "lq-b", "1", "2026-01-01T00:00:01Z"));
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("wb"), "QuotaReserved"));
+	assert_false(fake_cond(t, WL_PATH("wa"), "QuotaReserved"));
+}
+
+/* With admission fair sharing on, the LocalQueue whose status carries usage waits behind the
+ * one without; a status event after the first (our own write, or a stale one) does not
+ * overwrite the engine; and each sample writes consumedResources and lastUpdate, decayed by
+ * hand: lq-a 10 x (1 - a); lq-b its entry penalty (1 cpu x a) x (1 - a) + 1 cpu x a, with
+ * a = 1 - 0.5^(5 min / 1 h) = 0.0561. */
+static void test_afs_orders_and_samples(void **state)
+{
+	struct t *t = *state;
+	char t0[40], want[64];
+	afs_fixture(t);
+	time_format_rfc3339(T0_MS, t0, sizeof(t0));
+	seed(t, K_LQ, afs_local_queue("lq-a", "0", t0));
+	converge(t);
+	assert_true(fabs(engine_consumed_cpu(t, "lq-a") - 10) < 1e-9);
+
+	advance(t, SAMPLE_MS);
+	assert_int_equal(fairshare_sample(&t->m), 0); /* what the timer runs */
+	converge(t);
+	advance(t, 3000); /* a LocalQueue written in the last 2 s waits for its interval */
+	converge(t);
+	json_t *afs = obj_path(fake_api_get(t->api, KUEUE "/namespaces/ns/localqueues/lq-a"),
+			       "status.fairSharing.admissionFairSharingStatus");
+	decayed(10, 0, SAMPLE_MS, want, sizeof(want));
+	assert_string_equal(json_string_value(obj_path(afs, "consumedResources.cpu")), want);
+	assert_string_equal(json_string_value(json_object_get(afs, "lastUpdate")), "2026-01-01T00:05:00Z");
+	assert_int_equal(fake_share(t, KUEUE "/namespaces/ns/localqueues/lq-a"), 0);
+	afs = obj_path(fake_api_get(t->api, KUEUE "/namespaces/ns/localqueues/lq-b"),
+		       "status.fairSharing.admissionFairSharingStatus");
+	double a = 1 - pow(0.5, (double)SAMPLE_MS * 1e6 / (double)HOUR_NS);
+	decayed(a, 1, SAMPLE_MS, want, sizeof(want));
+	assert_string_equal(json_string_value(obj_path(afs, "consumedResources.cpu")), want);
+	assert_string_equal(json_string_value(json_object_get(afs, "lastUpdate")), "2026-01-01T00:05:00Z");
+	double usage = metric(t, "kueue_local_queue_admission_fair_sharing_usage{name=\"lq-a\","
+				 "namespace=\"ns\",cluster_queue=\"cq\"," ROLE "}");
+	assert_true(fabs(usage - 10 * (1 - a)) < 1e-6);
+	/* No fair sharing: no share series. */
+	assert_true(metric(t, "kueue_cohort_weighted_share{cohort=\"co\"," ROLE "}") == -1);
+	/* A follower writes nothing, so every status event is the leader's: it is taken. */
+	t->m.leading = 0;
+	fairshare_unlead(&t->m);
+	seed(t, K_LQ, afs_local_queue("lq-a", "3", "2026-01-01T00:05:00Z"));
+	assert_true(fabs(engine_consumed_cpu(t, "lq-a") - 3) < 1e-9);
+	t->m.leading = 1;
+}
+
+/* A new manager over the same objects (a restart) seeds each LocalQueue from the status the
+ * last one wrote, not from zero: lq-a's 9.439 cpus still order wa after wc of lq-b (0.109),
+ * where from zero wa, the older, would go first. */
+static void test_afs_restart_seeds_from_status(void **state)
+{
+	struct t *t = *state;
+	static const enum kind order[] = { K_FLAVOR, K_NAMESPACE, K_COHORT, K_CQ, K_LQ, K_WORKLOAD };
+	afs_fixture(t);
+	advance(t, SAMPLE_MS);
+	assert_int_equal(fairshare_sample(&t->m), 0);
+	converge(t);
+
+	struct muster_config conf = t->m.conf;
+	struct kube_config cfg = { .server = (char *)fake_api_url(t->api) };
+	mgr_release_for_test(&t->m);
+	for (int i = 0; i < 5; i++)
+		uv_run(&t->loop, UV_RUN_NOWAIT); /* the old manager's handles close */
+	assert_int_equal(mgr_init_for_test(&t->m, &t->loop, &cfg, &conf), 0);
+	t->m.now_ms = test_now;
+	t->m.rand = test_rand;
+	t->m.cycle_ms = 0;
+	json_t *old[K_KINDS];
+	for (int k = 0; k < K_KINDS; k++) {
+		old[k] = t->stores[k];
+		t->m.stores[k] = t->stores[k] = json_object();
+	}
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		const char *key;
+		json_t *stub;
+		json_object_foreach(old[order[i]], key, stub)
+		{
+			char path[600], k2[600];
+			path_of(order[i], stub, path, sizeof(path), k2, sizeof(k2));
+			store(t, order[i], key, json_deep_copy(fake_api_get(t->api, path)));
+		}
+	}
+	for (int k = 0; k < K_KINDS; k++)
+		json_decref(old[k]);
+	converge(t);
+	assert_true(fabs(engine_consumed_cpu(t, "lq-a") - 9.439) < 1e-9);
+	assert_true(fabs(engine_consumed_cpu(t, "lq-b") - 0.109) < 1e-9);
+	assert_true(fake_cond(t, WL_PATH("wb"), "QuotaReserved"));
+
+	seed(t, K_WORKLOAD, lq_workload("wc", "lq-b", "1", "2026-01-01T00:05:00Z"));
+	finish_elsewhere(t, WL_PATH("wb"));
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("wc"), "QuotaReserved"));
+	assert_false(fake_cond(t, WL_PATH("wa"), "QuotaReserved"));
+}
+
 int main(void)
 {
 	log_set_level(getenv("T_DEBUG") ? LOG_DEBUG : LOG_ERROR);
@@ -1773,6 +2035,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pods_ready_counts_from_release, setup_pods_ready,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_fair_sharing_status, setup_fair_sharing, teardown),
+		cmocka_unit_test_setup_teardown(test_afs_orders_and_samples, setup_afs, teardown),
+		cmocka_unit_test_setup_teardown(test_afs_restart_seeds_from_status, setup_afs, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
