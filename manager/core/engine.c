@@ -1560,6 +1560,7 @@ static int build(struct engine *e)
 		c->n_child_cohorts = c->n_child_cqs = 0;
 		c->tree = NULL;
 		c->build_state = 0;
+		c->n_lend = 0; /* quotas may change: lendable is computed again */
 		node_reset(&c->node);
 	}
 	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
@@ -1737,6 +1738,8 @@ void engine_free(struct engine *e)
 		node_reset(&c->node);
 		free(c->child_cohorts);
 		free(c->child_cqs);
+		free(c->lend_res);
+		free(c->lend_val);
 		free(c);
 	}
 	for (uint32_t i = 0; i < e->n_all_lqs; i++) {
@@ -2693,7 +2696,7 @@ static int push_next(struct engine *e, struct ecq *q)
 	if (q->queueing == ENG_STRICT_FIFO && strict_blocked(q, head))
 		return 0;
 	if (e->fs_turn)
-		return eng_fs_push(e, q, head);
+		return eng_fs_push(e, q, head, shape_lookup(e, q, head) != NULL);
 	/* Optimistic key: no borrowing. A worse key found when it is popped re-queues it. */
 	merge_push(e, (struct mentry){ q, head, 0, 0 });
 	return 0;

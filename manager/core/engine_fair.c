@@ -38,9 +38,14 @@ static int64_t potential(const struct qnode *n, const char *flavor, const char *
 }
 
 /* Kueue's calculateLendable for one resource: what parent could get of it, over every flavor
- * of the tree. */
+ * of the tree. Kept in the cohort until the next build (a cache, so the const parent is not
+ * changed in any way a caller sees); if it can't be kept, it is computed each time. */
 static double lendable(const struct qnode *parent, const char *resource)
 {
+	struct ecohort *c = (struct ecohort *)parent; /* a parent is always a cohort's node */
+	for (uint32_t i = 0; i < c->n_lend; i++)
+		if (c->lend_res[i] == resource)
+			return c->lend_val[i];
 	const struct qnode *root = parent;
 	while (root->parent)
 		root = root->parent;
@@ -48,6 +53,19 @@ static double lendable(const struct qnode *parent, const char *resource)
 	for (uint32_t s = 0; s < root->n_slots; s++)
 		if (root->slots[s].resource == resource)
 			sum += (double)potential(parent, root->slots[s].flavor, resource);
+	if (c->n_lend == c->cap_lend) {
+		uint32_t cap = c->cap_lend ? c->cap_lend * 2 : 4;
+		const char **res = realloc(c->lend_res, cap * sizeof(*res));
+		if (res)
+			c->lend_res = res;
+		double *val = res ? realloc(c->lend_val, cap * sizeof(*val)) : NULL;
+		if (!val)
+			return sum;
+		c->lend_val = val;
+		c->cap_lend = cap;
+	}
+	c->lend_res[c->n_lend] = resource;
+	c->lend_val[c->n_lend++] = sum;
 	return sum;
 }
 
@@ -215,9 +233,16 @@ static int keep_usage(struct ecq *cq, const struct eval *ev)
 	return 0;
 }
 
-int eng_fs_push(struct engine *e, struct ecq *cq, struct ewl *head)
+int eng_fs_push(struct engine *e, struct ecq *cq, struct ewl *head, int known_nofit)
 {
 	struct eval *ev = &e->ev_try;
+	if (known_nofit) {
+		cq->fs_nofit = 1;
+		cq->n_fs_items = 0;
+		cq->fs_tries = 0;
+		eng_fs_repush(e, cq, head);
+		return 0;
+	}
 	int64_t counts[ENG_MAX_PODSETS];
 	for (uint32_t i = 0; i < head->spec->n_podsets; i++)
 		counts[i] = head->spec->ps[i].count;

@@ -146,6 +146,11 @@ struct ecohort {
 	struct egroups groups; /* its own pool */
 	double fair_weight; /* spec.fairSharing.weight (1 when unset) */
 	uint8_t fp_pruned; /* fair preemption's scratch */
+	/* What it could get of each resource (Kueue's calculateLendable), as its children's
+	 * shares divide by it: quota alone decides it, so it is kept until the next build. */
+	uint32_t n_lend, cap_lend;
+	const char **lend_res; /* interned */
+	double *lend_val;
 	/* Set by the build. */
 	struct ecohort *parent;
 	struct ecohort **child_cohorts;
@@ -153,6 +158,15 @@ struct ecohort {
 	struct ecq **child_cqs;
 	uint32_t n_child_cqs, cap_child_cqs;
 	struct etree *tree;
+};
+
+/* Kueue's DRS of one node. */
+struct drs {
+	double ratio; /* unweighted, per mille of what the parent could lend; 0: not borrowing */
+	double weight;
+	const char *dominant; /* interned resource, NULL when ratio is 0 */
+	uint8_t borrowing; /* usage above subtree quota on some (flavor, resource) */
+	uint8_t borrows_requested; /* ... on one the candidate requests (tournament only) */
 };
 
 /* --- ClusterQueues and LocalQueues ------------------------------------------------------- */
@@ -238,9 +252,12 @@ struct ecq {
 	uint8_t fs_nofit; /* the head fits in no way: look at it first, it admits nothing */
 	uint32_t n_fs_items, cap_fs_items;
 	struct eitem *fs_items; /* what admitting the head would charge here (amount > 0) */
-	/* Fair preemption's scratch (engine_preempt.c): its candidates, in order. */
+	/* Fair preemption's scratch (engine_preempt.c): its candidates, in order, and its share
+	 * while its usage is unchanged (fp_share_ok). */
 	int32_t fp_head, fp_tail;
 	uint8_t fp_pruned;
+	uint8_t fp_share_ok;
+	struct drs fp_share;
 };
 
 struct elq {
@@ -515,14 +532,6 @@ struct ens {
 
 /* --- fair sharing (engine_fair.c) --------------------------------------------------------- */
 
-/* Kueue's DRS of one node. */
-struct drs {
-	double ratio; /* unweighted, per mille of what the parent could lend; 0: not borrowing */
-	double weight;
-	const char *dominant; /* interned resource, NULL when ratio is 0 */
-	uint8_t borrowing; /* usage above subtree quota on some (flavor, resource) */
-	uint8_t borrows_requested; /* ... on one the candidate requests (tournament only) */
-};
 
 /* The share of node n (weight w); with req (a candidate's items charged to cq), also whether it
  * borrows on what they request. */
@@ -534,8 +543,9 @@ double eng_drs_precise(const struct drs *d);
 /* Fair sharing's pick: the candidate (index in e->merge) the tournament of tree t chooses, or
  * -1 when there is none. Charges and restores usage in place. */
 int eng_fs_pick(struct engine *e, struct etree *t);
-/* Records cq's head as a tournament candidate (its usage from a full flavor assignment). */
-int eng_fs_push(struct engine *e, struct ecq *cq, struct ewl *head);
+/* Records cq's head as a tournament candidate (its usage from a full flavor assignment; with
+ * known_nofit, a head the shape cache says fits in no way, without one). */
+int eng_fs_push(struct engine *e, struct ecq *cq, struct ewl *head, int known_nofit);
 /* Puts back a picked candidate as it was. */
 void eng_fs_repush(struct engine *e, struct ecq *cq, struct ewl *head);
 /* Whether the admission in ev charges what the candidate's usage assumed; if not, the

@@ -324,6 +324,7 @@ static void charge_cand(const struct pctx *pc, uint32_t i, int sign)
 {
 	const struct ewl *w = pc->e->cands[i].wl;
 	eng_charge(w->adm_cq, w->adm, sign);
+	w->adm_cq->fp_share_ok = 0;
 }
 
 /* The candidates in e->cands, in the order they are tried. */
@@ -381,6 +382,7 @@ static void sides(const struct pctx *pc, const struct ecq *target, struct fnode 
 
 static void charge_preemptor(const struct pctx *pc, int sign)
 {
+	pc->cq->fp_share_ok = 0;
 	for (uint32_t i = 0; i < pc->r->n; i++) {
 		if (sign > 0)
 			q_add_usage(&pc->cq->node, pc->r->slot[i], pc->r->val[i]);
@@ -415,6 +417,7 @@ static void order_by_cq(const struct pctx *pc, const uint32_t *list, uint32_t n)
 	for (uint32_t i = 0; i < t->n_cqs; i++) {
 		t->cqs[i]->fp_head = t->cqs[i]->fp_tail = -1;
 		t->cqs[i]->fp_pruned = 0;
+		t->cqs[i]->fp_share_ok = 0;
 	}
 	if (t->root)
 		reset_pruned(t->root);
@@ -449,8 +452,16 @@ static struct ecq *next_target(const struct pctx *pc, struct ecohort *c)
 		struct ecq *q = c->child_cqs[i];
 		if (q->fp_pruned)
 			continue;
-		struct drs d = share((struct fnode){ &q->node, q->fair_weight });
-		if ((!d.borrowing && q != pc->cq) || q->fp_head < 0) {
+		if (q->fp_head < 0) { /* nothing to take: no share needed */
+			q->fp_pruned = 1;
+			continue;
+		}
+		if (!q->fp_share_ok) {
+			q->fp_share = share((struct fnode){ &q->node, q->fair_weight });
+			q->fp_share_ok = 1;
+		}
+		struct drs d = q->fp_share;
+		if (!d.borrowing && q != pc->cq) {
 			q->fp_pruned = 1;
 			continue;
 		}

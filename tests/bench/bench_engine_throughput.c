@@ -22,8 +22,10 @@
  * engine's pending and admitted counts equal the bench's; at the end nothing is left.
  *
  * Each repetition runs in a forked child so that its peak RSS is its own. Figures are medians.
- * Usage: bench_engine_throughput [-r reps] [-s seed] [-q] [-k] [-v]
+ * Usage: bench_engine_throughput [-r reps] [-s seed] [-q] [-k] [-f] [-v]
  *   -q  quick: 2 cohorts x 20 ClusterQueues      -k  Kueue's quotas: nominal 20 everywhere
+ *   -f  fair sharing on (Kueue's default strategies), weights 1, 2 and 0.5 in turn
+ *   -l  with -f: the strategy LessThanOrEqualToFinalShare alone
  *   -v  one line per cycle (cpu time, decisions) on stderr
  * Exit status: 0 figures printed; 1 a correctness check failed, the engine returned an error,
  * never reached a fixed point, or a child crashed.
@@ -76,6 +78,7 @@ struct opts {
 	int n_cohorts, per_cohort;
 	uint64_t seed;
 	int uniform; /* Kueue's own quotas: nominal 20 everywhere */
+	int fair; /* fair sharing on */
 	int verbose; /* one line per cycle on stderr */
 };
 
@@ -306,8 +309,10 @@ static int setup(struct run *r)
 	static const struct eng_selector everything = { 0 }; /* empty: matches every namespace */
 	uint64_t rng = r->o->seed;
 	struct quota_flavor rf = { .name = "rf" };
-	if (engine_new(&r->e) || engine_set_flavor(r->e, &rf))
-		return fail(r, "engine_new/engine_set_flavor failed"), -1;
+	struct eng_fair_sharing fs = { 1, r->o->fair > 1, { 0, 0 } }; /* -l: LTEFinal alone */
+	if (engine_new(&r->e) || engine_set_flavor(r->e, &rf) ||
+	    (r->o->fair && engine_set_fair_sharing(r->e, &fs)))
+		return fail(r, "engine_new/engine_set_flavor/engine_set_fair_sharing failed"), -1;
 	for (int c = 0; c < r->n_cohorts; c++) {
 		char co[24];
 		snprintf(co, sizeof(co), "cohort-%d", c);
@@ -332,6 +337,8 @@ static int setup(struct run *r)
 				.preemption = { .within_cluster_queue = ENG_WITHIN_LOWER_PRIORITY,
 						.reclaim_within_cohort = ENG_RECLAIM_ANY },
 				.namespace_selector = &everything,
+				.has_fair_weight = r->o->fair,
+				.fair_weight = q % 3 == 0 ? 1 : q % 3 == 1 ? 2 : 0.5,
 			};
 			/* One namespace and LocalQueue per ClusterQueue, named after it, as in Kueue. */
 			if (engine_set_cq(r->e, &spec) || engine_set_namespace(r->e, r->cq_name[q], 0, NULL) ||
@@ -574,10 +581,10 @@ static double median_of(const struct result *res, int reps, size_t offset)
 
 int main(int argc, char **argv)
 {
-	int reps = 3, n_cohorts = 10, per_cohort = 100, uniform = 0, verbose = 0;
+	int reps = 3, n_cohorts = 10, per_cohort = 100, uniform = 0, verbose = 0, fair = 0;
 	uint64_t seed = 1;
 	int opt;
-	while ((opt = getopt(argc, argv, "r:s:qkv")) != -1) {
+	while ((opt = getopt(argc, argv, "r:s:qkflv")) != -1) {
 		switch (opt) {
 		case 'r':
 			reps = atoi(optarg);
@@ -592,11 +599,17 @@ int main(int argc, char **argv)
 		case 'k':
 			uniform = 1;
 			break;
+		case 'f':
+			fair = fair ? fair : 1;
+			break;
+		case 'l':
+			fair = 2;
+			break;
 		case 'v':
 			verbose = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-r reps] [-s seed] [-q] [-k] [-v]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-r reps] [-s seed] [-q] [-k] [-f] [-l] [-v]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -607,7 +620,7 @@ int main(int argc, char **argv)
 	if (!seed)
 		seed = 1; /* xorshift's one bad state */
 
-	struct opts o = { n_cohorts, per_cohort, seed, uniform, verbose };
+	struct opts o = { n_cohorts, per_cohort, seed, uniform, fair, verbose };
 	struct result res[MAX_REPS];
 	int bad = -1;
 	for (int i = 0; i < reps; i++) {
@@ -651,8 +664,9 @@ int main(int argc, char **argv)
 	double dec_s = RATE(fix_dec, fix_ms), dec_cpu_s = RATE(fix_dec, fix_cpu_ms);
 	long demand = (long)n_cohorts * per_cohort * (35 * 1 + 11 * 5 + 4 * 20); /* cpu */
 
-	printf("engine throughput: %d cohorts x %d ClusterQueues, %ld workloads (35 small, 11 medium, "
+	printf("engine throughput%s%s: %d cohorts x %d ClusterQueues, %ld workloads (35 small, 11 medium, "
 	       "4 large per ClusterQueue), seed %" PRIu64 ", %d repetitions (medians)\n",
+	       fair ? " with fair sharing" : "", fair > 1 ? " (LessThanOrEqualToFinalShare alone)" : "",
 	       n_cohorts, per_cohort, r0->n_wl, seed, reps);
 	printf("  quota (%s): %ld cpu nominal in all, %.0f%% of the %ld cpu demand; borrowingLimit 100\n",
 	       uniform ? "Kueue's, 20 each" : "mixed 0/20..80/200", r0->total_nominal_cpu,
@@ -684,7 +698,7 @@ int main(int argc, char **argv)
 	       heap_fix / 1024);
 	printf("  targets: >= 100,000 decisions/s to the fixed point (%s), <= 64 MiB peak RSS (%s)\n",
 	       dec_s >= 100000 ? "met" : "NOT met", hwm_end <= 64 * 1024 ? "met" : "NOT met");
-	printf("BENCH engine_throughput status=ok quota=%s cqs=%d cohorts=%d workloads=%ld seed=%" PRIu64
+	printf("BENCH engine_throughput%s status=ok quota=%s cqs=%d cohorts=%d workloads=%ld seed=%" PRIu64
 	       " reps=%d load_ms=%.1f fixpoint_ms=%.1f fixpoint_cpu_ms=%.1f cycles=%ld admitted=%ld "
 	       "preemptions=%ld pending_decisions=%ld admissions_per_s=%.0f decisions_per_s=%.0f "
 	       "decisions_per_cpu_s=%.0f borrowing_cqs=%ld borrowed_cpu=%ld churn_ms=%.1f "
@@ -692,7 +706,8 @@ int main(int argc, char **argv)
 	       "churn_preemptions=%ld churn_admissions_per_s=%.0f churn_decisions_per_s=%.0f "
 	       "rss_base_kib=%.0f rss_cqs_kib=%.0f hwm_loaded_kib=%.0f hwm_fixpoint_kib=%.0f "
 	       "hwm_end_kib=%.0f engine_heap_kib=%.0f\n",
-	       uniform ? "uniform20" : "mixed", n_cohorts * per_cohort, n_cohorts, r0->n_wl, seed, reps,
+	       fair > 1 ? "_fair_sharing_lte" : fair ? "_fair_sharing" : "", uniform ? "uniform20" : "mixed",
+	       n_cohorts * per_cohort, n_cohorts, r0->n_wl, seed, reps,
 	       load_ms, fix_ms, fix_cpu_ms, r0->fix_cycles, r0->fix_admits, r0->fix_preempts,
 	       r0->fix_pendings, RATE(r0->fix_admits, fix_ms), dec_s, dec_cpu_s, r0->fix_borrowing,
 	       r0->fix_borrowed_cpu, turn_ms, turn_cpu_ms, r0->turn_rounds, r0->turn_cycles,
