@@ -2,7 +2,7 @@
 # Shared by the end-to-end tests. Each test is a bash script run against a live local cluster
 # (deploy/local/up.sh) with the manager, given KUBECONFIG, KUBECTL and MUSTER_LOCAL_DIR (all set
 # by sourcing the cluster's cluster.env). A test works in its own namespace and its own
-# cluster-scoped queues, cleans up after itself, and ends with "PASS <name>" or
+# cluster-scoped queues, cleans up after itself, and ends with "PASS <name>[: <figures>]" or
 # "FAIL <name>: <reason>" as its last line, with a matching exit status.
 set -euo pipefail
 
@@ -23,8 +23,10 @@ fail() {
 	exit 1
 }
 
+# pass [DETAIL]: the test passed; DETAIL (a figure it measured) follows the name on the line
+# tests/run.sh prints.
 pass() {
-	echo "PASS $TEST_NAME"
+	echo "PASS $TEST_NAME${1:+: $1}"
 	exit 0
 }
 
@@ -71,11 +73,12 @@ field_is() { [ "$(jp "$1" "$2" "$3")" = "$4" ]; }
 
 make_namespace() { k create namespace "$NS" >/dev/null; }
 
-# cluster_queue NAME GPUS [COHORT] [PREEMPTION]: a ClusterQueue of the shared flavor e2e-gpu
-# (see make_queues), open to every namespace, with GPUS GPUs and ample cpu and memory.
-# PREEMPTION is a flow mapping, e.g. "{withinClusterQueue: LowerPriority}". Deleted at exit.
+# cluster_queue NAME GPUS [COHORT] [PREEMPTION] [FAIR_WEIGHT]: a ClusterQueue of the shared
+# flavor e2e-gpu (see make_queues), open to every namespace, with GPUS GPUs and ample cpu and
+# memory. PREEMPTION is a flow mapping, e.g. "{withinClusterQueue: LowerPriority}"; FAIR_WEIGHT
+# its spec.fairSharing.weight. Deleted at exit.
 cluster_queue() {
-	local name=$1 gpus=$2 cohort=${3:-} preemption=${4:-}
+	local name=$1 gpus=$2 cohort=${3:-} preemption=${4:-} weight=${5:-}
 	k apply -f - >/dev/null <<YAML
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
@@ -84,6 +87,7 @@ metadata:
 spec:
 $([ -n "$cohort" ] && echo "  cohortName: $cohort")
 $([ -n "$preemption" ] && echo "  preemption: $preemption")
+$([ -n "$weight" ] && echo "  fairSharing: {weight: \"$weight\"}")
   namespaceSelector: {}
   resourceGroups:
   - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
