@@ -140,12 +140,16 @@ tier_bench() {
 			-DMUSTER_FUZZ=OFF -DMUSTER_TESTS=ON >&2 &&
 			cmake --build "$BENCH_BUILD" -j"$(nproc)" --target bench_engine_throughput bench_kueue_baseline muster \
 				gen_simulate_input >&2; then
-			for b in bench_engine_throughput bench_kueue_baseline; do
-				timeout 300 "$BENCH_BUILD/tests/$b" >&2
+			# Fair sharing (issue 12): the full shape to its fixed point beside the run
+			# without it, and the quick shape's churn with each strategy list.
+			for b in bench_engine_throughput "bench_engine_throughput -f -F" \
+				"bench_engine_throughput -q -f" "bench_engine_throughput -q -f -l" bench_kueue_baseline; do
+				# shellcheck disable=SC2086 # the flags are words
+				timeout 300 "$BENCH_BUILD/tests/"$b >&2
 				rc=$?
 				if [ "$rc" -ne 0 ]; then
 					say "$b failed (exit status $rc; 124 is a timeout)"
-					record "bench:$b" 1
+					record "bench:${b// /}" 1
 				fi
 			done
 			# `muster simulate` on a generated 50,000-Workload export (issue 8): throughput and

@@ -26,6 +26,8 @@
  *   -q  quick: 2 cohorts x 20 ClusterQueues      -k  Kueue's quotas: nominal 20 everywhere
  *   -f  fair sharing on (Kueue's default strategies), weights 1, 2 and 0.5 in turn
  *   -l  with -f: the strategy LessThanOrEqualToFinalShare alone
+ *   -F  the fixed point only (no churn): fair sharing's churn at full size is slow, see
+ *       tests/bench/README.md
  *   -v  one line per cycle (cpu time, decisions) on stderr
  * Exit status: 0 figures printed; 1 a correctness check failed, the engine returned an error,
  * never reached a fixed point, or a child crashed.
@@ -78,7 +80,8 @@ struct opts {
 	int n_cohorts, per_cohort;
 	uint64_t seed;
 	int uniform; /* Kueue's own quotas: nominal 20 everywhere */
-	int fair; /* fair sharing on */
+	int fair; /* fair sharing on (2: LessThanOrEqualToFinalShare alone) */
+	int fixed_only; /* no churn phase */
 	int verbose; /* one line per cycle on stderr */
 };
 
@@ -465,7 +468,7 @@ static void one_rep(const struct opts *o, struct result *res)
 	 * everything has run. Partial releases are what a live cluster sees: they leave ClusterQueues
 	 * below nominal while others borrow, so reclaim preempts, and each cycle has to find the
 	 * few workloads that fit among tens of thousands that don't. */
-	size_t left = r->n_wl;
+	size_t left = r->o->fixed_only ? 0 : r->n_wl;
 	double turn_ns = 0, turn_cpu_ns = 0;
 	uint64_t churn_rng = seed ^ 0xd1b54a32d192ed03ull;
 	while (left) {
@@ -514,7 +517,7 @@ static void one_rep(const struct opts *o, struct result *res)
 	res->turn_admits = r->admits - res->fix_admits;
 	res->turn_preempts = r->preempts - res->fix_preempts;
 	res->turn_pendings = r->pendings - res->fix_pendings;
-	for (int q = 0; q < r->n_cqs; q++)
+	for (int q = 0; q < r->n_cqs && !r->o->fixed_only; q++)
 		if (r->used[q] || r->n_adm[q] || r->n_pend[q])
 			fail(r, "at the end %s still has usage %" PRId64 "m, %u admitted, %u pending",
 			     r->cq_name[q], r->used[q], r->n_adm[q], r->n_pend[q]);
@@ -582,9 +585,10 @@ static double median_of(const struct result *res, int reps, size_t offset)
 int main(int argc, char **argv)
 {
 	int reps = 3, n_cohorts = 10, per_cohort = 100, uniform = 0, verbose = 0, fair = 0;
+	int fixed_only = 0;
 	uint64_t seed = 1;
 	int opt;
-	while ((opt = getopt(argc, argv, "r:s:qkflv")) != -1) {
+	while ((opt = getopt(argc, argv, "r:s:qkflFv")) != -1) {
 		switch (opt) {
 		case 'r':
 			reps = atoi(optarg);
@@ -605,11 +609,14 @@ int main(int argc, char **argv)
 		case 'l':
 			fair = 2;
 			break;
+		case 'F':
+			fixed_only = 1;
+			break;
 		case 'v':
 			verbose = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-r reps] [-s seed] [-q] [-k] [-f] [-l] [-v]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-r reps] [-s seed] [-q] [-k] [-f] [-l] [-F] [-v]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -620,7 +627,7 @@ int main(int argc, char **argv)
 	if (!seed)
 		seed = 1; /* xorshift's one bad state */
 
-	struct opts o = { n_cohorts, per_cohort, seed, uniform, fair, verbose };
+	struct opts o = { n_cohorts, per_cohort, seed, uniform, fair, fixed_only, verbose };
 	struct result res[MAX_REPS];
 	int bad = -1;
 	for (int i = 0; i < reps; i++) {
@@ -660,7 +667,7 @@ int main(int argc, char **argv)
 	long fix_dec = r0->fix_admits + r0->fix_preempts + r0->fix_pendings;
 	long turn_dec = r0->turn_admits + r0->turn_preempts + r0->turn_pendings;
 	/* Rates by wall time and by CPU time: on a shared machine the second is the steadier. */
-#define RATE(n, ms) ((double)(n) / ((ms) / 1e3))
+#define RATE(n, ms) ((ms) > 0 ? (double)(n) / ((ms) / 1e3) : 0.0)
 	double dec_s = RATE(fix_dec, fix_ms), dec_cpu_s = RATE(fix_dec, fix_cpu_ms);
 	long demand = (long)n_cohorts * per_cohort * (35 * 1 + 11 * 5 + 4 * 20); /* cpu */
 
