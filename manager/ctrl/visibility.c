@@ -592,6 +592,10 @@ static void run_forecast(struct forecast_job *job)
 		qsort(sample, n, sizeof(*sample), cmp_int64);
 		rt[n_rt++] = (struct forecast_runtime){ key, 0, sample, n };
 	}
+	/* The manager's fair-sharing settings: its configuration lives as long as the process
+	 * and is not changed after start, so the forecast's thread may read it. */
+	objs.fair_sharing = &job->m->conf.fair_sharing;
+	objs.admission_fair_sharing = &job->m->conf.admission_fair_sharing;
 	objs.flavors = job->flavors;
 	objs.cohorts = job->cohorts;
 	objs.cluster_queues = job->cqs;

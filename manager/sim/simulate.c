@@ -1836,6 +1836,12 @@ int sim_load_objects(struct sim *s, const struct sim_objects *o)
 		{ o->workloads, "workloads", K_WORKLOAD, "Workload" },
 	};
 	s->from_objects = 1;
+	/* The caller's settings, borrowed: config_release of s->config frees only its own
+	 * weights block, which stays NULL here. */
+	if (o->fair_sharing)
+		s->config.fair_sharing = *o->fair_sharing;
+	if (o->admission_fair_sharing)
+		s->config.admission_fair_sharing = *o->admission_fair_sharing;
 	for (size_t k = 0; k < sizeof(slots) / sizeof(slots[0]) && !s->failed; k++) {
 		json_t *objs = slots[k].objs, *obj;
 		void *iter = json_is_object(objs) ? json_object_iter(objs) : NULL;

@@ -85,6 +85,10 @@ struct sim_objects {
 	json_t *flavors, *cohorts, *cluster_queues, *local_queues, *namespaces;
 	json_t *workload_priority_classes, *priority_classes, *topologies;
 	json_t *workloads, *nodes, *pods;
+	/* The manager's configuration, for its fairSharing and admissionFairSharing (NULL: both
+	 * off). Borrowed: it must outlive the run and not change during it. */
+	const struct eng_fair_sharing *fair_sharing;
+	const struct eng_admission_fair_sharing *admission_fair_sharing;
 };
 
 /*

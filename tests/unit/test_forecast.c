@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "core/engine.h"
 #include "sim/forecast.h"
 #include "util/yamljson.h"
 
@@ -595,6 +596,93 @@ static void test_objects_match_texts(void **state)
 	run_free(&r);
 }
 
+/*
+ * The objects path (the manager's eta) with its fair-sharing settings: a lender with 2 GPUs,
+ * and cq-a and cq-b with none in its cohort. a1 and a2 are older than b1. Kueue's classical
+ * order gives both GPUs to cq-a now; with fair sharing b1 gets one of them now.
+ */
+static json_t *objs_of(const char *text)
+{
+	json_error_t jerr;
+	json_t *v = json_loads(text, 0, &jerr);
+	if (!v)
+		fail_msg("%s", jerr.text);
+	return v;
+}
+
+static void fair_forecast(int fair, struct forecast_result *res)
+{
+	char cq[3][400];
+	const char *names[3] = { "l", "cq-a", "cq-b" };
+	for (int i = 0; i < 3; i++)
+		snprintf(cq[i], sizeof(cq[i]),
+			 "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"cohortName\":\"co\","
+			 "\"namespaceSelector\":{},\"resourceGroups\":[{\"coveredResources\":"
+			 "[\"nvidia.com/gpu\"],\"flavors\":[{\"name\":\"a100\",\"resources\":"
+			 "[{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":%d}]}]}]}}",
+			 names[i], i == 0 ? 2 : 0);
+	char cqs[1300], wls[2000] = "[";
+	snprintf(cqs, sizeof(cqs), "[%s,%s,%s]", cq[0], cq[1], cq[2]);
+	const char *wl[3][3] = { { "a1", "lq-a", "10:00" }, { "a2", "lq-a", "10:01" },
+				 { "b1", "lq-b", "10:02" } };
+	for (int i = 0; i < 3; i++) {
+		size_t len = strlen(wls);
+		snprintf(wls + len, sizeof(wls) - len,
+			 "%s{\"metadata\":{\"name\":\"%s\",\"namespace\":\"team-a\","
+			 "\"creationTimestamp\":\"2026-11-27T%s:00Z\"},\"spec\":{\"queueName\":\"%s\","
+			 "\"podSets\":[{\"name\":\"main\",\"count\":1,\"template\":{\"spec\":"
+			 "{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+			 "{\"nvidia.com/gpu\":\"1\"}}}]}}}]}}",
+			 i ? "," : "", wl[i][0], wl[i][2], wl[i][1]);
+	}
+	strcat(wls, "]");
+	struct sim_objects objs = {
+		.flavors = objs_of("[{\"metadata\":{\"name\":\"a100\"}}]"),
+		.cluster_queues = objs_of(cqs),
+		.local_queues = objs_of("[{\"metadata\":{\"name\":\"lq-a\",\"namespace\":\"team-a\"},"
+					"\"spec\":{\"clusterQueue\":\"cq-a\"}},"
+					"{\"metadata\":{\"name\":\"lq-b\",\"namespace\":\"team-a\"},"
+					"\"spec\":{\"clusterQueue\":\"cq-b\"}}]"),
+		.workloads = objs_of(wls),
+	};
+	struct eng_fair_sharing fs = { 1, 0, { 0, 0 } };
+	if (fair)
+		objs.fair_sharing = &fs;
+	struct forecast_input fin = { .objects = &objs };
+	struct forecast_options opt = options();
+	char err[512] = "";
+	int rc = forecast_pending(&fin, &opt, res, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("forecast_pending: %d: %s", rc, err);
+	json_decref(objs.flavors);
+	json_decref(objs.cluster_queues);
+	json_decref(objs.local_queues);
+	json_decref(objs.workloads);
+}
+
+static int admitted_now(const struct forecast_result *res, const char *key)
+{
+	for (size_t i = 0; i < res->n; i++)
+		if (!strcmp(res->items[i].workload, key))
+			return res->items[i].has_admission && res->items[i].admission_ms == at("12:00");
+	fail_msg("no estimate for %s", key);
+	return 0;
+}
+
+static void test_objects_with_fair_sharing(void **state)
+{
+	(void)state;
+	struct forecast_result res;
+	fair_forecast(0, &res);
+	assert_true(admitted_now(&res, "team-a/a2"));
+	assert_false(admitted_now(&res, "team-a/b1"));
+	forecast_result_release(&res);
+	fair_forecast(1, &res);
+	assert_false(admitted_now(&res, "team-a/a2"));
+	assert_true(admitted_now(&res, "team-a/b1"));
+	forecast_result_release(&res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -608,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_now_preemption_horizon),
 		cmocka_unit_test(test_one_workload),
 		cmocka_unit_test(test_invalid_input),
+		cmocka_unit_test(test_objects_with_fair_sharing),
 		cmocka_unit_test(test_objects_match_texts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
