@@ -849,11 +849,150 @@ static void test_engine_property_fair_sharing(void **state)
 	(void)state;
 }
 
+/* --- no starvation under a steady stream --------------------------------------------------- */
+
+#define SV_CQS 5
+#define SV_ROUNDS 400
+#define SV_WINDOW 25 /* rounds a ClusterQueue may wait with work pending while others admit */
+
+struct sv {
+	struct engine *e;
+	int admitted[SV_CQS]; /* admissions this round */
+	int pending[SV_CQS];
+	int running[SV_CQS];
+	char victims[256][32];
+	int n_victims;
+};
+
+static void sv_decision(void *arg, const struct eng_decision *d)
+{
+	struct sv *v = arg;
+	int q = d->workload[1] - '0'; /* "s<q>/..." */
+	assert_true(q >= 0 && q < SV_CQS);
+	if (d->kind == ENG_ADMIT) {
+		v->admitted[q]++;
+		v->pending[q]--;
+		v->running[q]++;
+	} else if (d->kind == ENG_PREEMPT && v->n_victims < 256) {
+		snprintf(v->victims[v->n_victims++], sizeof(v->victims[0]), "%s", d->workload);
+	}
+}
+
+/* A lender's 12 cpus shared by ClusterQueues of random positive weights (one of weight 0),
+ * each fed a workload of 1..2 cpus in two rounds of five while a random third of what runs
+ * finishes: the cohort is busy and queues build up, but the stream is one the cohort can
+ * serve. Every ClusterQueue with a positive weight and work waiting gets an admission within
+ * SV_WINDOW rounds of others getting theirs. (Beyond what the cohort can serve, dominant
+ * resource fairness lets a queue whose head asks for more than its weighted share wait as
+ * long as the others' heads fit in theirs: Kueue's semantics, not starvation this checks.) */
+static void starvation_world(uint64_t seed)
+{
+	static const char *const cpu[] = { "cpu" };
+	static const double weights[] = { 0.5, 1, 2, 3 };
+	struct sv v = { 0 };
+	struct quota_flavor f = { .name = "f" };
+	double weight[SV_CQS];
+	int waited[SV_CQS] = { 0 };
+	long n = 0;
+	rng_state = seed ? seed : 1;
+	assert_int_equal(engine_new(&v.e), 0);
+	assert_int_equal(engine_set_flavor(v.e, &f), 0);
+	struct eng_fair_sharing fs = { 1, (size_t)rnd_in(0, 1),
+				       { ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, 0 } };
+	assert_int_equal(engine_set_fair_sharing(v.e, &fs), 0);
+	for (int q = 0; q <= SV_CQS; q++) {
+		char name[8], ns[8];
+		int lender = q == SV_CQS;
+		snprintf(name, sizeof(name), lender ? "lender" : "s%d", q);
+		if (!lender)
+			weight[q] = q == 0 ? 0 : weights[rnd() % 4];
+		struct eng_resource_quota rq = { "cpu", lender ? U(12) : 0, 0, 0, 0, 0 };
+		struct eng_flavor_quotas fq = { "f", 1, &rq };
+		struct eng_resource_group rg = { 1, cpu, 1, &fq };
+		struct eng_cq_spec spec = {
+			.name = name, .cohort = "co", .n_groups = 1, .groups = &rg,
+			.preemption = { .reclaim_within_cohort = ENG_RECLAIM_ANY },
+			.namespace_selector = &all_namespaces,
+			.has_fair_weight = !lender, .fair_weight = lender ? 1 : weight[q],
+		};
+		assert_int_equal(engine_set_cq(v.e, &spec), 0);
+		snprintf(ns, sizeof(ns), "%s", name);
+		assert_int_equal(engine_set_namespace(v.e, ns, 0, NULL), 0);
+		assert_int_equal(engine_set_local_queue(v.e, ns, "lq", name, ENG_STOP_NONE), 0);
+	}
+	for (int round = 0; round < SV_ROUNDS; round++) {
+		/* A third of what runs ends. */
+		for (int q = 0; q < SV_CQS; q++)
+			v.admitted[q] = 0;
+		for (long id = 0; id < n; id++) {
+			char key[32];
+			snprintf(key, sizeof(key), "s%ld/w%ld", id % SV_CQS, id);
+			if (engine_admission(v.e, key) && rnd() % 3 == 0) {
+				engine_remove_workload(v.e, key);
+				v.running[id % SV_CQS]--;
+			}
+		}
+		/* New work: workload id belongs to ClusterQueue id % SV_CQS. */
+		for (int q = 0; q < SV_CQS; q++)
+			for (int k = rnd() % 5 < 2; k > 0; k--) {
+				while (n % SV_CQS != q)
+					n++;
+				char key[32], ns[8];
+				snprintf(key, sizeof(key), "s%d/w%ld", q, n);
+				snprintf(ns, sizeof(ns), "s%d", q);
+				const char *res[] = { "cpu" };
+				int64_t per_pod[] = { U(rnd_in(1, 2)) };
+				struct eng_podset ps = { "main", 1, 0,
+							 { .n_requests = 1, .resources = res,
+							   .per_pod = per_pod } };
+				struct eng_workload_spec w = { key, ns, "lq", 0, n, 1, &ps };
+				assert_int_equal(engine_add_workload(v.e, &w), 0);
+				v.pending[q]++;
+				n++;
+			}
+		for (int i = 0; i < 50; i++) {
+			v.n_victims = 0;
+			int rc = engine_cycle(v.e, sv_decision, &v);
+			assert_true(rc >= 0);
+			for (int k = 0; k < v.n_victims; k++) {
+				assert_int_equal(engine_evict(v.e, v.victims[k]), 0);
+				int q = v.victims[k][1] - '0';
+				v.running[q]--;
+				v.pending[q]++;
+			}
+			if (rc == 0)
+				break;
+		}
+		char msg[256];
+		assert_int_equal(engine_check(v.e, msg, sizeof(msg)), 0);
+		int others = 0;
+		for (int q = 0; q < SV_CQS; q++)
+			others += v.admitted[q];
+		for (int q = 1; q < SV_CQS; q++) { /* s0 has weight 0: it may wait */
+			waited[q] = v.pending[q] > 0 && !v.admitted[q] && others ? waited[q] + 1 : 0;
+			if (waited[q] > SV_WINDOW)
+				fail_msg("seed %#" PRIx64 " round %d: s%d (weight %g) waited %d rounds "
+					 "with %d pending while others were admitted",
+					 seed, round, q, weight[q], waited[q], v.pending[q]);
+		}
+	}
+	engine_free(v.e);
+}
+
+static void test_engine_property_fair_no_starvation(void **state)
+{
+	uint64_t seed = test_seed();
+	for (int i = 0; i < 20; i++)
+		starvation_world(seed + (uint64_t)i * 0x9e3779b97f4a7c15ull);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_engine_property_random_trees_never_over_admit),
 		cmocka_unit_test(test_engine_property_fair_sharing),
+		cmocka_unit_test(test_engine_property_fair_no_starvation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
