@@ -226,7 +226,14 @@ start() {
 		[ -s "$PIDS/$name.pid" ] && break
 		sleep 0.05
 	done
-	p=$(component_pid "$name") || fail_component "$name" "exited immediately"
+	# Reading /proc/PID/cmdline while the wrapper execs the component can come back empty
+	# (a CI run once declared kube-scheduler dead that way): look a few times before saying so.
+	p=
+	for ((i = 0; i < 20; i++)); do
+		p=$(component_pid "$name") && break
+		sleep 0.05
+	done
+	[ -n "$p" ] || fail_component "$name" "exited immediately"
 	STARTED+=("$name")
 	log "$name started (pid $p)"
 }
