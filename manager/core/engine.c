@@ -3190,11 +3190,6 @@ int eng_wl_before(const struct ewl *a, const struct ewl *b)
 	return wl_before(a, b);
 }
 
-int eng_queue_before(const struct ecq *cq, const struct ewl *a, const struct ewl *b)
-{
-	return heap_before(&cq->heap, a, b);
-}
-
 struct elq *eng_lq(struct engine *e, const char *namespace_name, const char *name)
 {
 	return lq_record(e, namespace_name, name);

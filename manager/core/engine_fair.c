@@ -27,6 +27,25 @@ int eng_weight_valid(double w)
 
 /* Kueue's potentialAvailable for a pair, also one the node has no quota for (then its
  * ancestors decide, and the root's subtree quota is 0). */
+/* Room for one more in a pair of parallel arrays (resource names and their values), doubling
+ * them when full. 0 or -ENOMEM (then nothing changed but maybe a larger names array). */
+static int grow_pairs(const char ***res, double **val, uint32_t n, uint32_t *cap)
+{
+	if (n < *cap)
+		return 0;
+	uint32_t want = *cap ? *cap * 2 : 4;
+	const char **r = realloc(*res, want * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	*res = r;
+	double *v = realloc(*val, want * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	*val = v;
+	*cap = want;
+	return 0;
+}
+
 static int64_t potential(const struct qnode *n, const char *flavor, const char *resource)
 {
 	for (; n; n = n->parent) {
@@ -53,17 +72,8 @@ static double lendable(const struct qnode *parent, const char *resource)
 	for (uint32_t s = 0; s < root->n_slots; s++)
 		if (root->slots[s].resource == resource)
 			sum += (double)potential(parent, root->slots[s].flavor, resource);
-	if (c->n_lend == c->cap_lend) {
-		uint32_t cap = c->cap_lend ? c->cap_lend * 2 : 4;
-		const char **res = realloc(c->lend_res, cap * sizeof(*res));
-		if (res)
-			c->lend_res = res;
-		double *val = res ? realloc(c->lend_val, cap * sizeof(*val)) : NULL;
-		if (!val)
-			return sum;
-		c->lend_val = val;
-		c->cap_lend = cap;
-	}
+	if (grow_pairs(&c->lend_res, &c->lend_val, c->n_lend, &c->cap_lend) != 0)
+		return sum;
 	c->lend_res[c->n_lend] = resource;
 	c->lend_val[c->n_lend++] = sum;
 	return sum;
@@ -74,11 +84,10 @@ static int64_t over(const struct qslot *q)
 	return q->usage > q->subtree ? sat_sub(q->usage, q->subtree) : 0;
 }
 
-void eng_drs(const struct qnode *n, double weight, const struct ecq *req_cq,
-	     const struct eitem *req, uint32_t n_req, struct drs *out)
+void eng_drs(const struct qnode *n, double weight, const struct eitem *req, uint32_t n_req,
+	     struct drs *out)
 {
 	*out = (struct drs){ 0, weight, NULL, 0, 0 };
-	(void)req_cq;
 	if (!n->parent)
 		return;
 	for (uint32_t s = 0; s < n->n_slots && !out->borrowing; s++)
@@ -168,7 +177,7 @@ int engine_cq_share(const struct engine *ce, const char *cq, struct eng_share *o
 	if (!q || !q->exists)
 		return -ENOENT;
 	struct drs d;
-	eng_drs(&q->node, q->fair_weight, NULL, NULL, 0, &d);
+	eng_drs(&q->node, q->fair_weight, NULL, 0, &d);
 	share_of(&d, out);
 	return 0;
 }
@@ -183,7 +192,7 @@ int engine_cohort_share(const struct engine *ce, const char *cohort, struct eng_
 	if (!c)
 		return -ENOENT;
 	struct drs d;
-	eng_drs(&c->node, c->fair_weight, NULL, NULL, 0, &d);
+	eng_drs(&c->node, c->fair_weight, NULL, 0, &d);
 	share_of(&d, out);
 	return 0;
 }
@@ -381,7 +390,7 @@ int eng_fs_pick(struct engine *e, struct etree *t)
 		const struct qnode *node = &q->node;
 		double weight = q->fair_weight;
 		for (const struct ecohort *c = q->parent; c; c = c->parent) {
-			eng_drs(node, weight, q, q->fs_items, q->n_fs_items, d++);
+			eng_drs(node, weight, q->fs_items, q->n_fs_items, d++);
 			node = &c->node;
 			weight = c->fair_weight;
 		}
@@ -444,17 +453,8 @@ static int afs_slot(struct elq *lq, const char *r)
 		i++;
 	if (i < lq->afs_n && lq->afs_res[i] == r)
 		return (int)i;
-	if (lq->afs_n == lq->afs_cap) {
-		uint32_t cap = lq->afs_cap ? lq->afs_cap * 2 : 4;
-		const char **res = realloc(lq->afs_res, cap * sizeof(*res));
-		if (res)
-			lq->afs_res = res;
-		double *val = res ? realloc(lq->afs_val, cap * sizeof(*val)) : NULL;
-		if (!val)
-			return -1;
-		lq->afs_val = val;
-		lq->afs_cap = cap;
-	}
+	if (grow_pairs(&lq->afs_res, &lq->afs_val, lq->afs_n, &lq->afs_cap) != 0)
+		return -1;
 	memmove(&lq->afs_res[i + 1], &lq->afs_res[i], (lq->afs_n - i) * sizeof(*lq->afs_res));
 	memmove(&lq->afs_val[i + 1], &lq->afs_val[i], (lq->afs_n - i) * sizeof(*lq->afs_val));
 	lq->afs_res[i] = r;

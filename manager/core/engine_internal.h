@@ -533,10 +533,10 @@ struct ens {
 /* --- fair sharing (engine_fair.c) --------------------------------------------------------- */
 
 
-/* The share of node n (weight w); with req (a candidate's items charged to cq), also whether it
- * borrows on what they request. */
-void eng_drs(const struct qnode *n, double weight, const struct ecq *req_cq,
-	     const struct eitem *req, uint32_t n_req, struct drs *out);
+/* The share of node n (weight w); with req (a candidate's items, already charged), also
+ * whether it borrows on what they request. */
+void eng_drs(const struct qnode *n, double weight, const struct eitem *req, uint32_t n_req,
+	     struct drs *out);
 /* Kueue's CompareDRS: < 0 when a is lower (preferred for admission), > 0 higher. */
 int eng_drs_cmp(const struct drs *a, const struct drs *b);
 double eng_drs_precise(const struct drs *d);
@@ -581,8 +581,6 @@ int wvec_push(struct wvec *v, struct ewl *w);
  * (whether a comes before b), and whether cq's namespaceSelector selects w's namespace. */
 int eng_build(struct engine *e);
 int eng_wl_before(const struct ewl *a, const struct ewl *b);
-/* The order of cq's queue (admission fair sharing included). */
-int eng_queue_before(const struct ecq *cq, const struct ewl *a, const struct ewl *b);
 /* The LocalQueue record of namespace/name, made if new (it may not exist yet); NULL: -ENOMEM. */
 struct elq *eng_lq(struct engine *e, const char *namespace_name, const char *name);
 /* cq's queue order changed: look at it again. */

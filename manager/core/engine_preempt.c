@@ -347,7 +347,7 @@ struct fnode {
 static struct drs share(struct fnode f)
 {
 	struct drs d;
-	eng_drs(f.n, f.weight, NULL, NULL, 0, &d);
+	eng_drs(f.n, f.weight, NULL, 0, &d);
 	return d;
 }
 

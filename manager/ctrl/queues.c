@@ -460,10 +460,8 @@ static void cq_status(struct mgr *m, const char *name)
 				   (json_int_t)admitted, "flavorsReservation", usage, "flavorsUsage", usage);
 	json_decref(usage);
 	json_t *fair = fairshare_share_status(m, K_CQ, name);
-	if (fair && status)
+	if (fair) /* json_object_set_new drops it when status is NULL */
 		json_object_set_new(status, "fairSharing", fair);
-	else
-		json_decref(fair);
 	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/%s/status", name);
 	if (status)
 		write_status_if_changed(m, obj, path, K_CQ, name, status);
@@ -548,10 +546,8 @@ static void lq_status(struct mgr *m, const char *key)
 				   usage);
 	json_decref(usage);
 	json_t *fair = fairshare_lq_status(m, obj);
-	if (fair && status)
+	if (fair) /* json_object_set_new drops it when status is NULL */
 		json_object_set_new(status, "fairSharing", fair);
-	else
-		json_decref(fair);
 	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/localqueues/%s/status",
 		 obj_namespace(obj), obj_name(obj));
 	if (status)
