@@ -7,7 +7,7 @@
 # Go builds only these upstream components; no project logic lives in Go.
 set -euo pipefail
 
-K8S_VERSION=${K8S_VERSION:-1.35.4}     # newest 1.35.x the module proxy serves with a checksum
+K8S_VERSION=${K8S_VERSION:-1.37.2}     # newest 1.37.x the module proxy serves; 1.35.4 is the oldest tested
 ETCD_VERSION=${ETCD_VERSION:-3.6.16}
 KWOK_VERSION=${KWOK_VERSION:-0.8.0}
 
@@ -36,9 +36,13 @@ log "resolving k8s.io/kubernetes v$K8S_VERSION"
 gomod=$(go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" |
 	sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
 [ -n "$gomod" ] || { log "cannot download k8s.io/kubernetes@v$K8S_VERSION"; exit 1; }
+# The wrapper states the same language version as the module it builds (1.35: go 1.25.0,
+# 1.37: go 1.26.0), so the same defaults apply as in an upstream build.
+go_line=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$gomod")
+go_minor=$(echo "$go_line" | cut -d. -f1-2)
 mkdir -p "$work/k8s"
 {
-	printf 'module example.com/k8sbins\n\ngo 1.25.0\n\ngodebug default=go1.25\n\n'
+	printf 'module example.com/k8sbins\n\ngo %s\n\ngodebug default=go%s\n\n' "$go_line" "$go_minor"
 	printf 'require k8s.io/kubernetes v%s\n\nreplace (\n' "$K8S_VERSION"
 	sed -n 's#^[[:space:]]*\(k8s\.io/[a-z0-9-]*\) => \./staging/src/.*#\1#p' "$gomod" |
 		while read -r m; do printf '\t%s => %s v0.%s\n' "$m" "$m" "${K8S_VERSION#1.}"; done

@@ -35,14 +35,14 @@ k create -f "$SAMPLE/jobs.yaml"
 # Every Workload's QuotaReserved says how it stands; a Workload waiting for quota says why
 # once it has waited 5 s.
 for _ in $(seq 1 30); do
-	n=$(k -n muster-sample get workloads -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="QuotaReserved")].reason}{"\n"}{end}' | grep -c . || true)
+	n=$(k -n muster-sample get workloads.kueue.x-k8s.io -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="QuotaReserved")].reason}{"\n"}{end}' | grep -c . || true)
 	[ "$n" -ge 3 ] && break
 	sleep 0.5
 done
 # The three Jobs are created within a second, so which one waits is the engine's tie-break.
 waiting=$(k -n muster-sample get jobs -o jsonpath='{range .items[?(@.spec.suspend==true)]}{.metadata.name}{"\n"}{end}' | sed -n 1p)
 show "after submission: two Jobs admitted whole, ${waiting:-one} waits for 8 GPUs"
-k -n muster-sample get workloads -o custom-columns='WORKLOAD:.metadata.name,RESERVED:.status.conditions[?(@.type=="QuotaReserved")].reason,MESSAGE:.status.conditions[?(@.type=="QuotaReserved")].message'
+k -n muster-sample get workloads.kueue.x-k8s.io -o custom-columns='WORKLOAD:.metadata.name,RESERVED:.status.conditions[?(@.type=="QuotaReserved")].reason,MESSAGE:.status.conditions[?(@.type=="QuotaReserved")].message'
 echo
 echo "=== kubectl muster why job/${waiting:-finetune-c}: what it lacks, and who holds it"
 kmuster why -n muster-sample "job/${waiting:-finetune-c}"

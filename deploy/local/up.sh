@@ -39,6 +39,10 @@ Environment (defaults in brackets):
   MUSTER_ETCD_ARGS, MUSTER_APISERVER_ARGS, MUSTER_KCM_ARGS, MUSTER_SCHEDULER_ARGS,
   MUSTER_KWOK_ARGS, MUSTER_MANAGER_ARGS, MUSTER_KUBERAY_ARGS
                           extra whitespace-separated flags, e.g. --feature-gates=...
+  K8S_VERSION             the Kubernetes version to build and run [1.37.2]; 1.35.4 is the oldest
+                          muster supports (the webhook hold, no gang scheduling)
+  MUSTER_GANG_GATES=0     leave GenericWorkload, WorkloadWithJob and scheduling.k8s.io/v1beta1
+                          off (on 1.37+ they are on by default here, off upstream)
   MUSTER_MANAGER_TIMEOUT  seconds to wait for the manager's /readyz [60]
   MUSTER_KEEP_ON_FAILURE=1  leave what this run started running when it fails
 
@@ -303,6 +307,17 @@ extra SCHEDULER_ARGS "${MUSTER_SCHEDULER_ARGS:-}"
 extra KWOK_ARGS "${MUSTER_KWOK_ARGS:-}"
 extra MANAGER_ARGS "${MUSTER_MANAGER_ARGS:-}"
 extra KUBERAY_ARGS "${MUSTER_KUBERAY_ARGS:-}"
+# Kubernetes 1.37+: the Workload API (scheduling.k8s.io/v1beta1, off by default) with gang
+# scheduling in kube-scheduler (GenericWorkload, Beta, off by default) and the Job controller's
+# spec.scheduling (WorkloadWithJob, alpha), so an admitted Job binds all or nothing
+# (gangScheduling in the manager's configuration). MUSTER_GANG_GATES=0 leaves them off.
+k8s_minor=$("$BIN/kube-apiserver" --version | sed -n 's/^Kubernetes v1\.\([0-9]*\)\..*/\1/p')
+if [ "${MUSTER_GANG_GATES:-1}" = 1 ] && [ "${k8s_minor:-0}" -ge 37 ]; then
+	gates=--feature-gates=GenericWorkload=true,WorkloadWithJob=true
+	APISERVER_ARGS=("$gates" --runtime-config=scheduling.k8s.io/v1beta1=true "${APISERVER_ARGS[@]}")
+	KCM_ARGS=("$gates" "${KCM_ARGS[@]}")
+	SCHEDULER_ARGS=("$gates" "${SCHEDULER_ARGS[@]}")
+fi
 
 # --- PKI: kept across clusters (down.sh leaves it), regenerated only if incomplete -------------
 if [ ! -f "$PKI/.complete" ]; then

@@ -425,7 +425,7 @@ run_baseline() { # MANAGER
 	# (SIGSTOP) while the counters and the Workloads' states are read.
 	kill -STOP "$RUNNER_PID" 2>/dev/null || true
 	snapshot
-	kc get workloads -A -o json >"$RUN/workloads-at-end.json" 2>/dev/null || true
+	kc get workloads.kueue.x-k8s.io -A -o json >"$RUN/workloads-at-end.json" 2>/dev/null || true
 	kill -CONT "$RUNNER_PID" 2>/dev/null || true
 	if [ -s "$RUN/runner/summary.yaml" ]; then
 		for ((i = 0; i < 100; i++)); do [ -s "$RUN/runner/wlStates.csv" ] && break; sleep 0.1; done

@@ -295,7 +295,7 @@ writes() {
 quota_counts() {
 	local i out
 	for i in 1 2 3; do
-		if out=$(kc get workloads -A --chunk-size=1000 --request-timeout=120s \
+		if out=$(kc get workloads.kueue.x-k8s.io -A --chunk-size=1000 --request-timeout=120s \
 			-o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="QuotaReserved")].status}{"\n"}{end}' |
 			awk '{ n++; if ($1 == "True") t++; else if ($1 == "False") f++; else m++ }
 				END { printf "%d %d %d %d\n", n, t, f, m }'); then
@@ -465,7 +465,7 @@ done
 
 # --- sizes and summary --------------------------------------------------------------------------
 node_json=$(kc get node scale-node-00000 -o json 2>/dev/null | wc -c || echo 0)
-wl_json=$(kc -n scale-0 get workload job-train-0000000 -o json 2>/dev/null | wc -c || echo 0)
+wl_json=$(kc -n scale-0 get workloads.kueue.x-k8s.io job-train-0000000 -o json 2>/dev/null | wc -c || echo 0)
 kinds=$(for k in nodes namespaces resourceflavors clusterqueues localqueues workloads; do
 	printf '%s=%s ' "$k" "$(kc get "$k" -A --chunk-size=1000 -o name 2>/dev/null | wc -l)"
 done)

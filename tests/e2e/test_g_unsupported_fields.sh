@@ -69,6 +69,6 @@ wait_until 30 "the concurrent-admission queue's UnsupportedFields condition" con
 [[ $(cond cq e2e-g-concurrent '' UnsupportedFields message) == *concurrentAdmissionPolicy* ]] || fail "message does not name concurrentAdmissionPolicy"
 wait_until 30 "the admission-check queue to be inactive" condition_is cq e2e-g-checks '' Active status False
 [[ $(cond cq e2e-g-checks '' Active message) == *"admission checks"* ]] || fail "inactive message does not name admission checks"
-wait_until 30 "the Workload's UnsupportedFields condition" condition_is workload timed "$NS" UnsupportedFields status True
+wait_until 30 "the Workload's UnsupportedFields condition" condition_is workloads.kueue.x-k8s.io timed "$NS" UnsupportedFields status True
 [[ $(cond workload timed "$NS" UnsupportedFields message) == *maximumExecutionTimeSeconds* ]] || fail "Workload message does not name maximumExecutionTimeSeconds"
 pass

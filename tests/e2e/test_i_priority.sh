@@ -27,14 +27,14 @@ job_yaml high lq 8 1 5s | with_class e2e-high | k create -f - >/dev/null
 wait_until 30 "Workloads for both" has_workload high
 wl_low=$(workload_of low)
 wl_high=$(workload_of high)
-field_is workload "$wl_high" '{.spec.priority}' 1000 || fail "high Workload priority is $(jp workload "$wl_high" '{.spec.priority}')"
-field_is workload "$wl_high" '{.spec.priorityClassRef.name}' e2e-high || fail "priorityClassRef not set"
-field_is workload "$wl_low" '{.spec.priority}' 10 || fail "low Workload priority is wrong"
+field_is workloads.kueue.x-k8s.io "$wl_high" '{.spec.priority}' 1000 || fail "high Workload priority is $(jp workloads.kueue.x-k8s.io "$wl_high" '{.spec.priority}')"
+field_is workloads.kueue.x-k8s.io "$wl_high" '{.spec.priorityClassRef.name}' e2e-high || fail "priorityClassRef not set"
+field_is workloads.kueue.x-k8s.io "$wl_low" '{.spec.priority}' 10 || fail "low Workload priority is wrong"
 k -n "$NS" delete job blocker --wait=false >/dev/null
-wait_until 60 "the high-priority Workload to be admitted" field_is workload "$wl_high" '{.status.conditions[?(@.type=="Admitted")].status}' True
+wait_until 60 "the high-priority Workload to be admitted" field_is workloads.kueue.x-k8s.io "$wl_high" '{.status.conditions[?(@.type=="Admitted")].status}' True
 # Not admitted: QuotaReserved is False, or not written yet (a Workload waiting for quota says
 # why once it has waited 5 s).
-[ "$(jp workload "$wl_low" '{.status.conditions[?(@.type=="QuotaReserved")].status}')" != True ] ||
+[ "$(jp workloads.kueue.x-k8s.io "$wl_low" '{.status.conditions[?(@.type=="QuotaReserved")].status}')" != True ] ||
 	fail "the older low-priority Workload was admitted ahead of the high-priority one"
 
 job_yaml late lq 1 1 5s | with_class e2e-late | k create -f - >/dev/null

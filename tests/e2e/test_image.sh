@@ -140,10 +140,10 @@ make_queues e2e-image 8
 job_yaml train lq 2 2 3s | k create -f - >/dev/null || image_fail "the Job was refused (the image manager's webhook)"
 wait_until 30 "a Workload for the Job" has_workload train
 wl=$(workload_of train)
-wait_until 30 "admission by the image's manager" field_is workload "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
+wait_until 30 "admission by the image's manager" field_is workloads.kueue.x-k8s.io "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
 grep -q "\"workload admitted\",\"workload\":\"$NS/$wl\"" "$image_log" || image_fail "the image's manager did not log admitting $wl"
 wait_until 90 "the Job to complete" field_is job train '{.status.conditions[?(@.type=="Complete")].status}' True
-wait_until 30 "the Workload to finish" field_is workload "$wl" '{.status.conditions[?(@.type=="Finished")].status}' True
+wait_until 30 "the Workload to finish" field_is workloads.kueue.x-k8s.io "$wl" '{.status.conditions[?(@.type=="Finished")].status}' True
 wait_until 30 "the quota to be released" cq_usage_is e2e-image nvidia.com/gpu 0
 
 # --- the cluster's manager back, as it was ----------------------------------------------------
@@ -155,5 +155,5 @@ cmdline_after=$(tr '\0' ' ' <"/proc/$manager_pid/cmdline")
 # It admits again (its webhook is registered again, too: the Job is accepted and suspended).
 job_yaml after lq 1 1 1s | k create -f - >/dev/null || fail "a Job was refused after the restore"
 wait_until 30 "a Workload for the Job created after the restore" has_workload after
-wait_until 30 "admission by the restored manager" field_is workload "$(workload_of after)" '{.status.conditions[?(@.type=="Admitted")].status}' True
+wait_until 30 "admission by the restored manager" field_is workloads.kueue.x-k8s.io "$(workload_of after)" '{.status.conditions[?(@.type=="Admitted")].status}' True
 pass

@@ -11,7 +11,7 @@ local_queue a e2e-l-a
 job_yaml big a 8 1 "" | k create -f - >/dev/null
 wait_until 30 "a Workload" has_workload big
 wl=$(workload_of big)
-wait_until 30 "admission by borrowing" field_is workload "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
+wait_until 30 "admission by borrowing" field_is workloads.kueue.x-k8s.io "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
 wait_until 30 "8 GPUs in use" cq_usage_is e2e-l-a nvidia.com/gpu 8
 borrowed() { [ "$(k get cq e2e-l-a -o 'jsonpath={.status.flavorsUsage[?(@.name=="e2e-gpu")].resources[?(@.name=="nvidia.com/gpu")].borrowed}')" = 4 ]; }
 wait_until 30 "4 GPUs shown as borrowed" borrowed
@@ -19,7 +19,7 @@ wait_until 60 "8 running pods" running_at_least big 8
 job_yaml huge a 12 1 "" | k create -f - >/dev/null
 wait_until 30 "a Workload for the 12-GPU gang" has_workload huge
 wl2=$(workload_of huge)
-wait_until 30 "a pending reason" field_is workload "$wl2" '{.status.conditions[?(@.type=="QuotaReserved")].status}' False
-[[ $(jp workload "$wl2" '{.status.conditions[?(@.type=="QuotaReserved")].message}') == *nvidia.com/gpu* ]] ||
+wait_until 30 "a pending reason" field_is workloads.kueue.x-k8s.io "$wl2" '{.status.conditions[?(@.type=="QuotaReserved")].status}' False
+[[ $(jp workloads.kueue.x-k8s.io "$wl2" '{.status.conditions[?(@.type=="QuotaReserved")].message}') == *nvidia.com/gpu* ]] ||
 	fail "the pending message does not name the GPU shortfall"
 pass

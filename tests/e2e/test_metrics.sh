@@ -53,7 +53,7 @@ make_namespace
 make_queues "$CQ" 2
 job_yaml fits lq 1 2 "" | k create -f - >/dev/null
 wait_until 30 "a Workload for the first Job" has_workload fits
-wait_until 30 "its admission" field_is workload "$(workload_of fits)" '{.status.conditions[?(@.type=="Admitted")].status}' True
+wait_until 30 "its admission" field_is workloads.kueue.x-k8s.io "$(workload_of fits)" '{.status.conditions[?(@.type=="Admitted")].status}' True
 job_yaml waits lq 1 2 "" | k create -f - >/dev/null
 wait_until 30 "a Workload for the second Job" has_workload waits
 wait_until 30 "the ClusterQueue's status to show one pending Workload" cq_field_is "$CQ" '{.status.pendingWorkloads}' 1
@@ -61,7 +61,7 @@ wait_until 30 "the ClusterQueue's status to show one pending Workload" cq_field_
 admitted="kueue_admitted_workloads_total{cluster_queue=\"$CQ\"}"
 wait_until 30 "Prometheus to see the admission" query_is "$admitted > 0" 1
 [ "$(query "$admitted")" = 1 ] || fail "$admitted is $(query "$admitted"), want 1"
-field_is workload "$(workload_of waits)" '{.status.conditions[?(@.type=="Admitted")].status}' True &&
+field_is workloads.kueue.x-k8s.io "$(workload_of waits)" '{.status.conditions[?(@.type=="Admitted")].status}' True &&
 	fail "the second Job was admitted beyond the quota"
 
 # The pending count Prometheus has equals what the ClusterQueue's status says, now and a few

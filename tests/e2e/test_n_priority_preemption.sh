@@ -12,19 +12,19 @@ with_class() { sed "s#^  labels:\$#  labels:\\n    kueue.x-k8s.io/priority-class
 job_yaml low q 8 1 "" | with_class e2e-n-low | k create -f - >/dev/null
 wait_until 30 "a Workload" has_workload low
 wl_low=$(workload_of low)
-wait_until 30 "the low-priority admission" field_is workload "$wl_low" '{.status.conditions[?(@.type=="Admitted")].status}' True
+wait_until 30 "the low-priority admission" field_is workloads.kueue.x-k8s.io "$wl_low" '{.status.conditions[?(@.type=="Admitted")].status}' True
 job_yaml peer q 8 1 "" | with_class e2e-n-low | k create -f - >/dev/null
 wait_until 30 "a Workload for the peer" has_workload peer
 sleep 3
-field_is workload "$wl_low" '{.status.conditions[?(@.type=="Evicted")].status}' "" ||
-	field_is workload "$wl_low" '{.status.conditions[?(@.type=="Evicted")].status}' False ||
+field_is workloads.kueue.x-k8s.io "$wl_low" '{.status.conditions[?(@.type=="Evicted")].status}' "" ||
+	field_is workloads.kueue.x-k8s.io "$wl_low" '{.status.conditions[?(@.type=="Evicted")].status}' False ||
 	fail "an equal-priority Workload preempted another"
 k -n "$NS" delete job peer --wait=false >/dev/null
 job_yaml high q 8 1 "" | with_class e2e-n-high | k create -f - >/dev/null
 wait_until 30 "a Workload for the high-priority gang" has_workload high
 wl_high=$(workload_of high)
-wait_until 30 "the low-priority Workload to be preempted" field_is workload "$wl_low" '{.status.conditions[?(@.type=="Preempted")].reason}' InClusterQueue
-wait_until 60 "the high-priority admission" field_is workload "$wl_high" '{.status.conditions[?(@.type=="Admitted")].status}' True
+wait_until 30 "the low-priority Workload to be preempted" field_is workloads.kueue.x-k8s.io "$wl_low" '{.status.conditions[?(@.type=="Preempted")].reason}' InClusterQueue
+wait_until 60 "the high-priority admission" field_is workloads.kueue.x-k8s.io "$wl_high" '{.status.conditions[?(@.type=="Admitted")].status}' True
 wait_until 30 "the low-priority Job to be suspended" field_is job low '{.spec.suspend}' true
 wait_until 60 "the high-priority pods" running_at_least high 8
 pass

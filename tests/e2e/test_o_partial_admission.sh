@@ -11,10 +11,10 @@ job_yaml elastic lq 8 1 "" | sed 's#^  name: elastic$#  name: elastic\n  annotat
 	k create -f - >/dev/null
 wait_until 30 "a Workload" has_workload elastic
 wl=$(workload_of elastic)
-field_is workload "$wl" '{.spec.podSets[0].minCount}' 4 || fail "minCount was not taken from the annotation"
-wait_until 30 "partial admission" field_is workload "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
-field_is workload "$wl" '{.status.admission.podSetAssignments[0].count}' 5 ||
-	fail "admitted count is $(jp workload "$wl" '{.status.admission.podSetAssignments[0].count}'), want 5"
+field_is workloads.kueue.x-k8s.io "$wl" '{.spec.podSets[0].minCount}' 4 || fail "minCount was not taken from the annotation"
+wait_until 30 "partial admission" field_is workloads.kueue.x-k8s.io "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
+field_is workloads.kueue.x-k8s.io "$wl" '{.status.admission.podSetAssignments[0].count}' 5 ||
+	fail "admitted count is $(jp workloads.kueue.x-k8s.io "$wl" '{.status.admission.podSetAssignments[0].count}'), want 5"
 wait_until 30 "parallelism lowered to 5" field_is job elastic '{.spec.parallelism}' 5
 wait_until 60 "5 running pods" running_at_least elastic 5
 k patch clusterqueue e2e-o --type=merge -p '{"spec":{"stopPolicy":"HoldAndDrain"}}' >/dev/null

@@ -53,7 +53,7 @@ split=$(per_node spread-1 spread-2 spread-3 spread-4)
 job_yaml spread-eight lq 1 8 "" | k create -f - >/dev/null
 wait_until 30 "a Workload for the 8-GPU Job" has_workload spread-eight
 wl=$(workload_of spread-eight)
-wait_until 30 "the 8-GPU Job's admission (nodeFeasibility is off)" field_is workload "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
+wait_until 30 "the 8-GPU Job's admission (nodeFeasibility is off)" field_is workloads.kueue.x-k8s.io "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
 wait_until 30 "an 8-GPU pod" pods_at_least spread-eight 1
 pod=$(k -n "$NS" get pods -l batch.kubernetes.io/job-name=spread-eight -o jsonpath='{.items[0].metadata.name}')
 wait_until 30 "the 8-GPU pod to be found unschedulable" field_is pod "$pod" '{.status.conditions[?(@.type=="PodScheduled")].reason}' Unschedulable

@@ -24,12 +24,12 @@ wait_until 60 "the fillers to run" running_at_least filler-1 1
 job_yaml gang lq 8 1 25s | k create -f - >/dev/null
 wait_until 30 "a Workload for the gang" has_workload gang
 gwl=$(workload_of gang)
-wait_until 30 "the gang's admission" field_is workload "$gwl" '{.status.conditions[?(@.type=="Admitted")].status}' True
+wait_until 30 "the gang's admission" field_is workloads.kueue.x-k8s.io "$gwl" '{.status.conditions[?(@.type=="Admitted")].status}' True
 job_yaml five lq 1 5 3s | k create -f - >/dev/null
 wait_until 30 "a Workload for the 5-GPU Job" has_workload five
 wl=$(workload_of five)
-wait_until 30 "the 5-GPU Job's pending reason" field_is workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' TopologyPlacementFailed
-msg=$(jp workload "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].message}')
+wait_until 30 "the 5-GPU Job's pending reason" field_is workloads.kueue.x-k8s.io "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' TopologyPlacementFailed
+msg=$(jp workloads.kueue.x-k8s.io "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].message}')
 [[ $msg == "couldn't place pod set main on nodes: "* ]] || fail "the 5-GPU Job waits for another reason: $msg"
 echo "5-GPU Job pending: $msg" >&2
 wait_until 60 "the whole gang to run" running_at_least gang 8
@@ -44,6 +44,6 @@ done
 usage=$(k get clusterqueue e2e-r -o jsonpath='{.status.flavorsUsage[?(@.name=="e2e-rack1")].resources[?(@.name=="nvidia.com/gpu")].total}')
 [ "$usage" = 8 ] || fail "GPU quota used while the 5-GPU Job waits is '$usage', want the gang's 8"
 wait_until 90 "the gang to finish" field_is job gang '{.status.succeeded}' 8
-wait_until 30 "the 5-GPU Job's admission after the gang" field_is workload "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
+wait_until 30 "the 5-GPU Job's admission after the gang" field_is workloads.kueue.x-k8s.io "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
 wait_until 60 "the 5-GPU Job to finish" field_is job five '{.status.succeeded}' 1
 pass

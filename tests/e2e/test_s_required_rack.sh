@@ -20,9 +20,9 @@ job_yaml gang lq 12 1 "" | with_pod_annotation kueue.x-k8s.io/podset-required-to
 	k create -f - >/dev/null
 wait_until 30 "a Workload for the gang" has_workload gang
 wl=$(workload_of gang)
-field_is workload "$wl" '{.spec.podSets[0].topologyRequest.required}' example.com/rack ||
-	fail "the Workload's topologyRequest is '$(jp workload "$wl" '{.spec.podSets[0].topologyRequest}')'"
-wait_until 30 "the gang's admission" field_is workload "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
+field_is workloads.kueue.x-k8s.io "$wl" '{.spec.podSets[0].topologyRequest.required}' example.com/rack ||
+	fail "the Workload's topologyRequest is '$(jp workloads.kueue.x-k8s.io "$wl" '{.spec.podSets[0].topologyRequest}')'"
+wait_until 30 "the gang's admission" field_is workloads.kueue.x-k8s.io "$wl" '{.status.conditions[?(@.type=="Admitted")].status}' True
 wait_until 60 "12 running pods" running_at_least gang 12
 sel=$(jp job gang '{.spec.template.spec.nodeSelector.example\.com/rack}')
 [ "$sel" = rack-2 ] || fail "the Job's nodeSelector pins rack '$sel', want rack-2"

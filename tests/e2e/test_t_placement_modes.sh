@@ -50,7 +50,7 @@ all_done() {
 	[ "$(mode_jobs "$1" | jq '[.items[] | select(.status.succeeded != .spec.completions)] | length')" = 0 ]
 }
 
-no_workloads() { [ -z "$(k -n "$NS" get workloads --no-headers 2>/dev/null)" ]; }
+no_workloads() { [ -z "$(k -n "$NS" get workloads.kueue.x-k8s.io --no-headers 2>/dev/null)" ]; }
 
 # run_mode MODE CONFIG: runs the sequence in MODE and sets FIG[MODE] to its figures line.
 run_mode() {

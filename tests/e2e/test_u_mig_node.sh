@@ -77,7 +77,7 @@ for ((i = 0; i < 180; i++)); do
 	sleep 0.5
 done
 all_running gang:20 one-a:1 one-b:1 cpu-a:2 cpu-b:2 ||
-	fail "after 90s not every pod runs (gang $(running_pods_of gang)/20, one-a $(running_pods_of one-a)/1, cpu-a $(running_pods_of cpu-a)/2); the gang's Workload: $(jp workload "$(workload_of gang)" '{.status.conditions[?(@.type=="QuotaReserved")].message}')"
+	fail "after 90s not every pod runs (gang $(running_pods_of gang)/20, one-a $(running_pods_of one-a)/1, cpu-a $(running_pods_of cpu-a)/2); the gang's Workload: $(jp workloads.kueue.x-k8s.io "$(workload_of gang)" '{.status.conditions[?(@.type=="QuotaReserved")].message}')"
 on_only "$MIG_NODE" gang one-a one-b ||
 	fail "GPU pods off $MIG_NODE: $(for j in gang one-a one-b; do pod_nodes "$j"; done | sort | uniq -c | tr -s ' \n' ' ')"
 on_only "$CPU_NODE" cpu-a cpu-b ||

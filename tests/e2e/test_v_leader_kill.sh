@@ -130,7 +130,7 @@ k create -f "$work/jobs.yaml" >/dev/null || fail "creating $JOBS Jobs failed"
 (
 	while :; do
 		echo "$(cq_usage "$CQ" nvidia.com/gpu)" >>"$work/cq-usage"
-		k -n "$NS" get workloads -o json 2>/dev/null | jq -r '[.items[]
+		k -n "$NS" get workloads.kueue.x-k8s.io -o json 2>/dev/null | jq -r '[.items[]
 			| select(any(.status.conditions[]?; .type == "QuotaReserved" and .status == "True"))
 			| select(all(.status.conditions[]?; .type != "Finished" or .status != "True"))
 			| .status.admission.podSetAssignments[]?.resourceUsage["nvidia.com/gpu"] // "0" | tonumber]
@@ -150,7 +150,7 @@ admitted_by_a() { [ "$(grep -c '"workload admitted"' "$MUSTER_LOCAL_DIR/logs/mus
 wait_until 240 "a quarter of the Jobs to be admitted by replica a" admitted_by_a $((JOBS / 4))
 
 # The fence while b follows: b's token may not write a Workload's status.
-wl=$(k -n "$NS" get workloads -o jsonpath='{.items[0].metadata.name}')
+wl=$(k -n "$NS" get workloads.kueue.x-k8s.io -o jsonpath='{.items[0].metadata.name}')
 fenced() { # REPLICA: the answer to a status write with that replica's token
 	curl -sk -X PATCH -H "Authorization: Bearer ${token[$1]}" -H 'Content-Type: application/merge-patch+json' \
 		--data '{"status":{}}' "$server/apis/kueue.x-k8s.io/v1beta2/namespaces/$NS/workloads/$wl/status" |
@@ -195,7 +195,7 @@ max_wl=$(sort -n "$work/wl-usage" | tail -1)
 echo "leader kill: $(wc -l <"$work/cq-usage") samples; peak usage ${max_cq:-?} (status) and ${max_wl:-?} (Workloads) of $QUOTA" >&2
 [ "${max_cq:-0}" -le "$QUOTA" ] || fail "the ClusterQueue's usage reached $max_cq of $QUOTA"
 [ "${max_wl:-0}" -le "$QUOTA" ] || fail "the Workloads' admissions added up to $max_wl of $QUOTA"
-n_wl=$(k -n "$NS" get workloads --no-headers | wc -l)
+n_wl=$(k -n "$NS" get workloads.kueue.x-k8s.io --no-headers | wc -l)
 [ "$n_wl" -eq "$JOBS" ] || fail "$n_wl Workloads for $JOBS Jobs"
 twice=$(cat "$MUSTER_LOCAL_DIR/logs/muster.log.$TEST_NAME".[ab] | grep '"workload admitted"' |
 	jq -r '.workload' | sort | uniq -d)

@@ -33,7 +33,7 @@ done
 readyz() { k get --raw /readyz >/dev/null 2>&1; }
 now() { date +%s.%N; }
 admitted() { # JOB: whether its Workload holds an admission
-	[ -n "$(k -n "$NS" get workloads -o jsonpath="{.items[?(@.metadata.ownerReferences[0].name==\"$1\")].status.admission.clusterQueue}" 2>/dev/null)" ]
+	[ -n "$(k -n "$NS" get workloads.kueue.x-k8s.io -o jsonpath="{.items[?(@.metadata.ownerReferences[0].name==\"$1\")].status.admission.clusterQueue}" 2>/dev/null)" ]
 }
 # restart COMPONENT LABEL: stop it, start it again (up.sh starts what is down), create a Job as
 # soon as the apiserver answers, and time its admission from that moment.

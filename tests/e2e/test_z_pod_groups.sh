@@ -41,7 +41,7 @@ YAML
 }
 phase_of() { jp pod "$1" '{.status.phase}'; }
 gates_of() { jp pod "$1" '{.spec.schedulingGates[*].name}'; }
-wl_condition() { jp workload "$1" "{.status.conditions[?(@.type==\"$2\")].status}"; }
+wl_condition() { jp workloads.kueue.x-k8s.io "$1" "{.status.conditions[?(@.type==\"$2\")].status}"; }
 all_running() { for p in "$@"; do [ "$(phase_of "$p")" = Running ] || return 1; done; }
 all_gone() { for p in "$@"; do k -n "$NS" get pod "$p" >/dev/null 2>&1 && return 1; done; return 0; }
 
@@ -51,15 +51,15 @@ wait_until 60 "the blocker to run" running_at_least blocker 5
 for i in 1 2 3 4; do pod_yaml "g-$i" gang 4 20s | k create -f - >/dev/null; done
 [ "$(gates_of g-1)" = kueue.x-k8s.io/admission ] || fail "a queued pod was not gated: $(gates_of g-1)"
 [ "$(jp pod g-1 '{.metadata.finalizers[*]}')" = kueue.x-k8s.io/managed ] || fail "no managed finalizer"
-wait_until 30 "the group's Workload" field_is workload gang '{.metadata.name}' gang
-wait_until 30 "the group's pending reason" field_is workload gang '{.status.conditions[?(@.type=="QuotaReserved")].reason}' WaitingForQuota
+wait_until 30 "the group's Workload" field_is workloads.kueue.x-k8s.io gang '{.metadata.name}' gang
+wait_until 30 "the group's pending reason" field_is workloads.kueue.x-k8s.io gang '{.status.conditions[?(@.type=="QuotaReserved")].reason}' WaitingForQuota
 sleep 3
 for i in 1 2 3 4; do
 	[ -z "$(jp pod "g-$i" '{.spec.nodeName}')" ] || fail "pod g-$i was scheduled while its group can't fit"
 	[ "$(gates_of "g-$i")" = kueue.x-k8s.io/admission ] || fail "pod g-$i lost its gate before admission"
 done
 k -n "$NS" delete job blocker --wait=false >/dev/null
-wait_until 60 "the group's admission" field_is workload gang '{.status.conditions[?(@.type=="Admitted")].status}' True
+wait_until 60 "the group's admission" field_is workloads.kueue.x-k8s.io gang '{.status.conditions[?(@.type=="Admitted")].status}' True
 wait_until 60 "all 4 group pods running" all_running g-1 g-2 g-3 g-4
 # "Together": released within a few seconds of each other (the scheduler binds each once its
 # gate is gone).
@@ -69,7 +69,7 @@ span=$(k -n "$NS" get pods g-1 g-2 g-3 g-4 -o jsonpath='{range .items[*]}{.statu
 [ "$(jp pod g-1 '{.metadata.labels.kueue\.x-k8s\.io/podset}')" != "" ] || fail "a released pod has no podset label"
 [ "$(jp pod g-1 '{.spec.nodeSelector.nvidia\.com/gpu\.product}')" = NVIDIA-A100-SXM4-80GB ] ||
 	fail "a released pod lacks its flavor's node label: $(jp pod g-1 '{.spec.nodeSelector}')"
-wait_until 60 "the group to finish" field_is workload gang '{.status.conditions[?(@.type=="Finished")].status}' True
+wait_until 60 "the group to finish" field_is workloads.kueue.x-k8s.io gang '{.status.conditions[?(@.type=="Finished")].status}' True
 wait_until 30 "the finalizers to go" field_is pod g-1 '{.metadata.finalizers}' ""
 wait_until 30 "the quota back" cq_usage_is e2e-z nvidia.com/gpu 0
 
@@ -81,7 +81,7 @@ waiting_event() {
 		-o jsonpath='{.items[0].message}' | grep -q "2 of 3 pods of group partial exist"
 }
 wait_until 30 "the incomplete group to say why it waits" waiting_event
-k -n "$NS" get workload partial >/dev/null 2>&1 && fail "an incomplete group got a Workload"
+k -n "$NS" get workloads.kueue.x-k8s.io partial >/dev/null 2>&1 && fail "an incomplete group got a Workload"
 pod_yaml solo "" 1 "" | k create -f - >/dev/null
 wait_until 60 "the single pod to run" all_running solo
 [ "$(gates_of p-1)" = kueue.x-k8s.io/admission ] || fail "a pod of the incomplete group was released"
@@ -94,8 +94,8 @@ job_yaml high q 8 1 "" | sed 's#^  labels:$#  labels:\n    kueue.x-k8s.io/priori
 # Preempted: its Workload says so, unless the garbage collector already took it with its pods
 # (the pods own it, and an evicted group's pods go at once).
 preempted_or_gone() {
-	field_is workload low '{.status.conditions[?(@.type=="Preempted")].reason}' InClusterQueue ||
-		! k -n "$NS" get workload low >/dev/null 2>&1
+	field_is workloads.kueue.x-k8s.io low '{.status.conditions[?(@.type=="Preempted")].reason}' InClusterQueue ||
+		! k -n "$NS" get workloads.kueue.x-k8s.io low >/dev/null 2>&1
 }
 wait_until 30 "the group to be preempted" preempted_or_gone
 wait_until 60 "the group's pods to go" all_gone l-1 l-2 l-3 l-4
@@ -104,5 +104,5 @@ k -n "$NS" delete job high --wait=false >/dev/null
 wait_until 60 "the high-priority Job's quota back" cq_usage_is e2e-z nvidia.com/gpu 0
 for i in 1 2 3 4; do pod_yaml "l-$i" low 4 "" e2e-z-low | k create -f - >/dev/null; done
 wait_until 60 "the recreated group to run" all_running l-1 l-2 l-3 l-4
-wait_until 30 "its Workload admitted again" field_is workload low '{.status.conditions[?(@.type=="Admitted")].status}' True
+wait_until 30 "its Workload admitted again" field_is workloads.kueue.x-k8s.io low '{.status.conditions[?(@.type=="Admitted")].status}' True
 pass

@@ -59,7 +59,7 @@ kmuster pending lq/a -n "$NS" -o json | jq -e '.items | length == 10' >/dev/null
 
 # Let them run, one at a time.
 k -n "$NS" delete job blocker --wait=false >/dev/null
-all_done() { [ "$(k -n "$NS" get workloads -o json | jq '[.items[] | select(any(.status.conditions[]?; .type == "Finished" and .status == "True"))] | length')" -ge 20 ]; }
+all_done() { [ "$(k -n "$NS" get workloads.kueue.x-k8s.io -o json | jq '[.items[] | select(any(.status.conditions[]?; .type == "Finished" and .status == "True"))] | length')" -ge 20 ]; }
 wait_until 240 "the 20 Jobs to finish one by one" all_done
 admitted=""
 read_history() {

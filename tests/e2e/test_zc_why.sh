@@ -23,9 +23,9 @@ on_exit "k delete workloadpriorityclass e2e-zc-mid --ignore-not-found"
 with_class() { sed "s#^  labels:\$#  labels:\\n    kueue.x-k8s.io/priority-class: $1#"; }
 with_deadline() { sed "s#^  parallelism:#  activeDeadlineSeconds: $1\\n  parallelism:#"; }
 admitted() { wait_until 30 "a Workload for $1" has_workload "$1"
-	wait_until 30 "$1's admission" field_is workload "$(workload_of "$1")" '{.status.conditions[?(@.type=="Admitted")].status}' True; }
+	wait_until 30 "$1's admission" field_is workloads.kueue.x-k8s.io "$(workload_of "$1")" '{.status.conditions[?(@.type=="Admitted")].status}' True; }
 waits() { wait_until 30 "a Workload for $1" has_workload "$1"
-	wait_until 30 "$1's pending reason" field_is workload "$(workload_of "$1")" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' "$2"; }
+	wait_until 30 "$1's pending reason" field_is workloads.kueue.x-k8s.io "$(workload_of "$1")" '{.status.conditions[?(@.type=="QuotaReserved")].reason}' "$2"; }
 
 # --- cohort borrowing --------------------------------------------------------------------------
 cluster_queue e2e-zc-a 4 e2e-zc
@@ -71,7 +71,7 @@ jq -e --arg l "$low_wl" --arg h "$high_wl" '
 	fail "why does not say preempt $low_wl and wait for $high_wl: $(jq -c '{holders, toFit}' "$WORK_DIR/why2.json")"
 # Both holders end by their deadlines (600 s and 900 s): mid fits once both are gone.
 kmuster eta mid -n "$NS" -o json >"$WORK_DIR/eta2.json" 2>"$WORK_DIR/err" || fail "kubectl muster eta failed: $(cat "$WORK_DIR/err")"
-start=$(jp workload "$high_wl" '{.status.conditions[?(@.type=="QuotaReserved")].lastTransitionTime}')
+start=$(jp workloads.kueue.x-k8s.io "$high_wl" '{.status.conditions[?(@.type=="QuotaReserved")].lastTransitionTime}')
 want_s=$(( $(date -d "$start" +%s) + 900 ))
 est=$(jq -r '.estimatedAdmission // empty' "$WORK_DIR/eta2.json")
 [ -n "$est" ] || fail "no estimate though both holders have deadlines: $(jq -c . "$WORK_DIR/eta2.json")"

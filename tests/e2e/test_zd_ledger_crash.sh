@@ -17,7 +17,7 @@ cluster_queue e2e-zd 4
 local_queue q e2e-zd
 N=30
 for i in $(seq 1 $N); do job_yaml "b$i" q 1 1 5s; echo ---; done | k create -f - >/dev/null
-finished() { k -n "$NS" get workloads -o json | jq '[.items[] | select(any(.status.conditions[]?; .type == "Finished" and .status == "True"))] | length'; }
+finished() { k -n "$NS" get workloads.kueue.x-k8s.io -o json | jq '[.items[] | select(any(.status.conditions[]?; .type == "Finished" and .status == "True"))] | length'; }
 at_least_finished() { [ "$(finished)" -ge "$1" ]; }
 wait_until 120 "6 Jobs to finish" at_least_finished 6
 pid=$(cat "$MUSTER_LOCAL_DIR/pids/muster.pid")
@@ -47,7 +47,7 @@ recovered=$(sqlite3 "$db" "SELECT count(*) FROM decisions WHERE namespace = '$NS
 echo "figure: records recovered from the cluster after kill -9: $recovered (admits and ends of the lost batch)"
 
 # Each admission's length, by the ledger and by the Workloads' conditions.
-k -n "$NS" get workloads -o json | jq -r '.items[] | [.metadata.name,
+k -n "$NS" get workloads.kueue.x-k8s.io -o json | jq -r '.items[] | [.metadata.name,
 	(.status.conditions[] | select(.type == "QuotaReserved") | .lastTransitionTime),
 	(.status.conditions[] | select(.type == "Finished") | .lastTransitionTime)] | @tsv' >"$WORK_DIR/api.tsv"
 sqlite3 -separator $'\t' "$db" "SELECT name, time_ms, ended_ms FROM decisions WHERE namespace = '$NS' AND event = 'admit'" >"$WORK_DIR/ledger.tsv"
