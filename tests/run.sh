@@ -184,6 +184,29 @@ tier_bench() {
 }
 
 # --- end to end on a private local cluster ---------------------------------------------------
+# The tests run a second time on the webhook path (admissionHold.mode: Webhook), the hold of
+# servers older than Kubernetes 1.36.
+E2E_WEBHOOK_TESTS="test_a_suspend_at_create test_b_admit_run_complete test_c_gang test_d_missing_queue
+	test_e_restart test_f_no_label test_o_partial_admission test_z_pod_groups"
+
+# run_e2e_tests SUFFIX TEST...: each test under `timeout 400`, recorded as its name + SUFFIX.
+run_e2e_tests() {
+	local suffix=$1 t name start out rc last
+	shift
+	for t in "$@"; do
+		name=$(basename "$t" .sh)
+		# For a developer's loop: MUSTER_E2E_ONLY="test_c_gang test_z_pod_groups" runs those.
+		[ -z "${MUSTER_E2E_ONLY:-}" ] || [[ " $MUSTER_E2E_ONLY " == *" $name "* ]] || continue
+		start=$(date +%s)
+		out=$(timeout 400 bash "$t" 2>"$E2E_DIR/$name$suffix.err")
+		rc=$?
+		last=$(tail -1 <<<"$out")
+		say "$name$suffix: ${last:-no result} ($(($(date +%s) - start))s)"
+		[ "$rc" -eq 0 ] || tail -30 "$E2E_DIR/$name$suffix.err" >&2
+		record "$name$suffix" "$rc"
+	done
+}
+
 tier_e2e() {
 	k8s_binaries && build_sanitized || return
 	# The KubeRay operator that need_kuberay starts for the RayJob and RayCluster tests: built
@@ -204,18 +227,24 @@ tier_e2e() {
 	# shellcheck disable=SC1091
 	source "$E2E_DIR/cluster.env"
 	export KUBECTL=${KUBECTL:-$K8S_BIN/kubectl}
-	for t in "$REPO"/tests/e2e/test_*.sh; do
-		name=$(basename "$t" .sh)
-		# For a developer's loop: MUSTER_E2E_ONLY="test_c_gang test_z_pod_groups" runs those.
-		[ -z "${MUSTER_E2E_ONLY:-}" ] || [[ " $MUSTER_E2E_ONLY " == *" $name "* ]] || continue
-		start=$(date +%s)
-		out=$(timeout 400 bash "$t" 2>"$E2E_DIR/$name.err")
-		rc=$?
-		last=$(tail -1 <<<"$out")
-		say "$name: ${last:-no result} ($(($(date +%s) - start))s)"
-		[ "$rc" -eq 0 ] || tail -30 "$E2E_DIR/$name.err" >&2
-		record "$name" "$rc"
-	done
+	run_e2e_tests "" "$REPO"/tests/e2e/test_*.sh
+	# The webhook path, as on a server older than 1.36 (or admissionHold.mode: Webhook): the
+	# tests of the hold again, with the manager configured to hold by webhook.
+	local webhook_tests=() t
+	for t in $E2E_WEBHOOK_TESTS; do webhook_tests+=("$REPO/tests/e2e/$t.sh"); done
+	sed '/^integrations:/i admissionHold: {mode: Webhook}' "$REPO/tests/e2e/manager-config.yaml" \
+		>"$E2E_DIR/manager-config-webhook.yaml"
+	export MUSTER_MANAGER_ARGS="--config $E2E_DIR/manager-config-webhook.yaml"
+	local pid i
+	pid=$(cat "$E2E_DIR/pids/muster.pid" 2>/dev/null) && kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < 120; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+	cp -f "$E2E_DIR/logs/muster.log" "$E2E_DIR/logs/muster.log.before-webhook-path" 2>/dev/null
+	if ! kill -0 "$pid" 2>/dev/null && "$REPO/deploy/local/up.sh" >/dev/null 2>"$E2E_DIR/webhook-path-up.err"; then
+		run_e2e_tests @webhook "${webhook_tests[@]}"
+	else
+		say "could not restart the manager with the webhook hold"
+		record e2e-webhook-path 1
+	fi
 	"$REPO/deploy/local/down.sh" >&2
 	# The manager ran under ASan/UBSan for the whole suite (and was stopped cleanly, so leaks are
 	# checked too): any report in its logs is a failure.

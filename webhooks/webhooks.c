@@ -80,6 +80,12 @@ static char *mutate_owner(const struct admission_request *req, const struct inte
 		json_array_append_new(patch, json_pack("{s:s, s:s, s:b}", "op", "add", "path",
 						       "/spec/suspend", "value", 1));
 	}
+	/* The field can be set only at create; the user's own setting is theirs to keep. */
+	if (patch && ours && ctx && ctx->gang && in->gang_by_scheduling &&
+	    !strcmp(req->operation, "CREATE") && json_is_object(json_object_get(obj, "spec")) &&
+	    !obj_path(obj, "spec.scheduling"))
+		json_array_append_new(patch, json_pack("{s:s, s:s, s:{s:{s:{}}}}", "op", "add", "path",
+						       "/spec/scheduling", "value", "schedulingPolicy", "gang"));
 	out = review_response(req, 1, 0, NULL, patch);
 	json_decref(patch);
 	return out;

@@ -49,6 +49,10 @@ struct webhook_context {
 	int (*namespace_managed)(void *arg, const char *ns);
 	int (*has_local_queue)(void *arg, const char *ns, const char *name);
 	void *arg;
+	/* Gang scheduling (ctrl/hold.c decides): a queued kind with Job's spec.scheduling that
+	 * sets none is created with schedulingPolicy.gang, as the muster-gang-jobs policy does
+	 * (webhooks/policies.h) where policies hold. */
+	int gang;
 };
 
 /*

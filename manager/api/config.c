@@ -217,6 +217,48 @@ static int parse_placement(json_t *p, struct muster_config *cfg, char *err, size
 	return 0;
 }
 
+/* A muster section whose one field is mode: NAME: {mode: one of names}; *out is the index of
+ * the name given (left alone when the section or its mode is absent). */
+static int parse_mode_section(json_t *doc, const char *section, const char *const *names,
+			      int *out, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "mode", NULL };
+	json_t *s = json_object_get(doc, section);
+	int rc;
+	if (!s)
+		return 0;
+	if (!json_is_object(s)) {
+		snprintf(err, errlen, "%s: must be a mapping", section);
+		return -EINVAL;
+	}
+	if ((rc = only_keys(s, section, keys, err, errlen)) != 0)
+		return rc;
+	json_t *mode = json_object_get(s, "mode");
+	if (!mode)
+		return 0;
+	for (int i = 0; names[i]; i++)
+		if (json_is_string(mode) && !strcmp(json_string_value(mode), names[i])) {
+			*out = i;
+			return 0;
+		}
+	snprintf(err, errlen, "%s.mode: must be %s, %s or %s", section, names[0], names[1], names[2]);
+	return -EINVAL;
+}
+
+static int parse_hold_and_gang(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
+{
+	/* In enum order. */
+	static const char *const hold[] = { "Auto", "AdmissionPolicy", "Webhook", NULL };
+	static const char *const gang[] = { "Auto", "Enabled", "Disabled", NULL };
+	int h = (int)cfg->hold_mode, g = (int)cfg->gang_mode, rc;
+	if ((rc = parse_mode_section(doc, "admissionHold", hold, &h, err, errlen)) != 0 ||
+	    (rc = parse_mode_section(doc, "gangScheduling", gang, &g, err, errlen)) != 0)
+		return rc;
+	cfg->hold_mode = (enum hold_mode)h;
+	cfg->gang_mode = (enum gang_mode)g;
+	return 0;
+}
+
 /* clientConnection: {qps, burst}, as Kueue's; kubeconfig stays a command-line flag. */
 static int parse_client_connection(json_t *c, struct muster_config *cfg, char *err, size_t errlen)
 {
@@ -764,7 +806,8 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 					   "webhook", "health", "internalCertManagement", "integrations",
 					   "manageJobsWithoutQueueName", "managedJobsNamespaceSelector",
 					   "visibilityServer", "ledger", "fairSharing",
-					   "admissionFairSharing", NULL };
+					   "admissionFairSharing", "admissionHold", "gangScheduling",
+					   NULL };
 	static const char *const wfpr[] = { "enable", "timeout", "recoveryTimeout", "blockAdmission",
 					    "requeuingStrategy", NULL };
 	static const char *const rs[] = { "timestamp", "backoffBaseSeconds", "backoffMaxSeconds",
@@ -794,7 +837,8 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 	    (rc = parse_visibility(doc, cfg, err, errlen)) != 0 ||
 	    (rc = parse_ledger(doc, cfg, err, errlen)) != 0 ||
 	    (rc = parse_fair_sharing(doc, cfg, err, errlen)) != 0 ||
-	    (rc = parse_admission_fair_sharing(doc, cfg, err, errlen)) != 0)
+	    (rc = parse_admission_fair_sharing(doc, cfg, err, errlen)) != 0 ||
+	    (rc = parse_hold_and_gang(doc, cfg, err, errlen)) != 0)
 		return rc;
 	json_t *w = json_object_get(doc, "waitForPodsReady");
 	if (!w)

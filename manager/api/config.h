@@ -65,6 +65,15 @@
  *     usageSamplingInterval: 5m    # how often usage is sampled; > 0, default 5m
  *     resourceWeights:             # resource -> weight >= 0 in a LocalQueue's usage;
  *       nvidia.com/gpu: 4          # unlisted resources weigh 1
+ *   admissionHold:                 # muster's own: how a queued object is held at create
+ *     mode: Auto                   # Auto: by MutatingAdmissionPolicy where the server serves
+ *                                  # it (Kubernetes 1.36+), else by the mutating webhook;
+ *                                  # AdmissionPolicy (required) or Webhook (always)
+ *   gangScheduling:                # muster's own: kube-scheduler binds an admitted Job's pods
+ *     mode: Auto                   # all or nothing (scheduling.k8s.io/v1beta1 PodGroup).
+ *                                  # Auto: where the server serves PodGroups and keeps a Job's
+ *                                  # spec.scheduling (1.37+ with GenericWorkload and
+ *                                  # WorkloadWithJob); Enabled (required) or Disabled
  *
  * Defaults follow Kueue v1beta2: waitForPodsReady is on, timeout 30m, recoveryTimeout = timeout,
  * Eviction, 60 s, 3600 s, no limit; clientConnection qps 300, burst 500; leaderElection on with
@@ -84,6 +93,10 @@
 #include "core/engine.h"
 
 enum placement_mode { PLACEMENT_PREFERRED, PLACEMENT_EXACT, PLACEMENT_NONE };
+/* admissionHold.mode and gangScheduling.mode: Auto follows what the server serves (ctrl/hold.c
+ * finds out at start); the others are demands, and one the server can't meet stops the start. */
+enum hold_mode { HOLD_AUTO, HOLD_POLICY, HOLD_WEBHOOK };
+enum gang_mode { GANG_AUTO, GANG_ENABLED, GANG_DISABLED };
 
 #define CONFIG_API_VERSION "config.kueue.x-k8s.io/v1beta2"
 #define CONFIG_NAME_MAX 254
@@ -138,6 +151,8 @@ struct muster_config {
 	 * weights point into afs_weights, which cfg owns (config_release). */
 	struct eng_admission_fair_sharing admission_fair_sharing;
 	struct eng_afs_weight *afs_weights; /* one block: the weights, then their names */
+	enum hold_mode hold_mode; /* admissionHold.mode, Auto */
+	enum gang_mode gang_mode; /* gangScheduling.mode, Auto */
 };
 
 /* Kueue's integrations.frameworks names muster implements, as bits of frameworks. */

@@ -2,7 +2,7 @@
 /*
  * batch/v1 Job on the integration seam: one PodSet "main" of min(parallelism, completions)
  * pods, minCount from kueue.x-k8s.io/job-min-parallelism; held by spec.suspend; partial
- * admission lowers spec.parallelism.
+ * admission lowers spec.parallelism, and a gang's explicit minCount with it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -81,12 +81,55 @@ static json_t *job_template_at(json_t *job, size_t i)
 	return i == 0 ? obj_path(job, "spec.template") : NULL;
 }
 
+/* Gang scheduling (spec.scheduling.schedulingPolicy.gang, Kubernetes 1.37): the gang is the
+ * pods that run. An unset minCount follows parallelism by itself (the Job controller takes
+ * parallelism). An explicit one above the admitted count could never be met, and the Job API
+ * refuses it above parallelism: it is lowered with the count, and the user's value kept in
+ * ANNOTATION_GANG_MIN_COUNT until the count is restored, when it comes back. */
+static int job_follow_gang(json_t *job, int64_t count)
+{
+	json_t *gang = obj_path(job, "spec.scheduling.schedulingPolicy.gang");
+	json_t *min = json_object_get(gang, "minCount");
+	json_t *meta = json_object_get(job, "metadata");
+	json_t *annotations = json_object_get(meta, "annotations");
+	const char *kept = json_string_value(json_object_get(annotations, ANNOTATION_GANG_MIN_COUNT));
+	int rc = 0;
+	if (kept) {
+		/* Restored: the user's minCount again, as far as the count allows. */
+		long long was = strtoll(kept, NULL, 10);
+		if (json_is_object(gang) && was > 0)
+			rc = json_object_set_new(gang, "minCount", json_integer(was < count ? was : count));
+		json_object_del(annotations, ANNOTATION_GANG_MIN_COUNT);
+		if (rc == 0 && was > count && json_is_object(gang)) {
+			char text[32];
+			snprintf(text, sizeof(text), "%lld", was);
+			rc = json_object_set_new(annotations, ANNOTATION_GANG_MIN_COUNT, json_string(text));
+		}
+		return rc ? -ENOMEM : 0;
+	}
+	if (!json_is_integer(min) || json_integer_value(min) <= count)
+		return 0;
+	char text[32];
+	snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(min));
+	if (!json_is_object(annotations)) {
+		annotations = json_object();
+		if (!annotations || !json_is_object(meta) || json_object_set_new(meta, "annotations", annotations))
+			return -ENOMEM;
+	}
+	return json_object_set_new(annotations, ANNOTATION_GANG_MIN_COUNT, json_string(text)) == 0 &&
+			       json_object_set_new(gang, "minCount", json_integer(count)) == 0 ?
+		       0 :
+		       -ENOMEM;
+}
+
 static int job_set_count(json_t *job, size_t i, int64_t count)
 {
 	json_t *spec = json_object_get(job, "spec");
 	if (i != 0 || !json_is_object(spec))
 		return -ENOTSUP;
-	return json_object_set_new(spec, "parallelism", json_integer(count)) == 0 ? 0 : -ENOMEM;
+	if (json_object_set_new(spec, "parallelism", json_integer(count)) != 0)
+		return -ENOMEM;
+	return job_follow_gang(job, count);
 }
 
 static int job_held(json_t *job)
@@ -155,6 +198,8 @@ const struct integration integration_job = {
 	.set_count = job_set_count,
 	.held = job_held,
 	.set_held = job_set_held,
+	.holds_by_suspend = 1,
+	.gang_by_scheduling = 1,
 	.finished = job_finished,
 	.pods_ready = job_pods_ready,
 	.active_pods = job_active_pods,

@@ -52,6 +52,13 @@ struct integration {
 	int (*set_count)(json_t *obj, size_t i, int64_t count);
 	int (*held)(json_t *obj);
 	int (*set_held)(json_t *obj, int held); /* 0 or -ENOMEM */
+	/* Held by spec.suspend: true, which an admission policy can set at create
+	 * (webhooks/policies.h); 0 for a kind held some other way (Pods: a scheduling gate). */
+	int holds_by_suspend;
+	/* Has batch/v1 Job's spec.scheduling (Kubernetes 1.37, WorkloadWithJob): a queued one
+	 * can be created with gang scheduling, and kube-scheduler then binds its pods all or
+	 * nothing. */
+	int gang_by_scheduling;
 	/* 1 when obj finished (out filled, strings borrowed from obj or static), else 0. */
 	int (*finished)(json_t *obj, struct integration_result *out);
 	/* Whether the pods of an admitted obj run or have succeeded: want is the admitted count. */
@@ -75,6 +82,8 @@ struct integration {
 /* Kueue's pod integration: the labels, annotations, gate and finalizer a Kueue user sets or
  * sees on plain Pods. */
 #define LABEL_POD_GROUP "kueue.x-k8s.io/pod-group-name"
+/* A Job's own gang minCount while partial admission runs it lowered (integration_job.c). */
+#define ANNOTATION_GANG_MIN_COUNT "muster.kueue.x-k8s.io/gang-min-count"
 #define ANNOTATION_POD_GROUP_TOTAL "kueue.x-k8s.io/pod-group-total-count"
 #define ANNOTATION_RETRIABLE_IN_GROUP "kueue.x-k8s.io/retriable-in-group"
 #define GATE_ADMISSION "kueue.x-k8s.io/admission"

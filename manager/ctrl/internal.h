@@ -18,6 +18,8 @@
  *   state.c      typed key sets, the pump, deadlines, stores, the clock.
  * Beside the flow, read-only: manager.c's servers, and
  *   visibility.c the visibility endpoint: positions, why, eta, history, usage.
+ *   hold.c       what the server serves, and how queued objects are held at create: admission
+ *                policies or webhooks, and gang scheduling for Jobs; installs them (leader).
  * A file calls only files below it in this list (manager.c calls them all), so there is no
  * call cycle between files; work comes back up only through the dirty sets and through
  * completion callbacks the caller passed down.
@@ -135,8 +137,20 @@ struct mgr {
 	struct strmap fresh[K_KINDS];
 	int synced; /* all informers have delivered their first list */
 	int ledger_reconciled; /* history_reconcile ran since this replica took the lead */
-	int webhooks_installed; /* both webhook configurations are in place */
-	int webhook_configs_applied;
+	/* hold.c: what the server serves, the hold and gang decided from it, and the leader's
+	 * installation of policies and webhook configurations. */
+	struct {
+		int step; /* discovery's next step */
+		int served_map, served_podgroups, job_scheduling; /* what discovery found */
+		unsigned retry_ms;
+		uv_timer_t retry;
+		void (*on_known)(struct mgr *m);
+		int known; /* decided: the webhooks may answer, the leader may install */
+		int policy; /* queued objects are held by admission policies, else by webhooks */
+		int gang; /* queued Jobs are created with gang scheduling */
+		int installing; /* writes of the installation in flight */
+		int installed; /* every policy and configuration in place */
+	} hold;
 	int failed; /* a fatal error: the loop stops and manager_run returns 1 */
 
 	struct certs certs;
@@ -529,6 +543,17 @@ void owner_release_template(struct mgr *m, const char *wl_key, json_t *wl, const
 			    json_t *psa, json_t *tmpl);
 /* The PodSet assignment named podset in wl's status.admission, borrowed, or NULL. */
 json_t *owner_assignment(json_t *wl, const char *podset);
+
+/* --- hold.c: the hold at create, and gang scheduling ---------------------------------------- */
+
+/* Finds out what the server serves (every replica, once), decides the hold and gang
+ * (webhooks/policies.h), logs them, sets m->hold.known and calls on_known; a demand of the
+ * configuration the server can't meet stops the manager (m->failed). 0 or -errno. */
+int hold_discover(struct mgr *m, void (*on_known)(struct mgr *m));
+/* The leader, once the hold is known: applies the policies and webhook configurations, and
+ * deletes the policies it does not use; m->hold.installed once all landed. A failed write
+ * stops the manager: without its hold, queued objects would start unadmitted. 0 or -errno. */
+int hold_install(struct mgr *m);
 
 /* --- visibility.c: the visibility endpoint --------------------------------------------------- */
 

@@ -18,8 +18,6 @@
 #include "webhooks/webhooks.h"
 
 #define WEBHOOK_MAX_BODY (8u << 20)
-#define MUTATING_CONFIG "muster-mutating-webhook-configuration"
-#define VALIDATING_CONFIG "muster-validating-webhook-configuration"
 #define STOP_DRAIN_MS 3000 /* how long a stopping leader waits for its writes in flight */
 
 /* Every informer has listed once (none has started yet in unit tests' managers). */
@@ -152,7 +150,7 @@ static void on_webhook_request(void *arg, const struct httpd_request *req, struc
 	struct mgr *m = arg;
 	char *body = NULL;
 	const struct webhook_context ctx = { m->conf.manage_without_queue_name, webhook_namespace_managed,
-					     webhook_has_local_queue, m };
+					     webhook_has_local_queue, m, m->hold.gang };
 	resp->content_type = "application/json";
 	if (strcmp(req->method, "POST") != 0) {
 		resp->status = 405;
@@ -180,12 +178,13 @@ static void on_health_request(void *arg, const struct httpd_request *req, struct
 		resp->status = 200;
 		text = "ok\n";
 	} else if (!strcmp(req->path, "/readyz")) {
-		/* A follower is ready once its caches are: it serves the webhooks and can take over
-		 * at once. The leader also needs its webhook configurations in place. */
+		/* A follower is ready once its caches are and it knows the hold: it serves the
+		 * webhooks and can take over at once. The leader also needs the hold installed. */
 		int synced = caches_synced(m);
-		int ready = synced && (!m->leading || m->webhooks_installed);
+		int ready = synced && m->hold.known && (!m->leading || m->hold.installed);
 		resp->status = ready ? 200 : 503;
-		text = ready ? "ok\n" : !synced ? "caches not synced\n" : "webhooks not installed\n";
+		text = ready ? "ok\n" : !synced ? "caches not synced\n" :
+			!m->hold.known ? "discovering what the server serves\n" : "hold not installed\n";
 	} else {
 		resp->status = 404;
 		text = "not found\n";
@@ -226,174 +225,6 @@ static void on_visibility_request(void *arg, const struct httpd_request *req,
 	visibility_handle(arg, req, resp);
 }
 
-/* --- webhook configurations ------------------------------------------------------------- */
-
-/* Where the apiserver calls a webhook: the Service in front of every replica (service mode,
- * internalCertManagement.webhookServiceName), or this process's own URL (the local cluster). */
-static json_t *client_config(struct mgr *m, const char *path, const char *ca_b64)
-{
-	char url[512];
-	if (m->conf.webhook_service[0])
-		return json_pack("{s:{s:s, s:s, s:s, s:i}, s:s}", "service", "namespace",
-				 m->conf.namespace_name, "name", m->conf.webhook_service, "path", path,
-				 "port", 443, "caBundle", ca_b64);
-	snprintf(url, sizeof(url), "https://%s:%d%s", m->opt.webhook_host, httpd_port(m->webhook_srv),
-		 path);
-	return json_pack("{s:s, s:s}", "url", url, "caBundle", ca_b64);
-}
-
-/* The namespaces an owner webhook sees when it also takes objects without the queue label
- * (manageJobsWithoutQueueName): managedJobsNamespaceSelector, or Kueue's default (not
- * kube-system, not the manager's own namespace, which resolve_serving filled in). */
-static json_t *managed_namespace_selector(struct mgr *m)
-{
-	if (m->conf.managed_namespaces)
-		return json_deep_copy(m->conf.managed_namespaces);
-	return json_pack("{s:[{s:s, s:s, s:[s, s]}]}", "matchExpressions", "key",
-			 "kubernetes.io/metadata.name", "operator", "NotIn", "values", "kube-system",
-			 m->conf.namespace_name);
-}
-
-/* A webhook of the configurations. queued_only: only objects with the queue-name label reach
- * it, so a down muster can't block the others (Kueue receives every Job, so an outage there
- * blocks all Job creation, kueue#5244); without it (manageJobsWithoutQueueName) the managed
- * namespaces' objects all do. */
-static json_t *webhook_entry(struct mgr *m, const char *name, const char *path, json_t *rules,
-			     int queued_only, const char *ca_b64)
-{
-	json_t *w = json_pack("{s:s, s:[s], s:o, s:o, s:s, s:s, s:s, s:i,"
-			      " s:{s:[{s:s, s:s, s:[s, s, s]}]}}",
-			      "name", name, "admissionReviewVersions", "v1", "clientConfig",
-			      client_config(m, path, ca_b64), "rules", rules, "sideEffects", "None", "failurePolicy",
-			      "Fail", "matchPolicy", "Equivalent", "timeoutSeconds", 10,
-			      "namespaceSelector", "matchExpressions", "key",
-			      "kubernetes.io/metadata.name", "operator", "NotIn", "values", "kube-system",
-			      "kube-public", "kube-node-lease");
-	if (w && queued_only)
-		json_object_set_new(w, "objectSelector",
-				    json_pack("{s:[{s:s, s:s}]}", "matchExpressions", "key",
-					      LABEL_QUEUE_NAME, "operator", "Exists"));
-	else if (w && queued_only < 0)
-		json_object_set_new(w, "namespaceSelector", managed_namespace_selector(m));
-	return w;
-}
-
-static void on_config_applied(void *arg, const struct kube_response *resp)
-{
-	struct mgr *m = arg;
-	if (resp->error || resp->status >= 300) {
-		if (resp->error == -ECANCELED)
-			return; /* shutting down */
-		log_error("cannot install webhook configuration", LF_INT("status", resp->status),
-			  LF_STR("error", resp->error_text), LF_STR("body", resp->body), LF_END);
-		/* Without its webhook muster would let queued Jobs start unadmitted. */
-		m->failed = 1;
-		uv_stop(m->loop);
-		return;
-	}
-	if (++m->webhook_configs_applied == 2) {
-		m->webhooks_installed = 1;
-		log_info("webhook configurations installed", LF_END);
-	}
-}
-
-static int apply_config(struct mgr *m, const char *resource, const char *name, json_t *webhooks)
-{
-	char path[256];
-	json_t *obj = json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion",
-				"admissionregistration.k8s.io/v1", "kind",
-				!strcmp(resource, "mutatingwebhookconfigurations") ?
-					"MutatingWebhookConfiguration" :
-					"ValidatingWebhookConfiguration",
-				"metadata", "name", name, "webhooks", webhooks);
-	char *body = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
-	int rc = -ENOMEM;
-	snprintf(path, sizeof(path),
-		 "/apis/admissionregistration.k8s.io/v1/%s/%s?fieldManager=muster&force=true", resource,
-		 name);
-	/* Server-side apply: one idempotent call creates or updates the configuration. */
-	if (body)
-		rc = kube_request(m->kube, "PATCH", path, "application/apply-patch+yaml", body,
-				  on_config_applied, m, NULL);
-	free(body);
-	json_decref(obj);
-	return rc;
-}
-
-/* The mutating (CREATE) and validating (CREATE, UPDATE) entries of one kind; all_objects: every
- * object of the managed namespaces, not only queued ones (webhook_entry). */
-static int add_kind_webhooks(struct mgr *m, json_t *mutating, json_t *validating, const char *group,
-			     const char *plural, const char *mutate_path, const char *validate_path,
-			     const char *short_name, int all_objects, const char *ca_b64)
-{
-	int queued_only = all_objects ? -1 : 1;
-	char name[128];
-	json_t *create = json_pack("[{s:[s], s:[s], s:[s], s:[s], s:s}]", "apiGroups", group,
-				   "apiVersions", "v1", "operations", "CREATE", "resources", plural,
-				   "scope", "Namespaced");
-	json_t *cu = json_pack("[{s:[s], s:[s], s:[s, s], s:[s], s:s}]", "apiGroups", group,
-			       "apiVersions", "v1", "operations", "CREATE", "UPDATE", "resources",
-			       plural, "scope", "Namespaced");
-	snprintf(name, sizeof(name), "m%s.muster.kueue.x-k8s.io", short_name);
-	json_t *mw = create ? webhook_entry(m, name, mutate_path, create, queued_only, ca_b64) : NULL;
-	snprintf(name, sizeof(name), "v%s.muster.kueue.x-k8s.io", short_name);
-	json_t *vw = cu ? webhook_entry(m, name, validate_path, cu, queued_only, ca_b64) : NULL;
-	int rc = mw && vw && json_array_append_new(mutating, mw) == 0 &&
-				 json_array_append_new(validating, vw) == 0 ?
-			 0 :
-			 -ENOMEM;
-	if (rc != 0 && (!mw || !vw)) {
-		json_decref(mw);
-		json_decref(vw);
-	}
-	return rc;
-}
-
-/* Webhooks for every enabled kind (Kueue's names: mjob, mrayjob, mpod, ...), and the
- * ClusterQueue's validation. */
-static int install_webhooks(struct mgr *m)
-{
-	char *ca_b64 = base64_encode(m->certs.ca_pem, strlen(m->certs.ca_pem));
-	json_t *mutating = json_array(), *validating = json_array();
-	int rc = ca_b64 && mutating && validating ? 0 : -ENOMEM;
-	for (enum kind k = K_OWNER_FIRST; rc == 0 && k <= K_OWNER_LAST; k++) {
-		const struct integration *in = owner_integration(k);
-		char mpath[160], vpath[160], group[64], short_name[64];
-		if (!owner_enabled(m, k))
-			continue;
-		webhook_owner_path(in, 1, mpath, sizeof(mpath));
-		webhook_owner_path(in, 0, vpath, sizeof(vpath));
-		snprintf(group, sizeof(group), "%.*s", (int)strcspn(in->api_version, "/"), in->api_version);
-		snprintf(short_name, sizeof(short_name), "%s", in->plural);
-		short_name[strlen(short_name) - 1] = '\0'; /* "jobs" -> "job" */
-		rc = add_kind_webhooks(m, mutating, validating, group, in->plural, mpath, vpath,
-				       short_name, m->conf.manage_without_queue_name, ca_b64);
-	}
-	if (rc == 0 && config_framework_enabled(&m->conf, "pod"))
-		rc = add_kind_webhooks(m, mutating, validating, "", "pods", WEBHOOK_PATH_MUTATE_POD,
-				       WEBHOOK_PATH_VALIDATE_POD, "pod", 0, ca_b64);
-	json_t *cq_cu = json_pack("[{s:[s], s:[s], s:[s, s], s:[s], s:s}]", "apiGroups", KUEUE_GROUP,
-				  "apiVersions", "v1beta2", "operations", "CREATE", "UPDATE",
-				  "resources", "clusterqueues", "scope", "Cluster");
-	json_t *cq = rc == 0 && cq_cu ? webhook_entry(m, "vclusterqueue.muster.kueue.x-k8s.io",
-						      WEBHOOK_PATH_VALIDATE_CQ, cq_cu, 0, ca_b64) :
-					NULL;
-	if (!cq || json_array_append_new(validating, cq) != 0)
-		rc = -ENOMEM;
-	free(ca_b64);
-	if (rc != 0) {
-		json_decref(mutating);
-		json_decref(validating);
-		return rc;
-	}
-	rc = apply_config(m, "mutatingwebhookconfigurations", MUTATING_CONFIG, mutating);
-	if (rc == 0)
-		rc = apply_config(m, "validatingwebhookconfigurations", VALIDATING_CONFIG, validating);
-	else
-		json_decref(validating);
-	return rc;
-}
-
 /* --- lifecycle -------------------------------------------------------------------------- */
 
 static void on_lease_released(void *arg)
@@ -429,18 +260,24 @@ static void on_signal(uv_signal_t *s, int signum)
 	uv_timer_start(&m->stop_timer, on_stop_timer, 0, 50);
 }
 
+/* The leader installs the hold once discovery decided it (whichever comes second). URL mode
+ * can name one address only: the leader's. */
+static void install_when_known(struct mgr *m)
+{
+	if (m->leading && m->hold.known && hold_install(m) != 0) {
+		log_error("cannot install the hold", LF_END);
+		m->failed = 1;
+		uv_stop(m->loop);
+	}
+}
+
 static void on_started_leading(void *arg)
 {
 	struct mgr *m = arg;
 	m->leading = 1;
 	metrics_set_replica_role(m->metrics, "leader");
 	state_want_cycle(m); /* what waited while we could not write */
-	/* URL mode can name one address only: the leader's. */
-	if (!m->webhooks_installed && install_webhooks(m) != 0) {
-		log_error("cannot install webhook configurations", LF_END);
-		m->failed = 1;
-		uv_stop(m->loop);
-	}
+	install_when_known(m);
 }
 
 /* Lost the Lease. If another replica holds it, it may be admitting already and what we hold
@@ -736,12 +573,13 @@ int manager_run(const struct manager_options *opt)
 			goto fail_election;
 		}
 	} else {
-		m.leading = 1;
 		/* The webhook server already answers, so registering it can't block Job creation. */
-		if ((rc = install_webhooks(&m)) != 0) {
-			log_error("cannot install webhook configurations", LF_INT("rc", rc), LF_END);
-			goto fail_election;
-		}
+		m.leading = 1;
+	}
+	/* Then the hold: the leader installs it once it is known (install_when_known). */
+	if ((rc = hold_discover(&m, install_when_known)) != 0) {
+		log_error("cannot start discovery", LF_INT("rc", rc), LF_END);
+		goto fail_election;
 	}
 	if ((rc = ingest_start(&m)) != 0)
 		goto fail_informers;

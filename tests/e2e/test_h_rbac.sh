@@ -32,11 +32,17 @@ for check in "watch jobs.batch" "patch jobs.batch" "patch jobs.batch --subresour
 	"create mutatingwebhookconfigurations" \
 	"get leases.coordination.k8s.io -n muster-system" "create leases.coordination.k8s.io -n muster-system" \
 	"update leases.coordination.k8s.io -n muster-system" \
-	"get secrets -n muster-system" "create secrets -n muster-system" "update secrets -n muster-system"; do
+	"get secrets -n muster-system" "create secrets -n muster-system" "update secrets -n muster-system" \
+	"create jobs.batch -n muster-system" "patch mutatingadmissionpolicies/muster-hold-jobs" \
+	"delete mutatingadmissionpolicybindings/muster-gang-jobs" \
+	"patch validatingadmissionpolicies/muster-queue-name" "create validatingadmissionpolicybindings"; do
 	# shellcheck disable=SC2086
 	can $check || fail "the role does not allow: $check"
 done
 ! can delete jobs.batch || fail "the role allows deleting Jobs"
+# The gang probe's dry-run Job: in the manager's namespace only.
+! can create jobs.batch -n default || fail "the role allows creating Jobs outside muster-system"
+! can delete validatingadmissionpolicies/muster-leader-fence || fail "the role allows deleting the leader fence"
 ! can delete workloads.kueue.x-k8s.io || fail "the role allows deleting Workloads"
 # ray.io: the CRDs are installed only once a test started KubeRay (need_kuberay), and
 # `kubectl auth can-i` answers "no" for a resource the apiserver does not serve; a

@@ -51,6 +51,26 @@ static void test_config_placement_section(void **state)
 	assert_true(c.node_feasibility);
 }
 
+static void test_config_hold_and_gang(void **state)
+{
+	(void)state;
+	struct muster_config c;
+	char err[256];
+	assert_int_equal(parse("placement: {}\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.hold_mode, HOLD_AUTO);
+	assert_int_equal(c.gang_mode, GANG_AUTO);
+	assert_int_equal(parse("admissionHold: {mode: Webhook}\ngangScheduling: {mode: Disabled}\n", &c, err,
+			       sizeof(err)),
+			 0);
+	assert_int_equal(c.hold_mode, HOLD_WEBHOOK);
+	assert_int_equal(c.gang_mode, GANG_DISABLED);
+	assert_int_equal(parse("admissionHold: {mode: AdmissionPolicy}\ngangScheduling: {mode: Enabled}\n", &c,
+			       err, sizeof(err)),
+			 0);
+	assert_int_equal(c.hold_mode, HOLD_POLICY);
+	assert_int_equal(c.gang_mode, GANG_ENABLED);
+}
+
 static void test_config_full_document_is_read(void **state)
 {
 	struct muster_config c;
@@ -106,6 +126,9 @@ static void test_config_refusals_name_the_field(void **state)
 		{ "waitForPodsReady: {requeuingStrategy: {backoffLimitCount: -1}}\n", "backoffLimitCount: must be an integer" },
 		{ "waitForPodsReady: {requeuingStrategy: {backoffBaseSeconds: x}}\n", "backoffBaseSeconds: must be an integer" },
 		{ "kind: Deployment\n", "want kind Configuration" },
+		{ "admissionHold: {mode: Policy}\n", "admissionHold.mode: must be Auto, AdmissionPolicy or Webhook" },
+		{ "admissionHold: Webhook\n", "admissionHold: must be a mapping" },
+		{ "gangScheduling: {mode: Auto, minCount: 2}\n", "gangScheduling.minCount: unknown" },
 		{ "a: b\n---\nc: d\n", "expected one document" },
 		{ "- 1\n", "must be a mapping" },
 		{ "waitForPodsReady: [1]\n", "waitForPodsReady: must be a mapping" },
@@ -552,6 +575,7 @@ int main(void)
 		cmocka_unit_test(test_config_defaults_follow_kueue_v1beta2),
 		cmocka_unit_test(test_config_full_document_is_read),
 		cmocka_unit_test(test_config_placement_section),
+		cmocka_unit_test(test_config_hold_and_gang),
 		cmocka_unit_test(test_config_recovery_timeout_defaults_to_timeout),
 		cmocka_unit_test(test_config_disable),
 		cmocka_unit_test(test_config_refusals_name_the_field),

@@ -91,6 +91,39 @@ static void test_job_podsets(void **state)
 			"spec.template.spec.containers[0].resources.requests.cpu");
 }
 
+/* Partial admission with gang scheduling: an unset minCount is left to follow parallelism;
+ * an explicit one above the admitted count is lowered and comes back on restore. */
+static void test_job_gang_follows_partial_admission(void **state)
+{
+	(void)state;
+	json_t *job = J("{'metadata':{'name':'j'},'spec':{'parallelism':8,'scheduling':"
+			"{'schedulingPolicy':{'gang':{}}},'template':{}}}");
+	assert_int_equal(integration_job.set_count(job, 0, 5), 0);
+	assert_null(obj_path(job, "spec.scheduling.schedulingPolicy.gang.minCount"));
+	assert_null(obj_path(job, "metadata.annotations"));
+	json_decref(job);
+
+	job = J("{'metadata':{'name':'j'},'spec':{'parallelism':8,'scheduling':"
+		"{'schedulingPolicy':{'gang':{'minCount':6}}},'template':{}}}");
+	/* Admitted 4 of 8: the gang is the 4. */
+	assert_int_equal(integration_job.set_count(job, 0, 4), 0);
+	assert_int_equal(json_integer_value(obj_path(job, "spec.scheduling.schedulingPolicy.gang.minCount")), 4);
+	assert_string_equal(json_string_value(obj_path(job, "metadata.annotations")
+						      ? json_object_get(obj_path(job, "metadata.annotations"),
+									ANNOTATION_GANG_MIN_COUNT)
+						      : NULL),
+			    "6");
+	/* Evicted: the count and the user's minCount come back, the note goes. */
+	assert_int_equal(integration_job.set_count(job, 0, 8), 0);
+	assert_int_equal(json_integer_value(obj_path(job, "spec.scheduling.schedulingPolicy.gang.minCount")), 6);
+	assert_null(json_object_get(obj_path(job, "metadata.annotations"), ANNOTATION_GANG_MIN_COUNT));
+	/* Admitted 7: 6 fits, nothing to lower. */
+	assert_int_equal(integration_job.set_count(job, 0, 7), 0);
+	assert_int_equal(json_integer_value(obj_path(job, "spec.scheduling.schedulingPolicy.gang.minCount")), 6);
+	assert_null(json_object_get(obj_path(job, "metadata.annotations"), ANNOTATION_GANG_MIN_COUNT));
+	json_decref(job);
+}
+
 static void test_job_status(void **state)
 {
 	(void)state;
@@ -437,6 +470,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_job_podsets),
 		cmocka_unit_test(test_job_status),
+		cmocka_unit_test(test_job_gang_follows_partial_admission),
 		cmocka_unit_test(test_rayjob_podsets),
 		cmocka_unit_test(test_rayjob_workload),
 		cmocka_unit_test(test_ray_status),

@@ -675,7 +675,7 @@ static int has_default_queue(void *arg, const char *ns, const char *name)
  * LocalQueue "default" when there is one; a Job a RayJob made (its submitter) is the RayJob's. */
 static void test_webhook_manage_jobs_without_queue_name(void **state)
 {
-	const struct webhook_context ctx = { 1, ns_managed, has_default_queue, NULL };
+	const struct webhook_context ctx = { 1, ns_managed, has_default_queue, NULL, 0 };
 	char *body = job_review("CREATE", "'app':'x'", "", NULL, NULL);
 	char *out = NULL;
 	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), &ctx, &out), 200);
@@ -712,6 +712,49 @@ static void test_webhook_manage_jobs_without_queue_name(void **state)
 	assert_null(patch_of(response_of(v)));
 	json_decref(v);
 	call_ctx = NULL;
+}
+
+/* Gang scheduling: a queued Job without spec.scheduling is created with schedulingPolicy.gang
+ * and held; one with its own spec.scheduling keeps it; an unqueued Job passes untouched. */
+static void test_webhook_gang_at_create(void **state)
+{
+	(void)state;
+	const struct webhook_context ctx = { 0, ns_managed, has_default_queue, NULL, 1 };
+	char *out = NULL, *text;
+	char *body = job_review("CREATE", "'kueue.x-k8s.io/queue-name':'lq'", "", NULL, NULL);
+	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), &ctx, &out), 200);
+	free(body);
+	json_t *review = json_loads(out, 0, NULL);
+	free(out);
+	json_t *patch = patch_of(response_of(review));
+	text = json_dumps(patch, JSON_COMPACT);
+	assert_string_equal(text, "[{\"op\":\"add\",\"path\":\"/spec/suspend\",\"value\":true},"
+				  "{\"op\":\"add\",\"path\":\"/spec/scheduling\",\"value\":"
+				  "{\"schedulingPolicy\":{\"gang\":{}}}}]");
+	free(text);
+	json_decref(patch);
+	json_decref(review);
+
+	body = job_review("CREATE", "'kueue.x-k8s.io/queue-name':'lq'",
+			  "'scheduling':{'schedulingPolicy':{'basic':{}}},", NULL, NULL);
+	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), &ctx, &out), 200);
+	free(body);
+	review = json_loads(out, 0, NULL);
+	free(out);
+	patch = patch_of(response_of(review));
+	text = json_dumps(patch, JSON_COMPACT);
+	assert_string_equal(text, "[{\"op\":\"add\",\"path\":\"/spec/suspend\",\"value\":true}]");
+	free(text);
+	json_decref(patch);
+	json_decref(review);
+
+	body = job_review("CREATE", "'app':'x'", "", NULL, NULL);
+	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), &ctx, &out), 200);
+	free(body);
+	review = json_loads(out, 0, NULL);
+	free(out);
+	assert_null(patch_of(response_of(review)));
+	json_decref(review);
 }
 
 /* ---------------------------------------------------------------- review helpers */
@@ -783,6 +826,7 @@ int main(void)
 		cmocka_unit_test(test_webhook_pod_group_rules),
 		cmocka_unit_test(test_webhook_rayjob),
 		cmocka_unit_test(test_webhook_manage_jobs_without_queue_name),
+		cmocka_unit_test(test_webhook_gang_at_create),
 		cmocka_unit_test(test_webhook_json_pointer_escape),
 		cmocka_unit_test(test_webhook_review_response_denial_defaults_to_403),
 	};
