@@ -23,6 +23,7 @@
 #include "core/strmap.h"
 #include "sim/sim_internal.h"
 #include "util/buf.h"
+#include "util/json_arena.h"
 #include "util/yamljson.h"
 
 #define NS_PER_SECOND INT64_C(1000000000)
@@ -292,7 +293,17 @@ static int read_input(struct sim *s, const struct sim_input *in, size_t file_no,
 
 	size_t dropped = 0;
 	int rc = yamljson_reader_new(in->data, in->len, &r, &yerr);
-	while (rc == 0 && !s->failed && (rc = yamljson_reader_next(r, &doc, &line, &yerr)) == 1) {
+	/* Each document's tree comes from the JSON arena when sim_main installed it (else this
+	 * is malloc as usual), and is handed back once take() and the List loop are done with
+	 * it: json_arena_end reuses its memory only if none of its nodes is still referenced,
+	 * so documents kept (queues, classes, deferred Workloads) stay valid; util/json_arena.h
+	 * says why that holds. */
+	while (rc == 0 && !s->failed) {
+		json_arena_begin();
+		rc = yamljson_reader_next(r, &doc, &line, &yerr);
+		json_arena_pause();
+		if (rc != 1)
+			break;
 		drop_read_pages(in, yamljson_reader_offset(r), &dropped);
 		const char *api = json_string_value(json_object_get(doc, "apiVersion"));
 		const char *kind = json_string_value(json_object_get(doc, "kind"));
@@ -308,6 +319,7 @@ static int read_input(struct sim *s, const struct sim_input *in, size_t file_no,
 					report(s, &d, "List: items must be a list");
 				}
 				json_decref(doc);
+				json_arena_end();
 				continue;
 			}
 			json_array_foreach(items, k, item)
@@ -323,7 +335,9 @@ static int read_input(struct sim *s, const struct sim_input *in, size_t file_no,
 			take(s, in, file_no, line, doc, cursor);
 		}
 		json_decref(doc);
+		json_arena_end();
 	}
+	json_arena_end(); /* a document the reader gave up on mid-way */
 	yamljson_reader_free(r);
 	if (rc == -ENOMEM || s->failed)
 		return s->failed ? s->failed : rc;
@@ -2044,7 +2058,11 @@ int sim_main(int argc, char **argv)
 		inputs[i].data = maps[i] ? maps[i] : bufs[i] ? bufs[i] : "";
 		inputs[i].mapped = maps[i] != NULL;
 	}
+	/* The CLI runs once and single-threaded, the case the JSON arena is for; without it
+	 * (no address space for it) jansson just keeps malloc. */
+	(void)json_arena_install();
 	status = sim_run(inputs, n, stdout, stderr);
+	json_arena_uninstall();
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "muster simulate: cannot write the output\n");
 		status = SIM_FAILED;
