@@ -1227,14 +1227,36 @@ static int cmp_str(const char *a, const char *b)
  * fetched two of their cache lines per comparison. */
 struct wl_order {
 	const char *namespace_name, *name;
+	uint64_t ns_head, name_head; /* their first 8 bytes, see head8 */
 	const struct wl_rec *r;
 };
+
+/* The first 8 bytes of s (NUL-padded) as a number that orders as strcmp orders them: most
+ * comparisons of the 50,000 Workloads' sort are decided by one subtraction, not strcmp. */
+static uint64_t head8(const char *s)
+{
+	uint64_t h = 0;
+	size_t i = 0;
+	for (; i < 8 && s[i]; i++)
+		h = h << 8 | (unsigned char)s[i];
+	return h << (8 * (8 - i));
+}
+
+/* strcmp(a, b), given their head8: the rest is read only when the heads tie and go on. */
+static int cmp_headed(const char *a, uint64_t ha, const char *b, uint64_t hb)
+{
+	if (ha != hb)
+		return ha < hb ? -1 : 1;
+	if ((ha & 0xff) == 0) /* both end within their first 8 bytes, the same ones */
+		return 0;
+	return strcmp(a + 8, b + 8);
+}
 
 static int cmp_wl(const void *x, const void *y)
 {
 	const struct wl_order *a = x, *b = y;
-	int c = cmp_str(a->namespace_name, b->namespace_name);
-	return c ? c : cmp_str(a->name, b->name);
+	int c = cmp_headed(a->namespace_name, a->ns_head, b->namespace_name, b->ns_head);
+	return c ? c : cmp_headed(a->name, a->name_head, b->name, b->name_head);
 }
 
 static int cmp_cq(const void *x, const void *y)
@@ -1601,9 +1623,12 @@ static int print_result(struct sim *s)
 		rc = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < s->n_wls; i++)
-		wls[i] = (struct wl_order){ s->wls[i].w.spec.namespace_name, s->wls[i].w.name,
-					    &s->wls[i] };
+	for (size_t i = 0; i < s->n_wls; i++) {
+		/* Both are set for every decoded Workload; "" sorts as cmp_str sorted NULL. */
+		const char *ns = s->wls[i].w.spec.namespace_name ? s->wls[i].w.spec.namespace_name : "";
+		const char *name = s->wls[i].w.name ? s->wls[i].w.name : "";
+		wls[i] = (struct wl_order){ ns, name, head8(ns), head8(name), &s->wls[i] };
+	}
 	for (size_t i = 0; i < s->n_cqs; i++)
 		cqs[i] = &s->cqs[i];
 	qsort(wls, s->n_wls, sizeof(*wls), cmp_wl);
