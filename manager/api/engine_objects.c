@@ -223,11 +223,10 @@ int eobj_want_array(json_t *v, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-/* An optional string field; *out NULL when absent. */
-int eobj_get_string(json_t *obj, const char *key, const char *prefix, const char **out,
-		      char *err, size_t errlen)
+/* An optional string field's value v (NULL: absent), named prefix.key; *out NULL when absent. */
+static int string_value(json_t *v, const char *key, const char *prefix, const char **out,
+			char *err, size_t errlen)
 {
-	json_t *v = eobj_field(obj, key);
 	*out = NULL;
 	if (!v)
 		return 0;
@@ -238,11 +237,18 @@ int eobj_get_string(json_t *obj, const char *key, const char *prefix, const char
 	return 0;
 }
 
-/* An optional integer field within [lo, hi]; *has says whether it was set. */
-int eobj_get_int(json_t *obj, const char *key, const char *prefix, int64_t lo, int64_t hi, int *has,
-		 int64_t *out, char *err, size_t errlen)
+/* An optional string field; *out NULL when absent. */
+int eobj_get_string(json_t *obj, const char *key, const char *prefix, const char **out,
+		      char *err, size_t errlen)
 {
-	json_t *v = eobj_field(obj, key);
+	return string_value(eobj_field(obj, key), key, prefix, out, err, errlen);
+}
+
+/* An optional integer field's value v (NULL: absent) within [lo, hi]; *has says whether it
+ * was set. */
+static int int_value(json_t *v, const char *key, const char *prefix, int64_t lo, int64_t hi,
+		     int *has, int64_t *out, char *err, size_t errlen)
+{
 	char text[96];
 	const char *dot = *prefix ? "." : "";
 	*has = 0;
@@ -257,6 +263,22 @@ int eobj_get_int(json_t *obj, const char *key, const char *prefix, int64_t lo, i
 			   (long long)x, (long long)lo, (long long)hi);
 	*has = 1;
 	*out = (int64_t)x;
+	return 0;
+}
+
+int eobj_get_int(json_t *obj, const char *key, const char *prefix, int64_t lo, int64_t hi, int *has,
+		 int64_t *out, char *err, size_t errlen)
+{
+	return int_value(eobj_field(obj, key), key, prefix, lo, hi, has, out, err, errlen);
+}
+
+/* As eobj_check_keys, and picks the allowed fields' values (obj_pick) on the way. */
+static int pick_fields(json_t *obj, const char *path, const char *const *allowed, json_t **out,
+		       char *err, size_t errlen)
+{
+	const char *unknown = obj_pick(obj, allowed, out);
+	if (unknown)
+		return eobj_bad(err, errlen, "%s%s%s: unknown field", path, *path ? "." : "", unknown);
 	return 0;
 }
 
@@ -384,14 +406,11 @@ int eobj_get_quantity(json_t *v, const char *path, int64_t *out, char *err, size
 	return 0;
 }
 
-/* metadata.name, required, an RFC 1123 subdomain (label for namespaces). */
-static int meta_name(json_t *obj, int label, const char **out, char *err, size_t errlen)
+/* metadata.name, required, an RFC 1123 subdomain (label for namespaces), from its value. */
+static int name_value(json_t *v, int label, const char **out, char *err, size_t errlen)
 {
-	json_t *meta = eobj_field(obj, "metadata");
-	int rc = eobj_want_object(meta, "metadata", err, errlen);
+	int rc = string_value(v, "name", "metadata", out, err, errlen);
 	if (rc != 0)
-		return rc;
-	if ((rc = eobj_get_string(meta, "name", "metadata", out, err, errlen)) != 0)
 		return rc;
 	if (!*out || !**out)
 		return eobj_bad(err, errlen, "metadata.name: required");
@@ -399,10 +418,20 @@ static int meta_name(json_t *obj, int label, const char **out, char *err, size_t
 		       check_subdomain(*out, "metadata.name", err, errlen);
 }
 
-/* metadata.namespace, or dflt (what kubectl applies to when the manifest names none). */
-static int meta_namespace(json_t *obj, const char *dflt, const char **out, char *err, size_t errlen)
+static int meta_name(json_t *obj, int label, const char **out, char *err, size_t errlen)
 {
-	int rc = eobj_get_string(eobj_field(obj, "metadata"), "namespace", "metadata", out, err, errlen);
+	json_t *meta = eobj_field(obj, "metadata");
+	int rc = eobj_want_object(meta, "metadata", err, errlen);
+	if (rc != 0)
+		return rc;
+	return name_value(eobj_field(meta, "name"), label, out, err, errlen);
+}
+
+/* metadata.namespace from its value, or dflt (what kubectl applies to when the manifest
+ * names none). */
+static int namespace_value(json_t *v, const char *dflt, const char **out, char *err, size_t errlen)
+{
+	int rc = string_value(v, "namespace", "metadata", out, err, errlen);
 	if (rc != 0)
 		return rc;
 	if (!*out || !**out)
@@ -410,6 +439,12 @@ static int meta_namespace(json_t *obj, const char *dflt, const char **out, char 
 	if (!*out)
 		return eobj_bad(err, errlen, "metadata.namespace: required");
 	return check_label(*out, "metadata.namespace", err, errlen);
+}
+
+static int meta_namespace(json_t *obj, const char *dflt, const char **out, char *err, size_t errlen)
+{
+	return namespace_value(eobj_field(eobj_field(obj, "metadata"), "namespace"), dflt, out, err,
+			       errlen);
 }
 
 /* A map of strings to strings (labels, nodeLabels, nodeSelector) into the arena. */
@@ -1357,6 +1392,13 @@ int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 	static const char *const kinds[] = { ".requests", ".limits" };
 	static const char *const expr_ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
 						NULL };
+	/* The pod spec's fields read here, picked in one walk (a pod spec has many others). */
+	static const char *const fields[] = { "containers", "initContainers", "priority",
+					      "priorityClassName", "overhead", "nodeSelector",
+					      "tolerations", "affinity", NULL };
+	enum { F_CONTAINERS, F_INIT, F_PRIORITY, F_CLASS, F_OVERHEAD, F_SELECTOR, F_TOLERATIONS,
+	       F_AFFINITY, F_N };
+	json_t *f[F_N];
 	struct path p = { .len = 0 };
 	int rc;
 
@@ -1368,16 +1410,18 @@ int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 	const size_t at_spec = path_add(&p, path, ".spec");
 	if ((rc = eobj_want_object(spec, p.s, err, errlen)) != 0)
 		return rc;
+	(void)obj_pick(spec, fields, f);
 	{
 		int has;
 		int64_t prio;
 		const char *pc;
-		if ((rc = eobj_get_int(spec, "priority", p.s, INT32_MIN, INT32_MAX, &has, &prio, err, errlen)) != 0 ||
-		    (rc = eobj_get_string(spec, "priorityClassName", p.s, &pc, err, errlen)) != 0)
+		if ((rc = int_value(f[F_PRIORITY], "priority", p.s, INT32_MIN, INT32_MAX, &has, &prio, err,
+				    errlen)) != 0 ||
+		    (rc = string_value(f[F_CLASS], "priorityClassName", p.s, &pc, err, errlen)) != 0)
 			return rc;
 	}
 	for (size_t l = 0; l < 2; l++) {
-		json_t *arr = eobj_field(spec, lists[l] + 1), *c;
+		json_t *arr = f[F_CONTAINERS + l], *c;
 		size_t i;
 		path_cut(&p, at_spec);
 		const size_t at_list = path_add(&p, lists[l], NULL);
@@ -1411,7 +1455,7 @@ int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 			}
 		}
 	}
-	json_t *overhead = eobj_field(spec, "overhead"), *v;
+	json_t *overhead = f[F_OVERHEAD], *v;
 	const char *rname;
 	path_cut(&p, at_spec);
 	const size_t at_overhead = path_add(&p, ".overhead", NULL);
@@ -1425,7 +1469,7 @@ int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 		if ((rc = eobj_get_quantity(v, p.s, &milli, err, errlen)) != 0)
 			return rc;
 	}
-	json_t *selector = eobj_field(spec, "nodeSelector");
+	json_t *selector = f[F_SELECTOR];
 	path_cut(&p, at_spec);
 	path_add(&p, ".nodeSelector", NULL);
 	if ((rc = eobj_want_object(selector, p.s, err, errlen)) != 0)
@@ -1435,10 +1479,10 @@ int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", p.s, rname, eobj_type_name(v));
 	path_cut(&p, at_spec);
 	path_add(&p, ".tolerations", NULL);
-	if ((rc = check_tolerations(eobj_field(spec, "tolerations"), p.s, err, errlen)) != 0)
+	if ((rc = check_tolerations(f[F_TOLERATIONS], p.s, err, errlen)) != 0)
 		return rc;
 	const char *tp = "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
-	json_t *required = obj_path(spec, tp);
+	json_t *required = obj_path(f[F_AFFINITY], strchr(tp, '.') + 1);
 	path_cut(&p, at_spec);
 	path_add(&p, ".", tp);
 	if ((rc = eobj_want_object(required, p.s, err, errlen)) != 0)
@@ -1670,9 +1714,10 @@ static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, s
 	return 0;
 }
 
-static int condition_status(json_t *wl, const char *type, int *is_true, char *err, size_t errlen)
+/* Whether status (the Workload's, NULL when absent) has a condition of type that is True. */
+static int condition_status(json_t *status, const char *type, int *is_true, char *err, size_t errlen)
 {
-	json_t *conds = obj_path(wl, "status.conditions"), *c;
+	json_t *conds = json_object_get(status, "conditions"), *c;
 	size_t i;
 	int rc = eobj_want_array(conds, "status.conditions", err, errlen);
 	*is_true = 0;
@@ -1705,6 +1750,13 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 	static const char *const podset_keys[] = { "name", "template", "count", "minCount",
 						   "topologyRequest", NULL };
 	static const char *const ref_keys[] = { "group", "kind", "name", NULL };
+	static const char *const meta_keys[] = { "name", "namespace", "creationTimestamp", NULL };
+	/* Each object's fields are picked in one walk (obj_pick), in the lists' order. */
+	enum { T_API, T_KIND, T_META, T_SPEC, T_STATUS, T_N };
+	enum { M_NAME, M_NAMESPACE, M_CREATED, M_N };
+	enum { S_PODSETS, S_QUEUE, S_REF, S_PRIORITY, S_ACTIVE, S_MAX_EXEC, S_GATES, S_N };
+	enum { P_NAME, P_TEMPLATE, P_COUNT, P_MIN_COUNT, P_TOPOLOGY, P_N };
+	json_t *tf[T_N], *mf[M_N], *sf[S_N];
 	struct eng_workload_spec *s = &out->spec;
 	const char *name, *ns, *queue, *created;
 	char p[PATH_MAX_LEN];
@@ -1715,18 +1767,21 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 	if (!json_is_object(wl))
 		return eobj_bad(err, errlen, "Workload: must be an object");
 	out->obj = json_incref(wl);
-	json_t *spec = eobj_field(wl, "spec");
-	if ((rc = eobj_check_keys(wl, "", top, err, errlen)) != 0 ||
-	    (rc = meta_name(wl, 0, &name, err, errlen)) != 0 ||
-	    (rc = meta_namespace(wl, default_namespace, &ns, err, errlen)) != 0 ||
-	    (rc = eobj_get_string(eobj_field(wl, "metadata"), "creationTimestamp", "metadata", &created, err,
-			     errlen)) != 0)
+	if ((rc = pick_fields(wl, "", top, tf, err, errlen)) != 0 ||
+	    (rc = eobj_want_object(tf[T_META], "metadata", err, errlen)) != 0)
+		return rc;
+	(void)obj_pick(tf[T_META], meta_keys, mf); /* metadata has more fields than these */
+	json_t *spec = tf[T_SPEC];
+	if ((rc = name_value(mf[M_NAME], 0, &name, err, errlen)) != 0 ||
+	    (rc = namespace_value(mf[M_NAMESPACE], default_namespace, &ns, err, errlen)) != 0 ||
+	    (rc = string_value(mf[M_CREATED], "creationTimestamp", "metadata", &created, err,
+			       errlen)) != 0)
 		return rc;
 	if (!spec)
 		return eobj_bad(err, errlen, "spec: required");
 	if ((rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
-	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
-	    (rc = eobj_get_string(spec, "queueName", "spec", &queue, err, errlen)) != 0)
+	    (rc = pick_fields(spec, "spec", spec_keys, sf, err, errlen)) != 0 ||
+	    (rc = string_value(sf[S_QUEUE], "queueName", "spec", &queue, err, errlen)) != 0)
 		return rc;
 	if (queue && *queue && (rc = check_subdomain(queue, "spec.queueName", err, errlen)) != 0)
 		return rc;
@@ -1753,9 +1808,10 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 	}
 
 	/* Priority: what Kueue's webhook resolved into spec.priority wins. */
-	if ((rc = eobj_get_int(spec, "priority", "spec", INT32_MIN, INT32_MAX, &has, &v, err, errlen)) != 0)
+	if ((rc = int_value(sf[S_PRIORITY], "priority", "spec", INT32_MIN, INT32_MAX, &has, &v, err,
+			    errlen)) != 0)
 		return rc;
-	json_t *ref = eobj_field(spec, "priorityClassRef");
+	json_t *ref = sf[S_REF];
 	if ((rc = eobj_want_object(ref, "spec.priorityClassRef", err, errlen)) != 0 ||
 	    (rc = eobj_check_keys(ref, "spec.priorityClassRef", ref_keys, err, errlen)) != 0)
 		return rc;
@@ -1786,17 +1842,17 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 	}
 	/* Kueue's CRD: int32, at least 1. The manager doesn't enforce it yet; the forecast
 	 * (sim/forecast.h) takes it as the longest the Workload can run. */
-	if ((rc = eobj_get_int(spec, "maximumExecutionTimeSeconds", "spec", 1, INT32_MAX, &has, &v, err,
-			       errlen)) != 0)
+	if ((rc = int_value(sf[S_MAX_EXEC], "maximumExecutionTimeSeconds", "spec", 1, INT32_MAX, &has,
+			    &v, err, errlen)) != 0)
 		return rc;
 	out->has_max_execution = has;
 	out->max_execution_seconds = has ? v : 0;
-	json_t *active = eobj_field(spec, "active");
+	json_t *active = sf[S_ACTIVE];
 	if (active && !json_is_boolean(active))
 		return eobj_bad(err, errlen, "spec.active: must be a boolean, not %s", eobj_type_name(active));
 	out->inactive = json_is_false(active);
 
-	json_t *podsets = eobj_field(spec, "podSets"), *ps;
+	json_t *podsets = sf[S_PODSETS], *ps;
 	size_t i;
 	if ((rc = eobj_want_array(podsets, "spec.podSets", err, errlen)) != 0)
 		return rc;
@@ -1815,11 +1871,12 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 		const char *psname;
 		char tp[PATH_MAX_LEN];
 		int64_t count = 1, min_count = 0;
+		json_t *pf[P_N];
 		eobj_pathf(p, sizeof(p), "spec.podSets[%zu]", i);
 		if (!json_is_object(ps))
 			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(ps));
-		if ((rc = eobj_check_keys(ps, p, podset_keys, err, errlen)) != 0 ||
-		    (rc = eobj_get_string(ps, "name", p, &psname, err, errlen)) != 0)
+		if ((rc = pick_fields(ps, p, podset_keys, pf, err, errlen)) != 0 ||
+		    (rc = string_value(pf[P_NAME], "name", p, &psname, err, errlen)) != 0)
 			return rc;
 		if (!psname)
 			psname = "main";
@@ -1829,11 +1886,12 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(eps[k].name, psname))
 				return eobj_bad(err, errlen, "%s.name: duplicate podSet \"%s\"", p, psname);
-		if ((rc = eobj_get_int(ps, "count", p, 0, INT32_MAX, &has, &v, err, errlen)) != 0)
+		if ((rc = int_value(pf[P_COUNT], "count", p, 0, INT32_MAX, &has, &v, err, errlen)) != 0)
 			return rc;
 		if (has)
 			count = v;
-		if ((rc = eobj_get_int(ps, "minCount", p, 1, INT32_MAX, &has, &v, err, errlen)) != 0)
+		if ((rc = int_value(pf[P_MIN_COUNT], "minCount", p, 1, INT32_MAX, &has, &v, err,
+				    errlen)) != 0)
 			return rc;
 		if (has) {
 			if (v > count)
@@ -1849,7 +1907,7 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 			in->template_path(owner, i, tp, sizeof(tp));
 		else
 			eobj_pathf(tp, sizeof(tp), "spec.podSets[%zu].template", i);
-		if ((rc = eobj_check_template(eobj_field(ps, "template"), tp, err, errlen)) != 0)
+		if ((rc = eobj_check_template(pf[P_TEMPLATE], tp, err, errlen)) != 0)
 			return rc;
 		/* The view is sized for 64 resources: a heap copy per Workload (over 1 KiB) made
 		 * malloc consolidate its free lists each time. It lives here until its podSet is
@@ -1882,12 +1940,13 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 	s->podsets = eps;
 
 	int reserved, finished;
-	if ((rc = eobj_want_object(eobj_field(wl, "status"), "status", err, errlen)) != 0 ||
-	    (rc = condition_status(wl, "QuotaReserved", &reserved, err, errlen)) != 0 ||
-	    (rc = condition_status(wl, "Finished", &finished, err, errlen)) != 0)
+	json_t *status = tf[T_STATUS];
+	if ((rc = eobj_want_object(status, "status", err, errlen)) != 0 ||
+	    (rc = condition_status(status, "QuotaReserved", &reserved, err, errlen)) != 0 ||
+	    (rc = condition_status(status, "Finished", &finished, err, errlen)) != 0)
 		return rc;
 	out->finished = finished;
-	json_t *adm = obj_path(wl, "status.admission");
+	json_t *adm = json_object_get(status, "admission");
 	if (reserved) {
 		if ((rc = decode_admission(out, json_is_null(adm) ? NULL : adm, err, errlen)) != 0)
 			return rc;

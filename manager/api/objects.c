@@ -30,6 +30,26 @@ const char *obj_str(json_t *obj, const char *dotted)
 	return json_string_value(obj_path(obj, dotted));
 }
 
+const char *obj_pick(json_t *obj, const char *const *names, json_t **out)
+{
+	const char *key, *unknown = NULL;
+	json_t *v;
+	for (size_t i = 0; names[i]; i++)
+		out[i] = NULL;
+	json_object_foreach(obj, key, v)
+	{
+		size_t i;
+		for (i = 0; names[i]; i++)
+			if (names[i][0] == key[0] && !strcmp(names[i], key))
+				break;
+		if (names[i])
+			out[i] = json_is_null(v) ? NULL : v;
+		else if (!unknown)
+			unknown = key;
+	}
+	return unknown;
+}
+
 const char *obj_name(json_t *obj)
 {
 	return obj_str(obj, "metadata.name");
@@ -356,23 +376,28 @@ void pod_requests_release(struct pod_requests *r)
 	r->n = 0;
 }
 
-int pod_requests_from_template(json_t *template, struct pod_requests *out, char *err, size_t errlen)
+/* A pod spec's fields that podset_view_decode and pod_requests_from_template read. */
+static const char *const pod_spec_fields[] = { "containers", "initContainers", "overhead",
+					       "nodeSelector", "tolerations", "affinity", NULL };
+enum { PS_CONTAINERS, PS_INIT, PS_OVERHEAD, PS_SELECTOR, PS_TOLERATIONS, PS_AFFINITY, PS_N };
+
+/* The requests of a pod spec whose fields f were picked with pod_spec_fields. */
+static int requests_from_fields(json_t *const *f, struct pod_requests *out, char *err, size_t errlen)
 {
-	json_t *spec = json_object_get(template, "spec");
 	json_t *c;
 	size_t i;
 	int rc = 0;
 	struct pod_requests sidecars = { 0 }, init_max = { 0 };
 
 	memset(out, 0, sizeof(*out));
-	json_array_foreach(json_object_get(spec, "containers"), i, c)
+	json_array_foreach(f[PS_CONTAINERS], i, c)
 	{
 		if ((rc = container_requests(c, out, err, errlen)) != 0)
 			goto fail;
 	}
 	/* Sidecars (init containers that keep running) add to the pod's total; ordinary init
 	 * containers run alone, next to the sidecars started before them. */
-	json_array_foreach(json_object_get(spec, "initContainers"), i, c)
+	json_array_foreach(f[PS_INIT], i, c)
 	{
 		const char *restart = json_string_value(json_object_get(c, "restartPolicy"));
 		struct pod_requests one = { 0 };
@@ -426,7 +451,7 @@ int pod_requests_from_template(json_t *template, struct pod_requests *out, char 
 		if (rc != 0)
 			goto fail;
 	}
-	if ((rc = add_resources(out, json_object_get(spec, "overhead"), 0, err, errlen)) != 0)
+	if ((rc = add_resources(out, f[PS_OVERHEAD], 0, err, errlen)) != 0)
 		goto fail;
 	pod_requests_release(&sidecars);
 	pod_requests_release(&init_max);
@@ -447,6 +472,13 @@ fail:
 	pod_requests_release(&init_max);
 	pod_requests_release(out);
 	return rc;
+}
+
+int pod_requests_from_template(json_t *template, struct pod_requests *out, char *err, size_t errlen)
+{
+	json_t *f[PS_N];
+	(void)obj_pick(json_object_get(template, "spec"), pod_spec_fields, f);
+	return requests_from_fields(f, out, err, errlen);
 }
 
 static int64_t int_or(json_t *v, int64_t dflt)
@@ -544,21 +576,23 @@ void podset_view_release(struct podset_view *v)
 
 int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t errlen)
 {
-	json_t *template = json_object_get(podset, "template");
-	json_t *spec = json_object_get(template, "spec");
-	json_t *selector = json_object_get(spec, "nodeSelector");
-	json_t *terms = obj_path(spec, "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
-	json_t *tolerations = json_object_get(spec, "tolerations");
+	static const char *const podset_fields[] = { "name", "template", "count", NULL };
+	json_t *pf[3], *f[PS_N];
+	(void)obj_pick(podset, podset_fields, pf);
+	(void)obj_pick(json_object_get(pf[1], "spec"), pod_spec_fields, f);
+	json_t *selector = f[PS_SELECTOR];
+	json_t *terms = obj_path(f[PS_AFFINITY], "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
+	json_t *tolerations = f[PS_TOLERATIONS];
 	const char *key;
 	json_t *val, *t;
 	size_t i, n_exprs = 0;
 	int rc;
 
 	memset(v, 0, sizeof(*v));
-	v->name = dup_str(json_object_get(podset, "name"));
+	v->name = dup_str(pf[0]);
 	if (!v->name)
 		v->name = strdup("main");
-	rc = pod_requests_from_template(template, &v->requests, err, errlen);
+	rc = requests_from_fields(f, &v->requests, err, errlen);
 	if (rc != 0)
 		goto fail;
 	json_array_foreach(terms, i, t)
@@ -623,7 +657,7 @@ int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t 
 			(char *)json_string_value(json_object_get(t, "effect")), op && !strcmp(op, "Exists")
 		};
 	}
-	v->ps.count = int_or(json_object_get(podset, "count"), 1);
+	v->ps.count = int_or(pf[2], 1);
 	v->ps.n_requests = v->requests.n;
 	v->ps.resources = (const char *const *)v->requests.names;
 	v->ps.per_pod = v->requests.milli;

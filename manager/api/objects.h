@@ -31,6 +31,12 @@
 json_t *obj_path(json_t *obj, const char *dotted);
 /* The string at a dotted path, or NULL. */
 const char *obj_str(json_t *obj, const char *dotted);
+/* Several fields of obj in one walk over its keys: out[i] is the value of names[i] (a
+ * NULL-terminated list), NULL when absent or JSON null, as Kubernetes reads a null. Returns
+ * obj's first key (in its order) that is not among names, NULL if none; obj not an object:
+ * all NULL. Decoders read many fields that are mostly absent, and a lookup hashes its key:
+ * one pass over an object's few keys is cheaper than a lookup per field. */
+const char *obj_pick(json_t *obj, const char *const *names, json_t **out);
 
 const char *obj_name(json_t *obj);
 const char *obj_namespace(json_t *obj);

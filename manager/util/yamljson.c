@@ -70,32 +70,70 @@ static int is_float(const char *s)
 	return digits > 0;
 }
 
-/* Types a plain scalar: the JSON-compatible subset of the YAML 1.2 core schema. */
-static json_t *plain_scalar(const char *s)
+/* Whether s[0..n) is one of YAML 1.2's null, true or false words: 0 null, 1 true, 2 false,
+ * -1 none. By length first: every plain scalar is asked, and most are names or quantities. */
+static int plain_word(const char *s, size_t n)
 {
-	if (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"))
+	switch (n) {
+	case 0:
+		return 0;
+	case 1:
+		return *s == '~' ? 0 : -1;
+	case 4:
+		if (!memcmp(s, "null", 4) || !memcmp(s, "Null", 4) || !memcmp(s, "NULL", 4))
+			return 0;
+		if (!memcmp(s, "true", 4) || !memcmp(s, "True", 4) || !memcmp(s, "TRUE", 4))
+			return 1;
+		return -1;
+	case 5:
+		return !memcmp(s, "false", 5) || !memcmp(s, "False", 5) || !memcmp(s, "FALSE", 5) ? 2 :
+														       -1;
+	default:
+		return -1;
+	}
+}
+
+/* Types a plain scalar s[0..n) (s[n] is NUL): the JSON-compatible subset of the YAML 1.2
+ * core schema. ascii: s is known to be printable ASCII (the fast path), so the string needs
+ * no UTF-8 check. */
+static json_t *plain_scalar_n(const char *s, size_t n, int ascii)
+{
+	switch (plain_word(s, n)) {
+	case 0:
 		return json_null();
-	if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
+	case 1:
 		return json_true();
-	if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
+	case 2:
 		return json_false();
-	if (is_int(s)) {
-		errno = 0;
-		char *end;
-		long long v = strtoll(s, &end, 10);
-		if (errno == 0 && *end == '\0')
-			return json_integer(v);
-		return json_string(s); /* out of int64 range: keep the text rather than a wrong number */
+	default:
+		break;
 	}
-	if (is_float(s)) {
-		char *end;
-		double v = strtod(s, &end);
-		/* JSON has no infinity (json_real refuses it): keep an overflowing float's text, as
-		 * for out-of-range integers. */
-		if (*end == '\0' && isfinite(v))
-			return json_real(v);
+	/* A number starts with a digit, a sign or a dot; anything else is a string. */
+	if ((*s >= '0' && *s <= '9') || *s == '-' || *s == '+' || *s == '.') {
+		if (is_int(s)) {
+			errno = 0;
+			char *end;
+			long long v = strtoll(s, &end, 10);
+			if (errno == 0 && *end == '\0')
+				return json_integer(v);
+			/* out of int64 range: keep the text rather than a wrong number */
+			return ascii ? json_stringn_nocheck(s, n) : json_stringn(s, n);
+		}
+		if (is_float(s)) {
+			char *end;
+			double v = strtod(s, &end);
+			/* JSON has no infinity (json_real refuses it): keep an overflowing float's
+			 * text, as for out-of-range integers. */
+			if (*end == '\0' && isfinite(v))
+				return json_real(v);
+		}
 	}
-	return json_string(s);
+	return ascii ? json_stringn_nocheck(s, n) : json_stringn(s, n);
+}
+
+static json_t *plain_scalar(const char *s, size_t n)
+{
+	return plain_scalar_n(s, n, 0);
 }
 
 static json_t *convert(struct conv *c, yaml_node_t *node, int depth)
@@ -121,8 +159,9 @@ static json_t *convert(struct conv *c, yaml_node_t *node, int depth)
 			set_error(c->err, line, "document too large after alias expansion");
 			return NULL;
 		}
-		json_t *v = node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? plain_scalar(s) :
-										  json_string(s);
+		json_t *v = node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ?
+				   plain_scalar(s, node->data.scalar.length) :
+				   json_stringn(s, node->data.scalar.length);
 		if (!v)
 			set_error(c->err, line, "scalar is not valid UTF-8");
 		return v;
@@ -223,11 +262,50 @@ struct fast {
 	json_t *root;
 };
 
+/* Character classes, one table lookup each: the fast path looks at every byte of the input
+ * several times, and a chain of comparisons per byte was most of its cost. */
+enum {
+	CC_PLAIN = 1, /* may appear in a plain scalar */
+	CC_KEY = 2, /* may appear in a plain key (a '-' not first) */
+	CC_BAIL = 4, /* on a content line: the document is libyaml's (see fast_document) */
+	CC_CONTROL = 8, /* a control or non-ASCII byte */
+};
+static const unsigned char char_class[256] = {
+	[0 ... 0x1f] = CC_BAIL | CC_CONTROL,
+	[0x7f ... 0xff] = CC_BAIL | CC_CONTROL,
+	['a' ... 'z'] = CC_PLAIN | CC_KEY,
+	['A' ... 'Z'] = CC_PLAIN | CC_KEY,
+	['0' ... '9'] = CC_PLAIN | CC_KEY,
+	['.'] = CC_PLAIN | CC_KEY,
+	['_'] = CC_PLAIN | CC_KEY,
+	['/'] = CC_PLAIN | CC_KEY,
+	['-'] = CC_PLAIN | CC_KEY,
+	['+'] = CC_PLAIN,
+	['='] = CC_PLAIN,
+	['('] = CC_PLAIN,
+	[')'] = CC_PLAIN,
+	['$'] = CC_PLAIN,
+	['^'] = CC_PLAIN,
+	['~'] = CC_PLAIN,
+	[' '] = CC_PLAIN,
+	[':'] = CC_PLAIN,
+	[','] = CC_PLAIN,
+	['#'] = CC_BAIL,
+	['&'] = CC_BAIL,
+	['*'] = CC_BAIL,
+	['!'] = CC_BAIL,
+	['|'] = CC_BAIL,
+	['>'] = CC_BAIL,
+	['?'] = CC_BAIL,
+	['@'] = CC_BAIL,
+	['`'] = CC_BAIL,
+	['%'] = CC_BAIL,
+	['\\'] = CC_BAIL,
+};
+
 static int plain_char(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '.' || c == '_' || c == '/' || c == '-' || c == '+' || c == '=' || c == '(' ||
-	       c == ')' || c == '$' || c == '^' || c == '~' || c == ' ' || c == ':' || c == ',';
+	return char_class[(unsigned char)c] & CC_PLAIN;
 }
 
 /* A plain scalar's first character, where YAML indicators can't start one. */
@@ -246,7 +324,7 @@ static json_t *fast_plain(const char *s, size_t n)
 		return NULL;
 	memcpy(buf, s, n);
 	buf[n] = '\0';
-	return plain_scalar(buf);
+	return plain_scalar_n(buf, n, 1);
 }
 
 /* A quoted scalar without escapes at *s (in [*s, end)): a string, *s past the closing quote.
@@ -301,9 +379,7 @@ static const char *fast_key_any(const char **s, const char *end, size_t *len)
 		return k + 1;
 	}
 	const char *at = k;
-	while (at < end && ((*at >= 'a' && *at <= 'z') || (*at >= 'A' && *at <= 'Z') ||
-			    (*at >= '0' && *at <= '9') || *at == '.' || *at == '_' || *at == '/' ||
-			    (*at == '-' && at > k)))
+	while (at < end && (char_class[(unsigned char)*at] & CC_KEY) && (*at != '-' || at > k))
 		at++;
 	if (at == k)
 		return NULL;
@@ -314,12 +390,15 @@ static const char *fast_key_any(const char **s, const char *end, size_t *len)
 
 static int fast_set(json_t *obj, const char *key, size_t len, json_t *v)
 {
-	/* A duplicate key is an error libyaml's path reports, with its line. */
-	if (!v || json_object_getn(obj, key, len) ||
-	    json_object_setn_new_nocheck(obj, key, len, v) != 0) {
-		json_decref(v);
+	/* A duplicate key is an error libyaml's path reports, with its line. jansson replaces
+	 * the value of a key it has, so a size that didn't grow is a duplicate: one hash lookup
+	 * per key, not two (looking first was a tenth of reading a large export). The document
+	 * is dropped on the way to libyaml, replaced value and all. */
+	size_t before = json_object_size(obj);
+	if (!v)
 		return -1;
-	}
+	if (json_object_setn_new_nocheck(obj, key, len, v) != 0 || json_object_size(obj) == before)
+		return -1;
 	return 0;
 }
 
@@ -541,9 +620,7 @@ static int fast_document(const char *p, const char *end, int first, json_t **doc
 			last--;
 		if (text < last && *text != '#') {
 			for (const char *c = text; c < last; c++)
-				if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f || *c == '#' ||
-				    *c == '&' || *c == '*' || *c == '!' || *c == '|' || *c == '>' ||
-				    *c == '?' || *c == '@' || *c == '`' || *c == '%' || *c == '\\')
+				if (char_class[(unsigned char)*c] & CC_BAIL)
 					goto bail;
 			if (!f.root)
 				*line = n;
@@ -552,7 +629,7 @@ static int fast_document(const char *p, const char *end, int first, json_t **doc
 		} else {
 			/* Blank or a comment: no tab or control character hides in it. */
 			for (const char *c = p; c < stop; c++)
-				if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+				if (char_class[(unsigned char)*c] & CC_CONTROL)
 					goto bail;
 		}
 		p = eol ? eol + 1 : end;

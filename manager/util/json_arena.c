@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "util/json_arena.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define JSON_ARENA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JSON_ARENA_ASAN 1
+#endif
+#endif
+#ifdef JSON_ARENA_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* Address space only (PROT_NONE costs no memory and no commit charge); it is made writable a
+ * megabyte at a time as the bump pointer reaches it. One Workload's tree takes a few KB; what
+ * the caller keeps (the cluster's queues and classes) stays below the floor for the run. */
+#define RESERVE ((size_t)1 << 30)
+#define COMMIT_STEP ((size_t)1 << 20)
+#define ALIGN 16
+/* Larger blocks (a long array's storage) go to malloc: rare, and not worth the room. */
+#define MAX_BLOCK ((size_t)64 << 10)
+
+static struct {
+	char *base; /* NULL: not installed */
+	size_t committed; /* bytes from base that are readable and writable */
+	size_t floor; /* below: kept documents' blocks, never reused while any is alive */
+	size_t used; /* the bump pointer; [floor, used) is the current document's */
+	size_t live_current, live_kept; /* blocks allocated and not freed, above and below floor */
+	int on; /* between begin and pause */
+	json_malloc_t prev_malloc;
+	json_free_t prev_free;
+} arena;
+
+static int commit(size_t need)
+{
+	size_t want = (need + COMMIT_STEP - 1) / COMMIT_STEP * COMMIT_STEP;
+	if (need > RESERVE || want > RESERVE)
+		return -1;
+	if (mprotect(arena.base + arena.committed, want - arena.committed, PROT_READ | PROT_WRITE) != 0)
+		return -1;
+	POISON(arena.base + arena.committed, want - arena.committed);
+	arena.committed = want;
+	return 0;
+}
+
+static void *arena_malloc(size_t size)
+{
+	if (arena.on && size <= MAX_BLOCK) {
+		size_t n = size ? (size + ALIGN - 1) / ALIGN * ALIGN : ALIGN;
+		if (arena.committed - arena.used >= n || commit(arena.used + n) == 0) {
+			char *p = arena.base + arena.used;
+			arena.used += n;
+			arena.live_current++;
+			UNPOISON(p, size);
+			return p;
+		}
+	}
+	return malloc(size);
+}
+
+static void arena_free(void *ptr)
+{
+	char *p = ptr;
+	if (p && arena.base && p >= arena.base && p < arena.base + RESERVE) {
+		if (p >= arena.base + arena.floor)
+			arena.live_current--;
+		else
+			arena.live_kept--;
+		return;
+	}
+	free(ptr);
+}
+
+int json_arena_install(void)
+{
+	if (arena.base)
+		return 0;
+	void *p = mmap(NULL, RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	arena.base = p;
+	arena.committed = arena.floor = arena.used = 0;
+	arena.live_current = arena.live_kept = 0;
+	arena.on = 0;
+	json_get_alloc_funcs(&arena.prev_malloc, &arena.prev_free);
+	json_set_alloc_funcs(arena_malloc, arena_free);
+	return 0;
+}
+
+void json_arena_uninstall(void)
+{
+	if (!arena.base || arena.live_current || arena.live_kept)
+		return;
+	json_set_alloc_funcs(arena.prev_malloc, arena.prev_free);
+	UNPOISON(arena.base, arena.committed);
+	munmap(arena.base, RESERVE);
+	arena.base = NULL;
+	arena.on = 0;
+}
+
+void json_arena_begin(void)
+{
+	arena.on = arena.base != NULL;
+}
+
+void json_arena_pause(void)
+{
+	arena.on = 0;
+}
+
+void json_arena_end(void)
+{
+	arena.on = 0;
+	if (!arena.base)
+		return;
+	if (arena.live_current == 0) {
+		/* Every block of the document was freed: its memory is the next one's. */
+		POISON(arena.base + arena.floor, arena.used - arena.floor);
+		arena.used = arena.floor;
+	} else {
+		/* Something still holds part of it: it stays where it is, counted as kept. */
+		arena.live_kept += arena.live_current;
+		arena.live_current = 0;
+		arena.floor = arena.used;
+	}
+	if (arena.live_kept == 0) {
+		POISON(arena.base, arena.used);
+		arena.floor = arena.used = 0;
+	}
+}
+
+size_t json_arena_live(void)
+{
+	return arena.live_current + arena.live_kept;
+}
