@@ -34,6 +34,7 @@
 #define ANNOTATION_GANG "muster.kueue.x-k8s.io/gang-scheduling"
 #define DISCOVERY_RETRY_MIN_MS 500
 #define DISCOVERY_RETRY_MAX_MS 10000
+#define HOLD_PROBE_TRIES 5
 
 /* --- discovery -------------------------------------------------------------------------- */
 
@@ -107,6 +108,18 @@ static void decided(struct mgr *m)
 static void on_job_probe(void *arg, const struct kube_response *resp)
 {
 	struct mgr *m = arg;
+	/* The dry run passes the webhooks too, and one of ours whose server is gone (a dead
+	 * leader's URL, in a namespace manageJobsWithoutQueueName takes) refuses it until the
+	 * new leader installs, which waits for this answer: after a few tries, no gang. */
+	if (resp->error != -ECANCELED && ++m->hold.probe_tries > HOLD_PROBE_TRIES &&
+	    (resp->error || resp->status >= 500)) {
+		log_warn("the Job probe keeps failing; going on without gang scheduling",
+			 LF_INT("status", resp->status), LF_STR("error", resp->error_text),
+			 LF_STR("body", resp->body), LF_END);
+		m->hold.step++;
+		discovery_step(m);
+		return;
+	}
 	if (try_again(m, resp, "a dry-run Job with spec.scheduling"))
 		return;
 	json_error_t jerr;

@@ -143,6 +143,7 @@ struct mgr {
 		int step; /* discovery's next step */
 		int served_map, served_podgroups, job_scheduling; /* what discovery found */
 		unsigned retry_ms;
+		int probe_tries; /* the dry-run Job's, before it counts as refused */
 		uv_timer_t retry;
 		void (*on_known)(struct mgr *m);
 		int known; /* decided: the webhooks may answer, the leader may install */

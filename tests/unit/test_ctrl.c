@@ -1992,6 +1992,135 @@ static void test_afs_restart_seeds_from_status(void **state)
 	assert_false(fake_cond(t, WL_PATH("wa"), "QuotaReserved"));
 }
 
+/* --- the hold's discovery (hold.c) --------------------------------------------------------- */
+
+/* A server as discovery sees it: what it lists, whether a Job keeps spec.scheduling, and how
+ * many of the first requests answer 503. */
+struct server_shape {
+	int map, podgroups, keeps, unavailable;
+	int requests, probes;
+	char probe_query[128];
+};
+
+static void shape_responder(void *arg, const struct httpd_request *req, struct httpd_response *resp)
+{
+	struct server_shape *s = arg;
+	const char *body = NULL;
+	s->requests++;
+	resp->content_type = "application/json";
+	resp->status = 200;
+	if (s->unavailable > 0) {
+		s->unavailable--;
+		resp->status = 503;
+		body = "{\"kind\":\"Status\"}";
+	} else if (!strcmp(req->path, "/apis/admissionregistration.k8s.io/v1")) {
+		body = s->map ? "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"mutatingadmissionpolicies\"},"
+				"{\"name\":\"mutatingadmissionpolicybindings\"},{\"name\":\"validatingadmissionpolicies\"}]}" :
+				"{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"validatingadmissionpolicies\"}]}";
+	} else if (!strcmp(req->path, "/apis/scheduling.k8s.io/v1beta1") && s->podgroups) {
+		body = "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"podgroups\"},{\"name\":\"workloads\"}]}";
+	} else if (!strcmp(req->method, "POST") && !strcmp(req->path, "/apis/batch/v1/namespaces/muster-system/jobs")) {
+		s->probes++;
+		snprintf(s->probe_query, sizeof(s->probe_query), "%s", req->query);
+		resp->status = s->keeps ? 201 : 422;
+		body = s->keeps ? "{\"kind\":\"Job\",\"spec\":{\"scheduling\":{\"schedulingPolicy\":{\"gang\":{}}}}}" :
+				  "{\"kind\":\"Status\",\"message\":\"spec.scheduling: Forbidden\"}";
+	} else {
+		resp->status = 404;
+		body = "{\"kind\":\"Status\",\"reason\":\"NotFound\"}";
+	}
+	resp->body = strdup(body);
+	resp->body_len = strlen(body);
+}
+
+static int known_calls;
+static void on_known(struct mgr *m)
+{
+	(void)m;
+	known_calls++;
+}
+
+struct decision {
+	int known, policy, gang, failed;
+};
+
+/* Runs discovery against shape with the modes given, and says what it decided. */
+static void discover(struct server_shape *shape, enum hold_mode hold, enum gang_mode gang, struct decision *out)
+{
+	uv_loop_t loop;
+	struct fake_api *api;
+	struct muster_config conf;
+	struct mgr m;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(fake_api_start(&loop, shape_responder, shape, &api), 0);
+	config_defaults(&conf);
+	conf.client_qps = 0;
+	conf.hold_mode = hold;
+	conf.gang_mode = gang;
+	snprintf(conf.namespace_name, sizeof(conf.namespace_name), "muster-system");
+	struct kube_config cfg = { .server = (char *)fake_api_url(api) };
+	assert_int_equal(mgr_init_for_test(&m, &loop, &cfg, &conf), 0);
+	known_calls = 0;
+	assert_int_equal(hold_discover(&m, on_known), 0);
+	uint64_t deadline = uv_hrtime() + 5000 * MS;
+	while (!m.hold.known && !m.failed && uv_hrtime() < deadline)
+		uv_run(&loop, UV_RUN_ONCE);
+	assert_true(m.hold.known || m.failed);
+	assert_int_equal(known_calls, m.hold.known);
+	*out = (struct decision){ m.hold.known, m.hold.policy, m.hold.gang, m.failed };
+	uv_timer_stop(&m.hold.retry);
+	uv_close((uv_handle_t *)&m.hold.retry, NULL);
+	mgr_release_for_test(&m);
+	fake_api_stop(api);
+	deadline = uv_hrtime() + 2000 * MS;
+	while (uv_run(&loop, UV_RUN_NOWAIT) && uv_hrtime() < deadline)
+		;
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* Each server shape gets the hold and gang Kueue users on that version would want, asks only
+ * what it must, and a server still starting is asked again. */
+static void test_hold_discovery(void **state)
+{
+	(void)state;
+	struct decision got;
+	/* 1.37 with the gates: policies and gang, after one dry-run Job. */
+	struct server_shape full = { 1, 1, 1, 0, 0, 0, "" };
+	discover(&full, HOLD_AUTO, GANG_AUTO, &got);
+	assert_true(got.policy);
+	assert_true(got.gang);
+	assert_int_equal(full.probes, 1);
+	assert_string_equal(full.probe_query, "dryRun=All");
+	/* 1.35: the webhook, no gang, and no probe. */
+	struct server_shape old = { 0, 0, 0, 0, 0, 0, "" };
+	discover(&old, HOLD_AUTO, GANG_AUTO, &got);
+	assert_false(got.policy);
+	assert_false(got.gang);
+	assert_int_equal(old.probes, 0);
+	/* 1.37 with PodGroups but without WorkloadWithJob: the probe is refused, no gang. */
+	struct server_shape dropped = { 1, 1, 0, 0, 0, 0, "" };
+	discover(&dropped, HOLD_AUTO, GANG_AUTO, &got);
+	assert_true(got.policy);
+	assert_false(got.gang);
+	/* Configured off: the webhook, no gang, no question about PodGroups. */
+	struct server_shape off = { 1, 1, 1, 0, 0, 0, "" };
+	discover(&off, HOLD_WEBHOOK, GANG_DISABLED, &got);
+	assert_false(got.policy);
+	assert_false(got.gang);
+	assert_int_equal(off.requests, 1);
+	/* A server that answers 503 at first is asked again. */
+	struct server_shape starting = { 1, 1, 1, 2, 0, 0, "" };
+	discover(&starting, HOLD_AUTO, GANG_AUTO, &got);
+	assert_true(got.policy);
+	assert_true(got.gang);
+	assert_int_equal(starting.requests, 5);
+	/* A demand the server can't meet stops the start. */
+	struct server_shape no_gang = { 1, 0, 0, 0, 0, 0, "" };
+	discover(&no_gang, HOLD_AUTO, GANG_ENABLED, &got);
+	assert_true(got.failed);
+	assert_false(got.known);
+}
+
 int main(void)
 {
 	log_set_level(getenv("T_DEBUG") ? LOG_DEBUG : LOG_ERROR);
@@ -2029,6 +2158,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pod_group_short_of_quota_blocks_nothing, setup_pods, teardown),
 		cmocka_unit_test_setup_teardown(test_pod_group_evicted, setup_pods, teardown),
 		cmocka_unit_test_setup_teardown(test_job_without_queue_name_held, setup_manage_all, teardown),
+		cmocka_unit_test(test_hold_discovery),
 		cmocka_unit_test_setup_teardown(test_requeue_backoff_and_deactivation, setup_pods_ready,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pods_ready_counts_from_start, setup_pods_ready,
