@@ -33,31 +33,38 @@ for check in "watch jobs.batch" "patch jobs.batch" "patch jobs.batch --subresour
 	"get leases.coordination.k8s.io -n muster-system" "create leases.coordination.k8s.io -n muster-system" \
 	"update leases.coordination.k8s.io -n muster-system" \
 	"get secrets -n muster-system" "create secrets -n muster-system" "update secrets -n muster-system" \
-	"create jobs.batch -n muster-system" "patch mutatingadmissionpolicies/muster-hold-jobs" \
-	"delete mutatingadmissionpolicybindings/muster-gang-jobs" \
-	"patch validatingadmissionpolicies/muster-queue-name" "create validatingadmissionpolicybindings"; do
+	"create jobs.batch -n muster-system"; do
 	# shellcheck disable=SC2086
 	can $check || fail "the role does not allow: $check"
 done
 ! can delete jobs.batch || fail "the role allows deleting Jobs"
 # The gang probe's dry-run Job: in the manager's namespace only.
 ! can create jobs.batch -n default || fail "the role allows creating Jobs outside muster-system"
-! can delete validatingadmissionpolicies/muster-leader-fence || fail "the role allows deleting the leader fence"
 ! can delete workloads.kueue.x-k8s.io || fail "the role allows deleting Workloads"
 # ray.io: the CRDs are installed only once a test started KubeRay (need_kuberay), and
 # `kubectl auth can-i` answers "no" for a resource the apiserver does not serve; a
 # SubjectAccessReview asks RBAC alone.
-may() { # VERB RESOURCE [SUBRESOURCE], in group ray.io
+may_in() { # GROUP VERB RESOURCE [SUBRESOURCE] [NAME]
 	[ "$(k create -o jsonpath='{.status.allowed}' -f - 2>/dev/null <<YAML
 apiVersion: authorization.k8s.io/v1
 kind: SubjectAccessReview
 spec:
   user: $as
   groups: [system:serviceaccounts, "system:serviceaccounts:muster-system", system:authenticated]
-  resourceAttributes: {verb: $1, group: ray.io, resource: $2, subresource: "${3:-}"}
+  resourceAttributes: {verb: $2, group: $1, resource: $3, subresource: "${4:-}", name: "${5:-}"}
 YAML
 )" = true ]
 }
+may() { may_in ray.io "$@"; } # VERB RESOURCE [SUBRESOURCE], in group ray.io
+# The hold's admission policies (1.36+; a 1.35 server does not serve them, so ask RBAC alone).
+for check in "patch mutatingadmissionpolicies - muster-hold-jobs" "delete mutatingadmissionpolicybindings - muster-gang-jobs" \
+	"patch validatingadmissionpolicies - muster-queue-frozen" "create validatingadmissionpolicybindings"; do
+	# shellcheck disable=SC2086
+	set -- $check
+	may_in admissionregistration.k8s.io "$1" "$2" "" "${4:-}" || fail "the role does not allow: $check"
+done
+! may_in admissionregistration.k8s.io delete validatingadmissionpolicies "" muster-leader-fence ||
+	fail "the role allows deleting the leader fence"
 for r in rayjobs rayclusters; do
 	for v in get list watch patch; do may "$v" "$r" || fail "the role does not allow: $v $r.ray.io"; done
 	! may delete "$r" || fail "the role allows deleting $r.ray.io"
