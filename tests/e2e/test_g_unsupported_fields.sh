@@ -70,5 +70,5 @@ wait_until 30 "the concurrent-admission queue's UnsupportedFields condition" con
 wait_until 30 "the admission-check queue to be inactive" condition_is cq e2e-g-checks '' Active status False
 [[ $(cond cq e2e-g-checks '' Active message) == *"admission checks"* ]] || fail "inactive message does not name admission checks"
 wait_until 30 "the Workload's UnsupportedFields condition" condition_is workloads.kueue.x-k8s.io timed "$NS" UnsupportedFields status True
-[[ $(cond workload timed "$NS" UnsupportedFields message) == *maximumExecutionTimeSeconds* ]] || fail "Workload message does not name maximumExecutionTimeSeconds"
+[[ $(cond workloads.kueue.x-k8s.io timed "$NS" UnsupportedFields message) == *maximumExecutionTimeSeconds* ]] || fail "Workload message does not name maximumExecutionTimeSeconds"
 pass
