@@ -25,21 +25,21 @@ namespace: muster-system
 webhook: {port: 9443}
 internalCertManagement: {enable: true, webhookServiceName: $svc, webhookSecretName: $secret}
 YAML
-# replica N: runs a manager in service mode until it has installed its webhooks (free ports).
+# replica N: runs a manager in service mode until it has installed its hold: policies and webhooks (free ports).
 replica() {
 	"$bin" manager --kubeconfig "$MUSTER_MANAGER_KUBECONFIG" --config "$WORK/config.yaml" \
 		--webhook-port 0 --health-host 127.0.0.1 --health-port 0 --metrics-port 0 --visibility-port 0 \
 		>"$WORK/replica-$1.log" 2>&1 &
 	local pid=$! i
 	for ((i = 0; i < 60; i++)); do
-		grep -q '"msg":"webhook configurations installed"' "$WORK/replica-$1.log" && break
+		grep -q '"msg":"hold installed"' "$WORK/replica-$1.log" && break
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.5
 	done
 	kill -TERM "$pid" 2>/dev/null || true
 	wait "$pid" || true
 	cp "$WORK/replica-$1.log" "$MUSTER_LOCAL_DIR/logs/muster.log.$TEST_NAME.replica-$1"
-	grep -q '"msg":"webhook configurations installed"' "$WORK/replica-$1.log" ||
+	grep -q '"msg":"hold installed"' "$WORK/replica-$1.log" ||
 		fail "replica $1 did not install its webhooks: $(grep -m1 '"level":"error"' "$WORK/replica-$1.log" | head -c 300)"
 }
 
