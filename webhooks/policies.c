@@ -92,15 +92,23 @@ static json_t *condition(const char *name, const char *expression)
 }
 
 /* The conditions every policy of queued objects has: not owned by an integrated kind, and
- * (unless every object of the managed namespaces is taken) queued. */
-static json_t *queued_conditions(int labelled_only)
+ * (unless every object of the managed namespaces is taken) queued, or the manager's probe
+ * (probe_token, may be NULL). */
+static json_t *queued_conditions(int labelled_only, const char *probe_token)
 {
-	char owned[CEL_MAX];
+	char owned[CEL_MAX], queued[512];
 	json_t *c = json_array();
+	if (probe_token)
+		snprintf(queued, sizeof(queued),
+			 "(" HAS_QUEUE_LABEL " && " QUEUE_LABEL " != '') || (has(object.metadata.labels) && '"
+			 POLICY_PROBE_LABEL "' in object.metadata.labels && object.metadata.labels['"
+			 POLICY_PROBE_LABEL "'] == '%.40s')",
+			 probe_token);
+	else
+		snprintf(queued, sizeof(queued), "%s", HAS_QUEUE_LABEL " && " QUEUE_LABEL " != ''");
 	if (!c || owned_condition(owned, sizeof(owned)) != 0 ||
 	    json_array_append_new(c, condition("not-owned-by-an-integrated-kind", owned)) != 0 ||
-	    (labelled_only &&
-	     json_array_append_new(c, condition("queued", HAS_QUEUE_LABEL " && " QUEUE_LABEL " != ''")) != 0)) {
+	    (labelled_only && json_array_append_new(c, condition("queued", queued)) != 0)) {
 		json_decref(c);
 		return NULL;
 	}
@@ -181,15 +189,15 @@ static int add_owner_hold(json_t *out, const struct policy_inputs *in, const str
 	snprintf(name, sizeof(name), "muster-hold-%s", k->plural);
 	api_group(k, group, sizeof(group));
 	return add_policy(out, MAP_KIND, name, json_pack("[o]", resource_rule(group, k->plural, 0)),
-			  queued_conditions(!all), "mutations",
+			  queued_conditions(!all, in->probe_token), "mutations",
 			  apply_mutation("Object{spec: Object.spec{suspend: true}}"),
 			  all && in->managed_namespaces ? json_deep_copy(in->managed_namespaces) :
 							  default_namespaces());
 }
 
-static int add_gang(json_t *out)
+static int add_gang(json_t *out, const char *probe_token)
 {
-	json_t *conditions = queued_conditions(1);
+	json_t *conditions = queued_conditions(1, probe_token);
 	/* The user's own spec.scheduling (basic, or gang with a minCount) is theirs to keep. */
 	if (conditions &&
 	    json_array_append_new(conditions, condition("no-scheduling-of-its-own",
@@ -205,10 +213,10 @@ static int add_gang(json_t *out)
 			  default_namespaces());
 }
 
-static int add_pod_hold(json_t *out)
+static int add_pod_hold(json_t *out, const char *probe_token)
 {
 	return add_policy(out, MAP_KIND, POLICY_PODS, json_pack("[o]", resource_rule("", "pods", 0)),
-			  queued_conditions(1), "mutations",
+			  queued_conditions(1, probe_token), "mutations",
 			  apply_mutation("Object{metadata: Object.metadata{"
 					 "labels: {'" LABEL_MANAGED "': 'true'}, "
 					 "finalizers: ['" FINALIZER_MANAGED "']}, "
@@ -248,7 +256,7 @@ static int add_queue_name(json_t *out, const struct policy_inputs *in)
 		" + '\": must be a valid LocalQueue name (a lowercase RFC 1123 subdomain)'",
 		"reason", "Invalid");
 	return add_policy(out, VAP_KIND, POLICY_QUEUE_NAME, queued_kinds_rules(in, in->pods),
-			  queued_conditions(0), "validations", validations, default_namespaces());
+			  queued_conditions(0, NULL), "validations", validations, default_namespaces());
 }
 
 /* muster-queue-frozen: validate_owner's rule, a running owner (not held by spec.suspend)
@@ -264,7 +272,7 @@ static int add_queue_frozen(json_t *out, const struct policy_inputs *in)
 		"'metadata.labels[" LABEL_QUEUE_NAME "]: Forbidden: the queue of a running ' + "
 		"object.kind + ' cannot change; suspend it first'",
 		"reason", "Invalid");
-	return add_policy(out, VAP_KIND, POLICY_QUEUE_FROZEN, queued_kinds_rules(in, 0), queued_conditions(0),
+	return add_policy(out, VAP_KIND, POLICY_QUEUE_FROZEN, queued_kinds_rules(in, 0), queued_conditions(0, NULL),
 			  "validations", validations, default_namespaces());
 }
 
@@ -277,9 +285,9 @@ json_t *policies_build(const struct policy_inputs *in)
 	for (size_t i = 0; rc == 0 && i < in->n_owners; i++)
 		rc = add_owner_hold(out, in, in->owners[i]);
 	if (rc == 0 && in->gang)
-		rc = add_gang(out);
+		rc = add_gang(out, in->probe_token);
 	if (rc == 0 && in->pods)
-		rc = add_pod_hold(out);
+		rc = add_pod_hold(out, in->probe_token);
 	if (rc == 0 && (in->n_owners || in->pods))
 		rc = add_queue_name(out, in);
 	if (rc == 0 && in->n_owners)
@@ -312,7 +320,7 @@ json_t *policies_unused(const struct policy_inputs *in)
 	for (size_t i = 0; i < n && n_owners < sizeof(owners) / sizeof(owners[0]); i++)
 		if (all[i]->holds_by_suspend)
 			owners[n_owners++] = all[i];
-	const struct policy_inputs every = { owners, n_owners, 1, 1, 0, NULL };
+	const struct policy_inputs every = { owners, n_owners, 1, 1, 0, NULL, NULL };
 	json_t *possible = policies_build(&every), *used = policies_build(in), *out = json_array();
 	size_t i;
 	json_t *o;

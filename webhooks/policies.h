@@ -42,7 +42,13 @@ struct policy_inputs {
 	int gang; /* queued Jobs are created with gang scheduling */
 	int manage_without_queue_name;
 	json_t *managed_namespaces; /* LabelSelector for manage_without_queue_name (borrowed) */
+	/* NULL, or a value of POLICY_PROBE_LABEL: an object with that label is held as a queued
+	 * one is, so the manager can see (with a dry-run create) that these very policies are in
+	 * force before its webhooks fail open. */
+	const char *probe_token;
 };
+
+#define POLICY_PROBE_LABEL "muster.kueue.x-k8s.io/hold-probe"
 
 /* Every policy and binding for in, in apply order (each policy before its binding): a new
  * array of whole objects (apiVersion, kind, metadata.name, spec), or NULL on out of memory.

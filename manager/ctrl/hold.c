@@ -35,6 +35,16 @@
 #define DISCOVERY_RETRY_MIN_MS 500
 #define DISCOVERY_RETRY_MAX_MS 10000
 #define HOLD_PROBE_TRIES 5
+#define HOLD_VERIFY_EVERY_MS 250
+/* The probes' pod (template): one the restricted Pod Security Standard admits, as the manager's
+ * own namespace enforces it (deploy/cluster/namespace.yaml). */
+#define PROBE_POD_SPEC                                                                             \
+	"{\"restartPolicy\":\"Never\",\"securityContext\":{\"runAsNonRoot\":true,"                  \
+	"\"seccompProfile\":{\"type\":\"RuntimeDefault\"}},\"containers\":[{\"name\":\"probe\","      \
+	"\"image\":\"probe\",\"securityContext\":{\"allowPrivilegeEscalation\":false,"                \
+	"\"capabilities\":{\"drop\":[\"ALL\"]}}}]}"
+#define HOLD_UNCHECKED_WAIT_MS 3000
+#define HOLD_VERIFY_TRIES 120 /* 30 s: the apiserver's policy caches lag by well under a second */
 
 /* --- discovery -------------------------------------------------------------------------- */
 
@@ -43,6 +53,28 @@ static void discovery_step(struct mgr *m);
 static void on_retry(uv_timer_t *t)
 {
 	discovery_step(t->data);
+}
+
+static int send_probes(struct mgr *m);
+
+static void install_phase(struct mgr *m);
+
+/* The wait that stands in for the verification where it can't be made. */
+static void on_unchecked_timer(uv_timer_t *t)
+{
+	install_phase(t->data);
+}
+
+/* The verification's next round (the same timer: discovery is over by then). */
+static void on_verify_timer(uv_timer_t *t)
+{
+	struct mgr *m = t->data;
+	m->hold.probe_unheld = 0;
+	if (send_probes(m) != 0) {
+		log_error("cannot check the admission policies", LF_END);
+		m->failed = 1;
+		uv_stop(m->loop);
+	}
 }
 
 /* Whether an APIResourceList body lists every one of the resources. */
@@ -168,8 +200,7 @@ static void discovery_step(struct mgr *m)
 		static const char job[] =
 			"{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"generateName\":"
 			"\"muster-gang-probe-\"},\"spec\":{\"suspend\":true,\"scheduling\":{"
-			"\"schedulingPolicy\":{\"gang\":{}}},\"template\":{\"spec\":{\"restartPolicy\":"
-			"\"Never\",\"containers\":[{\"name\":\"probe\",\"image\":\"probe\"}]}}}}";
+			"\"schedulingPolicy\":{\"gang\":{}}},\"template\":{\"spec\":" PROBE_POD_SPEC "}}}";
 		snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs?dryRun=All",
 			 m->conf.namespace_name);
 		rc = kube_request(m->kube, "POST", path, NULL, job, on_job_probe, m, NULL);
@@ -195,6 +226,9 @@ int hold_discover(struct mgr *m, void (*on_known)(struct mgr *m))
 		return rc;
 	m->hold.retry.data = m;
 	m->hold.on_known = on_known;
+	/* This process's probe token: the policies it installs hold the probes labelled with it,
+	 * so a probe held proves that this very version is in force. */
+	snprintf(m->hold.token, sizeof(m->hold.token), "%llx", (unsigned long long)uv_hrtime());
 	m->hold.step = 0;
 	discovery_step(m);
 	return 0;
@@ -253,26 +287,34 @@ static json_t *webhook_entry(struct mgr *m, const char *name, const char *path, 
 	return w;
 }
 
+static void install_phase(struct mgr *m);
+
+/* One write of the current phase landed: the next phase starts once all have. */
 static void install_landed(struct mgr *m)
 {
 	if (--m->hold.installing == 0 && !m->failed) {
-		m->hold.installed = 1;
-		log_info("hold installed", LF_STR("hold", m->hold.policy ? "AdmissionPolicy" : "Webhook"),
-			 LF_INT("gang_scheduling", m->hold.gang), LF_END);
+		m->hold.phase++;
+		install_phase(m);
 	}
+}
+
+static void install_failed(struct mgr *m, const char *what, const struct kube_response *resp)
+{
+	log_error("cannot install the hold", LF_STR("step", what), LF_INT("status", resp ? resp->status : 0),
+		  LF_STR("error", resp ? resp->error_text : NULL), LF_STR("body", resp ? resp->body : NULL),
+		  LF_END);
+	/* Without its hold muster would let queued Jobs start unadmitted. */
+	m->failed = 1;
+	uv_stop(m->loop);
 }
 
 static void on_applied(void *arg, const struct kube_response *resp)
 {
 	struct mgr *m = arg;
+	if (resp->error == -ECANCELED)
+		return; /* shutting down */
 	if (resp->error || resp->status >= 300) {
-		if (resp->error == -ECANCELED)
-			return; /* shutting down */
-		log_error("cannot install the hold", LF_INT("status", resp->status),
-			  LF_STR("error", resp->error_text), LF_STR("body", resp->body), LF_END);
-		/* Without its hold muster would let queued Jobs start unadmitted. */
-		m->failed = 1;
-		uv_stop(m->loop);
+		install_failed(m, "apply", resp);
 		return;
 	}
 	install_landed(m);
@@ -405,55 +447,196 @@ static struct policy_inputs policy_inputs(struct mgr *m, const struct integratio
 					  json_t *managed)
 {
 	struct policy_inputs in = { owners, 0, config_framework_enabled(&m->conf, "pod"), m->hold.gang,
-				    m->conf.manage_without_queue_name, managed };
+				    m->conf.manage_without_queue_name, managed, m->hold.token };
 	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
 		if (owner_enabled(m, k) && owner_integration(k)->holds_by_suspend)
 			owners[in.n_owners++] = owner_integration(k);
 	return in;
 }
 
-int hold_install(struct mgr *m)
+/* The dry-run probes of the verification: a Job (and with pods, a Pod) labelled with this
+ * process's probe token in the manager's namespace. No webhook sees them (they carry no queue
+ * label), so only a policy in force can hold them. */
+static void on_probe(void *arg, const struct kube_response *resp);
+
+/* One dry-run probe: an object of kind (apiVersion api_version, at prefix/resource) in the
+ * manager's namespace, labelled with the token, with spec. */
+static int send_probe(struct mgr *m, const char *prefix, const char *resource, const char *api_version,
+		      const char *kind, const char *spec)
+{
+	char path[512], body[1024];
+	snprintf(path, sizeof(path), "%s/namespaces/%s/%s?dryRun=All", prefix, m->conf.namespace_name, resource);
+	snprintf(body, sizeof(body),
+		 "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"generateName\":"
+		 "\"muster-hold-probe-\",\"labels\":{\"%s\":\"%s\"}},\"spec\":%s}",
+		 api_version, kind, POLICY_PROBE_LABEL, m->hold.token, spec);
+	int rc = kube_request(m->kube, "POST", path, NULL, body, on_probe, m, NULL);
+	if (rc == 0)
+		m->hold.installing++;
+	return rc;
+}
+
+static int send_probes(struct mgr *m)
+{
+	int rc = send_probe(m, "/apis/batch/v1", "jobs", "batch/v1", "Job",
+			    "{\"suspend\":false,\"template\":{\"spec\":" PROBE_POD_SPEC "}}");
+	if (rc == 0 && config_framework_enabled(&m->conf, "pod"))
+		rc = send_probe(m, "/api/v1", "pods", "v1", "Pod", PROBE_POD_SPEC);
+	return rc;
+}
+
+/* Whether a probe came back held: the Job suspended (and a gang, with gang scheduling), the
+ * Pod gated. */
+static int probe_held(struct mgr *m, json_t *obj)
+{
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	size_t i;
+	json_t *gate;
+	if (kind && !strcmp(kind, "Job"))
+		return json_is_true(obj_path(obj, "spec.suspend")) &&
+		       (!m->hold.gang || json_is_object(obj_path(obj, "spec.scheduling.schedulingPolicy.gang")));
+	json_array_foreach(obj_path(obj, "spec.schedulingGates"), i, gate)
+	{
+		const char *name = json_string_value(json_object_get(gate, "name"));
+		if (name && !strcmp(name, GATE_ADMISSION))
+			return 1;
+	}
+	return 0;
+}
+
+static void on_probe(void *arg, const struct kube_response *resp)
+{
+	struct mgr *m = arg;
+	json_error_t jerr;
+	if (resp->error == -ECANCELED)
+		return;
+	json_t *obj = resp->status < 300 ? json_loadb(resp->body, resp->body_len, 0, &jerr) : NULL;
+	if (resp->status >= 400 && resp->status < 500 && !m->hold.probe_refused) {
+		/* Refused by something else (a policy engine of the cluster's, say): it tells
+		 * nothing of ours, so the check can't be made. */
+		m->hold.probe_refused = 1;
+		log_warn("a hold probe was refused; the admission policies can't be checked, going on in a moment",
+			 LF_INT("status", resp->status), LF_STR("body", resp->body), LF_END);
+	} else if (!obj || !probe_held(m, obj)) {
+		m->hold.probe_unheld++;
+	}
+	json_decref(obj);
+	if (--m->hold.installing > 0 || m->failed)
+		return;
+	if (m->hold.probe_unheld == 0 && !m->hold.probe_refused) {
+		log_info("the admission policies are in force", LF_INT("checks", m->hold.verify_tries + 1), LF_END);
+		m->hold.phase++;
+		install_phase(m);
+		return;
+	}
+	if (m->hold.probe_refused) {
+		/* Unchecked: give the apiserver's caches the time they take (well under a second). */
+		m->hold.phase++;
+		uv_timer_start(&m->hold.retry, on_unchecked_timer, HOLD_UNCHECKED_WAIT_MS, 0);
+		return;
+	}
+	/* Written, but the apiserver's policy caches have not caught up yet: a queued object
+	 * created now would not be held, so the webhooks stay as they are until it has. */
+	if (++m->hold.verify_tries >= HOLD_VERIFY_TRIES) {
+		install_failed(m, "the admission policies are not in force", resp);
+		return;
+	}
+	uv_timer_start(&m->hold.retry, on_verify_timer, HOLD_VERIFY_EVERY_MS, 0);
+}
+
+/* The installation, phase by phase, each once the writes of the one before have landed:
+ *   0 apply the policies;
+ *   1 verify that the apiserver enforces them (dry-run probes), as writing them is not yet
+ *     their being in force, and the webhooks that held until now are about to fail open;
+ *   2 apply the webhook configurations;
+ *   3 delete the policies this configuration does not use (after the webhooks that replace
+ *     them are written, so a move to the webhook hold leaves no gap);
+ *   4 installed.
+ * A phase with nothing to do moves on at once. */
+static void install_phase(struct mgr *m)
 {
 	const struct integration *owners[K_OWNER_LAST - K_OWNER_FIRST + 1];
-	json_t *managed = managed_namespace_selector(m), *mutating = NULL, *validating = NULL;
+	json_t *managed = managed_namespace_selector(m), *objects = NULL, *mutating = NULL, *validating = NULL;
 	struct policy_inputs in = policy_inputs(m, owners, managed);
-	json_t *policies = m->hold.policy ? policies_build(&in) : policies_build(NULL);
-	json_t *unused = policies_unused(m->hold.policy ? &in : NULL);
-	int rc = managed && policies && unused ? build_webhooks(m, &mutating, &validating) : -ENOMEM;
 	size_t i;
 	json_t *o;
+	int rc = managed ? 0 : -ENOMEM;
 
-	if (m->hold.installing || m->hold.installed)
-		rc = -EALREADY;
-	/* The policies first: a hold in place before the webhooks it makes optional fail open. */
-	json_array_foreach(policies, i, o)
+	m->hold.installing = 1; /* held while this phase issues its writes */
+	switch (m->hold.phase) {
+	case 0:
+		objects = m->hold.policy ? policies_build(&in) : policies_build(NULL);
+		rc = objects ? 0 : -ENOMEM;
+		json_array_foreach(objects, i, o)
+			if (rc == 0)
+				rc = apply(m, policies_resource(json_string_value(json_object_get(o, "kind"))),
+					   json_incref(o));
+		break;
+	case 1:
+		/* Under manageJobsWithoutQueueName the hold's bindings take the managed namespaces,
+		 * which need not include the manager's own, where the probes go: no check there. */
+		if (m->hold.policy && !m->conf.manage_without_queue_name)
+			rc = send_probes(m);
+		break;
+	case 2:
+		rc = build_webhooks(m, &mutating, &validating);
 		if (rc == 0)
-			rc = apply(m, policies_resource(json_string_value(json_object_get(o, "kind"))),
-				   json_incref(o));
-	json_array_foreach(unused, i, o)
-	{
-		char path[256];
-		if (rc != 0 || !m->hold.served_map)
-			break; /* a server without the resources has none to delete */
-		snprintf(path, sizeof(path), "/apis/admissionregistration.k8s.io/v1/%s/%s",
-			 policies_resource(json_string_value(json_object_get(o, "kind"))),
-			 json_string_value(json_object_get(o, "name")));
-		rc = kube_request(m->kube, "DELETE", path, NULL, NULL, on_deleted, m, NULL);
+			rc = apply(m, "mutatingwebhookconfigurations", mutating);
+		else
+			json_decref(mutating);
 		if (rc == 0)
-			m->hold.installing++;
+			rc = apply(m, "validatingwebhookconfigurations", validating);
+		else
+			json_decref(validating);
+		break;
+	case 3:
+		objects = policies_unused(m->hold.policy ? &in : NULL);
+		rc = objects ? 0 : -ENOMEM;
+		json_array_foreach(objects, i, o)
+		{
+			char path[256];
+			if (rc != 0 || !m->hold.served_map)
+				break; /* a server without the resources has none to delete */
+			snprintf(path, sizeof(path), "/apis/admissionregistration.k8s.io/v1/%s/%s",
+				 policies_resource(json_string_value(json_object_get(o, "kind"))),
+				 json_string_value(json_object_get(o, "name")));
+			rc = kube_request(m->kube, "DELETE", path, NULL, NULL, on_deleted, m, NULL);
+			if (rc == 0)
+				m->hold.installing++;
+		}
+		break;
+	default:
+		m->hold.installing = 0;
+		m->hold.installed = 1;
+		log_info("hold installed", LF_STR("hold", m->hold.policy ? "AdmissionPolicy" : "Webhook"),
+			 LF_INT("gang_scheduling", m->hold.gang), LF_END);
+		json_decref(managed);
+		return;
 	}
-	if (rc == 0) {
-		rc = apply(m, "mutatingwebhookconfigurations", mutating);
-		mutating = NULL;
-	}
-	if (rc == 0) {
-		rc = apply(m, "validatingwebhookconfigurations", validating);
-		validating = NULL;
-	}
-	json_decref(mutating);
-	json_decref(validating);
-	json_decref(policies);
-	json_decref(unused);
+	json_decref(objects);
 	json_decref(managed);
-	return rc == -EALREADY ? 0 : rc;
+	if (rc != 0) {
+		install_failed(m, "a request could not be sent", NULL);
+		return;
+	}
+	if (m->hold.phase == 1) {
+		/* The probes' answers move on (on_probe), not install_landed. */
+		if (--m->hold.installing == 0) {
+			m->hold.phase++;
+			if (m->hold.policy) /* unchecked (manageJobsWithoutQueueName): wait instead */
+				uv_timer_start(&m->hold.retry, on_unchecked_timer, HOLD_UNCHECKED_WAIT_MS, 0);
+			else
+				install_phase(m);
+		}
+		return;
+	}
+	install_landed(m); /* drops this phase's own hold */
+}
+
+int hold_install(struct mgr *m)
+{
+	if (m->hold.installing || m->hold.installed || m->hold.phase)
+		return 0;
+	install_phase(m);
+	return m->failed ? -EIO : 0;
 }

@@ -33,13 +33,14 @@ for check in "watch jobs.batch" "patch jobs.batch" "patch jobs.batch --subresour
 	"get leases.coordination.k8s.io -n muster-system" "create leases.coordination.k8s.io -n muster-system" \
 	"update leases.coordination.k8s.io -n muster-system" \
 	"get secrets -n muster-system" "create secrets -n muster-system" "update secrets -n muster-system" \
-	"create jobs.batch -n muster-system"; do
+	"create jobs.batch -n muster-system" "create pods -n muster-system"; do
 	# shellcheck disable=SC2086
 	can $check || fail "the role does not allow: $check"
 done
 ! can delete jobs.batch || fail "the role allows deleting Jobs"
 # The gang probe's dry-run Job: in the manager's namespace only.
 ! can create jobs.batch -n default || fail "the role allows creating Jobs outside muster-system"
+! can create pods -n default || fail "the role allows creating Pods outside muster-system"
 ! can delete workloads.kueue.x-k8s.io || fail "the role allows deleting Workloads"
 # ray.io: the CRDs are installed only once a test started KubeRay (need_kuberay), and
 # `kubectl auth can-i` answers "no" for a resource the apiserver does not serve; a

@@ -79,7 +79,7 @@ static void test_policies_build(void **state)
 {
 	(void)state;
 	const struct integration *owners[] = { &integration_job, &integration_rayjob };
-	struct policy_inputs in = { owners, 2, 1, 1, 0, NULL };
+	struct policy_inputs in = { owners, 2, 1, 1, 0, NULL, "abc123" };
 	json_t *objects = policies_build(&in);
 	assert_non_null(objects);
 	/* A policy and its binding each: hold jobs, hold rayjobs, gang, pods, queue name, frozen. */
@@ -93,6 +93,8 @@ static void test_policies_build(void **state)
 	/* Only queued objects, never one an integrated owner controls. */
 	assert_non_null(strstr(text, "'kueue.x-k8s.io/queue-name' in object.metadata.labels"));
 	assert_non_null(strstr(text, "r.apiVersion == 'ray.io/v1' && r.kind == 'RayJob'"));
+	/* And the manager's probe, by this process's token. */
+	assert_non_null(strstr(text, "object.metadata.labels['muster.kueue.x-k8s.io/hold-probe'] == 'abc123'"));
 	free(text);
 	json_t *binding = find(objects, "MutatingAdmissionPolicyBinding", "muster-hold-jobs");
 	assert_non_null(binding);
@@ -132,7 +134,7 @@ static void test_policies_build(void **state)
 
 	/* manageJobsWithoutQueueName: every Job of the managed namespaces is held. */
 	json_t *managed = json_pack("{s:{s:s}}", "matchLabels", "team", "ml");
-	struct policy_inputs all = { owners, 1, 0, 0, 1, managed };
+	struct policy_inputs all = { owners, 1, 0, 0, 1, managed, NULL };
 	objects = policies_build(&all);
 	assert_int_equal(json_array_size(objects), 6);
 	text = json_dumps(find(objects, "MutatingAdmissionPolicy", "muster-hold-jobs"), JSON_COMPACT);
