@@ -64,13 +64,6 @@ const char *policies_resource(const char *kind)
 	return NULL;
 }
 
-/* The API group of a kind: "batch" of "batch/v1", "" of "v1". */
-static void api_group(const struct integration *k, char *buf, size_t size)
-{
-	const char *slash = strchr(k->api_version, '/');
-	snprintf(buf, size, "%.*s", slash ? (int)(slash - k->api_version) : 0, k->api_version);
-}
-
 /* integration_owned(), in CEL: a controller reference to any integrated kind. */
 static int owned_condition(char *buf, size_t size)
 {
@@ -184,11 +177,10 @@ static json_t *apply_mutation(const char *expression)
 
 static int add_owner_hold(json_t *out, const struct policy_inputs *in, const struct integration *k)
 {
-	char name[128], group[64];
+	char name[128];
 	int all = in->manage_without_queue_name;
 	snprintf(name, sizeof(name), "muster-hold-%s", k->plural);
-	api_group(k, group, sizeof(group));
-	return add_policy(out, MAP_KIND, name, json_pack("[o]", resource_rule(group, k->plural, 0)),
+	return add_policy(out, MAP_KIND, name, json_pack("[o]", resource_rule(k->group, k->plural, 0)),
 			  queued_conditions(!all, in->probe_token), "mutations",
 			  apply_mutation("Object{spec: Object.spec{suspend: true}}"),
 			  all && in->managed_namespaces ? json_deep_copy(in->managed_namespaces) :
@@ -230,9 +222,7 @@ static json_t *queued_kinds_rules(const struct policy_inputs *in, int pods)
 {
 	json_t *rules = json_array();
 	for (size_t i = 0; rules && i < in->n_owners; i++) {
-		char group[64];
-		api_group(in->owners[i], group, sizeof(group));
-		if (json_array_append_new(rules, resource_rule(group, in->owners[i]->plural, 1)) != 0) {
+		if (json_array_append_new(rules, resource_rule(in->owners[i]->group, in->owners[i]->plural, 1)) != 0) {
 			json_decref(rules);
 			return NULL;
 		}

@@ -11,7 +11,8 @@
  * the configuration, webhooks/policies.c decides. The webhooks need the decision (gang on the
  * webhook path), so a replica is ready only once it is made.
  *
- * The leader installs (hold_install): the admission policies of the hold, or none; the
+ * The leader installs (hold_install, in the phases of install_phase): the admission policies
+ * of the hold, or none; proof with dry-run probes that the apiserver enforces them; the
  * webhook configurations, whose owner and pod entries fail open (Ignore) when policies hold,
  * since they then only refine; and deletes the policies this configuration does not use.
  * Which hold and whether gang are also annotations on the mutating webhook configuration.
@@ -45,6 +46,21 @@
 	"\"capabilities\":{\"drop\":[\"ALL\"]}}}]}"
 #define HOLD_UNCHECKED_WAIT_MS 3000
 #define HOLD_VERIFY_TRIES 120 /* 30 s: the apiserver's policy caches lag by well under a second */
+
+/* Creates an object with dryRun=All in the manager's namespace (nothing is stored): of kind
+ * (apiVersion api_version, at prefix/resource), named from generate_name, with spec; labelled
+ * with this process's probe token (policies.h), which only the hold's own policies look at. */
+static int dry_run_create(struct mgr *m, const char *prefix, const char *resource, const char *api_version,
+			  const char *kind, const char *generate_name, const char *spec, kube_done_fn done)
+{
+	char path[512], body[1024];
+	snprintf(path, sizeof(path), "%s/namespaces/%s/%s?dryRun=All", prefix, m->conf.namespace_name, resource);
+	snprintf(body, sizeof(body),
+		 "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"generateName\":\"%s\","
+		 "\"labels\":{\"%s\":\"%s\"}},\"spec\":%s}",
+		 api_version, kind, generate_name, POLICY_PROBE_LABEL, m->hold.token, spec);
+	return kube_request(m->kube, "POST", path, NULL, body, done, m, NULL);
+}
 
 /* --- discovery -------------------------------------------------------------------------- */
 
@@ -187,7 +203,6 @@ static void on_group_version(void *arg, const struct kube_response *resp)
  * the Job probe. Each answer moves to the next; an unclear one retries the same step. */
 static void discovery_step(struct mgr *m)
 {
-	char path[512];
 	int rc = 0;
 	if (m->hold.step == 0) {
 		rc = kube_request(m->kube, "GET", "/apis/admissionregistration.k8s.io/v1", NULL, NULL,
@@ -196,14 +211,11 @@ static void discovery_step(struct mgr *m)
 		rc = kube_request(m->kube, "GET", "/apis/scheduling.k8s.io/v1beta1", NULL, NULL,
 				  on_group_version, m, NULL);
 	} else if (m->hold.step == 2 && m->hold.served_podgroups) {
-		/* Suspended and never stored (dryRun=All), so nothing runs and nothing is left. */
-		static const char job[] =
-			"{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"generateName\":"
-			"\"muster-gang-probe-\"},\"spec\":{\"suspend\":true,\"scheduling\":{"
-			"\"schedulingPolicy\":{\"gang\":{}}},\"template\":{\"spec\":" PROBE_POD_SPEC "}}}";
-		snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs?dryRun=All",
-			 m->conf.namespace_name);
-		rc = kube_request(m->kube, "POST", path, NULL, job, on_job_probe, m, NULL);
+		/* Suspended, and never stored, so nothing runs and nothing is left. */
+		rc = dry_run_create(m, "/apis/batch/v1", "jobs", "batch/v1", "Job", "muster-gang-probe-",
+				    "{\"suspend\":true,\"scheduling\":{\"schedulingPolicy\":{\"gang\":{}}},"
+				    "\"template\":{\"spec\":" PROBE_POD_SPEC "}}",
+				    on_job_probe);
 	} else if (m->hold.step < 3) {
 		m->hold.step++;
 		discovery_step(m);
@@ -399,15 +411,14 @@ static int build_webhooks(struct mgr *m, json_t **mutating_out, json_t **validat
 	int rc = ca_b64 && mutating && validating ? 0 : -ENOMEM;
 	for (enum kind k = K_OWNER_FIRST; rc == 0 && k <= K_OWNER_LAST; k++) {
 		const struct integration *in = owner_integration(k);
-		char mpath[160], vpath[160], group[64], short_name[64];
+		char mpath[160], vpath[160], short_name[64];
 		if (!owner_enabled(m, k))
 			continue;
 		webhook_owner_path(in, 1, mpath, sizeof(mpath));
 		webhook_owner_path(in, 0, vpath, sizeof(vpath));
-		snprintf(group, sizeof(group), "%.*s", (int)strcspn(in->api_version, "/"), in->api_version);
 		snprintf(short_name, sizeof(short_name), "%s", in->plural);
 		short_name[strlen(short_name) - 1] = '\0'; /* "jobs" -> "job" */
-		rc = add_kind_webhooks(m, mutating, validating, group, in->plural, mpath, vpath,
+		rc = add_kind_webhooks(m, mutating, validating, in->group, in->plural, mpath, vpath,
 				       short_name, m->conf.manage_without_queue_name, ca_b64);
 	}
 	if (rc == 0 && config_framework_enabled(&m->conf, "pod"))
@@ -459,18 +470,10 @@ static struct policy_inputs policy_inputs(struct mgr *m, const struct integratio
  * label), so only a policy in force can hold them. */
 static void on_probe(void *arg, const struct kube_response *resp);
 
-/* One dry-run probe: an object of kind (apiVersion api_version, at prefix/resource) in the
- * manager's namespace, labelled with the token, with spec. */
 static int send_probe(struct mgr *m, const char *prefix, const char *resource, const char *api_version,
 		      const char *kind, const char *spec)
 {
-	char path[512], body[1024];
-	snprintf(path, sizeof(path), "%s/namespaces/%s/%s?dryRun=All", prefix, m->conf.namespace_name, resource);
-	snprintf(body, sizeof(body),
-		 "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"generateName\":"
-		 "\"muster-hold-probe-\",\"labels\":{\"%s\":\"%s\"}},\"spec\":%s}",
-		 api_version, kind, POLICY_PROBE_LABEL, m->hold.token, spec);
-	int rc = kube_request(m->kube, "POST", path, NULL, body, on_probe, m, NULL);
+	int rc = dry_run_create(m, prefix, resource, api_version, kind, "muster-hold-probe-", spec, on_probe);
 	if (rc == 0)
 		m->hold.installing++;
 	return rc;
@@ -544,14 +547,17 @@ static void on_probe(void *arg, const struct kube_response *resp)
 	uv_timer_start(&m->hold.retry, on_verify_timer, HOLD_VERIFY_EVERY_MS, 0);
 }
 
-/* The installation, phase by phase, each once the writes of the one before have landed:
- *   0 apply the policies;
- *   1 verify that the apiserver enforces them (dry-run probes), as writing them is not yet
- *     their being in force, and the webhooks that held until now are about to fail open;
- *   2 apply the webhook configurations;
- *   3 delete the policies this configuration does not use (after the webhooks that replace
- *     them are written, so a move to the webhook hold leaves no gap);
- *   4 installed.
+/* The installation, phase by phase (enum hold_phase), each once the writes of the one before
+ * have landed:
+ *   HOLD_APPLY_POLICIES  apply the policies;
+ *   HOLD_VERIFY          verify that the apiserver enforces them (dry-run probes), as writing
+ *                        them is not yet their being in force, and the webhooks that held
+ *                        until now are about to fail open;
+ *   HOLD_APPLY_WEBHOOKS  apply the webhook configurations;
+ *   HOLD_DELETE_UNUSED   delete the policies this configuration does not use (after the
+ *                        webhooks that replace them are written, so a move to the webhook hold
+ *                        leaves no gap);
+ *   HOLD_INSTALLED       done: the leader is ready.
  * A phase with nothing to do moves on at once. */
 static void install_phase(struct mgr *m)
 {
@@ -564,7 +570,7 @@ static void install_phase(struct mgr *m)
 
 	m->hold.installing = 1; /* held while this phase issues its writes */
 	switch (m->hold.phase) {
-	case 0:
+	case HOLD_APPLY_POLICIES:
 		objects = m->hold.policy ? policies_build(&in) : policies_build(NULL);
 		rc = objects ? 0 : -ENOMEM;
 		json_array_foreach(objects, i, o)
@@ -572,13 +578,13 @@ static void install_phase(struct mgr *m)
 				rc = apply(m, policies_resource(json_string_value(json_object_get(o, "kind"))),
 					   json_incref(o));
 		break;
-	case 1:
+	case HOLD_VERIFY:
 		/* Under manageJobsWithoutQueueName the hold's bindings take the managed namespaces,
 		 * which need not include the manager's own, where the probes go: no check there. */
 		if (m->hold.policy && !m->conf.manage_without_queue_name)
 			rc = send_probes(m);
 		break;
-	case 2:
+	case HOLD_APPLY_WEBHOOKS:
 		rc = build_webhooks(m, &mutating, &validating);
 		if (rc == 0)
 			rc = apply(m, "mutatingwebhookconfigurations", mutating);
@@ -589,7 +595,7 @@ static void install_phase(struct mgr *m)
 		else
 			json_decref(validating);
 		break;
-	case 3:
+	case HOLD_DELETE_UNUSED:
 		objects = policies_unused(m->hold.policy ? &in : NULL);
 		rc = objects ? 0 : -ENOMEM;
 		json_array_foreach(objects, i, o)
@@ -605,9 +611,8 @@ static void install_phase(struct mgr *m)
 				m->hold.installing++;
 		}
 		break;
-	default:
+	case HOLD_INSTALLED:
 		m->hold.installing = 0;
-		m->hold.installed = 1;
 		log_info("hold installed", LF_STR("hold", m->hold.policy ? "AdmissionPolicy" : "Webhook"),
 			 LF_INT("gang_scheduling", m->hold.gang), LF_END);
 		json_decref(managed);
@@ -619,7 +624,7 @@ static void install_phase(struct mgr *m)
 		install_failed(m, "a request could not be sent", NULL);
 		return;
 	}
-	if (m->hold.phase == 1) {
+	if (m->hold.phase == HOLD_VERIFY) {
 		/* The probes' answers move on (on_probe), not install_landed. */
 		if (--m->hold.installing == 0) {
 			m->hold.phase++;
@@ -635,8 +640,8 @@ static void install_phase(struct mgr *m)
 
 int hold_install(struct mgr *m)
 {
-	if (m->hold.installing || m->hold.installed || m->hold.phase)
-		return 0;
+	if (m->hold.installing || m->hold.phase != HOLD_APPLY_POLICIES)
+		return 0; /* under way, or done */
 	install_phase(m);
 	return m->failed ? -EIO : 0;
 }

@@ -149,12 +149,14 @@ struct mgr {
 		int known; /* decided: the webhooks may answer, the leader may install */
 		int policy; /* queued objects are held by admission policies, else by webhooks */
 		int gang; /* queued Jobs are created with gang scheduling */
-		int phase; /* of the installation (hold.c, install_phase) */
+		/* The installation (hold.c, install_phase); HOLD_INSTALLED: every policy and
+		 * configuration in place, and in force. */
+		enum hold_phase { HOLD_APPLY_POLICIES, HOLD_VERIFY, HOLD_APPLY_WEBHOOKS, HOLD_DELETE_UNUSED,
+				  HOLD_INSTALLED } phase;
 		int installing; /* its writes (or probes) in flight */
 		int probe_unheld, verify_tries; /* the verification's round */
 		int probe_refused; /* a probe was refused by someone else: can't check, wait */
 		char token[32]; /* this process's probe label value */
-		int installed; /* every policy and configuration in place, and in force */
 	} hold;
 	int failed; /* a fatal error: the loop stops and manager_run returns 1 */
 

@@ -181,7 +181,7 @@ static void on_health_request(void *arg, const struct httpd_request *req, struct
 		/* A follower is ready once its caches are and it knows the hold: it serves the
 		 * webhooks and can take over at once. The leader also needs the hold installed. */
 		int synced = caches_synced(m);
-		int ready = synced && m->hold.known && (!m->leading || m->hold.installed);
+		int ready = synced && m->hold.known && (!m->leading || m->hold.phase == HOLD_INSTALLED);
 		resp->status = ready ? 200 : 503;
 		text = ready ? "ok\n" : !synced ? "caches not synced\n" :
 			!m->hold.known ? "discovering what the server serves\n" : "hold not installed\n";
