@@ -23,7 +23,7 @@ show() {
 	echo
 	echo "=== $1"
 	k get clusterqueue training
-	k -n muster-sample get localqueue,workloads,jobs
+	k -n muster-sample get localqueue,workloads.kueue.x-k8s.io,jobs
 }
 
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ) # the ledger outlives a run: show only this one's
