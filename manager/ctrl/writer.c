@@ -23,6 +23,7 @@
 #include "api/objects.h"
 #include "ctrl/internal.h"
 #include "kube/lease.h"
+#include "util/json_cut.h"
 #include "util/log.h"
 
 #define KEY_RETRY_START_MS 500
@@ -150,6 +151,22 @@ static void ctx_free(struct write_ctx *ctx)
 	free(ctx);
 }
 
+/* The object a write answered with, without metadata.managedFields: never read, and cut from
+ * a copy of the text before parsing it costs less than parsing it. NULL if unreadable. */
+static json_t *load_answer(const struct kube_response *resp)
+{
+	static const char *const managed_fields[] = { "metadata", "managedFields", NULL };
+	json_error_t jerr;
+	char *text = malloc(resp->body_len + 1);
+	if (!text)
+		return NULL;
+	memcpy(text, resp->body, resp->body_len);
+	text[resp->body_len] = '\0';
+	json_t *obj = json_loadb(text, json_cut_member(text, resp->body_len, managed_fields), 0, &jerr);
+	free(text);
+	return obj;
+}
+
 static void on_written(void *arg, const struct kube_response *resp)
 {
 	struct write_ctx *ctx = arg;
@@ -180,10 +197,8 @@ static void on_written(void *arg, const struct kube_response *resp)
 		w->stats.ok++;
 		w->pause_ms = 0;
 		free(strmap_remove(&w->delay[kind], key));
-		if ((ctx->done || ctx->base_rv) && resp->body_len > 0) {
-			json_error_t jerr;
-			updated = json_loadb(resp->body, resp->body_len, 0, &jerr);
-		}
+		if ((ctx->done || ctx->base_rv) && resp->body_len > 0)
+			updated = load_answer(resp);
 		/* Until the cache moves past the version this write was decided on, acting on the
 		 * cache would repeat it. A write that changed nothing keeps the version, and the
 		 * cache is then already right. */

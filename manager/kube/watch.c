@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/json_cut.h"
 #include "util/log.h"
 
 #define LIST_PAGE 500
@@ -267,6 +268,9 @@ static int on_line(void *arg, char *line, size_t len)
 	struct watch_event ev;
 	char key[512];
 
+	static const char *const managed_fields[] = { "object", "metadata", "managedFields", NULL };
+	/* Never read, and often the largest part of an object: cut before it is parsed. */
+	len = json_cut_member(line, len, managed_fields);
 	if (watch_event_parse(line, len, &ev) != 0) {
 		log_warn("malformed watch event", LF_STR("resource", inf->name), LF_END);
 		return -EPROTO;

@@ -8,6 +8,8 @@
  *
  * The store maps "namespace/name" (or "name" for cluster-scoped kinds) to the latest object.
  * Objects in the store are never modified in place: an update replaces the whole object.
+ * Watched objects arrive without metadata.managedFields, cut from the event's text before it
+ * is parsed (util/json_cut.h): nothing here reads it, and it is often an object's largest part.
  */
 #ifndef MUSTER_WATCH_H
 #define MUSTER_WATCH_H

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "util/json_cut.h"
+
+#include <string.h>
+
+#define JSON_CUT_MAX_DEPTH 8
+
+struct scan {
+	const char *p, *end;
+};
+
+/* Skips whitespace; 1 if a byte follows, 0 at the end. */
+static int skip_ws(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+	return s->p < s->end;
+}
+
+/* Moves past the string whose opening quote is at s->p. 0, or -1 if it doesn't end. */
+static int skip_string(struct scan *s)
+{
+	const char *p = s->p + 1;
+	for (;;) {
+		const char *q = memchr(p, '"', (size_t)(s->end - p));
+		if (!q)
+			return -1;
+		/* Escaped when an odd number of backslashes stands before it; p never follows a
+		 * backslash (it starts after a quote), so counting stops there. */
+		const char *b = q;
+		while (b > p && b[-1] == '\\')
+			b--;
+		if (((q - b) & 1) == 0) {
+			s->p = q + 1;
+			return 0;
+		}
+		p = q + 1;
+	}
+}
+
+/* Moves past one value (no validation of scalars: the parser after us does that). */
+static int skip_value(struct scan *s)
+{
+	if (!skip_ws(s))
+		return -1;
+	if (*s->p == '"')
+		return skip_string(s);
+	if (*s->p == '{' || *s->p == '[') {
+		size_t depth = 0;
+		while (s->p < s->end) {
+			char c = *s->p;
+			if (c == '"') {
+				if (skip_string(s) != 0)
+					return -1;
+				continue;
+			}
+			if (c == '{' || c == '[')
+				depth++;
+			else if ((c == '}' || c == ']') && --depth == 0) {
+				s->p++;
+				return 0;
+			}
+			s->p++;
+		}
+		return -1;
+	}
+	while (s->p < s->end && !memchr(",}] \t\r\n", *s->p, 7))
+		s->p++;
+	return 0;
+}
+
+static size_t cut(char *text, size_t len, const char *from, const char *to)
+{
+	size_t a = (size_t)(from - text), b = (size_t)(to - text);
+	memmove(text + a, text + b, len - b);
+	len -= b - a;
+	text[len] = '\0';
+	return len;
+}
+
+size_t json_cut_member(char *text, size_t len, const char *const *path)
+{
+	struct scan s = { text, text + len };
+	for (size_t depth = 0; path[depth] && depth < JSON_CUT_MAX_DEPTH; depth++) {
+		size_t want = strlen(path[depth]);
+		const char *comma = NULL; /* the comma before the current member */
+		if (!skip_ws(&s) || *s.p != '{')
+			return len;
+		s.p++;
+		for (;;) {
+			if (!skip_ws(&s) || *s.p != '"')
+				return len; /* the end of the object ('}'), or not a member */
+			const char *member = s.p, *key = s.p + 1;
+			if (skip_string(&s) != 0)
+				return len;
+			/* Keys are compared as written: one spelled with escapes isn't found, and is
+			 * then only not cut. */
+			int match = (size_t)(s.p - 1 - key) == want && !memcmp(key, path[depth], want);
+			if (!skip_ws(&s) || *s.p != ':')
+				return len;
+			s.p++;
+			if (match && path[depth + 1])
+				break; /* descend into this member's value */
+			if (skip_value(&s) != 0)
+				return len;
+			const char *value_end = s.p;
+			if (!skip_ws(&s))
+				return len;
+			if (match) {
+				if (*s.p == ',')
+					return cut(text, len, member, s.p + 1);
+				if (*s.p != '}')
+					return len;
+				return cut(text, len, comma ? comma : member, value_end);
+			}
+			if (*s.p != ',')
+				return len;
+			comma = s.p++;
+		}
+	}
+	return len;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Cutting one member out of a JSON text before it is parsed. Every object the apiserver sends
+ * carries metadata.managedFields, which muster never reads and which is often a third or more
+ * of a Workload's bytes; the manager parses thousands of such texts a minute (watch events,
+ * the answers to its writes). jansson has no way to skip a member while parsing, and no
+ * well-kept C library streams JSON with a skip, so this small scanner does that one job by
+ * hand: it walks the text's structure (strings with their escapes, nesting) without
+ * validating values, finds the member at the given path and removes it in place.
+ *
+ * The result of a well-formed text is well-formed and parses to the same tree without that
+ * member (the fuzz target fuzz_json_cut checks this). A text that isn't well-formed enough to
+ * walk is left as it is, and the parser that follows reports it.
+ */
+#ifndef MUSTER_JSON_CUT_H
+#define MUSTER_JSON_CUT_H
+
+#include <stddef.h>
+
+/* Removes the member at path (object keys from the top-level object down, NULL-terminated,
+ * at most 8 deep) from the len bytes at text, in place. Returns the new length, which is len
+ * when there is nothing to remove or the text can't be walked. The bytes after the new
+ * length up to len are unspecified; a NUL is written at the new length when it is below len. */
+size_t json_cut_member(char *text, size_t len, const char *const *path);
+
+#endif

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Fuzzes util/json_cut.h. The first input byte picks a path (a watch event's or an object's
+ * metadata.managedFields, or a one-key path); the rest is the text. The cut must never read or
+ * write outside the text, and when jansson reads the text, it must read the result too, as the
+ * same tree without the member (or, for a key spelled with escapes, the same tree unchanged).
+ */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/json_cut.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *const event_path[] = { "object", "metadata", "managedFields", NULL };
+static const char *const object_path[] = { "metadata", "managedFields", NULL };
+static const char *const top_path[] = { "a", NULL };
+
+/* A copy of tree with the member at path deleted (if the path leads there). */
+static json_t *without(json_t *tree, const char *const *path)
+{
+	json_t *copy = json_deep_copy(tree), *at = copy;
+	for (size_t i = 0; path[i + 1] && json_is_object(at); i++)
+		at = json_object_get(at, path[i]);
+	if (json_is_object(at)) {
+		size_t last = 0;
+		while (path[last + 1])
+			last++;
+		json_object_del(at, path[last]);
+	}
+	return copy;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	const char *const *paths[] = { event_path, object_path, top_path };
+	const char *const *path = paths[data[0] % 3];
+	size_t len = size - 1;
+	char *text = malloc(len + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data + 1, len);
+	text[len] = '\0';
+
+	json_t *before = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	size_t cut = json_cut_member(text, len, path);
+	if (cut > len)
+		abort();
+	if (before) {
+		json_t *after = json_loadb(text, cut, JSON_REJECT_DUPLICATES, NULL);
+		json_t *expected = without(before, path);
+		if (!after || (!json_equal(after, expected) && !json_equal(after, before)))
+			abort();
+		/* Cut only when something was removed. */
+		if (cut < len && json_equal(after, before))
+			abort();
+		json_decref(after);
+		json_decref(expected);
+		json_decref(before);
+	}
+	free(text);
+	return 0;
+}
