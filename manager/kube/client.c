@@ -8,6 +8,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <openssl/ssl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -507,6 +508,21 @@ static int call_new(struct kube_client *c, const char *method, const char *path,
 	return 0;
 }
 
+/* libcurl sets SSL_MODE_RELEASE_BUFFERS on each connection's SSL_CTX, so OpenSSL frees a
+ * connection's read buffer (over 16 KiB) whenever a read drains it and allocates it again for
+ * the next read. On watch streams that is one large malloc per read, and each made glibc
+ * consolidate its fast bins: about 5 % of the manager's CPU on Kueue's benchmark. A few
+ * long-lived connections can afford to keep their buffers. Called when libcurl sets up a
+ * connection's TLS (OpenSSL builds of libcurl only: elsewhere the option is refused, and
+ * nothing changes). */
+static CURLcode keep_tls_buffers(CURL *easy, void *ssl_ctx, void *arg)
+{
+	(void)easy;
+	(void)arg;
+	SSL_CTX_clear_mode((SSL_CTX *)ssl_ctx, SSL_MODE_RELEASE_BUFFERS);
+	return CURLE_OK;
+}
+
 /* Makes the call's curl handle, as it leaves the queue. 0 or -ENOMEM. */
 static int build_easy(struct kube_client *c, struct kube_call *call)
 {
@@ -526,6 +542,7 @@ static int build_easy(struct kube_client *c, struct kube_call *call)
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT, call->timeout_s);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "muster/" MUSTER_VERSION);
+	curl_easy_setopt(e, CURLOPT_SSL_CTX_FUNCTION, keep_tls_buffers);
 	if (c->cfg.ca_pem) {
 		struct curl_blob blob = { c->cfg.ca_pem, strlen(c->cfg.ca_pem), CURL_BLOB_COPY };
 		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
