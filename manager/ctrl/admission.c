@@ -5,6 +5,7 @@
  * and drains become evictions, and waiting Workloads say why. Quota maths, cohorts, ordering,
  * preemption and partial admission are the engine's, shared with `muster simulate`.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,8 +84,22 @@ static void report_unsupported(struct mgr *m, const char *key, json_t *wl)
 	workload_write_status(m, key, wl, json_pack("{s:o}", "conditions", conds), NULL);
 }
 
-/* How long a new Workload short of quota waits before its QuotaReserved=False is written. */
+/*
+ * Why a Workload waits, in its status. Reasons only a change of configuration or spec can help
+ * (Misconfigured, NoMatchingFlavor, ExceedsMaxQuota, Suspended, Deactivated) are written at
+ * once. A wait for quota (eng_why_waits: WaitingForQuota, BorrowingLimitReached, no node
+ * layout, waiting for preemption) is written only once the Workload has been among the first
+ * FRONT_DEPTH of its ClusterQueue's order for PENDING_QUIET_MS: those are the ones the queue is
+ * blocked on, and the ones Kueue's scheduler would be trying. Written for every Workload in a
+ * deep queue, that wait was most of muster's status writes (one per queued Workload, about
+ * 2,800 for Kueue's 3,000-Workload benchmark), and most of them were admitted soon after,
+ * their write for nothing. Those further back say why when they move up; meanwhile the
+ * visibility API and `kubectl muster pending` / `why` answer for every position, from
+ * m->unwritten. A wait that replaces a reason of the first kind is written at once, so a
+ * status never keeps saying something that is no longer true.
+ */
 #define PENDING_QUIET_MS 5000
+#define FRONT_DEPTH 5
 
 static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *reason,
 			const char *msg);
@@ -239,6 +254,7 @@ static void remember_pending(struct mgr *m, const char *key, const char *reason,
 	char *have = strmap_get(&m->unwritten, key), *want;
 	if (!reason) {
 		free(strmap_remove(&m->unwritten, key));
+		free(strmap_remove(&m->front_since, key));
 		return;
 	}
 	if (have && !strcmp(have, reason) && !strcmp(have + strlen(have) + 1, msg))
@@ -265,7 +281,7 @@ static void on_pending_written(struct mgr *m, enum kind kind, const char *key,
 	/* Written, and nothing newer wanted meanwhile. A failure keeps it for the retry. */
 	if (outcome == WRITE_OK && have && reason && message && !strcmp(have, reason) &&
 	    !strcmp(have + strlen(have) + 1, message))
-		free(strmap_remove(&m->unwritten, key));
+		remember_pending(m, key, NULL, NULL);
 	if (outcome == WRITE_OK && updated)
 		history_pending(m, updated);
 }
@@ -295,16 +311,12 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 	/* Until it lands, it is remembered: a write in flight now, or a failed one, would
 	 * otherwise lose it for good (the engine doesn't report the same reason twice). */
 	remember_pending(m, key, reason, msg);
-	/* A new Workload short of quota says so only once it has waited PENDING_QUIET_MS: most
-	 * are admitted sooner while quota churns, and their "why it waits" would be a write for
-	 * nothing (Kueue writes it only for the heads it tries). Those that only a change of
-	 * configuration or spec can help say so at once. */
-	int64_t created;
-	if (eng_why_waits(reason) && !cur &&
-	    time_parse_rfc3339(obj_str(wl, "metadata.creationTimestamp"), &created) == 0 &&
-	    created + PENDING_QUIET_MS > m->now_ms()) {
+	/* A wait for quota is written once the Workload has been next in line for a while (see
+	 * PENDING_QUIET_MS); front_pass notes when it got there and brings it back here then. */
+	const int64_t *front = strmap_get(&m->front_since, key);
+	if (eng_why_waits(reason) && (!cur_status || eng_why_waits(cur_reason)) &&
+	    (!front || *front + PENDING_QUIET_MS > m->now_ms())) {
 		json_decref(conds);
-		state_at(m, K_WORKLOAD, key, created + PENDING_QUIET_MS);
 		return;
 	}
 	if (writer_busy(m, K_WORKLOAD, key)) {
@@ -364,6 +376,37 @@ static void on_admitted(struct mgr *m, enum kind kind, const char *key, enum wri
 		undo_admission(m, key);
 }
 
+/* The field manager a Workload's admission is applied under: Kueue's own. Whatever clears an
+ * admission the way Kueue's tools do (its performance runner; reconcilers written against
+ * Kueue), by an apply as kueue-admission that leaves status.admission out, then removes
+ * muster's as it would Kueue's; with a name of muster's own, or with a merge patch, the
+ * admission would outlive that apply and have to be cleared by another write. */
+#define ADMISSION_FIELD_MANAGER "kueue-admission"
+
+/* The conditions Kueue's admission apply carries (and so owns) when the Workload has them. */
+static const char *const admission_conditions[] = {
+	"QuotaReserved", "BlockedOnPreemptionGates", "Evicted", "Admitted", "Preempted",
+	"Requeued", "DeactivationTarget", "Finished", NULL,
+};
+
+/* The apply configuration of an admission: the Workload's identity, status.admission and the
+ * admission's conditions out of conds (the Workload's conditions as they will be). */
+static json_t *admission_config(json_t *wl, json_t *admission, json_t *conds)
+{
+	json_t *owned = json_array(), *c;
+	size_t i;
+	json_array_foreach(conds, i, c)
+	{
+		const char *type = json_string_value(json_object_get(c, "type"));
+		for (const char *const *t = admission_conditions; type && *t; t++)
+			if (!strcmp(type, *t))
+				json_array_append(owned, c);
+	}
+	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:O, s:o}}", "apiVersion", KUEUE_API_VERSION,
+			 "kind", "Workload", "metadata", "name", obj_name(wl), "namespace",
+			 obj_namespace(wl), "status", "admission", admission, "conditions", owned);
+}
+
 /* Writes the engine's admission into the Workload's status (the engine has charged it). */
 static void write_admission(struct mgr *m, const char *key, json_t *wl, const struct eng_assignment *a)
 {
@@ -404,12 +447,16 @@ static void write_admission(struct mgr *m, const char *key, json_t *wl, const st
 	json_object_set(status, "admission", admission);
 	json_object_set(m->assumed, key, tmp);
 	keyset_del(&m->pending, key);
-	json_t *patch = json_pack("{s:o, s:O}", "admission", admission, "conditions",
-				  json_object_get(status, "conditions"));
+	json_t *config = admission_config(wl, admission, json_object_get(status, "conditions"));
+	json_decref(admission);
 	json_decref(tmp);
 	keyset_add(&m->admitted_now, key);
 	remember_pending(m, key, NULL, NULL);
-	if (workload_write_status(m, key, wl, patch, on_admitted) != 0)
+	char path[1024];
+	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
+		 obj_namespace(wl), obj_name(wl));
+	if (!config || writer_apply(m, K_WORKLOAD, key, path, ADMISSION_FIELD_MANAGER, config,
+				    obj_str(wl, "metadata.resourceVersion"), on_admitted) != 0)
 		keyset_add(&m->unsent, key);
 }
 
@@ -537,6 +584,65 @@ static void on_decision(void *arg, const struct eng_decision *d)
 	}
 }
 
+struct front_look {
+	struct mgr *m;
+	int64_t now;
+};
+
+/* Notes a Workload next in line that has a wait to say, and when it may say it. */
+static int on_front(void *arg, const struct eng_pending *p)
+{
+	struct front_look *look = arg;
+	struct mgr *m = look->m;
+	if (p->position_in_cq >= FRONT_DEPTH)
+		return 1;
+	if (!strmap_get(&m->unwritten, p->key) || strmap_get(&m->front_since, p->key))
+		return 0;
+	int64_t *since = malloc(sizeof(*since));
+	if (!since)
+		return 0; /* out of memory: the next look */
+	*since = look->now;
+	if (strmap_put(&m->front_since, p->key, since, NULL) != 0) {
+		free(since);
+		return 0;
+	}
+	state_at(m, K_WORKLOAD, p->key, look->now + PENDING_QUIET_MS);
+	return 0;
+}
+
+static void on_front_timer(uv_timer_t *t);
+
+/* Looks at which Workloads are next in line in each ClusterQueue (a sort of its pending
+ * ones), at most every front_ms; a look held back comes with front_timer. */
+static void front_pass(struct mgr *m)
+{
+	uint64_t now = uv_now(m->loop);
+	if (m->unwritten.len == 0)
+		return;
+	if (now < m->front_next) {
+		if (!uv_is_active((uv_handle_t *)&m->front_timer))
+			uv_timer_start(&m->front_timer, on_front_timer, m->front_next - now, 0);
+		return;
+	}
+	m->front_next = now + m->front_ms;
+	struct front_look look = { m, m->now_ms() };
+	const char *name;
+	json_t *cq;
+	json_object_foreach(m->stores[K_CQ], name, cq)
+	{
+		size_t pending = 0, admitted = 0;
+		engine_cq_counts(m->engine, name, &pending, &admitted);
+		if (pending > 0 && engine_pending_order(m->engine, name, on_front, &look) == -ENOMEM)
+			log_error("out of memory: the front of a queue is not looked at",
+				  LF_STR("clusterQueue", name), LF_END);
+	}
+}
+
+static void on_front_timer(uv_timer_t *t)
+{
+	front_pass(t->data);
+}
+
 void admission_cycle(struct mgr *m)
 {
 	/* While writes are paused the decisions could not be written; the writer asks for a
@@ -563,6 +669,7 @@ void admission_cycle(struct mgr *m)
 		state_release_views(m);
 	}
 	keyset_release(&done);
+	front_pass(m);
 	if (n < 0)
 		log_error("admission cycle failed", LF_INT("rc", n), LF_END);
 	else if (n > 0)

@@ -87,6 +87,8 @@ struct deadline {
 
 /* The shortest time between two admission cycles (see struct mgr). */
 #define ADMISSION_CYCLE_MS 50
+/* The shortest time between two looks at which Workloads are next in line (admission.c). */
+#define FRONT_PASS_MS 1000
 
 struct queue_totals; /* queues.c */
 struct pod_groups; /* podgroups.c */
@@ -190,6 +192,14 @@ struct mgr {
 	 * not written yet (its write failed, or another was in flight). The engine reports a
 	 * pending reason once, so this is what a retry writes. */
 	struct strmap unwritten;
+	/* workload key -> int64_t ms (injected clock): since when a Workload with an unwritten
+	 * wait has been seen among the next in line of its ClusterQueue (admission.c). The front
+	 * is looked at after cycles, at most every front_ms (uv_now; tests may set 0), and
+	 * front_timer brings a look held back. */
+	struct strmap front_since;
+	uint64_t front_next;
+	unsigned front_ms;
+	uv_timer_t front_timer;
 	/* Admissions of the running cycle: to track in queue totals once the engine returns, and
 	 * those whose write could not be sent, to undo then (the engine's callback must not call
 	 * back into it). */
@@ -366,6 +376,11 @@ int writer_send(struct mgr *m, enum kind kind, const char *key, const char *meth
 /* A merge patch, guarded by base_rv when given (metadata.resourceVersion is added). */
 int writer_merge_patch(struct mgr *m, enum kind kind, const char *key, const char *path,
 		       json_t *patch, const char *base_rv, write_done_fn done);
+/* A server-side apply of config (apiVersion, kind, metadata.name and namespace, and the
+ * fields field_manager owns; JSON is YAML) as field_manager, taking over fields another
+ * manager set (force); guarded by base_rv as a merge patch is. path has no query. */
+int writer_apply(struct mgr *m, enum kind kind, const char *key, const char *path,
+		 const char *field_manager, json_t *config, const char *base_rv, write_done_fn done);
 int writer_busy(struct mgr *m, enum kind kind, const char *key);
 /* Whether a write based on cached_rv has landed but the cache still shows cached_rv: acting on
  * the cached object now would repeat that write. Forgets the record once the cache moved on. */

@@ -364,6 +364,7 @@ static int core_init(struct mgr *m, uv_loop_t *loop)
 	m->rand = libc_rand;
 	m->pump_fn = pump;
 	m->cycle_ms = ADMISSION_CYCLE_MS;
+	m->front_ms = FRONT_PASS_MS;
 	if ((rc = state_init(m)) != 0 || (rc = writer_init(m)) != 0 || (rc = queues_init(m)) != 0 ||
 	    (rc = engine_new(&m->engine)) != 0 || (rc = fairshare_init(m)) != 0 ||
 	    (rc = nodes_init(m)) != 0 ||
@@ -414,6 +415,7 @@ void mgr_release_for_test(struct mgr *m)
 	uv_close((uv_handle_t *)&m->deadline_timer, NULL);
 	uv_close((uv_handle_t *)&m->cycle_timer, NULL);
 	uv_close((uv_handle_t *)&m->afs_timer, NULL);
+	uv_close((uv_handle_t *)&m->front_timer, NULL);
 	core_release(m);
 }
 

@@ -301,6 +301,7 @@ int state_init(struct mgr *m)
 		m->compact[k] = 1;
 	strmap_init(&m->pending.map);
 	strmap_init(&m->unwritten);
+	strmap_init(&m->front_since);
 	strmap_init(&m->unsent.map);
 	strmap_init(&m->admitted_now.map);
 	strmap_init(&m->afs_seen.map);
@@ -316,6 +317,8 @@ int state_init(struct mgr *m)
 	m->cycle_timer.data = m;
 	uv_timer_init(m->loop, &m->afs_timer); /* fairshare.c starts it */
 	m->afs_timer.data = m;
+	uv_timer_init(m->loop, &m->front_timer); /* admission.c starts it */
+	m->front_timer.data = m;
 	return 0;
 }
 
@@ -331,6 +334,7 @@ void state_release(struct mgr *m)
 	}
 	keyset_release(&m->pending);
 	strmap_release(&m->unwritten, free);
+	strmap_release(&m->front_since, free);
 	keyset_release(&m->unsent);
 	keyset_release(&m->admitted_now);
 	keyset_release(&m->afs_seen);

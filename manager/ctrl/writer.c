@@ -309,8 +309,11 @@ fail:
 	return rc;
 }
 
-int writer_merge_patch(struct mgr *m, enum kind kind, const char *key, const char *path,
-		       json_t *patch, const char *base_rv, write_done_fn done)
+/* Sends a patch guarded by base_rv (metadata.resourceVersion is added: the apiserver then
+ * refuses it with 409 if the object moved on). */
+static int send_guarded(struct mgr *m, enum kind kind, const char *key, const char *path,
+			const char *content_type, json_t *patch, const char *base_rv,
+			write_done_fn done)
 {
 	if (patch && base_rv) {
 		json_t *meta = json_object_get(patch, "metadata");
@@ -324,8 +327,26 @@ int writer_merge_patch(struct mgr *m, enum kind kind, const char *key, const cha
 		state_at(m, kind, key, m->now_ms() + KEY_RETRY_START_MS);
 		return -ENOMEM;
 	}
-	return writer_send(m, kind, key, "PATCH", path, "application/merge-patch+json", patch,
-			   base_rv, done);
+	return writer_send(m, kind, key, "PATCH", path, content_type, patch, base_rv, done);
+}
+
+int writer_merge_patch(struct mgr *m, enum kind kind, const char *key, const char *path,
+		       json_t *patch, const char *base_rv, write_done_fn done)
+{
+	return send_guarded(m, kind, key, path, "application/merge-patch+json", patch, base_rv, done);
+}
+
+int writer_apply(struct mgr *m, enum kind kind, const char *key, const char *path,
+		 const char *field_manager, json_t *config, const char *base_rv, write_done_fn done)
+{
+	char query[1200];
+	if ((size_t)snprintf(query, sizeof(query), "%s?fieldManager=%s&force=true", path,
+			     field_manager) >= sizeof(query)) {
+		json_decref(config);
+		return -ENAMETOOLONG;
+	}
+	return send_guarded(m, kind, key, query, "application/apply-patch+yaml", config, base_rv,
+			    done);
 }
 
 int writer_busy(struct mgr *m, enum kind kind, const char *key)

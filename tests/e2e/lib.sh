@@ -175,6 +175,29 @@ $([ -n "$delay" ] && printf '      annotations:\n        pod-complete.stage.kwok
 YAML
 }
 
+# workload_yaml NAME QUEUE GPUS [SPEC_LINE]: a bare Workload (no owner, as Kueue's perf runner
+# creates them) of one pod asking for GPUS GPUs, on stdout; SPEC_LINE is added to its spec.
+workload_yaml() {
+	local extra=${4:+$'\n'  $4}
+	cat <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: $1, namespace: $NS}
+spec:
+  queueName: $2$extra
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers:
+        - name: c
+          image: fake
+          resources: {requests: {nvidia.com/gpu: "$3"}}
+YAML
+}
+
 # workload_of JOB: the name of the Workload muster created for JOB (empty if none yet).
 workload_of() {
 	k -n "$NS" get workloads.kueue.x-k8s.io -o "jsonpath={range .items[?(@.metadata.ownerReferences[0].name==\"$1\")]}{.metadata.name}{end}" 2>/dev/null

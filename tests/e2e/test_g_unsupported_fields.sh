@@ -43,24 +43,8 @@ spec:
     flavors:
     - name: e2e-gpu
       resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Workload
-metadata: {name: timed, namespace: $NS}
-spec:
-  queueName: lq
-  maximumExecutionTimeSeconds: 3600
-  podSets:
-  - name: main
-    count: 1
-    template:
-      spec:
-        restartPolicy: Never
-        containers:
-        - name: c
-          image: fake
-          resources: {requests: {nvidia.com/gpu: "1"}}
 YAML
+workload_yaml timed lq 1 'maximumExecutionTimeSeconds: 3600' | k apply -f - >/dev/null
 on_exit "k delete clusterqueue e2e-g-cohort e2e-g-concurrent e2e-g-checks --ignore-not-found --wait=false"
 cond() { k get "$1" "$2" ${3:+-n "$3"} -o "jsonpath={.status.conditions[?(@.type==\"$4\")].$5}" 2>/dev/null; }
 wait_until 30 "the cohort queue to be active with every field supported" condition_is cq e2e-g-cohort '' UnsupportedFields status False

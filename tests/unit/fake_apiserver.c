@@ -50,6 +50,43 @@ void fake_merge_patch(json_t *target, json_t *patch)
 	}
 }
 
+/* A server-side apply as far as the tests need it: fields merge as in a merge patch, and a list
+ * of conditions merges by type (the apply's entries replace those of the same type, the others
+ * stay). Field ownership is not modelled: nothing the apply leaves out is removed. */
+static void fake_apply(json_t *target, json_t *config)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(config, k, v)
+	{
+		json_t *have = json_object_get(target, k);
+		if (json_is_object(v) && json_is_object(have)) {
+			fake_apply(have, v);
+		} else if (!strcmp(k, "conditions") && json_is_array(v) && json_is_array(have)) {
+			size_t i, j;
+			json_t *c, *h;
+			json_array_foreach(v, i, c)
+			{
+				const char *type = json_string_value(json_object_get(c, "type"));
+				int replaced = 0;
+				json_array_foreach(have, j, h)
+				{
+					const char *t = json_string_value(json_object_get(h, "type"));
+					if (type && t && !strcmp(type, t)) {
+						json_array_set(have, j, c);
+						replaced = 1;
+						break;
+					}
+				}
+				if (!replaced)
+					json_array_append(have, c);
+			}
+		} else {
+			json_object_set(target, k, v);
+		}
+	}
+}
+
 static void answer(struct httpd_response *resp, int status, json_t *obj)
 {
 	resp->status = status;
@@ -195,7 +232,11 @@ static void on_patch(struct fake_api *f, const struct httpd_request *req, json_t
 		json_object_del(apply, "status");
 	}
 	json_t *before = json_deep_copy(obj);
-	fake_merge_patch(obj, apply);
+	const char *type = httpd_request_header(req, "Content-Type");
+	if (type && !strcmp(type, "application/apply-patch+yaml"))
+		fake_apply(obj, apply);
+	else
+		fake_merge_patch(obj, apply);
 	json_decref(apply);
 	/* A patch that changes nothing keeps the resourceVersion, as the apiserver does. */
 	json_incref(obj);

@@ -246,6 +246,7 @@ static int setup_with(void **state, void (*tune)(struct muster_config *))
 	t->m.now_ms = test_now;
 	t->m.rand = test_rand;
 	t->m.cycle_ms = 0; /* cycles at once: the tests step through every decision */
+	t->m.front_ms = 0;
 	for (int k = 0; k < K_KINDS; k++)
 		t->m.stores[k] = t->stores[k] = json_object();
 	*state = t;
@@ -345,6 +346,13 @@ static json_t *job_workload(struct t *t, const char *job_name, char *path, size_
 	return fake_api_get(t->api, path);
 }
 
+/* Waiting Workloads next in line say why once they have been there 5 s (admission.c). */
+static void next_in_line_for_a_while(struct t *t)
+{
+	advance(t, 5000);
+	converge(t);
+}
+
 /* The Workload at path says it waits for quota: QuotaReserved=False, reason WaitingForQuota. */
 static void assert_waits(struct t *t, const char *path)
 {
@@ -415,7 +423,22 @@ static void test_admit_once(void **state)
 	assert_true(fake_cond(t, WL_PATH("w1"), "Admitted"));
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 0), 1);
 	assert_int_equal(cq_cpu_usage(t), 2000);
-	/* The same events again change nothing. */
+	/* Applied as Kueue applies it: its field manager, its identity, the admission and the
+	 * admission's conditions only. */
+	for (size_t i = 0; i < fake_api_nrequests(t->api); i++) {
+		const struct fake_request *r = fake_api_request(t->api, i);
+		if (strcmp(r->method, "PATCH") || strcmp(r->path, WL_PATH("w1") "/status"))
+			continue;
+		assert_string_equal(r->query, "fieldManager=kueue-admission&force=true");
+		json_t *config = json_loads(r->body, 0, NULL);
+		assert_string_equal(json_string_value(json_object_get(config, "kind")), "Workload");
+		assert_string_equal(obj_str(config, "apiVersion"), "kueue.x-k8s.io/v1beta2");
+		assert_string_equal(obj_str(config, "metadata.name"), "w1");
+		assert_string_equal(obj_str(config, "metadata.namespace"), "ns");
+		assert_string_equal(obj_str(config, "status.admission.clusterQueue"), "cq");
+		assert_int_equal(json_array_size(obj_path(config, "status.conditions")), 2);
+		json_decref(config);
+	}
 	seed(t, K_WORKLOAD, json_deep_copy(fake_api_get(t->api, WL_PATH("w1"))));
 	converge(t);
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 0), 1);
@@ -649,6 +672,7 @@ static void test_metrics_follow_landed_writes(void **state)
 	/* Resource series are off by default, as in Kueue. */
 	assert_true(metric(t, "kueue_cluster_queue_nominal_quota{cohort=\"\",cluster_queue=\"cq\","
 			      "flavor=\"default\",resource=\"cpu\"," ROLE "}") == -1);
+	next_in_line_for_a_while(t); /* the waiting one says why */
 	assert_true(metric(t, "muster_apiserver_requests_total{verb=\"patch\",resource=\"workloads/status\","
 			      "code=\"200\"," ROLE "}") >= 2);
 }
@@ -710,6 +734,7 @@ static void test_restart_rebuilds_usage(void **state)
 	converge(t);
 	assert_int_equal(cq_cpu_usage(t), 3000);
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 0), 0);
+	next_in_line_for_a_while(t);
 	assert_waits(t, WL_PATH("w2"));
 }
 
@@ -724,6 +749,7 @@ static void test_pending_message_not_churned(void **state)
 	converge(t);
 	seed(t, K_WORKLOAD, workload("big", "2", 0, "2026-01-01T00:00:02Z"));
 	converge(t);
+	next_in_line_for_a_while(t);
 	json_t *c = condition_get(fake_api_get(t->api, WL_PATH("big")), "QuotaReserved");
 	assert_non_null(strstr(json_string_value(json_object_get(c, "message")), "2 more needed"));
 	size_t writes = fake_api_count(t->api, "PATCH", WL_PATH("big"), 0);
@@ -747,6 +773,7 @@ static void test_pending_write_retried(void **state)
 	fake_api_fail(t->api, "PATCH", WL_PATH("w2") "/status", 504, 1);
 	seed(t, K_WORKLOAD, workload("w2", "1", 0, "2026-01-01T00:00:01Z"));
 	converge(t);
+	next_in_line_for_a_while(t);
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w2"), 504), 1);
 	assert_null(condition_get(fake_api_get(t->api, WL_PATH("w2")), "QuotaReserved"));
 	advance(t, 5000);
@@ -754,19 +781,28 @@ static void test_pending_write_retried(void **state)
 	assert_waits(t, WL_PATH("w2"));
 }
 
-/* A new Workload short of quota gets its QuotaReserved=False only after it has waited 5 s; one
- * admitted before then never gets it (a write for nothing). */
+/* A Workload short of quota gets its QuotaReserved=False only after it has been among the
+ * first 5 of its ClusterQueue's order for 5 s; one admitted before then never gets it (a write
+ * for nothing), and those further back say why only when they move up. A reason only a change
+ * can help is written at once, wherever the Workload stands. */
 static void test_new_pending_written_after_a_while(void **state)
 {
 	struct t *t = *state;
-	char now[32];
+	char name[16];
 	seed_queue(t, "1", NULL);
 	seed(t, K_WORKLOAD, workload("w1", "1", 0, "2026-01-01T00:00:00Z"));
 	converge(t);
-	time_now_rfc3339(now, sizeof(now));
-	seed(t, K_WORKLOAD, workload("w2", "1", 0, now));
-	seed(t, K_WORKLOAD, workload("w3", "1", 0, now));
+	/* w2..w8 wait behind w1, in that order; "huge" can never fit. */
+	for (int i = 2; i <= 8; i++) {
+		char created[32];
+		snprintf(name, sizeof(name), "w%d", i);
+		snprintf(created, sizeof(created), "2026-01-01T00:00:%02dZ", i);
+		seed(t, K_WORKLOAD, workload(name, "1", 0, created));
+	}
+	seed(t, K_WORKLOAD, workload("huge", "2", 0, "2026-01-01T00:01:00Z"));
 	converge(t);
+	json_t *huge = condition_get(fake_api_get(t->api, WL_PATH("huge")), "QuotaReserved");
+	assert_string_equal(json_string_value(json_object_get(huge, "reason")), "ExceedsMaxQuota");
 	assert_null(condition_get(fake_api_get(t->api, WL_PATH("w2")), "QuotaReserved"));
 	/* w1 finishes within the 5 s: w2 is admitted and never said it waited. */
 	advance(t, 2000);
@@ -774,11 +810,23 @@ static void test_new_pending_written_after_a_while(void **state)
 	converge(t);
 	assert_true(fake_cond(t, WL_PATH("w2"), "QuotaReserved"));
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w2"), 0), 1);
-	/* w3 still waits: after 5 s it says why. */
-	assert_null(condition_get(fake_api_get(t->api, WL_PATH("w3")), "QuotaReserved"));
-	advance(t, 4000);
+	/* The next five (w3..w7) say why once they have been in front for 5 s; w8 doesn't. */
+	next_in_line_for_a_while(t);
+	for (int i = 3; i <= 7; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		char path[256];
+		snprintf(path, sizeof(path), WL_PATH("%s"), name);
+		assert_waits(t, path);
+	}
+	assert_null(condition_get(fake_api_get(t->api, WL_PATH("w8")), "QuotaReserved"));
+	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w8"), 0), 0);
+	/* w2 finishes, w3 is admitted: w8 moves up, and says why 5 s later. */
+	finish_elsewhere(t, WL_PATH("w2"));
 	converge(t);
-	assert_waits(t, WL_PATH("w3"));
+	assert_true(fake_cond(t, WL_PATH("w3"), "QuotaReserved"));
+	assert_null(condition_get(fake_api_get(t->api, WL_PATH("w8")), "QuotaReserved"));
+	next_in_line_for_a_while(t);
+	assert_waits(t, WL_PATH("w8"));
 }
 
 /* A Workload left half-written (status.admission set, QuotaReserved not True), as Kueue's perf
@@ -1963,6 +2011,7 @@ static void test_afs_restart_seeds_from_status(void **state)
 	t->m.now_ms = test_now;
 	t->m.rand = test_rand;
 	t->m.cycle_ms = 0;
+	t->m.front_ms = 0;
 	json_t *old[K_KINDS];
 	for (int k = 0; k < K_KINDS; k++) {
 		old[k] = t->stores[k];
