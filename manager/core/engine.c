@@ -2310,7 +2310,7 @@ static void emit_inactive(struct cycle *cx, struct ecq *q)
 
 /* Gives parked workloads another look, those that could fit now (see struct need). */
 /* Moves the parked workloads that pick() selects back to the heap. */
-static int requeue_parked_if(struct ecq *q, int (*pick)(struct ecq *, const struct ewl *))
+static int requeue_parked_if(struct ecq *q, int (*pick)(struct ecq *, struct ewl *))
 {
 	if (q->parked.n == 0)
 		return 0;
@@ -2336,12 +2336,22 @@ static int requeue_parked_if(struct ecq *q, int (*pick)(struct ecq *, const stru
 	return 0;
 }
 
-static int requeue_parked(struct ecq *q)
+/* Worth another look, and could fit with what is available now. Without the second test,
+ * every parked workload whose need a release covered went through the heap only to be parked
+ * again at once by the same test when it came up (process_tree): availability only falls
+ * during a cycle, so a workload that can't fit now can't fit when its turn comes either. In a
+ * deep queue that was most of a busy manager's engine time. */
+static int worth_requeue(struct ecq *q, struct ewl *w)
 {
-	return requeue_parked_if(q, worth_a_look);
+	return worth_a_look(q, w) && could_fit_now(q, w);
 }
 
-static int lacks_layout(struct ecq *q, const struct ewl *w)
+static int requeue_parked(struct ecq *q)
+{
+	return requeue_parked_if(q, worth_requeue);
+}
+
+static int lacks_layout(struct ecq *q, struct ewl *w)
 {
 	(void)q;
 	return w->no_layout;
