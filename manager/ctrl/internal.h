@@ -86,7 +86,7 @@ struct deadline {
 };
 
 /* The shortest time between two admission cycles (see struct mgr). */
-#define ADMISSION_CYCLE_MS 50
+#define ADMISSION_CYCLE_MS 100
 /* The shortest time between two looks at which Workloads are next in line (admission.c). */
 #define FRONT_PASS_MS 1000
 
