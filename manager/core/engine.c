@@ -2346,6 +2346,31 @@ static int worth_requeue(struct ecq *q, struct ewl *w)
 	return worth_a_look(q, w) && could_fit_now(q, w);
 }
 
+/* Moves every queued workload of q that can't fit now to the parked list, in one pass over
+ * the heap (the rest is heapified again). Once per ClusterQueue and cycle (process_tree), so
+ * its cost stays linear in the queue. */
+static int park_unfit(struct ecq *q)
+{
+	int rc = wvec_reserve(&q->parked, q->parked.n + q->heap.n);
+	if (rc)
+		return rc;
+	uint32_t keep = 0, before = q->heap.n;
+	for (uint32_t i = 0; i < q->heap.n; i++) {
+		struct ewl *w = q->heap.v[i];
+		if (could_fit_now(q, w)) {
+			w->pos = keep;
+			q->heap.v[keep++] = w;
+			continue;
+		}
+		(void)wvec_push(&q->parked, w); /* capacity reserved above */
+		w->where = WL_PARKED;
+	}
+	q->heap.n = keep;
+	if (keep != before)
+		eng_heap_rebuild(&q->heap);
+	return 0;
+}
+
 static int requeue_parked(struct ecq *q)
 {
 	return requeue_parked_if(q, worth_requeue);
@@ -2867,12 +2892,21 @@ static int process_tree(struct cycle *cx, struct etree *t)
 		struct ewl *w = m.wl;
 		struct eval *ev = &e->ev_full;
 		if (!could_fit_now(q, w)) {
-			/* Still short: back to the parked list, unexamined (its message stands). */
-			if ((rc = wvec_reserve(&q->parked, q->parked.n + 1)) != 0)
-				goto out;
-			heap_remove(&q->heap, w);
-			(void)wvec_push(&q->parked, w);
-			w->where = WL_PARKED;
+			/* Still short: back to the parked list, unexamined (its message stands). The
+			 * first time in a cycle, so does every queued workload that can't fit now
+			 * either: availability only falls during a cycle, so each would be parked the
+			 * same way when its turn came, one heap removal at a time. */
+			if (q->swept_cycle != e->cycle) {
+				q->swept_cycle = e->cycle;
+				if ((rc = park_unfit(q)) != 0)
+					goto out;
+			} else {
+				if ((rc = wvec_reserve(&q->parked, q->parked.n + 1)) != 0)
+					goto out;
+				heap_remove(&q->heap, w);
+				(void)wvec_push(&q->parked, w);
+				w->where = WL_PARKED;
+			}
 			if ((rc = push_next(e, q)) != 0)
 				goto out;
 			continue;

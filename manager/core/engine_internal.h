@@ -246,6 +246,7 @@ struct ecq {
 	uint8_t drain; /* HoldAndDrain: evict what is admitted here */
 	struct shape_fail shapes[ENG_SHAPE_CACHE];
 	uint32_t shape_next;
+	uint64_t swept_cycle; /* the cycle park_unfit last swept this ClusterQueue's heap */
 	/* Fair sharing: its head as a candidate of the tree's tournament (engine_fair.c). */
 	int32_t fs_cand; /* index in engine.merge; -1: none */
 	uint8_t fs_tries; /* re-picks after its usage turned out different */

@@ -31,7 +31,7 @@ YAML
 [ "$(jq -r '.status.admission // "none"' <<<"$answer")" = none ] ||
 	fail "the apply as kueue-admission left status.admission in place"
 wait_until 30 "the Workload admitted again" condition_is $wl bare "$NS" QuotaReserved status True
-[ "$(cq_usage e2e-zi nvidia.com/gpu)" = 1 ] || fail "usage is $(cq_usage e2e-zi nvidia.com/gpu), not 1"
+wait_until 10 "the ClusterQueue's usage back at 1 GPU" cq_usage_is e2e-zi nvidia.com/gpu 1
 n=$(tail -n "+$log_start" "$MLOG" | grep -F "\"$NS/bare\"" | grep -cF "clearing a stale admission" || true)
 [ "$n" = 0 ] || fail "the manager cleared a stale admission $n times"
 pass
