@@ -2060,6 +2060,7 @@ int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 	w->queue = queue;
 	w->lq = lq;
 	w->queue_time = spec->queue_time;
+	w->tag = spec->tag;
 	if (w->admitted) {
 		/* A replaced admitted workload keeps its admission (and its place by priority). */
 		if (w->priority != spec->priority) {
@@ -2236,14 +2237,14 @@ static void emit_pending(struct cycle *cx, struct ewl *w, const char *reason, co
 	if (h == w->status_hash)
 		return;
 	w->status_hash = h;
-	struct eng_decision d = { ENG_PENDING, w->key, NULL, NULL, reason, msg };
+	struct eng_decision d = { ENG_PENDING, w->key, NULL, NULL, reason, msg, w->tag };
 	cx->fn(cx->arg, &d);
 }
 
 static void emit_evict(struct cycle *cx, struct ewl *w, const char *reason, const char *msg)
 {
 	w->evicting = 1;
-	struct eng_decision d = { ENG_PREEMPT, w->key, NULL, NULL, reason, msg };
+	struct eng_decision d = { ENG_PREEMPT, w->key, NULL, NULL, reason, msg, w->tag };
 	cx->fn(cx->arg, &d);
 	cx->actions++;
 }
@@ -2396,7 +2397,8 @@ static void admit_adm(struct cycle *cx, struct ecq *cq, struct ewl *w, struct ea
 	w->status_hash = 0;
 	eng_charge(cq, a, +1);
 	eng_afs_admitted(e, cq, w, a);
-	struct eng_decision d = { ENG_ADMIT, w->key, materialize(e, cq, w), NULL, NULL, NULL };
+	struct eng_decision d = { ENG_ADMIT, w->key, materialize(e, cq, w), NULL, NULL, NULL,
+				  w->tag };
 	cx->fn(cx->arg, &d);
 	cx->actions++;
 }
@@ -2454,8 +2456,8 @@ static int start_preemption(struct cycle *cx, struct ecq *cq, struct ewl *w, str
 			"Preempted to accommodate a workload (%s) due to %s; preemptor path: %s; preemptee path: %s",
 			w->key, reason_words(ev->targets[i].reason),
 			cq_path(cq, from, sizeof(from)), cq_path(v->adm_cq, to, sizeof(to)));
-		struct eng_decision d = { ENG_PREEMPT,		 v->key, NULL, w->key,
-					  ev->targets[i].reason, msg };
+		struct eng_decision d = { ENG_PREEMPT, v->key, NULL, w->key, ev->targets[i].reason,
+					  msg, v->tag };
 		cx->fn(cx->arg, &d);
 		cx->actions++;
 	}

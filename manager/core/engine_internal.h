@@ -351,6 +351,7 @@ struct ewl {
 	int64_t adm_given_time; /* quota_reserved_time given to engine_set_admitted, or 0 */
 	uint64_t adm_cycle; /* cycle it was admitted in (not a preemption candidate in it) */
 	struct ewait *wait; /* a preemptor waiting for victims */
+	void *tag; /* the caller's (eng_workload_spec.tag), handed back in its decisions */
 	char key[]; /* "namespace/name" */
 };
 

@@ -85,6 +85,9 @@ struct wl_rec {
 	int preempted;
 	int victim; /* queued for eviction after this cycle */
 	int placed; /* plan holds its nodes: the placer placed it and it wasn't evicted since */
+	/* The engine admitted it at some point (engine_set_admitted or ENG_ADMIT): only then
+	 * may engine_admission find it admitted, which it alone says for sure. */
+	int ever_admitted;
 	struct pobj_plan *plan; /* allocated by the placer: most runs have no Nodes */
 	int deferred; /* not decoded while streaming (it failed then): decoded after the last file */
 	int detached; /* decoded while streaming, its JSON dropped (eobj_workload_detach) */

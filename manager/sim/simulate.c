@@ -717,8 +717,27 @@ static void stream_workload(struct sim *s, struct doc *d)
 	s->n_wls++;
 }
 
-/* After the last input: decodes the deferred Workloads, claims every identity in input order,
- * drops the records that failed, and indexes the rest. */
+/* A Workload's identity, claimed in the index by key (unique as namespace and name are, both
+ * being checked names without '/'), so 50,000 Workloads take one map rather than two. slot is
+ * where r goes once kept; a duplicate is reported as claim() reports one. */
+static int claim_workload(struct sim *s, const struct wl_rec *r, struct wl_rec *slot)
+{
+	void *old;
+	char what[400];
+	if (strmap_put(&s->wl_index, r->w.spec.key, slot, &old) != 0)
+		return s->failed = -ENOMEM;
+	if (!old)
+		return 0;
+	const struct wl_rec *first = old;
+	(void)strmap_put(&s->wl_index, r->w.spec.key, old, NULL); /* present: can't fail */
+	snprintf(what, sizeof(what), "Workload %.100s/%.200s", r->w.spec.namespace_name, r->w.name);
+	report(s, r->doc, "duplicate %s: first defined at %s:%d", what, first->doc->file,
+	       first->doc->line);
+	return -EEXIST;
+}
+
+/* After the last input: decodes the deferred Workloads, claims every identity in input order
+ * (indexing each by key), and drops the records that failed. */
 static void finish_workloads(struct sim *s)
 {
 	size_t kept = 0;
@@ -737,7 +756,7 @@ static void finish_workloads(struct sim *s)
 				report_decode(s, r->doc, rc, err);
 		}
 		if (rc == 0)
-			rc = claim(s, r->doc, "Workload", r->w.spec.namespace_name, r->w.name);
+			rc = claim_workload(s, r, &s->wls[kept]);
 		if (rc != 0) {
 			if (r->detached)
 				s->n_detached--;
@@ -749,9 +768,6 @@ static void finish_workloads(struct sim *s)
 		kept++;
 	}
 	s->n_wls = kept;
-	for (size_t i = 0; !s->failed && i < s->n_wls; i++)
-		if (strmap_put(&s->wl_index, s->wls[i].w.spec.key, &s->wls[i], NULL) != 0)
-			s->failed = -ENOMEM;
 }
 
 /* The placement pass: the JSON of the next detached record, when obj is its document. */
@@ -969,6 +985,7 @@ static int build_engine(struct sim *s)
 			r->fixed_message = "spec.queueName is not set: the Workload is in no queue";
 			continue;
 		}
+		r->w.spec.tag = r; /* s->wls moves no more: decisions name their record */
 		if ((rc = engine_add_workload(s->engine, &r->w.spec)) != 0) {
 			engine_problem(s, r->doc, rc, NULL);
 			continue;
@@ -976,6 +993,8 @@ static int build_engine(struct sim *s)
 		if (r->w.admitted &&
 		    (rc = engine_set_admitted(s->engine, r->w.spec.key, r->w.admission)) != 0)
 			engine_problem(s, r->doc, rc, "status.admission");
+		else if (r->w.admitted)
+			r->ever_admitted = 1;
 	}
 	/* The input is a snapshot as of its latest time: usage decays from each LocalQueue's
 	 * lastUpdate up to then, toward what is admitted, before the first cycle. */
@@ -1013,13 +1032,14 @@ static const char *preemption_cause(const char *reason)
 static void on_decision(void *arg, const struct eng_decision *d)
 {
 	struct sim *s = arg;
-	struct wl_rec *r = d->workload ? strmap_get(&s->wl_index, d->workload) : NULL;
+	struct wl_rec *r = d->tag;
 	if (s->observe)
 		s->observe(s->observe_arg, d);
 	if (!r)
 		return;
 	switch (d->kind) {
 	case ENG_ADMIT:
+		r->ever_admitted = 1;
 		free(r->reason);
 		free(r->message);
 		r->reason = r->message = NULL;
@@ -1322,8 +1342,10 @@ static const char *cut_to(const char *s, char *buf, size_t size)
 
 static int put_workload(struct sim *s, struct buf *b, const struct wl_rec *r)
 {
-	const struct eng_assignment *a =
-		r->fixed_reason ? NULL : engine_admission(s->engine, r->w.spec.key);
+	/* Most Workloads of a large run were never admitted: no lookup by key for them. */
+	const struct eng_assignment *a = r->fixed_reason || !r->ever_admitted ?
+						 NULL :
+						 engine_admission(s->engine, r->w.spec.key);
 	const char *reason;
 	char message[2048];
 	int rc;
