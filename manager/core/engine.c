@@ -345,8 +345,13 @@ static struct ecohort *cohort_record(struct engine *e, const char *name)
 static struct elq *lq_record(struct engine *e, const char *ns, const char *name)
 {
 	char key[640];
-	if (snprintf(key, sizeof(key), "%s/%s", ns, name) >= (int)sizeof(key))
+	/* "ns/name" by hand: snprintf was most of adding a workload, which comes here each time. */
+	size_t ns_len = strlen(ns), name_len = strlen(name);
+	if (ns_len + 1 + name_len >= sizeof(key))
 		return NULL;
+	memcpy(key, ns, ns_len);
+	key[ns_len] = '/';
+	memcpy(key + ns_len + 1, name, name_len + 1);
 	struct elq *lq = strmap_get(&e->lqs, key);
 	if (lq)
 		return lq;
