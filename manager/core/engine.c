@@ -1679,7 +1679,7 @@ int engine_new(struct engine **out)
 	strmap_init(&e->cqs);
 	strmap_init(&e->lqs);
 	strmap_init(&e->namespaces);
-	strmap_init(&e->workloads);
+	strmap_init_borrowed(&e->workloads); /* keyed by each ewl's own key */
 	e->next_uid = 1;
 	e->pods = eng_intern(e, "pods");
 	if (!e->pods) {
@@ -2049,7 +2049,7 @@ int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 			return -ENOMEM;
 		}
 		memcpy(w->key, spec->key, klen);
-		if (strmap_put(&e->workloads, spec->key, w, NULL) != 0) {
+		if (strmap_put(&e->workloads, w->key, w, NULL) != 0) {
 			free(w);
 			free(ws);
 			return -ENOMEM;

@@ -453,7 +453,7 @@ struct engine {
 	struct strmap cqs; /* name -> struct ecq * */
 	struct strmap lqs; /* "ns/name" -> struct elq * */
 	struct strmap namespaces; /* name -> struct ens * */
-	struct strmap workloads; /* key -> struct ewl * */
+	struct strmap workloads; /* key -> struct ewl * (borrowed keys: the ewl's own) */
 
 	/* The built structure: valid when !topology_dirty. */
 	uint8_t topology_dirty;

@@ -79,7 +79,10 @@ struct wl_rec {
 	const struct doc *doc;
 	const char *fixed_reason; /* set when it is not given to the engine */
 	const char *fixed_message;
-	char *reason, *message; /* its latest ENG_PENDING */
+	/* Its latest ENG_PENDING: reason is one of the engine's ENG_WHY_* constants, or else
+	 * reason_copy, the record's own copy; message is the record's. */
+	const char *reason;
+	char *reason_copy, *message;
 	char *evicted_note; /* why it was last evicted (preempted or drained) */
 	const char *drain_reason; /* "ClusterQueueStopped"/"LocalQueueStopped" if drained last */
 	int preempted;
@@ -147,7 +150,7 @@ struct sim {
 	const struct doc **queued_pods; /* unbound Pods naming a LocalQueue: pod groups */
 	size_t n_queued_pods, cap_queued_pods;
 	size_t n_pod_docs, cap_pod_docs;
-	struct strmap wl_index; /* key -> struct wl_rec * */
+	struct strmap wl_index; /* key -> struct wl_rec * (borrowed: the record's spec.key) */
 
 	/* The Configuration document (at most one, the first seen: a second is a problem), read
 	 * by the manager's parser; only its fair sharing settings act here. Zeroed: both off. */

@@ -1029,6 +1029,33 @@ static const char *preemption_cause(const char *reason)
 	return reason ? reason : "preemption";
 }
 
+static void drop_reason(struct wl_rec *r)
+{
+	free(r->reason_copy);
+	r->reason = r->reason_copy = NULL;
+}
+
+/* A pending reason, kept as the engine's constant when it is one of Kueue's few (a copy per
+ * Workload was 50,000 allocations in a large run), else copied. */
+static void keep_reason(struct sim *s, struct wl_rec *r, const char *reason)
+{
+	static const char *const whys[] = {
+		ENG_WHY_MISCONFIGURED,	   ENG_WHY_NO_MATCHING_FLAVOR, ENG_WHY_SUSPENDED,
+		ENG_WHY_EXCEEDS_MAX_QUOTA, ENG_WHY_BORROWING_LIMIT,    ENG_WHY_WAITING_FOR_QUOTA,
+		ENG_WHY_NO_NODE_LAYOUT,	   ENG_WHY_PREEMPTION_PENDING,
+	};
+	const char *why = reason ? reason : "";
+	if (r->reason && !strcmp(r->reason, why))
+		return;
+	drop_reason(r);
+	for (size_t i = 0; i < sizeof(whys) / sizeof(whys[0]); i++)
+		if (!strcmp(whys[i], why)) {
+			r->reason = whys[i];
+			return;
+		}
+	r->reason = r->reason_copy = dup_or_fail(s, why);
+}
+
 static void on_decision(void *arg, const struct eng_decision *d)
 {
 	struct sim *s = arg;
@@ -1040,9 +1067,9 @@ static void on_decision(void *arg, const struct eng_decision *d)
 	switch (d->kind) {
 	case ENG_ADMIT:
 		r->ever_admitted = 1;
-		free(r->reason);
+		drop_reason(r);
 		free(r->message);
-		r->reason = r->message = NULL;
+		r->message = NULL;
 		break;
 	case ENG_PREEMPT: {
 		char note[2600];
@@ -1072,10 +1099,7 @@ static void on_decision(void *arg, const struct eng_decision *d)
 	case ENG_PENDING:
 		/* A workload left waiting is told why again each time it is looked at, mostly in
 		 * the same words: keep the copy then. */
-		if (!r->reason || strcmp(r->reason, d->reason ? d->reason : "") != 0) {
-			free(r->reason);
-			r->reason = dup_or_fail(s, d->reason);
-		}
+		keep_reason(s, r, d->reason);
 		if (!r->message || strcmp(r->message, d->message ? d->message : "") != 0) {
 			free(r->message);
 			r->message = dup_or_fail(s, d->message);
@@ -1735,7 +1759,7 @@ void sim_release(struct sim *s)
 		eobj_local_queue_release(&s->lqs[i]);
 	for (size_t i = 0; i < s->n_wls; i++) {
 		eobj_workload_release(&s->wls[i].w);
-		free(s->wls[i].reason);
+		free(s->wls[i].reason_copy);
 		free(s->wls[i].message);
 		free(s->wls[i].evicted_note);
 		if (s->wls[i].plan)
@@ -1887,7 +1911,7 @@ int sim_init(struct sim *s, FILE *out, FILE *errout)
 	s->errout = errout;
 	strmap_init(&s->seen);
 	strmap_init(&s->namespaces);
-	strmap_init(&s->wl_index);
+	strmap_init_borrowed(&s->wl_index); /* keys in the records' arenas */
 	pobj_catalog_init(&s->catalog);
 	s->loaded = json_array();
 	s->wpcs = json_object();
