@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/strfmt.h"
+#include "util/sanitizer.h"
 
 /* Paths in messages name user-chosen keys (resource names, labels), so give them room. */
 #define PATH_MAX_LEN 512
@@ -28,16 +29,7 @@ struct eobj_block {
  * allocation keeps a block of its own, so an overrun of one is still caught. */
 #define ARENA_FIRST_BLOCK 512
 #define ARENA_MAX_BLOCK 8192
-#if defined(__SANITIZE_ADDRESS__)
-#define ARENA_CARVE 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ARENA_CARVE 0
-#endif
-#endif
-#ifndef ARENA_CARVE
-#define ARENA_CARVE 1
-#endif
+#define ARENA_CARVE (!MUSTER_ASAN)
 
 void *eobj_arena_alloc(struct eobj_arena *a, size_t n, size_t size)
 {

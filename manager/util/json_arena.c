@@ -7,14 +7,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define JSON_ARENA_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define JSON_ARENA_ASAN 1
-#endif
-#endif
-#ifdef JSON_ARENA_ASAN
+#include "util/sanitizer.h"
+
+#if MUSTER_ASAN
 #include <sanitizer/asan_interface.h>
 #define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
 #define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
