@@ -1494,10 +1494,16 @@ static int own_podset(struct eobj_arena *a, struct quota_podset *ps)
 {
 	const char **res = eobj_arena_alloc(a, ps->n_requests, sizeof(*res));
 	int64_t *per_pod = eobj_arena_alloc(a, ps->n_requests, sizeof(*per_pod));
-	struct quota_kv *sel = eobj_arena_alloc(a, ps->n_selector, sizeof(*sel));
-	struct quota_affinity_term *terms = eobj_arena_alloc(a, ps->n_terms, sizeof(*terms));
-	struct quota_taint *tols = eobj_arena_alloc(a, ps->n_tolerations, sizeof(*tols));
-	if (!res || !per_pod || !sel || !terms || !tols)
+	/* Node constraints are rare: none takes no room (most Workloads then fit the arena's
+	 * first block). */
+	struct quota_kv *sel =
+		ps->n_selector ? eobj_arena_alloc(a, ps->n_selector, sizeof(*sel)) : NULL;
+	struct quota_affinity_term *terms =
+		ps->n_terms ? eobj_arena_alloc(a, ps->n_terms, sizeof(*terms)) : NULL;
+	struct quota_taint *tols =
+		ps->n_tolerations ? eobj_arena_alloc(a, ps->n_tolerations, sizeof(*tols)) : NULL;
+	if (!res || !per_pod || (ps->n_selector && !sel) || (ps->n_terms && !terms) ||
+	    (ps->n_tolerations && !tols))
 		return -ENOMEM;
 	for (size_t k = 0; k < ps->n_requests; k++) {
 		res[k] = ps->resources[k];
