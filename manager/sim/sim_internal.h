@@ -80,9 +80,10 @@ struct wl_rec {
 	const char *fixed_reason; /* set when it is not given to the engine */
 	const char *fixed_message;
 	/* Its latest ENG_PENDING: reason is one of the engine's ENG_WHY_* constants, or else
-	 * reason_copy, the record's own copy; message is the record's. */
+	 * reason_copy, the record's own copy; message is held in s->messages (shared). */
 	const char *reason;
-	char *reason_copy, *message;
+	char *reason_copy;
+	const char *message;
 	char *evicted_note; /* why it was last evicted (preempted or drained) */
 	const char *drain_reason; /* "ClusterQueueStopped"/"LocalQueueStopped" if drained last */
 	int preempted;
@@ -151,6 +152,9 @@ struct sim {
 	size_t n_queued_pods, cap_queued_pods;
 	size_t n_pod_docs, cap_pod_docs;
 	struct strmap wl_index; /* key -> struct wl_rec * (borrowed: the record's spec.key) */
+	/* Pending messages, one copy per distinct text (50,000 Workloads waiting share about
+	 * 2,000): text -> struct shared_text (simulate.c), counted, borrowed keys. */
+	struct strmap messages;
 
 	/* The Configuration document (at most one, the first seen: a second is a problem), read
 	 * by the manager's parser; only its fair sharing settings act here. Zeroed: both off. */

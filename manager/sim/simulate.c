@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1030,6 +1031,46 @@ static const char *preemption_cause(const char *reason)
 	return reason ? reason : "preemption";
 }
 
+/* A text held by records, kept once in s->messages however many hold it. */
+struct shared_text {
+	size_t holders;
+	char text[];
+};
+
+/* text, held once more; NULL (s->failed set) when out of memory. */
+static const char *hold_text(struct sim *s, const char *text)
+{
+	struct shared_text *t = strmap_get(&s->messages, text);
+	if (!t) {
+		size_t n = strlen(text) + 1;
+		if (!(t = malloc(sizeof(*t) + n))) {
+			s->failed = -ENOMEM;
+			return NULL;
+		}
+		t->holders = 0;
+		memcpy(t->text, text, n);
+		if (strmap_put(&s->messages, t->text, t, NULL) != 0) {
+			free(t);
+			s->failed = -ENOMEM;
+			return NULL;
+		}
+	}
+	t->holders++;
+	return t->text;
+}
+
+/* Lets go of a text from hold_text (NULL: none); the last holder frees it. */
+static void drop_text(struct sim *s, const char *text)
+{
+	if (!text)
+		return;
+	struct shared_text *t = (struct shared_text *)(text - offsetof(struct shared_text, text));
+	if (--t->holders == 0) {
+		strmap_remove(&s->messages, text);
+		free(t);
+	}
+}
+
 static void drop_reason(struct wl_rec *r)
 {
 	free(r->reason_copy);
@@ -1069,7 +1110,7 @@ static void on_decision(void *arg, const struct eng_decision *d)
 	case ENG_ADMIT:
 		r->ever_admitted = 1;
 		drop_reason(r);
-		free(r->message);
+		drop_text(s, r->message);
 		r->message = NULL;
 		break;
 	case ENG_PREEMPT: {
@@ -1102,8 +1143,9 @@ static void on_decision(void *arg, const struct eng_decision *d)
 		 * the same words: keep the copy then. */
 		keep_reason(s, r, d->reason);
 		if (!r->message || strcmp(r->message, d->message ? d->message : "") != 0) {
-			free(r->message);
-			r->message = dup_or_fail(s, d->message);
+			const char *held = hold_text(s, d->message ? d->message : "");
+			drop_text(s, r->message);
+			r->message = held;
 		}
 		break;
 	}
@@ -1770,7 +1812,6 @@ void sim_release(struct sim *s)
 	for (size_t i = 0; i < s->n_wls; i++) {
 		eobj_workload_release(&s->wls[i].w);
 		free(s->wls[i].reason_copy);
-		free(s->wls[i].message);
 		free(s->wls[i].evicted_note);
 		if (s->wls[i].plan)
 			pobj_plan_release(s->wls[i].plan);
@@ -1809,6 +1850,7 @@ void sim_release(struct sim *s)
 	strmap_release(&s->seen, NULL);
 	strmap_release(&s->namespaces, NULL);
 	strmap_release(&s->wl_index, NULL);
+	strmap_release(&s->messages, free); /* the records' messages */
 	json_decref(s->wpcs);
 	json_decref(s->pcs);
 	json_decref(s->loaded);
@@ -1922,6 +1964,7 @@ int sim_init(struct sim *s, FILE *out, FILE *errout)
 	strmap_init(&s->seen);
 	strmap_init(&s->namespaces);
 	strmap_init_borrowed(&s->wl_index); /* keys in the records' arenas */
+	strmap_init_borrowed(&s->messages); /* keys in the shared_text values */
 	pobj_catalog_init(&s->catalog);
 	s->loaded = json_array();
 	s->wpcs = json_object();
