@@ -141,47 +141,64 @@ static int wl_before(const struct ewl *a, const struct ewl *b)
 }
 
 /* The order of a ClusterQueue's heap: with admission fair sharing, the LocalQueue that used
- * less goes first (Kueue's queueOrderingFunc), then the queue order above. */
-static int heap_before(const struct wheap *h, const struct ewl *a, const struct ewl *b)
+ * less goes first (Kueue's queueOrderingFunc), then the queue order above (wl_before, from
+ * the keys: the workloads themselves are read only for a tie or fair sharing). */
+static int heap_before(const struct wheap *h, const struct wkey *ka, const struct ewl *a,
+		       const struct wkey *kb, const struct ewl *b)
 {
 	int c = h->afs ? eng_lq_usage_cmp(a, b) : 0;
-	return c ? c < 0 : wl_before(a, b);
+	if (c)
+		return c < 0;
+	if (ka->priority != kb->priority)
+		return ka->priority > kb->priority;
+	if (ka->queue_time != kb->queue_time)
+		return ka->queue_time < kb->queue_time;
+	return strcmp(a->key, b->key) < 0;
 }
 
-static void heap_set(struct wheap *h, uint32_t i, struct ewl *w)
+static void heap_set(struct wheap *h, uint32_t i, struct ewl *w, struct wkey k)
 {
 	h->v[i] = w;
+	h->k[i] = k;
 	w->pos = i;
+}
+
+/* Puts w at i (a free slot) with its key; the caller restores the order. */
+static void heap_place(struct wheap *h, uint32_t i, struct ewl *w)
+{
+	heap_set(h, i, w, (struct wkey){ w->queue_time, w->priority });
 }
 
 static void heap_up(struct wheap *h, uint32_t i)
 {
 	struct ewl *w = h->v[i];
+	struct wkey k = h->k[i];
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
-		if (!heap_before(h, w, h->v[parent]))
+		if (!heap_before(h, &k, w, &h->k[parent], h->v[parent]))
 			break;
-		heap_set(h, i, h->v[parent]);
+		heap_set(h, i, h->v[parent], h->k[parent]);
 		i = parent;
 	}
-	heap_set(h, i, w);
+	heap_set(h, i, w, k);
 }
 
 static void heap_down(struct wheap *h, uint32_t i)
 {
 	struct ewl *w = h->v[i];
+	struct wkey k = h->k[i];
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 		if (c >= h->n)
 			break;
-		if (c + 1 < h->n && heap_before(h, h->v[c + 1], h->v[c]))
+		if (c + 1 < h->n && heap_before(h, &h->k[c + 1], h->v[c + 1], &h->k[c], h->v[c]))
 			c++;
-		if (!heap_before(h, h->v[c], w))
+		if (!heap_before(h, &h->k[c], h->v[c], &k, w))
 			break;
-		heap_set(h, i, h->v[c]);
+		heap_set(h, i, h->v[c], h->k[c]);
 		i = c;
 	}
-	heap_set(h, i, w);
+	heap_set(h, i, w, k);
 }
 
 static int heap_reserve(struct wheap *h, uint32_t n)
@@ -195,6 +212,10 @@ static int heap_reserve(struct wheap *h, uint32_t n)
 	if (!v)
 		return -ENOMEM;
 	h->v = v;
+	struct wkey *k = realloc(h->k, cap * sizeof(*k));
+	if (!k)
+		return -ENOMEM; /* v is larger, which is harmless: cap says what both hold */
+	h->k = k;
 	h->cap = cap;
 	return 0;
 }
@@ -204,8 +225,7 @@ static int heap_push(struct wheap *h, struct ewl *w)
 	int rc = heap_reserve(h, h->n + 1);
 	if (rc)
 		return rc;
-	h->v[h->n] = w;
-	w->pos = h->n++;
+	heap_place(h, h->n++, w);
 	heap_up(h, w->pos);
 	return 0;
 }
@@ -213,11 +233,11 @@ static int heap_push(struct wheap *h, struct ewl *w)
 static void heap_remove(struct wheap *h, struct ewl *w)
 {
 	uint32_t i = w->pos;
-	struct ewl *last = h->v[--h->n];
+	--h->n;
 	if (i == h->n)
 		return;
-	heap_set(h, i, last);
-	if (i > 0 && heap_before(h, last, h->v[(i - 1) / 2]))
+	heap_set(h, i, h->v[h->n], h->k[h->n]);
+	if (i > 0 && heap_before(h, &h->k[i], h->v[i], &h->k[(i - 1) / 2], h->v[(i - 1) / 2]))
 		heap_up(h, i);
 	else
 		heap_down(h, i);
@@ -1730,6 +1750,7 @@ void engine_free(struct engine *e)
 		sel_free(&q->ns_selector);
 		node_reset(&q->node);
 		free(q->heap.v);
+		free(q->heap.k);
 		free(q->parked.v);
 		free(q->waiting.v);
 		free(q->inactive_msg);
@@ -2332,8 +2353,7 @@ static int requeue_parked_if(struct ecq *q, int (*pick)(struct ecq *, const stru
 			continue;
 		}
 		w->where = WL_HEAP;
-		w->pos = q->heap.n;
-		q->heap.v[q->heap.n++] = w;
+		heap_place(&q->heap, q->heap.n++, w);
 	}
 	q->parked.n = keep;
 	if (q->heap.n == before)

@@ -166,6 +166,9 @@ struct sim {
 	int64_t now;
 
 	struct engine *engine;
+	/* The document take() just read is referenced by nothing any more (a decoded Workload's:
+	 * its decoder only reads it, and the record keeps copies): read_input discards it. */
+	int doc_unreferenced;
 	struct wl_rec **victims;
 	size_t n_victims;
 

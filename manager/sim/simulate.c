@@ -334,7 +334,12 @@ static int read_input(struct sim *s, const struct sim_input *in, size_t file_no,
 					s->failed = -ENOMEM;
 			}
 		} else {
+			s->doc_unreferenced = 0;
 			take(s, in, file_no, line, doc, cursor);
+			/* A decoded Workload's document goes without a walk over its nodes to free
+			 * them (see json_arena_discard), unless something else still holds it. */
+			if (s->doc_unreferenced && doc->refcount == 1 && json_arena_discard() == 0)
+				continue;
 		}
 		json_decref(doc);
 		json_arena_end();
@@ -694,6 +699,7 @@ static void stream_workload(struct sim *s, struct doc *d)
 		if (d->kind == K_WORKLOAD) {
 			d->name = r->w.name;
 			d->ns = same_namespace(ns, r->w.spec.namespace_name);
+			s->doc_unreferenced = 1; /* a Job's Workload was built from it: not a Job's */
 		} else {
 			/* An owner's name is not its Workload's. */
 			char *copy = ns && *ns ? eobj_arena_strdup(&r->w.arena, ns) : NULL;
