@@ -695,13 +695,14 @@ static void stream_workload(struct sim *s, struct doc *d)
 	if (rc == 0 && s->from_objects) {
 		/* The caller's objects outlive the run: nothing to drop, nothing to read again. */
 	} else if (rc == 0 && (rc = eobj_workload_detach(&r->w)) == 0) {
-		const char *name = obj_name(obj), *ns = obj_namespace(obj);
+		const char *ns = obj_namespace(obj);
 		if (d->kind == K_WORKLOAD) {
 			d->name = r->w.name;
 			d->ns = same_namespace(ns, r->w.spec.namespace_name);
 			s->doc_unreferenced = 1; /* a Job's Workload was built from it: not a Job's */
 		} else {
 			/* An owner's name is not its Workload's. */
+			const char *name = obj_name(obj);
 			char *copy = ns && *ns ? eobj_arena_strdup(&r->w.arena, ns) : NULL;
 			d->name = name ? eobj_arena_strdup(&r->w.arena, name) : NULL;
 			d->ns = same_namespace(ns, copy);
@@ -1093,11 +1094,11 @@ static void keep_reason(struct sim *s, struct wl_rec *r, const char *reason)
 		ENG_WHY_NO_NODE_LAYOUT,	   ENG_WHY_PREEMPTION_PENDING,
 	};
 	const char *why = reason ? reason : "";
-	if (r->reason && !strcmp(r->reason, why))
+	if (r->reason && (r->reason == why || !strcmp(r->reason, why)))
 		return;
 	drop_reason(r);
 	for (size_t i = 0; i < sizeof(whys) / sizeof(whys[0]); i++)
-		if (!strcmp(whys[i], why)) {
+		if (whys[i] == why || !strcmp(whys[i], why)) { /* literals are often merged */
 			r->reason = whys[i];
 			return;
 		}
