@@ -386,7 +386,8 @@ static void classify(struct sim *s, struct doc *d)
 		}
 		d->kind = kinds[i].kind;
 		d->kind_name = kinds[i].name;
-		d->in = integration_for(kinds[i].api_version, kinds[i].name);
+		/* Only an owner's kind is read through it (decode_workload). */
+		d->in = d->kind == K_OWNER ? integration_for(kinds[i].api_version, kinds[i].name) : NULL;
 		return;
 	}
 	report(s, d,
