@@ -396,7 +396,9 @@ static const char *fast_key_any(const char **s, const char *end, size_t *len)
 		return k + 1;
 	}
 	const char *at = k;
-	while (at < end && (char_class[(unsigned char)*at] & CC_KEY) && (*at != '-' || at > k))
+	if (at < end && *at == '-')
+		return NULL; /* a plain key doesn't start with '-' */
+	while (at < end && (char_class[(unsigned char)*at] & CC_KEY))
 		at++;
 	if (at == k)
 		return NULL;
