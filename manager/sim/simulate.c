@@ -1043,8 +1043,12 @@ static const char *preemption_cause(const char *reason)
 /* A text held by records, kept once in s->messages however many hold it. */
 struct shared_text {
 	size_t holders;
+	size_t len;
+	int plain; /* put_str would copy it as it is (see put_held) */
 	char text[];
 };
+
+static int plain_json(const char *text);
 
 /* text, held once more; NULL (s->failed set) when out of memory. */
 static const char *hold_text(struct sim *s, const char *text)
@@ -1057,6 +1061,8 @@ static const char *hold_text(struct sim *s, const char *text)
 			return NULL;
 		}
 		t->holders = 0;
+		t->len = n - 1;
+		t->plain = plain_json(text);
 		memcpy(t->text, text, n);
 		if (strmap_put(&s->messages, t->text, t, NULL) != 0) {
 			free(t);
@@ -1268,6 +1274,15 @@ static const unsigned char json_plain[256] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
+/* Whether put_str copies text as it is (quoted). */
+static int plain_json(const char *text)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	while (json_plain[*p])
+		p++;
+	return !*p;
+}
+
 static int put_str(struct buf *b, const char *text)
 {
 	const unsigned char *p = (const unsigned char *)(text ? text : ""), *run;
@@ -1316,6 +1331,20 @@ static int put_str(struct buf *b, const char *text)
 		rc = buf_append(b, "\"", 1);
 	json_decref(fixed);
 	return rc;
+}
+
+/* A text held in s->messages, as put_str writes it: its bytes were looked at once, when it
+ * was first held, rather than for each of the thousands of Workloads that share it. */
+static int put_held(struct buf *b, const char *held)
+{
+	const struct shared_text *t =
+		(const struct shared_text *)(held - offsetof(struct shared_text, text));
+	if (!t->plain)
+		return put_str(b, held);
+	int rc = buf_append(b, "\"", 1);
+	if (rc == 0)
+		rc = buf_append(b, held, t->len);
+	return rc ? rc : buf_append(b, "\"", 1);
 }
 
 static int put_int(struct buf *b, long long v)
@@ -1521,7 +1550,7 @@ static int put_workload(struct sim *s, struct buf *b, const struct wl_rec *r)
 	if (rc == 0)
 		rc = put(b, ",\"message\":");
 	if (rc == 0)
-		rc = put_str(b, text);
+		rc = r->message && text == r->message ? put_held(b, text) : put_str(b, text);
 	return rc ? rc : put(b, "}");
 }
 
