@@ -35,6 +35,8 @@ void *eobj_arena_alloc(struct eobj_arena *a, size_t n, size_t size)
 {
 	const size_t unit = sizeof(max_align_t);
 	size_t bytes;
+	if (a->shared)
+		return eobj_arena_alloc(a->shared, n, size);
 	/* Zero bytes still get a unit: "no elements" stays distinct from "no memory". */
 	if (__builtin_mul_overflow(n, size, &bytes) || bytes > SIZE_MAX / 2)
 		return NULL;
@@ -76,6 +78,7 @@ char *eobj_arena_strdup(struct eobj_arena *a, const char *s)
 
 void eobj_arena_release(struct eobj_arena *a)
 {
+	a->shared = NULL; /* its blocks are its own to free */
 	while (a->blocks) {
 		struct eobj_block *next = a->blocks->next;
 		free(a->blocks);
@@ -1707,8 +1710,8 @@ static int condition_status(json_t *status, const char *type, int *is_true, char
 /* The common decoder; with in, template errors name the owner's field (owner's spec.template)
  * instead of the Workload's. */
 static int decode_workload(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,
-			   const struct integration *in, json_t *owner, struct eobj_workload *out,
-			   char *err, size_t errlen)
+			   const struct integration *in, json_t *owner, struct eobj_arena *shared,
+			   struct eobj_workload *out, char *err, size_t errlen)
 {
 	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
 	static const char *const spec_keys[] = { "podSets", "queueName", "priorityClassRef",
@@ -1731,6 +1734,7 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 	int64_t v;
 
 	memset(out, 0, sizeof(*out));
+	out->arena.shared = shared;
 	if (!json_is_object(wl))
 		return eobj_bad(err, errlen, "Workload: must be an object");
 	out->obj = json_incref(wl);
@@ -1936,7 +1940,15 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 int eobj_workload_decode(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,
 			 struct eobj_workload *out, char *err, size_t errlen)
 {
-	return decode_workload(wl, default_namespace, wpcs, pcs, NULL, NULL, out, err, errlen);
+	return decode_workload(wl, default_namespace, wpcs, pcs, NULL, NULL, NULL, out, err, errlen);
+}
+
+int eobj_workload_decode_shared(struct eobj_arena *shared, json_t *wl,
+				const char *default_namespace, json_t *wpcs, json_t *pcs,
+				struct eobj_workload *out, char *err, size_t errlen)
+{
+	return decode_workload(wl, default_namespace, wpcs, pcs, NULL, NULL, shared, out, err,
+			       errlen);
 }
 
 int eobj_workload_for(const struct integration *in, json_t *obj, const char *default_namespace,
@@ -2008,7 +2020,7 @@ int eobj_workload_for(const struct integration *in, json_t *obj, const char *def
 	if (created && json_object_set_new(json_object_get(wl, "metadata"), "creationTimestamp",
 					   json_string(created)) != 0)
 		goto nomem;
-	rc = decode_workload(wl, ns, wpcs, pcs, in, obj, out, err, errlen);
+	rc = decode_workload(wl, ns, wpcs, pcs, in, obj, NULL, out, err, errlen);
 	goto out;
 nomem:
 	rc = eobj_nomem(err, errlen);

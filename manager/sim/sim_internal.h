@@ -146,6 +146,9 @@ struct sim {
 	size_t n_lqs, cap_lqs, cap_lq_docs;
 	struct wl_rec *wls;
 	size_t n_wls, cap_wls;
+	/* The Workload records' strings and arrays (eobj_workload_decode_shared): one arena for
+	 * them all, freed after them. */
+	struct eobj_arena wl_arena;
 	size_t n_detached;
 	const struct doc **pod_docs; /* decoded once every Node is known */
 	const struct doc **queued_pods; /* unbound Pods naming a LocalQueue: pod groups */

@@ -651,12 +651,16 @@ static void decode_pod(struct sim *s, const struct doc *d)
 	s->n_pods++;
 }
 
-/* A Workload, or a Job's, with the priority classes known so far; err as the decoders. */
+/* A Workload, or a Job's, with the priority classes known so far; err as the decoders. A
+ * record (kept to the end) takes a Workload's memory from s->wl_arena. */
 static int decode_workload(struct sim *s, const struct doc *d, json_t *obj, struct eobj_workload *w,
-			   char *err, size_t errlen)
+			   int record, char *err, size_t errlen)
 {
 	if (d->kind == K_OWNER)
 		return eobj_workload_for(d->in, obj, SIM_DEFAULT_NAMESPACE, s->wpcs, s->pcs, w, err, errlen);
+	if (record)
+		return eobj_workload_decode_shared(&s->wl_arena, obj, SIM_DEFAULT_NAMESPACE, s->wpcs,
+						   s->pcs, w, err, errlen);
 	return eobj_workload_decode(obj, SIM_DEFAULT_NAMESPACE, s->wpcs, s->pcs, w, err, errlen);
 }
 
@@ -693,7 +697,7 @@ static void stream_workload(struct sim *s, struct doc *d)
 	r->doc = d;
 	/* Read now: the JSON may go below. creationTimestamp counts through queue_time. */
 	note_condition_times(s, obj);
-	int rc = decode_workload(s, d, obj, &r->w, err, sizeof(err));
+	int rc = decode_workload(s, d, obj, &r->w, 1, err, sizeof(err));
 	if (rc == 0 && s->from_objects) {
 		/* The caller's objects outlive the run: nothing to drop, nothing to read again. */
 	} else if (rc == 0 && (rc = eobj_workload_detach(&r->w)) == 0) {
@@ -762,7 +766,7 @@ static void finish_workloads(struct sim *s)
 		}
 		if (r->deferred) {
 			r->deferred = 0;
-			rc = decode_workload(s, r->doc, r->doc->obj, &r->w, err, sizeof(err));
+			rc = decode_workload(s, r->doc, r->doc->obj, &r->w, 1, err, sizeof(err));
 			if (rc != 0)
 				report_decode(s, r->doc, rc, err);
 		}
@@ -794,7 +798,7 @@ static void reread_workload(struct sim *s, json_t *obj, size_t *cursor)
 	char err[512];
 	/* The same decoder on the same object with the same classes: the same Workload, and for
 	 * a Job the Workload object it converts to. */
-	int rc = decode_workload(s, r->doc, obj, &w, err, sizeof(err));
+	int rc = decode_workload(s, r->doc, obj, &w, 0, err, sizeof(err));
 	if (rc == 0)
 		r->obj = json_incref(w.obj);
 	else
@@ -1851,7 +1855,7 @@ void sim_release(struct sim *s)
 	for (size_t i = 0; i < s->n_lqs; i++)
 		eobj_local_queue_release(&s->lqs[i]);
 	for (size_t i = 0; i < s->n_wls; i++) {
-		eobj_workload_release(&s->wls[i].w);
+		eobj_workload_release(&s->wls[i].w); /* its JSON: its memory is s->wl_arena's */
 		free(s->wls[i].reason_copy);
 		free(s->wls[i].evicted_note);
 		if (s->wls[i].plan)
@@ -1880,6 +1884,7 @@ void sim_release(struct sim *s)
 	free(s->lqs);
 	free(s->lq_docs);
 	free(s->wls);
+	eobj_arena_release(&s->wl_arena);
 	free(s->victims);
 	while (s->docs) {
 		struct doc_chunk *next = s->docs->next;
