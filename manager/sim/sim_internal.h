@@ -32,6 +32,7 @@
 #include "sim/simulate.h"
 
 #define SIM_DEFAULT_NAMESPACE "default"
+#define SIM_RECENT_TEXTS 1024
 
 enum sim_kind {
 	K_NONE, /* not a document we read: already reported */
@@ -156,8 +157,10 @@ struct sim {
 	size_t n_pod_docs, cap_pod_docs;
 	struct strmap wl_index; /* key -> struct wl_rec * (borrowed: the record's spec.key) */
 	/* Pending messages, one copy per distinct text (50,000 Workloads waiting share about
-	 * 2,000): text -> struct shared_text (simulate.c), counted, borrowed keys. */
+	 * 2,000): text -> struct shared_text (simulate.c), counted, borrowed keys; and the last
+	 * ones held, by a quicker hash (hold_text). */
 	struct strmap messages;
+	struct shared_text *recent_texts[SIM_RECENT_TEXTS];
 
 	/* The Configuration document (at most one, the first seen: a second is a problem), read
 	 * by the manager's parser; only its fair sharing settings act here. Zeroed: both off. */
