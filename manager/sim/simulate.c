@@ -226,17 +226,29 @@ static int keep(struct sim *s, json_t *obj)
 	return 0;
 }
 
-static void classify(struct sim *s, struct doc *d);
+static void classify(struct sim *s, struct doc *d, const char *api, const char *kind);
 static void decode_config(struct sim *s, const struct doc *d);
 static void stream_workload(struct sim *s, struct doc *d);
 static void reread_workload(struct sim *s, json_t *obj, size_t *cursor);
 static void dispatch(struct sim *s, struct doc *d);
 
+/* A document's apiVersion and kind, as classify reads them (read once for both it and the
+ * List check). */
+static const char *obj_api_version(json_t *obj)
+{
+	return json_string_value(json_object_get(obj, "apiVersion"));
+}
+
+static const char *obj_kind(json_t *obj)
+{
+	return json_string_value(json_object_get(obj, "kind"));
+}
+
 /* One document of an input, or one item of a List: classified and, but for Pods (they need
  * every Node first), decoded at once. In the placement pass (see read_input) only Workloads
  * and Jobs whose JSON was dropped are read again. */
 static void take(struct sim *s, const struct sim_input *in, size_t file_no, int line, json_t *obj,
-		 size_t *cursor)
+		 const char *api, const char *kind, size_t *cursor)
 {
 	if (cursor) {
 		s->n_docs++;
@@ -247,7 +259,7 @@ static void take(struct sim *s, const struct sim_input *in, size_t file_no, int 
 	if (!d)
 		return;
 	s->stage = ST_CLASSIFY;
-	classify(s, d);
+	classify(s, d, api, kind);
 	dispatch(s, d);
 }
 
@@ -321,8 +333,7 @@ static int read_input(struct sim *s, const struct sim_input *in, size_t file_no,
 		if (rc != 1)
 			break;
 		drop_read_pages(in, yamljson_reader_offset(r), &dropped);
-		const char *api = json_string_value(json_object_get(doc, "apiVersion"));
-		const char *kind = json_string_value(json_object_get(doc, "kind"));
+		const char *api = obj_api_version(doc), *kind = obj_kind(doc);
 		rc = 0;
 		/* kubectl's List: its items are documents of their own. */
 		if (api && kind && !strcmp(api, "v1") && !strcmp(kind, "List")) {
@@ -342,14 +353,15 @@ static int read_input(struct sim *s, const struct sim_input *in, size_t file_no,
 			{
 				if (s->failed)
 					break;
-				take(s, in, file_no, line, item, cursor);
+				take(s, in, file_no, line, item, obj_api_version(item),
+				     obj_kind(item), cursor);
 				/* A decoded item's JSON goes now, not with the whole List. */
 				if (json_array_set_new(items, k, json_null()) != 0)
 					s->failed = -ENOMEM;
 			}
 		} else {
 			s->doc_unreferenced = 0;
-			take(s, in, file_no, line, doc, cursor);
+			take(s, in, file_no, line, doc, api, kind, cursor);
 			/* A decoded Workload's document goes without a walk over its nodes to free
 			 * them (see json_arena_discard), unless something else still holds it. */
 			if (s->doc_unreferenced && doc->refcount == 1 && json_arena_discard() == 0)
@@ -370,10 +382,9 @@ static int read_input(struct sim *s, const struct sim_input *in, size_t file_no,
 	return 0;
 }
 
-static void classify(struct sim *s, struct doc *d)
+/* api and kind: the object's apiVersion and kind (obj_api_version, obj_kind). */
+static void classify(struct sim *s, struct doc *d, const char *api, const char *kind)
 {
-	const char *api = json_string_value(json_object_get(d->obj, "apiVersion"));
-	const char *kind = json_string_value(json_object_get(d->obj, "kind"));
 	d->kind = K_NONE;
 	d->kind_name = kind;
 	if (!json_is_object(d->obj)) {
