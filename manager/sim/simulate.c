@@ -1306,9 +1306,22 @@ static json_t *jstr(const char *text)
  * '"', '\\' and control characters escaped (\b \f \n \r \t, else \u00XX), the rest as is;
  * text that isn't UTF-8 goes through jstr first, as before.
  */
+/* n bytes into b: a copy when they fit what b has (every line but the first few), else
+ * buf_append, which grows it. */
+static int put_n(struct buf *b, const void *p, size_t n)
+{
+	if (b->data && b->alloc - b->len > n && b->len + n <= b->max) { /* buf_append's cap */
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+		b->data[b->len] = '\0';
+		return 0;
+	}
+	return buf_append(b, p, n);
+}
+
 static int put(struct buf *b, const char *text)
 {
-	return buf_append_str(b, text);
+	return put_n(b, text, strlen(text));
 }
 
 /* Bytes put_str copies as they are: ASCII from ' ' up, but '"' and '\\'. */
@@ -1350,10 +1363,10 @@ static int put_str(struct buf *b, const char *text)
 		;
 	if (!*run) {
 		size_t n = (size_t)(run - p);
-		rc = buf_append(b, "\"", 1);
+		rc = put_n(b, "\"", 1);
 		if (rc == 0)
-			rc = buf_append(b, p, n);
-		return rc ? rc : buf_append(b, "\"", 1);
+			rc = put_n(b, p, n);
+		return rc ? rc : put_n(b, "\"", 1);
 	}
 	for (run = p; *run; run++) {
 		if (*run >= 0x80) {
@@ -1363,7 +1376,7 @@ static int put_str(struct buf *b, const char *text)
 			break;
 		}
 	}
-	rc = buf_append(b, "\"", 1);
+	rc = put_n(b, "\"", 1);
 	for (run = p; rc == 0 && *p; p++) {
 		char esc[8];
 		if (*p >= 0x20 && *p != '"' && *p != '\\')
@@ -1378,14 +1391,14 @@ static int put_str(struct buf *b, const char *text)
 		case '\t': snprintf(esc, sizeof(esc), "\\t"); break;
 		default: snprintf(esc, sizeof(esc), "\\u%04X", *p); break;
 		}
-		if ((rc = buf_append(b, run, (size_t)(p - run))) == 0)
+		if ((rc = put_n(b, run, (size_t)(p - run))) == 0)
 			rc = put(b, esc);
 		run = p + 1;
 	}
 	if (rc == 0)
-		rc = buf_append(b, run, (size_t)(p - run));
+		rc = put_n(b, run, (size_t)(p - run));
 	if (rc == 0)
-		rc = buf_append(b, "\"", 1);
+		rc = put_n(b, "\"", 1);
 	json_decref(fixed);
 	return rc;
 }
@@ -1398,10 +1411,10 @@ static int put_held(struct buf *b, const char *held)
 		(const struct shared_text *)(held - offsetof(struct shared_text, text));
 	if (!t->plain)
 		return put_str(b, held);
-	int rc = buf_append(b, "\"", 1);
+	int rc = put_n(b, "\"", 1);
 	if (rc == 0)
-		rc = buf_append(b, held, t->len);
-	return rc ? rc : buf_append(b, "\"", 1);
+		rc = put_n(b, held, t->len);
+	return rc ? rc : put_n(b, "\"", 1);
 }
 
 static int put_int(struct buf *b, long long v)
@@ -1415,7 +1428,7 @@ static int put_int(struct buf *b, long long v)
 	while ((m /= 10) != 0);
 	if (v < 0)
 		num[--k] = '-';
-	return buf_append(b, num + k, sizeof(num) - k);
+	return put_n(b, num + k, sizeof(num) - k);
 }
 
 /* "key": with the separator before it unless first. */
