@@ -5,20 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Whether every directive of fmt is one strfmt_v does itself. */
-static int simple_format(const char *fmt)
-{
-	for (const char *f = strchr(fmt, '%'); f; f = strchr(f, '%')) {
-		if (f[1] == 's' || f[1] == '%')
-			f += 2;
-		else if (f[1] == 'z' && f[2] == 'u')
-			f += 3;
-		else
-			return 0;
-	}
-	return 1;
-}
-
 /* Copies what fits of piece (n bytes) at *len, counting all of it. */
 static void put(char *dst, size_t size, size_t *len, const char *piece, size_t n)
 {
@@ -31,8 +17,8 @@ static void put(char *dst, size_t size, size_t *len, const char *piece, size_t n
 
 int strfmt_v(char *dst, size_t size, const char *fmt, va_list ap)
 {
-	if (!simple_format(fmt))
-		return vsnprintf(dst, size, fmt, ap);
+	va_list whole; /* for vsnprintf, from the first argument, should a directive need it */
+	va_copy(whole, ap);
 	size_t len = 0;
 	const char *f = fmt;
 	for (;;) {
@@ -50,7 +36,7 @@ int strfmt_v(char *dst, size_t size, const char *fmt, va_list ap)
 				s = "(null)";
 			put(dst, size, &len, s, strlen(s));
 			f = pct + 2;
-		} else { /* %zu */
+		} else if (pct[1] == 'z' && pct[2] == 'u') {
 			char num[24];
 			size_t v = va_arg(ap, size_t), k = sizeof(num);
 			do
@@ -58,8 +44,14 @@ int strfmt_v(char *dst, size_t size, const char *fmt, va_list ap)
 			while ((v /= 10) != 0);
 			put(dst, size, &len, num + k, sizeof(num) - k);
 			f = pct + 3;
+		} else {
+			/* Not ours: vsnprintf writes the whole text again, over what is here. */
+			int n = vsnprintf(dst, size, fmt, whole);
+			va_end(whole);
+			return n;
 		}
 	}
+	va_end(whole);
 	if (size)
 		dst[len < size ? len : size - 1] = '\0';
 	return len > INT_MAX ? -1 : (int)len;
