@@ -130,14 +130,27 @@ static void wvec_remove(struct wvec *v, struct ewl *w)
 }
 
 /* Kueue's queue order within a ClusterQueue: higher priority, then older, then by key (Kueue
- * uses the UID; the key keeps simulations reproducible). */
+ * uses the UID; the key keeps simulations reproducible). From the workloads' keys (struct
+ * wkey), which the heaps keep beside them. */
+static int key_before(const struct wkey *ka, const struct ewl *a, const struct wkey *kb,
+		      const struct ewl *b)
+{
+	if (ka->priority != kb->priority)
+		return ka->priority > kb->priority;
+	if (ka->queue_time != kb->queue_time)
+		return ka->queue_time < kb->queue_time;
+	return strcmp(a->key, b->key) < 0;
+}
+
+static struct wkey wl_key(const struct ewl *w)
+{
+	return (struct wkey){ w->queue_time, w->priority };
+}
+
 static int wl_before(const struct ewl *a, const struct ewl *b)
 {
-	if (a->priority != b->priority)
-		return a->priority > b->priority;
-	if (a->queue_time != b->queue_time)
-		return a->queue_time < b->queue_time;
-	return strcmp(a->key, b->key) < 0;
+	struct wkey ka = wl_key(a), kb = wl_key(b);
+	return key_before(&ka, a, &kb, b);
 }
 
 /* The order of a ClusterQueue's heap: with admission fair sharing, the LocalQueue that used
@@ -147,13 +160,7 @@ static int heap_before(const struct wheap *h, const struct wkey *ka, const struc
 		       const struct wkey *kb, const struct ewl *b)
 {
 	int c = h->afs ? eng_lq_usage_cmp(a, b) : 0;
-	if (c)
-		return c < 0;
-	if (ka->priority != kb->priority)
-		return ka->priority > kb->priority;
-	if (ka->queue_time != kb->queue_time)
-		return ka->queue_time < kb->queue_time;
-	return strcmp(a->key, b->key) < 0;
+	return c ? c < 0 : key_before(ka, a, kb, b);
 }
 
 static void heap_set(struct wheap *h, uint32_t i, struct ewl *w, struct wkey k)
@@ -166,7 +173,7 @@ static void heap_set(struct wheap *h, uint32_t i, struct ewl *w, struct wkey k)
 /* Puts w at i (a free slot) with its key; the caller restores the order. */
 static void heap_place(struct wheap *h, uint32_t i, struct ewl *w)
 {
-	heap_set(h, i, w, (struct wkey){ w->queue_time, w->priority });
+	heap_set(h, i, w, wl_key(w));
 }
 
 static void heap_up(struct wheap *h, uint32_t i)

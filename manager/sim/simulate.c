@@ -729,7 +729,8 @@ static void stream_workload(struct sim *s, struct doc *d)
 		if (d->kind == K_WORKLOAD) {
 			d->name = r->w.name;
 			d->ns = same_namespace(ns, r->w.spec.namespace_name);
-			s->doc_unreferenced = 1; /* a Job's Workload was built from it: not a Job's */
+			/* Only read (a Job's document isn't: its Workload is built from it). */
+			s->doc_unreferenced = 1;
 		} else {
 			/* An owner's name is not its Workload's. */
 			const char *name = obj_name(obj);
@@ -1306,6 +1307,7 @@ static json_t *jstr(const char *text)
  * '"', '\\' and control characters escaped (\b \f \n \r \t, else \u00XX), the rest as is;
  * text that isn't UTF-8 goes through jstr first, as before.
  */
+
 /* n bytes into b: a copy when they fit what b has (every line but the first few), else
  * buf_append, which grows it. */
 static int put_n(struct buf *b, const void *p, size_t n)
@@ -1921,7 +1923,8 @@ void sim_release(struct sim *s)
 	for (size_t i = 0; i < s->n_lqs; i++)
 		eobj_local_queue_release(&s->lqs[i]);
 	for (size_t i = 0; i < s->n_wls; i++) {
-		eobj_workload_release(&s->wls[i].w); /* its JSON: its memory is s->wl_arena's */
+		/* A Workload's memory is s->wl_arena's (released below); a Job's is its own. */
+		eobj_workload_release(&s->wls[i].w);
 		free(s->wls[i].reason_copy);
 		free(s->wls[i].evicted_note);
 		if (s->wls[i].plan)
