@@ -33,16 +33,20 @@
 #define LABEL_METADATA_NAME "kubernetes.io/metadata.name"
 
 /* Everything one decoded object owns, as a list of blocks freed at once. Zeroed (memset, = {0})
- * is empty. */
+ * is empty. An arena with shared set carves from that one instead, which must outlive it and
+ * frees the blocks: for many records that live and go together (the simulator's Workloads),
+ * where a block of each one's own was most of their memory. */
 struct eobj_block;
 struct eobj_arena {
 	struct eobj_block *blocks; /* the first is the one being carved */
 	size_t used, cap; /* of the first block */
+	struct eobj_arena *shared; /* non-NULL: allocate from it; own nothing */
 };
 
 /* For this module's decoders and the others built the same way (placement_objects.c): n
- * zeroed elements of size bytes, or a copy of s, owned by the arena; NULL when out of memory.
- * Releasing frees them all and leaves the arena empty. */
+ * zeroed elements of size bytes, or a copy of s, owned by the arena (or its shared one); NULL
+ * when out of memory. Releasing frees them all (with shared set: nothing) and leaves the arena
+ * empty. */
 void *eobj_arena_alloc(struct eobj_arena *a, size_t n, size_t size);
 char *eobj_arena_strdup(struct eobj_arena *a, const char *s);
 void eobj_arena_release(struct eobj_arena *a);
@@ -195,6 +199,11 @@ struct eobj_workload {
  */
 int eobj_workload_decode(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,
 			 struct eobj_workload *out, char *err, size_t errlen);
+/* The same, with out's arena carving from shared (see struct eobj_arena): the record's memory
+ * is shared's, and eobj_workload_release of it frees none. */
+int eobj_workload_decode_shared(struct eobj_arena *shared, json_t *wl,
+				const char *default_namespace, json_t *wpcs, json_t *pcs,
+				struct eobj_workload *out, char *err, size_t errlen);
 
 /*
  * An object of an integrated kind (api/integrations.h) as the Workload the manager creates for

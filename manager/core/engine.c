@@ -130,58 +130,82 @@ static void wvec_remove(struct wvec *v, struct ewl *w)
 }
 
 /* Kueue's queue order within a ClusterQueue: higher priority, then older, then by key (Kueue
- * uses the UID; the key keeps simulations reproducible). */
-static int wl_before(const struct ewl *a, const struct ewl *b)
+ * uses the UID; the key keeps simulations reproducible). From the workloads' keys (struct
+ * wkey), which the heaps keep beside them. */
+static int key_before(const struct wkey *ka, const struct ewl *a, const struct wkey *kb,
+		      const struct ewl *b)
 {
-	if (a->priority != b->priority)
-		return a->priority > b->priority;
-	if (a->queue_time != b->queue_time)
-		return a->queue_time < b->queue_time;
+	if (ka->priority != kb->priority)
+		return ka->priority > kb->priority;
+	if (ka->queue_time != kb->queue_time)
+		return ka->queue_time < kb->queue_time;
 	return strcmp(a->key, b->key) < 0;
 }
 
-/* The order of a ClusterQueue's heap: with admission fair sharing, the LocalQueue that used
- * less goes first (Kueue's queueOrderingFunc), then the queue order above. */
-static int heap_before(const struct wheap *h, const struct ewl *a, const struct ewl *b)
+static struct wkey wl_key(const struct ewl *w)
 {
-	int c = h->afs ? eng_lq_usage_cmp(a, b) : 0;
-	return c ? c < 0 : wl_before(a, b);
+	return (struct wkey){ w->queue_time, w->priority };
 }
 
-static void heap_set(struct wheap *h, uint32_t i, struct ewl *w)
+static int wl_before(const struct ewl *a, const struct ewl *b)
+{
+	struct wkey ka = wl_key(a), kb = wl_key(b);
+	return key_before(&ka, a, &kb, b);
+}
+
+/* The order of a ClusterQueue's heap: with admission fair sharing, the LocalQueue that used
+ * less goes first (Kueue's queueOrderingFunc), then the queue order above (wl_before, from
+ * the keys: the workloads themselves are read only for a tie or fair sharing). */
+static int heap_before(const struct wheap *h, const struct wkey *ka, const struct ewl *a,
+		       const struct wkey *kb, const struct ewl *b)
+{
+	int c = h->afs ? eng_lq_usage_cmp(a, b) : 0;
+	return c ? c < 0 : key_before(ka, a, kb, b);
+}
+
+static void heap_set(struct wheap *h, uint32_t i, struct ewl *w, struct wkey k)
 {
 	h->v[i] = w;
+	h->k[i] = k;
 	w->pos = i;
+}
+
+/* Puts w at i (a free slot) with its key; the caller restores the order. */
+static void heap_place(struct wheap *h, uint32_t i, struct ewl *w)
+{
+	heap_set(h, i, w, wl_key(w));
 }
 
 static void heap_up(struct wheap *h, uint32_t i)
 {
 	struct ewl *w = h->v[i];
+	struct wkey k = h->k[i];
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
-		if (!heap_before(h, w, h->v[parent]))
+		if (!heap_before(h, &k, w, &h->k[parent], h->v[parent]))
 			break;
-		heap_set(h, i, h->v[parent]);
+		heap_set(h, i, h->v[parent], h->k[parent]);
 		i = parent;
 	}
-	heap_set(h, i, w);
+	heap_set(h, i, w, k);
 }
 
 static void heap_down(struct wheap *h, uint32_t i)
 {
 	struct ewl *w = h->v[i];
+	struct wkey k = h->k[i];
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 		if (c >= h->n)
 			break;
-		if (c + 1 < h->n && heap_before(h, h->v[c + 1], h->v[c]))
+		if (c + 1 < h->n && heap_before(h, &h->k[c + 1], h->v[c + 1], &h->k[c], h->v[c]))
 			c++;
-		if (!heap_before(h, h->v[c], w))
+		if (!heap_before(h, &h->k[c], h->v[c], &k, w))
 			break;
-		heap_set(h, i, h->v[c]);
+		heap_set(h, i, h->v[c], h->k[c]);
 		i = c;
 	}
-	heap_set(h, i, w);
+	heap_set(h, i, w, k);
 }
 
 static int heap_reserve(struct wheap *h, uint32_t n)
@@ -195,6 +219,10 @@ static int heap_reserve(struct wheap *h, uint32_t n)
 	if (!v)
 		return -ENOMEM;
 	h->v = v;
+	struct wkey *k = realloc(h->k, cap * sizeof(*k));
+	if (!k)
+		return -ENOMEM; /* v is larger, which is harmless: cap says what both hold */
+	h->k = k;
 	h->cap = cap;
 	return 0;
 }
@@ -204,8 +232,7 @@ static int heap_push(struct wheap *h, struct ewl *w)
 	int rc = heap_reserve(h, h->n + 1);
 	if (rc)
 		return rc;
-	h->v[h->n] = w;
-	w->pos = h->n++;
+	heap_place(h, h->n++, w);
 	heap_up(h, w->pos);
 	return 0;
 }
@@ -213,11 +240,11 @@ static int heap_push(struct wheap *h, struct ewl *w)
 static void heap_remove(struct wheap *h, struct ewl *w)
 {
 	uint32_t i = w->pos;
-	struct ewl *last = h->v[--h->n];
+	--h->n;
 	if (i == h->n)
 		return;
-	heap_set(h, i, last);
-	if (i > 0 && heap_before(h, last, h->v[(i - 1) / 2]))
+	heap_set(h, i, h->v[h->n], h->k[h->n]);
+	if (i > 0 && heap_before(h, &h->k[i], h->v[i], &h->k[(i - 1) / 2], h->v[(i - 1) / 2]))
 		heap_up(h, i);
 	else
 		heap_down(h, i);
@@ -345,8 +372,13 @@ static struct ecohort *cohort_record(struct engine *e, const char *name)
 static struct elq *lq_record(struct engine *e, const char *ns, const char *name)
 {
 	char key[640];
-	if (snprintf(key, sizeof(key), "%s/%s", ns, name) >= (int)sizeof(key))
+	/* "ns/name" by hand: snprintf was most of adding a workload, which comes here each time. */
+	size_t ns_len = strlen(ns), name_len = strlen(name);
+	if (ns_len + 1 + name_len >= sizeof(key))
 		return NULL;
+	memcpy(key, ns, ns_len);
+	key[ns_len] = '/';
+	memcpy(key + ns_len + 1, name, name_len + 1);
 	struct elq *lq = strmap_get(&e->lqs, key);
 	if (lq)
 		return lq;
@@ -1674,7 +1706,7 @@ int engine_new(struct engine **out)
 	strmap_init(&e->cqs);
 	strmap_init(&e->lqs);
 	strmap_init(&e->namespaces);
-	strmap_init(&e->workloads);
+	strmap_init_borrowed(&e->workloads); /* keyed by each ewl's own key */
 	e->next_uid = 1;
 	e->pods = eng_intern(e, "pods");
 	if (!e->pods) {
@@ -1725,6 +1757,7 @@ void engine_free(struct engine *e)
 		sel_free(&q->ns_selector);
 		node_reset(&q->node);
 		free(q->heap.v);
+		free(q->heap.k);
 		free(q->parked.v);
 		free(q->waiting.v);
 		free(q->inactive_msg);
@@ -2044,7 +2077,7 @@ int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 			return -ENOMEM;
 		}
 		memcpy(w->key, spec->key, klen);
-		if (strmap_put(&e->workloads, spec->key, w, NULL) != 0) {
+		if (strmap_put(&e->workloads, w->key, w, NULL) != 0) {
 			free(w);
 			free(ws);
 			return -ENOMEM;
@@ -2060,6 +2093,7 @@ int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 	w->queue = queue;
 	w->lq = lq;
 	w->queue_time = spec->queue_time;
+	w->tag = spec->tag;
 	if (w->admitted) {
 		/* A replaced admitted workload keeps its admission (and its place by priority). */
 		if (w->priority != spec->priority) {
@@ -2236,14 +2270,14 @@ static void emit_pending(struct cycle *cx, struct ewl *w, const char *reason, co
 	if (h == w->status_hash)
 		return;
 	w->status_hash = h;
-	struct eng_decision d = { ENG_PENDING, w->key, NULL, NULL, reason, msg };
+	struct eng_decision d = { ENG_PENDING, w->key, NULL, NULL, reason, msg, w->tag };
 	cx->fn(cx->arg, &d);
 }
 
 static void emit_evict(struct cycle *cx, struct ewl *w, const char *reason, const char *msg)
 {
 	w->evicting = 1;
-	struct eng_decision d = { ENG_PREEMPT, w->key, NULL, NULL, reason, msg };
+	struct eng_decision d = { ENG_PREEMPT, w->key, NULL, NULL, reason, msg, w->tag };
 	cx->fn(cx->arg, &d);
 	cx->actions++;
 }
@@ -2326,8 +2360,7 @@ static int requeue_parked_if(struct ecq *q, int (*pick)(struct ecq *, struct ewl
 			continue;
 		}
 		w->where = WL_HEAP;
-		w->pos = q->heap.n;
-		q->heap.v[q->heap.n++] = w;
+		heap_place(&q->heap, q->heap.n++, w);
 	}
 	q->parked.n = keep;
 	if (q->heap.n == before)
@@ -2358,8 +2391,7 @@ static int park_unfit(struct ecq *q)
 	for (uint32_t i = 0; i < q->heap.n; i++) {
 		struct ewl *w = q->heap.v[i];
 		if (could_fit_now(q, w)) {
-			w->pos = keep;
-			q->heap.v[keep++] = w;
+			heap_place(&q->heap, keep++, w);
 			continue;
 		}
 		(void)wvec_push(&q->parked, w); /* capacity reserved above */
@@ -2431,7 +2463,8 @@ static void admit_adm(struct cycle *cx, struct ecq *cq, struct ewl *w, struct ea
 	w->status_hash = 0;
 	eng_charge(cq, a, +1);
 	eng_afs_admitted(e, cq, w, a);
-	struct eng_decision d = { ENG_ADMIT, w->key, materialize(e, cq, w), NULL, NULL, NULL };
+	struct eng_decision d = { ENG_ADMIT, w->key, materialize(e, cq, w), NULL, NULL, NULL,
+				  w->tag };
 	cx->fn(cx->arg, &d);
 	cx->actions++;
 }
@@ -2489,8 +2522,8 @@ static int start_preemption(struct cycle *cx, struct ecq *cq, struct ewl *w, str
 			"Preempted to accommodate a workload (%s) due to %s; preemptor path: %s; preemptee path: %s",
 			w->key, reason_words(ev->targets[i].reason),
 			cq_path(cq, from, sizeof(from)), cq_path(v->adm_cq, to, sizeof(to)));
-		struct eng_decision d = { ENG_PREEMPT,		 v->key, NULL, w->key,
-					  ev->targets[i].reason, msg };
+		struct eng_decision d = { ENG_PREEMPT, v->key, NULL, w->key, ev->targets[i].reason,
+					  msg, v->tag };
 		cx->fn(cx->arg, &d);
 		cx->actions++;
 	}

@@ -166,6 +166,9 @@ struct eng_workload_spec {
 	int64_t queue_time; /* queue-order timestamp (e.g. creation, ns since epoch) */
 	size_t n_podsets;
 	const struct eng_podset *podsets;
+	/* The caller's, never read by the engine: handed back as eng_decision.tag, so a caller
+	 * with its own record per workload finds it without looking the key up. NULL is fine. */
+	void *tag;
 };
 
 /* Where an admitted podSet landed. */
@@ -240,6 +243,7 @@ struct eng_decision {
 			     * "InCohortReclaimWhileBorrowing", "InCohortFairSharing", drains "ClusterQueueStopped",
 			     * "LocalQueueStopped"; ENG_PENDING one of ENG_WHY_* below */
 	const char *message; /* for people: what is missing and where */
+	void *tag; /* the workload's eng_workload_spec.tag (of the latest engine_add_workload) */
 };
 
 /*

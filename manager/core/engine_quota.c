@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/engine_internal.h"
+#include "core/strfmt.h"
 
 int64_t sat_add(int64_t a, int64_t b)
 {
@@ -270,7 +271,8 @@ static void reasons_addf(struct reasons *rs, enum cause cause, const char *fmt, 
 	va_start(ap, fmt);
 	char *dst = rs->buf + rs->used;
 	size_t room = sizeof(rs->buf) - rs->used;
-	int len = vsnprintf(dst, room, fmt, ap);
+	/* Not vsnprintf: a message per pending workload made it a tenth of a large cycle. */
+	int len = strfmt_v(dst, room, fmt, ap);
 	va_end(ap);
 	if (len < 0)
 		return;

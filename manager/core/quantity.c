@@ -29,28 +29,29 @@
 
 struct suffix {
 	const char *text;
+	size_t len; /* of text */
 	int exp10; /* the suffix multiplies by 10^exp10 ... */
 	int exp2; /* ... and by 2^exp2 */
 	enum quantity_format format;
 };
 
 static const struct suffix suffixes[] = {
-	{ "", 0, 0, QUANTITY_DECIMAL_SI },
-	{ "n", -9, 0, QUANTITY_DECIMAL_SI },
-	{ "u", -6, 0, QUANTITY_DECIMAL_SI },
-	{ "m", -3, 0, QUANTITY_DECIMAL_SI },
-	{ "k", 3, 0, QUANTITY_DECIMAL_SI },
-	{ "M", 6, 0, QUANTITY_DECIMAL_SI },
-	{ "G", 9, 0, QUANTITY_DECIMAL_SI },
-	{ "T", 12, 0, QUANTITY_DECIMAL_SI },
-	{ "P", 15, 0, QUANTITY_DECIMAL_SI },
-	{ "E", 18, 0, QUANTITY_DECIMAL_SI },
-	{ "Ki", 0, 10, QUANTITY_BINARY_SI },
-	{ "Mi", 0, 20, QUANTITY_BINARY_SI },
-	{ "Gi", 0, 30, QUANTITY_BINARY_SI },
-	{ "Ti", 0, 40, QUANTITY_BINARY_SI },
-	{ "Pi", 0, 50, QUANTITY_BINARY_SI },
-	{ "Ei", 0, 60, QUANTITY_BINARY_SI },
+	{ "", 0, 0, 0, QUANTITY_DECIMAL_SI },
+	{ "n", 1, -9, 0, QUANTITY_DECIMAL_SI },
+	{ "u", 1, -6, 0, QUANTITY_DECIMAL_SI },
+	{ "m", 1, -3, 0, QUANTITY_DECIMAL_SI },
+	{ "k", 1, 3, 0, QUANTITY_DECIMAL_SI },
+	{ "M", 1, 6, 0, QUANTITY_DECIMAL_SI },
+	{ "G", 1, 9, 0, QUANTITY_DECIMAL_SI },
+	{ "T", 1, 12, 0, QUANTITY_DECIMAL_SI },
+	{ "P", 1, 15, 0, QUANTITY_DECIMAL_SI },
+	{ "E", 1, 18, 0, QUANTITY_DECIMAL_SI },
+	{ "Ki", 2, 0, 10, QUANTITY_BINARY_SI },
+	{ "Mi", 2, 0, 20, QUANTITY_BINARY_SI },
+	{ "Gi", 2, 0, 30, QUANTITY_BINARY_SI },
+	{ "Ti", 2, 0, 40, QUANTITY_BINARY_SI },
+	{ "Pi", 2, 0, 50, QUANTITY_BINARY_SI },
+	{ "Ei", 2, 0, 60, QUANTITY_BINARY_SI },
 };
 
 /* Suffixes printed for powers of 1024, index = power. */
@@ -148,6 +149,50 @@ static int scale_mantissa(const struct mantissa *m, int64_t exp10, unsigned exp2
 }
 
 /*
+ * Most quantities are whole numbers with a suffix that scales them up ("4", "500m", "8Gi"):
+ * their milli-units are the exact product, taken here when it fits an int64, as
+ * scale_mantissa would compute it. Returns 1 with *magnitude, or 0 to leave the number to
+ * scale_mantissa (a fraction, a suffix below milli, too many digits, or a product that may
+ * not fit, whose error it reports).
+ */
+static int whole_quantity(const struct mantissa *m, int64_t exp10, unsigned exp2,
+			  uint64_t *magnitude)
+{
+	static const uint64_t pow10[] = {
+		UINT64_C(1),
+		UINT64_C(10),
+		UINT64_C(100),
+		UINT64_C(1000),
+		UINT64_C(10000),
+		UINT64_C(100000),
+		UINT64_C(1000000),
+		UINT64_C(10000000),
+		UINT64_C(100000000),
+		UINT64_C(1000000000),
+		UINT64_C(10000000000),
+		UINT64_C(100000000000),
+		UINT64_C(1000000000000),
+		UINT64_C(10000000000000),
+		UINT64_C(100000000000000),
+		UINT64_C(1000000000000000),
+		UINT64_C(10000000000000000),
+		UINT64_C(100000000000000000),
+		UINT64_C(1000000000000000000),
+	};
+	int64_t scale = exp10 + 3; /* to milli-units */
+	if (m->frac_len != 0 || m->int_len > 18 || scale < 0 ||
+	    scale >= (int64_t)(sizeof(pow10) / sizeof(pow10[0])))
+		return 0;
+	uint64_t v = 0; /* below 10^18: no overflow */
+	for (size_t i = 0; i < m->int_len; i++)
+		v = v * 10 + (unsigned)(m->int_digits[i] - '0');
+	if (__builtin_mul_overflow(v, pow10[scale], &v) || v > ((uint64_t)INT64_MAX >> exp2))
+		return 0;
+	*magnitude = v << exp2;
+	return 1;
+}
+
+/*
  * Parses "e" or "E", an optional sign and digits, the whole of s[0..len). Like Kubernetes the
  * exponent must fit an int64; it is then clamped to +-EXPONENT_CLAMP. Returns 0 or -EINVAL.
  */
@@ -182,7 +227,7 @@ static int parse_suffix(const char *s, size_t len, int64_t *exp10, unsigned *exp
 {
 	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
 		const struct suffix *sfx = &suffixes[i];
-		if (strlen(sfx->text) == len && memcmp(sfx->text, s, len) == 0) {
+		if (sfx->len == len && memcmp(sfx->text, s, len) == 0) {
 			*exp10 = sfx->exp10;
 			*exp2 = (unsigned)sfx->exp2;
 			*format = sfx->format;
@@ -241,8 +286,8 @@ int quantity_parse_n(const char *s, size_t len, struct quantity *out)
 
 	/* Both terms are bounded (see EXPONENT_CLAMP), so neither sum can overflow. */
 	uint64_t magnitude;
-	err = scale_mantissa(&m, exp10 - (int64_t)m.frac_len + 3, exp2, &magnitude);
-	if (err)
+	if (!whole_quantity(&m, exp10, exp2, &magnitude) &&
+	    (err = scale_mantissa(&m, exp10 - (int64_t)m.frac_len + 3, exp2, &magnitude)) != 0)
 		return err;
 
 	/*

@@ -22,19 +22,29 @@ void strmap_init(struct strmap *m)
 	m->slots = NULL;
 	m->cap = 0;
 	m->len = 0;
+	m->borrowed = 0;
+}
+
+void strmap_init_borrowed(struct strmap *m)
+{
+	strmap_init(m);
+	m->borrowed = 1;
 }
 
 void strmap_release(struct strmap *m, void (*free_value)(void *))
 {
+	int borrowed = m->borrowed;
 	for (size_t i = 0; i < m->cap; i++) {
 		if (!m->slots[i].key)
 			continue;
-		free(m->slots[i].key);
+		if (!borrowed)
+			free(m->slots[i].key);
 		if (free_value)
 			free_value(m->slots[i].value);
 	}
 	free(m->slots);
 	strmap_init(m);
+	m->borrowed = borrowed;
 }
 
 static struct strmap_slot *find(const struct strmap *m, const char *key, size_t h)
@@ -92,7 +102,9 @@ int strmap_put(struct strmap *m, const char *key, void *value, void **old)
 	/* Keep the load under 3/4 so probe sequences stay short. */
 	if ((m->len + 1) * 4 > m->cap * 3 && grow(m) != 0)
 		return -ENOMEM;
-	char *copy = strdup(key);
+	/* Borrowed: the caller's key, which the map never writes (the cast is only the slot's
+	 * type, shared with owned keys). */
+	char *copy = m->borrowed ? (char *)key : strdup(key);
 	if (!copy)
 		return -ENOMEM;
 	place(m->slots, m->cap, (struct strmap_slot){ copy, value, h });
@@ -106,7 +118,8 @@ void *strmap_remove(struct strmap *m, const char *key)
 	if (!s)
 		return NULL;
 	void *value = s->value;
-	free(s->key);
+	if (!m->borrowed)
+		free(s->key);
 	size_t mask = m->cap - 1, hole = (size_t)(s - m->slots);
 	m->slots[hole].key = NULL;
 	m->len--;

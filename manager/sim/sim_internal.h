@@ -32,6 +32,7 @@
 #include "sim/simulate.h"
 
 #define SIM_DEFAULT_NAMESPACE "default"
+#define SIM_RECENT_TEXTS 1024
 
 enum sim_kind {
 	K_NONE, /* not a document we read: already reported */
@@ -79,12 +80,19 @@ struct wl_rec {
 	const struct doc *doc;
 	const char *fixed_reason; /* set when it is not given to the engine */
 	const char *fixed_message;
-	char *reason, *message; /* its latest ENG_PENDING */
+	/* Its latest ENG_PENDING: reason is one of the engine's ENG_WHY_* constants, or else
+	 * reason_copy, the record's own copy; message is held in s->messages (shared). */
+	const char *reason;
+	char *reason_copy;
+	const char *message;
 	char *evicted_note; /* why it was last evicted (preempted or drained) */
 	const char *drain_reason; /* "ClusterQueueStopped"/"LocalQueueStopped" if drained last */
 	int preempted;
 	int victim; /* queued for eviction after this cycle */
 	int placed; /* plan holds its nodes: the placer placed it and it wasn't evicted since */
+	/* The engine admitted it at some point (engine_set_admitted or ENG_ADMIT): only then
+	 * may engine_admission find it admitted, which it alone says for sure. */
+	int ever_admitted;
 	struct pobj_plan *plan; /* allocated by the placer: most runs have no Nodes */
 	int deferred; /* not decoded while streaming (it failed then): decoded after the last file */
 	int detached; /* decoded while streaming, its JSON dropped (eobj_workload_detach) */
@@ -139,12 +147,20 @@ struct sim {
 	size_t n_lqs, cap_lqs, cap_lq_docs;
 	struct wl_rec *wls;
 	size_t n_wls, cap_wls;
+	/* The Workload records' strings and arrays (eobj_workload_decode_shared): one arena for
+	 * them all, freed after them. */
+	struct eobj_arena wl_arena;
 	size_t n_detached;
 	const struct doc **pod_docs; /* decoded once every Node is known */
 	const struct doc **queued_pods; /* unbound Pods naming a LocalQueue: pod groups */
 	size_t n_queued_pods, cap_queued_pods;
 	size_t n_pod_docs, cap_pod_docs;
-	struct strmap wl_index; /* key -> struct wl_rec * */
+	struct strmap wl_index; /* key -> struct wl_rec * (borrowed: the record's spec.key) */
+	/* Pending messages, one copy per distinct text (50,000 Workloads waiting share about
+	 * 2,000): text -> struct shared_text (simulate.c), counted, borrowed keys; and the last
+	 * ones held, by a quicker hash (hold_text). */
+	struct strmap messages;
+	struct shared_text *recent_texts[SIM_RECENT_TEXTS];
 
 	/* The Configuration document (at most one, the first seen: a second is a problem), read
 	 * by the manager's parser; only its fair sharing settings act here. Zeroed: both off. */
@@ -156,6 +172,9 @@ struct sim {
 	int64_t now;
 
 	struct engine *engine;
+	/* The document take() just read is referenced by nothing any more (a decoded Workload's:
+	 * its decoder only reads it, and the record keeps copies): read_input discards it. */
+	int doc_unreferenced;
 	struct wl_rec **victims;
 	size_t n_victims;
 

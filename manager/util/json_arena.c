@@ -7,14 +7,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define JSON_ARENA_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define JSON_ARENA_ASAN 1
-#endif
-#endif
-#ifdef JSON_ARENA_ASAN
+#include "util/sanitizer.h"
+
+#if MUSTER_ASAN
 #include <sanitizer/asan_interface.h>
 #define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
 #define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
@@ -39,6 +34,7 @@ static struct {
 	size_t used; /* the bump pointer; [floor, used) is the current document's */
 	size_t live_current, live_kept; /* blocks allocated and not freed, above and below floor */
 	int on; /* between begin and pause */
+	int current_malloc; /* a block of the current document came from malloc */
 	json_malloc_t prev_malloc;
 	json_free_t prev_free;
 } arena;
@@ -67,6 +63,8 @@ static void *arena_malloc(size_t size)
 			return p;
 		}
 	}
+	if (arena.on)
+		arena.current_malloc = 1; /* the document can't be discarded: this block needs free */
 	return malloc(size);
 }
 
@@ -123,6 +121,7 @@ void json_arena_pause(void)
 void json_arena_end(void)
 {
 	arena.on = 0;
+	arena.current_malloc = 0;
 	if (!arena.base)
 		return;
 	if (arena.live_current == 0) {
@@ -139,6 +138,17 @@ void json_arena_end(void)
 		POISON(arena.base, arena.used);
 		arena.floor = arena.used = 0;
 	}
+}
+
+int json_arena_discard(void)
+{
+	arena.on = 0;
+	if (!arena.base || arena.current_malloc)
+		return -1;
+	/* The caller's word that nothing refers to the document: its blocks are dead. */
+	arena.live_current = 0;
+	json_arena_end();
+	return 0;
 }
 
 size_t json_arena_live(void)

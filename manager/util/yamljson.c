@@ -303,6 +303,23 @@ static const unsigned char char_class[256] = {
 	['\\'] = CC_BAIL,
 };
 
+/* Whether a byte of [c, end) is of class cls: the classes of eight bytes OR'ed per test, as
+ * every byte of the input is looked at this way and a branch per byte was most of it. */
+static int any_class(const char *c, const char *end, unsigned char cls)
+{
+	const unsigned char *u = (const unsigned char *)c, *e = (const unsigned char *)end;
+	unsigned acc = 0;
+	for (; e - u >= 8; u += 8) {
+		acc = char_class[u[0]] | char_class[u[1]] | char_class[u[2]] | char_class[u[3]] |
+		      char_class[u[4]] | char_class[u[5]] | char_class[u[6]] | char_class[u[7]];
+		if (acc & cls)
+			return 1;
+	}
+	for (; u < e; u++)
+		acc |= char_class[*u];
+	return (acc & cls) != 0;
+}
+
 static int plain_char(char c)
 {
 	return char_class[(unsigned char)c] & CC_PLAIN;
@@ -379,7 +396,9 @@ static const char *fast_key_any(const char **s, const char *end, size_t *len)
 		return k + 1;
 	}
 	const char *at = k;
-	while (at < end && (char_class[(unsigned char)*at] & CC_KEY) && (*at != '-' || at > k))
+	if (at < end && *at == '-')
+		return NULL; /* a plain key doesn't start with '-' */
+	while (at < end && (char_class[(unsigned char)*at] & CC_KEY))
 		at++;
 	if (at == k)
 		return NULL;
@@ -619,18 +638,16 @@ static int fast_document(const char *p, const char *end, int first, json_t **doc
 		while (last > text && last[-1] == ' ')
 			last--;
 		if (text < last && *text != '#') {
-			for (const char *c = text; c < last; c++)
-				if (char_class[(unsigned char)*c] & CC_BAIL)
-					goto bail;
+			if (any_class(text, last, CC_BAIL))
+				goto bail;
 			if (!f.root)
 				*line = n;
 			if (fast_line(&f, (int)(text - p), text, last) != 0)
 				goto bail;
 		} else {
 			/* Blank or a comment: no tab or control character hides in it. */
-			for (const char *c = p; c < stop; c++)
-				if (char_class[(unsigned char)*c] & CC_CONTROL)
-					goto bail;
+			if (any_class(p, stop, CC_CONTROL))
+				goto bail;
 		}
 		p = eol ? eol + 1 : end;
 		n++;

@@ -306,7 +306,7 @@ static int try_add_wl(struct engine *e, const struct wldef *d)
 				   .node_selector = d->selector,
 				   .n_tolerations = d->n_tolerations,
 				   .tolerations = d->tolerations } };
-	struct eng_workload_spec w = { key, ns, d->queue, d->priority, d->time, 1, &ps };
+	struct eng_workload_spec w = { key, ns, d->queue, d->priority, d->time, 1, &ps, NULL };
 	return engine_add_workload(e, &w);
 }
 
@@ -1301,7 +1301,7 @@ static void test_engine_partial_admission_below_min_count_waits(void **state)
 		{ "a", 4, 2, { .n_requests = 1, .resources = res, .per_pod = pp } },
 		{ "b", 4, 2, { .n_requests = 1, .resources = res, .per_pod = pp } }
 	};
-	struct eng_workload_spec w = { "ns/two", "ns", "lq", 0, 0, 2, ps };
+	struct eng_workload_spec w = { "ns/two", "ns", "lq", 0, 0, 2, ps, NULL };
 	assert_int_equal(engine_add_workload(e, &w), -EINVAL);
 	engine_free(e);
 }
@@ -1318,7 +1318,7 @@ static void test_engine_multiple_podsets_share_flavor_usage(void **state)
 		{ "driver", 1, 0, { .n_requests = 1, .resources = res, .per_pod = pp } },
 		{ "workers", 5, 0, { .n_requests = 1, .resources = res, .per_pod = pp } }
 	};
-	struct eng_workload_spec w = { "ns/job", "ns", "lq", 0, 0, 2, ps };
+	struct eng_workload_spec w = { "ns/job", "ns", "lq", 0, 0, 2, ps, NULL };
 	assert_int_equal(engine_add_workload(e, &w), 0);
 	cycle(e, &r);
 	assert_false(admitted(e, "ns/job")); /* 1 + 5 > 5: all or nothing */
@@ -1583,7 +1583,7 @@ static void test_engine_invalid_workloads_einval(void **state)
 	struct eng_podset ps = {
 		"main", 1, 0, { .n_requests = 2, .resources = res, .per_pod = pp }
 	};
-	struct eng_workload_spec w = { "ns/dup", "ns", "lq", 0, 0, 1, &ps };
+	struct eng_workload_spec w = { "ns/dup", "ns", "lq", 0, 0, 1, &ps, NULL };
 	assert_int_equal(engine_add_workload(e, &w), -EINVAL);
 	assert_int_equal(engine_evict(e, "ns/none"), -ENOENT);
 	engine_free(e);

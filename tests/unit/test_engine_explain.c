@@ -105,7 +105,7 @@ static void add(struct engine *e, const struct wld *d)
 		{ "aux", d->count[1], 0, { .n_requests = 2, .resources = res, .per_pod = per[1] } },
 	};
 	struct eng_workload_spec w = { key, "ns", d->queue, d->priority, d->time,
-				       d->count[1] > 0 ? 2 : 1, ps };
+				       d->count[1] > 0 ? 2 : 1, ps, NULL };
 	assert_int_equal(engine_add_workload(e, &w), 0);
 }
 

@@ -967,6 +967,38 @@ static void test_workload_every_field(void **state)
 	eobj_workload_release(&w);
 }
 
+/* Records decoded into one shared arena: each owns nothing, each stays whole after the
+ * others are released, and the shared arena frees it all (ASan checks both). */
+static void test_workload_records_share_an_arena(void **state)
+{
+	struct eobj_arena shared = { 0 };
+	struct eobj_workload w[3];
+	char err[256];
+	for (int i = 0; i < 3; i++) {
+		char text[400];
+		snprintf(text, sizeof(text),
+			 "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload','metadata':{'name':'w%d'},"
+			 "'spec':{'queueName':'q','podSets':[{'count':2,'template':{'spec':{'containers':"
+			 "[{'resources':{'requests':{'cpu':'%d'}}}]}}}]}}",
+			 i, i + 1);
+		json_t *o = J(text);
+		assert_int_equal(eobj_workload_decode_shared(&shared, o, "default", NULL, NULL, &w[i], err,
+							     sizeof(err)),
+				 0);
+		json_decref(o);
+		assert_null(w[i].arena.blocks); /* the record owns no memory */
+	}
+	assert_non_null(shared.blocks);
+	eobj_workload_release(&w[0]);
+	eobj_workload_release(&w[2]);
+	assert_string_equal(w[1].spec.key, "default/w1");
+	assert_string_equal(w[1].spec.podsets[0].name, "main");
+	assert_int_equal(request(&w[1].spec.podsets[0], "cpu"), MILLI(2));
+	eobj_workload_release(&w[1]);
+	eobj_arena_release(&shared);
+	assert_null(shared.blocks);
+}
+
 static void test_workload_defaults_and_priority_classes(void **state)
 {
 	json_t *wpcs = J("{'high':{'value':1000}}"), *pcs = J("{'system':{'value':2000}}");
@@ -1407,6 +1439,7 @@ int main(void)
 		cmocka_unit_test(test_namespace),
 		cmocka_unit_test(test_priority_class),
 		cmocka_unit_test(test_workload_every_field),
+		cmocka_unit_test(test_workload_records_share_an_arena),
 		cmocka_unit_test(test_workload_defaults_and_priority_classes),
 		cmocka_unit_test(test_workload_admitted),
 		cmocka_unit_test(test_workload_errors),

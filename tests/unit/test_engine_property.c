@@ -472,7 +472,7 @@ static void record_preemption(struct world *w, int preemptor, int victim, const 
 {
 	struct fair_pre *fp = &w->pre[w->n_pre < 64 ? w->n_pre++ : 63];
 	*fp = (struct fair_pre){ preemptor, victim, -2 };
-	int pc, pi, vc, vi, zp, zv;
+	int pc = 0, pi = 0, vc = 0, vi = 0, zp, zv; /* root_child sets them; -O2 can't tell */
 	if (strcmp(reason, "InCohortFairSharing") != 0)
 		return;
 	int pr = root_child(w, w->wl[preemptor].lq, &pc, &pi);
@@ -622,7 +622,7 @@ static void submit(struct world *w, int id)
 	snprintf(key, sizeof(key), "ns/w%d", id);
 	snprintf(lq, sizeof(lq), x->lq_b ? "lq%d-b" : "lq%d", x->lq);
 	struct eng_workload_spec spec = { key, "ns", lq, x->priority, x->time, (size_t)x->n_podsets,
-					  ps };
+					  ps, NULL };
 	assert_int_equal(engine_add_workload(w->e, &spec), 0);
 }
 
@@ -960,7 +960,7 @@ static void starvation_world(uint64_t seed)
 				struct eng_podset ps = { "main", 1, 0,
 							 { .n_requests = 1, .resources = res,
 							   .per_pod = per_pod } };
-				struct eng_workload_spec w = { key, ns, "lq", 0, n, 1, &ps };
+				struct eng_workload_spec w = { key, ns, "lq", 0, n, 1, &ps, NULL };
 				assert_int_equal(engine_add_workload(v.e, &w), 0);
 				v.pending[q]++;
 				n++;

@@ -112,6 +112,49 @@ static void test_large_blocks_come_from_malloc(void **state)
 	json_arena_uninstall();
 }
 
+static void test_discarded_document_memory_is_reused_without_freeing(void **state)
+{
+	assert_int_equal(json_arena_install(), 0);
+	json_t *first = build_in_arena("one");
+	assert_int_equal(json_arena_discard(), 0); /* first is never freed: its memory just goes */
+	assert_int_equal(json_arena_live(), 0);
+	json_t *second = build_in_arena("two");
+	assert_ptr_equal(first, second);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(second, "metadata"), "name")), "two");
+	json_decref(second);
+	json_arena_end();
+	json_arena_uninstall();
+}
+
+static void test_discard_refuses_a_document_with_malloc_blocks(void **state)
+{
+	assert_int_equal(json_arena_install(), 0);
+	json_arena_begin();
+	json_t *arr = json_array();
+	for (int i = 0; i < 20000; i++) /* its item storage comes from malloc */
+		assert_int_equal(json_array_append_new(arr, json_integer(i)), 0);
+	json_arena_pause();
+	assert_int_equal(json_arena_discard(), -1); /* that block must be freed: free it all */
+	json_decref(arr);
+	json_arena_end();
+	assert_int_equal(json_arena_live(), 0);
+	/* The next document may be discarded again: the mark was the previous document's. */
+	json_t *doc = build_in_arena("next");
+	(void)doc;
+	assert_int_equal(json_arena_discard(), 0);
+	json_arena_uninstall();
+}
+
+static void test_discard_not_installed_refuses(void **state)
+{
+	json_arena_begin();
+	json_t *doc = build("plain");
+	json_arena_pause();
+	assert_int_equal(json_arena_discard(), -1);
+	json_decref(doc);
+	json_arena_end();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -120,6 +163,9 @@ int main(void)
 		cmocka_unit_test(test_heap_and_arena_nodes_mix),
 		cmocka_unit_test(test_not_installed_is_malloc),
 		cmocka_unit_test(test_large_blocks_come_from_malloc),
+		cmocka_unit_test(test_discarded_document_memory_is_reused_without_freeing),
+		cmocka_unit_test(test_discard_refuses_a_document_with_malloc_blocks),
+		cmocka_unit_test(test_discard_not_installed_refuses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/quantity.h"
@@ -644,6 +645,53 @@ static void test_quantity_milli_to_units_rounds_away_from_zero(void **state)
 	assert_int_equal(quantity_milli_to_units(-INT64_MAX), -INT64_C(9223372036854776));
 }
 
+/* Whole numbers with suffixes that scale up take a shortcut in the parser: it must agree with
+ * exact arithmetic on every digit count and suffix, up to and past int64's edge. */
+static void test_quantity_whole_numbers_are_exact_up_to_the_edge(void **state)
+{
+	static const struct {
+		const char *text;
+		int exp10, exp2, binary;
+	} sfx[] = {
+		{ "m", -3, 0, 0 },  { "", 0, 0, 0 },	{ "k", 3, 0, 0 },   { "M", 6, 0, 0 },
+		{ "G", 9, 0, 0 },   { "T", 12, 0, 0 },	{ "P", 15, 0, 0 },  { "E", 18, 0, 0 },
+		{ "Ki", 0, 10, 1 }, { "Mi", 0, 20, 1 }, { "Gi", 0, 30, 1 }, { "Ti", 0, 40, 1 },
+		{ "Pi", 0, 50, 1 }, { "Ei", 0, 60, 1 },
+	};
+	static const char *const digits[] = {
+		"0",	    "7",		   "12",		   "999",
+		"1024",	    "000123",		   "9223372036854775",	   "9223372036854776",
+		"8191",	    "9223372036854775807", "9223372036854775808", "123456789012345678",
+		"8",	    "18014398509481983",   "999999999999999999",   "1000000000000000000",
+	};
+	for (size_t d = 0; d < sizeof(digits) / sizeof(digits[0]); d++) {
+		for (size_t k = 0; k < sizeof(sfx) / sizeof(sfx[0]); k++) {
+			char text[64];
+			struct quantity q;
+			snprintf(text, sizeof(text), "%s%s", digits[d], sfx[k].text);
+			unsigned __int128 v = 0;
+			for (const char *c = digits[d]; *c; c++)
+				v = v * 10 + (unsigned)(*c - '0');
+			/* Each step starts at most at INT64_MAX: 128 bits never overflow. */
+			int big = v > (unsigned __int128)INT64_MAX;
+			for (int i = 0; i < sfx[k].exp10 + 3 && !big; i++)
+				big = (v *= 10) > (unsigned __int128)INT64_MAX;
+			for (int i = 0; i < sfx[k].exp2 && !big; i++)
+				big = (v *= 2) > (unsigned __int128)INT64_MAX;
+			int rc = quantity_parse(text, &q);
+			if (big) {
+				assert_int_equal(rc, -ERANGE);
+				continue;
+			}
+			if (rc != 0)
+				fail_msg("%s: %d", text, rc);
+			assert_true(q.milli == (int64_t)v);
+			assert_int_equal(q.format, sfx[k].binary && v != 0 ? QUANTITY_BINARY_SI :
+					 sfx[k].binary ? q.format : QUANTITY_DECIMAL_SI);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -670,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_quantity_add_takes_format_of_first_non_zero),
 		cmocka_unit_test(test_quantity_add_leaves_accumulator_on_overflow),
 		cmocka_unit_test(test_quantity_milli_to_units_rounds_away_from_zero),
+		cmocka_unit_test(test_quantity_whole_numbers_are_exact_up_to_the_edge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

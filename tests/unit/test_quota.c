@@ -68,6 +68,31 @@ static void test_strmap_key_is_copied(void **state)
 	strmap_release(&m, NULL);
 }
 
+/* Borrowed keys: the map keeps the caller's pointer (the first one put), copies nothing and
+ * frees no key, through growth, removal and release (ASan would see a free of the stack). */
+static void test_strmap_borrowed_keys_are_not_copied(void **state)
+{
+	struct strmap m;
+	char keys[64][16], again[] = "k1";
+	int v[64];
+	strmap_init_borrowed(&m);
+	for (int i = 0; i < 64; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%d", i);
+		assert_int_equal(strmap_put(&m, keys[i], &v[i], NULL), 0);
+	}
+	assert_int_equal(strmap_put(&m, again, &v[0], NULL), 0); /* replaces: keeps keys[1] */
+	for (size_t i = 0; i < m.cap; i++)
+		if (m.slots[i].value == &v[0] && m.slots[i].key != keys[0])
+			assert_ptr_equal(m.slots[i].key, keys[1]);
+	assert_ptr_equal(strmap_remove(&m, "k2"), &v[2]);
+	assert_ptr_equal(strmap_get(&m, "k63"), &v[63]);
+	assert_int_equal(m.len, 63);
+	strmap_release(&m, NULL);
+	assert_int_equal(m.borrowed, 1); /* still usable, in its mode */
+	assert_int_equal(strmap_put(&m, keys[5], &v[5], NULL), 0);
+	strmap_release(&m, NULL);
+}
+
 static void test_strmap_empty_key_and_null_value(void **state)
 {
 	struct strmap m;
@@ -595,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_strmap_empty_get_remove_return_null),
 		cmocka_unit_test(test_strmap_put_get_replace_remove),
 		cmocka_unit_test(test_strmap_key_is_copied),
+		cmocka_unit_test(test_strmap_borrowed_keys_are_not_copied),
 		cmocka_unit_test(test_strmap_empty_key_and_null_value),
 		cmocka_unit_test(test_strmap_release_frees_each_value_once),
 		cmocka_unit_test(test_strmap_10k_keys_remove_every_other_all_lookups_hold),
