@@ -47,6 +47,12 @@
 #define HOLD_UNCHECKED_WAIT_MS 3000
 #define HOLD_VERIFY_TRIES 120 /* 30 s: the apiserver's policy caches lag by well under a second */
 
+/* The client the hold's requests go through (struct mgr: setup_kube). */
+static struct kube_client *setup_client(struct mgr *m)
+{
+	return m->setup_kube ? m->setup_kube : m->kube;
+}
+
 /* Creates an object with dryRun=All in the manager's namespace (nothing is stored): of kind
  * (apiVersion api_version, at prefix/resource), named from generate_name, with spec; labelled
  * with this process's probe token (policies.h), which only the hold's own policies look at. */
@@ -59,7 +65,7 @@ static int dry_run_create(struct mgr *m, const char *prefix, const char *resourc
 		 "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"generateName\":\"%s\","
 		 "\"labels\":{\"%s\":\"%s\"}},\"spec\":%s}",
 		 api_version, kind, generate_name, POLICY_PROBE_LABEL, m->hold.token, spec);
-	return kube_request(m->kube, "POST", path, NULL, body, done, m, NULL);
+	return kube_request(setup_client(m), "POST", path, NULL, body, done, m, NULL);
 }
 
 /* --- discovery -------------------------------------------------------------------------- */
@@ -205,10 +211,10 @@ static void discovery_step(struct mgr *m)
 {
 	int rc = 0;
 	if (m->hold.step == 0) {
-		rc = kube_request(m->kube, "GET", "/apis/admissionregistration.k8s.io/v1", NULL, NULL,
+		rc = kube_request(setup_client(m), "GET", "/apis/admissionregistration.k8s.io/v1", NULL, NULL,
 				  on_group_version, m, NULL);
 	} else if (m->hold.step == 1 && m->conf.gang_mode != GANG_DISABLED) {
-		rc = kube_request(m->kube, "GET", "/apis/scheduling.k8s.io/v1beta1", NULL, NULL,
+		rc = kube_request(setup_client(m), "GET", "/apis/scheduling.k8s.io/v1beta1", NULL, NULL,
 				  on_group_version, m, NULL);
 	} else if (m->hold.step == 2 && m->hold.served_podgroups) {
 		/* Suspended, and never stored, so nothing runs and nothing is left. */
@@ -352,7 +358,7 @@ static int apply(struct mgr *m, const char *resource, json_t *obj)
 	snprintf(path, sizeof(path), "/apis/admissionregistration.k8s.io/v1/%s/%s?fieldManager=muster&force=true",
 		 resource, name ? name : "");
 	if (body)
-		rc = kube_request(m->kube, "PATCH", path, "application/apply-patch+yaml", body, on_applied, m, NULL);
+		rc = kube_request(setup_client(m), "PATCH", path, "application/apply-patch+yaml", body, on_applied, m, NULL);
 	if (rc == 0)
 		m->hold.installing++;
 	free(body);
@@ -606,7 +612,7 @@ static void install_phase(struct mgr *m)
 			snprintf(path, sizeof(path), "/apis/admissionregistration.k8s.io/v1/%s/%s",
 				 policies_resource(json_string_value(json_object_get(o, "kind"))),
 				 json_string_value(json_object_get(o, "name")));
-			rc = kube_request(m->kube, "DELETE", path, NULL, NULL, on_deleted, m, NULL);
+			rc = kube_request(setup_client(m), "DELETE", path, NULL, NULL, on_deleted, m, NULL);
 			if (rc == 0)
 				m->hold.installing++;
 		}

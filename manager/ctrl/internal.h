@@ -106,6 +106,10 @@ struct mgr {
 	/* Events go through a client of their own (NULL: kube), with its own rate limit, so that
 	 * recording what happened never takes a turn from the writes that make it happen. */
 	struct kube_client *event_kube;
+	/* The hold's discovery, probes and installs (hold.c) have a client of their own too (NULL:
+	 * kube): behind a backlog of writes (1,000 Jobs at start) they waited 37 s in kube's queue,
+	 * and the replica's readiness with them. */
+	struct kube_client *setup_kube;
 	/* This replica: the pod's name, else host_pid. The lease's holderIdentity and the
 	 * reportingInstance of its Events. */
 	char identity[256];

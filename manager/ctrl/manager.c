@@ -518,9 +518,11 @@ int manager_run(const struct manager_options *opt)
 		goto fail_config;
 	}
 	if ((rc = kube_client_new(uv_default_loop(), &m.cfg, &m.kube)) != 0 ||
-	    (rc = kube_client_new(uv_default_loop(), &m.cfg, &m.event_kube)) != 0) {
+	    (rc = kube_client_new(uv_default_loop(), &m.cfg, &m.event_kube)) != 0 ||
+	    (rc = kube_client_new(uv_default_loop(), &m.cfg, &m.setup_kube)) != 0) {
 		log_error("cannot create API client", LF_INT("rc", rc), LF_END);
 		kube_client_free(m.kube);
+		kube_client_free(m.event_kube);
 		goto fail_certs;
 	}
 	/* The writer's bucket already drops what is over EVENT_QPS; this only paces a burst. */
@@ -619,6 +621,7 @@ fail_servers:
 fail_core:
 	kube_client_free(m.kube);
 	kube_client_free(m.event_kube);
+	kube_client_free(m.setup_kube);
 	core_release(&m);
 	uv_walk(m.loop, close_walk, NULL);
 	uv_run(m.loop, UV_RUN_DEFAULT);
