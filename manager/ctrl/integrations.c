@@ -382,6 +382,10 @@ void owner_track_pods_ready(struct mgr *m, enum kind kind, const char *key, json
 	json_int_t want = 0;
 	size_t i;
 	json_t *psa;
+	/* As Kueue: the PodsReady condition is kept only with waitForPodsReady on (off, it was a
+	 * status write or two per Workload that nothing reads). */
+	if (!m->conf.wait_for_pods_ready)
+		return;
 	json_array_foreach(obj_path(wl, "status.admission.podSetAssignments"), i, psa)
 		want += json_integer_value(json_object_get(psa, "count"));
 	json_t *prev = condition_get(wl, "PodsReady");
@@ -400,7 +404,7 @@ void owner_track_pods_ready(struct mgr *m, enum kind kind, const char *key, json
 		return; /* decide on the timeout once the condition is written */
 	}
 	json_decref(conds);
-	if (ready || !m->conf.wait_for_pods_ready)
+	if (ready)
 		return;
 	/* The clock runs from admission, or from the loss of readiness when recovering. Pods can
 	 * exist only once the owner is released: one still held (a leader that admitted it died

@@ -1122,6 +1122,35 @@ static void test_requeue_backoff_and_deactivation(void **state)
 	assert_string_equal(json_string_value(json_object_get(c, "reason")), "Deactivated");
 }
 
+static void pods_ready_off(struct muster_config *c)
+{
+	c->wait_for_pods_ready = 0;
+}
+
+static int setup_pods_ready_off(void **state)
+{
+	return setup_with(state, pods_ready_off);
+}
+
+/* With waitForPodsReady off, as in Kueue, a running Job's Workload gets no PodsReady
+ * condition: its admission is its only status write. */
+static void test_pods_ready_off_writes_nothing(void **state)
+{
+	struct t *t = *state;
+	char path[600], when[40];
+	admitted_job(t, "4", "j1", "1", path, sizeof(path));
+	json_t *started = json_deep_copy(fake_api_get(t->api, JOB_PATH("j1")));
+	time_format_rfc3339(t->m.now_ms(), when, sizeof(when));
+	json_object_set_new(started, "status",
+			    json_pack("{s:s, s:i, s:i}", "startTime", when, "active", 1, "ready", 1));
+	seed(t, K_JOB, started);
+	converge(t);
+	advance(t, 60000);
+	converge(t);
+	assert_null(condition_get(fake_api_get(t->api, path), "PodsReady"));
+	assert_int_equal(fake_api_count(t->api, "PATCH", path, 0), 1);
+}
+
 /* A Job started well after its admission (its leader died in between, and the next one took
  * over a leaseDuration later) gets its whole pods-ready timeout from its start. */
 static void test_pods_ready_counts_from_start(void **state)
@@ -2209,6 +2238,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_job_without_queue_name_held, setup_manage_all, teardown),
 		cmocka_unit_test(test_hold_discovery),
 		cmocka_unit_test_setup_teardown(test_requeue_backoff_and_deactivation, setup_pods_ready,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pods_ready_off_writes_nothing, setup_pods_ready_off,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pods_ready_counts_from_start, setup_pods_ready,
 						teardown),
