@@ -265,7 +265,16 @@ healthy() {
 	ray-dashboard) curl_ "http://127.0.0.1:$MUSTER_RAY_DASHBOARD_PORT/healthz" ;;
 	# controller-runtime's probe server; it answers once the manager started.
 	kuberay) curl_ "http://127.0.0.1:$MUSTER_KUBERAY_HEALTH_PORT/readyz" ;;
-	muster) curl_ "http://127.0.0.1:$MUSTER_HEALTH_PORT/readyz" ;;
+	# Leading, and ready. A follower is ready once its caches are and it knows the hold, which
+	# can be a moment before it takes the Lease; the leader is ready only once its hold is
+	# installed. up.sh runs one manager, and a test that starts right after it (after another
+	# manager was killed) must not find the webhooks still pointing at that one.
+	muster)
+		local metrics
+		metrics=$(curl_ "http://127.0.0.1:$MUSTER_METRICS_PORT/metrics") || { echo "$metrics"; return 1; }
+		[[ $metrics =~ (^|$'\n')muster_leader(\{[^}]*\})?\ 1($'\n'|$) ]] || { echo "not leading yet"; return 1; }
+		curl_ "http://127.0.0.1:$MUSTER_HEALTH_PORT/readyz"
+		;;
 	esac
 }
 
