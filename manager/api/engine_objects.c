@@ -1311,10 +1311,13 @@ int eobj_priority_class_decode(json_t *obj, const char **name, int32_t *value, c
 struct path {
 	char s[PATH_MAX_LEN];
 	size_t len;
+	int quiet; /* no message wanted: the path stays "" (see decode_workload) */
 };
 
 static void path_put(struct path *p, const char *piece)
 {
+	if (p->quiet)
+		return;
 	/* What fits of it, in one copy: a byte at a time was most of checking a template. */
 	size_t n = piece ? strlen(piece) : 0, room = sizeof(p->s) - 1 - p->len;
 	if (n > room)
@@ -1333,6 +1336,8 @@ static size_t path_add(struct path *p, const char *a, const char *b)
 
 static size_t path_index(struct path *p, size_t i)
 {
+	if (p->quiet)
+		return p->len;
 	char num[24];
 	size_t k = sizeof(num);
 	num[--k] = '\0';
@@ -1363,7 +1368,7 @@ int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 	enum { F_CONTAINERS, F_INIT, F_PRIORITY, F_CLASS, F_OVERHEAD, F_SELECTOR, F_TOLERATIONS,
 	       F_AFFINITY, F_N };
 	json_t *f[F_N];
-	struct path p = { .len = 0 };
+	struct path p = { .len = 0, .quiet = !err };
 	int rc;
 
 	if (!tpl)
@@ -1707,11 +1712,23 @@ static int condition_status(json_t *status, const char *type, int *is_true, char
 	return 0;
 }
 
-/* The common decoder; with in, template errors name the owner's field (owner's spec.template)
- * instead of the Workload's. */
-static int decode_workload(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,
-			   const struct integration *in, json_t *owner, struct eobj_arena *shared,
-			   struct eobj_workload *out, char *err, size_t errlen)
+/* Formats a field path for a message, or leaves it "" when no message is wanted (err NULL). */
+static void message_path(const char *err, char *dst, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	dst[0] = '\0';
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	(void)strfmt_v(dst, size, fmt, ap);
+	va_end(ap);
+}
+
+/* One pass of the common decoder (see decode_workload); with err NULL it makes no message and
+ * formats no field path. */
+static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,
+		       const struct integration *in, json_t *owner, struct eobj_arena *shared,
+		       struct eobj_workload *out, char *err, size_t errlen)
 {
 	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
 	static const char *const spec_keys[] = { "podSets", "queueName", "priorityClassRef",
@@ -1843,7 +1860,7 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 		char tp[PATH_MAX_LEN];
 		int64_t count = 1, min_count = 0;
 		json_t *pf[P_N];
-		eobj_pathf(p, sizeof(p), "spec.podSets[%zu]", i);
+		message_path(err, p, sizeof(p), "spec.podSets[%zu]", i);
 		if (!json_is_object(ps))
 			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(ps));
 		if ((rc = pick_fields(ps, p, podset_keys, pf, err, errlen)) != 0 ||
@@ -1851,7 +1868,7 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 			return rc;
 		if (!psname)
 			psname = "main";
-		eobj_pathf(tp, sizeof(tp), "%s.name", p);
+		message_path(err, tp, sizeof(tp), "%s.name", p);
 		if ((rc = check_label(psname, tp, err, errlen)) != 0)
 			return rc;
 		for (size_t k = 0; k < i; k++)
@@ -1874,10 +1891,10 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 			min_count_seen = 1;
 			min_count = v;
 		}
-		if (in)
+		if (in && err)
 			in->template_path(owner, i, tp, sizeof(tp));
 		else
-			eobj_pathf(tp, sizeof(tp), "spec.podSets[%zu].template", i);
+			message_path(err, tp, sizeof(tp), "spec.podSets[%zu].template", i);
 		if ((rc = eobj_check_template(pf[P_TEMPLATE], tp, err, errlen)) != 0)
 			return rc;
 		/* The view is sized for 64 resources: a heap copy per Workload (over 1 KiB) made
@@ -1935,6 +1952,27 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 			   "an admitted Workload has both, a pending one neither");
 	}
 	return 0;
+}
+
+/*
+ * The common decoder; with in, template errors name the owner's field (owner's spec.template)
+ * instead of the Workload's. It decodes quietly first: a valid Workload, by far the most common,
+ * then costs no message and no field path (formatting a path for every field read was a tenth
+ * of decoding). Only an invalid one is decoded again, for its message.
+ */
+static int decode_workload(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,
+			   const struct integration *in, json_t *owner, struct eobj_arena *shared,
+			   struct eobj_workload *out, char *err, size_t errlen)
+{
+	int rc = decode_pass(wl, default_namespace, wpcs, pcs, in, owner, shared, out, NULL, 0);
+	if (rc == 0)
+		return 0;
+	if (rc == -ENOMEM)
+		return eobj_nomem(err, errlen);
+	if (!err || !errlen)
+		return rc;
+	eobj_workload_release(out);
+	return decode_pass(wl, default_namespace, wpcs, pcs, in, owner, shared, out, err, errlen);
 }
 
 int eobj_workload_decode(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,

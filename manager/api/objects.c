@@ -307,7 +307,43 @@ void quantity_to_string(const char *resource, int64_t milli, char *buf, size_t s
 	quota_format_amount(resource, milli, buf, size);
 }
 
-/* Adds (or maxes) one resource list into acc. */
+/* Adds (or maxes) one amount into acc under name, which acc borrows. */
+static int add_amount(struct pod_requests *acc, const char *name, int64_t milli, int take_max,
+		      char *err, size_t errlen)
+{
+	size_t i;
+	for (i = 0; i < acc->n; i++)
+		if (!strcmp(acc->names[i], name))
+			break;
+	if (i == acc->n) {
+		if (acc->n == QUOTA_MAX_RESOURCES) {
+			snprintf(err, errlen, "more than %d resources requested", QUOTA_MAX_RESOURCES);
+			return -EINVAL;
+		}
+		acc->names[i] = name;
+		acc->milli[i] = 0;
+		acc->n++;
+	}
+	if (take_max) {
+		if (milli > acc->milli[i])
+			acc->milli[i] = milli;
+	} else if (__builtin_add_overflow(acc->milli[i], milli, &acc->milli[i])) {
+		snprintf(err, errlen, "requests for %s overflow", name);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+/* One quantity of a resource list, named in the message when it is no quantity. */
+static int list_amount(const char *name, json_t *v, int64_t *milli, char *err, size_t errlen)
+{
+	if (quantity_from_json(v, milli) == 0)
+		return 0;
+	snprintf(err, errlen, "invalid quantity for resource %s", name);
+	return -EINVAL;
+}
+
+/* Adds (or maxes) one resource list (a JSON object of quantities) into acc. */
 static int add_resources(struct pod_requests *acc, json_t *list, int take_max, char *err,
 			 size_t errlen)
 {
@@ -316,32 +352,23 @@ static int add_resources(struct pod_requests *acc, json_t *list, int take_max, c
 	json_object_foreach(list, name, v)
 	{
 		int64_t milli;
-		if (quantity_from_json(v, &milli) != 0) {
-			snprintf(err, errlen, "invalid quantity for resource %s", name);
-			return -EINVAL;
-		}
-		size_t i;
-		for (i = 0; i < acc->n; i++)
-			if (!strcmp(acc->names[i], name))
-				break;
-		if (i == acc->n) {
-			if (acc->n == QUOTA_MAX_RESOURCES) {
-				snprintf(err, errlen, "more than %d resources requested", QUOTA_MAX_RESOURCES);
-				return -EINVAL;
-			}
-			acc->names[i] = strdup(name);
-			if (!acc->names[i])
-				return -ENOMEM;
-			acc->milli[i] = 0;
-			acc->n++;
-		}
-		if (take_max) {
-			if (milli > acc->milli[i])
-				acc->milli[i] = milli;
-		} else if (__builtin_add_overflow(acc->milli[i], milli, &acc->milli[i])) {
-			snprintf(err, errlen, "requests for %s overflow", name);
-			return -ERANGE;
-		}
+		int rc = list_amount(name, v, &milli, err, errlen);
+		if (rc == 0)
+			rc = add_amount(acc, name, milli, take_max, err, errlen);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Adds (or maxes) every amount of from into acc. */
+static int add_all(struct pod_requests *acc, const struct pod_requests *from, int take_max,
+		   char *err, size_t errlen)
+{
+	for (size_t k = 0; k < from->n; k++) {
+		int rc = add_amount(acc, from->names[k], from->milli[k], take_max, err, errlen);
+		if (rc != 0)
+			return rc;
 	}
 	return 0;
 }
@@ -358,12 +385,11 @@ static int container_requests(json_t *container, struct pod_requests *out, char 
 		return rc;
 	json_object_foreach(lim, name, v)
 	{
+		int64_t milli;
 		if (json_object_get(req, name))
 			continue;
-		json_t *one = json_pack("{s:O}", name, v);
-		rc = one ? add_resources(out, one, 0, err, errlen) : -ENOMEM;
-		json_decref(one);
-		if (rc != 0)
+		if ((rc = list_amount(name, v, &milli, err, errlen)) != 0 ||
+		    (rc = add_amount(out, name, milli, 0, err, errlen)) != 0)
 			return rc;
 	}
 	return 0;
@@ -371,9 +397,7 @@ static int container_requests(json_t *container, struct pod_requests *out, char 
 
 void pod_requests_release(struct pod_requests *r)
 {
-	for (size_t i = 0; i < r->n; i++)
-		free(r->names[i]);
-	r->n = 0;
+	r->n = 0; /* the names are the template's */
 }
 
 /* A pod spec's fields that podset_view_decode and pod_requests_from_template read. */
@@ -382,18 +406,18 @@ static const char *const pod_spec_fields[] = { "containers", "initContainers", "
 enum { PS_CONTAINERS, PS_INIT, PS_OVERHEAD, PS_SELECTOR, PS_TOLERATIONS, PS_AFFINITY, PS_N };
 
 /* The requests of a pod spec whose fields f were picked with pod_spec_fields. */
-static int requests_from_fields(json_t *const *f, struct pod_requests *out, char *err, size_t errlen)
+static int sum_requests(json_t *const *f, struct pod_requests *out, char *err, size_t errlen)
 {
 	json_t *c;
 	size_t i;
 	int rc = 0;
 	struct pod_requests sidecars = { 0 }, init_max = { 0 };
 
-	memset(out, 0, sizeof(*out));
+	out->n = 0;
 	json_array_foreach(f[PS_CONTAINERS], i, c)
 	{
 		if ((rc = container_requests(c, out, err, errlen)) != 0)
-			goto fail;
+			return rc;
 	}
 	/* Sidecars (init containers that keep running) add to the pod's total; ordinary init
 	 * containers run alone, next to the sidecars started before them. */
@@ -401,64 +425,34 @@ static int requests_from_fields(json_t *const *f, struct pod_requests *out, char
 	{
 		const char *restart = json_string_value(json_object_get(c, "restartPolicy"));
 		struct pod_requests one = { 0 };
-		if ((rc = container_requests(c, &one, err, errlen)) != 0) {
-			pod_requests_release(&one);
-			goto fail;
+		if ((rc = container_requests(c, &one, err, errlen)) != 0)
+			return rc;
+		if (restart && !strcmp(restart, "Always")) {
+			if ((rc = add_all(out, &one, 0, err, errlen)) != 0 ||
+			    (rc = add_all(&sidecars, &one, 0, err, errlen)) != 0)
+				return rc;
+			continue;
 		}
-		json_t *list = json_object();
-		for (size_t k = 0; k < one.n && list; k++) {
+		for (size_t k = 0; k < one.n; k++) {
 			int64_t v = one.milli[k];
-			for (size_t s = 0; s < sidecars.n && !(restart && !strcmp(restart, "Always")); s++)
+			for (size_t s = 0; s < sidecars.n; s++)
 				if (!strcmp(sidecars.names[s], one.names[k]) &&
 				    __builtin_add_overflow(v, sidecars.milli[s], &v)) {
 					snprintf(err, errlen, "requests for %s overflow", one.names[k]);
-					rc = -ERANGE;
+					return -ERANGE;
 				}
-			json_object_set_new(list, one.names[k], json_sprintf("%lldm", (long long)v));
+			if ((rc = add_amount(&init_max, one.names[k], v, 1, err, errlen)) != 0)
+				return rc;
 		}
-		if (rc != 0) {
-			json_decref(list);
-			pod_requests_release(&one);
-			goto fail;
-		}
-		if (restart && !strcmp(restart, "Always")) {
-			rc = add_resources(out, list, 0, err, errlen);
-			if (rc == 0) {
-				json_t *raw = json_object();
-				for (size_t k = 0; k < one.n && raw; k++)
-					json_object_set_new(raw, one.names[k],
-							    json_sprintf("%lldm", (long long)one.milli[k]));
-				rc = add_resources(&sidecars, raw, 0, err, errlen);
-				json_decref(raw);
-			}
-		} else {
-			rc = add_resources(&init_max, list, 1, err, errlen);
-		}
-		json_decref(list);
-		pod_requests_release(&one);
-		if (rc != 0)
-			goto fail;
 	}
 	/* Only now, with every sidecar counted, take the max with the init containers: an init
 	 * container is done before later sidecars start, so they don't stack on it. */
-	if (init_max.n > 0) { /* most pods have no init containers: no object to build */
-		json_t *init = json_object();
-		for (size_t k = 0; k < init_max.n && init; k++)
-			json_object_set_new(init, init_max.names[k],
-					    json_sprintf("%lldm", (long long)init_max.milli[k]));
-		rc = init ? add_resources(out, init, 1, err, errlen) : -ENOMEM;
-		json_decref(init);
-		if (rc != 0)
-			goto fail;
-	}
-	if ((rc = add_resources(out, f[PS_OVERHEAD], 0, err, errlen)) != 0)
-		goto fail;
-	pod_requests_release(&sidecars);
-	pod_requests_release(&init_max);
+	if ((rc = add_all(out, &init_max, 1, err, errlen)) != 0 ||
+	    (rc = add_resources(out, f[PS_OVERHEAD], 0, err, errlen)) != 0)
+		return rc;
 	/* Zero requests take no quota; dropping them keeps assignments minimal. */
 	for (size_t k = 0; k < out->n;) {
 		if (out->milli[k] == 0) {
-			free(out->names[k]);
 			out->names[k] = out->names[out->n - 1];
 			out->milli[k] = out->milli[out->n - 1];
 			out->n--;
@@ -467,10 +461,14 @@ static int requests_from_fields(json_t *const *f, struct pod_requests *out, char
 		}
 	}
 	return 0;
-fail:
-	pod_requests_release(&sidecars);
-	pod_requests_release(&init_max);
-	pod_requests_release(out);
+}
+
+/* As sum_requests; out is empty when it fails. */
+static int requests_from_fields(json_t *const *f, struct pod_requests *out, char *err, size_t errlen)
+{
+	int rc = sum_requests(f, out, err, errlen);
+	if (rc != 0)
+		out->n = 0;
 	return rc;
 }
 
@@ -555,17 +553,10 @@ int workload_apply_priority(json_t *wl, const struct job_priority *p)
 	return ref && json_object_set_new(spec, "priorityClassRef", ref) == 0 ? 0 : -ENOMEM;
 }
 
-static char *dup_str(json_t *v)
-{
-	const char *s = json_string_value(v);
-	return s ? strdup(s) : NULL;
-}
-
 void podset_view_release(struct podset_view *v)
 {
 	for (size_t k = 0; v->exprs && k < v->n_exprs; k++)
 		free((void *)v->exprs[k].values);
-	free(v->name);
 	pod_requests_release(&v->requests);
 	free(v->selector);
 	free(v->terms);
@@ -589,9 +580,9 @@ int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t 
 	int rc;
 
 	memset(v, 0, sizeof(*v));
-	v->name = dup_str(pf[0]);
+	v->name = json_string_value(pf[0]);
 	if (!v->name)
-		v->name = strdup("main");
+		v->name = "main";
 	rc = requests_from_fields(f, &v->requests, err, errlen);
 	if (rc != 0)
 		goto fail;
@@ -607,7 +598,7 @@ int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t 
 	v->n_exprs = v->exprs ? n_exprs : 0;
 	v->tolerations = n_tolerations ? calloc(n_tolerations, sizeof(*v->tolerations)) : NULL;
 	rc = -ENOMEM;
-	if (!v->name || (n_selector && !v->selector) || (n_terms && !v->terms) ||
+	if ((n_selector && !v->selector) || (n_terms && !v->terms) ||
 	    (n_exprs && !v->exprs) || (n_tolerations && !v->tolerations))
 		goto fail;
 	/* Strings stay borrowed from the workload object, which outlives the view. */

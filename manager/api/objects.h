@@ -87,10 +87,13 @@ void quantity_to_string(const char *resource, int64_t milli, char *buf, size_t s
  * effective request Kubernetes schedules by. */
 struct pod_requests {
 	size_t n;
-	char *names[QUOTA_MAX_RESOURCES]; /* owned */
+	/* Borrowed from the template: valid while it lives. Each name is one of its resource
+	 * lists' keys (a copy per name per Workload was a sizeable part of decoding). */
+	const char *names[QUOTA_MAX_RESOURCES];
 	int64_t milli[QUOTA_MAX_RESOURCES];
 };
 int pod_requests_from_template(json_t *template, struct pod_requests *out, char *err, size_t errlen);
+/* Empties r (it owns nothing: kept for callers that pair it with the decode). */
 void pod_requests_release(struct pod_requests *r);
 
 /* A Workload's priority as Kueue derives it for an owner: the WorkloadPriorityClass named by
@@ -113,10 +116,11 @@ int workload_priority_resolve(json_t *obj, json_t *podsets, json_t *wpcs, json_t
 int workload_apply_priority(json_t *wl, const struct job_priority *p);
 
 /* A podSet of a Workload as the engine sees it: ps holds its per-pod requests and node
- * constraints (matched against flavors by quota_flavor_match). The view owns its name, requests
- * and arrays; the constraints' strings are borrowed from podset, which must outlive it. */
+ * constraints (matched against flavors by quota_flavor_match). The view owns its arrays; its
+ * name, resource names and the constraints' strings are borrowed from podset, which must outlive
+ * it. */
 struct podset_view {
-	char *name;
+	const char *name; /* the podSet's, or "main" */
 	struct pod_requests requests;
 	struct quota_podset ps;
 	struct quota_kv *selector;

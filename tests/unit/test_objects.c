@@ -255,6 +255,9 @@ static int64_t req_of(const struct pod_requests *r, const char *name)
 	return -1;
 }
 
+/* The template of the last requests_ok: its requests borrow its keys until requests_done. */
+static json_t *requests_template;
+
 static void requests_ok(const char *template, struct pod_requests *r)
 {
 	json_t *t = J(template);
@@ -262,7 +265,14 @@ static void requests_ok(const char *template, struct pod_requests *r)
 	int rc = pod_requests_from_template(t, r, err, sizeof(err));
 	if (rc != 0)
 		fail_msg("pod_requests_from_template: %d %s", rc, err);
-	json_decref(t);
+	requests_template = t;
+}
+
+static void requests_done(struct pod_requests *r)
+{
+	pod_requests_release(r);
+	json_decref(requests_template);
+	requests_template = NULL;
 }
 
 static void test_objects_pod_requests_sums_containers(void **state)
@@ -277,7 +287,7 @@ static void test_objects_pod_requests_sums_containers(void **state)
 	assert_int_equal(req_of(&r, "cpu"), 1500);
 	assert_true(req_of(&r, "memory") == GI(1) + MI(512));
 	assert_int_equal(req_of(&r, "nvidia.com/gpu"), MILLI(2));
-	pod_requests_release(&r);
+	requests_done(&r);
 	assert_int_equal(r.n, 0);
 }
 
@@ -292,7 +302,7 @@ static void test_objects_pod_requests_limits_fill_missing_requests(void **state)
 	assert_int_equal(req_of(&r, "cpu"), MILLI(2));
 	assert_true(req_of(&r, "memory") == GI(1)); /* the request wins over the limit */
 	assert_int_equal(req_of(&r, "nvidia.com/gpu"), MILLI(1));
-	pod_requests_release(&r);
+	requests_done(&r);
 }
 
 static void test_objects_pod_requests_init_containers_max(void **state)
@@ -308,13 +318,13 @@ static void test_objects_pod_requests_init_containers_max(void **state)
 	assert_int_equal(req_of(&r, "cpu"), MILLI(3));
 	assert_true(req_of(&r, "memory") == GI(2));
 	assert_int_equal(req_of(&r, "example.com/dongle"), MILLI(1));
-	pod_requests_release(&r);
+	requests_done(&r);
 
 	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':{'cpu':'4'}}}],"
 		    "'initContainers':[{'name':'i','resources':{'requests':{'cpu':'500m'}}}]}}",
 		    &r);
 	assert_int_equal(req_of(&r, "cpu"), MILLI(4));
-	pod_requests_release(&r);
+	requests_done(&r);
 }
 
 static void test_objects_pod_requests_sidecars_added(void **state)
@@ -328,7 +338,7 @@ static void test_objects_pod_requests_sidecars_added(void **state)
 		    "{'name':'setup','resources':{'requests':{'cpu':'1200m'}}}]}}",
 		    &r);
 	assert_int_equal(req_of(&r, "cpu"), 1700);
-	pod_requests_release(&r);
+	requests_done(&r);
 
 	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':{'cpu':'1'}}}],"
 		    "'initContainers':["
@@ -336,7 +346,7 @@ static void test_objects_pod_requests_sidecars_added(void **state)
 		    "{'name':'setup','resources':{'requests':{'cpu':'200m'}}}]}}",
 		    &r);
 	assert_int_equal(req_of(&r, "cpu"), 1500);
-	pod_requests_release(&r);
+	requests_done(&r);
 }
 
 static void test_objects_pod_requests_init_before_sidecar_not_stacked(void **state)
@@ -350,7 +360,7 @@ static void test_objects_pod_requests_init_before_sidecar_not_stacked(void **sta
 		    "{'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'1'}}}]}}",
 		    &r);
 	assert_int_equal(req_of(&r, "cpu"), MILLI(10));
-	pod_requests_release(&r);
+	requests_done(&r);
 
 	/* Sidecars that outgrow an earlier init container do count in full: max(1 + 4 + 4, 6). */
 	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':{'cpu':'1'}}}],"
@@ -360,7 +370,7 @@ static void test_objects_pod_requests_init_before_sidecar_not_stacked(void **sta
 		    "{'name':'s2','restartPolicy':'Always','resources':{'requests':{'cpu':'4'}}}]}}",
 		    &r);
 	assert_int_equal(req_of(&r, "cpu"), MILLI(9));
-	pod_requests_release(&r);
+	requests_done(&r);
 }
 
 static void test_objects_pod_requests_overhead_added(void **state)
@@ -373,7 +383,7 @@ static void test_objects_pod_requests_overhead_added(void **state)
 	/* Overhead comes on top of the init-container max. */
 	assert_int_equal(req_of(&r, "cpu"), 3250);
 	assert_true(req_of(&r, "memory") == MI(120));
-	pod_requests_release(&r);
+	requests_done(&r);
 }
 
 static void test_objects_pod_requests_zero_requests_dropped(void **state)
@@ -385,11 +395,11 @@ static void test_objects_pod_requests_zero_requests_dropped(void **state)
 	assert_int_equal(r.n, 1);
 	assert_int_equal(req_of(&r, "cpu"), -1);
 	assert_true(req_of(&r, "memory") == GI(1));
-	pod_requests_release(&r);
+	requests_done(&r);
 
 	requests_ok("{'spec':{'containers':[{'name':'a'}]}}", &r);
 	assert_int_equal(r.n, 0);
-	pod_requests_release(&r);
+	requests_done(&r);
 }
 
 static void test_objects_pod_requests_invalid_quantity_error(void **state)
