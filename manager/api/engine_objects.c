@@ -1355,70 +1355,78 @@ static void path_cut(struct path *p, size_t len)
 	p->s[len] = '\0';
 }
 
-int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
+/* The template tpl checked to be an object with an object spec, whose fields are picked into f
+ * (pod_spec_fields); p then holds the spec's path. */
+static int pick_template(json_t *tpl, const char *path, struct path *p, json_t **f, char *err,
+			 size_t errlen)
 {
-	static const char *const lists[] = { ".containers", ".initContainers" };
-	static const char *const kinds[] = { ".requests", ".limits" };
-	static const char *const expr_ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
-						NULL };
-	/* The pod spec's fields read here, picked in one walk (a pod spec has many others). */
-	static const char *const fields[] = { "containers", "initContainers", "priority",
-					      "priorityClassName", "overhead", "nodeSelector",
-					      "tolerations", "affinity", NULL };
-	enum { F_CONTAINERS, F_INIT, F_PRIORITY, F_CLASS, F_OVERHEAD, F_SELECTOR, F_TOLERATIONS,
-	       F_AFFINITY, F_N };
-	json_t *f[F_N];
-	struct path p = { .len = 0, .quiet = !err };
 	int rc;
-
 	if (!tpl)
 		return eobj_bad(err, errlen, "%s: required", path);
 	if ((rc = eobj_want_object(tpl, path, err, errlen)) != 0)
 		return rc;
 	json_t *spec = eobj_field(tpl, "spec");
-	const size_t at_spec = path_add(&p, path, ".spec");
-	if ((rc = eobj_want_object(spec, p.s, err, errlen)) != 0)
+	path_add(p, path, ".spec");
+	if ((rc = eobj_want_object(spec, p->s, err, errlen)) != 0)
 		return rc;
-	(void)obj_pick(spec, fields, f);
+	(void)obj_pick(spec, pod_spec_fields, f);
+	return 0;
+}
+
+/* Checks a pod spec's fields f, picked by pick_template (its path in p). */
+static int check_pod_spec(json_t *const *f, struct path *p, char *err, size_t errlen)
+{
+	static const char *const lists[] = { ".containers", ".initContainers" };
+	static const char *const kinds[] = { ".requests", ".limits" };
+	static const char *const expr_ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
+						NULL };
+	enum { F_CONTAINERS = POD_SPEC_CONTAINERS, F_INIT = POD_SPEC_INIT,
+	       F_PRIORITY = POD_SPEC_PRIORITY, F_CLASS = POD_SPEC_CLASS,
+	       F_OVERHEAD = POD_SPEC_OVERHEAD, F_SELECTOR = POD_SPEC_SELECTOR,
+	       F_TOLERATIONS = POD_SPEC_TOLERATIONS, F_AFFINITY = POD_SPEC_AFFINITY };
+	const size_t at_spec = p->len;
+	int rc;
+	_Static_assert(F_INIT == F_CONTAINERS + 1, "the two container lists are walked by index");
+
 	{
 		int has;
 		int64_t prio;
 		const char *pc;
-		if ((rc = int_value(f[F_PRIORITY], "priority", p.s, INT32_MIN, INT32_MAX, &has, &prio, err,
+		if ((rc = int_value(f[F_PRIORITY], "priority", p->s, INT32_MIN, INT32_MAX, &has, &prio, err,
 				    errlen)) != 0 ||
-		    (rc = string_value(f[F_CLASS], "priorityClassName", p.s, &pc, err, errlen)) != 0)
+		    (rc = string_value(f[F_CLASS], "priorityClassName", p->s, &pc, err, errlen)) != 0)
 			return rc;
 	}
 	for (size_t l = 0; l < 2; l++) {
 		json_t *arr = f[F_CONTAINERS + l], *c;
 		size_t i;
-		path_cut(&p, at_spec);
-		const size_t at_list = path_add(&p, lists[l], NULL);
-		if ((rc = eobj_want_array(arr, p.s, err, errlen)) != 0)
+		path_cut(p, at_spec);
+		const size_t at_list = path_add(p, lists[l], NULL);
+		if ((rc = eobj_want_array(arr, p->s, err, errlen)) != 0)
 			return rc;
 		json_array_foreach(arr, i, c)
 		{
-			path_cut(&p, at_list);
-			path_index(&p, i);
+			path_cut(p, at_list);
+			path_index(p, i);
 			if (!json_is_object(c))
-				return eobj_bad(err, errlen, "%s: must be an object, not %s", p.s, eobj_type_name(c));
+				return eobj_bad(err, errlen, "%s: must be an object, not %s", p->s, eobj_type_name(c));
 			json_t *res = eobj_field(c, "resources");
-			const size_t at_res = path_add(&p, ".resources", NULL);
-			if ((rc = eobj_want_object(res, p.s, err, errlen)) != 0)
+			const size_t at_res = path_add(p, ".resources", NULL);
+			if ((rc = eobj_want_object(res, p->s, err, errlen)) != 0)
 				return rc;
 			for (size_t k = 0; k < 2; k++) {
 				json_t *list = eobj_field(res, kinds[k] + 1), *v;
 				const char *rname;
-				path_cut(&p, at_res);
-				const size_t at_kind = path_add(&p, kinds[k], NULL);
-				if ((rc = eobj_want_object(list, p.s, err, errlen)) != 0)
+				path_cut(p, at_res);
+				const size_t at_kind = path_add(p, kinds[k], NULL);
+				if ((rc = eobj_want_object(list, p->s, err, errlen)) != 0)
 					return rc;
 				json_object_foreach(list, rname, v)
 				{
 					int64_t milli;
-					path_cut(&p, at_kind);
-					path_add(&p, ".", rname);
-					if ((rc = eobj_get_quantity(v, p.s, &milli, err, errlen)) != 0)
+					path_cut(p, at_kind);
+					path_add(p, ".", rname);
+					if ((rc = eobj_get_quantity(v, p->s, &milli, err, errlen)) != 0)
 						return rc;
 				}
 			}
@@ -1426,64 +1434,72 @@ int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 	}
 	json_t *overhead = f[F_OVERHEAD], *v;
 	const char *rname;
-	path_cut(&p, at_spec);
-	const size_t at_overhead = path_add(&p, ".overhead", NULL);
-	if ((rc = eobj_want_object(overhead, p.s, err, errlen)) != 0)
+	path_cut(p, at_spec);
+	const size_t at_overhead = path_add(p, ".overhead", NULL);
+	if ((rc = eobj_want_object(overhead, p->s, err, errlen)) != 0)
 		return rc;
 	json_object_foreach(overhead, rname, v)
 	{
 		int64_t milli;
-		path_cut(&p, at_overhead);
-		path_add(&p, ".", rname);
-		if ((rc = eobj_get_quantity(v, p.s, &milli, err, errlen)) != 0)
+		path_cut(p, at_overhead);
+		path_add(p, ".", rname);
+		if ((rc = eobj_get_quantity(v, p->s, &milli, err, errlen)) != 0)
 			return rc;
 	}
 	json_t *selector = f[F_SELECTOR];
-	path_cut(&p, at_spec);
-	path_add(&p, ".nodeSelector", NULL);
-	if ((rc = eobj_want_object(selector, p.s, err, errlen)) != 0)
+	path_cut(p, at_spec);
+	path_add(p, ".nodeSelector", NULL);
+	if ((rc = eobj_want_object(selector, p->s, err, errlen)) != 0)
 		return rc;
 	json_object_foreach(selector, rname, v)
 		if (!json_is_string(v))
-			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", p.s, rname, eobj_type_name(v));
-	path_cut(&p, at_spec);
-	path_add(&p, ".tolerations", NULL);
-	if ((rc = check_tolerations(f[F_TOLERATIONS], p.s, err, errlen)) != 0)
+			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", p->s, rname, eobj_type_name(v));
+	path_cut(p, at_spec);
+	path_add(p, ".tolerations", NULL);
+	if ((rc = check_tolerations(f[F_TOLERATIONS], p->s, err, errlen)) != 0)
 		return rc;
 	const char *tp = "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
 	json_t *required = obj_path(f[F_AFFINITY], strchr(tp, '.') + 1);
-	path_cut(&p, at_spec);
-	path_add(&p, ".", tp);
-	if ((rc = eobj_want_object(required, p.s, err, errlen)) != 0)
+	path_cut(p, at_spec);
+	path_add(p, ".", tp);
+	if ((rc = eobj_want_object(required, p->s, err, errlen)) != 0)
 		return rc;
 	json_t *terms = eobj_field(required, "nodeSelectorTerms"), *t;
 	size_t i;
-	const size_t at_terms = path_add(&p, ".nodeSelectorTerms", NULL);
-	if ((rc = eobj_want_array(terms, p.s, err, errlen)) != 0)
+	const size_t at_terms = path_add(p, ".nodeSelectorTerms", NULL);
+	if ((rc = eobj_want_array(terms, p->s, err, errlen)) != 0)
 		return rc;
 	json_array_foreach(terms, i, t)
 	{
-		path_cut(&p, at_terms);
-		path_index(&p, i);
+		path_cut(p, at_terms);
+		path_index(p, i);
 		if (!json_is_object(t))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", p.s, eobj_type_name(t));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p->s, eobj_type_name(t));
 		json_t *exprs = eobj_field(t, "matchExpressions"), *e;
 		size_t k;
-		const size_t at_exprs = path_add(&p, ".matchExpressions", NULL);
-		if ((rc = eobj_want_array(exprs, p.s, err, errlen)) != 0)
+		const size_t at_exprs = path_add(p, ".matchExpressions", NULL);
+		if ((rc = eobj_want_array(exprs, p->s, err, errlen)) != 0)
 			return rc;
 		json_array_foreach(exprs, k, e)
 		{
 			const char *key;
 			json_t *values;
 			int op;
-			path_cut(&p, at_exprs);
-			path_index(&p, k);
-			if ((rc = check_match_expr(e, p.s, NULL, expr_ops, 0, &key, &op, &values, err, errlen)) != 0)
+			path_cut(p, at_exprs);
+			path_index(p, k);
+			if ((rc = check_match_expr(e, p->s, NULL, expr_ops, 0, &key, &op, &values, err, errlen)) != 0)
 				return rc;
 		}
 	}
 	return 0;
+}
+
+int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
+{
+	json_t *f[POD_SPEC_N];
+	struct path p = { .len = 0, .quiet = !err };
+	int rc = pick_template(tpl, path, &p, f, err, errlen);
+	return rc ? rc : check_pod_spec(f, &p, err, errlen);
 }
 
 static int dup_into(struct eobj_arena *a, const char *s, const char **out)
@@ -1895,14 +1911,17 @@ static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, 
 			in->template_path(owner, i, tp, sizeof(tp));
 		else
 			message_path(err, tp, sizeof(tp), "spec.podSets[%zu].template", i);
-		if ((rc = eobj_check_template(pf[P_TEMPLATE], tp, err, errlen)) != 0)
+		json_t *f[POD_SPEC_N]; /* picked once, for the check and the view */
+		struct path spec_path = { .len = 0, .quiet = !err };
+		if ((rc = pick_template(pf[P_TEMPLATE], tp, &spec_path, f, err, errlen)) != 0 ||
+		    (rc = check_pod_spec(f, &spec_path, err, errlen)) != 0)
 			return rc;
 		/* The view is sized for 64 resources: a heap copy per Workload (over 1 KiB) made
 		 * malloc consolidate its free lists each time. It lives here until its podSet is
 		 * copied into the arena. */
 		char verr[256];
 		struct podset_view view;
-		rc = podset_view_decode(ps, &view, verr, sizeof(verr));
+		rc = podset_view_from_fields(pf[P_NAME], pf[P_COUNT], f, &view, verr, sizeof(verr));
 		if (rc == -ENOMEM)
 			return eobj_nomem(err, errlen);
 		if (rc != 0)

@@ -11,15 +11,10 @@
 
 json_t *obj_path(json_t *obj, const char *dotted)
 {
-	char part[256];
 	while (obj && *dotted) {
 		const char *dot = strchr(dotted, '.');
 		size_t n = dot ? (size_t)(dot - dotted) : strlen(dotted);
-		if (n >= sizeof(part))
-			return NULL;
-		memcpy(part, dotted, n);
-		part[n] = '\0';
-		obj = json_object_get(obj, part);
+		obj = json_object_getn(obj, dotted, n); /* each part looked up in place, uncopied */
 		dotted += n + (dot ? 1 : 0);
 	}
 	return obj;
@@ -32,12 +27,14 @@ const char *obj_str(json_t *obj, const char *dotted)
 
 const char *obj_pick(json_t *obj, const char *const *names, json_t **out)
 {
-	const char *key, *unknown = NULL;
-	json_t *v;
+	const char *unknown = NULL;
 	for (size_t i = 0; names[i]; i++)
 		out[i] = NULL;
-	json_object_foreach(obj, key, v)
-	{
+	/* The iterator walked directly: json_object_foreach goes from key to iterator and back
+	 * for every member, two more library calls each, and this runs for most objects read. */
+	for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it)) {
+		const char *key = json_object_iter_key(it);
+		json_t *v = json_object_iter_value(it);
 		size_t i;
 		for (i = 0; names[i]; i++)
 			if (names[i][0] == key[0] && !strcmp(names[i], key))
@@ -400,10 +397,22 @@ void pod_requests_release(struct pod_requests *r)
 	r->n = 0; /* the names are the template's */
 }
 
-/* A pod spec's fields that podset_view_decode and pod_requests_from_template read. */
-static const char *const pod_spec_fields[] = { "containers", "initContainers", "overhead",
-					       "nodeSelector", "tolerations", "affinity", NULL };
-enum { PS_CONTAINERS, PS_INIT, PS_OVERHEAD, PS_SELECTOR, PS_TOLERATIONS, PS_AFFINITY, PS_N };
+const char *const pod_spec_fields[POD_SPEC_N + 1] = {
+	[POD_SPEC_CONTAINERS] = "containers",	[POD_SPEC_INIT] = "initContainers",
+	[POD_SPEC_OVERHEAD] = "overhead",	[POD_SPEC_SELECTOR] = "nodeSelector",
+	[POD_SPEC_TOLERATIONS] = "tolerations", [POD_SPEC_AFFINITY] = "affinity",
+	[POD_SPEC_PRIORITY] = "priority",	[POD_SPEC_CLASS] = "priorityClassName",
+	[POD_SPEC_N] = NULL,
+};
+enum {
+	PS_CONTAINERS = POD_SPEC_CONTAINERS,
+	PS_INIT = POD_SPEC_INIT,
+	PS_OVERHEAD = POD_SPEC_OVERHEAD,
+	PS_SELECTOR = POD_SPEC_SELECTOR,
+	PS_TOLERATIONS = POD_SPEC_TOLERATIONS,
+	PS_AFFINITY = POD_SPEC_AFFINITY,
+	PS_N = POD_SPEC_N,
+};
 
 /* The requests of a pod spec whose fields f were picked with pod_spec_fields. */
 static int sum_requests(json_t *const *f, struct pod_requests *out, char *err, size_t errlen)
@@ -571,6 +580,12 @@ int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t 
 	json_t *pf[3], *f[PS_N];
 	(void)obj_pick(podset, podset_fields, pf);
 	(void)obj_pick(json_object_get(pf[1], "spec"), pod_spec_fields, f);
+	return podset_view_from_fields(pf[0], pf[2], f, v, err, errlen);
+}
+
+int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f, struct podset_view *v,
+			    char *err, size_t errlen)
+{
 	json_t *selector = f[PS_SELECTOR];
 	json_t *terms = obj_path(f[PS_AFFINITY], "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
 	json_t *tolerations = f[PS_TOLERATIONS];
@@ -580,7 +595,7 @@ int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t 
 	int rc;
 
 	memset(v, 0, sizeof(*v));
-	v->name = json_string_value(pf[0]);
+	v->name = json_string_value(name);
 	if (!v->name)
 		v->name = "main";
 	rc = requests_from_fields(f, &v->requests, err, errlen);
@@ -653,7 +668,7 @@ int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t 
 			(char *)json_string_value(json_object_get(t, "effect")), op && !strcmp(op, "Exists")
 		};
 	}
-	v->ps.count = int_or(pf[2], 1);
+	v->ps.count = int_or(count, 1);
 	v->ps.n_requests = v->requests.n;
 	v->ps.resources = (const char *const *)v->requests.names;
 	v->ps.per_pod = v->requests.milli;

@@ -130,6 +130,25 @@ struct podset_view {
 	struct quota_taint *tolerations;
 };
 int podset_view_decode(json_t *podset, struct podset_view *out, char *err, size_t errlen);
+
+/* The pod spec fields the decoders read, as obj_pick takes them (NULL-terminated), so that a
+ * decoder that checks a template and then views it picks its fields once. */
+enum {
+	POD_SPEC_CONTAINERS,
+	POD_SPEC_INIT,
+	POD_SPEC_OVERHEAD,
+	POD_SPEC_SELECTOR,
+	POD_SPEC_TOLERATIONS,
+	POD_SPEC_AFFINITY,
+	POD_SPEC_PRIORITY,
+	POD_SPEC_CLASS,
+	POD_SPEC_N
+};
+extern const char *const pod_spec_fields[POD_SPEC_N + 1];
+/* As podset_view_decode, from the podSet's name and count (either may be NULL) and its pod
+ * spec's fields f, picked with pod_spec_fields. */
+int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f, struct podset_view *v,
+			    char *err, size_t errlen);
 void podset_view_release(struct podset_view *v);
 
 /* Whether a namespace's labels match a LabelSelector (matchLabels and matchExpressions).
