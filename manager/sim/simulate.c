@@ -1310,7 +1310,7 @@ static json_t *jstr(const char *text)
 
 /* n bytes into b: a copy when they fit what b has (every line but the first few), else
  * buf_append, which grows it. */
-static int put_n(struct buf *b, const void *p, size_t n)
+static inline int put_n(struct buf *b, const void *p, size_t n)
 {
 	if (b->data && b->alloc - b->len > n && b->len + n <= b->max) { /* buf_append's cap */
 		memcpy(b->data + b->len, p, n);
@@ -1321,7 +1321,8 @@ static int put_n(struct buf *b, const void *p, size_t n)
 	return buf_append(b, p, n);
 }
 
-static int put(struct buf *b, const char *text)
+/* Inline, so that a literal's length is known when compiling: most texts put are. */
+static inline int put(struct buf *b, const char *text)
 {
 	return put_n(b, text, strlen(text));
 }
@@ -1355,6 +1356,24 @@ static int plain_json(const char *text)
 	return !*p;
 }
 
+/* n bytes that need no escape, quoted: one copy when b has room. */
+static int put_quoted(struct buf *b, const void *p, size_t n)
+{
+	if (b->data && b->alloc - b->len > n + 2 && b->len + n + 2 <= b->max) {
+		char *at = b->data + b->len;
+		at[0] = '"';
+		memcpy(at + 1, p, n);
+		at[n + 1] = '"';
+		at[n + 2] = '\0';
+		b->len += n + 2;
+		return 0;
+	}
+	int rc = put_n(b, "\"", 1);
+	if (rc == 0)
+		rc = put_n(b, p, n);
+	return rc ? rc : put_n(b, "\"", 1);
+}
+
 static int put_str(struct buf *b, const char *text)
 {
 	const unsigned char *p = (const unsigned char *)(text ? text : ""), *run;
@@ -1363,13 +1382,8 @@ static int put_str(struct buf *b, const char *text)
 	/* Most strings are plain ASCII with nothing to escape: one scan by table, one copy. */
 	for (run = p; json_plain[*run]; run++)
 		;
-	if (!*run) {
-		size_t n = (size_t)(run - p);
-		rc = put_n(b, "\"", 1);
-		if (rc == 0)
-			rc = put_n(b, p, n);
-		return rc ? rc : put_n(b, "\"", 1);
-	}
+	if (!*run)
+		return put_quoted(b, p, (size_t)(run - p));
 	for (run = p; *run; run++) {
 		if (*run >= 0x80) {
 			if (!(fixed = jstr((const char *)p)))
@@ -1413,10 +1427,7 @@ static int put_held(struct buf *b, const char *held)
 		(const struct shared_text *)(held - offsetof(struct shared_text, text));
 	if (!t->plain)
 		return put_str(b, held);
-	int rc = put_n(b, "\"", 1);
-	if (rc == 0)
-		rc = put_n(b, held, t->len);
-	return rc ? rc : put_n(b, "\"", 1);
+	return put_quoted(b, held, t->len);
 }
 
 static int put_int(struct buf *b, long long v)
