@@ -29,29 +29,29 @@
 
 struct suffix {
 	const char *text;
-	size_t len; /* of text */
 	int exp10; /* the suffix multiplies by 10^exp10 ... */
 	int exp2; /* ... and by 2^exp2 */
 	enum quantity_format format;
 };
 
+/* In order of length (parse_suffix relies on it). */
 static const struct suffix suffixes[] = {
-	{ "", 0, 0, 0, QUANTITY_DECIMAL_SI },
-	{ "n", 1, -9, 0, QUANTITY_DECIMAL_SI },
-	{ "u", 1, -6, 0, QUANTITY_DECIMAL_SI },
-	{ "m", 1, -3, 0, QUANTITY_DECIMAL_SI },
-	{ "k", 1, 3, 0, QUANTITY_DECIMAL_SI },
-	{ "M", 1, 6, 0, QUANTITY_DECIMAL_SI },
-	{ "G", 1, 9, 0, QUANTITY_DECIMAL_SI },
-	{ "T", 1, 12, 0, QUANTITY_DECIMAL_SI },
-	{ "P", 1, 15, 0, QUANTITY_DECIMAL_SI },
-	{ "E", 1, 18, 0, QUANTITY_DECIMAL_SI },
-	{ "Ki", 2, 0, 10, QUANTITY_BINARY_SI },
-	{ "Mi", 2, 0, 20, QUANTITY_BINARY_SI },
-	{ "Gi", 2, 0, 30, QUANTITY_BINARY_SI },
-	{ "Ti", 2, 0, 40, QUANTITY_BINARY_SI },
-	{ "Pi", 2, 0, 50, QUANTITY_BINARY_SI },
-	{ "Ei", 2, 0, 60, QUANTITY_BINARY_SI },
+	{ "", 0, 0, QUANTITY_DECIMAL_SI },
+	{ "n", -9, 0, QUANTITY_DECIMAL_SI },
+	{ "u", -6, 0, QUANTITY_DECIMAL_SI },
+	{ "m", -3, 0, QUANTITY_DECIMAL_SI },
+	{ "k", 3, 0, QUANTITY_DECIMAL_SI },
+	{ "M", 6, 0, QUANTITY_DECIMAL_SI },
+	{ "G", 9, 0, QUANTITY_DECIMAL_SI },
+	{ "T", 12, 0, QUANTITY_DECIMAL_SI },
+	{ "P", 15, 0, QUANTITY_DECIMAL_SI },
+	{ "E", 18, 0, QUANTITY_DECIMAL_SI },
+	{ "Ki", 0, 10, QUANTITY_BINARY_SI },
+	{ "Mi", 0, 20, QUANTITY_BINARY_SI },
+	{ "Gi", 0, 30, QUANTITY_BINARY_SI },
+	{ "Ti", 0, 40, QUANTITY_BINARY_SI },
+	{ "Pi", 0, 50, QUANTITY_BINARY_SI },
+	{ "Ei", 0, 60, QUANTITY_BINARY_SI },
 };
 
 /* Suffixes printed for powers of 1024, index = power. */
@@ -225,9 +225,14 @@ static int parse_exponent(const char *s, size_t len, int64_t *exponent)
 static int parse_suffix(const char *s, size_t len, int64_t *exp10, unsigned *exp2,
 			enum quantity_format *format)
 {
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+	/* Only suffixes of its length can match: "" first, then the one-letter decimal ones, then
+	 * the binary ones (the table's order). */
+	_Static_assert(sizeof(suffixes) / sizeof(suffixes[0]) == 16, "1 + 9 + 6 suffixes");
+	size_t from = len == 0 ? 0 : len == 1 ? 1 : 10;
+	size_t to = len == 0 ? 1 : len == 1 ? 10 : len == 2 ? 16 : 0;
+	for (size_t i = from; i < to; i++) {
 		const struct suffix *sfx = &suffixes[i];
-		if (sfx->len == len && memcmp(sfx->text, s, len) == 0) {
+		if (memcmp(sfx->text, s, len) == 0) {
 			*exp10 = sfx->exp10;
 			*exp2 = (unsigned)sfx->exp2;
 			*format = sfx->format;
