@@ -1382,31 +1382,101 @@ static int pick_template(json_t *tpl, const char *path, struct path *p, json_t *
 }
 
 /* Checks a pod spec's fields f, picked by pick_template (its path in p). */
-static int check_pod_spec(json_t *const *f, struct path *p, char *err, size_t errlen)
+/* Adds (or maxes) one amount into acc under name, which acc borrows; msg says why it can't. */
+static int add_amount(struct pod_requests *acc, const char *name, int64_t milli, int take_max,
+		      char *msg, size_t size)
+{
+	size_t i;
+	for (i = 0; i < acc->n; i++)
+		if (!strcmp(acc->names[i], name))
+			break;
+	if (i == acc->n) {
+		if (acc->n == QUOTA_MAX_RESOURCES) {
+			snprintf(msg, size, "more than %d resources requested", QUOTA_MAX_RESOURCES);
+			return -EINVAL;
+		}
+		acc->names[i] = name;
+		acc->milli[i] = 0;
+		acc->n++;
+	}
+	if (take_max) {
+		if (milli > acc->milli[i])
+			acc->milli[i] = milli;
+	} else if (__builtin_add_overflow(acc->milli[i], milli, &acc->milli[i])) {
+		snprintf(msg, size, "requests for %s overflow", name);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+/* A pod's requests while its spec is walked (spec_requests): the first failure to sum is kept
+ * for after the spec's checks, so that a field that is wrong is named before a sum too large. */
+struct request_sum {
+	struct pod_requests *out;
+	struct pod_requests sidecars; /* restartPolicy Always init containers so far */
+	struct pod_requests init_max; /* each other init container, with the sidecars before it */
+	int rc;
+	char msg[96];
+};
+
+/* Adds (or maxes) every amount of from into acc, unless summing failed already. */
+static void sum_all(struct request_sum *sum, struct pod_requests *acc,
+		    const struct pod_requests *from, int take_max)
+{
+	for (size_t k = 0; k < from->n && sum->rc == 0; k++)
+		sum->rc = add_amount(acc, from->names[k], from->milli[k], take_max, sum->msg,
+				     sizeof(sum->msg));
+}
+
+/* One container's requests, limits standing in where a request is missing, into its list
+ * (l: 0 containers, 1 init containers) as Kubernetes schedules a pod: containers and sidecars
+ * (restartPolicy Always) add up; any other init container runs alone, next to the sidecars
+ * started before it, so the pod needs the max of those. */
+static void sum_container(struct request_sum *sum, size_t l, json_t *container,
+			  const struct pod_requests *one)
+{
+	if (l == 0) {
+		sum_all(sum, sum->out, one, 0);
+		return;
+	}
+	const char *restart = json_string_value(json_object_get(container, "restartPolicy"));
+	if (restart && !strcmp(restart, "Always")) {
+		sum_all(sum, sum->out, one, 0);
+		sum_all(sum, &sum->sidecars, one, 0);
+		return;
+	}
+	for (size_t k = 0; k < one->n && sum->rc == 0; k++) {
+		int64_t v = one->milli[k];
+		for (size_t s = 0; s < sum->sidecars.n; s++)
+			if (!strcmp(sum->sidecars.names[s], one->names[k]) &&
+			    __builtin_add_overflow(v, sum->sidecars.milli[s], &v)) {
+				snprintf(sum->msg, sizeof(sum->msg), "requests for %s overflow", one->names[k]);
+				sum->rc = -ERANGE;
+				return;
+			}
+		sum->rc = add_amount(&sum->init_max, one->names[k], v, 1, sum->msg, sizeof(sum->msg));
+	}
+}
+
+/*
+ * The containers, init containers and overhead of a pod spec's fields f (pod_spec_fields): each
+ * quantity checked at its path under p (the spec's), and the pod's effective requests summed into
+ * sum->out on the way, so each is read once: requests (limits standing in where unset) of the
+ * containers and sidecars, the max with each other init container, plus overhead. Zero requests
+ * take no quota and are dropped.
+ */
+static int spec_requests(json_t *const *f, struct path *p, struct request_sum *sum, char *err,
+			 size_t errlen)
 {
 	static const char *const lists[] = { ".containers", ".initContainers" };
 	static const char *const kinds[] = { ".requests", ".limits" };
-	static const char *const expr_ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
-						NULL };
-	enum { F_CONTAINERS = POD_SPEC_CONTAINERS, F_INIT = POD_SPEC_INIT,
-	       F_PRIORITY = POD_SPEC_PRIORITY, F_CLASS = POD_SPEC_CLASS,
-	       F_OVERHEAD = POD_SPEC_OVERHEAD, F_SELECTOR = POD_SPEC_SELECTOR,
-	       F_TOLERATIONS = POD_SPEC_TOLERATIONS, F_AFFINITY = POD_SPEC_AFFINITY };
 	const size_t at_spec = p->len;
 	int rc;
-	_Static_assert(F_INIT == F_CONTAINERS + 1, "the two container lists are walked by index");
+	_Static_assert(POD_SPEC_INIT == POD_SPEC_CONTAINERS + 1, "the lists are walked by index");
 
-	{
-		int has;
-		int64_t prio;
-		const char *pc;
-		if ((rc = int_value(f[F_PRIORITY], "priority", p->s, INT32_MIN, INT32_MAX, &has, &prio, err,
-				    errlen)) != 0 ||
-		    (rc = string_value(f[F_CLASS], "priorityClassName", p->s, &pc, err, errlen)) != 0)
-			return rc;
-	}
+	sum->out->n = 0;
 	for (size_t l = 0; l < 2; l++) {
-		json_t *arr = f[F_CONTAINERS + l], *c;
+		json_t *arr = f[POD_SPEC_CONTAINERS + l], *c;
 		size_t i;
 		path_cut(p, at_spec);
 		const size_t at_list = path_add(p, lists[l], NULL);
@@ -1414,6 +1484,8 @@ static int check_pod_spec(json_t *const *f, struct path *p, char *err, size_t er
 			return rc;
 		json_array_foreach(arr, i, c)
 		{
+			struct pod_requests one = { .n = 0 };
+			json_t *requests = NULL;
 			path_cut(p, at_list);
 			path_index(p, i);
 			if (!json_is_object(c))
@@ -1429,6 +1501,8 @@ static int check_pod_spec(json_t *const *f, struct path *p, char *err, size_t er
 				const size_t at_kind = path_add(p, kinds[k], NULL);
 				if ((rc = eobj_want_object(list, p->s, err, errlen)) != 0)
 					return rc;
+				if (k == 0)
+					requests = list;
 				json_object_foreach(list, rname, v)
 				{
 					int64_t milli;
@@ -1436,11 +1510,19 @@ static int check_pod_spec(json_t *const *f, struct path *p, char *err, size_t er
 					path_add(p, ".", rname);
 					if ((rc = eobj_get_quantity(v, p->s, &milli, err, errlen)) != 0)
 						return rc;
+					if (sum->rc == 0 && (k == 0 || !json_object_get(requests, rname)))
+						sum->rc = add_amount(&one, rname, milli, 0, sum->msg,
+								     sizeof(sum->msg));
 				}
 			}
+			if (sum->rc == 0)
+				sum_container(sum, l, c, &one);
 		}
 	}
-	json_t *overhead = f[F_OVERHEAD], *v;
+	/* Only now, with every sidecar counted, the max with the init containers: an init
+	 * container is done before later sidecars start, so they don't stack on it. */
+	sum_all(sum, sum->out, &sum->init_max, 1);
+	json_t *overhead = f[POD_SPEC_OVERHEAD], *v;
 	const char *rname;
 	path_cut(p, at_spec);
 	const size_t at_overhead = path_add(p, ".overhead", NULL);
@@ -1453,7 +1535,59 @@ static int check_pod_spec(json_t *const *f, struct path *p, char *err, size_t er
 		path_add(p, ".", rname);
 		if ((rc = eobj_get_quantity(v, p->s, &milli, err, errlen)) != 0)
 			return rc;
+		if (sum->rc == 0)
+			sum->rc = add_amount(sum->out, rname, milli, 0, sum->msg, sizeof(sum->msg));
 	}
+	struct pod_requests *out = sum->out;
+	for (size_t k = 0; k < out->n;) {
+		if (out->milli[k] == 0) {
+			out->names[k] = out->names[out->n - 1];
+			out->milli[k] = out->milli[out->n - 1];
+			out->n--;
+		} else {
+			k++;
+		}
+	}
+	path_cut(p, at_spec);
+	return 0;
+}
+
+/* A failure to sum (see struct request_sum), reported at the spec's path. */
+static int sum_failed(const struct request_sum *sum, const char *spec_path, char *err,
+		      size_t errlen)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "%s: %s", spec_path, sum->msg);
+	return sum->rc;
+}
+
+/* Checks a pod spec's fields f, picked by pick_template (its path in p), and sums the pod's
+ * effective requests into out (spec_requests). */
+static int check_pod_spec(json_t *const *f, struct path *p, struct pod_requests *out, char *err,
+			  size_t errlen)
+{
+	static const char *const expr_ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
+						NULL };
+	enum { F_PRIORITY = POD_SPEC_PRIORITY, F_CLASS = POD_SPEC_CLASS,
+	       F_SELECTOR = POD_SPEC_SELECTOR, F_TOLERATIONS = POD_SPEC_TOLERATIONS,
+	       F_AFFINITY = POD_SPEC_AFFINITY };
+	const size_t at_spec = p->len;
+	struct request_sum sum = { .out = out };
+	json_t *v;
+	const char *rname;
+	int rc;
+
+	{
+		int has;
+		int64_t prio;
+		const char *pc;
+		if ((rc = int_value(f[F_PRIORITY], "priority", p->s, INT32_MIN, INT32_MAX, &has, &prio, err,
+				    errlen)) != 0 ||
+		    (rc = string_value(f[F_CLASS], "priorityClassName", p->s, &pc, err, errlen)) != 0)
+			return rc;
+	}
+	if ((rc = spec_requests(f, p, &sum, err, errlen)) != 0)
+		return rc;
 	json_t *selector = f[F_SELECTOR];
 	path_cut(p, at_spec);
 	path_add(p, ".nodeSelector", NULL);
@@ -1499,15 +1633,54 @@ static int check_pod_spec(json_t *const *f, struct path *p, char *err, size_t er
 				return rc;
 		}
 	}
-	return 0;
+	path_cut(p, at_spec);
+	return sum.rc ? sum_failed(&sum, p->s, err, errlen) : 0;
 }
 
 int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen)
 {
 	json_t *f[POD_SPEC_N];
+	struct pod_requests requests;
 	struct path p = { .len = 0, .quiet = !err };
 	int rc = pick_template(tpl, path, &p, f, err, errlen);
-	return rc ? rc : check_pod_spec(f, &p, err, errlen);
+	return rc ? rc : check_pod_spec(f, &p, &requests, err, errlen);
+}
+
+int eobj_pod_requests(json_t *spec, const char *path, struct pod_requests *out, char *err,
+		      size_t errlen)
+{
+	json_t *f[POD_SPEC_N];
+	struct request_sum sum = { .out = out };
+	struct path p = { .len = 0, .quiet = !err };
+	int rc = eobj_want_object(spec, path, err, errlen);
+	if (rc != 0)
+		return rc;
+	path_add(&p, path, NULL);
+	(void)obj_pick(spec, pod_spec_fields, f);
+	if ((rc = spec_requests(f, &p, &sum, err, errlen)) == 0 && sum.rc != 0)
+		rc = sum_failed(&sum, p.s, err, errlen);
+	if (rc != 0)
+		out->n = 0;
+	return rc;
+}
+
+int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t errlen)
+{
+	static const char *const podset_fields[] = { "name", "template", "count", NULL };
+	json_t *pf[3], *f[POD_SPEC_N];
+	struct pod_requests requests;
+	struct request_sum sum = { .out = &requests };
+	struct path p = { .len = 0, .quiet = !err };
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	(void)obj_pick(podset, podset_fields, pf);
+	if ((rc = pick_template(pf[1], "template", &p, f, err, errlen)) != 0 ||
+	    (rc = spec_requests(f, &p, &sum, err, errlen)) != 0)
+		return rc;
+	if (sum.rc != 0)
+		return sum_failed(&sum, p.s, err, errlen);
+	return podset_view_from_fields(pf[0], pf[2], f, &requests, v, err, errlen);
 }
 
 static int dup_into(struct eobj_arena *a, const char *s, const char **out)
@@ -1920,16 +2093,18 @@ static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, 
 		else
 			message_path(err, tp, sizeof(tp), "spec.podSets[%zu].template", i);
 		json_t *f[POD_SPEC_N]; /* picked once, for the check and the view */
+		struct pod_requests requests;
 		struct path spec_path = { .len = 0, .quiet = !err };
 		if ((rc = pick_template(pf[P_TEMPLATE], tp, &spec_path, f, err, errlen)) != 0 ||
-		    (rc = check_pod_spec(f, &spec_path, err, errlen)) != 0)
+		    (rc = check_pod_spec(f, &spec_path, &requests, err, errlen)) != 0)
 			return rc;
 		/* The view is sized for 64 resources: a heap copy per Workload (over 1 KiB) made
 		 * malloc consolidate its free lists each time. It lives here until its podSet is
 		 * copied into the arena. */
 		char verr[256];
 		struct podset_view view;
-		rc = podset_view_from_fields(pf[P_NAME], pf[P_COUNT], f, &view, verr, sizeof(verr));
+		rc = podset_view_from_fields(pf[P_NAME], pf[P_COUNT], f, &requests, &view, verr,
+					     sizeof(verr));
 		if (rc == -ENOMEM)
 			return eobj_nomem(err, errlen);
 		if (rc != 0)

@@ -78,6 +78,15 @@ int eobj_selector_check(json_t *sel, const char *path, char *err, size_t errlen)
 /* What a pod template contributes to quota and placement (containers, resources, node
  * constraints, priority), checked so a mistake is reported at its own path. */
 int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen);
+/* The one place a pod's quantities are checked and summed (struct pod_requests, api/objects.h):
+ * the containers, init containers and overhead of spec, whose path is path ("spec" for a Pod),
+ * each quantity checked at its own path as it is added. The names are spec's keys. 0, or an
+ * error with out empty: -EINVAL, or -ERANGE when the sum overflows int64 milli-units. */
+int eobj_pod_requests(json_t *spec, const char *path, struct pod_requests *out, char *err,
+		      size_t errlen);
+/* A Workload's podSet as placement and the engine see it (struct podset_view, api/objects.h),
+ * its template's quantities checked and summed by eobj_pod_requests' rules. */
+int podset_view_decode(json_t *podset, struct podset_view *out, char *err, size_t errlen);
 
 /* The one place muster checks Kubernetes names, with apimachinery's rules (validation.go), so
  * that the webhooks, the decoders and placement agree. A label (IsDNS1123Label: namespaces):
@@ -191,11 +200,15 @@ struct eobj_workload {
  * pcs map names to WorkloadPriorityClass and PriorityClass objects (informer stores, or the
  * simulator's inputs; either may be NULL).
  * Priority: spec.priority when set (Kueue's webhook has already resolved the class into it);
- * otherwise the class priorityClassRef names (a missing class is an error); otherwise 0. Each podSet's per-pod requests are the template's effective
- * requests (pod_requests_from_template), its node constraints those of podset_view_decode.
+ * otherwise the class priorityClassRef names (a missing class is an error); otherwise 0. Each
+ * podSet's per-pod requests are the template's effective requests (eobj_pod_requests), its node
+ * constraints those of podset_view_decode.
  * status.admission is read only with QuotaReserved=True, and then must be present and name
  * only podSets of the spec; a podSet's usage is its resourceUsage, or count * per-pod request
  * for a resource it lists in flavors only.
+ * Returns 0; -EINVAL with err naming the field, or -ERANGE when a pod's requests overflow; or
+ * -ENOMEM. A valid Workload is decoded once, with no message made; an invalid one is decoded
+ * again for its message.
  */
 int eobj_workload_decode(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,
 			 struct eobj_workload *out, char *err, size_t errlen);

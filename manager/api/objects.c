@@ -304,94 +304,6 @@ void quantity_to_string(const char *resource, int64_t milli, char *buf, size_t s
 	quota_format_amount(resource, milli, buf, size);
 }
 
-/* Adds (or maxes) one amount into acc under name, which acc borrows. */
-static int add_amount(struct pod_requests *acc, const char *name, int64_t milli, int take_max,
-		      char *err, size_t errlen)
-{
-	size_t i;
-	for (i = 0; i < acc->n; i++)
-		if (!strcmp(acc->names[i], name))
-			break;
-	if (i == acc->n) {
-		if (acc->n == QUOTA_MAX_RESOURCES) {
-			snprintf(err, errlen, "more than %d resources requested", QUOTA_MAX_RESOURCES);
-			return -EINVAL;
-		}
-		acc->names[i] = name;
-		acc->milli[i] = 0;
-		acc->n++;
-	}
-	if (take_max) {
-		if (milli > acc->milli[i])
-			acc->milli[i] = milli;
-	} else if (__builtin_add_overflow(acc->milli[i], milli, &acc->milli[i])) {
-		snprintf(err, errlen, "requests for %s overflow", name);
-		return -ERANGE;
-	}
-	return 0;
-}
-
-/* One quantity of a resource list, named in the message when it is no quantity. */
-static int list_amount(const char *name, json_t *v, int64_t *milli, char *err, size_t errlen)
-{
-	if (quantity_from_json(v, milli) == 0)
-		return 0;
-	snprintf(err, errlen, "invalid quantity for resource %s", name);
-	return -EINVAL;
-}
-
-/* Adds (or maxes) one resource list (a JSON object of quantities) into acc. */
-static int add_resources(struct pod_requests *acc, json_t *list, int take_max, char *err,
-			 size_t errlen)
-{
-	const char *name;
-	json_t *v;
-	json_object_foreach(list, name, v)
-	{
-		int64_t milli;
-		int rc = list_amount(name, v, &milli, err, errlen);
-		if (rc == 0)
-			rc = add_amount(acc, name, milli, take_max, err, errlen);
-		if (rc != 0)
-			return rc;
-	}
-	return 0;
-}
-
-/* Adds (or maxes) every amount of from into acc. */
-static int add_all(struct pod_requests *acc, const struct pod_requests *from, int take_max,
-		   char *err, size_t errlen)
-{
-	for (size_t k = 0; k < from->n; k++) {
-		int rc = add_amount(acc, from->names[k], from->milli[k], take_max, err, errlen);
-		if (rc != 0)
-			return rc;
-	}
-	return 0;
-}
-
-/* A container's effective requests: requests, with limits standing in where unset. */
-static int container_requests(json_t *container, struct pod_requests *out, char *err, size_t errlen)
-{
-	json_t *res = json_object_get(container, "resources");
-	json_t *req = json_object_get(res, "requests"), *lim = json_object_get(res, "limits");
-	const char *name;
-	json_t *v;
-	int rc = add_resources(out, req, 0, err, errlen);
-	if (rc != 0)
-		return rc;
-	json_object_foreach(lim, name, v)
-	{
-		int64_t milli;
-		if (json_object_get(req, name))
-			continue;
-		if ((rc = list_amount(name, v, &milli, err, errlen)) != 0 ||
-		    (rc = add_amount(out, name, milli, 0, err, errlen)) != 0)
-			return rc;
-	}
-	return 0;
-}
-
 void pod_requests_release(struct pod_requests *r)
 {
 	r->n = 0; /* the names are the template's */
@@ -404,89 +316,6 @@ const char *const pod_spec_fields[POD_SPEC_N + 1] = {
 	[POD_SPEC_PRIORITY] = "priority",	[POD_SPEC_CLASS] = "priorityClassName",
 	[POD_SPEC_N] = NULL,
 };
-enum {
-	PS_CONTAINERS = POD_SPEC_CONTAINERS,
-	PS_INIT = POD_SPEC_INIT,
-	PS_OVERHEAD = POD_SPEC_OVERHEAD,
-	PS_SELECTOR = POD_SPEC_SELECTOR,
-	PS_TOLERATIONS = POD_SPEC_TOLERATIONS,
-	PS_AFFINITY = POD_SPEC_AFFINITY,
-	PS_N = POD_SPEC_N,
-};
-
-/* The requests of a pod spec whose fields f were picked with pod_spec_fields. */
-static int sum_requests(json_t *const *f, struct pod_requests *out, char *err, size_t errlen)
-{
-	json_t *c;
-	size_t i;
-	int rc = 0;
-	struct pod_requests sidecars = { 0 }, init_max = { 0 };
-
-	out->n = 0;
-	json_array_foreach(f[PS_CONTAINERS], i, c)
-	{
-		if ((rc = container_requests(c, out, err, errlen)) != 0)
-			return rc;
-	}
-	/* Sidecars (init containers that keep running) add to the pod's total; ordinary init
-	 * containers run alone, next to the sidecars started before them. */
-	json_array_foreach(f[PS_INIT], i, c)
-	{
-		const char *restart = json_string_value(json_object_get(c, "restartPolicy"));
-		struct pod_requests one = { 0 };
-		if ((rc = container_requests(c, &one, err, errlen)) != 0)
-			return rc;
-		if (restart && !strcmp(restart, "Always")) {
-			if ((rc = add_all(out, &one, 0, err, errlen)) != 0 ||
-			    (rc = add_all(&sidecars, &one, 0, err, errlen)) != 0)
-				return rc;
-			continue;
-		}
-		for (size_t k = 0; k < one.n; k++) {
-			int64_t v = one.milli[k];
-			for (size_t s = 0; s < sidecars.n; s++)
-				if (!strcmp(sidecars.names[s], one.names[k]) &&
-				    __builtin_add_overflow(v, sidecars.milli[s], &v)) {
-					snprintf(err, errlen, "requests for %s overflow", one.names[k]);
-					return -ERANGE;
-				}
-			if ((rc = add_amount(&init_max, one.names[k], v, 1, err, errlen)) != 0)
-				return rc;
-		}
-	}
-	/* Only now, with every sidecar counted, take the max with the init containers: an init
-	 * container is done before later sidecars start, so they don't stack on it. */
-	if ((rc = add_all(out, &init_max, 1, err, errlen)) != 0 ||
-	    (rc = add_resources(out, f[PS_OVERHEAD], 0, err, errlen)) != 0)
-		return rc;
-	/* Zero requests take no quota; dropping them keeps assignments minimal. */
-	for (size_t k = 0; k < out->n;) {
-		if (out->milli[k] == 0) {
-			out->names[k] = out->names[out->n - 1];
-			out->milli[k] = out->milli[out->n - 1];
-			out->n--;
-		} else {
-			k++;
-		}
-	}
-	return 0;
-}
-
-/* As sum_requests; out is empty when it fails. */
-static int requests_from_fields(json_t *const *f, struct pod_requests *out, char *err, size_t errlen)
-{
-	int rc = sum_requests(f, out, err, errlen);
-	if (rc != 0)
-		out->n = 0;
-	return rc;
-}
-
-int pod_requests_from_template(json_t *template, struct pod_requests *out, char *err, size_t errlen)
-{
-	json_t *f[PS_N];
-	(void)obj_pick(json_object_get(template, "spec"), pod_spec_fields, f);
-	return requests_from_fields(f, out, err, errlen);
-}
 
 static int64_t int_or(json_t *v, int64_t dflt)
 {
@@ -574,21 +403,13 @@ void podset_view_release(struct podset_view *v)
 	memset(v, 0, sizeof(*v));
 }
 
-int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t errlen)
+int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f,
+			    const struct pod_requests *requests, struct podset_view *v, char *err,
+			    size_t errlen)
 {
-	static const char *const podset_fields[] = { "name", "template", "count", NULL };
-	json_t *pf[3], *f[PS_N];
-	(void)obj_pick(podset, podset_fields, pf);
-	(void)obj_pick(json_object_get(pf[1], "spec"), pod_spec_fields, f);
-	return podset_view_from_fields(pf[0], pf[2], f, v, err, errlen);
-}
-
-int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f, struct podset_view *v,
-			    char *err, size_t errlen)
-{
-	json_t *selector = f[PS_SELECTOR];
-	json_t *terms = obj_path(f[PS_AFFINITY], "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
-	json_t *tolerations = f[PS_TOLERATIONS];
+	json_t *selector = f[POD_SPEC_SELECTOR];
+	json_t *terms = obj_path(f[POD_SPEC_AFFINITY], "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
+	json_t *tolerations = f[POD_SPEC_TOLERATIONS];
 	const char *key;
 	json_t *val, *t;
 	size_t i, n_exprs = 0;
@@ -598,9 +419,7 @@ int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f, struc
 	v->name = json_string_value(name);
 	if (!v->name)
 		v->name = "main";
-	rc = requests_from_fields(f, &v->requests, err, errlen);
-	if (rc != 0)
-		goto fail;
+	v->requests = *requests;
 	json_array_foreach(terms, i, t)
 		n_exprs += json_array_size(json_object_get(t, "matchExpressions"));
 	/* Most podSets have no node constraints: their arrays stay NULL (a calloc and a free

@@ -82,9 +82,9 @@ int quantity_from_json(json_t *v, int64_t *milli);
  * hugepages) in binary SI where exact ("1536Gi"), others in decimal SI (16000 -> "16"). */
 void quantity_to_string(const char *resource, int64_t milli, char *buf, size_t size);
 
-/* Resource requests of one pod of a PodTemplateSpec: per container, requests (or limits where
- * a request is missing), summed, then the max with each init container, plus overhead — the
- * effective request Kubernetes schedules by. */
+/* Resource requests of one pod: per container, requests (or limits where a request is
+ * missing), summed, then the max with each init container, plus overhead — the effective
+ * request Kubernetes schedules by (eobj_pod_requests, api/engine_objects.h). */
 struct pod_requests {
 	size_t n;
 	/* Borrowed from the template: valid while it lives. Each name is one of its resource
@@ -92,7 +92,6 @@ struct pod_requests {
 	const char *names[QUOTA_MAX_RESOURCES];
 	int64_t milli[QUOTA_MAX_RESOURCES];
 };
-int pod_requests_from_template(json_t *template, struct pod_requests *out, char *err, size_t errlen);
 /* Empties r (it owns nothing: kept for callers that pair it with the decode). */
 void pod_requests_release(struct pod_requests *r);
 
@@ -129,7 +128,6 @@ struct podset_view {
 	size_t n_exprs; /* allocated expressions, each owning its values array */
 	struct quota_taint *tolerations;
 };
-int podset_view_decode(json_t *podset, struct podset_view *out, char *err, size_t errlen);
 
 /* The pod spec fields the decoders read, as obj_pick takes them (NULL-terminated), so that a
  * decoder that checks a template and then views it picks its fields once. */
@@ -145,10 +143,12 @@ enum {
 	POD_SPEC_N
 };
 extern const char *const pod_spec_fields[POD_SPEC_N + 1];
-/* As podset_view_decode, from the podSet's name and count (either may be NULL) and its pod
- * spec's fields f, picked with pod_spec_fields. */
-int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f, struct podset_view *v,
-			    char *err, size_t errlen);
+/* A view from the podSet's name and count (either may be NULL), its pod spec's fields f,
+ * picked with pod_spec_fields, and the pod's requests (copied; their names stay borrowed). The
+ * decoders call it (podset_view_decode and the Workload decoder, api/engine_objects.h). */
+int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f,
+			    const struct pod_requests *requests, struct podset_view *v, char *err,
+			    size_t errlen);
 void podset_view_release(struct podset_view *v);
 
 /* Whether a namespace's labels match a LabelSelector (matchLabels and matchExpressions).

@@ -299,76 +299,13 @@ int pobj_node_apply(struct placement *p, json_t *node, char *err, size_t errlen)
 
 /* -------------------------------------------------------------------------------- Pod */
 
-/* The quantities of a pod spec, each checked at its own path (pod_requests_from_template
- * would only name the resource). */
-static int check_pod_quantities(json_t *spec, char *err, size_t errlen)
-{
-	static const char *const lists[] = { "containers", "initContainers" };
-	static const char *const kinds[] = { "requests", "limits" };
-	char p[PATH_MAX_LEN], q[PATH_MAX_LEN], vp[PATH_MAX_LEN];
-	const char *rname;
-	json_t *v;
-	int64_t milli;
-	int rc;
-
-	for (size_t l = 0; l < 2; l++) {
-		json_t *arr = eobj_field(spec, lists[l]), *c;
-		size_t i;
-		eobj_pathf(p, sizeof(p), "spec.%s", lists[l]);
-		if ((rc = eobj_want_array(arr, p, err, errlen)) != 0)
-			return rc;
-		json_array_foreach(arr, i, c)
-		{
-			eobj_pathf(p, sizeof(p), "spec.%s[%zu]", lists[l], i);
-			if (!json_is_object(c))
-				return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(c));
-			json_t *res = eobj_field(c, "resources");
-			eobj_pathf(q, sizeof(q), "%s.resources", p);
-			if ((rc = eobj_want_object(res, q, err, errlen)) != 0)
-				return rc;
-			for (size_t k = 0; k < 2; k++) {
-				json_t *list = eobj_field(res, kinds[k]);
-				eobj_pathf(q, sizeof(q), "%s.resources.%s", p, kinds[k]);
-				if ((rc = eobj_want_object(list, q, err, errlen)) != 0)
-					return rc;
-				json_object_foreach(list, rname, v)
-				{
-					eobj_pathf(vp, sizeof(vp), "%s.%s", q, rname);
-					if ((rc = eobj_get_quantity(v, vp, &milli, err, errlen)) != 0)
-						return rc;
-				}
-			}
-		}
-	}
-	json_t *overhead = eobj_field(spec, "overhead");
-	if ((rc = eobj_want_object(overhead, "spec.overhead", err, errlen)) != 0)
-		return rc;
-	json_object_foreach(overhead, rname, v)
-	{
-		eobj_pathf(vp, sizeof(vp), "spec.overhead.%s", rname);
-		if ((rc = eobj_get_quantity(v, vp, &milli, err, errlen)) != 0)
-			return rc;
-	}
-	return 0;
-}
-
 static int pod_requests(struct pobj_pod *out, json_t *spec, char *err, size_t errlen)
 {
 	struct plc_pod_spec *s = &out->spec;
 	struct pod_requests req;
-	char rerr[256];
-	int rc = check_pod_quantities(spec, err, errlen);
+	int rc = eobj_pod_requests(spec, "spec", &req, err, errlen);
 	if (rc != 0)
-		return rc;
-	json_t *tpl = json_pack("{s:O}", "spec", spec);
-	if (!tpl)
-		return eobj_nomem(err, errlen);
-	rc = pod_requests_from_template(tpl, &req, rerr, sizeof(rerr));
-	json_decref(tpl);
-	if (rc == -ENOMEM)
-		return eobj_nomem(err, errlen);
-	if (rc != 0)
-		return eobj_bad(err, errlen, "spec: %s", rerr);
+		return rc == -ENOMEM ? rc : -EINVAL;
 	const char **names = eobj_arena_alloc(&out->arena, req.n, sizeof(*names));
 	int64_t *amounts = eobj_arena_alloc(&out->arena, req.n, sizeof(*amounts));
 	rc = names && amounts ? 0 : -ENOMEM;
@@ -895,17 +832,14 @@ int pobj_request_build(const struct pobj_catalog *c, const char *workload_key, j
 	const struct pobj_topology *topo;
 	size_t n_names = 0;
 	int required, unconstrained, rc;
-	char verr[256];
 
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(podset))
 		return eobj_bad(err, errlen, "podSet: must be an object");
 	out->podset = json_incref(podset);
-	rc = podset_view_decode(podset, &out->view, verr, sizeof(verr));
-	if (rc == -ENOMEM)
-		return eobj_nomem(err, errlen);
+	rc = podset_view_decode(podset, &out->view, err, errlen); /* its messages name the field */
 	if (rc != 0)
-		return eobj_bad(err, errlen, "template: %s", verr);
+		return rc == -ENOMEM ? rc : -EINVAL;
 
 	/* Each distinct flavor once, in the assignment's order. */
 	for (size_t i = 0; i < pa->n && i < QUOTA_MAX_RESOURCES; i++) {

@@ -84,7 +84,7 @@ int pobj_node_apply(struct placement *p, json_t *node, char *err, size_t errlen)
 /*
  * key = "<namespace>/<name>" (default_namespace for an unset metadata.namespace; NULL makes it
  * required); node = spec.nodeName; requests = the effective pod requests of spec
- * (pod_requests_from_template: containers, limits standing in for missing requests, init
+ * (eobj_pod_requests: containers, limits standing in for missing requests, init
  * containers and sidecars, overhead); terminal = status.phase Succeeded or Failed (the caller
  * unbinds those: their requests are free again).
  * Owner: the controller ownerReference of kind Job, apiVersion batch/v1, gives workload

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <openssl/evp.h>
 
+#include "api/engine_objects.h"
 #include "api/integrations.h"
 #include "api/objects.h"
 
@@ -262,9 +263,9 @@ static void requests_ok(const char *template, struct pod_requests *r)
 {
 	json_t *t = J(template);
 	char err[256] = "";
-	int rc = pod_requests_from_template(t, r, err, sizeof(err));
+	int rc = eobj_pod_requests(json_object_get(t, "spec"), "spec", r, err, sizeof(err));
 	if (rc != 0)
-		fail_msg("pod_requests_from_template: %d %s", rc, err);
+		fail_msg("eobj_pod_requests: %d %s", rc, err);
 	requests_template = t;
 }
 
@@ -408,14 +409,14 @@ static void test_objects_pod_requests_invalid_quantity_error(void **state)
 	char err[256] = "";
 	json_t *t = J("{'spec':{'containers':[{'name':'a','resources':{'requests':"
 		      "{'cpu':'1','memory':'lots'}}}]}}");
-	assert_int_equal(pod_requests_from_template(t, &r, err, sizeof(err)), -EINVAL);
+	assert_int_equal(eobj_pod_requests(json_object_get(t, "spec"), "spec", &r, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "memory"));
 	assert_int_equal(r.n, 0);
 	json_decref(t);
 
 	t = J("{'spec':{'containers':[{'name':'a'}],'initContainers':[{'name':'i','resources':"
 	      "{'limits':{'cpu':'1x'}}}]}}");
-	assert_int_equal(pod_requests_from_template(t, &r, err, sizeof(err)), -EINVAL);
+	assert_int_equal(eobj_pod_requests(json_object_get(t, "spec"), "spec", &r, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "cpu"));
 	assert_int_equal(r.n, 0);
 	json_decref(t);
@@ -428,7 +429,7 @@ static void test_objects_pod_requests_sum_overflow_erange(void **state)
 	json_t *t = J("{'spec':{'containers':["
 		      "{'name':'a','resources':{'requests':{'memory':'8Pi'}}},"
 		      "{'name':'b','resources':{'requests':{'memory':'8Pi'}}}]}}");
-	assert_int_equal(pod_requests_from_template(t, &r, err, sizeof(err)), -ERANGE);
+	assert_int_equal(eobj_pod_requests(json_object_get(t, "spec"), "spec", &r, err, sizeof(err)), -ERANGE);
 	assert_int_equal(r.n, 0);
 	json_decref(t);
 
@@ -436,9 +437,28 @@ static void test_objects_pod_requests_sum_overflow_erange(void **state)
 	t = J("{'spec':{'containers':[{'name':'a'}],'initContainers':["
 	      "{'name':'s','restartPolicy':'Always','resources':{'requests':{'memory':'8Pi'}}},"
 	      "{'name':'i','resources':{'requests':{'memory':'8Pi'}}}]}}");
-	assert_int_equal(pod_requests_from_template(t, &r, err, sizeof(err)), -ERANGE);
+	assert_int_equal(eobj_pod_requests(json_object_get(t, "spec"), "spec", &r, err, sizeof(err)), -ERANGE);
 	assert_non_null(strstr(err, "memory"));
 	assert_int_equal(r.n, 0);
+	json_decref(t);
+}
+
+/* A template's quantities are checked and summed in one walk; a field that is wrong is still
+ * named before a sum that overflows, and the overflow is named at the spec's path. */
+static void test_objects_template_field_error_before_sum_error(void **state)
+{
+	char err[256] = "";
+	json_t *t = J("{'spec':{'containers':["
+		      "{'name':'a','resources':{'requests':{'memory':'8Pi'}}},"
+		      "{'name':'b','resources':{'requests':{'memory':'8Pi'}}}],"
+		      "'nodeSelector':{'zone':7}}}");
+	assert_int_equal(eobj_check_template(t, "tpl", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "tpl.spec.nodeSelector.zone: must be a string, not a number");
+	json_object_del(json_object_get(t, "spec"), "nodeSelector");
+	assert_int_equal(eobj_check_template(t, "tpl", err, sizeof(err)), -ERANGE);
+	assert_string_equal(err, "tpl.spec: requests for memory overflow");
+	/* Quietly (no message wanted), the same answers. */
+	assert_int_equal(eobj_check_template(t, "tpl", NULL, 0), -ERANGE);
 	json_decref(t);
 }
 
@@ -879,6 +899,7 @@ int main(void)
 		cmocka_unit_test(test_objects_pod_requests_zero_requests_dropped),
 		cmocka_unit_test(test_objects_pod_requests_invalid_quantity_error),
 		cmocka_unit_test(test_objects_pod_requests_sum_overflow_erange),
+		cmocka_unit_test(test_objects_template_field_error_before_sum_error),
 		cmocka_unit_test(test_objects_workload_name_matches_kueue_known_value),
 		cmocka_unit_test(test_objects_workload_name_matches_kueue_sha1),
 		cmocka_unit_test(test_objects_workload_name_small_buffer_enospc),

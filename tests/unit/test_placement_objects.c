@@ -877,7 +877,8 @@ static void test_request_errors(void **state)
 		  "flavors cpu-b and gpu-a set node label zone to different values (\"b\", \"a\"): no "
 		  "node has both" },
 		{ "'template':{'spec':{'containers':[{'resources':{'requests':{'cpu':'x'}}}]}}", "",
-		  "cpu-a", "gpu-a", "template: invalid quantity for resource cpu" },
+		  "cpu-a", "gpu-a",
+		  "template.spec.containers[0].resources.requests.cpu: invalid quantity \"x\"" },
 	};
 	struct pobj_catalog c;
 	catalog_for_requests(&c);
