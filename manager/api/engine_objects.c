@@ -1410,7 +1410,8 @@ static int add_amount(struct pod_requests *acc, const char *name, int64_t milli,
 }
 
 /* A pod's requests while its spec is walked (spec_requests): the first failure to sum is kept
- * for after the spec's checks, so that a field that is wrong is named before a sum too large. */
+ * for after the spec's checks, so that a field that is wrong is named before a sum too large.
+ * Made by request_sum_init: its lists are a few KiB, of which only the counts need zeroing. */
 struct request_sum {
 	struct pod_requests *out;
 	struct pod_requests sidecars; /* restartPolicy Always init containers so far */
@@ -1418,6 +1419,14 @@ struct request_sum {
 	int rc;
 	char msg[96];
 };
+
+static void request_sum_init(struct request_sum *sum, struct pod_requests *out)
+{
+	sum->out = out;
+	out->n = sum->sidecars.n = sum->init_max.n = 0;
+	sum->rc = 0;
+	sum->msg[0] = '\0';
+}
 
 /* Adds (or maxes) every amount of from into acc, unless summing failed already. */
 static void sum_all(struct request_sum *sum, struct pod_requests *acc,
@@ -1474,7 +1483,6 @@ static int spec_requests(json_t *const *f, struct path *p, struct request_sum *s
 	int rc;
 	_Static_assert(POD_SPEC_INIT == POD_SPEC_CONTAINERS + 1, "the lists are walked by index");
 
-	sum->out->n = 0;
 	for (size_t l = 0; l < 2; l++) {
 		json_t *arr = f[POD_SPEC_CONTAINERS + l], *c;
 		size_t i;
@@ -1484,7 +1492,8 @@ static int spec_requests(json_t *const *f, struct path *p, struct request_sum *s
 			return rc;
 		json_array_foreach(arr, i, c)
 		{
-			struct pod_requests one = { .n = 0 };
+			struct pod_requests one; /* only one.n zeroed: the lists are 1 KiB */
+			one.n = 0;
 			json_t *requests = NULL;
 			path_cut(p, at_list);
 			path_index(p, i);
@@ -1572,7 +1581,7 @@ static int check_pod_spec(json_t *const *f, struct path *p, struct pod_requests 
 	       F_SELECTOR = POD_SPEC_SELECTOR, F_TOLERATIONS = POD_SPEC_TOLERATIONS,
 	       F_AFFINITY = POD_SPEC_AFFINITY };
 	const size_t at_spec = p->len;
-	struct request_sum sum = { .out = out };
+	struct request_sum sum;
 	json_t *v;
 	const char *rname;
 	int rc;
@@ -1586,6 +1595,7 @@ static int check_pod_spec(json_t *const *f, struct path *p, struct pod_requests 
 		    (rc = string_value(f[F_CLASS], "priorityClassName", p->s, &pc, err, errlen)) != 0)
 			return rc;
 	}
+	request_sum_init(&sum, out);
 	if ((rc = spec_requests(f, p, &sum, err, errlen)) != 0)
 		return rc;
 	json_t *selector = f[F_SELECTOR];
@@ -1650,9 +1660,10 @@ int eobj_pod_requests(json_t *spec, const char *path, struct pod_requests *out, 
 		      size_t errlen)
 {
 	json_t *f[POD_SPEC_N];
-	struct request_sum sum = { .out = out };
+	struct request_sum sum;
 	struct path p = { .len = 0, .quiet = !err };
 	int rc = eobj_want_object(spec, path, err, errlen);
+	request_sum_init(&sum, out);
 	if (rc != 0)
 		return rc;
 	path_add(&p, path, NULL);
@@ -1669,11 +1680,12 @@ int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t 
 	static const char *const podset_fields[] = { "name", "template", "count", NULL };
 	json_t *pf[3], *f[POD_SPEC_N];
 	struct pod_requests requests;
-	struct request_sum sum = { .out = &requests };
+	struct request_sum sum;
 	struct path p = { .len = 0, .quiet = !err };
 	int rc;
 
-	memset(v, 0, sizeof(*v));
+	request_sum_init(&sum, &requests);
+	podset_view_clear(v);
 	(void)obj_pick(podset, podset_fields, pf);
 	if ((rc = pick_template(pf[1], "template", &p, f, err, errlen)) != 0 ||
 	    (rc = spec_requests(f, &p, &sum, err, errlen)) != 0)

@@ -400,7 +400,20 @@ void podset_view_release(struct podset_view *v)
 	free(v->terms);
 	free(v->exprs);
 	free(v->tolerations);
-	memset(v, 0, sizeof(*v));
+	podset_view_clear(v);
+}
+
+void podset_view_clear(struct podset_view *v)
+{
+	/* Field by field: the requests' lists are 1 KiB, and only their count needs zeroing. */
+	v->name = NULL;
+	v->requests.n = 0;
+	memset(&v->ps, 0, sizeof(v->ps));
+	v->selector = NULL;
+	v->terms = NULL;
+	v->exprs = NULL;
+	v->n_exprs = 0;
+	v->tolerations = NULL;
 }
 
 int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f,
@@ -415,11 +428,13 @@ int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f,
 	size_t i, n_exprs = 0;
 	int rc;
 
-	memset(v, 0, sizeof(*v));
+	podset_view_clear(v);
 	v->name = json_string_value(name);
 	if (!v->name)
 		v->name = "main";
-	v->requests = *requests;
+	v->requests.n = requests->n; /* what is used of the lists, not all of them */
+	memcpy(v->requests.names, requests->names, requests->n * sizeof(requests->names[0]));
+	memcpy(v->requests.milli, requests->milli, requests->n * sizeof(requests->milli[0]));
 	json_array_foreach(terms, i, t)
 		n_exprs += json_array_size(json_object_get(t, "matchExpressions"));
 	/* Most podSets have no node constraints: their arrays stay NULL (a calloc and a free

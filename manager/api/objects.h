@@ -150,6 +150,8 @@ int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f,
 			    const struct pod_requests *requests, struct podset_view *v, char *err,
 			    size_t errlen);
 void podset_view_release(struct podset_view *v);
+/* An empty view, owning nothing (what release leaves). */
+void podset_view_clear(struct podset_view *v);
 
 /* Whether a namespace's labels match a LabelSelector (matchLabels and matchExpressions).
  * A NULL selector matches nothing and an empty one everything, as Kueue's namespaceSelector. */
