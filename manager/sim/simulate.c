@@ -129,7 +129,9 @@ static const char *describe(const struct doc *d, char *buf, size_t size)
 	if (!name)
 		snprintf(buf, size, "%s", d->kind_name);
 	else if (namespaced)
-		snprintf(buf, size, "%s %.100s/%.200s", d->kind_name, ns ? ns : SIM_DEFAULT_NAMESPACE, name);
+		/* An empty namespace is the default one, as the decoders and kubectl read it. */
+		snprintf(buf, size, "%s %.100s/%.200s", d->kind_name,
+			 ns && *ns ? ns : SIM_DEFAULT_NAMESPACE, name);
 	else
 		snprintf(buf, size, "%s %.200s", d->kind_name, name);
 	return buf;
@@ -725,15 +727,16 @@ static void stream_workload(struct sim *s, struct doc *d)
 	if (rc == 0 && s->from_objects) {
 		/* The caller's objects outlive the run: nothing to drop, nothing to read again. */
 	} else if (rc == 0 && (rc = eobj_workload_detach(&r->w)) == 0) {
-		const char *ns = obj_namespace(obj);
 		if (d->kind == K_WORKLOAD) {
+			/* The decoded names: the namespace with its default applied, as describe()
+			 * prints it (no lookup in the document again). */
 			d->name = r->w.name;
-			d->ns = same_namespace(ns, r->w.spec.namespace_name);
+			d->ns = r->w.spec.namespace_name;
 			/* Only read (a Job's document isn't: its Workload is built from it). */
 			s->doc_unreferenced = 1;
 		} else {
 			/* An owner's name is not its Workload's. */
-			const char *name = obj_name(obj);
+			const char *name = obj_name(obj), *ns = obj_namespace(obj);
 			char *copy = ns && *ns ? eobj_arena_strdup(&r->w.arena, ns) : NULL;
 			d->name = name ? eobj_arena_strdup(&r->w.arena, name) : NULL;
 			d->ns = same_namespace(ns, copy);
