@@ -1028,7 +1028,7 @@ static int cq_charged(const struct engine *e, const struct ecq *cq)
 }
 
 /* Keeps a ClusterQueue's admitted workloads in ascending priority: preemption scans stop at
- * the first one a priority-bound policy can't take. */
+ * the first one a priority-bound policy can't take. w->adm_cycle is set before. */
 static void link_admitted(struct ecq *cq, struct ewl *w)
 {
 	struct ewl *prev = NULL, *next = cq->adm_head;
@@ -1046,6 +1046,12 @@ static void link_admitted(struct ecq *cq, struct ewl *w)
 	if (next)
 		next->adm_prev = w;
 	cq->n_admitted++;
+	if (w->adm_cycle == cq->fresh_cycle) {
+		cq->n_fresh++;
+	} else if (w->adm_cycle > cq->fresh_cycle) {
+		cq->fresh_cycle = w->adm_cycle; /* no listed one has it yet */
+		cq->n_fresh = 1;
+	}
 }
 
 static void unlink_admitted(struct ewl *w)
@@ -1058,6 +1064,8 @@ static void unlink_admitted(struct ewl *w)
 	if (w->adm_next)
 		w->adm_next->adm_prev = w->adm_prev;
 	cq->n_admitted--;
+	if (w->adm_cycle == cq->fresh_cycle)
+		cq->n_fresh--;
 	w->adm_prev = w->adm_next = NULL;
 	w->adm_cq = NULL;
 }
@@ -2168,6 +2176,7 @@ int engine_set_admitted(struct engine *e, const char *key, const struct eng_assi
 	else
 		unplace(e, w, 1);
 	w->adm = adm;
+	w->adm_cycle = 0;
 	link_admitted(cq, w);
 	w->admitted = 1;
 	w->adm_given_time = a->quota_reserved_time > 0 ? a->quota_reserved_time : 0;
@@ -2178,7 +2187,6 @@ int engine_set_admitted(struct engine *e, const char *key, const struct eng_assi
 	} else {
 		w->adm_time = ++e->adm_clock;
 	}
-	w->adm_cycle = 0;
 	w->status_hash = 0;
 	if (cq_charged(e, cq)) {
 		eng_resolve_slots(cq, adm->items, adm->n_items);
@@ -2455,11 +2463,11 @@ static void admit_adm(struct cycle *cx, struct ecq *cq, struct ewl *w, struct ea
 	struct engine *e = cx->e;
 	unplace(e, w, 0);
 	w->adm = a;
+	w->adm_cycle = e->cycle;
 	link_admitted(cq, w);
 	w->admitted = 1;
 	w->adm_time = ++e->adm_clock;
 	w->adm_given_time = 0;
-	w->adm_cycle = e->cycle;
 	w->status_hash = 0;
 	eng_charge(cq, a, +1);
 	eng_afs_admitted(e, cq, w, a);
@@ -3091,6 +3099,14 @@ int engine_check(const struct engine *e, char *msg, size_t size)
 		}
 		for (const struct ewl *w = q->adm_head; w; w = w->adm_next)
 			n++;
+		uint32_t fresh = 0;
+		for (const struct ewl *w = q->adm_head; w; w = w->adm_next)
+			fresh += w->adm_cycle == q->fresh_cycle;
+		if (fresh != q->n_fresh) {
+			snprintf(msg, size, "ClusterQueue %s: %u admitted in cycle %llu counted, %u listed",
+				 q->name, q->n_fresh, (unsigned long long)q->fresh_cycle, fresh);
+			return -EPROTO;
+		}
 		if (n != q->n_admitted) {
 			snprintf(msg, size, "ClusterQueue %s: %u admitted counted, %u listed", q->name,
 				 q->n_admitted, n);

@@ -77,14 +77,36 @@ int32_t qnode_find(const struct qnode *n, const char *flavor, const char *resour
 int qnode_index(struct qnode *n);
 
 /* Kueue's resource_node.go, per slot. */
-int64_t q_local_available(const struct qnode *n, int32_t s);
 int64_t q_available(const struct qnode *n, int32_t s); /* may be negative when over-admitted */
 int64_t q_potential_available(const struct qnode *n, int32_t s);
 void q_add_usage(struct qnode *n, int32_t s, int64_t v);
 void q_remove_usage(struct qnode *n, int32_t s, int64_t v);
 
-int64_t sat_add(int64_t a, int64_t b);
-int64_t sat_sub(int64_t a, int64_t b);
+/* Saturating sums, inline: the quota maths and the preemption search call them per slot
+ * visited, hundreds of thousands of times in a large cycle. */
+static inline int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static inline int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/* Kueue's LocalAvailable: what the node's local quota still holds (never negative). */
+static inline int64_t q_local_available(const struct qnode *n, int32_t s)
+{
+	const struct qslot *q = &n->slots[s];
+	int64_t left = sat_sub(q->local, q->usage);
+	return left > 0 ? left : 0;
+}
 
 /* --- specs -------------------------------------------------------------------------------- */
 
@@ -252,6 +274,12 @@ struct ecq {
 	/* Admitted workloads charged here (intrusive list through ewl.adm_prev/adm_next). */
 	struct ewl *adm_head;
 	uint32_t n_admitted;
+	/* How many of them have adm_cycle == fresh_cycle (no listed one has a later adm_cycle).
+	 * Admissions of the running cycle are no preemption candidates in it, so a candidate
+	 * search stops once it has passed every older one (eng_adm_older) instead of walking
+	 * thousands admitted in a large first cycle (link_admitted keeps the count). */
+	uint32_t n_fresh;
+	uint64_t fresh_cycle;
 	uint8_t dirty; /* new pending workloads or a changed head: look again */
 	uint8_t drain; /* HoldAndDrain: evict what is admitted here */
 	struct shape_fail shapes[ENG_SHAPE_CACHE];
@@ -585,6 +613,12 @@ void eng_heap_rebuild(struct wheap *h);
 void eng_afs_order(struct engine *e, struct ecq *cq);
 /* A fairSharing.weight the engine takes: finite and >= 0. */
 int eng_weight_valid(double w);
+
+/* How many of cq's admitted workloads were admitted before the engine's current cycle. */
+static inline uint32_t eng_adm_older(const struct engine *e, const struct ecq *cq)
+{
+	return cq->n_admitted - (cq->fresh_cycle == e->cycle ? cq->n_fresh : 0);
+}
 
 /* engine.c */
 const char *eng_intern(struct engine *e, const char *s);

@@ -18,24 +18,6 @@
 #include "core/engine_internal.h"
 #include "core/strfmt.h"
 
-int64_t sat_add(int64_t a, int64_t b)
-{
-	if (b > 0 && a > INT64_MAX - b)
-		return INT64_MAX;
-	if (b < 0 && a < INT64_MIN - b)
-		return INT64_MIN;
-	return a + b;
-}
-
-int64_t sat_sub(int64_t a, int64_t b)
-{
-	if (b < 0 && a > INT64_MAX + b)
-		return INT64_MAX;
-	if (b > 0 && a < INT64_MIN + b)
-		return INT64_MIN;
-	return a - b;
-}
-
 static int64_t max64(int64_t a, int64_t b)
 {
 	return a > b ? a : b;
@@ -44,12 +26,6 @@ static int64_t max64(int64_t a, int64_t b)
 static int64_t min64(int64_t a, int64_t b)
 {
 	return a < b ? a : b;
-}
-
-int64_t q_local_available(const struct qnode *n, int32_t s)
-{
-	const struct qslot *q = &n->slots[s];
-	return max64(0, sat_sub(q->local, q->usage));
 }
 
 int64_t q_available(const struct qnode *n, int32_t s)
