@@ -1362,7 +1362,10 @@ static int32_t node_slot(struct qnode *n, uint32_t *cap, const char *flavor, con
 		*cap = c;
 	}
 	s = (int32_t)n->n_slots++;
-	n->slots[s] = (struct qslot){ .flavor = flavor, .resource = resource, .parent_slot = -1 };
+	n->slots[s] = (struct qslot){ .flavor = flavor,
+				      .resource = resource,
+				      .parent_slot = -1,
+				      .in_bytes = (uint8_t)quota_resource_in_bytes(resource) };
 	/* Keep lookups fast while the node grows (big cohorts union many children). */
 	if (n->n_slots > 8 && n->n_slots * 2 > n->index_cap) {
 		if (qnode_index(n) != 0)

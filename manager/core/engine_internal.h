@@ -53,6 +53,7 @@ struct qslot {
 	int32_t parent_slot; /* index in the parent's slots; -1 without a parent */
 	uint8_t has_borrowing_limit;
 	uint8_t has_lending_limit;
+	uint8_t in_bytes; /* quota_resource_in_bytes(resource): how its amounts are written */
 	int64_t nominal;
 	int64_t borrowing_limit;
 	int64_t lending_limit;
@@ -464,6 +465,7 @@ const char *eng_cause_why(int cause);
 struct reasons {
 	uint32_t n;
 	const char *r[128];
+	uint16_t len[128]; /* strlen(r[i]): joining them needs no strlen */
 	uint8_t cause[128]; /* enum cause of each reason */
 	char buf[8192];
 	size_t used;
