@@ -67,9 +67,11 @@ static uint64_t fnv_str(uint64_t h, const char *s)
 	return fnv(h, s ? s : "", s ? strlen(s) + 1 : 1);
 }
 
-static uint64_t fnv_i64(uint64_t h, int64_t v)
+/* One 64-bit word into a hash: a multiply and a shift where FNV takes eight rounds. */
+static uint64_t mix64(uint64_t h, uint64_t v)
 {
-	return fnv(h, &v, sizeof(v));
+	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
 }
 
 /* --- interning ---------------------------------------------------------------------------- */
@@ -757,22 +759,24 @@ static int validate_workload(const struct eng_workload_spec *s)
 	return with_min > 1 ? -EINVAL : 0;
 }
 
+/* The shape hash only narrows spec_equal, in this process: interned names (podSet name,
+ * resources) are hashed by their pointer, which spec_equal compares too. */
 static uint64_t hash_podset(uint64_t h, const struct wps *ps)
 {
-	h = fnv_str(h, ps->name);
-	h = fnv_i64(h, ps->count);
-	h = fnv_i64(h, ps->min_count);
+	h = mix64(h, (uint64_t)(uintptr_t)ps->name);
+	h = mix64(h, (uint64_t)ps->count);
+	h = mix64(h, (uint64_t)ps->min_count);
 	for (size_t r = 0; r < ps->pod.n_requests; r++) {
-		h = fnv_str(h, ps->pod.resources[r]);
-		h = fnv_i64(h, ps->pod.per_pod[r]);
+		h = mix64(h, (uint64_t)(uintptr_t)ps->pod.resources[r]);
+		h = mix64(h, (uint64_t)ps->pod.per_pod[r]);
 	}
 	for (size_t k = 0; k < ps->pod.n_selector; k++) {
 		h = fnv_str(h, ps->pod.node_selector[k].key);
 		h = fnv_str(h, ps->pod.node_selector[k].value);
 	}
 	for (size_t t = 0; t < ps->pod.n_terms; t++) {
-		h = fnv_i64(h, (int64_t)ps->pod.terms[t].n_exprs * 2 +
-				       ps->pod.terms[t].has_match_fields);
+		h = mix64(h, (uint64_t)ps->pod.terms[t].n_exprs * 2 +
+				     ps->pod.terms[t].has_match_fields);
 		for (size_t k = 0; k < ps->pod.terms[t].n_exprs; k++) {
 			const struct quota_match_expr *x = &ps->pod.terms[t].exprs[k];
 			h = fnv_str(fnv_str(h, x->key), x->op);
@@ -783,7 +787,7 @@ static uint64_t hash_podset(uint64_t h, const struct wps *ps)
 	for (size_t k = 0; k < ps->pod.n_tolerations; k++) {
 		const struct quota_taint *t = &ps->pod.tolerations[k];
 		h = fnv_str(fnv_str(fnv_str(h, t->key), t->value), t->effect);
-		h = fnv_i64(h, t->exists);
+		h = mix64(h, (uint64_t)t->exists);
 	}
 	return h;
 }
@@ -2257,8 +2261,7 @@ static uint64_t status_hash(const char *reason, const char *msg)
 	for (; i + 8 <= n; i += 8) {
 		uint64_t word;
 		memcpy(&word, msg + i, 8);
-		h = (h ^ word) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
+		h = mix64(h, word);
 	}
 	h = fnv(h, msg + i, n - i);
 	h ^= (uint64_t)n;
