@@ -2123,6 +2123,11 @@ int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 	return place(e, w);
 }
 
+int engine_reserve(struct engine *e, size_t n_workloads)
+{
+	return strmap_reserve(&e->workloads, n_workloads);
+}
+
 static int validate_assignment(const struct ewl *w, const struct eng_assignment *a)
 {
 	if (!a || !nonempty(a->cluster_queue) || a->n_podsets < 1 || a->n_podsets > ENG_MAX_PODSETS)
