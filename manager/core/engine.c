@@ -384,11 +384,11 @@ static struct elq *lq_record(struct engine *e, const char *ns, const char *name)
 	struct elq *lq = strmap_get(&e->lqs, key);
 	if (lq)
 		return lq;
-	const char *ikey = eng_intern(e, key), *iname = eng_intern(e, name);
+	const char *ikey = eng_intern(e, key), *iname = eng_intern(e, name), *ins = eng_intern(e, ns);
 	int rc1, rc2;
 	GROW(e->all_lqs, e->cap_all_lqs, e->n_all_lqs + 1, rc1);
 	GROW(e->dirty_lqs, e->cap_dirty_lqs, e->n_all_lqs + 1, rc2);
-	if (!ikey || !iname || rc1 || rc2)
+	if (!ikey || !iname || !ins || rc1 || rc2)
 		return NULL;
 	lq = calloc(1, sizeof(*lq));
 	if (!lq)
@@ -396,6 +396,7 @@ static struct elq *lq_record(struct engine *e, const char *ns, const char *name)
 	lq->fair_weight = 1;
 	lq->key = ikey;
 	lq->name = iname;
+	lq->ns = ins;
 	if (strmap_put(&e->lqs, key, lq, NULL) != 0) {
 		free(lq);
 		return NULL;
@@ -2076,11 +2077,13 @@ int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 	int rc = validate_workload(spec);
 	if (rc)
 		return rc;
-	const char *ns = eng_intern(e, spec->namespace_name), *queue = eng_intern(e, spec->queue);
-	struct elq *lq = ns && queue ? lq_record(e, spec->namespace_name, spec->queue) : NULL;
-	struct ens *nsrec = lq ? ns_record(e, spec->namespace_name) : NULL;
-	if (!nsrec)
+	struct elq *lq = lq_record(e, spec->namespace_name, spec->queue);
+	if (lq && !lq->nsrec)
+		lq->nsrec = ns_record(e, spec->namespace_name);
+	if (!lq || !lq->nsrec)
 		return -ENOMEM;
+	const char *ns = lq->ns, *queue = lq->name;
+	struct ens *nsrec = lq->nsrec;
 	if ((rc = spec_copy(e, spec, &ws)) != 0)
 		return rc;
 	struct ewl *w = strmap_get(&e->workloads, spec->key);

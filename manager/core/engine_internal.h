@@ -303,6 +303,10 @@ struct ecq {
 struct elq {
 	const char *key; /* interned "namespace/name" */
 	const char *name; /* interned */
+	/* Its namespace, interned, and the namespace's record (made by its first workload;
+	 * records outlive removal): adding a workload finds all three with one lookup. */
+	const char *ns;
+	struct ens *nsrec;
 	uint8_t exists;
 	uint8_t dirty; /* held workloads need their message */
 	uint8_t drain;
