@@ -847,16 +847,21 @@ static int spec_equal(const struct wspec *a, const struct wspec *b)
 	return 1;
 }
 
-/* Copies a workload's podSets into one allocation (names and resources interned). */
-static int spec_copy(struct engine *e, const struct eng_workload_spec *s, struct wspec **out)
+/* Copies a workload's podSets into one allocation (names and resources interned), after
+ * prefix bytes (a multiple of SPEC_ALIGN) the caller keeps for itself: (char *)*out - prefix
+ * is the allocation. */
+#define SPEC_ALIGN _Alignof(max_align_t)
+static int spec_copy(struct engine *e, const struct eng_workload_spec *s, size_t prefix,
+		     struct wspec **out)
 {
 	struct bump b = { NULL, 0 };
 	struct wspec *w = NULL;
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
-			b.base = malloc(b.off);
-			if (!b.base)
+			char *block = malloc(prefix + b.off);
+			if (!block)
 				return -ENOMEM;
+			b.base = block + prefix;
 			b.off = 0;
 		}
 		w = bump_alloc(&b, sizeof(*w) + s->n_podsets * sizeof(w->ps[0]),
@@ -940,8 +945,17 @@ static int spec_copy(struct engine *e, const struct eng_workload_spec *s, struct
 	*out = w;
 	return 0;
 nomem:
-	free(b.base);
+	free(b.base - prefix);
 	return -ENOMEM;
+}
+
+/* Frees a workload's spec unless it shares the workload's own allocation. */
+static void spec_free(struct ewl *w)
+{
+	if (!w->spec_inline)
+		free(w->spec);
+	w->spec = NULL;
+	w->spec_inline = 0;
 }
 
 /* --- admissions --------------------------------------------------------------------------- */
@@ -1751,7 +1765,7 @@ static void free_workload(void *p)
 		free(w->wait);
 	}
 	free(w->adm);
-	free(w->spec);
+	spec_free(w);
 	free(w);
 }
 
@@ -2084,28 +2098,32 @@ int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 		return -ENOMEM;
 	const char *ns = lq->ns, *queue = lq->name;
 	struct ens *nsrec = lq->nsrec;
-	if ((rc = spec_copy(e, spec, &ws)) != 0)
-		return rc;
 	struct ewl *w = strmap_get(&e->workloads, spec->key);
 	if (!w) {
+		/* A new workload's record, key and spec share one allocation (a later spec gets
+		 * its own; the first one's room is given back with the record). */
 		size_t klen = strlen(spec->key) + 1;
-		w = calloc(1, sizeof(*w) + klen);
-		if (!w) {
-			free(ws);
-			return -ENOMEM;
-		}
+		size_t prefix = (sizeof(*w) + klen + SPEC_ALIGN - 1) & ~(SPEC_ALIGN - 1);
+		if ((rc = spec_copy(e, spec, prefix, &ws)) != 0)
+			return rc;
+		w = (struct ewl *)((char *)ws - prefix);
+		memset(w, 0, sizeof(*w));
 		memcpy(w->key, spec->key, klen);
 		if (strmap_put(&e->workloads, w->key, w, NULL) != 0) {
 			free(w);
-			free(ws);
 			return -ENOMEM;
 		}
 		w->uid = e->next_uid++;
-	} else if (!w->admitted) {
-		unplace(e, w, 1);
+		w->spec = ws;
+		w->spec_inline = 1;
+	} else {
+		if ((rc = spec_copy(e, spec, 0, &ws)) != 0)
+			return rc;
+		if (!w->admitted)
+			unplace(e, w, 1);
+		spec_free(w);
+		w->spec = ws;
 	}
-	free(w->spec);
-	w->spec = ws;
 	w->ns = ns;
 	w->nsrec = nsrec;
 	w->queue = queue;
@@ -2248,7 +2266,7 @@ void engine_remove_workload(struct engine *e, const char *key)
 		release(e, w);
 	else
 		unplace(e, w, 1);
-	free(w->spec);
+	spec_free(w);
 	free(w);
 }
 

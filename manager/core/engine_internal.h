@@ -371,6 +371,7 @@ enum wl_where { WL_NONE, WL_HEAP, WL_PARKED, WL_WAITING, WL_HELD };
 
 struct ewl {
 	struct wspec *spec;
+	uint8_t spec_inline; /* spec is in this record's allocation (its first one) */
 	struct ens *nsrec; /* its namespace (a record that outlives removal) */
 	const char *ns; /* interned */
 	const char *queue; /* interned */
