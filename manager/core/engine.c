@@ -134,8 +134,8 @@ static void wvec_remove(struct wvec *v, struct ewl *w)
 /* Kueue's queue order within a ClusterQueue: higher priority, then older, then by key (Kueue
  * uses the UID; the key keeps simulations reproducible). From the workloads' keys (struct
  * wkey), which the heaps keep beside them. */
-static int key_before(const struct wkey *ka, const struct ewl *a, const struct wkey *kb,
-		      const struct ewl *b)
+static inline int key_before(const struct wkey *ka, const struct ewl *a, const struct wkey *kb,
+			     const struct ewl *b)
 {
 	if (ka->priority != kb->priority)
 		return ka->priority > kb->priority;
@@ -158,8 +158,8 @@ static int wl_before(const struct ewl *a, const struct ewl *b)
 /* The order of a ClusterQueue's heap: with admission fair sharing, the LocalQueue that used
  * less goes first (Kueue's queueOrderingFunc), then the queue order above (wl_before, from
  * the keys: the workloads themselves are read only for a tie or fair sharing). */
-static int heap_before(const struct wheap *h, const struct wkey *ka, const struct ewl *a,
-		       const struct wkey *kb, const struct ewl *b)
+static inline int heap_before(const struct wheap *h, const struct wkey *ka, const struct ewl *a,
+			      const struct wkey *kb, const struct ewl *b)
 {
 	int c = h->afs ? eng_lq_usage_cmp(a, b) : 0;
 	return c ? c < 0 : key_before(ka, a, kb, b);
