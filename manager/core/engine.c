@@ -67,9 +67,11 @@ static uint64_t fnv_str(uint64_t h, const char *s)
 	return fnv(h, s ? s : "", s ? strlen(s) + 1 : 1);
 }
 
-static uint64_t fnv_i64(uint64_t h, int64_t v)
+/* One 64-bit word into a hash: a multiply and a shift where FNV takes eight rounds. */
+static uint64_t mix64(uint64_t h, uint64_t v)
 {
-	return fnv(h, &v, sizeof(v));
+	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
 }
 
 /* --- interning ---------------------------------------------------------------------------- */
@@ -132,8 +134,8 @@ static void wvec_remove(struct wvec *v, struct ewl *w)
 /* Kueue's queue order within a ClusterQueue: higher priority, then older, then by key (Kueue
  * uses the UID; the key keeps simulations reproducible). From the workloads' keys (struct
  * wkey), which the heaps keep beside them. */
-static int key_before(const struct wkey *ka, const struct ewl *a, const struct wkey *kb,
-		      const struct ewl *b)
+static inline int key_before(const struct wkey *ka, const struct ewl *a, const struct wkey *kb,
+			     const struct ewl *b)
 {
 	if (ka->priority != kb->priority)
 		return ka->priority > kb->priority;
@@ -156,8 +158,8 @@ static int wl_before(const struct ewl *a, const struct ewl *b)
 /* The order of a ClusterQueue's heap: with admission fair sharing, the LocalQueue that used
  * less goes first (Kueue's queueOrderingFunc), then the queue order above (wl_before, from
  * the keys: the workloads themselves are read only for a tie or fair sharing). */
-static int heap_before(const struct wheap *h, const struct wkey *ka, const struct ewl *a,
-		       const struct wkey *kb, const struct ewl *b)
+static inline int heap_before(const struct wheap *h, const struct wkey *ka, const struct ewl *a,
+			      const struct wkey *kb, const struct ewl *b)
 {
 	int c = h->afs ? eng_lq_usage_cmp(a, b) : 0;
 	return c ? c < 0 : key_before(ka, a, kb, b);
@@ -382,11 +384,11 @@ static struct elq *lq_record(struct engine *e, const char *ns, const char *name)
 	struct elq *lq = strmap_get(&e->lqs, key);
 	if (lq)
 		return lq;
-	const char *ikey = eng_intern(e, key), *iname = eng_intern(e, name);
+	const char *ikey = eng_intern(e, key), *iname = eng_intern(e, name), *ins = eng_intern(e, ns);
 	int rc1, rc2;
 	GROW(e->all_lqs, e->cap_all_lqs, e->n_all_lqs + 1, rc1);
 	GROW(e->dirty_lqs, e->cap_dirty_lqs, e->n_all_lqs + 1, rc2);
-	if (!ikey || !iname || rc1 || rc2)
+	if (!ikey || !iname || !ins || rc1 || rc2)
 		return NULL;
 	lq = calloc(1, sizeof(*lq));
 	if (!lq)
@@ -394,6 +396,7 @@ static struct elq *lq_record(struct engine *e, const char *ns, const char *name)
 	lq->fair_weight = 1;
 	lq->key = ikey;
 	lq->name = iname;
+	lq->ns = ins;
 	if (strmap_put(&e->lqs, key, lq, NULL) != 0) {
 		free(lq);
 		return NULL;
@@ -757,22 +760,24 @@ static int validate_workload(const struct eng_workload_spec *s)
 	return with_min > 1 ? -EINVAL : 0;
 }
 
+/* The shape hash only narrows spec_equal, in this process: interned names (podSet name,
+ * resources) are hashed by their pointer, which spec_equal compares too. */
 static uint64_t hash_podset(uint64_t h, const struct wps *ps)
 {
-	h = fnv_str(h, ps->name);
-	h = fnv_i64(h, ps->count);
-	h = fnv_i64(h, ps->min_count);
+	h = mix64(h, (uint64_t)(uintptr_t)ps->name);
+	h = mix64(h, (uint64_t)ps->count);
+	h = mix64(h, (uint64_t)ps->min_count);
 	for (size_t r = 0; r < ps->pod.n_requests; r++) {
-		h = fnv_str(h, ps->pod.resources[r]);
-		h = fnv_i64(h, ps->pod.per_pod[r]);
+		h = mix64(h, (uint64_t)(uintptr_t)ps->pod.resources[r]);
+		h = mix64(h, (uint64_t)ps->pod.per_pod[r]);
 	}
 	for (size_t k = 0; k < ps->pod.n_selector; k++) {
 		h = fnv_str(h, ps->pod.node_selector[k].key);
 		h = fnv_str(h, ps->pod.node_selector[k].value);
 	}
 	for (size_t t = 0; t < ps->pod.n_terms; t++) {
-		h = fnv_i64(h, (int64_t)ps->pod.terms[t].n_exprs * 2 +
-				       ps->pod.terms[t].has_match_fields);
+		h = mix64(h, (uint64_t)ps->pod.terms[t].n_exprs * 2 +
+				     ps->pod.terms[t].has_match_fields);
 		for (size_t k = 0; k < ps->pod.terms[t].n_exprs; k++) {
 			const struct quota_match_expr *x = &ps->pod.terms[t].exprs[k];
 			h = fnv_str(fnv_str(h, x->key), x->op);
@@ -783,7 +788,7 @@ static uint64_t hash_podset(uint64_t h, const struct wps *ps)
 	for (size_t k = 0; k < ps->pod.n_tolerations; k++) {
 		const struct quota_taint *t = &ps->pod.tolerations[k];
 		h = fnv_str(fnv_str(fnv_str(h, t->key), t->value), t->effect);
-		h = fnv_i64(h, t->exists);
+		h = mix64(h, (uint64_t)t->exists);
 	}
 	return h;
 }
@@ -842,16 +847,21 @@ static int spec_equal(const struct wspec *a, const struct wspec *b)
 	return 1;
 }
 
-/* Copies a workload's podSets into one allocation (names and resources interned). */
-static int spec_copy(struct engine *e, const struct eng_workload_spec *s, struct wspec **out)
+/* Copies a workload's podSets into one allocation (names and resources interned), after
+ * prefix bytes (a multiple of SPEC_ALIGN) the caller keeps for itself: (char *)*out - prefix
+ * is the allocation. */
+#define SPEC_ALIGN _Alignof(max_align_t)
+static int spec_copy(struct engine *e, const struct eng_workload_spec *s, size_t prefix,
+		     struct wspec **out)
 {
 	struct bump b = { NULL, 0 };
 	struct wspec *w = NULL;
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
-			b.base = malloc(b.off);
-			if (!b.base)
+			char *block = malloc(prefix + b.off);
+			if (!block)
 				return -ENOMEM;
+			b.base = block + prefix;
 			b.off = 0;
 		}
 		w = bump_alloc(&b, sizeof(*w) + s->n_podsets * sizeof(w->ps[0]),
@@ -935,8 +945,17 @@ static int spec_copy(struct engine *e, const struct eng_workload_spec *s, struct
 	*out = w;
 	return 0;
 nomem:
-	free(b.base);
+	free(b.base - prefix);
 	return -ENOMEM;
+}
+
+/* Frees a workload's spec unless it shares the workload's own allocation. */
+static void spec_free(struct ewl *w)
+{
+	if (!w->spec_inline)
+		free(w->spec);
+	w->spec = NULL;
+	w->spec_inline = 0;
 }
 
 /* --- admissions --------------------------------------------------------------------------- */
@@ -1028,7 +1047,7 @@ static int cq_charged(const struct engine *e, const struct ecq *cq)
 }
 
 /* Keeps a ClusterQueue's admitted workloads in ascending priority: preemption scans stop at
- * the first one a priority-bound policy can't take. */
+ * the first one a priority-bound policy can't take. w->adm_cycle is set before. */
 static void link_admitted(struct ecq *cq, struct ewl *w)
 {
 	struct ewl *prev = NULL, *next = cq->adm_head;
@@ -1046,6 +1065,12 @@ static void link_admitted(struct ecq *cq, struct ewl *w)
 	if (next)
 		next->adm_prev = w;
 	cq->n_admitted++;
+	if (w->adm_cycle == cq->fresh_cycle) {
+		cq->n_fresh++;
+	} else if (w->adm_cycle > cq->fresh_cycle) {
+		cq->fresh_cycle = w->adm_cycle; /* no listed one has it yet */
+		cq->n_fresh = 1;
+	}
 }
 
 static void unlink_admitted(struct ewl *w)
@@ -1058,6 +1083,8 @@ static void unlink_admitted(struct ewl *w)
 	if (w->adm_next)
 		w->adm_next->adm_prev = w->adm_prev;
 	cq->n_admitted--;
+	if (w->adm_cycle == cq->fresh_cycle)
+		cq->n_fresh--;
 	w->adm_prev = w->adm_next = NULL;
 	w->adm_cq = NULL;
 }
@@ -1354,7 +1381,10 @@ static int32_t node_slot(struct qnode *n, uint32_t *cap, const char *flavor, con
 		*cap = c;
 	}
 	s = (int32_t)n->n_slots++;
-	n->slots[s] = (struct qslot){ .flavor = flavor, .resource = resource, .parent_slot = -1 };
+	n->slots[s] = (struct qslot){ .flavor = flavor,
+				      .resource = resource,
+				      .parent_slot = -1,
+				      .in_bytes = (uint8_t)quota_resource_in_bytes(resource) };
 	/* Keep lookups fast while the node grows (big cohorts union many children). */
 	if (n->n_slots > 8 && n->n_slots * 2 > n->index_cap) {
 		if (qnode_index(n) != 0)
@@ -1735,7 +1765,7 @@ static void free_workload(void *p)
 		free(w->wait);
 	}
 	free(w->adm);
-	free(w->spec);
+	spec_free(w);
 	free(w);
 }
 
@@ -2061,33 +2091,39 @@ int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 	int rc = validate_workload(spec);
 	if (rc)
 		return rc;
-	const char *ns = eng_intern(e, spec->namespace_name), *queue = eng_intern(e, spec->queue);
-	struct elq *lq = ns && queue ? lq_record(e, spec->namespace_name, spec->queue) : NULL;
-	struct ens *nsrec = lq ? ns_record(e, spec->namespace_name) : NULL;
-	if (!nsrec)
+	struct elq *lq = lq_record(e, spec->namespace_name, spec->queue);
+	if (lq && !lq->nsrec)
+		lq->nsrec = ns_record(e, spec->namespace_name);
+	if (!lq || !lq->nsrec)
 		return -ENOMEM;
-	if ((rc = spec_copy(e, spec, &ws)) != 0)
-		return rc;
+	const char *ns = lq->ns, *queue = lq->name;
+	struct ens *nsrec = lq->nsrec;
 	struct ewl *w = strmap_get(&e->workloads, spec->key);
 	if (!w) {
+		/* A new workload's record, key and spec share one allocation (a later spec gets
+		 * its own; the first one's room is given back with the record). */
 		size_t klen = strlen(spec->key) + 1;
-		w = calloc(1, sizeof(*w) + klen);
-		if (!w) {
-			free(ws);
-			return -ENOMEM;
-		}
+		size_t prefix = (sizeof(*w) + klen + SPEC_ALIGN - 1) & ~(SPEC_ALIGN - 1);
+		if ((rc = spec_copy(e, spec, prefix, &ws)) != 0)
+			return rc;
+		w = (struct ewl *)((char *)ws - prefix);
+		memset(w, 0, sizeof(*w));
 		memcpy(w->key, spec->key, klen);
 		if (strmap_put(&e->workloads, w->key, w, NULL) != 0) {
 			free(w);
-			free(ws);
 			return -ENOMEM;
 		}
 		w->uid = e->next_uid++;
-	} else if (!w->admitted) {
-		unplace(e, w, 1);
+		w->spec = ws;
+		w->spec_inline = 1;
+	} else {
+		if ((rc = spec_copy(e, spec, 0, &ws)) != 0)
+			return rc;
+		if (!w->admitted)
+			unplace(e, w, 1);
+		spec_free(w);
+		w->spec = ws;
 	}
-	free(w->spec);
-	w->spec = ws;
 	w->ns = ns;
 	w->nsrec = nsrec;
 	w->queue = queue;
@@ -2106,6 +2142,11 @@ int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 	}
 	w->priority = spec->priority;
 	return place(e, w);
+}
+
+int engine_reserve(struct engine *e, size_t n_workloads)
+{
+	return strmap_reserve(&e->workloads, n_workloads);
 }
 
 static int validate_assignment(const struct ewl *w, const struct eng_assignment *a)
@@ -2168,6 +2209,7 @@ int engine_set_admitted(struct engine *e, const char *key, const struct eng_assi
 	else
 		unplace(e, w, 1);
 	w->adm = adm;
+	w->adm_cycle = 0;
 	link_admitted(cq, w);
 	w->admitted = 1;
 	w->adm_given_time = a->quota_reserved_time > 0 ? a->quota_reserved_time : 0;
@@ -2178,7 +2220,6 @@ int engine_set_admitted(struct engine *e, const char *key, const struct eng_assi
 	} else {
 		w->adm_time = ++e->adm_clock;
 	}
-	w->adm_cycle = 0;
 	w->status_hash = 0;
 	if (cq_charged(e, cq)) {
 		eng_resolve_slots(cq, adm->items, adm->n_items);
@@ -2225,7 +2266,7 @@ void engine_remove_workload(struct engine *e, const char *key)
 		release(e, w);
 	else
 		unplace(e, w, 1);
-	free(w->spec);
+	spec_free(w);
 	free(w);
 }
 
@@ -2246,8 +2287,7 @@ static uint64_t status_hash(const char *reason, const char *msg)
 	for (; i + 8 <= n; i += 8) {
 		uint64_t word;
 		memcpy(&word, msg + i, 8);
-		h = (h ^ word) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
+		h = mix64(h, word);
 	}
 	h = fnv(h, msg + i, n - i);
 	h ^= (uint64_t)n;
@@ -2455,11 +2495,11 @@ static void admit_adm(struct cycle *cx, struct ecq *cq, struct ewl *w, struct ea
 	struct engine *e = cx->e;
 	unplace(e, w, 0);
 	w->adm = a;
+	w->adm_cycle = e->cycle;
 	link_admitted(cq, w);
 	w->admitted = 1;
 	w->adm_time = ++e->adm_clock;
 	w->adm_given_time = 0;
-	w->adm_cycle = e->cycle;
 	w->status_hash = 0;
 	eng_charge(cq, a, +1);
 	eng_afs_admitted(e, cq, w, a);
@@ -3091,6 +3131,14 @@ int engine_check(const struct engine *e, char *msg, size_t size)
 		}
 		for (const struct ewl *w = q->adm_head; w; w = w->adm_next)
 			n++;
+		uint32_t fresh = 0;
+		for (const struct ewl *w = q->adm_head; w; w = w->adm_next)
+			fresh += w->adm_cycle == q->fresh_cycle;
+		if (fresh != q->n_fresh) {
+			snprintf(msg, size, "ClusterQueue %s: %u admitted in cycle %llu counted, %u listed",
+				 q->name, q->n_fresh, (unsigned long long)q->fresh_cycle, fresh);
+			return -EPROTO;
+		}
 		if (n != q->n_admitted) {
 			snprintf(msg, size, "ClusterQueue %s: %u admitted counted, %u listed", q->name,
 				 q->n_admitted, n);

@@ -220,6 +220,10 @@ void engine_remove_namespace(struct engine *e, const char *name);
  * for what Kueue's validation rejects: no podSets or more than 18, duplicate podSet names,
  * minCount above count or on more than one podSet, negative requests. */
 int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec);
+/* A hint before adding many workloads: the engine sizes its tables for n_workloads in all, so
+ * that adding them grows nothing (more may still be added). 0 or -ENOMEM (nothing changed;
+ * adding works as without the hint). */
+int engine_reserve(struct engine *e, size_t n_workloads);
 /* Records a workload as admitted with the given assignment (from status.admission after a
  * restart, or from a simulator input) and charges it. */
 int engine_set_admitted(struct engine *e, const char *key, const struct eng_assignment *a);

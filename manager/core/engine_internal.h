@@ -53,6 +53,7 @@ struct qslot {
 	int32_t parent_slot; /* index in the parent's slots; -1 without a parent */
 	uint8_t has_borrowing_limit;
 	uint8_t has_lending_limit;
+	uint8_t in_bytes; /* quota_resource_in_bytes(resource): how its amounts are written */
 	int64_t nominal;
 	int64_t borrowing_limit;
 	int64_t lending_limit;
@@ -77,14 +78,36 @@ int32_t qnode_find(const struct qnode *n, const char *flavor, const char *resour
 int qnode_index(struct qnode *n);
 
 /* Kueue's resource_node.go, per slot. */
-int64_t q_local_available(const struct qnode *n, int32_t s);
 int64_t q_available(const struct qnode *n, int32_t s); /* may be negative when over-admitted */
 int64_t q_potential_available(const struct qnode *n, int32_t s);
 void q_add_usage(struct qnode *n, int32_t s, int64_t v);
 void q_remove_usage(struct qnode *n, int32_t s, int64_t v);
 
-int64_t sat_add(int64_t a, int64_t b);
-int64_t sat_sub(int64_t a, int64_t b);
+/* Saturating sums, inline: the quota maths and the preemption search call them per slot
+ * visited, hundreds of thousands of times in a large cycle. */
+static inline int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static inline int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/* Kueue's LocalAvailable: what the node's local quota still holds (never negative). */
+static inline int64_t q_local_available(const struct qnode *n, int32_t s)
+{
+	const struct qslot *q = &n->slots[s];
+	int64_t left = sat_sub(q->local, q->usage);
+	return left > 0 ? left : 0;
+}
 
 /* --- specs -------------------------------------------------------------------------------- */
 
@@ -252,6 +275,12 @@ struct ecq {
 	/* Admitted workloads charged here (intrusive list through ewl.adm_prev/adm_next). */
 	struct ewl *adm_head;
 	uint32_t n_admitted;
+	/* How many of them have adm_cycle == fresh_cycle (no listed one has a later adm_cycle).
+	 * Admissions of the running cycle are no preemption candidates in it, so a candidate
+	 * search stops once it has passed every older one (eng_adm_older) instead of walking
+	 * thousands admitted in a large first cycle (link_admitted keeps the count). */
+	uint32_t n_fresh;
+	uint64_t fresh_cycle;
 	uint8_t dirty; /* new pending workloads or a changed head: look again */
 	uint8_t drain; /* HoldAndDrain: evict what is admitted here */
 	struct shape_fail shapes[ENG_SHAPE_CACHE];
@@ -274,6 +303,10 @@ struct ecq {
 struct elq {
 	const char *key; /* interned "namespace/name" */
 	const char *name; /* interned */
+	/* Its namespace, interned, and the namespace's record (made by its first workload;
+	 * records outlive removal): adding a workload finds all three with one lookup. */
+	const char *ns;
+	struct ens *nsrec;
 	uint8_t exists;
 	uint8_t dirty; /* held workloads need their message */
 	uint8_t drain;
@@ -338,6 +371,7 @@ enum wl_where { WL_NONE, WL_HEAP, WL_PARKED, WL_WAITING, WL_HELD };
 
 struct ewl {
 	struct wspec *spec;
+	uint8_t spec_inline; /* spec is in this record's allocation (its first one) */
 	struct ens *nsrec; /* its namespace (a record that outlives removal) */
 	const char *ns; /* interned */
 	const char *queue; /* interned */
@@ -436,6 +470,7 @@ const char *eng_cause_why(int cause);
 struct reasons {
 	uint32_t n;
 	const char *r[128];
+	uint16_t len[128]; /* strlen(r[i]): joining them needs no strlen */
 	uint8_t cause[128]; /* enum cause of each reason */
 	char buf[8192];
 	size_t used;
@@ -585,6 +620,12 @@ void eng_heap_rebuild(struct wheap *h);
 void eng_afs_order(struct engine *e, struct ecq *cq);
 /* A fairSharing.weight the engine takes: finite and >= 0. */
 int eng_weight_valid(double w);
+
+/* How many of cq's admitted workloads were admitted before the engine's current cycle. */
+static inline uint32_t eng_adm_older(const struct engine *e, const struct ecq *cq)
+{
+	return cq->n_admitted - (cq->fresh_cycle == e->cycle ? cq->n_fresh : 0);
+}
 
 /* engine.c */
 const char *eng_intern(struct engine *e, const char *s);

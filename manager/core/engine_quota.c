@@ -18,24 +18,6 @@
 #include "core/engine_internal.h"
 #include "core/strfmt.h"
 
-int64_t sat_add(int64_t a, int64_t b)
-{
-	if (b > 0 && a > INT64_MAX - b)
-		return INT64_MAX;
-	if (b < 0 && a < INT64_MIN - b)
-		return INT64_MIN;
-	return a + b;
-}
-
-int64_t sat_sub(int64_t a, int64_t b)
-{
-	if (b < 0 && a > INT64_MAX + b)
-		return INT64_MAX;
-	if (b > 0 && a < INT64_MIN + b)
-		return INT64_MIN;
-	return a - b;
-}
-
 static int64_t max64(int64_t a, int64_t b)
 {
 	return a > b ? a : b;
@@ -44,12 +26,6 @@ static int64_t max64(int64_t a, int64_t b)
 static int64_t min64(int64_t a, int64_t b)
 {
 	return a < b ? a : b;
-}
-
-int64_t q_local_available(const struct qnode *n, int32_t s)
-{
-	const struct qslot *q = &n->slots[s];
-	return max64(0, sat_sub(q->local, q->usage));
 }
 
 int64_t q_available(const struct qnode *n, int32_t s)
@@ -277,24 +253,59 @@ static void reasons_addf(struct reasons *rs, enum cause cause, const char *fmt, 
 	if (len < 0)
 		return;
 	rs->cause[rs->n] = (uint8_t)cause;
+	rs->len[rs->n] = (uint16_t)((size_t)len < room ? (size_t)len : room - 1);
 	rs->r[rs->n++] = dst;
 	rs->used += (size_t)len < room ? (size_t)len + 1 : room;
 }
 
-static int cmp_str(const void *a, const void *b)
+/* A piece of a reason: text and its length. The quota reasons, one or two per flavor tried of
+ * nearly every pending workload, are joined from pieces: no format to parse, no strlen of
+ * literals. */
+struct piece {
+	const char *s;
+	size_t n;
+};
+
+#define PIECE_LIT(lit) ((struct piece){ (lit), sizeof(lit) - 1 })
+
+static struct piece piece_str(const char *s)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	return (struct piece){ s, strlen(s) };
 }
 
-/* Appends to a message of known length, cutting it at ENG_MSG_MAX. */
-static void msg_append(char *msg, size_t *len, const char *s)
+/* reasons_addf's result for the text of the pieces joined, cut the same way. */
+static void reasons_add(struct reasons *rs, enum cause cause, const struct piece *p, size_t n)
 {
-	size_t n = strlen(s);
+	if (rs->n >= sizeof(rs->r) / sizeof(rs->r[0]) || rs->used >= sizeof(rs->buf) - 1)
+		return;
+	char *dst = rs->buf + rs->used;
+	size_t room = sizeof(rs->buf) - rs->used, len = 0, total = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = p[i].n < room - 1 - len ? p[i].n : room - 1 - len;
+		memcpy(dst + len, p[i].s, k);
+		len += k;
+		total += p[i].n;
+	}
+	dst[len] = '\0';
+	rs->cause[rs->n] = (uint8_t)cause;
+	rs->len[rs->n] = (uint16_t)len;
+	rs->r[rs->n++] = dst;
+	rs->used += total < room ? total + 1 : room;
+}
+
+/* Appends n bytes to a message of known length, cutting it at ENG_MSG_MAX. */
+static void msg_append_n(char *msg, size_t *len, const char *s, size_t n)
+{
 	if (*len + n >= ENG_MSG_MAX)
 		n = ENG_MSG_MAX - 1 - *len;
 	memcpy(msg + *len, s, n);
 	*len += n;
 	msg[*len] = '\0';
+}
+
+static void msg_append(char *msg, size_t *len, const char *s)
+{
+	msg_append_n(msg, len, s, strlen(s));
 }
 
 const char *eng_cause_why(int cause)
@@ -342,11 +353,23 @@ static void msg_podset(struct eval *ev, const char *podset, struct reasons *rs, 
 	msg_append(msg, &len, "couldn't assign flavors to pod set ");
 	msg_append(msg, &len, podset);
 	msg_append(msg, &len, ": ");
-	qsort(&rs->r[from], rs->n - from, sizeof(rs->r[0]), cmp_str);
+	/* Sorted by insertion: a podSet has a reason or two per flavor, and qsort's setup cost
+	 * more than the sorting. Equal reasons are equal text, so any sort writes the same. */
+	for (uint32_t i = from + 1; i < rs->n; i++) {
+		const char *r = rs->r[i];
+		uint16_t n = rs->len[i];
+		uint32_t k = i;
+		for (; k > from && strcmp(rs->r[k - 1], r) > 0; k--) {
+			rs->r[k] = rs->r[k - 1];
+			rs->len[k] = rs->len[k - 1];
+		}
+		rs->r[k] = r;
+		rs->len[k] = n;
+	}
 	for (uint32_t i = from; i < rs->n; i++) {
 		if (i > from)
-			msg_append(msg, &len, ", ");
-		msg_append(msg, &len, rs->r[i]);
+			msg_append_n(msg, &len, ", ", 2);
+		msg_append_n(msg, &len, rs->r[i], rs->len[i]);
 	}
 }
 
@@ -403,13 +426,23 @@ static struct gmode fits_resource_quota(struct engine *e, struct ecq *cq, const 
 
 	if (val > max_capacity) {
 		if (opts->messages) {
-			quota_format_amount(q->resource, assumed, a, sizeof(a));
-			quota_format_amount(q->resource, request, b, sizeof(b));
-			quota_format_amount(q->resource, max_capacity, c, sizeof(c));
-			reasons_addf(
-				&e->reasons, CAUSE_EXCEEDS,
-				"insufficient quota for %s in flavor %s, previously considered podsets requests (%s) + current podset request (%s) > maximum capacity (%s)",
-				q->resource, q->flavor, a, b, c);
+			size_t na = quota_format_amount_in(q->in_bytes, assumed, a, sizeof(a));
+			size_t nb = quota_format_amount_in(q->in_bytes, request, b, sizeof(b));
+			size_t nc = quota_format_amount_in(q->in_bytes, max_capacity, c, sizeof(c));
+			const struct piece p[] = {
+				PIECE_LIT("insufficient quota for "),
+				piece_str(q->resource),
+				PIECE_LIT(" in flavor "),
+				piece_str(q->flavor),
+				PIECE_LIT(", previously considered podsets requests ("),
+				{ a, na },
+				PIECE_LIT(") + current podset request ("),
+				{ b, nb },
+				PIECE_LIT(") > maximum capacity ("),
+				{ c, nc },
+				PIECE_LIT(")"),
+			};
+			reasons_add(&e->reasons, CAUSE_EXCEEDS, p, sizeof(p) / sizeof(p[0]));
 		}
 		return (struct gmode){ PM_NOFIT, 0 };
 	}
@@ -418,13 +451,20 @@ static struct gmode fits_resource_quota(struct engine *e, struct ecq *cq, const 
 	if (val <= available)
 		return (struct gmode){ PM_FIT, borrow };
 	if (opts->messages) {
-		quota_format_amount(q->resource, val - available, a, sizeof(a));
+		size_t na = quota_format_amount_in(q->in_bytes, val - available, a, sizeof(a));
 		/* Blocked by a borrowing limit when the tree's unused quota would cover it. */
 		enum cause cause = val <= q_available_unlimited(&cq->node, s) ? CAUSE_BORROW_LIMIT
 									      : CAUSE_WAIT;
-		reasons_addf(&e->reasons, cause,
-			     "insufficient unused quota for %s in flavor %s, %s more needed",
-			     q->resource, q->flavor, a);
+		const struct piece p[] = {
+			PIECE_LIT("insufficient unused quota for "),
+			piece_str(q->resource),
+			PIECE_LIT(" in flavor "),
+			piece_str(q->flavor),
+			PIECE_LIT(", "),
+			{ a, na },
+			PIECE_LIT(" more needed"),
+		};
+		reasons_add(&e->reasons, cause, p, sizeof(p) / sizeof(p[0]));
 	}
 	/* Kueue's canPreemptWhileBorrowing: borrowWithinCohort, or fair sharing with
 	 * reclaimWithinCohort (its strategies decide). */

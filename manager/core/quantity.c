@@ -369,6 +369,20 @@ static size_t put_decimal(char *p, uint64_t magnitude, enum quantity_format form
 {
 	uint64_t mantissa = magnitude;
 	int exponent = -3;
+	if (format != QUANTITY_DECIMAL_EXPONENT) {
+		/* The same result by thousands, as the SI suffixes step: amounts are formatted for
+		 * the message of nearly every pending workload. */
+		static const char si_suffix[] = { 'm', 0, 'k', 'M', 'G', 'T', 'P' };
+		while (mantissa % 1000 == 0) {
+			mantissa /= 1000;
+			exponent += 3;
+		}
+		size_t n = put_uint(p, mantissa);
+		char suffix = si_suffix[(exponent + 3) / 3];
+		if (suffix)
+			p[n++] = suffix;
+		return n;
+	}
 	while (mantissa % 10 == 0) {
 		mantissa /= 10;
 		exponent++;
@@ -377,20 +391,15 @@ static size_t put_decimal(char *p, uint64_t magnitude, enum quantity_format form
 		mantissa *= 10;
 		exponent--;
 	}
-
 	size_t n = put_uint(p, mantissa);
-	if (format == QUANTITY_DECIMAL_EXPONENT) {
-		if (exponent == 0)
-			return n;
-		p[n++] = 'e';
-		if (exponent < 0) {
-			p[n++] = '-';
-			exponent = -exponent;
-		}
-		return n + put_uint(p + n, (uint64_t)exponent);
+	if (exponent == 0)
+		return n;
+	p[n++] = 'e';
+	if (exponent < 0) {
+		p[n++] = '-';
+		exponent = -exponent;
 	}
-	static const char *const si_suffix_text[] = { "m", "", "k", "M", "G", "T", "P" };
-	return n + put_str(p + n, si_suffix_text[(exponent + 3) / 3]);
+	return n + put_uint(p + n, (uint64_t)exponent);
 }
 
 int quantity_format_milli(int64_t milli, enum quantity_format format, char *buf, size_t size)

@@ -160,10 +160,24 @@ enum quota_mismatch quota_flavor_match(const struct quota_flavor *f, const struc
 	return QUOTA_MATCH;
 }
 
+int quota_resource_in_bytes(const char *resource)
+{
+	return resource && (!strcmp(resource, "memory") || !strcmp(resource, "ephemeral-storage") ||
+			    !strcmp(resource, "storage") || !strncmp(resource, "hugepages-", 10));
+}
+
+size_t quota_format_amount_in(int in_bytes, int64_t milli, char *buf, size_t size)
+{
+	int n = quantity_format_milli(milli, in_bytes ? QUANTITY_BINARY_SI : QUANTITY_DECIMAL_SI,
+				      buf, size);
+	if (n < 0)
+		n = snprintf(buf, size, "%lldm", (long long)milli);
+	if (n < 0 || size == 0)
+		return 0;
+	return (size_t)n < size ? (size_t)n : size - 1;
+}
+
 void quota_format_amount(const char *resource, int64_t milli, char *buf, size_t size)
 {
-	int bytes = resource && (!strcmp(resource, "memory") || !strcmp(resource, "ephemeral-storage") ||
-				 !strcmp(resource, "storage") || !strncmp(resource, "hugepages-", 10));
-	if (quantity_format_milli(milli, bytes ? QUANTITY_BINARY_SI : QUANTITY_DECIMAL_SI, buf, size) < 0)
-		snprintf(buf, size, "%lldm", (long long)milli);
+	(void)quota_format_amount_in(quota_resource_in_bytes(resource), milli, buf, size);
 }

@@ -76,6 +76,10 @@ void quota_flavor_free(struct quota_flavor *f);
  * hugepages) in binary SI where exact ("1536Gi"), others in decimal SI (16000m -> "16").
  * A sum of quantities has no suffix of its own, so the resource decides. */
 void quota_format_amount(const char *resource, int64_t milli, char *buf, size_t size);
+/* The same in two steps, for callers that format many amounts of a resource they keep: whether
+ * it counts bytes (binary SI), then the amount with that known. Returns the length written. */
+int quota_resource_in_bytes(const char *resource);
+size_t quota_format_amount_in(int in_bytes, int64_t milli, char *buf, size_t size);
 
 /* Why a flavor's nodes can't take a podSet's pods (QUOTA_MATCH: they can). */
 enum quota_mismatch {

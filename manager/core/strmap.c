@@ -74,9 +74,14 @@ static void place(struct strmap_slot *slots, size_t cap, struct strmap_slot item
 	slots[i] = item;
 }
 
-static int grow(struct strmap *m)
+/* Whether len entries keep the load under 3/4, so probe sequences stay short. */
+static int fits(size_t len, size_t cap)
 {
-	size_t cap = m->cap ? m->cap * 2 : 16;
+	return len * 4 <= cap * 3;
+}
+
+static int resize(struct strmap *m, size_t cap)
+{
 	struct strmap_slot *slots = calloc(cap, sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;
@@ -89,6 +94,16 @@ static int grow(struct strmap *m)
 	return 0;
 }
 
+int strmap_reserve(struct strmap *m, size_t n)
+{
+	size_t cap = m->cap ? m->cap : 16;
+	if (n > SIZE_MAX / 8)
+		return -ENOMEM;
+	while (!fits(n, cap))
+		cap *= 2;
+	return cap == m->cap ? 0 : resize(m, cap);
+}
+
 int strmap_put(struct strmap *m, const char *key, void *value, void **old)
 {
 	size_t h = hash_str(key);
@@ -99,8 +114,7 @@ int strmap_put(struct strmap *m, const char *key, void *value, void **old)
 		s->value = value;
 		return 0;
 	}
-	/* Keep the load under 3/4 so probe sequences stay short. */
-	if ((m->len + 1) * 4 > m->cap * 3 && grow(m) != 0)
+	if (!fits(m->len + 1, m->cap) && resize(m, m->cap ? m->cap * 2 : 16) != 0)
 		return -ENOMEM;
 	/* Borrowed: the caller's key, which the map never writes (the cast is only the slot's
 	 * type, shared with owned keys). */

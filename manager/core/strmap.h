@@ -37,6 +37,10 @@ void strmap_release(struct strmap *m, void (*free_value)(void *));
 void *strmap_get(const struct strmap *m, const char *key);
 /* Inserts or replaces. *old (if non-NULL) receives the replaced value or NULL. 0 or -ENOMEM. */
 int strmap_put(struct strmap *m, const char *key, void *value, void **old);
+/* Makes room for n entries in all, so that putting that many grows the table no more: for a
+ * caller that knows its size up front (one allocation instead of a doubling per power of
+ * two). 0 or -ENOMEM (the map is unchanged). */
+int strmap_reserve(struct strmap *m, size_t n);
 /* Removes key and returns its value, or NULL when absent. */
 void *strmap_remove(struct strmap *m, const char *key);
 

@@ -972,6 +972,9 @@ static int build_engine(struct sim *s)
 	int rc = engine_new(&s->engine);
 	if (rc != 0)
 		return rc;
+	/* Every Workload is known: the engine's tables are sized once, not doubled up to it. */
+	if ((rc = engine_reserve(s->engine, s->n_wls)) != 0)
+		return rc;
 	set_fair_sharing(s);
 	/* In input order throughout, so nothing depends on hash order. */
 	for (size_t i = 0; i < s->n_ns; i++)

@@ -359,6 +359,28 @@ static void test_engine_fits_admits_and_charges(void **state)
 	engine_free(e);
 }
 
+/* engine_reserve is only a hint: workloads added after it, fewer or more than it named, are
+ * decided as without it. */
+static void test_engine_reserve_is_only_a_hint(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	char name[16];
+	assert_int_equal(engine_reserve(e, 4), 0);
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(4)) } });
+	lq(e, "lq", "cq");
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		add_wl(e, &(struct wldef){ name, "lq", .time = i, .per_pod = { U(1) } });
+	}
+	assert_int_equal(engine_reserve(e, 2), 0); /* below what is there: nothing changes */
+	assert_int_equal(cycle(e, &r), 4);
+	assert_true(admitted(e, "ns/w3"));
+	assert_false(admitted(e, "ns/w4"));
+	assert_non_null(find(&r, ENG_PENDING, "ns/w7"));
+	engine_free(e);
+}
+
 static void test_engine_no_fit_pending_with_kueue_message(void **state)
 {
 	struct engine *e = new_engine();
@@ -2175,6 +2197,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_engine_fits_admits_and_charges),
+		cmocka_unit_test(test_engine_reserve_is_only_a_hint),
 		cmocka_unit_test(test_engine_placer_refusal_keeps_best_effort_queue_moving),
 		cmocka_unit_test(test_engine_placer_refusal_blocks_strict_fifo_head),
 		cmocka_unit_test(test_engine_placer_capacity_change_without_refusals_is_noop),

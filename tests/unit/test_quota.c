@@ -68,6 +68,35 @@ static void test_strmap_key_is_copied(void **state)
 	strmap_release(&m, NULL);
 }
 
+/* A reserve sizes the table once: the puts it was made for don't move it, the entries already
+ * in it survive the resize, and a smaller reserve changes nothing. */
+static void test_strmap_reserve_then_puts_do_not_grow(void **state)
+{
+	struct strmap m;
+	char key[16];
+	int v[1000];
+	strmap_init(&m);
+	assert_int_equal(strmap_put(&m, "before", &v[0], NULL), 0);
+	assert_int_equal(strmap_reserve(&m, 1000), 0);
+	struct strmap_slot *table = m.slots;
+	size_t cap = m.cap;
+	assert_true(cap * 3 >= 1000 * 4);
+	assert_ptr_equal(strmap_get(&m, "before"), &v[0]);
+	for (int i = 1; i < 1000; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		assert_int_equal(strmap_put(&m, key, &v[i], NULL), 0);
+	}
+	assert_ptr_equal(m.slots, table);
+	assert_int_equal(m.cap, cap);
+	assert_int_equal(strmap_reserve(&m, 10), 0);
+	assert_int_equal(m.cap, cap);
+	for (int i = 1; i < 1000; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		assert_ptr_equal(strmap_get(&m, key), &v[i]);
+	}
+	strmap_release(&m, NULL);
+}
+
 /* Borrowed keys: the map keeps the caller's pointer (the first one put), copies nothing and
  * frees no key, through growth, removal and release (ASan would see a free of the stack). */
 static void test_strmap_borrowed_keys_are_not_copied(void **state)
@@ -620,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_strmap_empty_get_remove_return_null),
 		cmocka_unit_test(test_strmap_put_get_replace_remove),
 		cmocka_unit_test(test_strmap_key_is_copied),
+		cmocka_unit_test(test_strmap_reserve_then_puts_do_not_grow),
 		cmocka_unit_test(test_strmap_borrowed_keys_are_not_copied),
 		cmocka_unit_test(test_strmap_empty_key_and_null_value),
 		cmocka_unit_test(test_strmap_release_frees_each_value_once),
