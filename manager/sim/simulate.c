@@ -785,6 +785,9 @@ static void finish_workloads(struct sim *s)
 {
 	size_t kept = 0;
 	char err[512];
+	/* Every identity goes into the index: sized once, not doubled up to 50,000 and more. */
+	if (strmap_reserve(&s->wl_index, s->wl_index.len + s->n_wls) != 0)
+		s->failed = -ENOMEM;
 	for (size_t i = 0; i < s->n_wls; i++) {
 		struct wl_rec *r = &s->wls[i];
 		int rc = 0;
