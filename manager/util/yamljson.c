@@ -278,8 +278,9 @@ enum {
 	CC_RUN = 16, /* CC_PLAIN but ':', which a block plain scalar looks at twice */
 	CC_FLOW = 32, /* CC_PLAIN but ':' and ',', which end a plain scalar in a flow collection */
 	CC_NUMBER = 64, /* may start a number: a digit, sign or dot */
+	CC_START = 128, /* may start a plain scalar (a '-' only before a digit or dot) */
 };
-#define CC_WORD (CC_PLAIN | CC_KEY | CC_RUN | CC_FLOW)
+#define CC_WORD (CC_PLAIN | CC_KEY | CC_RUN | CC_FLOW | CC_START)
 static const unsigned char char_class[256] = {
 	[0 ... 0x1f] = CC_BAIL | CC_CONTROL,
 	[0x7f ... 0xff] = CC_BAIL | CC_CONTROL,
@@ -289,14 +290,14 @@ static const unsigned char char_class[256] = {
 	['.'] = CC_WORD | CC_NUMBER,
 	['_'] = CC_WORD,
 	['/'] = CC_WORD,
-	['-'] = CC_WORD | CC_NUMBER,
-	['+'] = CC_PLAIN | CC_RUN | CC_FLOW | CC_NUMBER,
-	['='] = CC_PLAIN | CC_RUN | CC_FLOW,
-	['('] = CC_PLAIN | CC_RUN | CC_FLOW,
-	[')'] = CC_PLAIN | CC_RUN | CC_FLOW,
-	['$'] = CC_PLAIN | CC_RUN | CC_FLOW,
-	['^'] = CC_PLAIN | CC_RUN | CC_FLOW,
-	['~'] = CC_PLAIN | CC_RUN | CC_FLOW,
+	['-'] = CC_PLAIN | CC_KEY | CC_RUN | CC_FLOW | CC_NUMBER,
+	['+'] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START | CC_NUMBER,
+	['='] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START,
+	['('] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START,
+	[')'] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START,
+	['$'] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START,
+	['^'] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START,
+	['~'] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START,
 	[' '] = CC_PLAIN | CC_RUN | CC_FLOW,
 	[':'] = CC_PLAIN,
 	[','] = CC_PLAIN | CC_RUN,
@@ -335,10 +336,9 @@ static int line_is_marker(const char *s, char m)
 /* A plain scalar's first character, where YAML indicators can't start one. */
 static int plain_start(const char *s)
 {
-	char c = *s;
-	if (c == '-')
+	if (*s == '-')
 		return (s[1] >= '0' && s[1] <= '9') || s[1] == '.';
-	return char_is(c, CC_PLAIN) && c != ' ' && c != ':' && c != ',';
+	return char_is(*s, CC_START);
 }
 
 /* The rarer plain scalars (floats, long integers): typed by plain_scalar_n from a copy that
@@ -371,6 +371,10 @@ static json_t *fast_plain(const char *s, size_t n)
 			v = v * 10 + (s[i] - '0');
 		if (i == n)
 			return json_integer(*s == '-' ? -v : v);
+		/* Past a number's first digits only '.', 'e' or 'E' may still make a float: a
+		 * quantity (500m, 1Gi) is a string. */
+		if (s[i] != '.' && s[i] != 'e' && s[i] != 'E')
+			return json_stringn_nocheck(s, n);
 	}
 	return fast_plain_copy(s, n);
 }
@@ -393,17 +397,23 @@ static json_t *fast_quoted(const char **s)
 /* A key at *s: plain (letters, digits, . _ / -) or double-quoted; *s past it; NULL if not
  * one. YAML caps a simple key at 1024 characters: longer ones are libyaml's to refuse. */
 #define FAST_MAX_KEY 1000
-static const char *fast_key(const char **s, size_t *len)
+static const char *fast_quoted_key(const char **s, size_t *len)
 {
 	const char *k = *s, *at;
-	if (*k == '"') {
-		for (at = k + 1; *at != '"'; at++)
-			if (char_is(*at, CC_BAIL))
-				return NULL;
-		*len = (size_t)(at - k - 1);
-		*s = at + 1;
-		return *len <= FAST_MAX_KEY ? k + 1 : NULL;
-	}
+	for (at = k + 1; *at != '"'; at++)
+		if (char_is(*at, CC_BAIL))
+			return NULL;
+	*len = (size_t)(at - k - 1);
+	*s = at + 1;
+	return *len <= FAST_MAX_KEY ? k + 1 : NULL;
+}
+
+/* Inline: called for every key, and short, the call was half its cost. */
+static inline const char *fast_key(const char **s, size_t *len)
+{
+	const char *k = *s, *at;
+	if (*k == '"')
+		return fast_quoted_key(s, len);
 	if (*k == '-')
 		return NULL; /* a plain key doesn't start with '-' */
 	for (at = k; char_is(*at, CC_KEY); at++)
@@ -669,7 +679,10 @@ static int fast_line(struct fast *f, int indent, const char *text, const char **
 static int fast_document(const char *p, const char *end, const char *tail, int first,
 			 json_t **doc, int *line, const char **stop, int *lines)
 {
-	struct fast f = { .depth = 0 };
+	struct fast f; /* not zeroed whole: its stack is a few KB, and per document */
+	f.depth = 0;
+	f.pending = 0;
+	f.root = NULL;
 	char last[FAST_MAX_LAST_LINE + 1];
 	int n = first;
 	*doc = NULL;
