@@ -254,7 +254,7 @@ static json_t *convert(struct conv *c, yaml_node_t *node, int depth)
 struct fast_frame {
 	json_t *node; /* an object or an array, owned by its parent (the root: by the parser) */
 	int indent; /* column of its keys or of its "- " */
-	size_t keys; /* an object's keys so far: a set that adds none met a duplicate */
+	size_t keys; /* an object's keys set so far: more than it has means a duplicate */
 };
 
 struct fast {
@@ -317,6 +317,23 @@ static const unsigned char char_class[256] = {
 static int char_is(char c, unsigned char cls)
 {
 	return char_class[(unsigned char)c] & cls;
+}
+
+/* The first byte from s not of class cls (the line's '\n' is in none the callers ask for).
+ * Four bytes a round: keys and scalars are most of the input, and a loop's own branch per
+ * byte was a fifth of scanning them. */
+static inline const char *scan_class(const char *s, unsigned char cls)
+{
+	for (;; s += 4) {
+		if (!char_is(s[0], cls))
+			return s;
+		if (!char_is(s[1], cls))
+			return s + 1;
+		if (!char_is(s[2], cls))
+			return s + 2;
+		if (!char_is(s[3], cls))
+			return s + 3;
+	}
 }
 
 static const char *skip_spaces(const char *s)
@@ -416,27 +433,31 @@ static inline const char *fast_key(const char **s, size_t *len)
 		return fast_quoted_key(s, len);
 	if (*k == '-')
 		return NULL; /* a plain key doesn't start with '-' */
-	for (at = k; char_is(*at, CC_KEY); at++)
-		;
+	at = scan_class(k, CC_KEY);
 	*len = (size_t)(at - k);
 	*s = at;
 	return at != k && *len <= FAST_MAX_KEY ? k : NULL;
 }
 
 /*
- * Sets obj[key] = v (v NULL: fails). A duplicate key is an error libyaml's path reports,
- * with its line. jansson replaces the value of a key it has, so a set that doesn't grow the
- * object to one key more than the caller counted (*keys) met a duplicate: one hash lookup
- * per key, not two (looking first was a tenth of reading a large export). The document is
- * dropped on the way to libyaml, replaced value and all.
+ * Sets obj[key] = v (v NULL: fails) and counts the key in *keys. A duplicate key is an error
+ * libyaml's path reports, with its line; jansson replaces the value of a key it has, so an
+ * object with fewer keys than were set had one (fast_unique): asked once per object, when
+ * it is complete, not per key (looking each key up first was a tenth of reading a large
+ * export). The document then goes to libyaml, replaced values and all.
  */
 static int fast_set(json_t *obj, size_t *keys, const char *key, size_t len, json_t *v)
 {
 	if (!v)
 		return -1;
-	if (json_object_setn_new_nocheck(obj, key, len, v) != 0 || json_object_size(obj) != ++*keys)
-		return -1;
-	return 0;
+	++*keys;
+	return json_object_setn_new_nocheck(obj, key, len, v);
+}
+
+/* Whether a complete object (or any array) got every key set in it: none twice. */
+static int fast_unique(const json_t *node, size_t keys)
+{
+	return !json_is_object(node) || json_object_size(node) == keys;
 }
 
 static json_t *fast_flow(const char **s, int depth);
@@ -451,8 +472,7 @@ static json_t *fast_flow_value(const char **s, int depth)
 		return fast_quoted(s);
 	if (!plain_start(v))
 		return NULL;
-	for (at = v; char_is(*at, CC_FLOW); at++)
-		;
+	at = scan_class(v, CC_FLOW);
 	if (*at != ',' && *at != ']' && *at != '}')
 		return NULL; /* a ':', the line's end or a byte no plain scalar has */
 	*s = at;
@@ -496,6 +516,8 @@ static json_t *fast_flow(const char **s, int depth)
 		}
 		at = skip_spaces(at);
 		if (*at == close) {
+			if (!fast_unique(c, keys))
+				goto bail;
 			*s = at + 1;
 			return c;
 		}
@@ -517,8 +539,7 @@ static json_t *fast_plain_line(const char *v, const char **next)
 	if (!plain_start(v))
 		return NULL;
 	for (;;) {
-		while (char_is(*at, CC_RUN))
-			at++;
+		at = scan_class(at, CC_RUN);
 		if (*at != ':')
 			break;
 		if (at[1] == ' ' || at[1] == '\n')
@@ -629,8 +650,11 @@ static int fast_line(struct fast *f, int indent, const char *text, const char **
 	/* Close what this line is outside of; a list at its key's column ends at the next key. */
 	while (f->depth > 1 && (f->stack[f->depth - 1].indent > indent ||
 				(!dash && f->stack[f->depth - 1].indent == indent &&
-				 json_is_array(f->stack[f->depth - 1].node))))
+				 json_is_array(f->stack[f->depth - 1].node)))) {
 		f->depth--;
+		if (!fast_unique(f->stack[f->depth].node, f->stack[f->depth].keys))
+			return -1;
+	}
 	struct fast_frame *top = &f->stack[f->depth - 1];
 	if (top->indent != indent || dash != json_is_array(top->node))
 		return -1;
@@ -721,6 +745,9 @@ static int fast_document(const char *p, const char *end, const char *tail, int f
 	}
 	if (f.pending && fast_fill(&f, json_null()) != 0)
 		goto bail;
+	for (size_t i = 0; i < f.depth; i++)
+		if (!fast_unique(f.stack[i].node, f.stack[i].keys))
+			goto bail;
 	*doc = f.root;
 	*stop = p;
 	*lines = n;
