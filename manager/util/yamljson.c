@@ -378,7 +378,8 @@ static json_t *fast_plain(const char *s, size_t n)
 	if (n > FAST_MAX_SCALAR)
 		return NULL;
 	if (!char_is(*s, CC_NUMBER)) {
-		json_t *word = plain_word(s, n);
+		/* Words have 1, 4 or 5 characters: others needn't call plain_word. */
+		json_t *word = n == 1 || n == 4 || n == 5 ? plain_word(s, n) : NULL;
 		return word ? word : json_stringn_nocheck(s, n);
 	}
 	size_t i = *s == '-' || *s == '+';
