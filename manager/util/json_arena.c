@@ -34,6 +34,7 @@ static struct {
 	size_t used; /* the bump pointer; [floor, used) is the current document's */
 	size_t live_current, live_kept; /* blocks allocated and not freed, above and below floor */
 	int on; /* between begin and pause */
+	size_t open_end; /* committed while on, else 0: arena_malloc's one bound (set_on) */
 	int current_malloc; /* a block of the current document came from malloc */
 	json_malloc_t prev_malloc;
 	json_free_t prev_free;
@@ -48,7 +49,15 @@ static int commit(size_t need)
 		return -1;
 	POISON(arena.base + arena.committed, want - arena.committed);
 	arena.committed = want;
+	if (arena.on)
+		arena.open_end = want;
 	return 0;
+}
+
+static void set_on(int on)
+{
+	arena.on = on;
+	arena.open_end = on ? arena.committed : 0;
 }
 
 /* n bytes (size rounded up) from the bump pointer, which the caller checked are committed. */
@@ -80,7 +89,7 @@ static __attribute__((noinline)) void *arena_malloc_slow(size_t size)
 static void *arena_malloc(size_t size)
 {
 	size_t n = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1); /* 0 for 0 and on overflow */
-	if (arena.on && n - 1 < MAX_BLOCK && arena.committed - arena.used >= n)
+	if (n - 1 < MAX_BLOCK && arena.used + n <= arena.open_end)
 		return bump(n, size);
 	return arena_malloc_slow(size);
 }
@@ -108,7 +117,7 @@ int json_arena_install(void)
 	arena.base = p;
 	arena.committed = arena.floor = arena.used = 0;
 	arena.live_current = arena.live_kept = 0;
-	arena.on = 0;
+	set_on(0);
 	json_get_alloc_funcs(&arena.prev_malloc, &arena.prev_free);
 	json_set_alloc_funcs(arena_malloc, arena_free);
 	return 0;
@@ -122,22 +131,22 @@ void json_arena_uninstall(void)
 	UNPOISON(arena.base, arena.committed);
 	munmap(arena.base, RESERVE);
 	arena.base = NULL;
-	arena.on = 0;
+	set_on(0);
 }
 
 void json_arena_begin(void)
 {
-	arena.on = arena.base != NULL;
+	set_on(arena.base != NULL);
 }
 
 void json_arena_pause(void)
 {
-	arena.on = 0;
+	set_on(0);
 }
 
 void json_arena_end(void)
 {
-	arena.on = 0;
+	set_on(0);
 	arena.current_malloc = 0;
 	if (!arena.base)
 		return;
@@ -159,7 +168,7 @@ void json_arena_end(void)
 
 int json_arena_discard(void)
 {
-	arena.on = 0;
+	set_on(0);
 	if (!arena.base || arena.current_malloc)
 		return -1;
 	/* The caller's word that nothing refers to the document: its blocks are dead. */
