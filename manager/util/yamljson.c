@@ -70,26 +70,28 @@ static int is_float(const char *s)
 	return digits > 0;
 }
 
-/* Whether s[0..n) is one of YAML 1.2's null, true or false words: 0 null, 1 true, 2 false,
- * -1 none. By length first: every plain scalar is asked, and most are names or quantities. */
-static int plain_word(const char *s, size_t n)
+/* s[0..n) as one of YAML 1.2's null, true or false words (jansson's shared values), or NULL
+ * if it is none. By length first: every plain scalar is asked, and most are names or
+ * quantities. */
+static json_t *plain_word(const char *s, size_t n)
 {
 	switch (n) {
 	case 0:
-		return 0;
+		return json_null();
 	case 1:
-		return *s == '~' ? 0 : -1;
+		return *s == '~' ? json_null() : NULL;
 	case 4:
 		if (!memcmp(s, "null", 4) || !memcmp(s, "Null", 4) || !memcmp(s, "NULL", 4))
-			return 0;
+			return json_null();
 		if (!memcmp(s, "true", 4) || !memcmp(s, "True", 4) || !memcmp(s, "TRUE", 4))
-			return 1;
-		return -1;
+			return json_true();
+		return NULL;
 	case 5:
-		return !memcmp(s, "false", 5) || !memcmp(s, "False", 5) || !memcmp(s, "FALSE", 5) ? 2 :
-														       -1;
+		if (!memcmp(s, "false", 5) || !memcmp(s, "False", 5) || !memcmp(s, "FALSE", 5))
+			return json_false();
+		return NULL;
 	default:
-		return -1;
+		return NULL;
 	}
 }
 
@@ -98,16 +100,9 @@ static int plain_word(const char *s, size_t n)
  * no UTF-8 check. */
 static json_t *plain_scalar_n(const char *s, size_t n, int ascii)
 {
-	switch (plain_word(s, n)) {
-	case 0:
-		return json_null();
-	case 1:
-		return json_true();
-	case 2:
-		return json_false();
-	default:
-		break;
-	}
+	json_t *word = plain_word(s, n);
+	if (word)
+		return word;
 	/* A number starts with a digit, a sign or a dot; anything else is a string. */
 	if ((*s >= '0' && *s <= '9') || *s == '-' || *s == '+' || *s == '.') {
 		if (is_int(s)) {
@@ -242,16 +237,27 @@ static json_t *convert(struct conv *c, yaml_node_t *node, int depth)
  * messages; its documents and this parser's are the same JSON.
  */
 
+/*
+ * How it reads: once, left to right. Every line it parses ends in '\n' (the input's last
+ * line, if it has none, is parsed from a copy that has one), so the scanners need no end
+ * pointer: each stops at a byte outside the class it accepts, and '\n' is in none of them.
+ * Each byte of a content line is either structure the parser asks for by name (':', ',',
+ * brackets, quotes, spaces) or taken by a scanner that refuses the bytes of CC_BAIL, so no
+ * separate pass over the line is needed to find them; nor one to find where it ends.
+ */
+
 #define FAST_MAX_DEPTH 64
 #define FAST_MAX_SCALAR 1024
+/* The input's last line without a '\n' is copied to get one; a longer one goes to libyaml. */
+#define FAST_MAX_LAST_LINE 4096
 
 struct fast_frame {
 	json_t *node; /* an object or an array, owned by its parent (the root: by the parser) */
 	int indent; /* column of its keys or of its "- " */
+	size_t keys; /* an object's keys set so far: more than it has means a duplicate */
 };
 
 struct fast {
-	const char *p, *end; /* the document's lines */
 	struct fast_frame stack[FAST_MAX_DEPTH];
 	size_t depth;
 	/* A key (or a "- ") whose value is on the following lines: filled in when they come. */
@@ -262,34 +268,39 @@ struct fast {
 	json_t *root;
 };
 
-/* Character classes, one table lookup each: the fast path looks at every byte of the input
- * several times, and a chain of comparisons per byte was most of its cost. */
+/* Character classes, one table lookup each: every byte of the input is looked at through
+ * them, and a chain of comparisons per byte was most of the fast path's cost. */
 enum {
 	CC_PLAIN = 1, /* may appear in a plain scalar */
 	CC_KEY = 2, /* may appear in a plain key (a '-' not first) */
-	CC_BAIL = 4, /* on a content line: the document is libyaml's (see fast_document) */
-	CC_CONTROL = 8, /* a control or non-ASCII byte */
+	CC_BAIL = 4, /* on a content line: the document is libyaml's (see the fast path) */
+	CC_CONTROL = 8, /* a control or non-ASCII byte, '\n' included */
+	CC_RUN = 16, /* CC_PLAIN but ':', which a block plain scalar looks at twice */
+	CC_FLOW = 32, /* CC_PLAIN but ':' and ',', which end a plain scalar in a flow collection */
+	CC_NUMBER = 64, /* may start a number: a digit, sign or dot */
+	CC_START = 128, /* may start a plain scalar (a '-' only before a digit or dot) */
 };
+#define CC_WORD (CC_PLAIN | CC_KEY | CC_RUN | CC_FLOW | CC_START)
 static const unsigned char char_class[256] = {
 	[0 ... 0x1f] = CC_BAIL | CC_CONTROL,
 	[0x7f ... 0xff] = CC_BAIL | CC_CONTROL,
-	['a' ... 'z'] = CC_PLAIN | CC_KEY,
-	['A' ... 'Z'] = CC_PLAIN | CC_KEY,
-	['0' ... '9'] = CC_PLAIN | CC_KEY,
-	['.'] = CC_PLAIN | CC_KEY,
-	['_'] = CC_PLAIN | CC_KEY,
-	['/'] = CC_PLAIN | CC_KEY,
-	['-'] = CC_PLAIN | CC_KEY,
-	['+'] = CC_PLAIN,
-	['='] = CC_PLAIN,
-	['('] = CC_PLAIN,
-	[')'] = CC_PLAIN,
-	['$'] = CC_PLAIN,
-	['^'] = CC_PLAIN,
-	['~'] = CC_PLAIN,
-	[' '] = CC_PLAIN,
+	['a' ... 'z'] = CC_WORD,
+	['A' ... 'Z'] = CC_WORD,
+	['0' ... '9'] = CC_WORD | CC_NUMBER,
+	['.'] = CC_WORD | CC_NUMBER,
+	['_'] = CC_WORD,
+	['/'] = CC_WORD,
+	['-'] = CC_PLAIN | CC_KEY | CC_RUN | CC_FLOW | CC_NUMBER,
+	['+'] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START | CC_NUMBER,
+	['='] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START,
+	['('] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START,
+	[')'] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START,
+	['$'] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START,
+	['^'] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START,
+	['~'] = CC_PLAIN | CC_RUN | CC_FLOW | CC_START,
+	[' '] = CC_PLAIN | CC_RUN | CC_FLOW,
 	[':'] = CC_PLAIN,
-	[','] = CC_PLAIN,
+	[','] = CC_PLAIN | CC_RUN,
 	['#'] = CC_BAIL,
 	['&'] = CC_BAIL,
 	['*'] = CC_BAIL,
@@ -303,161 +314,187 @@ static const unsigned char char_class[256] = {
 	['\\'] = CC_BAIL,
 };
 
-/* Whether a byte of [c, end) is of class cls: the classes of eight bytes OR'ed per test, as
- * every byte of the input is looked at this way and a branch per byte was most of it. */
-static int any_class(const char *c, const char *end, unsigned char cls)
+static int char_is(char c, unsigned char cls)
 {
-	const unsigned char *u = (const unsigned char *)c, *e = (const unsigned char *)end;
-	unsigned acc = 0;
-	for (; e - u >= 8; u += 8) {
-		acc = char_class[u[0]] | char_class[u[1]] | char_class[u[2]] | char_class[u[3]] |
-		      char_class[u[4]] | char_class[u[5]] | char_class[u[6]] | char_class[u[7]];
-		if (acc & cls)
-			return 1;
-	}
-	for (; u < e; u++)
-		acc |= char_class[*u];
-	return (acc & cls) != 0;
+	return char_class[(unsigned char)c] & cls;
 }
 
-static int plain_char(char c)
+/* The first byte from s not of class cls (the line's '\n' is in none the callers ask for).
+ * Four bytes a round: keys and scalars are most of the input, and a loop's own branch per
+ * byte was a fifth of scanning them. */
+static inline const char *scan_class(const char *s, unsigned char cls)
 {
-	return char_class[(unsigned char)c] & CC_PLAIN;
+	for (;; s += 4) {
+		if (!char_is(s[0], cls))
+			return s;
+		if (!char_is(s[1], cls))
+			return s + 1;
+		if (!char_is(s[2], cls))
+			return s + 2;
+		if (!char_is(s[3], cls))
+			return s + 3;
+	}
+}
+
+static const char *skip_spaces(const char *s)
+{
+	while (*s == ' ')
+		s++;
+	return s;
+}
+
+/* Whether s, at the start of a line, is the document marker m ("---" or "..."). */
+static int line_is_marker(const char *s, char m)
+{
+	return s[0] == m && s[1] == m && s[2] == m &&
+	       (s[3] == ' ' || s[3] == '\t' || s[3] == '\n' || s[3] == '\r');
 }
 
 /* A plain scalar's first character, where YAML indicators can't start one. */
-static int plain_start(const char *s, const char *end)
+static int plain_start(const char *s)
 {
-	char c = *s;
-	if (c == '-')
-		return s + 1 < end && ((s[1] >= '0' && s[1] <= '9') || s[1] == '.');
-	return plain_char(c) && c != ' ' && c != ':' && c != ',';
+	if (*s == '-')
+		return (s[1] >= '0' && s[1] <= '9') || s[1] == '.';
+	return char_is(*s, CC_START);
 }
 
-static json_t *fast_plain(const char *s, size_t n)
+/* The rarer plain scalars (floats, long integers): typed by plain_scalar_n from a copy that
+ * ends in the NUL strtoll and strtod need. */
+static json_t *fast_plain_copy(const char *s, size_t n)
 {
 	char buf[FAST_MAX_SCALAR + 1];
-	if (n > FAST_MAX_SCALAR)
-		return NULL;
 	memcpy(buf, s, n);
 	buf[n] = '\0';
 	return plain_scalar_n(buf, n, 1);
 }
 
-/* A quoted scalar without escapes at *s (in [*s, end)): a string, *s past the closing quote.
- * NULL to hand the document to libyaml. */
-static json_t *fast_quoted(const char **s, const char *end)
+/*
+ * Types the plain scalar s[0..n) as plain_scalar_n does, without copying it for the common
+ * cases: a scalar that can't start a number is a word (null, true, false) or a string, and
+ * an integer of up to 18 digits can't overflow, so it needs no strtoll. Inline, as are
+ * fast_key, fast_value and fast_entry_value: each runs for most keys or scalars, and their
+ * calls were a few percent of reading an export.
+ */
+static inline json_t *fast_plain(const char *s, size_t n)
+{
+	if (n > FAST_MAX_SCALAR)
+		return NULL;
+	if (!char_is(*s, CC_NUMBER)) {
+		/* Words have 1, 4 or 5 characters: others needn't call plain_word. */
+		json_t *word = n == 1 || n == 4 || n == 5 ? plain_word(s, n) : NULL;
+		return word ? word : json_stringn_nocheck(s, n);
+	}
+	size_t i = *s == '-' || *s == '+';
+	if (i < n && n - i <= 18) {
+		long long v = 0;
+		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			v = v * 10 + (s[i] - '0');
+		if (i == n)
+			return json_integer(*s == '-' ? -v : v);
+		/* Past a number's first digits only '.', 'e' or 'E' may still make a float: a
+		 * quantity (500m, 1Gi) is a string. */
+		if (s[i] != '.' && s[i] != 'e' && s[i] != 'E')
+			return json_stringn_nocheck(s, n);
+	}
+	return fast_plain_copy(s, n);
+}
+
+/* A quoted scalar without escapes at *s: a string, *s past the closing quote. NULL to hand
+ * the document to libyaml (an escape, the line's end, a byte of CC_BAIL). */
+static json_t *fast_quoted(const char **s)
 {
 	char q = **s;
 	const char *from = *s + 1, *at = from;
-	while (at < end && *at != q) {
-		if (*at == '\\' || (unsigned char)*at < 0x20 || (unsigned char)*at >= 0x7f)
+	for (; *at != q; at++)
+		if (char_is(*at, CC_BAIL))
 			return NULL;
-		at++;
-	}
-	if (at == end || (q == '\'' && at + 1 < end && at[1] == '\''))
-		return NULL;
+	if (q == '\'' && at[1] == '\'')
+		return NULL; /* '' is an escaped quote */
 	*s = at + 1;
 	return json_stringn_nocheck(from, (size_t)(at - from));
 }
 
-static const char *skip_spaces(const char *s, const char *end)
-{
-	while (s < end && *s == ' ')
-		s++;
-	return s;
-}
-
-/* A key at *s: plain (letters, digits, . _ / -) or quoted; *s past it; NULL if not one.
- * YAML caps a simple key at 1024 characters: longer ones are libyaml's to refuse. */
+/* A key at *s: plain (letters, digits, . _ / -) or double-quoted; *s past it; NULL if not
+ * one. YAML caps a simple key at 1024 characters: longer ones are libyaml's to refuse. */
 #define FAST_MAX_KEY 1000
-static const char *fast_key_any(const char **s, const char *end, size_t *len);
-
-static const char *fast_key(const char **s, const char *end, size_t *len)
+static const char *fast_quoted_key(const char **s, size_t *len)
 {
-	const char *key = fast_key_any(s, end, len);
-	return key && *len <= FAST_MAX_KEY ? key : NULL;
+	const char *k = *s, *at;
+	for (at = k + 1; *at != '"'; at++)
+		if (char_is(*at, CC_BAIL))
+			return NULL;
+	*len = (size_t)(at - k - 1);
+	*s = at + 1;
+	return *len <= FAST_MAX_KEY ? k + 1 : NULL;
 }
 
-static const char *fast_key_any(const char **s, const char *end, size_t *len)
+/* Inline: called for every key, and short, the call was half its cost. */
+static inline const char *fast_key(const char **s, size_t *len)
 {
-	const char *k = *s;
-	if (k < end && *k == '"') {
-		const char *at = k + 1;
-		while (at < end && *at != '"') {
-			if (*at == '\\' || (unsigned char)*at < 0x20 || (unsigned char)*at >= 0x7f)
-				return NULL;
-			at++;
-		}
-		if (at == end)
-			return NULL;
-		*len = (size_t)(at - k - 1);
-		*s = at + 1;
-		return k + 1;
-	}
-	const char *at = k;
-	if (at < end && *at == '-')
+	const char *k = *s, *at;
+	if (*k == '"')
+		return fast_quoted_key(s, len);
+	if (*k == '-')
 		return NULL; /* a plain key doesn't start with '-' */
-	while (at < end && (char_class[(unsigned char)*at] & CC_KEY))
-		at++;
-	if (at == k)
-		return NULL;
+	at = scan_class(k, CC_KEY);
 	*len = (size_t)(at - k);
 	*s = at;
-	return k;
+	return at != k && *len <= FAST_MAX_KEY ? k : NULL;
 }
 
-static int fast_set(json_t *obj, const char *key, size_t len, json_t *v)
+/*
+ * Sets obj[key] = v (v NULL: fails) and counts the key in *keys. A duplicate key is an error
+ * libyaml's path reports, with its line; jansson replaces the value of a key it has, so an
+ * object with fewer keys than were set had one (fast_unique): asked once per object, when
+ * it is complete, not per key (looking each key up first was a tenth of reading a large
+ * export). The document then goes to libyaml, replaced values and all.
+ */
+static int fast_set(json_t *obj, size_t *keys, const char *key, size_t len, json_t *v)
 {
-	/* A duplicate key is an error libyaml's path reports, with its line. jansson replaces
-	 * the value of a key it has, so a size that didn't grow is a duplicate: one hash lookup
-	 * per key, not two (looking first was a tenth of reading a large export). The document
-	 * is dropped on the way to libyaml, replaced value and all. */
-	size_t before = json_object_size(obj);
 	if (!v)
 		return -1;
-	if (json_object_setn_new_nocheck(obj, key, len, v) != 0 || json_object_size(obj) == before)
-		return -1;
-	return 0;
+	++*keys;
+	return json_object_setn_new_nocheck(obj, key, len, v);
 }
 
-static json_t *fast_flow(const char **s, const char *end, int depth);
-
-/* A value inside a flow collection: up to , ] or }. */
-static json_t *fast_flow_value(const char **s, const char *end, int depth)
+/* Whether a complete object (or any array) got every key set in it: none twice. */
+static int fast_unique(const json_t *node, size_t keys)
 {
-	const char *v = *s;
-	if (v == end)
-		return NULL;
+	return !json_is_object(node) || json_object_size(node) == keys;
+}
+
+static json_t *fast_flow(const char **s, int depth);
+
+/* A value inside a flow collection, *s past it: up to , ] or }. */
+static json_t *fast_flow_value(const char **s, int depth)
+{
+	const char *v = *s, *at;
 	if (*v == '{' || *v == '[')
-		return fast_flow(s, end, depth + 1);
+		return fast_flow(s, depth + 1);
 	if (*v == '"' || *v == '\'')
-		return fast_quoted(s, end);
-	if (!plain_start(v, end))
+		return fast_quoted(s);
+	if (!plain_start(v))
 		return NULL;
-	const char *at = v;
-	while (at < end && *at != ',' && *at != ']' && *at != '}') {
-		if (!plain_char(*at) || *at == ':')
-			return NULL;
-		at++;
-	}
-	const char *last = at;
-	while (last > v && last[-1] == ' ')
-		last--;
+	at = scan_class(v, CC_FLOW);
+	if (*at != ',' && *at != ']' && *at != '}')
+		return NULL; /* a ':', the line's end or a byte no plain scalar has */
 	*s = at;
-	return fast_plain(v, (size_t)(last - v));
+	while (at[-1] == ' ') /* v is not a space */
+		at--;
+	return fast_plain(v, (size_t)(at - v));
 }
 
 /* A one-line flow collection at *s; *s past its closing bracket. */
-static json_t *fast_flow(const char **s, const char *end, int depth)
+static json_t *fast_flow(const char **s, int depth)
 {
 	int map = **s == '{';
 	char close = map ? '}' : ']';
 	json_t *c = map ? json_object() : json_array();
-	const char *at = skip_spaces(*s + 1, end);
+	size_t keys = 0;
+	const char *at = skip_spaces(*s + 1);
 	if (!c || depth > FAST_MAX_DEPTH)
 		goto bail;
-	if (at < end && *at == close) {
+	if (*at == close) {
 		*s = at + 1;
 		return c;
 	}
@@ -465,30 +502,32 @@ static json_t *fast_flow(const char **s, const char *end, int depth)
 		json_t *v;
 		if (map) {
 			size_t klen;
-			const char *key = fast_key(&at, end, &klen);
+			const char *key = fast_key(&at, &klen);
 			/* "a:1" is not the same in every YAML version: left to libyaml. */
-			if (!key || at + 1 >= end || *at != ':' || at[1] != ' ')
+			if (!key || *at != ':' || at[1] != ' ')
 				goto bail;
-			at = skip_spaces(at + 1, end);
-			if (at < end && (*at == ',' || *at == '}'))
+			at = skip_spaces(at + 1);
+			if (*at == ',' || *at == '}')
 				goto bail; /* an empty value: left to libyaml */
-			v = fast_flow_value(&at, end, depth);
-			if (fast_set(c, key, klen, v) != 0)
+			v = fast_flow_value(&at, depth);
+			if (fast_set(c, &keys, key, klen, v) != 0)
 				goto bail;
 		} else {
-			v = fast_flow_value(&at, end, depth);
+			v = fast_flow_value(&at, depth);
 			if (!v || json_array_append_new(c, v) != 0)
 				goto bail;
 		}
-		at = skip_spaces(at, end);
-		if (at < end && *at == close) {
+		at = skip_spaces(at);
+		if (*at == close) {
+			if (!fast_unique(c, keys))
+				goto bail;
 			*s = at + 1;
 			return c;
 		}
-		if (at == end || *at != ',')
+		if (*at != ',')
 			goto bail;
-		at = skip_spaces(at + 1, end);
-		if (at < end && *at == close)
+		at = skip_spaces(at + 1);
+		if (*at == close)
 			goto bail; /* a trailing comma */
 	}
 bail:
@@ -496,27 +535,48 @@ bail:
 	return NULL;
 }
 
-/* The value after "key: " or "- ", to the end of the line (trailing spaces trimmed). */
-static json_t *fast_value(const char *v, const char *end)
+/* A block plain scalar at v, to its line's end (trailing spaces cut); *next past the '\n'. */
+static json_t *fast_plain_line(const char *v, const char **next)
+{
+	const char *at = v;
+	if (!plain_start(v))
+		return NULL;
+	for (;;) {
+		at = scan_class(at, CC_RUN);
+		if (*at != ':')
+			break;
+		if (at[1] == ' ' || at[1] == '\n')
+			return NULL; /* "a: b: c" */
+		at++;
+	}
+	if (*at != '\n')
+		return NULL;
+	*next = at + 1;
+	while (at[-1] == ' ') /* v is not a space */
+		at--;
+	return fast_plain(v, (size_t)(at - v));
+}
+
+/* The value after "key: " or "- " (v at neither a space nor the '\n'), to the end of the
+ * line; *next past the line's '\n'. */
+static inline json_t *fast_value(const char *v, const char **next)
 {
 	json_t *out;
 	const char *at = v;
 	if (*v == '{' || *v == '[')
-		out = fast_flow(&at, end, 1);
+		out = fast_flow(&at, 1);
 	else if (*v == '"' || *v == '\'')
-		out = fast_quoted(&at, end);
-	else if (!plain_start(v, end))
+		out = fast_quoted(&at);
+	else
+		return fast_plain_line(v, next);
+	if (!out)
 		return NULL;
-	else {
-		for (at = v; at < end; at++)
-			if (!plain_char(*at) || (*at == ':' && (at + 1 == end || at[1] == ' ')))
-				return NULL;
-		return fast_plain(v, (size_t)(end - v));
-	}
-	if (out && at != end) { /* something after the closing quote or bracket */
+	at = skip_spaces(at);
+	if (*at != '\n') { /* something after the closing quote or bracket */
 		json_decref(out);
-		out = NULL;
+		return NULL;
 	}
+	*next = at + 1;
 	return out;
 }
 
@@ -524,47 +584,53 @@ static int fast_push(struct fast *f, json_t *node, int indent)
 {
 	if (f->depth == FAST_MAX_DEPTH)
 		return -1;
-	f->stack[f->depth++] = (struct fast_frame){ node, indent };
+	f->stack[f->depth++] = (struct fast_frame){ node, indent, 0 };
 	return 0;
 }
 
 /* Stores v where the pending key or "- " wanted it. */
 static int fast_fill(struct fast *f, json_t *v)
 {
-	json_t *parent = f->stack[f->depth - 1].node;
+	struct fast_frame *top = &f->stack[f->depth - 1];
 	f->pending = 0;
-	if (json_is_object(parent))
-		return fast_set(parent, f->pending_key, f->pending_key_len, v);
-	if (!v || json_array_append_new(parent, v) != 0) {
+	if (json_is_object(top->node))
+		return fast_set(top->node, &top->keys, f->pending_key, f->pending_key_len, v);
+	if (!v || json_array_append_new(top->node, v) != 0) {
 		json_decref(v);
 		return -1;
 	}
 	return 0;
 }
 
-/* "key: value", "key:" (pending) at text in the mapping on top of the stack. */
-static int fast_entry(struct fast *f, const char *text, const char *end, int indent)
+/* What follows key (at: its ':', already known to end the key) in the mapping on top of
+ * the stack: a value to the line's end, or nothing (pending). *next past the line's '\n'. */
+static inline int fast_entry_value(struct fast *f, const char *key, size_t klen,
+				   const char *at, int indent, const char **next)
 {
-	size_t klen;
-	const char *at = text;
-	const char *key = fast_key(&at, end, &klen);
-	if (!key || at == end || *at != ':' || (at + 1 < end && at[1] != ' '))
-		return -1;
-	at = skip_spaces(at + 1, end);
-	if (at == end) {
+	at = skip_spaces(at + 1);
+	if (*at == '\n') {
 		f->pending = 1;
 		f->pending_key = key;
 		f->pending_key_len = klen;
 		f->pending_indent = indent;
+		*next = at + 1;
 		return 0;
 	}
-	return fast_set(f->stack[f->depth - 1].node, key, klen, fast_value(at, end));
+	struct fast_frame *top = &f->stack[f->depth - 1];
+	return fast_set(top->node, &top->keys, key, klen, fast_value(at, next));
 }
 
-/* One content line: indent spaces, then text up to end (no newline, trailing spaces cut). */
-static int fast_line(struct fast *f, int indent, const char *text, const char *end)
+/* Whether a key ends at at: a ':' then a space or the line's end. */
+static int key_ends(const char *at)
 {
-	int dash = *text == '-' && (text + 1 == end || text[1] == ' ');
+	return at[0] == ':' && (at[1] == ' ' || at[1] == '\n');
+}
+
+/* One content line: indent spaces, then text (not a space, '\n' or '#'); *next past its
+ * '\n'. */
+static int fast_line(struct fast *f, int indent, const char *text, const char **next)
+{
+	int dash = *text == '-' && (text[1] == ' ' || text[1] == '\n');
 	if (!f->root) {
 		f->root = dash ? json_array() : json_object();
 		if (!f->root || indent != 0 || fast_push(f, f->root, 0) != 0)
@@ -587,74 +653,107 @@ static int fast_line(struct fast *f, int indent, const char *text, const char *e
 	/* Close what this line is outside of; a list at its key's column ends at the next key. */
 	while (f->depth > 1 && (f->stack[f->depth - 1].indent > indent ||
 				(!dash && f->stack[f->depth - 1].indent == indent &&
-				 json_is_array(f->stack[f->depth - 1].node))))
+				 json_is_array(f->stack[f->depth - 1].node)))) {
 		f->depth--;
+		if (!fast_unique(f->stack[f->depth].node, f->stack[f->depth].keys))
+			return -1;
+	}
 	struct fast_frame *top = &f->stack[f->depth - 1];
 	if (top->indent != indent || dash != json_is_array(top->node))
 		return -1;
-	if (!dash)
-		return fast_entry(f, text, end, indent);
-	const char *v = skip_spaces(text + 1, end);
-	if (v == end) {
+	size_t klen;
+	const char *key, *at;
+	if (!dash) {
+		at = text;
+		key = fast_key(&at, &klen);
+		if (!key || !key_ends(at))
+			return -1;
+		return fast_entry_value(f, key, klen, at, indent, next);
+	}
+	const char *v = skip_spaces(text + 1);
+	if (*v == '\n') {
 		f->pending = 1;
 		f->pending_indent = indent;
+		*next = v + 1;
 		return 0;
 	}
-	if (*v == '-' && (v + 1 == end || v[1] == ' '))
+	if (*v == '-' && (v[1] == ' ' || v[1] == '\n'))
 		return -1; /* "- - x" */
 	/* "- key: value": a mapping whose keys are at the column of its first key. */
-	size_t klen;
-	const char *at = v;
-	if (fast_key(&at, end, &klen) && at < end && *at == ':' && (at + 1 == end || at[1] == ' ')) {
+	at = v;
+	key = fast_key(&at, &klen);
+	if (key && key_ends(at)) {
 		json_t *obj = json_object();
 		if (!obj || json_array_append_new(top->node, obj) != 0 ||
 		    fast_push(f, obj, indent + (int)(v - text)) != 0)
 			return -1;
-		return fast_entry(f, v, end, indent + (int)(v - text));
+		return fast_entry_value(f, key, klen, at, indent + (int)(v - text), next);
 	}
-	json_t *val = fast_value(v, end);
+	json_t *val = fast_value(v, next);
 	if (!val || json_array_append_new(top->node, val) != 0)
 		return -1;
 	return 0;
 }
 
 /*
- * Parses the document in [p, end) (whole lines, no "---" line), starting at 1-based line
- * first. Returns 1 with *doc (NULL for a document of comments only) and *line, or 0 when the
- * document is not in the subset (or memory ran out: libyaml then fails the same way).
+ * Parses the document whose lines start at p (after its "---" line, if any), at 1-based line
+ * first, up to the next "---" line or end; tail is where the input's last line starts when
+ * it has no '\n' (else end). Returns 1 with *doc (NULL for a document of comments only),
+ * *line, *stop (where the "---" line or end is) and *lines (its line number); or 0 when the
+ * document is not in the subset (or memory ran out: libyaml then fails the same way), a
+ * "..." or directive line included (the caller then finds them as it does for libyaml).
  */
-static int fast_document(const char *p, const char *end, int first, json_t **doc, int *line)
+static int fast_document(const char *p, const char *end, const char *tail, int first,
+			 json_t **doc, int *line, const char **stop, int *lines)
 {
-	struct fast f = { .p = p, .end = end };
+	struct fast f; /* not zeroed whole: its stack is a few KB, and per document */
+	f.depth = 0;
+	f.pending = 0;
+	f.root = NULL;
+	char last[FAST_MAX_LAST_LINE + 1];
 	int n = first;
 	*doc = NULL;
 	*line = 0;
 	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		const char *stop = eol ? eol : end, *text = p;
-		while (text < stop && *text == ' ')
-			text++;
-		const char *last = stop;
-		while (last > text && last[-1] == ' ')
-			last--;
-		if (text < last && *text != '#') {
-			if (any_class(text, last, CC_BAIL))
+		const char *s = p, *next;
+		if (p == tail) {
+			size_t len = (size_t)(end - p);
+			if (len > FAST_MAX_LAST_LINE)
 				goto bail;
-			if (!f.root)
-				*line = n;
-			if (fast_line(&f, (int)(text - p), text, last) != 0)
+			memcpy(last, p, len);
+			last[len] = '\n';
+			s = last;
+		}
+		if (line_is_marker(s, '-'))
+			break;
+		if (line_is_marker(s, '.') || *s == '%')
+			goto bail;
+		const char *text = skip_spaces(s);
+		if (*text == '\n') {
+			next = text + 1;
+		} else if (*text == '#') {
+			/* A comment: no tab or control character hides in it. */
+			for (next = text; !char_is(*next, CC_CONTROL); next++)
+				;
+			if (*next++ != '\n')
 				goto bail;
 		} else {
-			/* Blank or a comment: no tab or control character hides in it. */
-			if (any_class(p, stop, CC_CONTROL))
+			if (!f.root)
+				*line = n;
+			if (fast_line(&f, (int)(text - s), text, &next) != 0)
 				goto bail;
 		}
-		p = eol ? eol + 1 : end;
+		p = s == last ? end : next;
 		n++;
 	}
 	if (f.pending && fast_fill(&f, json_null()) != 0)
 		goto bail;
+	for (size_t i = 0; i < f.depth; i++)
+		if (!fast_unique(f.stack[i].node, f.stack[i].keys))
+			goto bail;
 	*doc = f.root;
+	*stop = p;
+	*lines = n;
 	return 1;
 bail:
 	json_decref(f.root);
@@ -679,6 +778,7 @@ struct yamljson_reader {
 	/* Streaming: where the fast path is, the first byte of a line and its 1-based number. */
 	size_t pos;
 	int line;
+	const char *tail; /* where the input's last line starts if it has no '\n', else its end */
 	/* libyaml reads the rest of the stream (after "..." or a directive: its state between
 	 * documents then matters); its lines are offset by base. */
 	int rest;
@@ -730,6 +830,8 @@ static int reader_open(const char *data, size_t len, int whole, struct yamljson_
 	r->len = len;
 	r->line = 1;
 	r->whole = whole;
+	for (r->tail = data + len; r->tail > data && r->tail[-1] != '\n'; r->tail--)
+		;
 	if (!whole && needs_libyaml(data, len)) {
 		r->rest = 1;
 		if (yaml_from(r, 0, 1) != 0) {
@@ -854,16 +956,25 @@ static int stream_next(struct yamljson_reader *r, json_t **doc, int *line,
 		const char *start = r->data + r->pos, *p = start;
 		int start_line = r->line, n = r->line, fast = 1;
 		if (is_marker(p, end, "---")) {
-			const char *eol = memchr(p, '\n', (size_t)(end - p));
-			for (const char *c = p + 3; c < (eol ? eol : end); c++)
-				if (*c != ' ')
+			for (p += 3; p < end && *p != '\n'; p++)
+				if (*p != ' ')
 					fast = 0; /* "--- content": libyaml's */
-			p = eol ? eol + 1 : end;
+			p += p < end;
 			n++;
 		}
-		/* The document's lines, up to the next "---"; "..." or a directive: libyaml. */
-		const char *q = p;
-		int lines = n;
+		const char *q;
+		int lines;
+		if (fast && fast_document(p, end, r->tail, n, doc, line, &q, &lines)) {
+			r->pos = (size_t)(q - r->data);
+			r->line = lines;
+			if (*doc)
+				return 1;
+			continue;
+		}
+		/* Not in the subset: the document's lines, up to the next "---", go to libyaml;
+		 * "..." or a directive: libyaml reads the rest of the stream. */
+		q = p;
+		lines = n;
 		while (q < end && !is_marker(q, end, "---")) {
 			if (is_marker(q, end, "...") || *q == '%') {
 				r->rest = 1;
@@ -877,13 +988,6 @@ static int stream_next(struct yamljson_reader *r, json_t **doc, int *line,
 		}
 		if (r->rest)
 			continue;
-		if (fast && fast_document(p, q, n, doc, line)) {
-			r->pos = (size_t)(q - r->data);
-			r->line = lines;
-			if (*doc)
-				return 1;
-			continue;
-		}
 		/* libyaml, for this document only. */
 		if ((rc = yaml_from(r, r->pos, start_line)) != 0)
 			return rc;
