@@ -967,6 +967,31 @@ static void test_workload_every_field(void **state)
 	eobj_workload_release(&w);
 }
 
+/* Strings are packed byte by byte; anything else is aligned as its size needs (up to
+ * max_align_t), zeroed, and blocks keep coming past the largest block size. */
+static void test_arena_packs_strings_and_aligns_the_rest(void **state)
+{
+	struct eobj_arena a = { 0 };
+	(void)state;
+	for (int round = 0; round < 3000; round++) {
+		char *s = eobj_arena_strdup(&a, "cpu");
+		int64_t *v = eobj_arena_alloc(&a, 3, sizeof(*v));
+		char *t = eobj_arena_alloc(&a, 5, 1);
+		max_align_t *m = eobj_arena_alloc(&a, 1, sizeof(*m));
+		void *none = eobj_arena_alloc(&a, 0, sizeof(*v));
+		assert_non_null(s);
+		assert_string_equal(s, "cpu");
+		assert_true((uintptr_t)v % _Alignof(int64_t) == 0);
+		assert_true((uintptr_t)m % _Alignof(max_align_t) == 0);
+		assert_true(v[0] == 0 && v[1] == 0 && v[2] == 0);
+		assert_true(t[0] == 0 && t[4] == 0);
+		assert_non_null(none);
+		memset(m, 0xff, sizeof(*m));
+		v[2] = round;
+	}
+	eobj_arena_release(&a);
+}
+
 /* Records decoded into one shared arena: each owns nothing, each stays whole after the
  * others are released, and the shared arena frees it all (ASan checks both). */
 static void test_workload_records_share_an_arena(void **state)
@@ -1439,6 +1464,7 @@ int main(void)
 		cmocka_unit_test(test_namespace),
 		cmocka_unit_test(test_priority_class),
 		cmocka_unit_test(test_workload_every_field),
+		cmocka_unit_test(test_arena_packs_strings_and_aligns_the_rest),
 		cmocka_unit_test(test_workload_records_share_an_arena),
 		cmocka_unit_test(test_workload_defaults_and_priority_classes),
 		cmocka_unit_test(test_workload_admitted),
