@@ -44,9 +44,10 @@ struct eobj_arena {
 };
 
 /* For this module's decoders and the others built the same way (placement_objects.c): n
- * zeroed elements of size bytes, or a copy of s, owned by the arena (or its shared one); NULL
- * when out of memory. Releasing frees them all (with shared set: nothing) and leaves the arena
- * empty. */
+ * zeroed elements of size bytes, aligned as an element of that size needs (its largest
+ * power-of-two divisor, at most max_align_t: size 1 is packed), or a copy of s, owned by the
+ * arena (or its shared one); NULL when out of memory. Releasing frees them all (with shared
+ * set: nothing) and leaves the arena empty. */
 void *eobj_arena_alloc(struct eobj_arena *a, size_t n, size_t size);
 char *eobj_arena_strdup(struct eobj_arena *a, const char *s);
 void eobj_arena_release(struct eobj_arena *a);
