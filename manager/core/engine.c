@@ -1146,6 +1146,7 @@ static int could_fit_now(struct ecq *cq, struct ewl *w)
 static void release(struct engine *e, struct ewl *w)
 {
 	struct ecq *cq = w->adm_cq;
+	eng_changed(e);
 	if (cq_charged(e, cq)) {
 		eng_charge(cq, w->adm, -1);
 		credit(cq, w->adm->items, w->adm->n_items);
@@ -1167,6 +1168,7 @@ static void end_wait(struct engine *e, struct ewl *p)
 	struct ewait *wt = p->wait;
 	if (!wt)
 		return;
+	eng_changed(e);
 	for (uint32_t i = 0; i < wt->n_victims; i++) {
 		struct ewl *v = strmap_get(&e->workloads, wt->victim_key[i]);
 		if (v && v->uid == wt->victim_uid[i] && v->claimed == p->uid)
@@ -1811,6 +1813,8 @@ void engine_free(struct engine *e)
 		free(e->all_lqs[i]->afs_val);
 		free(e->all_lqs[i]);
 	}
+	free(e->seen);
+	free(e->seen_text);
 	strmap_release(&e->cqs, NULL);
 	strmap_release(&e->cohorts, NULL);
 	strmap_release(&e->lqs, NULL);
@@ -1845,6 +1849,7 @@ void engine_free(struct engine *e)
 
 int engine_set_flavor(struct engine *e, const struct quota_flavor *flavor)
 {
+	eng_changed(e);
 	if (!flavor || !nonempty(flavor->name))
 		return -EINVAL;
 	struct quota_flavor *copy = flavor_copy(flavor);
@@ -1865,6 +1870,7 @@ int engine_set_flavor(struct engine *e, const struct quota_flavor *flavor)
 
 void engine_remove_flavor(struct engine *e, const char *name)
 {
+	eng_changed(e);
 	struct quota_flavor *f = name ? strmap_remove(&e->flavors, name) : NULL;
 	if (!f)
 		return;
@@ -1874,6 +1880,7 @@ void engine_remove_flavor(struct engine *e, const char *name)
 
 int engine_set_cohort(struct engine *e, const struct eng_cohort_spec *spec)
 {
+	eng_changed(e);
 	struct egroups groups;
 	if (!spec || !nonempty(spec->name) || (spec->parent && !*spec->parent) ||
 	    (spec->has_fair_weight && !eng_weight_valid(spec->fair_weight)))
@@ -1902,6 +1909,7 @@ int engine_set_cohort(struct engine *e, const struct eng_cohort_spec *spec)
 
 void engine_remove_cohort(struct engine *e, const char *name)
 {
+	eng_changed(e);
 	struct ecohort *c = name ? strmap_get(&e->cohorts, name) : NULL;
 	if (!c || !c->exists)
 		return;
@@ -1926,6 +1934,7 @@ static int valid_enums(const struct eng_cq_spec *s)
 
 int engine_set_cq(struct engine *e, const struct eng_cq_spec *spec)
 {
+	eng_changed(e);
 	struct egroups groups;
 	struct esel sel = { 0 };
 	if (!spec || !nonempty(spec->name) || (spec->cohort && !*spec->cohort) ||
@@ -1983,6 +1992,7 @@ int engine_set_cq(struct engine *e, const struct eng_cq_spec *spec)
 
 void engine_remove_cq(struct engine *e, const char *name)
 {
+	eng_changed(e);
 	struct ecq *q = name ? strmap_get(&e->cqs, name) : NULL;
 	if (!q || !q->exists)
 		return;
@@ -1999,6 +2009,7 @@ void engine_remove_cq(struct engine *e, const char *name)
 int engine_set_local_queue(struct engine *e, const char *namespace_name, const char *name,
 			   const char *cluster_queue, enum eng_stop_policy stop)
 {
+	eng_changed(e);
 	if (!nonempty(namespace_name) || !nonempty(name) || !nonempty(cluster_queue) ||
 	    (unsigned)stop > ENG_STOP_HOLD_AND_DRAIN)
 		return -EINVAL;
@@ -2023,6 +2034,7 @@ int engine_set_local_queue(struct engine *e, const char *namespace_name, const c
 
 void engine_remove_local_queue(struct engine *e, const char *namespace_name, const char *name)
 {
+	eng_changed(e);
 	char key[640];
 	if (!namespace_name || !name ||
 	    snprintf(key, sizeof(key), "%s/%s", namespace_name, name) >= (int)sizeof(key))
@@ -2042,6 +2054,7 @@ void engine_remove_local_queue(struct engine *e, const char *namespace_name, con
 int engine_set_namespace(struct engine *e, const char *name, size_t n_labels,
 			 const struct quota_kv *labels)
 {
+	eng_changed(e);
 	if (!nonempty(name) || (n_labels && !labels))
 		return -EINVAL;
 	size_t size = n_labels * sizeof(struct quota_kv);
@@ -2073,6 +2086,7 @@ int engine_set_namespace(struct engine *e, const char *name, size_t n_labels,
 
 void engine_remove_namespace(struct engine *e, const char *name)
 {
+	eng_changed(e);
 	struct ens *ns = name ? strmap_get(&e->namespaces, name) : NULL;
 	if (!ns || !ns->exists)
 		return;
@@ -2087,6 +2101,7 @@ void engine_remove_namespace(struct engine *e, const char *name)
 
 int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 {
+	eng_changed(e);
 	struct wspec *ws;
 	int rc = validate_workload(spec);
 	if (rc)
@@ -2168,6 +2183,7 @@ static int validate_assignment(const struct ewl *w, const struct eng_assignment 
 
 int engine_set_admitted(struct engine *e, const char *key, const struct eng_assignment *a)
 {
+	eng_changed(e);
 	struct ewl *w = key ? strmap_get(&e->workloads, key) : NULL;
 	if (!w)
 		return -ENOENT;
@@ -2247,6 +2263,7 @@ nomem:
 
 int engine_evict(struct engine *e, const char *key)
 {
+	eng_changed(e);
 	struct ewl *w = key ? strmap_get(&e->workloads, key) : NULL;
 	if (!w)
 		return -ENOENT;
@@ -2259,6 +2276,7 @@ int engine_evict(struct engine *e, const char *key)
 
 void engine_remove_workload(struct engine *e, const char *key)
 {
+	eng_changed(e);
 	struct ewl *w = key ? strmap_remove(&e->workloads, key) : NULL;
 	if (!w)
 		return;
@@ -2468,6 +2486,7 @@ static int phantom_add(struct engine *e, struct ecq *cq, struct eadm *plan)
 	}
 	eng_resolve_slots(cq, plan->items, plan->n_items);
 	eng_charge(cq, plan, +1);
+	eng_changed(e);
 	e->phantoms[e->n_phantoms].cq = cq;
 	e->phantoms[e->n_phantoms++].plan = plan;
 	return 0;
@@ -2479,6 +2498,7 @@ static void phantom_drop(struct engine *e, uint32_t i)
 	if (!e->phantoms[i].plan)
 		return;
 	eng_charge(e->phantoms[i].cq, e->phantoms[i].plan, -1);
+	eng_changed(e);
 	e->phantoms[i].plan = NULL;
 }
 
@@ -2502,6 +2522,7 @@ static void admit_adm(struct cycle *cx, struct ecq *cq, struct ewl *w, struct ea
 	w->adm_given_time = 0;
 	w->status_hash = 0;
 	eng_charge(cq, a, +1);
+	eng_changed(e);
 	eng_afs_admitted(e, cq, w, a);
 	struct eng_decision d = { ENG_ADMIT, w->key, materialize(e, cq, w), NULL, NULL, NULL,
 				  w->tag };
@@ -2550,6 +2571,7 @@ static int start_preemption(struct cycle *cx, struct ecq *cq, struct ewl *w, str
 	w->where = WL_WAITING;
 	w->cq = cq;
 	w->wait = wt;
+	eng_changed(e); /* its victims are claimed */
 	char from[512], to[512], msg[1400];
 	for (uint32_t i = 0; i < ev->n_targets; i++) {
 		struct ewl *v = ev->targets[i].wl;
@@ -2673,6 +2695,73 @@ static void shape_remember(struct engine *e, struct ecq *q, const struct ewl *w,
 		(struct shape_fail){ w, e->cycle, copy, ev->why, ev->needs };
 }
 
+/*
+ * The exact shape cache. What an evaluation found for a workload that doesn't fit is reused for
+ * a later one of the same ClusterQueue, podSets and priority (and queue time, where the
+ * ClusterQueue's preemption compares it) while eval_epoch stands: nothing the evaluation read
+ * has changed, so evaluating again would find the same, message and all. About half the
+ * workloads of a large backlog share a shape with one before them. Not with fair sharing,
+ * whose tournament charges and ranks by more than this key, nor for a waiting preemptor.
+ */
+static uint32_t seen_slot(const struct ecq *cq, const struct ewl *w)
+{
+	uint64_t h = w->spec->shape ^ ((uint64_t)(uintptr_t)cq * 0x9E3779B97F4A7C15ull) ^
+		     ((uint64_t)(uint32_t)w->priority << 17);
+	h ^= h >> 29;
+	h *= 0xBF58476D1CE4E5B9ull;
+	h ^= h >> 32;
+	return (uint32_t)h & (ENG_SEEN_SLOTS - 1);
+}
+
+static int seen_usable(const struct engine *e, const struct ewl *w)
+{
+	return !e->fs.enabled && !e->afs_on && !w->wait;
+}
+
+static const struct shape_seen *shape_seen_lookup(const struct engine *e, const struct ecq *cq,
+						  const struct ewl *w)
+{
+	if (!e->seen || !seen_usable(e, w))
+		return NULL;
+	const struct shape_seen *s = &e->seen[seen_slot(cq, w)];
+	/* The epoch first: while it stands no workload was removed, so s->wl is alive. */
+	if (s->epoch != e->eval_epoch || s->cq != cq || s->wl->priority != w->priority ||
+	    !spec_equal(s->wl->spec, w->spec))
+		return NULL;
+	if (cq->preemption.within_cluster_queue == ENG_WITHIN_LOWER_OR_NEWER_EQUAL &&
+	    s->wl->queue_time != w->queue_time)
+		return NULL;
+	return s;
+}
+
+/* A cache: without memory for it, nothing is kept. */
+static void shape_seen_remember(struct engine *e, const struct ecq *cq, const struct ewl *w,
+				const struct eval *ev)
+{
+	if (!seen_usable(e, w) ||
+	    (!e->seen && !(e->seen = calloc(ENG_SEEN_SLOTS, sizeof(*e->seen)))))
+		return;
+	if (e->seen_text_epoch != e->eval_epoch) { /* the older entries are void: reuse */
+		e->seen_used = 0;
+		e->seen_text_epoch = e->eval_epoch;
+	}
+	size_t n = strlen(ev->msg) + 1;
+	if (n > e->seen_cap - e->seen_used) {
+		size_t cap = e->seen_cap ? e->seen_cap : 64 * 1024;
+		while (cap - e->seen_used < n)
+			cap *= 2;
+		char *text = cap <= ENG_SEEN_TEXT_MAX ? realloc(e->seen_text, cap) : NULL;
+		if (!text)
+			return;
+		e->seen_text = text;
+		e->seen_cap = cap;
+	}
+	memcpy(e->seen_text + e->seen_used, ev->msg, n);
+	e->seen[seen_slot(cq, w)] =
+		(struct shape_seen){ cq, w, e->eval_epoch, ev->why, e->seen_used, ev->needs };
+	e->seen_used += n;
+}
+
 /* Decides what a pending workload gets now: Kueue's nominate + getInitialAssignments. */
 static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval *ev)
 {
@@ -2693,6 +2782,17 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 		ev->borrow = 0;
 		ev->needs = cached->needs;
 		memcpy(ev->msg, cached->message, strlen(cached->message) + 1);
+		return 0;
+	}
+	const struct shape_seen *seen = shape_seen_lookup(e, cq, w);
+	if (seen) {
+		const char *msg = e->seen_text + seen->msg_off;
+		ev->kind = EV_PENDING;
+		ev->why = seen->why;
+		ev->borrow = 0;
+		ev->needs = seen->needs;
+		ev->cacheable = 1; /* as the evaluation it stands for */
+		memcpy(ev->msg, msg, strlen(msg) + 1);
 		return 0;
 	}
 	int64_t counts[ENG_MAX_PODSETS];
@@ -2741,6 +2841,7 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 	ev->why = eng_cause_why(ev->cause);
 	ev->n_targets = 0;
 	ev->cacheable = 1;
+	shape_seen_remember(e, cq, w, ev);
 	return 0;
 }
 
@@ -2893,6 +2994,7 @@ static int handle_waiting(struct cycle *cx, struct etree *t)
 			if (victims_left(e, p) > 0 && !p->no_layout) {
 				/* Hold it again, for the rest of this turn. */
 				eng_charge(cq, plan, +1);
+				eng_changed(e);
 				e->phantoms[first + i].plan = plan;
 				continue;
 			}
@@ -3075,12 +3177,14 @@ out:
 
 void engine_set_placer(struct engine *e, eng_place_fn fn, void *arg)
 {
+	eng_changed(e);
 	e->place_fn = fn;
 	e->place_arg = arg;
 }
 
 void engine_capacity_changed(struct engine *e)
 {
+	eng_changed(e);
 	/* Walks every ClusterQueue's parked list, but only when something was refused since the
 	 * last call, and at most once per call: the manager calls it once per batch of node
 	 * and pod events. */
@@ -3180,6 +3284,7 @@ int engine_cycle(struct engine *e, eng_decision_fn fn, void *arg)
 		return rc;
 	e->cycle++;
 	e->arena_used = 0;
+	eng_changed(e);
 	if (e->drain_pending)
 		run_drains(&cx);
 	run_held(&cx);

@@ -199,6 +199,7 @@ int engine_cohort_share(const struct engine *ce, const char *cohort, struct eng_
 
 int engine_set_fair_sharing(struct engine *e, const struct eng_fair_sharing *fs)
 {
+	eng_changed(e); /* what evaluations found may no longer hold */
 	struct eng_fair_sharing v = { 0 };
 	if (fs && fs->enabled) {
 		v = *fs;
@@ -487,6 +488,7 @@ void eng_afs_admitted(struct engine *e, struct ecq *cq, const struct ewl *w, con
 
 int engine_set_admission_fair_sharing(struct engine *e, const struct eng_admission_fair_sharing *afs)
 {
+	eng_changed(e); /* what evaluations found may no longer hold */
 	const char **res = NULL;
 	double *val = NULL;
 	uint32_t n = 0;
@@ -540,6 +542,7 @@ nomem:
 int engine_set_lq_fair_weight(struct engine *e, const char *namespace_name, const char *name,
 			      double weight)
 {
+	eng_changed(e); /* what evaluations found may no longer hold */
 	if (!namespace_name || !*namespace_name || !name || !*name || !eng_weight_valid(weight))
 		return -EINVAL;
 	struct elq *lq = eng_lq(e, namespace_name, name);
@@ -554,6 +557,7 @@ int engine_set_lq_fair_weight(struct engine *e, const char *namespace_name, cons
 int engine_afs_seed(struct engine *e, const char *namespace_name, const char *name,
 		    const struct eng_afs_resource *consumed, size_t n, int64_t last_update)
 {
+	eng_changed(e); /* what evaluations found may no longer hold */
 	if (!namespace_name || !*namespace_name || !name || !*name || n > QUOTA_MAX_RESOURCES ||
 	    (n && !consumed) || last_update < 0)
 		return -EINVAL;
@@ -582,6 +586,7 @@ int engine_afs_seed(struct engine *e, const char *namespace_name, const char *na
 
 int engine_afs_sample(struct engine *e, int64_t now)
 {
+	eng_changed(e); /* what evaluations found may no longer hold */
 	if (!e->afs_on)
 		return 0;
 	/* Decay what each LocalQueue consumed, then add its admitted usage at the same rate

@@ -232,6 +232,19 @@ struct needs {
 	struct need v[ENG_NEEDS];
 };
 
+/* What evaluations found for shapes that don't fit, valid while nothing they read changed
+ * (engine.eval_epoch; see engine.c, shape_seen_lookup). Direct-mapped by shape. */
+#define ENG_SEEN_SLOTS 4096u
+#define ENG_SEEN_TEXT_MAX (8u << 20) /* their messages, at most; beyond, no more are kept */
+struct shape_seen {
+	const struct ecq *cq;
+	const struct ewl *wl; /* the workload evaluated: its spec, priority and queue time */
+	uint64_t epoch; /* engine.eval_epoch when it was evaluated; 0: empty */
+	const char *why;
+	size_t msg_off; /* in engine.seen_text */
+	struct needs needs;
+};
+
 /* Shapes that failed in this ClusterQueue in this cycle (see engine.c, shape cache). */
 #define ENG_SHAPE_CACHE 4
 struct shape_fail {
@@ -538,6 +551,13 @@ struct engine {
 	struct eng_assignment out_assignment;
 	char arena[1 << 16]; /* cycle arena for cached messages */
 	size_t arena_used;
+	/* Bumped by every change an evaluation may read: admissions, releases, claims, holds,
+	 * each cycle and each call that changes the engine (eng_changed). */
+	uint64_t eval_epoch;
+	struct shape_seen *seen; /* ENG_SEEN_SLOTS, made on first use */
+	char *seen_text; /* the messages of this epoch's entries */
+	size_t seen_used, seen_cap;
+	uint64_t seen_text_epoch;
 	/* Preemption scratch. */
 	struct frset pf;
 	struct reqset pr;
@@ -658,6 +678,12 @@ int eng_fits_now(struct engine *e, struct ecq *cq, const struct eitem *items, ui
 /* Kueue's FindHeightOfLowestSubtreeThatFits. */
 int eng_borrow_height(const struct ecq *cq, int32_t s, int64_t val, int *may_reclaim);
 /* Charges or releases an admission against its ClusterQueue's nodes. */
+/* Something an evaluation may read changed: what shape_seen holds is no longer valid. */
+static inline void eng_changed(struct engine *e)
+{
+	e->eval_epoch++;
+}
+
 void eng_charge(struct ecq *cq, const struct eadm *a, int sign);
 void eng_charge_items(struct ecq *cq, const struct eitem *items, uint32_t n, int sign);
 /* The root node of cq's tree (cq itself without a cohort), and the root slot of cq's slot s. */

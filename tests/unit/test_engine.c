@@ -466,6 +466,39 @@ static void test_engine_pending_reported_only_on_change(void **state)
 	engine_free(e);
 }
 
+/* A shape that failed is answered again from the engine's shape cache only while nothing an
+ * evaluation reads has changed: after an admission the same shape gets the new shortfall. The
+ * four other failing shapes between push the first out of the small per-queue ring, so the
+ * answer comes from the exact cache or a fresh evaluation, never a stale one. */
+static void test_engine_same_shape_after_an_admission_gets_the_new_shortfall(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(8)) } });
+	lq(e, "lq", "cq");
+	int64_t t = 1;
+	add_wl(e, &(struct wldef){ "big", "lq", .time = t++, .count = 6, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "s1", "lq", .time = t++, .count = 4, .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "tiny", "lq", .time = t++, .count = 1, .per_pod = { U(1) } });
+	const char *fill[] = { "f1", "f2", "f3", "f4" };
+	for (int i = 0; i < 4; i++)
+		add_wl(e, &(struct wldef){ fill[i], "lq", .time = t++, .count = 5 + i,
+					   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "s2", "lq", .time = t++, .count = 4, .per_pod = { U(1) } });
+	const char *more[] = { "g1", "g2", "g3", "g4" };
+	for (int i = 0; i < 4; i++)
+		add_wl(e, &(struct wldef){ more[i], "lq", .time = t++, .count = 5 + i,
+					   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "s3", "lq", .time = t++, .count = 4, .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_true(admitted(e, "ns/big"));
+	assert_true(admitted(e, "ns/tiny"));
+	assert_non_null(strstr(find(&r, ENG_PENDING, "ns/s1")->msg, ", 2 more needed"));
+	assert_non_null(strstr(find(&r, ENG_PENDING, "ns/s2")->msg, ", 3 more needed"));
+	assert_non_null(strstr(find(&r, ENG_PENDING, "ns/s3")->msg, ", 3 more needed"));
+	engine_free(e);
+}
+
 /* --- cohorts: borrowing, lending, hierarchy ------------------------------------------------ */
 
 static void test_engine_borrowing_within_limit_admits_beyond_waits(void **state)
@@ -2204,6 +2237,7 @@ int main(void)
 		cmocka_unit_test(test_engine_no_fit_pending_with_kueue_message),
 		cmocka_unit_test(test_engine_exceeds_max_names_maximum_capacity),
 		cmocka_unit_test(test_engine_pending_reported_only_on_change),
+		cmocka_unit_test(test_engine_same_shape_after_an_admission_gets_the_new_shortfall),
 		cmocka_unit_test(test_engine_borrowing_within_limit_admits_beyond_waits),
 		cmocka_unit_test(test_engine_no_cohort_borrowing_limit_einval),
 		cmocka_unit_test(test_engine_lending_limit_holds_back_quota),
