@@ -1933,7 +1933,8 @@ static int condition_status(json_t *status, const char *type, int *is_true, char
 }
 
 /* Formats a field path for a message, or leaves it "" when no message is wanted (err NULL). */
-static void message_path(const char *err, char *dst, size_t size, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static void message_path(const char *err, char *dst,
+								 size_t size, const char *fmt, ...)
 {
 	va_list ap;
 	dst[0] = '\0';
