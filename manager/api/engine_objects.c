@@ -1392,7 +1392,13 @@ static int pick_template(json_t *tpl, const char *path, struct path *p, json_t *
 	return 0;
 }
 
-/* Checks a pod spec's fields f, picked by pick_template (its path in p). */
+/* A pod's requests for name would pass int64 milli-units. */
+static int requests_overflow(const char *name, char *msg, size_t size)
+{
+	snprintf(msg, size, "requests for %s overflow", name);
+	return -ERANGE;
+}
+
 /* Adds (or maxes) one amount into acc under name, which acc borrows; msg says why it can't. */
 static int add_amount(struct pod_requests *acc, const char *name, int64_t milli, int take_max,
 		      char *msg, size_t size)
@@ -1414,8 +1420,7 @@ static int add_amount(struct pod_requests *acc, const char *name, int64_t milli,
 		if (milli > acc->milli[i])
 			acc->milli[i] = milli;
 	} else if (__builtin_add_overflow(acc->milli[i], milli, &acc->milli[i])) {
-		snprintf(msg, size, "requests for %s overflow", name);
-		return -ERANGE;
+		return requests_overflow(name, msg, size);
 	}
 	return 0;
 }
@@ -1470,8 +1475,7 @@ static void sum_container(struct request_sum *sum, size_t l, json_t *container,
 		for (size_t s = 0; s < sum->sidecars.n; s++)
 			if (!strcmp(sum->sidecars.names[s], one->names[k]) &&
 			    __builtin_add_overflow(v, sum->sidecars.milli[s], &v)) {
-				snprintf(sum->msg, sizeof(sum->msg), "requests for %s overflow", one->names[k]);
-				sum->rc = -ERANGE;
+				sum->rc = requests_overflow(one->names[k], sum->msg, sizeof(sum->msg));
 				return;
 			}
 		sum->rc = add_amount(&sum->init_max, one->names[k], v, 1, sum->msg, sizeof(sum->msg));
@@ -1581,8 +1585,23 @@ static int sum_failed(const struct request_sum *sum, const char *spec_path, char
 	return sum->rc;
 }
 
+/* spec_requests with a failure to sum reported at once; out is empty when it fails. */
+static int pod_spec_requests(json_t *const *f, struct path *p, struct pod_requests *out,
+			     char *err, size_t errlen)
+{
+	struct request_sum sum;
+	request_sum_init(&sum, out);
+	int rc = spec_requests(f, p, &sum, err, errlen);
+	if (rc == 0 && sum.rc != 0)
+		rc = sum_failed(&sum, p->s, err, errlen);
+	if (rc != 0)
+		out->n = 0;
+	return rc;
+}
+
 /* Checks a pod spec's fields f, picked by pick_template (its path in p), and sums the pod's
- * effective requests into out (spec_requests). */
+ * effective requests into out (spec_requests; a failure to sum is reported after the other
+ * fields' checks). */
 static int check_pod_spec(json_t *const *f, struct path *p, struct pod_requests *out, char *err,
 			  size_t errlen)
 {
@@ -1671,19 +1690,14 @@ int eobj_pod_requests(json_t *spec, const char *path, struct pod_requests *out, 
 		      size_t errlen)
 {
 	json_t *f[POD_SPEC_N];
-	struct request_sum sum;
 	struct path p = { .len = 0, .quiet = !err };
 	int rc = eobj_want_object(spec, path, err, errlen);
-	request_sum_init(&sum, out);
+	out->n = 0;
 	if (rc != 0)
 		return rc;
 	path_add(&p, path, NULL);
 	(void)obj_pick(spec, pod_spec_fields, f);
-	if ((rc = spec_requests(f, &p, &sum, err, errlen)) == 0 && sum.rc != 0)
-		rc = sum_failed(&sum, p.s, err, errlen);
-	if (rc != 0)
-		out->n = 0;
-	return rc;
+	return pod_spec_requests(f, &p, out, err, errlen);
 }
 
 int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t errlen)
@@ -1691,18 +1705,14 @@ int podset_view_decode(json_t *podset, struct podset_view *v, char *err, size_t 
 	static const char *const podset_fields[] = { "name", "template", "count", NULL };
 	json_t *pf[3], *f[POD_SPEC_N];
 	struct pod_requests requests;
-	struct request_sum sum;
 	struct path p = { .len = 0, .quiet = !err };
 	int rc;
 
-	request_sum_init(&sum, &requests);
 	podset_view_clear(v);
 	(void)obj_pick(podset, podset_fields, pf);
 	if ((rc = pick_template(pf[1], "template", &p, f, err, errlen)) != 0 ||
-	    (rc = spec_requests(f, &p, &sum, err, errlen)) != 0)
+	    (rc = pod_spec_requests(f, &p, &requests, err, errlen)) != 0)
 		return rc;
-	if (sum.rc != 0)
-		return sum_failed(&sum, p.s, err, errlen);
 	return podset_view_from_fields(pf[0], pf[2], f, &requests, v, err, errlen);
 }
 

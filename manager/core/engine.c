@@ -2705,12 +2705,8 @@ static void shape_remember(struct engine *e, struct ecq *q, const struct ewl *w,
  */
 static uint32_t seen_slot(const struct ecq *cq, const struct ewl *w)
 {
-	uint64_t h = w->spec->shape ^ ((uint64_t)(uintptr_t)cq * 0x9E3779B97F4A7C15ull) ^
-		     ((uint64_t)(uint32_t)w->priority << 17);
-	h ^= h >> 29;
-	h *= 0xBF58476D1CE4E5B9ull;
-	h ^= h >> 32;
-	return (uint32_t)h & (ENG_SEEN_SLOTS - 1);
+	uint64_t h = mix64(mix64(w->spec->shape, (uint64_t)(uintptr_t)cq), (uint32_t)w->priority);
+	return (uint32_t)(h >> 32) & (ENG_SEEN_SLOTS - 1);
 }
 
 static int seen_usable(const struct engine *e, const struct ewl *w)
