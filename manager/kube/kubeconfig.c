@@ -345,18 +345,19 @@ static int load_file(const char *path, const char *context, unsigned flags,
 		rc = -ENOENT;
 		goto out;
 	}
-	if (!ctx || !cluster || !server) {
+	/* The server without its trailing slashes; "" or "/" names nowhere to connect to. */
+	size_t server_len = server ? strlen(server) : 0;
+	while (server_len && server[server_len - 1] == '/')
+		server_len--;
+	if (!ctx || !cluster || !server_len) {
 		errf(err, errlen, "kubeconfig %s: no usable current-context with a cluster server", path);
 		goto out;
 	}
-	cfg->server = strdup(server);
+	cfg->server = strndup(server, server_len);
 	if (!cfg->server || (ns && *ns && !(cfg->namespace_name = strdup(ns)))) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	size_t n = strlen(cfg->server);
-	while (n && cfg->server[n - 1] == '/')
-		cfg->server[--n] = '\0';
 	cfg->insecure = json_is_true(json_object_get(cluster, "insecure-skip-tls-verify"));
 	if ((rc = credential(cluster, "certificate-authority-data", "certificate-authority", dir,
 			     &cfg->ca_pem, err, errlen)) != 0)

@@ -669,6 +669,37 @@ static void test_exec_credential_plugin(void **state)
 	unlink(config);
 }
 
+/* A cluster's server without its trailing slashes; one that is empty, or only slashes, names
+ * nowhere to connect to and is refused (found by fuzz_kubeconfig: server '' once loaded). */
+static void test_kubeconfig_server_must_name_somewhere(void **state)
+{
+	(void)state;
+	static const char *const refused[] = { "''", "/", "'//'" };
+	char path[] = "/tmp/muster-kubeconfig-XXXXXX", text[512], err[256];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	struct kube_config cfg;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "current-context: main\n"
+			 "contexts: [{name: main, context: {cluster: c, user: u}}]\n"
+			 "clusters: [{name: c, cluster: {server: %s}}]\n",
+			 refused[i]);
+		write_file(path, text);
+		err[0] = '\0';
+		assert_int_equal(kube_config_load(path, &cfg, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "no usable current-context with a cluster server"));
+	}
+	write_file(path, "current-context: main\n"
+			 "contexts: [{name: main, context: {cluster: c, user: u}}]\n"
+			 "clusters: [{name: c, cluster: {server: 'https://api.example:6443//'}}]\n");
+	assert_int_equal(kube_config_load(path, &cfg, err, sizeof(err)), 0);
+	assert_string_equal(cfg.server, "https://api.example:6443");
+	kube_config_release(&cfg);
+	unlink(path);
+}
+
 /* --- pending --------------------------------------------------------------------------------- */
 
 static const char pending_table[] =
@@ -1113,6 +1144,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_list_empty_and_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_namespace_from_kubeconfig_context, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_credential_plugin, setup, teardown),
+		cmocka_unit_test(test_kubeconfig_server_must_name_somewhere),
 		cmocka_unit_test_setup_teardown(test_pending_cluster_and_local_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_why_sections, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_eta_line, setup, teardown),
