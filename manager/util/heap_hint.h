@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Huge pages for a one-shot batch process's heap: `muster simulate` alone, never the manager.
+ *
+ * Simulating a large export fills about 70 MiB of heap, once, and keeps it to the end. Each
+ * first touch of a 4 KiB page is a page fault, and on a virtual machine a fault costs
+ * microseconds: the 18,000 of a 50,000-Workload export were a sixth of its CPU. Transparent
+ * huge pages fault 2 MiB at a time, but with the kernel's usual setting ("madvise") only in
+ * memory the process marks, and glibc marks its heap only when told by an environment
+ * variable (GLIBC_TUNABLES=glibc.malloc.hugetlb=1), which a process can't set for itself.
+ *
+ * So heap_hint_huge_pages makes glibc's heap grow once by about `expect` bytes from the next
+ * allocation on, and never shrink, with every block, large ones too, carved from it, and marks
+ * that range MADV_HUGEPAGE. Memory is touched as before; only the page size changes (the
+ * resident set grows by less than one huge page per region, plus what the heap's top holds).
+ * It changes malloc's behaviour for the whole process and for good, which only a short-lived
+ * single-purpose run can afford: the manager, long-running, keeps glibc's defaults.
+ *
+ * Returns 0, or -ENOTSUP when it changed nothing that matters: not glibc, built with
+ * AddressSanitizer (its allocator is not glibc's), no MADV_HUGEPAGE, or the heap could not be
+ * grown by brk (glibc then maps memory instead). Never fatal: everything works without it.
+ */
+#ifndef MUSTER_HEAP_HINT_H
+#define MUSTER_HEAP_HINT_H
+
+#include <stddef.h>
+
+int heap_hint_huge_pages(size_t expect);
+
+#endif
