@@ -4,10 +4,16 @@
  *
  * Simulating a large export fills about 70 MiB of heap, once, and keeps it to the end. Each
  * first touch of a 4 KiB page is a page fault, and on a virtual machine a fault costs
- * microseconds: the 18,000 of a 50,000-Workload export were a sixth of its CPU. Transparent
- * huge pages fault 2 MiB at a time, but with the kernel's usual setting ("madvise") only in
- * memory the process marks, and glibc marks its heap only when told by an environment
- * variable (GLIBC_TUNABLES=glibc.malloc.hugetlb=1), which a process can't set for itself.
+ * microseconds: the 18,200 of a 50,000-Workload export were most of its system time, about
+ * a seventh of its CPU. Transparent huge pages fault 2 MiB at a time, but with the kernel's
+ * usual setting ("madvise") only in memory the process marks, and glibc marks its heap only
+ * when told by an environment variable (GLIBC_TUNABLES=glibc.malloc.hugetlb=1), which a
+ * process can't set for itself.
+ *
+ * What it buys, measured (tests/bench/README.md, (d)): 18,200 faults become 1,400 and a run
+ * takes 0.93x the CPU. Not more, because the kernel still zeroes every huge page it hands
+ * out, and calloc now clears blocks that used to come from fresh, already zero mappings
+ * (1.6 % more instructions).
  *
  * So heap_hint_huge_pages makes glibc's heap grow once by about `expect` bytes from the next
  * allocation on, and never shrink, with every block, large ones too, carved from it, and marks
