@@ -4,10 +4,10 @@
 # simulator on it RUNS times under /usr/bin/time, checks it answered every Workload, and prints
 # the figures: workloads, wall s, CPU s (user + sys, parsing included; the median of the runs,
 # and the fastest), workloads/s of CPU, peak RSS, minor page faults (util/heap_hint.h says why
-# they matter), and whether the targets (>= 100,000
-# workloads/s of CPU at the median, <= 128 MiB peak RSS) were met. The median, because one run
-# on a shared VM can take 30 % more or less CPU than the next. Figures, not a pass/fail timing:
-# it fails only if the simulator fails, crashes or answers wrong counts.
+# they matter), and whether the targets (>= 100,000 workloads/s of CPU at the median, <= 128 MiB
+# peak RSS) were met. The median, because one run on a shared VM can take 30 % more or less CPU
+# than the next. Figures, not a pass/fail timing: it fails only if the simulator fails, crashes
+# or answers wrong counts.
 #
 #   tests/bench/bench_simulate_large.sh MUSTER GEN_SIMULATE_INPUT [WORKLOADS (50000)] [SEED (1)]
 #                                       [RUNS (5)]
