@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/strfmt.h"
+#include "util/json_arena.h"
 #include "util/sanitizer.h"
 
 /* Paths in messages name user-chosen keys (resource names, labels), so give them room. */
@@ -87,8 +88,46 @@ char *eobj_arena_strdup(struct eobj_arena *a, const char *s)
 	return p;
 }
 
+void eobj_template_memo_clear(struct eobj_template_memo *m)
+{
+	for (size_t i = 0; m && i < EOBJ_TEMPLATE_MEMO; i++) {
+		json_decref(m->slot[i].template);
+		m->slot[i].template = NULL;
+	}
+}
+
+/* The memo's slot for template (by address: a jansson node is at least 16-byte aligned). */
+static size_t memo_slot(const json_t *template)
+{
+	uint64_t a = (uint64_t)(uintptr_t)template >> 4;
+	return (size_t)((a * 0x9e3779b97f4a7c15u) >> 32) & (EOBJ_TEMPLATE_MEMO - 1);
+}
+
+/* The pod decoded before from template, in the shared arena a, or NULL. */
+static const struct quota_podset *memo_get(const struct eobj_arena *a, const json_t *template)
+{
+	struct eobj_template_memo *m = a->shared ? a->shared->memo : NULL;
+	if (!m || !template)
+		return NULL;
+	size_t i = memo_slot(template);
+	return m->slot[i].template == template ? &m->slot[i].pod : NULL;
+}
+
+/* template decoded to pod (its arrays in the shared arena of a): known from now on. */
+static void memo_put(const struct eobj_arena *a, json_t *template, const struct quota_podset *pod)
+{
+	struct eobj_template_memo *m = a->shared ? a->shared->memo : NULL;
+	if (!m || !template || json_arena_owns(template))
+		return;
+	size_t i = memo_slot(template);
+	json_decref(m->slot[i].template);
+	m->slot[i].template = json_incref(template);
+	m->slot[i].pod = *pod;
+}
+
 void eobj_arena_release(struct eobj_arena *a)
 {
+	eobj_template_memo_clear(a->memo); /* its pods are in the blocks */
 	a->shared = NULL; /* its blocks are its own to free */
 	while (a->blocks) {
 		struct eobj_block *next = a->blocks->next;
@@ -2122,31 +2161,39 @@ static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, 
 			min_count_seen = 1;
 			min_count = v;
 		}
-		if (in && err)
-			in->template_path(owner, i, tp, sizeof(tp));
-		else
-			message_path(err, tp, sizeof(tp), "spec.podSets[%zu].template", i);
-		json_t *f[POD_SPEC_N]; /* picked once, for the check and the view */
-		struct pod_requests requests;
-		struct path spec_path = { .len = 0, .quiet = !err };
-		if ((rc = pick_template(pf[P_TEMPLATE], tp, &spec_path, f, err, errlen)) != 0 ||
-		    (rc = check_pod_spec(f, &spec_path, &requests, err, errlen)) != 0)
-			return rc;
-		/* The view is sized for 64 resources: a heap copy per Workload (over 1 KiB) made
-		 * malloc consolidate its free lists each time. It lives here until its podSet is
-		 * copied into the arena. */
-		char verr[256];
-		struct podset_view view;
-		rc = podset_view_from_fields(pf[P_NAME], pf[P_COUNT], f, &requests, &view, verr,
-					     sizeof(verr));
-		if (rc == -ENOMEM)
-			return eobj_nomem(err, errlen);
-		if (rc != 0)
-			return eobj_bad(err, errlen, "%s: %s", tp, verr);
-		eps[i].pod = view.ps;
-		rc = own_podset(&out->arena, &eps[i].pod);
-		podset_view_release(&view);
-		if (rc != 0 || dup_into(&out->arena, psname, &eps[i].name) != 0)
+		const struct quota_podset *known = memo_get(&out->arena, pf[P_TEMPLATE]);
+		if (known) {
+			eps[i].pod = *known;
+		} else {
+			if (in && err)
+				in->template_path(owner, i, tp, sizeof(tp));
+			else
+				message_path(err, tp, sizeof(tp), "spec.podSets[%zu].template", i);
+			json_t *f[POD_SPEC_N]; /* picked once, for the check and the view */
+			struct pod_requests requests;
+			struct path spec_path = { .len = 0, .quiet = !err };
+			if ((rc = pick_template(pf[P_TEMPLATE], tp, &spec_path, f, err, errlen)) != 0 ||
+			    (rc = check_pod_spec(f, &spec_path, &requests, err, errlen)) != 0)
+				return rc;
+			/* The view is sized for 64 resources: a heap copy per Workload (over 1 KiB)
+			 * made malloc consolidate its free lists each time. It lives here until its
+			 * podSet is copied into the arena. */
+			char verr[256];
+			struct podset_view view;
+			rc = podset_view_from_fields(pf[P_NAME], pf[P_COUNT], f, &requests, &view,
+						     verr, sizeof(verr));
+			if (rc == -ENOMEM)
+				return eobj_nomem(err, errlen);
+			if (rc != 0)
+				return eobj_bad(err, errlen, "%s: %s", tp, verr);
+			eps[i].pod = view.ps;
+			rc = own_podset(&out->arena, &eps[i].pod);
+			podset_view_release(&view);
+			if (rc != 0)
+				return eobj_nomem(err, errlen);
+			memo_put(&out->arena, pf[P_TEMPLATE], &eps[i].pod);
+		}
+		if (dup_into(&out->arena, psname, &eps[i].name) != 0)
 			return eobj_nomem(err, errlen);
 		eps[i].count = count;
 		eps[i].min_count = min_count;

@@ -37,10 +37,32 @@
  * frees the blocks: for many records that live and go together (the simulator's Workloads),
  * where a block of each one's own was most of their memory. */
 struct eobj_block;
+struct eobj_template_memo;
 struct eobj_arena {
 	struct eobj_block *blocks; /* the first is the one being carved */
 	size_t used, cap; /* of the first block */
 	struct eobj_arena *shared; /* non-NULL: allocate from it; own nothing */
+	/* A shared arena's, optional: the pod templates decoded into it (see below). */
+	struct eobj_template_memo *memo;
+};
+
+/*
+ * Pod templates decoded before, for Workloads decoded into one shared arena from documents
+ * whose identical templates are one shared value (yamljson_reader_share): a Workload whose
+ * template is the same json_t as an earlier one's gets the same pod (requests and node
+ * constraints, in the arena) without decoding the template again; a template is a pure
+ * function of its value, and shared values are never changed. The memo holds a reference
+ * to each template it knows, so none is freed, and its address reused, while it is known;
+ * it takes none from the JSON arena (util/json_arena.h), whose documents may be dropped
+ * unfreed. Slots are picked by address; a template takes its slot from the one before.
+ * Zeroed is empty; the arena's release empties it.
+ */
+#define EOBJ_TEMPLATE_MEMO 2048 /* a power of two */
+struct eobj_template_memo {
+	struct {
+		json_t *template; /* NULL: free */
+		struct quota_podset pod; /* count aside: a podSet's own */
+	} slot[EOBJ_TEMPLATE_MEMO];
 };
 
 /* For this module's decoders and the others built the same way (placement_objects.c): n
@@ -51,6 +73,8 @@ struct eobj_arena {
 void *eobj_arena_alloc(struct eobj_arena *a, size_t n, size_t size);
 char *eobj_arena_strdup(struct eobj_arena *a, const char *s);
 void eobj_arena_release(struct eobj_arena *a);
+/* Drops what a template memo knows (the arena's release does it too). */
+void eobj_template_memo_clear(struct eobj_template_memo *m);
 /* Decoder errors: the message in err (if any); -EINVAL and -ENOMEM ("out of memory"). */
 __attribute__((format(printf, 3, 4))) int eobj_bad(char *err, size_t errlen, const char *fmt, ...);
 int eobj_nomem(char *err, size_t errlen);

@@ -324,6 +324,10 @@ static int read_input(struct sim *s, const struct sim_input *in, size_t file_no,
 
 	size_t dropped = 0;
 	int rc = yamljson_reader_new(in->data, in->len, &r, &yerr);
+	/* The simulator only reads what it parses (a List's items array, which it empties as
+	 * it goes, is left alone when shared): repeated pod templates are parsed once. */
+	if (rc == 0)
+		rc = yamljson_reader_share(r);
 	/* Each document's tree comes from the JSON arena when sim_main installed it (else this
 	 * is malloc as usual), and is handed back once take() and the List loop are done with
 	 * it: json_arena_end reuses its memory only if none of its nodes is still referenced,
@@ -358,8 +362,9 @@ static int read_input(struct sim *s, const struct sim_input *in, size_t file_no,
 					break;
 				take(s, in, file_no, line, item, obj_api_version(item),
 				     obj_kind(item), cursor);
-				/* A decoded item's JSON goes now, not with the whole List. */
-				if (json_array_set_new(items, k, json_null()) != 0)
+				/* A decoded item's JSON goes now, not with the whole List (unless
+				 * the array is shared: see yamljson_reader_share). */
+				if (items->refcount == 1 && json_array_set_new(items, k, json_null()) != 0)
 					s->failed = -ENOMEM;
 			}
 		} else {
@@ -367,8 +372,10 @@ static int read_input(struct sim *s, const struct sim_input *in, size_t file_no,
 			take(s, in, file_no, line, doc, api, kind, cursor);
 			/* A decoded Workload's document goes without a walk over its nodes to free
 			 * them (see json_arena_discard), unless something else still holds it. */
-			if (s->doc_unreferenced && doc->refcount == 1 && json_arena_discard() == 0)
+			if (s->doc_unreferenced && doc->refcount == 1 && json_arena_discard() == 0) {
+				yamljson_reader_discarded(r);
 				continue;
+			}
 		}
 		json_decref(doc);
 		json_arena_end();
@@ -1975,6 +1982,7 @@ void sim_release(struct sim *s)
 	free(s->lq_docs);
 	free(s->wls);
 	eobj_arena_release(&s->wl_arena);
+	free(s->wl_arena.memo);
 	free(s->victims);
 	while (s->docs) {
 		struct doc_chunk *next = s->docs->next;
@@ -2105,7 +2113,9 @@ int sim_init(struct sim *s, FILE *out, FILE *errout)
 	s->loaded = json_array();
 	s->wpcs = json_object();
 	s->pcs = json_object();
-	return s->loaded && s->wpcs && s->pcs ? 0 : -ENOMEM;
+	/* Templates the reader shares (read_input) are decoded once into the records' arena. */
+	s->wl_arena.memo = calloc(1, sizeof(*s->wl_arena.memo));
+	return s->loaded && s->wpcs && s->pcs && s->wl_arena.memo ? 0 : -ENOMEM;
 }
 
 int sim_load_texts(struct sim *s, const struct sim_input *inputs, size_t n)

@@ -144,6 +144,17 @@ void json_arena_pause(void)
 	set_on(0);
 }
 
+int json_arena_owns(const void *p)
+{
+	const char *c = p;
+	return arena.base && c >= arena.base && c < arena.base + RESERVE;
+}
+
+int json_arena_on(void)
+{
+	return arena.on;
+}
+
 void json_arena_end(void)
 {
 	set_on(0);

@@ -39,6 +39,9 @@ void json_arena_uninstall(void);
 void json_arena_begin(void);
 /* jansson allocates from malloc again; the document's blocks still count as current. */
 void json_arena_pause(void);
+/* Whether jansson allocates from the arena now (between begin and pause): for code that
+ * pauses it to build something that outlives the document, and then resumes it. */
+int json_arena_on(void);
 /* The caller is done with the current document: its memory is reused if none of its blocks
  * is alive, else kept (see above). Also pauses. */
 void json_arena_end(void);
@@ -51,6 +54,10 @@ void json_arena_end(void);
  * installed or a block of the document came from malloc (it must be freed): then free the
  * document and call json_arena_end as usual. */
 int json_arena_discard(void);
+
+/* Whether p is arena memory (then it may be reused once its document ends): for code that
+ * would keep a reference to a node past its document. 0 when the arena isn't installed. */
+int json_arena_owns(const void *p);
 
 /* Arena blocks alive (allocated and not freed), all documents: for tests and leak checks. */
 size_t json_arena_live(void);

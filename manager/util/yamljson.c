@@ -9,6 +9,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "util/json_arena.h"
+
 /* Aliases may expand a small document into a huge tree; this caps the number of JSON nodes and
  * the bytes of scalar text, over all documents of one input (an alias re-copies its anchor's
  * strings, so a node count alone lets a few aliases of one long scalar take gigabytes). */
@@ -266,6 +268,7 @@ struct fast {
 	size_t pending_key_len;
 	int pending_indent;
 	json_t *root;
+	struct share *share; /* NULL: every value is parsed (see yamljson_reader_share) */
 };
 
 /* Character classes, one table lookup each: every byte of the input is looked at through
@@ -535,6 +538,129 @@ bail:
 	return NULL;
 }
 
+/* ----------------------------------------------------------------- shared flow values */
+
+/*
+ * Sharing (yamljson_reader_share). A cluster export's Workloads come from few pod templates,
+ * and written flow style each template is one line: `template: {spec: {containers: ...}}`.
+ * Parsing the same line into a new tree for every Workload was half of reading a 50,000-
+ * Workload export. So a one-line flow collection whose exact text has come before is copied
+ * once out of the document (into malloc, the JSON arena paused: the copy outlives the
+ * document), and from then on a document with that text gets the same value, one reference
+ * more, without parsing. A text seen once is remembered by its hash only (seen[]), so lines
+ * that never repeat (a name, a time) cost a hash and no copy. A hit is compared byte for
+ * byte: equal texts parse to equal values, so sharing changes no document's content.
+ *
+ * Hand-written, as the parser is: a table of a few thousand entries keyed by text, and
+ * no library of ours has one over raw bytes.
+ */
+#define SHARE_SLOTS 4096 /* a power of two */
+#define SHARE_MAX (SHARE_SLOTS / 2) /* entries kept: the table stays at most half full */
+#define SHARE_MIN_TEXT 16 /* shorter collections parse faster than they are looked up */
+#define SHARE_MAX_TEXT 2048
+#define SEEN_SLOTS 8192 /* a power of two */
+
+struct share_entry {
+	uint64_t hash;
+	size_t len;
+	char *text; /* NULL: a free slot */
+	json_t *value; /* the table's reference */
+};
+
+struct share {
+	struct share_entry slot[SHARE_SLOTS];
+	size_t n;
+	uint64_t seen[SEEN_SLOTS]; /* hashes of texts met once, overwritten as they come */
+	/* The values handed to the document being read, one reference each (the document's):
+	 * what yamljson_reader_discarded gives back when the caller drops the document unfreed. */
+	json_t **held;
+	size_t n_held, cap_held;
+};
+
+/* A 64-bit hash of s[0..n), eight bytes at a time (the texts are tens of bytes). */
+static uint64_t text_hash(const char *s, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15u ^ n, w;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdu;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
+	return h ^ (h >> 29);
+}
+
+static struct share_entry *share_slot(struct share *sh, uint64_t hash, const char *text,
+				      size_t len)
+{
+	for (size_t i = (size_t)hash & (SHARE_SLOTS - 1);; i = (i + 1) & (SHARE_SLOTS - 1)) {
+		struct share_entry *e = &sh->slot[i];
+		if (!e->text || (e->hash == hash && e->len == len && !memcmp(e->text, text, len)))
+			return e; /* never full: at most SHARE_MAX of the slots are used */
+	}
+}
+
+/* The shared value for text, one reference more for the document (held); NULL if none. */
+static json_t *share_get(struct share *sh, uint64_t hash, const char *text, size_t len)
+{
+	struct share_entry *e = share_slot(sh, hash, text, len);
+	if (!e->text)
+		return NULL;
+	if (sh->n_held == sh->cap_held) {
+		size_t cap = sh->cap_held ? 2 * sh->cap_held : 16;
+		json_t **held = realloc(sh->held, cap * sizeof(*held));
+		if (!held)
+			return NULL; /* parsed instead */
+		sh->held = held;
+		sh->cap_held = cap;
+	}
+	sh->held[sh->n_held++] = e->value;
+	return json_incref(e->value);
+}
+
+/* text just parsed to v: the second time its hash comes, a copy of v is kept to share. A
+ * copy that can't be had is no error: the text is parsed again next time. */
+static void share_note(struct share *sh, uint64_t hash, const char *text, size_t len,
+		       json_t *v)
+{
+	uint64_t *seen = &sh->seen[(size_t)hash & (SEEN_SLOTS - 1)];
+	if (*seen != hash) {
+		*seen = hash;
+		return;
+	}
+	if (sh->n == SHARE_MAX)
+		return;
+	struct share_entry *e = share_slot(sh, hash, text, len);
+	int arena_on = json_arena_on();
+	json_arena_pause();
+	json_t *copy = json_deep_copy(v);
+	char *t = malloc(len);
+	if (arena_on)
+		json_arena_begin();
+	if (!copy || !t) {
+		json_decref(copy);
+		free(t);
+		return;
+	}
+	memcpy(t, text, len);
+	*e = (struct share_entry){ hash, len, t, copy };
+	sh->n++;
+}
+
+static void share_free(struct share *sh)
+{
+	if (!sh)
+		return;
+	for (size_t i = 0; i < SHARE_SLOTS; i++) {
+		free(sh->slot[i].text);
+		json_decref(sh->slot[i].value);
+	}
+	free(sh->held);
+	free(sh);
+}
+
 /* A block plain scalar at v, to its line's end (trailing spaces cut); *next past the '\n'. */
 static json_t *fast_plain_line(const char *v, const char **next)
 {
@@ -557,22 +683,57 @@ static json_t *fast_plain_line(const char *v, const char **next)
 	return fast_plain(v, (size_t)(at - v));
 }
 
+/* A one-line flow collection at v (see fast_value), shared (see struct share) when its text
+ * came before. */
+static json_t *fast_flow_line(struct share *sh, const char *v, const char **next)
+{
+	const char *at = v, *eol = NULL, *e;
+	uint64_t hash = 0;
+	size_t len = 0;
+	json_t *out;
+	if (sh && (eol = memchr(v, '\n', SHARE_MAX_TEXT + 1)) != NULL) {
+		for (e = eol; e[-1] == ' '; e--) /* v is not a space */
+			;
+		len = (size_t)(e - v);
+		if (len >= SHARE_MIN_TEXT && (e[-1] == '}' || e[-1] == ']')) {
+			hash = text_hash(v, len);
+			if ((out = share_get(sh, hash, v, len)) != NULL) {
+				*next = eol + 1;
+				return out;
+			}
+		} else {
+			eol = NULL;
+		}
+	}
+	if (!(out = fast_flow(&at, 1)))
+		return NULL;
+	at = skip_spaces(at);
+	if (*at != '\n') { /* something after the closing bracket */
+		json_decref(out);
+		return NULL;
+	}
+	*next = at + 1;
+	if (eol) /* the parse ended at the line's end: the text hashed is the collection's */
+		share_note(sh, hash, v, len, out);
+	return out;
+}
+
 /* The value after "key: " or "- " (v at neither a space nor the '\n'), to the end of the
  * line; *next past the line's '\n'. */
-static inline json_t *fast_value(const char *v, const char **next)
+static inline json_t *fast_value(struct share *sh, const char *v, const char **next)
 {
 	json_t *out;
 	const char *at = v;
 	if (*v == '{' || *v == '[')
-		out = fast_flow(&at, 1);
-	else if (*v == '"' || *v == '\'')
+		return fast_flow_line(sh, v, next);
+	if (*v == '"' || *v == '\'')
 		out = fast_quoted(&at);
 	else
 		return fast_plain_line(v, next);
 	if (!out)
 		return NULL;
 	at = skip_spaces(at);
-	if (*at != '\n') { /* something after the closing quote or bracket */
+	if (*at != '\n') { /* something after the closing quote */
 		json_decref(out);
 		return NULL;
 	}
@@ -617,7 +778,7 @@ static inline int fast_entry_value(struct fast *f, const char *key, size_t klen,
 		return 0;
 	}
 	struct fast_frame *top = &f->stack[f->depth - 1];
-	return fast_set(top->node, &top->keys, key, klen, fast_value(at, next));
+	return fast_set(top->node, &top->keys, key, klen, fast_value(f->share, at, next));
 }
 
 /* Whether a key ends at at: a ':' then a space or the line's end. */
@@ -689,7 +850,7 @@ static int fast_line(struct fast *f, int indent, const char *text, const char **
 			return -1;
 		return fast_entry_value(f, key, klen, at, indent + (int)(v - text), next);
 	}
-	json_t *val = fast_value(v, next);
+	json_t *val = fast_value(f->share, v, next);
 	if (!val || json_array_append_new(top->node, val) != 0)
 		return -1;
 	return 0;
@@ -704,12 +865,13 @@ static int fast_line(struct fast *f, int indent, const char *text, const char **
  * "..." or directive line included (the caller then finds them as it does for libyaml).
  */
 static int fast_document(const char *p, const char *end, const char *tail, int first,
-			 json_t **doc, int *line, const char **stop, int *lines)
+			 struct share *share, json_t **doc, int *line, const char **stop, int *lines)
 {
 	struct fast f; /* not zeroed whole: its stack is a few KB, and per document */
 	f.depth = 0;
 	f.pending = 0;
 	f.root = NULL;
+	f.share = share;
 	char last[FAST_MAX_LAST_LINE + 1];
 	int n = first;
 	*doc = NULL;
@@ -756,7 +918,9 @@ static int fast_document(const char *p, const char *end, const char *tail, int f
 	*lines = n;
 	return 1;
 bail:
-	json_decref(f.root);
+	json_decref(f.root); /* with the references it held to shared values */
+	if (share)
+		share->n_held = 0;
 	*line = 0;
 	return 0;
 }
@@ -786,6 +950,7 @@ struct yamljson_reader {
 	/* An error libyaml met right after the document just returned: the next call's. */
 	int after, after_line;
 	char after_text[200];
+	struct share *share; /* NULL unless yamljson_reader_share */
 };
 
 /* What the fast path's cutting into lines and documents doesn't follow: line breaks libyaml
@@ -964,7 +1129,7 @@ static int stream_next(struct yamljson_reader *r, json_t **doc, int *line,
 		}
 		const char *q;
 		int lines;
-		if (fast && fast_document(p, end, r->tail, n, doc, line, &q, &lines)) {
+		if (fast && fast_document(p, end, r->tail, n, r->share, doc, line, &q, &lines)) {
 			r->pos = (size_t)(q - r->data);
 			r->line = lines;
 			if (*doc)
@@ -1037,6 +1202,8 @@ int yamljson_reader_next(struct yamljson_reader *r, json_t **doc, int *line,
 {
 	*doc = NULL;
 	*line = 0;
+	if (r->share)
+		r->share->n_held = 0; /* the last document's references are its own now */
 	if (r->done)
 		return r->rc;
 	int rc;
@@ -1058,6 +1225,22 @@ int yamljson_reader_next(struct yamljson_reader *r, json_t **doc, int *line,
 	return rc;
 }
 
+int yamljson_reader_share(struct yamljson_reader *r)
+{
+	if (!r->share && !r->whole && !(r->share = calloc(1, sizeof(*r->share))))
+		return -ENOMEM;
+	return 0;
+}
+
+void yamljson_reader_discarded(struct yamljson_reader *r)
+{
+	if (!r->share)
+		return;
+	for (size_t i = 0; i < r->share->n_held; i++)
+		json_decref(r->share->held[i]);
+	r->share->n_held = 0;
+}
+
 size_t yamljson_reader_offset(const struct yamljson_reader *r)
 {
 	/* libyaml holds its own place: from where it started (whole: the start). */
@@ -1070,6 +1253,7 @@ void yamljson_reader_free(struct yamljson_reader *r)
 		return;
 	if (r->parser_live)
 		yaml_parser_delete(&r->parser);
+	share_free(r->share);
 	free(r);
 }
 

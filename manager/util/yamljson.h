@@ -53,6 +53,21 @@ int yamljson_reader_new(const char *data, size_t len, struct yamljson_reader **o
  * cap, after which the reader is done (next returns that code again). -ENOMEM. */
 int yamljson_reader_next(struct yamljson_reader *r, json_t **doc, int *line,
 			 struct yamljson_error *err);
+/*
+ * Sharing, for a caller that only reads its documents (streaming reader only; -ENOMEM): from
+ * then on, a one-line flow collection (`{...}` or `[...]` as a block value) whose exact text
+ * came twice before is one value shared by every document that has it, each holding a
+ * reference, instead of a new tree each time: an export of many Workloads from few pod
+ * templates parses each template about twice. A shared value must not be changed; one that
+ * something else holds too (refcount above 1) may be shared. Its nodes come from malloc
+ * even while the JSON arena is on, and live until the reader and every document holding
+ * them are freed.
+ */
+int yamljson_reader_share(struct yamljson_reader *r);
+/* The caller dropped the last document next returned without freeing it
+ * (json_arena_discard): the references it held to shared values are given back. Freed the
+ * usual way (json_decref), a document gives them back itself: then don't call this. */
+void yamljson_reader_discarded(struct yamljson_reader *r);
 /* How many bytes from the start of the input the reader is done with: it won't read them
  * again (a caller that mapped the input may drop their pages). */
 size_t yamljson_reader_offset(const struct yamljson_reader *r);

@@ -16,6 +16,7 @@
 
 #include "api/integrations.h"
 #include "api/engine_objects.h"
+#include "util/json_arena.h"
 #include "util/yamljson.h"
 
 #define MILLI(x) ((int64_t)(x) * 1000)
@@ -1024,6 +1025,101 @@ static void test_workload_records_share_an_arena(void **state)
 	assert_null(shared.blocks);
 }
 
+/* A Workload with podSets [{name, count, template}], the template set as it is (no copy). */
+static json_t *workload_with(const char *name, const char *queue, int count, json_t *template)
+{
+	char text[300];
+	snprintf(text, sizeof(text),
+		 "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload','metadata':{'name':'%s'},"
+		 "'spec':{'queueName':'%s','podSets':[{'count':%d}]}}",
+		 name, queue, count);
+	json_t *o = J(text);
+	json_t *ps = json_array_get(json_object_get(json_object_get(o, "spec"), "podSets"), 0);
+	assert_int_equal(json_object_set(ps, "template", template), 0);
+	return o;
+}
+
+/* The shared arena's template memo: the same template value decodes to the same pod once,
+ * each podSet keeping its own count; an equal template elsewhere decodes alike; the memo's
+ * references go with the arena's release. */
+static void test_workload_templates_decoded_once_per_value(void **state)
+{
+	struct eobj_template_memo *memo = calloc(1, sizeof(*memo));
+	struct eobj_arena shared = { .memo = memo };
+	struct eobj_workload w[4];
+	char err[256];
+	assert_non_null(memo);
+	json_t *t = J("{'spec':{'containers':[{'resources':{'requests':{'cpu':'2','memory':'1Gi'}}}],"
+		      "'nodeSelector':{'zone':'a'},'tolerations':[{'key':'gpu','operator':'Exists'}]}}");
+	json_t *copy = json_deep_copy(t);
+	json_t *o[4] = { workload_with("a", "q", 2, t), workload_with("b", "q", 3, t),
+			 workload_with("c", "q", 4, copy), workload_with("d", "a..b", 1, t) };
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(eobj_workload_decode_shared(&shared, o[i], "default", NULL, NULL, &w[i],
+							     err, sizeof(err)),
+				 0);
+		const struct eng_podset *ps = &w[i].spec.podsets[0];
+		assert_int_equal(ps->count, 2 + i);
+		assert_int_equal(ps->pod.count, 2 + i);
+		assert_int_equal(request(ps, "cpu"), MILLI(2));
+		assert_int_equal(request(ps, "memory"), MILLI((int64_t)1 << 30));
+		assert_int_equal(ps->pod.n_selector, 1);
+		assert_string_equal(ps->pod.node_selector[0].value, "a");
+		assert_int_equal(ps->pod.n_tolerations, 1);
+	}
+	/* b's pod is a's (one decode); c's template is another value, decoded on its own. */
+	assert_ptr_equal(w[1].spec.podsets[0].pod.per_pod, w[0].spec.podsets[0].pod.per_pod);
+	assert_ptr_not_equal(w[2].spec.podsets[0].pod.per_pod, w[0].spec.podsets[0].pod.per_pod);
+	assert_int_equal(t->refcount, 1 + 3 + 1); /* ours, three Workloads (d's too), the memo */
+	/* A known template doesn't excuse the rest of the Workload. */
+	assert_int_equal(eobj_workload_decode_shared(&shared, o[3], "default", NULL, NULL, &w[3], err,
+						     sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "spec.queueName"));
+	eobj_workload_release(&w[3]);
+	for (int i = 0; i < 4; i++) {
+		if (i < 3)
+			eobj_workload_release(&w[i]);
+		json_decref(o[i]);
+	}
+	eobj_arena_release(&shared);
+	assert_int_equal(t->refcount, 1);
+	json_decref(t);
+	json_decref(copy);
+	free(memo);
+}
+
+/* The memo keeps no reference into the JSON arena: a document there may be dropped unfreed
+ * and its memory reused, so a template's address would name another template. */
+static void test_workload_template_memo_skips_arena_documents(void **state)
+{
+	struct eobj_template_memo *memo = calloc(1, sizeof(*memo));
+	struct eobj_arena shared = { .memo = memo };
+	struct eobj_workload w;
+	char err[256];
+	assert_non_null(memo);
+	assert_int_equal(json_arena_install(), 0);
+	json_arena_begin();
+	json_t *t = J("{'spec':{'containers':[{'resources':{'requests':{'cpu':'1'}}}]}}");
+	json_t *o = workload_with("a", "q", 1, t);
+	json_arena_pause();
+	assert_true(json_arena_owns(t));
+	assert_int_equal(eobj_workload_decode_shared(&shared, o, "default", NULL, NULL, &w, err,
+						     sizeof(err)),
+			 0);
+	assert_int_equal(t->refcount, 2); /* ours and the Workload's: none for the memo */
+	for (size_t i = 0; i < EOBJ_TEMPLATE_MEMO; i++)
+		assert_null(memo->slot[i].template);
+	eobj_workload_release(&w);
+	json_decref(o);
+	json_decref(t);
+	json_arena_end();
+	eobj_arena_release(&shared);
+	assert_int_equal(json_arena_live(), 0);
+	json_arena_uninstall();
+	free(memo);
+}
+
 static void test_workload_defaults_and_priority_classes(void **state)
 {
 	json_t *wpcs = J("{'high':{'value':1000}}"), *pcs = J("{'system':{'value':2000}}");
@@ -1466,6 +1562,8 @@ int main(void)
 		cmocka_unit_test(test_workload_every_field),
 		cmocka_unit_test(test_arena_packs_strings_and_aligns_the_rest),
 		cmocka_unit_test(test_workload_records_share_an_arena),
+		cmocka_unit_test(test_workload_templates_decoded_once_per_value),
+		cmocka_unit_test(test_workload_template_memo_skips_arena_documents),
 		cmocka_unit_test(test_workload_defaults_and_priority_classes),
 		cmocka_unit_test(test_workload_admitted),
 		cmocka_unit_test(test_workload_errors),

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "util/json_arena.h"
 #include "util/yamljson.h"
 
 /* Loads text and returns the document array; fails the test on error. */
@@ -483,8 +484,9 @@ static void test_yamljson_reader_takes_input_over_the_load_cap(void **state)
 }
 
 /* The streaming reader's documents and lines (or error) must be yamljson_load_lines's: its
- * fast path parses the plain subset by hand and hands the rest to libyaml. */
-static void assert_reader_matches_load(const char *text)
+ * fast path parses the plain subset by hand and hands the rest to libyaml. With share, the
+ * reader shares repeated flow collections (yamljson_reader_share): that changes no value. */
+static void reader_matches_load(const char *text, int share)
 {
 	json_t *docs, *doc;
 	int *lines;
@@ -494,6 +496,8 @@ static void assert_reader_matches_load(const char *text)
 	size_t n = 0;
 	int lrc = yamljson_load_lines(text, strlen(text), &docs, &lines, &lerr);
 	assert_int_equal(yamljson_reader_new(text, strlen(text), &r, &rerr), 0);
+	if (share)
+		assert_int_equal(yamljson_reader_share(r), 0);
 	while ((rc = yamljson_reader_next(r, &doc, &line, &rerr)) == 1) {
 		if (lrc != 0) {
 			json_decref(doc);
@@ -524,6 +528,20 @@ static void assert_reader_matches_load(const char *text)
 			fail_msg("load: %d: %s; reader: rc %d, %d: %s\non:\n%s", lerr.line, lerr.text, rc,
 				 rerr.line, rerr.text, text);
 	}
+}
+
+/* text as one stream, unshared and shared, and three times over, shared: what a repeated
+ * line shares must be what parsing it gives. */
+static void assert_reader_matches_load(const char *text)
+{
+	reader_matches_load(text, 0);
+	reader_matches_load(text, 1);
+	size_t n = strlen(text);
+	char *thrice = malloc(3 * n + 16);
+	assert_non_null(thrice);
+	snprintf(thrice, 3 * n + 16, "%s\n---\n%s\n---\n%s", text, text, text);
+	reader_matches_load(thrice, 1);
+	free(thrice);
 }
 
 static void test_yamljson_reader_fast_path_matches_libyaml(void **state)
@@ -604,6 +622,129 @@ static void test_yamljson_reader_fast_path_matches_libyaml(void **state)
 	assert_reader_matches_load(text + 1109 - 1); /* the flow one alone */
 }
 
+/* ------------------------------------------------------------------------- sharing */
+
+static json_t *next_doc(struct yamljson_reader *r)
+{
+	struct yamljson_error err;
+	json_t *doc;
+	int line;
+	assert_int_equal(yamljson_reader_next(r, &doc, &line, &err), 1);
+	return doc;
+}
+
+static void test_yamljson_reader_shares_a_repeated_flow_line(void **state)
+{
+	/* The template line comes in every document; the metadata line never twice. A
+	 * document libyaml reads (an alias) sits between, and the last one is given up on by
+	 * the fast path after it took the shared line ("b: c: d"), then refused by libyaml. */
+	static const char text[] =
+		"metadata: {name: w1, namespace: team-a}\ntemplate: {spec: {containers: [{name: c}]}}\n"
+		"---\nmetadata: {name: w2, namespace: team-a}\ntemplate: {spec: {containers: [{name: c}]}}\n"
+		"---\ntemplate: {spec: {containers: [{name: c}]}}\nx: &a 1\ny: *a\n"
+		"---\nmetadata: {name: w3, namespace: team-a}\ntemplate: {spec: {containers: [{name: c}]}}\n"
+		"---\ntemplate: {spec: {containers: [{name: c}]}}\nb: c: d\n";
+	struct yamljson_reader *r;
+	struct yamljson_error err;
+	json_t *bad;
+	int line;
+	assert_int_equal(yamljson_reader_new(text, strlen(text), &r, &err), 0);
+	assert_int_equal(yamljson_reader_share(r), 0);
+	json_t *d1 = next_doc(r), *d2 = next_doc(r), *d3 = next_doc(r), *d4 = next_doc(r);
+	json_t *t1 = json_object_get(d1, "template"), *t2 = json_object_get(d2, "template");
+	json_t *t3 = json_object_get(d3, "template"), *t4 = json_object_get(d4, "template");
+	/* Parsed the first two times (the second is copied to share), shared from then on;
+	 * libyaml's document has its own. Every one has the same value. */
+	assert_ptr_not_equal(t1, t2);
+	assert_ptr_not_equal(t3, t2);
+	assert_ptr_not_equal(t4, t2);
+	assert_ptr_not_equal(t4, t3);
+	assert_true(json_equal(t1, t2) && json_equal(t2, t3) && json_equal(t3, t4));
+	assert_int_equal(json_integer_value(json_object_get(d3, "y")), 1);
+	/* Only a repeated line is shared: the metadata lines differ. */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(d4, "metadata"), "name")),
+			    "w3");
+	/* Held by the reader and by d4: the document given up on gave its reference back. */
+	assert_int_equal(yamljson_reader_next(r, &bad, &line, &err), -EINVAL);
+	assert_int_equal(err.line, 15);
+	assert_int_equal(t4->refcount, 2);
+	json_decref(d1);
+	json_decref(d2);
+	json_decref(d3);
+	json_decref(d4);
+	assert_int_equal(t4->refcount, 1);
+	yamljson_reader_free(r);
+}
+
+static void test_yamljson_reader_shares_across_documents_in_order(void **state)
+{
+	/* d3 and d4 hold the same value; freeing the reader first leaves it to them. */
+	static const char text[] = "t: [alpha, beta, gamma, delta]\n---\nt: [alpha, beta, gamma, delta]\n"
+				   "---\nt: [alpha, beta, gamma, delta]\n---\nt: [alpha, beta, gamma, delta]\n";
+	struct yamljson_reader *r;
+	struct yamljson_error err;
+	assert_int_equal(yamljson_reader_new(text, strlen(text), &r, &err), 0);
+	assert_int_equal(yamljson_reader_share(r), 0);
+	json_t *d1 = next_doc(r), *d2 = next_doc(r), *d3 = next_doc(r), *d4 = next_doc(r);
+	json_t *shared = json_object_get(d3, "t");
+	assert_ptr_equal(json_object_get(d4, "t"), shared);
+	assert_int_equal(shared->refcount, 3);
+	yamljson_reader_free(r);
+	assert_int_equal(shared->refcount, 2);
+	assert_int_equal(json_array_size(shared), 4);
+	json_decref(d1);
+	json_decref(d2);
+	json_decref(d3);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(d4, "t"), 3)), "delta");
+	json_decref(d4);
+}
+
+/* A document dropped unfreed from the JSON arena (as `muster simulate` drops a decoded
+ * Workload's) gives its shared values back through yamljson_reader_discarded; the shared
+ * values come from malloc, so the arena's memory is reused under them safely. Last in the
+ * list: it installs the arena, process-wide, and takes it out again. */
+static void test_yamljson_reader_discarded_gives_shared_values_back(void **state)
+{
+	static const char line[] = "template: {spec: {containers: [{name: c, image: x}]}}\n---\n";
+	char text[20 * sizeof(line)];
+	text[0] = '\0';
+	for (int i = 0; i < 20; i++)
+		strcat(text, line);
+	struct yamljson_reader *r;
+	struct yamljson_error err;
+	json_t *doc, *shared = NULL;
+	int line_no, rc, n = 0;
+	assert_int_equal(json_arena_install(), 0);
+	assert_int_equal(yamljson_reader_new(text, strlen(text), &r, &err), 0);
+	assert_int_equal(yamljson_reader_share(r), 0);
+	for (;;) {
+		json_arena_begin();
+		rc = yamljson_reader_next(r, &doc, &line_no, &err);
+		json_arena_pause();
+		if (rc != 1)
+			break;
+		json_t *t = json_object_get(doc, "template");
+		if (++n >= 3) {
+			assert_false(json_arena_owns(t));
+			assert_true(shared == NULL || t == shared);
+			shared = t;
+			assert_int_equal(shared->refcount, 2);
+		} else {
+			assert_true(json_arena_owns(t));
+		}
+		assert_int_equal(json_arena_discard(), 0);
+		yamljson_reader_discarded(r);
+		if (shared)
+			assert_int_equal(shared->refcount, 1);
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 20);
+	json_arena_end();
+	yamljson_reader_free(r);
+	assert_int_equal(json_arena_live(), 0);
+	json_arena_uninstall();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -638,6 +779,9 @@ int main(void)
 		cmocka_unit_test(test_yamljson_reader_caps_aliases_per_document),
 		cmocka_unit_test(test_yamljson_reader_takes_input_over_the_load_cap),
 		cmocka_unit_test(test_yamljson_reader_fast_path_matches_libyaml),
+		cmocka_unit_test(test_yamljson_reader_shares_a_repeated_flow_line),
+		cmocka_unit_test(test_yamljson_reader_shares_across_documents_in_order),
+		cmocka_unit_test(test_yamljson_reader_discarded_gives_shared_values_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
