@@ -14,19 +14,43 @@
 #include "ctrl/internal.h"
 #include "util/log.h"
 
-/* What the store keeps of an object: everything but metadata.managedFields, often the largest
- * part of an object and never read. Modifies obj in place (the informer drops it after). */
-static json_t *without_managed_fields(void *arg, json_t *obj)
+/* Deletes metadata.managedFields, often the largest part of an object and never read; whether
+ * there was one. */
+static int drop_managed_fields(json_t *obj)
+{
+	return json_object_del(json_object_get(obj, "metadata"), "managedFields") == 0;
+}
+
+/* What the store keeps of an object: everything but metadata.managedFields. Modifies obj in
+ * place (the informer drops it after). */
+static json_t *without_managed_fields(void *arg, json_t *obj, const char *text, size_t len)
 {
 	(void)arg;
-	json_object_del(json_object_get(obj, "metadata"), "managedFields");
+	(void)text;
+	(void)len;
+	(void)drop_managed_fields(obj);
 	return json_incref(obj);
 }
 
-static void slim_containers(json_t *list)
+static json_t *slim_node(void *arg, json_t *obj, const char *text, size_t len)
+{
+	(void)text;
+	(void)len;
+	return nodes_slim_node(arg, obj);
+}
+
+static json_t *slim_pod(void *arg, json_t *obj, const char *text, size_t len)
+{
+	(void)text;
+	(void)len;
+	return nodes_slim_pod(arg, obj);
+}
+
+/* Cuts each container of list to what muster reads; how many fields went. */
+static size_t slim_containers(json_t *list)
 {
 	static const char *const keep[] = { "name", "resources", "restartPolicy", NULL };
-	size_t i;
+	size_t i, cut = 0;
 	json_t *c;
 	json_array_foreach(list, i, c)
 	{
@@ -39,62 +63,66 @@ static void slim_containers(json_t *list)
 			for (const char *const *w = keep; *w; w++)
 				kept |= !strcmp(*w, k);
 			if (!kept)
-				json_object_del(c, k);
+				cut += json_object_del(c, k) == 0;
 		}
 	}
+	return cut;
+}
+
+/* Keeps a compact kind's object (slimmed in place: changed says whether slimming removed
+ * anything): the event's text when slimming left the object as the text has it (the watch
+ * cut managedFields already), which spares serializing the tree again. */
+static json_t *keep_compact(struct mgr *m, enum kind kind, json_t *obj, int changed,
+			    const char *text, size_t len)
+{
+	json_t *kept = store_keep(m, kind, obj, changed ? NULL : text, len);
+	json_decref(obj);
+	return kept;
 }
 
 /* A Workload without managedFields and with its pod templates' containers cut to what muster
  * reads (name, resources, restartPolicy): images, commands, env and probes can be most of a
- * Workload, and a Job's pods are made from the Job, not from its Workload. */
-static json_t *slim_workload(void *arg, json_t *obj)
+ * Workload, and a Job's pods are made from the Job, not from its Workload. Workloads and Jobs
+ * are the many and the large: the store keeps them compact (state.c). */
+static json_t *keep_workload(void *arg, json_t *obj, const char *text, size_t len)
 {
-	size_t i;
+	size_t i, cut = 0;
 	json_t *ps;
 	json_array_foreach(obj_path(obj, "spec.podSets"), i, ps)
 	{
 		json_t *spec = obj_path(ps, "template.spec");
-		slim_containers(json_object_get(spec, "containers"));
-		slim_containers(json_object_get(spec, "initContainers"));
+		cut += slim_containers(json_object_get(spec, "containers"));
+		cut += slim_containers(json_object_get(spec, "initContainers"));
 	}
-	return without_managed_fields(arg, obj);
+	cut += drop_managed_fields(obj);
+	return keep_compact(arg, K_WORKLOAD, json_incref(obj), cut > 0, text, len);
 }
 
-/* Workloads and Jobs are the many and the large: the store keeps them compact (state.c). */
-static json_t *keep_workload(void *arg, json_t *obj)
+static json_t *keep_owner(struct mgr *m, enum kind kind, json_t *obj, const char *text,
+			  size_t len)
 {
-	json_t *slim = slim_workload(arg, obj);
-	json_t *kept = store_keep(arg, K_WORKLOAD, slim);
-	json_decref(slim);
-	return kept;
+	int cut = drop_managed_fields(obj);
+	return keep_compact(m, kind, json_incref(obj), cut, text, len);
 }
 
-static json_t *keep_owner(struct mgr *m, enum kind kind, json_t *obj)
+static json_t *keep_job(void *arg, json_t *obj, const char *text, size_t len)
 {
-	json_t *slim = without_managed_fields(m, obj);
-	json_t *kept = store_keep(m, kind, slim);
-	json_decref(slim);
-	return kept;
+	return keep_owner(arg, K_JOB, obj, text, len);
 }
 
-static json_t *keep_job(void *arg, json_t *obj)
+static json_t *keep_rayjob(void *arg, json_t *obj, const char *text, size_t len)
 {
-	return keep_owner(arg, K_JOB, obj);
+	return keep_owner(arg, K_RAYJOB, obj, text, len);
 }
 
-static json_t *keep_rayjob(void *arg, json_t *obj)
+static json_t *keep_raycluster(void *arg, json_t *obj, const char *text, size_t len)
 {
-	return keep_owner(arg, K_RAYJOB, obj);
+	return keep_owner(arg, K_RAYCLUSTER, obj, text, len);
 }
 
-static json_t *keep_raycluster(void *arg, json_t *obj)
+static json_t *keep_queued_pod(void *arg, json_t *obj, const char *text, size_t len)
 {
-	return keep_owner(arg, K_RAYCLUSTER, obj);
-}
-
-static json_t *keep_queued_pod(void *arg, json_t *obj)
-{
-	return keep_owner(arg, K_GPOD, obj);
+	return keep_owner(arg, K_GPOD, obj, text, len);
 }
 
 struct informer_def {
@@ -102,7 +130,7 @@ struct informer_def {
 	const char *name;
 	const char *path;
 	const char *label_selector;
-	json_t *(*transform)(void *arg, json_t *obj);
+	json_t *(*transform)(void *arg, json_t *obj, const char *text, size_t len);
 	/* Kinds of integrations run only when integrations.frameworks names this framework;
 	 * NULL: always. */
 	const char *framework;
@@ -121,8 +149,8 @@ static const struct informer_def informer_table[] = {
 	{ K_WPC, "workloadpriorityclasses", "/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses", NULL, without_managed_fields, NULL, 0 },
 	{ K_PC, "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", NULL, without_managed_fields, NULL, 0 },
 	{ K_TOPOLOGY, "topologies", "/apis/kueue.x-k8s.io/v1beta2/topologies", NULL, without_managed_fields, NULL, 0 },
-	{ K_NODE, "nodes", "/api/v1/nodes", NULL, nodes_slim_node, NULL, 0 },
-	{ K_POD, "pods", "/api/v1/pods", NULL, nodes_slim_pod, NULL, 0 },
+	{ K_NODE, "nodes", "/api/v1/nodes", NULL, slim_node, NULL, 0 },
+	{ K_POD, "pods", "/api/v1/pods", NULL, slim_pod, NULL, 0 },
 	{ K_WORKLOAD, "workloads", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, keep_workload, NULL, 0 },
 	{ K_JOB, "jobs", "/apis/batch/v1/jobs", LABEL_QUEUE_NAME, keep_job, "batch/job", 0 },
 	{ K_RAYJOB, "rayjobs", "/apis/ray.io/v1/rayjobs", LABEL_QUEUE_NAME, keep_rayjob, "ray.io/rayjob", 1 },
@@ -359,11 +387,11 @@ static void on_informer_event(void *arg, struct informer *inf, enum watch_event_
 		}
 }
 
-json_t *ingest_keep(struct mgr *m, enum kind kind, json_t *obj)
+json_t *ingest_keep(struct mgr *m, enum kind kind, json_t *obj, const char *text, size_t len)
 {
 	for (size_t i = 0; i < N_INFORMERS; i++)
 		if (informer_table[i].kind == kind && informer_table[i].transform)
-			return informer_table[i].transform(m, obj);
+			return informer_table[i].transform(m, obj, text, len);
 	return json_incref(obj);
 }
 

@@ -132,11 +132,16 @@ struct mgr {
 	json_t *stores[K_KINDS];
 	/* Compact kinds (the many and large: Workloads, Jobs): the store keeps a stub (name,
 	 * namespace, uid, resourceVersion, ownerReferences) and texts the object as compact JSON,
-	 * about a tenth of a jansson tree; store_get parses it into a view that lives until the
-	 * next state_release_views. */
+	 * about a tenth of a jansson tree; store_get parses it into a view that stays for later
+	 * reads, a bounded number of them (state_release_views). */
 	unsigned char compact[K_KINDS];
 	struct strmap texts[K_KINDS]; /* key -> char *: the object as compact JSON */
-	struct strmap views[K_KINDS]; /* key -> json_t *: parsed texts, until released */
+	struct strmap views[K_KINDS]; /* key -> json_t *: parsed texts (see state_release_views) */
+	/* Views kept per kind between release points. A Workload is read by several steps in a
+	 * row (its event, its decision, its write's completion, the queues' sums): parsing its
+	 * text for each was a twentieth of a busy manager's CPU. A few MiB of trees at most:
+	 * past the bound, the next release point frees them all. */
+#define STORE_VIEWS_MAX 1024
 	/* key -> json_t *: the object of the latest event, already parsed, so the step it wakes
 	 * needs no parse of its own; dropped at the end of each pump pass, and at most
 	 * STORE_FRESH_MAX at once (a relist of thousands would otherwise hold them all). */
@@ -292,18 +297,23 @@ void state_at(struct mgr *m, enum kind kind, const char *key, int64_t when_ms);
 /* Marks every key whose time has come (the deadline timer calls it; tests with their own
  * clock call it after moving the clock). */
 void state_run_deadlines(struct mgr *m);
-/* The object stored for (kind, key), borrowed, or NULL. For a compact kind it is a view, valid
- * until the next state_release_views: hold none across a release point (each key of the
+/* The object stored for (kind, key), borrowed, or NULL. For a compact kind it is a view, which
+ * the next state_release_views may free: hold none across a release point (each key of the
  * pump's drains, each decision, each write completion). */
 json_t *store_get(struct mgr *m, enum kind kind, const char *key);
 /* What the store keeps of obj (slimmed already by the caller): for a compact kind the text is
- * recorded and a stub returned, for others obj itself. A new reference. The informer's
- * transform, and the tests' way of filling their stores. */
-json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj);
+ * recorded and a stub returned, for others obj itself. A new reference. text, when not NULL,
+ * is obj as JSON (len bytes, as a watch event brought it), kept as it is instead of
+ * serializing obj. The informer's transform, and the tests' way of filling their stores. */
+json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *text, size_t len);
 /* The object is gone from a compact kind's store: its text and view go. */
 void store_forget(struct mgr *m, enum kind kind, const char *key);
-/* Frees every view: no pointer store_get returned for a compact kind may be used after. */
+/* A release point: no pointer store_get returned for a compact kind may be used after it.
+ * Views stay for later reads of their keys (a new event's text replaces its key's) until
+ * there are more than a bound, when they all go. */
 void state_release_views(struct mgr *m);
+/* Frees every view now (shutdown, tests that count parses). */
+void state_drop_views(struct mgr *m);
 /* Drops the objects kept from the latest events (end of a pump pass). */
 void state_release_fresh(struct mgr *m);
 /* The workload for the key: the assumed copy of a fresh admission, or the cached one. */
@@ -596,8 +606,9 @@ void ingest_stop(struct mgr *m);
 /* Whether every informer delivered its first list. */
 int ingest_synced(struct mgr *m);
 /* What the informer's store keeps of obj (slimmed, or a stub of a compact kind): tests fill
- * their stores with it. May modify obj. A new reference. */
-json_t *ingest_keep(struct mgr *m, enum kind kind, json_t *obj);
+ * their stores with it. May modify obj. A new reference. text: obj's JSON as a watch event
+ * brings it (the informer's transform), or NULL. */
+json_t *ingest_keep(struct mgr *m, enum kind kind, json_t *obj, const char *text, size_t len);
 /* One change of an object of the kind, as an informer reports it, with the objects as the
  * store keeps them (tests call it directly with their own stores in m->stores). */
 void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, const char *key,

@@ -110,12 +110,23 @@ static json_t *stub_of(json_t *obj)
 	return stub;
 }
 
-json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj)
+/* A NUL-terminated copy of the len bytes at text. */
+static char *text_copy(const char *text, size_t len)
+{
+	char *copy = malloc(len + 1);
+	if (copy) {
+		memcpy(copy, text, len);
+		copy[len] = '\0';
+	}
+	return copy;
+}
+
+json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *as_text, size_t len)
 {
 	char key[600];
 	if (!m->compact[kind] || informer_key(obj, key, sizeof(key)) != 0)
 		return json_incref(obj);
-	char *text = json_dumps(obj, JSON_COMPACT), *old = NULL;
+	char *text = as_text ? text_copy(as_text, len) : json_dumps(obj, JSON_COMPACT), *old = NULL;
 	json_t *stub = text ? stub_of(obj) : NULL;
 	if (!stub || strmap_put(&m->texts[kind], key, text, (void **)&old) != 0) {
 		/* Out of memory: keep the whole object rather than lose it. */
@@ -154,19 +165,41 @@ void state_release_fresh(struct mgr *m)
 	for (int k = 0; k < K_KINDS; k++) {
 		if (!m->compact[k] || m->fresh[k].len == 0)
 			continue;
-		strmap_release(&m->fresh[k], view_free);
-		strmap_init(&m->fresh[k]);
+		/* A fresh object is what its text parses to: it stays as the key's view while
+		 * there is room (store_keep removed the older view when it came). */
+		struct strmap *fresh = &m->fresh[k];
+		for (size_t i = 0; i < fresh->cap; i++) {
+			struct strmap_slot *slot = &fresh->slots[i];
+			if (!slot->key || m->views[k].len >= STORE_VIEWS_MAX ||
+			    strmap_get(&m->views[k], slot->key))
+				continue;
+			if (strmap_put(&m->views[k], slot->key, slot->value, NULL) == 0)
+				slot->value = NULL; /* the view's now */
+		}
+		strmap_release(fresh, view_free);
+		strmap_init(fresh);
 	}
+}
+
+/* Every view of kind k goes. */
+static void drop_views(struct mgr *m, int k)
+{
+	strmap_release(&m->views[k], view_free);
+	strmap_init(&m->views[k]);
 }
 
 void state_release_views(struct mgr *m)
 {
-	for (int k = 0; k < K_KINDS; k++) {
-		if (!m->compact[k] || m->views[k].len == 0)
-			continue;
-		strmap_release(&m->views[k], view_free);
-		strmap_init(&m->views[k]);
-	}
+	for (int k = 0; k < K_KINDS; k++)
+		if (m->compact[k] && m->views[k].len > STORE_VIEWS_MAX)
+			drop_views(m, k);
+}
+
+void state_drop_views(struct mgr *m)
+{
+	for (int k = 0; k < K_KINDS; k++)
+		if (m->compact[k] && m->views[k].len)
+			drop_views(m, k);
 }
 
 json_t *workload_view(struct mgr *m, const char *key)

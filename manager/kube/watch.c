@@ -23,7 +23,7 @@ struct informer {
 	struct kube_client *client;
 	char *name, *path, *label_selector;
 	informer_event_fn on_event;
-	json_t *(*transform)(void *arg, json_t *obj);
+	json_t *(*transform)(void *arg, json_t *obj, const char *text, size_t len);
 	void *arg;
 	void (*on_synced)(void *arg, struct informer *inf);
 
@@ -106,9 +106,9 @@ static void emit(struct informer *inf, enum watch_event_type type, const char *k
 }
 
 /* What the store keeps of obj: a new reference. */
-static json_t *kept(struct informer *inf, json_t *obj)
+static json_t *kept(struct informer *inf, json_t *obj, const char *text, size_t len)
 {
-	json_t *t = inf->transform ? inf->transform(inf->arg, obj) : NULL;
+	json_t *t = inf->transform ? inf->transform(inf->arg, obj, text, len) : NULL;
 	return t ? t : json_incref(obj);
 }
 
@@ -233,7 +233,7 @@ static void on_list(void *arg, const struct kube_response *resp)
 	{
 		char key[512];
 		if (informer_key(item, key, sizeof(key)) == 0)
-			json_object_set_new(inf->listing, key, kept(inf, item));
+			json_object_set_new(inf->listing, key, kept(inf, item, NULL, 0));
 	}
 	if (cont && *cont)
 		list_page(inf, cont);
@@ -269,6 +269,8 @@ static int on_line(void *arg, char *line, size_t len)
 	char key[512];
 
 	static const char *const managed_fields[] = { "object", "metadata", "managedFields", NULL };
+	static const char *const object[] = { "object", NULL };
+	size_t from, to;
 	/* Never read, and often the largest part of an object: cut before it is parsed. */
 	len = json_cut_member(line, len, managed_fields);
 	if (watch_event_parse(line, len, &ev) != 0) {
@@ -285,7 +287,10 @@ static int on_line(void *arg, char *line, size_t len)
 	case WATCH_ADDED:
 	case WATCH_MODIFIED:
 		if (informer_key(ev.object, key, sizeof(key)) == 0) {
-			json_t *obj = kept(inf, ev.object);
+			/* The object's own bytes, which parsed fine as part of the event. */
+			int spans = json_member_span(line, len, object, &from, &to) == 0;
+			json_t *obj = kept(inf, ev.object, spans ? line + from : NULL,
+					   spans ? to - from : 0);
 			upsert(inf, key, obj);
 			json_decref(obj);
 		}

@@ -39,8 +39,10 @@ struct informer_options {
 	/* Optional: what the store keeps of each object (e.g. a slim copy of a Pod with only what
 	 * placement needs), as a new reference; NULL keeps the object whole. Applied to listed
 	 * and watched objects alike; the result must keep metadata.name, metadata.namespace and
-	 * metadata.resourceVersion, which relists compare. */
-	json_t *(*transform)(void *arg, json_t *obj);
+	 * metadata.resourceVersion, which relists compare. text (len bytes) is obj as the apiserver
+	 * sent it in a watch event, metadata.managedFields cut out, for a transform that would
+	 * otherwise serialize obj again; NULL for a listed object. */
+	json_t *(*transform)(void *arg, json_t *obj, const char *text, size_t len);
 	/* A kind whose CRD may not be installed (RayJob): a list answered 404 counts as synced and
 	 * empty, and is tried again every 15 s, so a missing CRD blocks nothing. */
 	int optional;

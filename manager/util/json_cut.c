@@ -78,45 +78,74 @@ static size_t cut(char *text, size_t len, const char *from, const char *to)
 	return len;
 }
 
-size_t json_cut_member(char *text, size_t len, const char *const *path)
+/* Where locate found a member: its first byte (the key's quote), the comma before it (NULL
+ * when it is its object's first), its value's bytes, and the byte after the value and the
+ * whitespace that follows it (a ',' or the object's '}'). */
+struct found {
+	const char *member, *comma, *value, *value_end, *after;
+};
+
+/* Walks text to the member at path. 0, or -1 when it isn't there or the text can't be walked
+ * that far. */
+static int locate(const char *text, size_t len, const char *const *path, struct found *f)
 {
 	struct scan s = { text, text + len };
 	for (size_t depth = 0; path[depth] && depth < JSON_CUT_MAX_DEPTH; depth++) {
 		size_t want = strlen(path[depth]);
 		const char *comma = NULL; /* the comma before the current member */
 		if (!skip_ws(&s) || *s.p != '{')
-			return len;
+			return -1;
 		s.p++;
 		for (;;) {
 			if (!skip_ws(&s) || *s.p != '"')
-				return len; /* the end of the object ('}'), or not a member */
+				return -1; /* the end of the object ('}'), or not a member */
 			const char *member = s.p, *key = s.p + 1;
 			if (skip_string(&s) != 0)
-				return len;
-			/* Keys are compared as written: one spelled with escapes isn't found, and is
-			 * then only not cut. */
+				return -1;
+			/* Keys are compared as written: one spelled with escapes isn't found. */
 			int match = (size_t)(s.p - 1 - key) == want && !memcmp(key, path[depth], want);
 			if (!skip_ws(&s) || *s.p != ':')
-				return len;
+				return -1;
 			s.p++;
 			if (match && path[depth + 1])
 				break; /* descend into this member's value */
-			if (skip_value(&s) != 0)
-				return len;
-			const char *value_end = s.p;
 			if (!skip_ws(&s))
-				return len;
+				return -1;
+			const char *value = s.p;
+			if (skip_value(&s) != 0)
+				return -1;
+			const char *value_end = s.p;
+			if (!skip_ws(&s) || (*s.p != ',' && *s.p != '}'))
+				return -1;
 			if (match) {
-				if (*s.p == ',')
-					return cut(text, len, member, s.p + 1);
-				if (*s.p != '}')
-					return len;
-				return cut(text, len, comma ? comma : member, value_end);
+				*f = (struct found){ member, comma, value, value_end, s.p };
+				return 0;
 			}
 			if (*s.p != ',')
-				return len;
+				return -1;
 			comma = s.p++;
 		}
 	}
-	return len;
+	return -1;
+}
+
+size_t json_cut_member(char *text, size_t len, const char *const *path)
+{
+	struct found f;
+	if (!path[0] || locate(text, len, path, &f) != 0)
+		return len;
+	if (*f.after == ',')
+		return cut(text, len, f.member, f.after + 1);
+	return cut(text, len, f.comma ? f.comma : f.member, f.value_end);
+}
+
+int json_member_span(const char *text, size_t len, const char *const *path, size_t *from,
+		     size_t *to)
+{
+	struct found f;
+	if (!path[0] || locate(text, len, path, &f) != 0 || f.value == f.value_end)
+		return -1; /* an empty value ("a":,) is no value */
+	*from = (size_t)(f.value - text);
+	*to = (size_t)(f.value_end - text);
+	return 0;
 }

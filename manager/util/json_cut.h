@@ -6,7 +6,9 @@
  * the answers to its writes). jansson has no way to skip a member while parsing, and no
  * well-kept C library streams JSON with a skip, so this small scanner does that one job by
  * hand: it walks the text's structure (strings with their escapes, nesting) without
- * validating values, finds the member at the given path and removes it in place.
+ * validating values, finds the member at the given path and removes it in place, or says
+ * where its value is (the manager keeps a watched object's text as it came, instead of
+ * serializing the tree parsed from it again).
  *
  * The result of a well-formed text is well-formed and parses to the same tree without that
  * member (the fuzz target fuzz_json_cut checks this). A text that isn't well-formed enough to
@@ -22,5 +24,11 @@
  * when there is nothing to remove or the text can't be walked. The bytes after the new
  * length up to len are unspecified; a NUL is written at the new length when it is below len. */
 size_t json_cut_member(char *text, size_t len, const char *const *path);
+
+/* Where the value of the member at path (as json_cut_member takes it) lies in the len bytes
+ * at text: [*from, *to). 0; or -1 when there is no such member or the text can't be walked
+ * to it. The span is what the text says, not validated: parse it before trusting it. */
+int json_member_span(const char *text, size_t len, const char *const *path, size_t *from,
+		     size_t *to);
 
 #endif

@@ -4,6 +4,8 @@
  * metadata.managedFields, or a one-key path); the rest is the text. The cut must never read or
  * write outside the text, and when jansson reads the text, it must read the result too, as the
  * same tree without the member (or, for a key spelled with escapes, the same tree unchanged).
+ * json_member_span, asked first, must stay inside the text, and on a text jansson reads, give
+ * bytes that parse to the member's value in the tree.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -47,6 +49,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[len] = '\0';
 
 	json_t *before = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	size_t from, to;
+	if (json_member_span(text, len, path, &from, &to) == 0) {
+		if (from >= to || to > len)
+			abort();
+		if (before) {
+			json_t *value = json_loadb(text + from, to - from,
+						   JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+			json_t *at = before;
+			for (size_t i = 0; path[i]; i++)
+				at = json_object_get(at, path[i]);
+			if (!value || !json_equal(value, at))
+				abort();
+			json_decref(value);
+		}
+	}
 	size_t cut = json_cut_member(text, len, path);
 	if (cut > len)
 		abort();

@@ -120,7 +120,7 @@ static enum kind kind_of_path(const char *path, char *key, size_t ksize)
  * the controller would (slim, or compact), then reports the change. */
 static void store(struct t *t, enum kind kind, const char *key, json_t *obj)
 {
-	json_t *kept = ingest_keep(&t->m, kind, obj);
+	json_t *kept = ingest_keep(&t->m, kind, obj, NULL, 0);
 	json_decref(obj);
 	json_t *old = json_incref(json_object_get(t->stores[kind], key));
 	json_object_set_new(t->stores[kind], key, kept);
@@ -442,6 +442,96 @@ static void test_admit_once(void **state)
 	seed(t, K_WORKLOAD, json_deep_copy(fake_api_get(t->api, WL_PATH("w1"))));
 	converge(t);
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 0), 1);
+}
+
+/* A compact store's views: kept across release points (a Workload is read by several steps in
+ * a row), replaced by a new event's object, and all dropped past the bound. */
+static void test_store_views_kept_until_bound(void **state)
+{
+	struct t *t = *state;
+	struct mgr *m = &t->m;
+	seed_queue(t, "4", NULL);
+	seed(t, K_WORKLOAD, workload("w1", "2", 0, "2026-01-01T00:00:00Z"));
+	converge(t);
+	/* The latest event's object served the pass; it stays as the view. */
+	json_t *v1 = store_get(m, K_WORKLOAD, "ns/w1");
+	assert_non_null(v1);
+	state_release_views(m);
+	state_release_fresh(m);
+	assert_ptr_equal(store_get(m, K_WORKLOAD, "ns/w1"), v1);
+	/* A new version replaces it. */
+	json_t *next = json_deep_copy(fake_api_get(t->api, WL_PATH("w1")));
+	json_object_set_new(json_object_get(next, "metadata"), "labels",
+			    json_pack("{s:s}", "changed", "yes"));
+	store(t, K_WORKLOAD, "ns/w1", next);
+	state_release_fresh(m);
+	json_t *v2 = store_get(m, K_WORKLOAD, "ns/w1");
+	assert_string_equal(obj_label(v2, "changed"), "yes");
+	/* Parsed from its text once dropped, with the same content. */
+	state_drop_views(m);
+	json_t *v3 = store_get(m, K_WORKLOAD, "ns/w1");
+	assert_string_equal(obj_label(v3, "changed"), "yes");
+	assert_string_equal(obj_str(v3, "status.admission.clusterQueue"), "cq");
+	/* Past the bound, the next release point drops them all. */
+	for (int i = 0; i <= STORE_VIEWS_MAX; i++) {
+		char key[64], text[128];
+		snprintf(key, sizeof(key), "ns/v%d", i);
+		snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"v%d\",\"namespace\":\"ns\"}}", i);
+		json_t *obj = json_loads(text, 0, NULL);
+		json_decref(store_keep(m, K_WORKLOAD, obj, NULL, 0));
+		json_decref(obj);
+	}
+	state_release_fresh(m);
+	state_drop_views(m);
+	for (int i = 0; i <= STORE_VIEWS_MAX; i++) {
+		char key[64];
+		snprintf(key, sizeof(key), "ns/v%d", i);
+		assert_non_null(store_get(m, K_WORKLOAD, key));
+	}
+	assert_int_equal(m->views[K_WORKLOAD].len, STORE_VIEWS_MAX + 1);
+	state_release_views(m);
+	assert_int_equal(m->views[K_WORKLOAD].len, 0);
+	for (int i = 0; i <= STORE_VIEWS_MAX; i++) {
+		char key[64];
+		snprintf(key, sizeof(key), "ns/v%d", i);
+		store_forget(m, K_WORKLOAD, key);
+	}
+}
+
+/* A watched object's text is kept as it came when slimming leaves the object as the text has
+ * it (no serializing again), and serialized from the slimmed tree when slimming cut anything;
+ * either way a read gives the slim object. */
+static void test_store_keeps_event_text(void **state)
+{
+	struct t *t = *state;
+	struct mgr *m = &t->m;
+	static const char slim[] =
+		"{\"metadata\": {\"name\": \"a\", \"namespace\": \"ns\", \"resourceVersion\": \"7\"},"
+		" \"spec\": {\"podSets\": [{\"count\": 1, \"template\": {\"spec\": {\"containers\":"
+		" [{\"name\": \"c\", \"resources\": {\"requests\": {\"cpu\": \"1\"}}}]}}}]}}";
+	static const char fat[] =
+		"{\"metadata\": {\"name\": \"b\", \"namespace\": \"ns\", \"resourceVersion\": \"8\"},"
+		" \"spec\": {\"podSets\": [{\"count\": 1, \"template\": {\"spec\": {\"containers\":"
+		" [{\"name\": \"c\", \"image\": \"big\", \"resources\": {}}]}}}]}}";
+	json_t *a = json_loads(slim, 0, NULL), *b = json_loads(fat, 0, NULL);
+	json_decref(ingest_keep(m, K_WORKLOAD, a, slim, strlen(slim)));
+	json_decref(ingest_keep(m, K_WORKLOAD, b, fat, strlen(fat)));
+	json_decref(a);
+	json_decref(b);
+	assert_string_equal(strmap_get(&m->texts[K_WORKLOAD], "ns/a"), slim);
+	const char *b_text = strmap_get(&m->texts[K_WORKLOAD], "ns/b");
+	assert_null(strstr(b_text, "image"));
+	state_release_fresh(m);
+	state_drop_views(m);
+	json_t *va = store_get(m, K_WORKLOAD, "ns/a"), *vb = store_get(m, K_WORKLOAD, "ns/b");
+	assert_string_equal(obj_str(va, "metadata.resourceVersion"), "7");
+	assert_non_null(obj_path(va, "spec.podSets"));
+	assert_null(json_object_get(json_array_get(obj_path(json_array_get(obj_path(vb, "spec.podSets"), 0),
+								 "template.spec.containers"),
+						     0),
+				    "image"));
+	store_forget(m, K_WORKLOAD, "ns/a");
+	store_forget(m, K_WORKLOAD, "ns/b");
 }
 
 /* A Workload no Job owns (as Kueue's perf runner creates them) is admitted, and when someone
@@ -2204,6 +2294,8 @@ int main(void)
 	log_set_level(getenv("T_DEBUG") ? LOG_DEBUG : LOG_ERROR);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_admit_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_views_kept_until_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_keeps_event_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bare_workload_finished_elsewhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_conflict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_while_write_in_flight, setup, teardown),

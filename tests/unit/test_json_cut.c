@@ -85,6 +85,34 @@ static void test_left_alone(void **state)
 		expect_cut(texts[i], object_path, texts[i]);
 }
 
+/* json_member_span: the value's bytes as written, whatever its type; -1 where the cut would
+ * leave the text alone. */
+static void test_member_span(void **state)
+{
+	(void)state;
+	static const char *const object_only[] = { "object", NULL };
+	static const char *const name_path[] = { "object", "metadata", "name", NULL };
+	const char *event = "{\"type\":\"ADDED\", \"object\" : {\"metadata\":{\"name\":\"w\\\"1\"},"
+			    "\"spec\":[1,{\"}\":\"]\"}]} }";
+	size_t from, to;
+	assert_int_equal(json_member_span(event, strlen(event), object_only, &from, &to), 0);
+	assert_int_equal(to - from, strlen("{\"metadata\":{\"name\":\"w\\\"1\"},\"spec\":[1,{\"}\":\"]\"}]}"));
+	assert_memory_equal(event + from, "{\"metadata\"", 11);
+	assert_int_equal(event[to - 1], '}');
+	assert_int_equal(json_member_span(event, strlen(event), name_path, &from, &to), 0);
+	assert_int_equal(to - from, 6);
+	assert_memory_equal(event + from, "\"w\\\"1\"", 6);
+	const char *scalar = "{\"a\":12.5e3,\"b\":true}";
+	static const char *const a_path[] = { "a", NULL };
+	assert_int_equal(json_member_span(scalar, strlen(scalar), a_path, &from, &to), 0);
+	assert_int_equal(to - from, 6);
+	assert_int_equal(json_member_span(scalar, strlen(scalar), object_only, &from, &to), -1);
+	const char *const bad[] = { "", "[]", "{\"object\":{\"a\":1", "{\"object\" {}}",
+				    "{\"object\":{} \"x\":1}", "{\"object\":,\"x\":1}" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(json_member_span(bad[i], strlen(bad[i]), object_only, &from, &to), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -92,6 +120,7 @@ int main(void)
 		cmocka_unit_test(test_watch_event),
 		cmocka_unit_test(test_lookalikes_stay),
 		cmocka_unit_test(test_left_alone),
+		cmocka_unit_test(test_member_span),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
