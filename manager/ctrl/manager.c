@@ -95,7 +95,7 @@ void mgr_pump_once(struct mgr *m)
 {
 	struct keyset batch;
 	const char *key;
-	/* Views of compact stores live for one key at a time (state_release_views). */
+	/* A release point after each key: no view is held from one to the next. */
 	state_release_views(m);
 	keyset_take(&m->dirty[K_WORKLOAD], &batch);
 	KEYSET_FOREACH(&batch, i, key) {
