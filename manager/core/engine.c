@@ -835,7 +835,9 @@ static int podset_equal(const struct wps *a, const struct wps *b)
 	return 1;
 }
 
-static int spec_equal(const struct wspec *a, const struct wspec *b)
+/* Whether a and b hold the same podSets, field by field: only for interning them
+ * (spec_intern); once interned, equal specs are one pointer. */
+static int spec_same_content(const struct wspec *a, const struct wspec *b)
 {
 	if (a == b)
 		return 1;
@@ -847,21 +849,25 @@ static int spec_equal(const struct wspec *a, const struct wspec *b)
 	return 1;
 }
 
-/* Copies a workload's podSets into one allocation (names and resources interned), after
- * prefix bytes (a multiple of SPEC_ALIGN) the caller keeps for itself: (char *)*out - prefix
- * is the allocation. */
-#define SPEC_ALIGN _Alignof(max_align_t)
-static int spec_copy(struct engine *e, const struct eng_workload_spec *s, size_t prefix,
-		     struct wspec **out)
+/* Two workloads' specs: interned, so equal exactly when the same. */
+static int spec_equal(const struct wspec *a, const struct wspec *b)
+{
+	assert(a == b || !spec_same_content(a, b));
+	return a == b;
+}
+
+/* Copies a workload's podSets into one allocation (names and resources interned), to be
+ * interned (spec_intern). */
+static int spec_copy(struct engine *e, const struct eng_workload_spec *s, struct wspec **out)
 {
 	struct bump b = { NULL, 0 };
 	struct wspec *w = NULL;
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
-			char *block = malloc(prefix + b.off);
+			char *block = malloc(b.off);
 			if (!block)
 				return -ENOMEM;
-			b.base = block + prefix;
+			b.base = block;
 			b.off = 0;
 		}
 		w = bump_alloc(&b, sizeof(*w) + s->n_podsets * sizeof(w->ps[0]),
@@ -945,17 +951,74 @@ static int spec_copy(struct engine *e, const struct eng_workload_spec *s, size_t
 	*out = w;
 	return 0;
 nomem:
-	free(b.base - prefix);
+	free(b.base);
 	return -ENOMEM;
 }
 
-/* Frees a workload's spec unless it shares the workload's own allocation. */
-static void spec_free(struct ewl *w)
+/* The bucket of engine.specs for a shape hash. */
+static struct wspec **spec_bucket(struct engine *e, uint64_t shape)
 {
-	if (!w->spec_inline)
-		free(w->spec);
+	return &e->specs[(size_t)(mix64(shape, 0) & (e->spec_buckets - 1))];
+}
+
+/* Twice the buckets, or none changed when memory is short (chains just grow longer). */
+static void specs_grow(struct engine *e)
+{
+	size_t n = e->spec_buckets ? 2 * e->spec_buckets : 64;
+	struct wspec **old = e->specs, **specs = calloc(n, sizeof(*specs));
+	size_t old_n = e->spec_buckets;
+	if (!specs)
+		return;
+	e->specs = specs;
+	e->spec_buckets = n;
+	for (size_t i = 0; i < old_n; i++)
+		for (struct wspec *s = old[i], *next; s; s = next) {
+			next = s->next;
+			struct wspec **b = spec_bucket(e, s->shape);
+			s->next = *b;
+			*b = s;
+		}
+	free(old);
+}
+
+/* The interned spec equal to ws (a new copy, which this takes: freed when one exists), with
+ * a reference for the caller; NULL when out of memory (ws freed). */
+static struct wspec *spec_intern(struct engine *e, struct wspec *ws)
+{
+	if (e->n_specs >= e->spec_buckets / 4 * 3)
+		specs_grow(e);
+	if (!e->specs) {
+		free(ws);
+		return NULL;
+	}
+	struct wspec **b = spec_bucket(e, ws->shape);
+	for (struct wspec *s = *b; s; s = s->next)
+		if (spec_same_content(s, ws)) {
+			free(ws);
+			s->refs++;
+			return s;
+		}
+	ws->refs = 1;
+	ws->next = *b;
+	*b = ws;
+	e->n_specs++;
+	return ws;
+}
+
+/* Drops w's reference to its spec; the last one frees it. */
+static void spec_free(struct engine *e, struct ewl *w)
+{
+	struct wspec *ws = w->spec;
 	w->spec = NULL;
-	w->spec_inline = 0;
+	if (!ws || --ws->refs > 0)
+		return;
+	for (struct wspec **p = spec_bucket(e, ws->shape); *p; p = &(*p)->next)
+		if (*p == ws) {
+			*p = ws->next;
+			break;
+		}
+	e->n_specs--;
+	free(ws);
 }
 
 /* --- admissions --------------------------------------------------------------------------- */
@@ -1759,6 +1822,7 @@ static void free_flavor(void *p)
 	quota_flavor_free(p);
 }
 
+/* At engine_free: the specs go with the table. */
 static void free_workload(void *p)
 {
 	struct ewl *w = p;
@@ -1767,7 +1831,6 @@ static void free_workload(void *p)
 		free(w->wait);
 	}
 	free(w->adm);
-	spec_free(w);
 	free(w);
 }
 
@@ -1783,6 +1846,12 @@ void engine_free(struct engine *e)
 	if (!e)
 		return;
 	strmap_release(&e->workloads, free_workload);
+	for (size_t i = 0; i < e->spec_buckets; i++)
+		for (struct wspec *s = e->specs[i], *next; s; s = next) {
+			next = s->next;
+			free(s);
+		}
+	free(e->specs);
 	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
 		struct ecq *q = e->all_cqs[i];
 		groups_free(&q->groups);
@@ -2114,31 +2183,29 @@ int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 	const char *ns = lq->ns, *queue = lq->name;
 	struct ens *nsrec = lq->nsrec;
 	struct ewl *w = strmap_get(&e->workloads, spec->key);
+	if ((rc = spec_copy(e, spec, &ws)) != 0)
+		return rc;
+	if (!(ws = spec_intern(e, ws)))
+		return -ENOMEM;
 	if (!w) {
-		/* A new workload's record, key and spec share one allocation (a later spec gets
-		 * its own; the first one's room is given back with the record). */
 		size_t klen = strlen(spec->key) + 1;
-		size_t prefix = (sizeof(*w) + klen + SPEC_ALIGN - 1) & ~(SPEC_ALIGN - 1);
-		if ((rc = spec_copy(e, spec, prefix, &ws)) != 0)
-			return rc;
-		w = (struct ewl *)((char *)ws - prefix);
-		memset(w, 0, sizeof(*w));
+		if (!(w = calloc(1, sizeof(*w) + klen))) {
+			spec_free(e, &(struct ewl){ .spec = ws });
+			return -ENOMEM;
+		}
 		memcpy(w->key, spec->key, klen);
 		if (strmap_put(&e->workloads, w->key, w, NULL) != 0) {
 			free(w);
+			spec_free(e, &(struct ewl){ .spec = ws });
 			return -ENOMEM;
 		}
 		w->uid = e->next_uid++;
-		w->spec = ws;
-		w->spec_inline = 1;
 	} else {
-		if ((rc = spec_copy(e, spec, 0, &ws)) != 0)
-			return rc;
 		if (!w->admitted)
 			unplace(e, w, 1);
-		spec_free(w);
-		w->spec = ws;
+		spec_free(e, w);
 	}
+	w->spec = ws;
 	w->ns = ns;
 	w->nsrec = nsrec;
 	w->queue = queue;
@@ -2284,7 +2351,7 @@ void engine_remove_workload(struct engine *e, const char *key)
 		release(e, w);
 	else
 		unplace(e, w, 1);
-	spec_free(w);
+	spec_free(e, w);
 	free(w);
 }
 
@@ -2676,8 +2743,8 @@ static const struct shape_fail *shape_lookup(struct engine *e, const struct ecq 
 {
 	for (uint32_t i = 0; i < ENG_SHAPE_CACHE; i++) {
 		const struct shape_fail *sf = &q->shapes[i];
-		if (sf->cycle == e->cycle && sf->wl && sf->wl->priority == w->priority &&
-		    spec_equal(sf->wl->spec, w->spec))
+		if (sf->cycle == e->cycle && sf->wl && sf->priority == w->priority &&
+		    spec_equal(sf->spec, w->spec))
 			return sf;
 	}
 	return NULL;
@@ -2691,8 +2758,9 @@ static void shape_remember(struct engine *e, struct ecq *q, const struct ewl *w,
 		return;
 	char *copy = memcpy(e->arena + e->arena_used, ev->msg, n);
 	e->arena_used += n;
-	q->shapes[q->shape_next++ % ENG_SHAPE_CACHE] =
-		(struct shape_fail){ w, e->cycle, copy, ev->why, ev->needs };
+	q->shapes[q->shape_next++ % ENG_SHAPE_CACHE] = (struct shape_fail){
+		w, w->spec, w->priority, e->cycle, copy, ev->why, ev->needs
+	};
 }
 
 /*
@@ -3208,6 +3276,36 @@ static int64_t beyond_local(const struct qslot *q)
 /* The engine's invariant, recomputed from scratch: a ClusterQueue's usage per (flavor,
  * resource) is the sum of what its admitted workloads are charged, and a cohort's is what its
  * children use beyond the quota they keep for themselves (what q_add_usage pushes up). */
+/* The interned specs: each in its bucket, held by as many workloads as it counts, and no two
+ * with the same content. */
+static int check_specs(const struct engine *e, char *msg, size_t size)
+{
+	size_t n = 0, refs = 0;
+	for (size_t i = 0; i < e->spec_buckets; i++)
+		for (const struct wspec *s = e->specs[i]; s; s = s->next) {
+			n++;
+			refs += s->refs;
+			if (s->refs == 0 ||
+			    (size_t)(mix64(s->shape, 0) & (e->spec_buckets - 1)) != i) {
+				snprintf(msg, size, "spec %p: %u references, in bucket %zu", (const void *)s,
+					 s->refs, i);
+				return -EPROTO;
+			}
+			for (const struct wspec *t = s->next; t; t = t->next)
+				if (spec_same_content(s, t)) {
+					snprintf(msg, size, "specs %p and %p are equal, not one", (const void *)s,
+						 (const void *)t);
+					return -EPROTO;
+				}
+		}
+	if (n != e->n_specs || refs != e->workloads.len) {
+		snprintf(msg, size, "%zu specs counted, %zu listed; %zu references for %zu workloads",
+			 e->n_specs, n, refs, e->workloads.len);
+		return -EPROTO;
+	}
+	return 0;
+}
+
 int engine_check(const struct engine *e, char *msg, size_t size)
 {
 	if (e->topology_dirty || e->n_phantoms)
@@ -3269,7 +3367,7 @@ int engine_check(const struct engine *e, char *msg, size_t size)
 			}
 		}
 	}
-	return 0;
+	return check_specs(e, msg, size);
 }
 
 int engine_cycle(struct engine *e, eng_decision_fn fn, void *arg)

@@ -249,6 +249,8 @@ struct shape_seen {
 #define ENG_SHAPE_CACHE 4
 struct shape_fail {
 	const struct ewl *wl; /* the workload that failed; valid for the cycle */
+	const struct wspec *spec; /* its spec and priority: what a lookup compares */
+	int32_t priority;
 	uint64_t cycle;
 	const char *message; /* in the cycle arena */
 	const char *why;
@@ -348,9 +350,13 @@ struct wps {
 };
 
 /* A workload's podSets in one allocation, replaced whole when the spec changes. */
+/* A workload's podSets. Interned (engine.specs): workloads with equal podSets share one,
+ * so two workloads have the same shape exactly when they have the same spec pointer. */
 struct wspec {
 	uint32_t n_podsets;
+	uint32_t refs; /* workloads holding it */
 	uint64_t shape; /* hash of everything that decides where it fits */
+	struct wspec *next; /* in its engine.specs bucket */
 	struct wps ps[];
 };
 
@@ -383,8 +389,7 @@ struct ewait {
 enum wl_where { WL_NONE, WL_HEAP, WL_PARKED, WL_WAITING, WL_HELD };
 
 struct ewl {
-	struct wspec *spec;
-	uint8_t spec_inline; /* spec is in this record's allocation (its first one) */
+	struct wspec *spec; /* interned: one reference */
 	struct ens *nsrec; /* its namespace (a record that outlives removal) */
 	const char *ns; /* interned */
 	const char *queue; /* interned */
@@ -513,6 +518,9 @@ struct engine {
 	struct strmap lqs; /* "ns/name" -> struct elq * */
 	struct strmap namespaces; /* name -> struct ens * */
 	struct strmap workloads; /* key -> struct ewl * (borrowed keys: the ewl's own) */
+	/* Interned specs (struct wspec), chained by shape hash; n_specs of them. */
+	struct wspec **specs;
+	size_t spec_buckets, n_specs;
 
 	/* The built structure: valid when !topology_dirty. */
 	uint8_t topology_dirty;

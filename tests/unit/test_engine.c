@@ -332,6 +332,51 @@ static void lq(struct engine *e, const char *name, const char *cq)
 	assert_int_equal(engine_set_local_queue(e, "ns", name, cq, ENG_STOP_NONE), 0);
 }
 
+/* engine_check after each step: its spec table must agree with the workloads. */
+static void assert_engine_consistent(const struct engine *e)
+{
+	char why[256];
+	if (engine_check(e, why, sizeof(why)) != 0)
+		fail_msg("%s", why);
+}
+
+/* Workloads with equal podSets share one interned spec (spec pointers compared by the shape
+ * caches); replacing and removing workloads keeps its count right, and equal content built
+ * from other strings still finds it. */
+static void test_engine_specs_interned_and_counted(void **state)
+{
+	(void)state;
+	struct engine *e = new_engine();
+	lq(e, "lq", "cq");
+	char zone_a[] = "zone", value_a[] = "a", zone_b[] = "zone", value_b[] = "a";
+	struct quota_kv sel_a[] = { { zone_a, value_a } }, sel_b[] = { { zone_b, value_b } };
+	struct wldef defs[] = {
+		{ .name = "w1", .queue = "lq", .per_pod = { 1000 }, .selector = sel_a, .n_selector = 1 },
+		{ .name = "w2", .queue = "lq", .per_pod = { 1000 }, .selector = sel_b, .n_selector = 1 },
+		{ .name = "w3", .queue = "lq", .per_pod = { 2000 } },
+		{ .name = "w4", .queue = "lq", .per_pod = { 1000 }, .count = 2 },
+	};
+	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
+		add_wl(e, &defs[i]);
+		assert_engine_consistent(e);
+	}
+	/* w1 takes w3's shape, then its own back; w2 goes; w1 and w3 go last. */
+	defs[0].per_pod[0] = 2000;
+	defs[0].n_selector = 0;
+	add_wl(e, &defs[0]);
+	assert_engine_consistent(e);
+	defs[0].per_pod[0] = 1000;
+	defs[0].n_selector = 1;
+	add_wl(e, &defs[0]);
+	assert_engine_consistent(e);
+	engine_remove_workload(e, "ns/w2");
+	assert_engine_consistent(e);
+	engine_remove_workload(e, "ns/w1");
+	engine_remove_workload(e, "ns/w3");
+	assert_engine_consistent(e);
+	engine_free(e);
+}
+
 /* --- fits, no fit, exceeds max ------------------------------------------------------------ */
 
 static void test_engine_fits_admits_and_charges(void **state)
@@ -2229,6 +2274,7 @@ static void test_afs_sample_decays_toward_admitted_usage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_engine_specs_interned_and_counted),
 		cmocka_unit_test(test_engine_fits_admits_and_charges),
 		cmocka_unit_test(test_engine_reserve_is_only_a_hint),
 		cmocka_unit_test(test_engine_placer_refusal_keeps_best_effort_queue_moving),
