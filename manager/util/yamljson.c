@@ -633,6 +633,8 @@ static void share_note(struct share *sh, uint64_t hash, const char *text, size_t
 	if (sh->n == SHARE_MAX)
 		return;
 	struct share_entry *e = share_slot(sh, hash, text, len);
+	if (e->text)
+		return; /* shared already (share_get found no memory to hand it out) */
 	int arena_on = json_arena_on();
 	json_arena_pause();
 	json_t *copy = json_deep_copy(v);
