@@ -69,17 +69,6 @@ static size_t slim_containers(json_t *list)
 	return cut;
 }
 
-/* Keeps a compact kind's object (slimmed in place: changed says whether slimming removed
- * anything): the event's text when slimming left the object as the text has it (the watch
- * cut managedFields already), which spares serializing the tree again. */
-static json_t *keep_compact(struct mgr *m, enum kind kind, json_t *obj, int changed,
-			    const char *text, size_t len)
-{
-	json_t *kept = store_keep(m, kind, obj, changed ? NULL : text, len);
-	json_decref(obj);
-	return kept;
-}
-
 /* A Workload without managedFields and with its pod templates' containers cut to what muster
  * reads (name, resources, restartPolicy): images, commands, env and probes can be most of a
  * Workload, and a Job's pods are made from the Job, not from its Workload. Workloads and Jobs
@@ -95,14 +84,15 @@ static json_t *keep_workload(void *arg, json_t *obj, const char *text, size_t le
 		cut += slim_containers(json_object_get(spec, "initContainers"));
 	}
 	cut += drop_managed_fields(obj);
-	return keep_compact(arg, K_WORKLOAD, json_incref(obj), cut > 0, text, len);
+	/* The event's text when slimming left the object as the text has it (the watch cut
+	 * managedFields already): that spares serializing the tree again. */
+	return store_keep(arg, K_WORKLOAD, obj, cut ? NULL : text, len);
 }
 
 static json_t *keep_owner(struct mgr *m, enum kind kind, json_t *obj, const char *text,
 			  size_t len)
 {
-	int cut = drop_managed_fields(obj);
-	return keep_compact(m, kind, json_incref(obj), cut, text, len);
+	return store_keep(m, kind, obj, drop_managed_fields(obj) ? NULL : text, len);
 }
 
 static json_t *keep_job(void *arg, json_t *obj, const char *text, size_t len)
@@ -413,7 +403,8 @@ int ingest_start(struct mgr *m)
 		if (m->conf.manage_without_queue_name && d->kind >= K_OWNER_FIRST && d->kind <= K_OWNER_LAST)
 			selector = NULL;
 		struct informer_options o = { d->name, d->path, selector, on_informer_event, m,
-					      on_informer_synced, d->transform, d->optional };
+					      on_informer_synced, d->transform, d->optional,
+					      m->compact[d->kind] };
 		int rc = informer_start(m->loop, m->kube, &o, &m->informers[d->kind]);
 		if (rc != 0) {
 			log_error("cannot start informer", LF_STR("resource", d->name), LF_INT("rc", rc), LF_END);

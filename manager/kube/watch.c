@@ -26,6 +26,7 @@ struct informer {
 	json_t *(*transform)(void *arg, json_t *obj, const char *text, size_t len);
 	void *arg;
 	void (*on_synced)(void *arg, struct informer *inf);
+	int wants_text; /* informer_options.wants_text */
 
 	json_t *store; /* key -> object */
 	json_t *listing; /* pages of the list in progress, key -> object */
@@ -288,7 +289,8 @@ static int on_line(void *arg, char *line, size_t len)
 	case WATCH_MODIFIED:
 		if (informer_key(ev.object, key, sizeof(key)) == 0) {
 			/* The object's own bytes, which parsed fine as part of the event. */
-			int spans = json_member_span(line, len, object, &from, &to) == 0;
+			int spans = inf->wants_text &&
+				    json_member_span(line, len, object, &from, &to) == 0;
 			json_t *obj = kept(inf, ev.object, spans ? line + from : NULL,
 					   spans ? to - from : 0);
 			upsert(inf, key, obj);
@@ -376,6 +378,7 @@ int informer_start(uv_loop_t *loop, struct kube_client *client, const struct inf
 	inf->label_selector = opt->label_selector ? strdup(opt->label_selector) : NULL;
 	inf->on_event = opt->on_event;
 	inf->transform = opt->transform;
+	inf->wants_text = opt->wants_text;
 	inf->arg = opt->arg;
 	inf->on_synced = opt->on_synced;
 	inf->optional = opt->optional;

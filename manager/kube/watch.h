@@ -46,6 +46,9 @@ struct informer_options {
 	/* A kind whose CRD may not be installed (RayJob): a list answered 404 counts as synced and
 	 * empty, and is tried again every 15 s, so a missing CRD blocks nothing. */
 	int optional;
+	/* The transform uses the event's text: find it (else it gets NULL, as for a listed
+	 * object, and no event is scanned for it). */
+	int wants_text;
 };
 
 /* Starts listing. Strings in opt are copied. 0 or -errno. */
