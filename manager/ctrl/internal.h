@@ -312,7 +312,7 @@ void store_forget(struct mgr *m, enum kind kind, const char *key);
  * Views stay for later reads of their keys (a new event's text replaces its key's) until
  * there are more than a bound, when they all go. */
 void state_release_views(struct mgr *m);
-/* Frees every view now (shutdown, tests that count parses). */
+/* Frees every view now (tests that read a text back through a fresh parse). */
 void state_drop_views(struct mgr *m);
 /* Drops the objects kept from the latest events (end of a pump pass). */
 void state_release_fresh(struct mgr *m);
