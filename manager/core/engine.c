@@ -131,28 +131,30 @@ static void wvec_remove(struct wvec *v, struct ewl *w)
 	v->v[i]->pos = i;
 }
 
-/* Kueue's queue order within a ClusterQueue: higher priority, then older, then by key (Kueue
- * uses the UID; the key keeps simulations reproducible). From the workloads' keys (struct
- * wkey), which the heaps keep beside them. */
-static inline int key_before(const struct wkey *ka, const struct ewl *a, const struct wkey *kb,
-			     const struct ewl *b)
+/* Kueue's queue order within a ClusterQueue: higher priority, then older, then first seen
+ * (struct ewl.uid). Kueue breaks the last tie by UID, which is random; the order of arrival
+ * keeps Workloads created in the same second (queue times are whole seconds) first come,
+ * first served, keeps simulations reproducible, and after a restart (a List arrives by key)
+ * falls back to the key. From the workloads' keys (struct wkey), which the heaps keep beside
+ * them, so a comparison reads no workload. */
+static inline int key_before(const struct wkey *ka, const struct wkey *kb)
 {
 	if (ka->priority != kb->priority)
 		return ka->priority > kb->priority;
 	if (ka->queue_time != kb->queue_time)
 		return ka->queue_time < kb->queue_time;
-	return strcmp(a->key, b->key) < 0;
+	return ka->uid < kb->uid;
 }
 
 static struct wkey wl_key(const struct ewl *w)
 {
-	return (struct wkey){ w->queue_time, w->priority };
+	return (struct wkey){ .queue_time = w->queue_time, .uid = w->uid, .priority = w->priority };
 }
 
 static int wl_before(const struct ewl *a, const struct ewl *b)
 {
 	struct wkey ka = wl_key(a), kb = wl_key(b);
-	return key_before(&ka, a, &kb, b);
+	return key_before(&ka, &kb);
 }
 
 /* The order of a ClusterQueue's heap: with admission fair sharing, the LocalQueue that used
@@ -162,7 +164,7 @@ static inline int heap_before(const struct wheap *h, const struct wkey *ka, cons
 			      const struct wkey *kb, const struct ewl *b)
 {
 	int c = h->afs ? eng_lq_usage_cmp(a, b) : 0;
-	return c ? c < 0 : key_before(ka, a, kb, b);
+	return c ? c < 0 : key_before(ka, kb);
 }
 
 static void heap_set(struct wheap *h, uint32_t i, struct ewl *w, struct wkey k)

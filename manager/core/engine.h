@@ -471,7 +471,8 @@ int engine_check(const struct engine *e, char *msg, size_t size);
  *     of their cohort tree), in queue order;
  *  2. everything else in the ClusterQueue, whether still to be looked at or parked as
  *     inadmissible until the cohort tree changes (as Kueue's visibility API lists them), in
- *     queue order: higher priority first, then older queue time, then key (Kueue: UID).
+ *     queue order: higher priority first, then older queue time, then the one the engine was
+ *     given first (Kueue: UID).
  * Workloads whose LocalQueue is missing or stopped are held by it and are in no ClusterQueue's
  * order; they are not reported (engine_explain says ENG_WAIT_QUEUE_HELD). */
 struct eng_pending {

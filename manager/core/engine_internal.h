@@ -197,10 +197,12 @@ struct drs {
 /* A binary heap of pending workloads in Kueue's queue order (priority, then age). */
 /* A heap entry's queue-order key, a copy of its workload's (wl_before): comparing keys kept
  * beside the heap, not in the workloads they belong to, spares a cache miss per comparison
- * in a ClusterQueue of thousands. Valid while the workload is in the heap, where neither
- * field changes (engine_add_workload takes a pending workload out before changing them). */
+ * in a ClusterQueue of thousands. Valid while the workload is in the heap, where none of the
+ * fields changes (engine_add_workload takes a pending workload out before changing them; the
+ * uid never changes). */
 struct wkey {
 	int64_t queue_time;
+	uint64_t uid; /* the last tie-break: arrival order (struct ewl.uid) */
 	int32_t priority;
 };
 

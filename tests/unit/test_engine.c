@@ -974,6 +974,31 @@ static void test_engine_queue_order_priority_then_age(void **state)
 	engine_free(e);
 }
 
+/* Equal priority and queue time (whole seconds: a burst of Jobs): first seen, first admitted,
+ * whatever the names; a Workload updated while pending keeps its place. */
+static void test_engine_queue_order_ties_by_arrival(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("default", U(2)) } });
+	lq(e, "lq", "cq");
+	const char *names[] = { "zeta", "alpha", "mid", "beta" };
+	for (int i = 0; i < 4; i++)
+		add_wl(e, &(struct wldef){ names[i], "lq", .time = 7, .count = 1, .per_pod = { U(1) } });
+	/* zeta again (a status change): still first. */
+	add_wl(e, &(struct wldef){ "zeta", "lq", .time = 7, .count = 1, .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_true(admitted(e, "ns/zeta"));
+	assert_true(admitted(e, "ns/alpha"));
+	assert_false(admitted(e, "ns/mid"));
+	assert_false(admitted(e, "ns/beta"));
+	engine_remove_workload(e, "ns/zeta");
+	settle(e, &r);
+	assert_true(admitted(e, "ns/mid"));
+	assert_false(admitted(e, "ns/beta"));
+	engine_free(e);
+}
+
 static void test_engine_cycle_order_non_borrowing_before_priority(void **state)
 {
 	struct engine *e = new_engine();
@@ -2304,6 +2329,7 @@ int main(void)
 		cmocka_unit_test(test_engine_best_effort_fifo_skips_head_that_doesnt_fit),
 		cmocka_unit_test(test_engine_strict_fifo_namespace_mismatch_head_doesnt_block),
 		cmocka_unit_test(test_engine_queue_order_priority_then_age),
+		cmocka_unit_test(test_engine_queue_order_ties_by_arrival),
 		cmocka_unit_test(test_engine_cycle_order_non_borrowing_before_priority),
 		cmocka_unit_test(test_engine_cycle_order_borrowers_by_priority_then_age),
 		cmocka_unit_test(test_engine_preempt_lower_priority_within_cluster_queue),
