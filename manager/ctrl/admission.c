@@ -271,9 +271,10 @@ static void remember_pending(struct mgr *m, const char *key, const char *reason,
 }
 
 static void on_pending_written(struct mgr *m, enum kind kind, const char *key,
-			       enum write_outcome outcome, json_t *updated)
+			       enum write_outcome outcome, struct write_answer *answer)
 {
 	(void)kind;
+	json_t *updated = write_answer_object(answer);
 	json_t *c = condition_get(updated, "QuotaReserved");
 	const char *have = strmap_get(&m->unwritten, key);
 	const char *reason = json_string_value(json_object_get(c, "reason"));
@@ -352,24 +353,28 @@ static void undo_admission(struct mgr *m, const char *key)
 }
 
 static void on_admitted(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
-			json_t *updated)
+			struct write_answer *answer)
 {
 	(void)kind;
 	json_t *assumed = json_object_get(m->assumed, key);
 	if (outcome == WRITE_OK) {
-		observe_admitted(m, updated ? updated : assumed);
-		history_admitted(m, updated ? updated : assumed);
+		/* The answer is the assumed object as written, at a new resourceVersion (the apply
+		 * was guarded by the one it was decided on), so it is parsed only when the watch got
+		 * there first and took the assumed object over. */
+		json_t *wl = assumed ? assumed : write_answer_object(answer);
+		observe_admitted(m, wl);
+		history_admitted(m, wl);
 		log_info("workload admitted", LF_STR("workload", key),
-			 LF_STR("clusterQueue", obj_str(updated ? updated : assumed,
-							"status.admission.clusterQueue")),
-			 LF_END);
+			 LF_STR("clusterQueue", obj_str(wl, "status.admission.clusterQueue")), LF_END);
 		if (!assumed)
 			return; /* the watch got there first and took over */
 		json_t *cached = store_get(m, K_WORKLOAD, key);
+		const char *rv = write_answer_rv(answer);
 		if (cached && condition_true(cached, "QuotaReserved"))
 			json_object_del(m->assumed, key); /* the watch was faster */
-		else if (updated)
-			json_object_set(m->assumed, key, updated);
+		else if (rv)
+			json_object_set_new(json_object_get(assumed, "metadata"), "resourceVersion",
+					    json_string(rv));
 		return; /* the writer marks the Workload, whose reconcile marks its Job */
 	}
 	if (assumed)
@@ -480,8 +485,9 @@ void workload_log_landed(enum write_outcome outcome, const char *msg, const char
 }
 
 static void on_deactivated(struct mgr *m, enum kind kind, const char *key,
-			   enum write_outcome outcome, json_t *updated)
+			   enum write_outcome outcome, struct write_answer *answer)
 {
+	json_t *updated = write_answer_object(answer);
 	(void)kind;
 	if (outcome == WRITE_OK && updated)
 		history_deactivated(m, updated);
@@ -489,8 +495,9 @@ static void on_deactivated(struct mgr *m, enum kind kind, const char *key,
 }
 
 static void on_evicted(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
-		       json_t *updated)
+		       struct write_answer *answer)
 {
+	json_t *updated = write_answer_object(answer);
 	(void)kind;
 	if (outcome == WRITE_OK && updated) {
 		observe_evicted(m, key, updated);

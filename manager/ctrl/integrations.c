@@ -40,8 +40,9 @@ static int workload_key_of(const struct integration *in, json_t *obj, char *buf,
 }
 
 static void on_owner_written(struct mgr *m, enum kind kind, const char *key,
-			     enum write_outcome outcome, json_t *updated)
+			     enum write_outcome outcome, struct write_answer *answer)
 {
+	json_t *updated = write_answer_object(answer);
 	if (outcome != WRITE_OK)
 		return; /* the writer retries: the object is decided again after a backoff */
 	const struct integration *in = owner_integration(kind);
@@ -98,10 +99,10 @@ static void hold(struct mgr *m, enum kind kind, const char *key, json_t *obj)
 /* Created, or it existed already (409): either way its watch event is on its way, and until it
  * arrives the owner must not create it again. */
 static void on_workload_created(struct mgr *m, enum kind kind, const char *key,
-				enum write_outcome outcome, json_t *updated)
+				enum write_outcome outcome, struct write_answer *answer)
 {
 	json_t *obj = store_get(m, kind, key);
-	char wl_key[600];
+	char wl_key[600], uid[64];
 	if (!obj || workload_key_of(owner_integration(kind), obj, wl_key, sizeof(wl_key)) != 0)
 		return;
 	if (outcome == WRITE_OK || outcome == WRITE_CONFLICT)
@@ -111,7 +112,7 @@ static void on_workload_created(struct mgr *m, enum kind kind, const char *key,
 		snprintf(msg, sizeof(msg), "Created Workload: %s", wl_key);
 		writer_event(m, kind, obj, EVENT_ROUTINE, "CreatedWorkload", msg);
 		log_info("workload created", LF_STR("workload", wl_key), LF_STR("owner", key),
-			 LF_STR("uid", obj_uid(updated)), LF_END);
+			 LF_STR("uid", write_answer_meta(answer, "uid", uid, sizeof(uid))), LF_END);
 	}
 }
 
@@ -288,8 +289,9 @@ static json_t *restored(const struct integration *in, json_t *obj, json_t *wl)
 }
 
 static void on_requeued(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
-			json_t *updated)
+			struct write_answer *answer)
 {
+	json_t *updated = write_answer_object(answer);
 	(void)kind;
 	if (outcome == WRITE_OK && updated)
 		history_requeued(m, updated);
@@ -297,8 +299,9 @@ static void on_requeued(struct mgr *m, enum kind kind, const char *key, enum wri
 }
 
 static void on_finished(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
-			json_t *updated)
+			struct write_answer *answer)
 {
+	json_t *updated = write_answer_object(answer);
 	(void)kind;
 	if (outcome == WRITE_OK && updated)
 		history_finished(m, updated);

@@ -361,16 +361,36 @@ void fairshare_mark_all(struct mgr *m);
 
 /* How a write ended. */
 enum write_outcome {
-	WRITE_OK, /* 2xx; `updated` holds the object the apiserver returned (may be NULL) */
+	WRITE_OK, /* 2xx; the answer holds the object the apiserver returned (may be NULL) */
 	WRITE_CONFLICT, /* 409: someone wrote first; decide again from the fresh object */
 	WRITE_RETRY, /* transport error, 5xx or 429: retried after a backoff */
 	WRITE_REJECTED, /* any other answer (400, 403, 404, 422): retried only after a long delay */
 	WRITE_CANCELLED, /* the manager is shutting down */
 };
+/* What the apiserver answered a write with, read only as far as a completion asks: most
+ * completions need nothing of it or its resourceVersion, and parsing every answer (a whole
+ * Workload for each admission) was a twentieth of a busy manager's CPU. Valid during the
+ * completion it is handed to. */
+struct write_answer {
+	const struct kube_response *resp; /* NULL: the write failed, or the answer is empty */
+	json_t *obj; /* parsed by write_answer_object, freed by the writer */
+	int parsed;
+	char rv[72]; /* write_answer_rv's, when read from the text */
+};
+/* The object a successful write answered with (without metadata.managedFields), parsed at the
+ * first call; NULL when the write failed or the answer is unreadable. Borrowed. */
+json_t *write_answer_object(struct write_answer *a);
+/* The answer's metadata.<field> string (resourceVersion, uid), read from the text without
+ * parsing the object when it has no escape to decode: into buf, or borrowed from the parsed
+ * object. NULL if absent. */
+const char *write_answer_meta(struct write_answer *a, const char *field, char *buf, size_t size);
+/* Its metadata.resourceVersion (write_answer_meta into a->rv). */
+const char *write_answer_rv(struct write_answer *a);
+
 /* Completion, for the stage that asked; runs once per accepted write, after the writer's own
- * bookkeeping (retry scheduling, in-flight release). updated is borrowed. */
+ * bookkeeping (retry scheduling, in-flight release). */
 typedef void (*write_done_fn)(struct mgr *m, enum kind kind, const char *key,
-			      enum write_outcome outcome, json_t *updated);
+			      enum write_outcome outcome, struct write_answer *answer);
 
 /*
  * Sends one write for (kind, key): method "PATCH" (content_type merge or apply patch),

@@ -450,10 +450,10 @@ void nodes_stop_restore(json_t *orig, json_t *tspec)
 /* --- exact mode: a node per pod ------------------------------------------------------------ */
 
 static void on_ungated(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
-		       json_t *updated)
+		       struct write_answer *answer)
 {
 	(void)kind;
-	(void)updated;
+	(void)answer;
 	if (outcome == WRITE_OK)
 		log_info("pod ungated", LF_STR("pod", key), LF_END);
 }

@@ -119,11 +119,12 @@ static void pod_path(json_t *pod, char *buf, size_t size)
 }
 
 static void on_pod_written(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
-			   json_t *updated)
+			   struct write_answer *answer)
 {
 	(void)m, (void)kind;
-	if (outcome == WRITE_OK)
-		log_debug("pod written", LF_STR("pod", key), LF_INT("gated", pod_gated(updated)), LF_END);
+	if (outcome == WRITE_OK && log_enabled(LOG_DEBUG))
+		log_debug("pod written", LF_STR("pod", key),
+			  LF_INT("gated", pod_gated(write_answer_object(answer))), LF_END);
 }
 
 static int has_our_finalizer(json_t *pod)
@@ -202,14 +203,15 @@ static void release_pod(struct mgr *m, const char *key, json_t *pod, json_t *gro
 }
 
 static void on_group_workload_created(struct mgr *m, enum kind kind, const char *key,
-				      enum write_outcome outcome, json_t *updated)
+				      enum write_outcome outcome, struct write_answer *answer)
 {
+	char uid[64];
 	(void)kind;
 	if (outcome == WRITE_OK || outcome == WRITE_CONFLICT)
 		writer_expect(m, K_WORKLOAD, key);
 	if (outcome == WRITE_OK)
 		log_info("workload created", LF_STR("workload", key), LF_STR("owner", "pod group"),
-			 LF_STR("uid", obj_uid(updated)), LF_END);
+			 LF_STR("uid", write_answer_meta(answer, "uid", uid, sizeof(uid))), LF_END);
 }
 
 static void create_workload(struct mgr *m, const char *key, json_t *group, json_t *const *pods,

@@ -339,9 +339,9 @@ static json_t *qty(const char *resource, int64_t milli)
 }
 
 static void on_status_written(struct mgr *m, enum kind kind, const char *key,
-			      enum write_outcome outcome, json_t *updated)
+			      enum write_outcome outcome, struct write_answer *answer)
 {
-	(void)updated;
+	(void)answer;
 	/* What we sent stands in for the cache until the cache catches up (writer_lagging). */
 	if (outcome != WRITE_OK)
 		json_object_del(m->queues->written[SLOT(kind)], key);

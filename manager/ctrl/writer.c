@@ -167,6 +167,42 @@ static json_t *load_answer(const struct kube_response *resp)
 	return obj;
 }
 
+json_t *write_answer_object(struct write_answer *a)
+{
+	if (!a->parsed && a->resp) {
+		a->parsed = 1;
+		a->obj = load_answer(a->resp);
+	}
+	return a->obj;
+}
+
+const char *write_answer_meta(struct write_answer *a, const char *field, char *buf, size_t size)
+{
+	const char *const path[] = { "metadata", field, NULL };
+	const char *body = a->resp ? a->resp->body : NULL;
+	size_t from, to;
+	if (!body)
+		return NULL;
+	if (json_member_span(body, a->resp->body_len, path, &from, &to) == 0 && to - from >= 2 &&
+	    to - from - 2 < size && body[from] == '"' && body[to - 1] == '"') {
+		size_t n = 0;
+		for (const char *c = body + from + 1; c < body + to - 1; c++) {
+			if (*c == '\\' || (unsigned char)*c < 0x20)
+				break; /* an escape to decode, or not JSON: the parser decides */
+			buf[n++] = *c;
+		}
+		buf[n == to - from - 2 ? n : 0] = '\0';
+		if (n == to - from - 2)
+			return buf;
+	}
+	return json_string_value(json_object_get(json_object_get(write_answer_object(a), "metadata"), field));
+}
+
+const char *write_answer_rv(struct write_answer *a)
+{
+	return a->rv[0] ? a->rv : write_answer_meta(a, "resourceVersion", a->rv, sizeof(a->rv));
+}
+
 static void on_written(void *arg, const struct kube_response *resp)
 {
 	struct write_ctx *ctx = arg;
@@ -175,7 +211,7 @@ static void on_written(void *arg, const struct kube_response *resp)
 	enum kind kind = ctx->kind;
 	const char *key = ctx->key;
 	enum write_outcome outcome;
-	json_t *updated = NULL;
+	struct write_answer answer = { .resp = NULL };
 
 	strmap_remove(&w->inflight[kind], key);
 	if (resp->error == -ECANCELED && resp->status == 0) {
@@ -197,13 +233,12 @@ static void on_written(void *arg, const struct kube_response *resp)
 		w->stats.ok++;
 		w->pause_ms = 0;
 		free(strmap_remove(&w->delay[kind], key));
-		if ((ctx->done || ctx->base_rv) && resp->body_len > 0)
-			updated = load_answer(resp);
+		if (resp->body && resp->body_len > 0)
+			answer.resp = resp;
 		/* Until the cache moves past the version this write was decided on, acting on the
 		 * cache would repeat it. A write that changed nothing keeps the version, and the
 		 * cache is then already right. */
-		const char *new_rv = json_string_value(
-			json_object_get(json_object_get(updated, "metadata"), "resourceVersion"));
+		const char *new_rv = ctx->base_rv ? write_answer_rv(&answer) : NULL;
 		if (ctx->base_rv && new_rv && strcmp(new_rv, ctx->base_rv) != 0) {
 			char *old = NULL;
 			if (strmap_put(&w->landed[kind], key, ctx->base_rv, (void **)&old) == 0)
@@ -247,10 +282,10 @@ static void on_written(void *arg, const struct kube_response *resp)
 	}
 	if (ctx->done) {
 		state_release_views(m); /* the completion is a step of its own */
-		ctx->done(m, kind, key, outcome, updated);
+		ctx->done(m, kind, key, outcome, &answer);
 		state_release_views(m);
 	}
-	json_decref(updated);
+	json_decref(answer.obj);
 	ctx_free(ctx);
 }
 

@@ -17,6 +17,11 @@ void log_set_level(enum log_level level)
 	min_level = level;
 }
 
+int log_enabled(enum log_level level)
+{
+	return level >= min_level;
+}
+
 struct line {
 	char buf[LOG_LINE_MAX];
 	size_t len;

@@ -27,6 +27,8 @@ struct log_field {
 
 /* Messages below this level are dropped. Default LOG_INFO. */
 void log_set_level(enum log_level level);
+/* Whether a message of this level is emitted: for a field that costs work to compute. */
+int log_enabled(enum log_level level);
 
 /* Emits one line. The variadic arguments are struct log_field values ending with LF_END. */
 void log_emit(enum log_level level, const char *msg, ...);

@@ -418,6 +418,13 @@ static void test_admit_once(void **state)
 	struct t *t = *state;
 	seed_queue(t, "4", NULL);
 	seed(t, K_WORKLOAD, workload("w1", "2", 0, "2026-01-01T00:00:00Z"));
+	settle(t);
+	/* The write has landed, its watch event not yet: the assumed object stands in for the
+	 * Workload, at the resourceVersion the write answered with (read from the answer's text,
+	 * which is not parsed). */
+	const char *rv = obj_str(json_object_get(t->m.assumed, "ns/w1"), "metadata.resourceVersion");
+	assert_non_null(rv);
+	assert_string_equal(rv, obj_str(fake_api_get(t->api, WL_PATH("w1")), "metadata.resourceVersion"));
 	converge(t);
 	assert_true(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
 	assert_true(fake_cond(t, WL_PATH("w1"), "Admitted"));
@@ -442,6 +449,44 @@ static void test_admit_once(void **state)
 	seed(t, K_WORKLOAD, json_deep_copy(fake_api_get(t->api, WL_PATH("w1"))));
 	converge(t);
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 0), 1);
+}
+
+/* What a write answered with: metadata strings read from the text where that is exact, the
+ * parser where it isn't, nothing from a failed write. */
+static void test_write_answer(void **state)
+{
+	(void)state;
+	char buf[16];
+	struct kube_response r = { .status = 200 };
+	struct write_answer a = { .resp = &r };
+	r.body = "{\"metadata\":{\"name\":\"w\",\"uid\":\"u-1\",\"resourceVersion\":\"42\"},\"spec\":{}}";
+	r.body_len = strlen(r.body);
+	assert_string_equal(write_answer_rv(&a), "42");
+	assert_string_equal(write_answer_meta(&a, "uid", buf, sizeof(buf)), "u-1");
+	assert_false(a.parsed); /* neither needed the object */
+	assert_null(write_answer_meta(&a, "generateName", buf, sizeof(buf)));
+	assert_true(a.parsed); /* absent from the text: the parser says so */
+	assert_string_equal(obj_str(write_answer_object(&a), "metadata.name"), "w");
+
+	/* An escape, or a value longer than the buffer: decoded by the parser. */
+	struct write_answer b = { .resp = &r };
+	r.body = "{\"metadata\":{\"uid\":\"a\\u0062c\",\"name\":\"a-name-longer-than-16\"}}";
+	r.body_len = strlen(r.body);
+	assert_string_equal(write_answer_meta(&b, "uid", buf, sizeof(buf)), "abc");
+	assert_string_equal(buf, "");
+	assert_string_equal(write_answer_meta(&b, "name", buf, sizeof(buf)), "a-name-longer-than-16");
+	json_decref(b.obj);
+
+	/* Not JSON: no answer at all. A failed write has none either. */
+	struct write_answer c = { .resp = &r };
+	r.body = "{\"metadata\":{\"resourceVersion\":7";
+	r.body_len = strlen(r.body);
+	assert_null(write_answer_rv(&c));
+	assert_null(write_answer_object(&c));
+	struct write_answer d = { .resp = NULL };
+	assert_null(write_answer_rv(&d));
+	assert_null(write_answer_object(&d));
+	json_decref(a.obj);
 }
 
 /* A compact store's views: kept across release points (a Workload is read by several steps in
@@ -2294,6 +2339,7 @@ int main(void)
 	log_set_level(getenv("T_DEBUG") ? LOG_DEBUG : LOG_ERROR);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_admit_once, setup, teardown),
+		cmocka_unit_test(test_write_answer),
 		cmocka_unit_test_setup_teardown(test_store_views_kept_until_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_keeps_event_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bare_workload_finished_elsewhere, setup, teardown),
