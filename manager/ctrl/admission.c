@@ -434,12 +434,13 @@ static void write_admission(struct mgr *m, const char *key, json_t *wl, const st
 	}
 	json_t *admission = json_pack("{s:s, s:o}", "clusterQueue", a->cluster_queue, "podSetAssignments", psas);
 	snprintf(qmsg, sizeof(qmsg), "Quota reserved in ClusterQueue %s", a->cluster_queue);
-	json_t *tmp = json_deep_copy(wl);
-	json_t *status = json_object_get(tmp, "status");
-	if (!status) {
-		status = json_object();
-		json_object_set_new(tmp, "status", status);
-	}
+	/* The assumed object: wl with new metadata and status objects, the rest shared with the
+	 * cached view (nothing changes a cached value in place; a deep copy of the podSets'
+	 * templates was 2 % of a busy manager's CPU). on_admitted sets its resourceVersion. */
+	json_t *tmp = json_copy(wl), *status = json_object_get(wl, "status");
+	status = status ? json_copy(status) : json_object();
+	json_object_set_new(tmp, "status", status);
+	json_object_set_new(tmp, "metadata", json_copy(json_object_get(wl, "metadata")));
 	json_object_set_new(status, "conditions",
 			    conditions_with(tmp, "QuotaReserved", "True", "QuotaReserved", qmsg, &changed));
 	json_object_set_new(status, "conditions",

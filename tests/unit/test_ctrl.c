@@ -425,6 +425,13 @@ static void test_admit_once(void **state)
 	const char *rv = obj_str(json_object_get(t->m.assumed, "ns/w1"), "metadata.resourceVersion");
 	assert_non_null(rv);
 	assert_string_equal(rv, obj_str(fake_api_get(t->api, WL_PATH("w1")), "metadata.resourceVersion"));
+	/* It shares what didn't change with the cached view, which stays as the cache has it. */
+	json_t *cached = store_get(&t->m, K_WORKLOAD, "ns/w1");
+	assert_false(condition_true(cached, "QuotaReserved"));
+	assert_null(obj_path(cached, "status.admission"));
+	assert_string_not_equal(obj_str(cached, "metadata.resourceVersion"), rv);
+	assert_ptr_equal(obj_path(cached, "spec.podSets"),
+			 obj_path(json_object_get(t->m.assumed, "ns/w1"), "spec.podSets"));
 	converge(t);
 	assert_true(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
 	assert_true(fake_cond(t, WL_PATH("w1"), "Admitted"));
