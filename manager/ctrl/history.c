@@ -309,9 +309,13 @@ void history_reconcile(struct mgr *m)
 		log_warn("cannot reconcile the decision ledger", LF_END);
 		goto out;
 	}
-	/* Admitted Workloads the ledger has no open admission for: their admit was lost. */
+	/* Admitted Workloads the ledger has no open admission for: their admit was lost. One
+	 * whose text doesn't name the condition isn't admitted (a queue's worth of pending
+	 * Workloads mostly say nothing yet) and is not parsed. */
 	json_object_foreach(m->stores[K_WORKLOAD], key, v)
 	{
+		if (!store_may_hold(m, K_WORKLOAD, key, "\"QuotaReserved\""))
+			continue;
 		json_t *wl = store_get(m, K_WORKLOAD, key);
 		const char *uid = obj_uid(wl);
 		if (uid && condition_true(wl, "QuotaReserved") && !condition_true(wl, "Finished") &&

@@ -95,6 +95,12 @@ json_t *store_get(struct mgr *m, enum kind kind, const char *key)
 	return m->stores[kind] ? json_object_get(m->stores[kind], key) : NULL;
 }
 
+int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *needle)
+{
+	const char *text = m->compact[kind] && key ? strmap_get(&m->texts[kind], key) : NULL;
+	return !text || strstr(text, needle) != NULL;
+}
+
 /* The stub a compact store keeps: what relists compare, and what a deletion needs. */
 static json_t *stub_of(json_t *obj)
 {

@@ -582,6 +582,11 @@ static void test_store_keeps_event_text(void **state)
 								 "template.spec.containers"),
 						     0),
 				    "image"));
+	/* What a text holds is known without parsing it; a kind kept whole says "may". */
+	assert_true(store_may_hold(m, K_WORKLOAD, "ns/a", "\"cpu\""));
+	assert_false(store_may_hold(m, K_WORKLOAD, "ns/a", "\"QuotaReserved\""));
+	assert_true(store_may_hold(m, K_WORKLOAD, "ns/absent", "\"QuotaReserved\""));
+	assert_true(store_may_hold(m, K_CQ, "cq", "\"QuotaReserved\""));
 	store_forget(m, K_WORKLOAD, "ns/a");
 	store_forget(m, K_WORKLOAD, "ns/b");
 }
