@@ -25,11 +25,14 @@
 # For every point the script adds the missing Nodes and Workloads, then starts a fresh manager
 # (placement.nodeFeasibility: true, default QPS), samples /proc/PID/status, /proc/PID/stat and
 # its open sockets every second, waits for /readyz, then for the manager to go quiet (no CPU for
-# SCALE_QUIET s) with every Workload carrying a QuotaReserved condition ("settled"; "stuck" if
-# it stays quiet with Workloads lacking one), records the figures and stops it. It restarts the
-# manager until a run settles without writing any status (the warm run, whose memory is the
-# cache's alone); the first run of a point with new Workloads (the cold run) writes one
-# QuotaReserved=False per new Workload. Bytes per object are slopes over the warm runs.
+# SCALE_QUIET s) with every Workload counted in its ClusterQueue's status (pendingWorkloads +
+# reservingWorkloads, summed over the ClusterQueues: "settled"; "stuck" if it stays quiet with
+# some not counted), records the figures and stops it. It restarts the manager until a run
+# settles without writing any status (the warm run, whose memory is the cache's alone); the
+# first run of a point with new Workloads (the cold run) writes the queues' status, the
+# admissions, and why each Workload next in line waits (a Workload deeper in its queue says
+# nothing until it gets near the front, as under Kueue). Bytes per object are slopes over the
+# warm runs.
 # Results: $MUSTER_LOCAL_DIR/scale/results.tsv, samples and logs beside it; the summary goes to
 # stdout.
 #
@@ -290,6 +293,21 @@ writes() {
 		}
 		END { printf "%d %d %d %d\n", st, bad, other, ev }'
 }
+# What the ClusterQueues' status counts, summed: "pending reserving"; "-1 -1" if the apiserver
+# does not answer (three tries). The manager writes it once it has taken in every Workload.
+cq_counts() {
+	local i out
+	for i in 1 2 3; do
+		if out=$(kc get clusterqueues.kueue.x-k8s.io --request-timeout=60s \
+			-o jsonpath='{range .items[*]}{.status.pendingWorkloads} {.status.reservingWorkloads}{"\n"}{end}' |
+			awk '{ p += $1; r += $2 } END { printf "%d %d\n", p, r }'); then
+			echo "$out"
+			return 0
+		fi
+		sleep 5
+	done
+	echo "-1 -1"
+}
 # Counts of the QuotaReserved condition over all Workloads: "total true false missing";
 # "-1 0 0 -1" if the apiserver does not answer (three tries).
 quota_counts() {
@@ -321,7 +339,7 @@ RUN_STATE= RUN_WRITES=
 measure_run() {
 	local n=$1 w=$2 run=$3 tag="n$1-w$2-r$3" t0 t_ready= t_act deadline pid st0 bad0 ot0 ev0 ticks last_ticks
 	local rss hwm cpu st bad ot ev total tr fa mi=-1 socks rss_ready max_socks state=settled counts=none
-	local settled=0 stuck=0 last_mi=-1
+	local settled=0 stuck=0 last_counted=-1 cq_pending cq_reserving counted
 	read -r st0 bad0 ot0 ev0 < <(writes)
 	mkdir -p "$MUSTER_LOCAL_DIR/muster-scale"
 	log "point $tag: starting the manager (run $run)"
@@ -352,10 +370,10 @@ measure_run() {
 		sleep 0.2
 	done
 	log "point $tag: ready after ${t_ready}s (RSS $((rss_ready / 1024)) MiB)"
-	# Settled: no manager CPU (< 2 ticks) for QUIET seconds, then every Workload carries a
-	# QuotaReserved condition. t_act: when CPU was last seen moving. Stuck: quiet, yet three
-	# checks in a row find the same number of Workloads without the condition; the point is
-	# then recorded as "stuck" and the run goes on.
+	# Settled: no manager CPU (< 2 ticks) for QUIET seconds, then the ClusterQueues' status
+	# counts every Workload (pending + reserving). t_act: when CPU was last seen moving. Stuck:
+	# quiet, yet three checks in a row find the same count short of them all; the point is then
+	# recorded as "stuck" and the run goes on.
 	last_ticks=$(proc_ticks "$pid")
 	t_act=$(since "$t0")
 	local quiet_since=$SECONDS last_progress=$SECONDS
@@ -380,21 +398,23 @@ measure_run() {
 			cpu=$(awk -v t="$(proc_ticks "$pid")" -v h="$TCK" 'BEGIN { printf "%.2f", t / h }')
 			counts=$(quota_counts)
 			read -r total tr fa mi <<<"$counts"
-			if [ "$total" -eq "$w" ] && [ "$mi" -eq 0 ]; then
+			read -r cq_pending cq_reserving < <(cq_counts)
+			counted=$((cq_pending + cq_reserving))
+			if [ "$total" -eq "$w" ] && [ "$cq_pending" -ge 0 ] && [ "$counted" -eq "$w" ]; then
 				settled=1
 				break
 			fi
-			if [ "$total" -lt 0 ]; then
+			if [ "$total" -lt 0 ] || [ "$cq_pending" -lt 0 ]; then
 				log "point $tag: listing the Workloads failed (apiserver overloaded?); waiting on"
 				quiet_since=$SECONDS
 				continue
 			fi
-			log "point $tag: quiet for ${QUIET}s but $mi of $total Workloads have no QuotaReserved condition yet"
-			if [ "$mi" -eq "$last_mi" ]; then stuck=$((stuck + 1)); else stuck=0; fi
-			last_mi=$mi
+			log "point $tag: quiet for ${QUIET}s but its ClusterQueues count $counted of $total Workloads"
+			if [ "$counted" -eq "$last_counted" ]; then stuck=$((stuck + 1)); else stuck=0; fi
+			last_counted=$counted
 			if [ "$stuck" -ge 2 ]; then
 				state=stuck
-				log "point $tag: STUCK: the manager is idle and $mi Workloads still have no QuotaReserved condition"
+				log "point $tag: STUCK: the manager is idle and its ClusterQueues count $counted of $total Workloads"
 				break
 			fi
 			quiet_since=$SECONDS
@@ -414,7 +434,7 @@ measure_run() {
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$w" "$t_ready" "$t_act" \
 		"$hwm" "$rss" "$cpu" "$((st - st0))" "$((ot - ot0))" "$((ev - ev0))" "$tr" "$fa" "$mi" "$socks" \
 		"$rss_ready" "$((bad - bad0))" "$max_socks" "$state" "$run" >>"$OUT/results.tsv"
-	log "point $tag: $state after ${t_act}s: RSS $((rss / 1024)) MiB, HWM $((hwm / 1024)) MiB, cpu ${cpu}s, $((st - st0)) status patches ($((bad - bad0)) failed), reserved $tr, pending $fa, missing $mi, $socks sockets open (peak $max_socks)"
+	log "point $tag: $state after ${t_act}s: RSS $((rss / 1024)) MiB, HWM $((hwm / 1024)) MiB, cpu ${cpu}s, $((st - st0)) status patches ($((bad - bad0)) failed), QuotaReserved True $tr, False $fa, absent $mi, $socks sockets open (peak $max_socks)"
 	stop_manager
 	RUN_STATE=$state
 	RUN_WRITES=$((st - st0 + bad - bad0))
@@ -423,7 +443,7 @@ measure_run() {
 # measure_point NODES WORKLOADS: manager runs until one settles without writing a status (the
 # "warm" run: everything it needs to say is already said, so its memory is the cache's), at
 # most SCALE_RUNS [4]. The first run of a point with new Workloads is the "cold" one: it writes
-# a QuotaReserved condition on each of them.
+# the queues' status and why the Workloads next in line wait.
 measure_point() {
 	local run
 	for ((run = 1; run <= ${SCALE_RUNS:-4}; run++)); do
