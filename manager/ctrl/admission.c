@@ -369,10 +369,10 @@ static void on_admitted(struct mgr *m, enum kind kind, const char *key, enum wri
 		if (!assumed)
 			return; /* the watch got there first and took over */
 		json_t *cached = store_get(m, K_WORKLOAD, key);
-		const char *rv = write_answer_rv(answer);
+		const char *rv;
 		if (cached && condition_true(cached, "QuotaReserved"))
 			json_object_del(m->assumed, key); /* the watch was faster */
-		else if (rv)
+		else if ((rv = write_answer_rv(answer)) != NULL)
 			json_object_set_new(json_object_get(assumed, "metadata"), "resourceVersion",
 					    json_string(rv));
 		return; /* the writer marks the Workload, whose reconcile marks its Job */

@@ -386,8 +386,8 @@ struct write_answer {
  * first call; NULL when the write failed or the answer is unreadable. Borrowed. */
 json_t *write_answer_object(struct write_answer *a);
 /* The answer's metadata.<field> string (resourceVersion, uid), read from the text without
- * parsing the object when it has no escape to decode: into buf, or borrowed from the parsed
- * object. NULL if absent. */
+ * parsing the object when it has no escape to decode: into buf (size > 0; emptied otherwise),
+ * or borrowed from the parsed object. NULL if absent. */
 const char *write_answer_meta(struct write_answer *a, const char *field, char *buf, size_t size);
 /* Its metadata.resourceVersion (write_answer_meta into a->rv). */
 const char *write_answer_rv(struct write_answer *a);

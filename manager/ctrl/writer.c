@@ -183,17 +183,19 @@ const char *write_answer_meta(struct write_answer *a, const char *field, char *b
 	size_t from, to;
 	if (!body)
 		return NULL;
+	buf[0] = '\0'; /* nothing from the text, unless all of it */
+	/* A plain string: quotes around bytes with no escape to decode and nothing JSON forbids
+	 * (else the parser decides). */
 	if (json_member_span(body, a->resp->body_len, path, &from, &to) == 0 && to - from >= 2 &&
 	    to - from - 2 < size && body[from] == '"' && body[to - 1] == '"') {
-		size_t n = 0;
-		for (const char *c = body + from + 1; c < body + to - 1; c++) {
-			if (*c == '\\' || (unsigned char)*c < 0x20)
-				break; /* an escape to decode, or not JSON: the parser decides */
-			buf[n++] = *c;
-		}
-		buf[n == to - from - 2 ? n : 0] = '\0';
-		if (n == to - from - 2)
+		size_t n = to - from - 2, i = 0;
+		while (i < n && body[from + 1 + i] != '\\' && (unsigned char)body[from + 1 + i] >= 0x20)
+			i++;
+		if (i == n) {
+			memcpy(buf, body + from + 1, n);
+			buf[n] = '\0';
 			return buf;
+		}
 	}
 	return json_string_value(json_object_get(json_object_get(write_answer_object(a), "metadata"), field));
 }

@@ -75,7 +75,7 @@ void log_emit(enum log_level level, const char *msg, ...)
 	char num[64];
 	va_list ap;
 
-	if (level < min_level)
+	if (!log_enabled(level))
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	snprintf(num, sizeof(num), "{\"ts\":%lld.%03ld,\"level\":\"%s\",\"msg\":", (long long)ts.tv_sec,
