@@ -884,8 +884,8 @@ static int check_match_expr(json_t *e, const char *ep, const char *const *allowe
 	return 0;
 }
 
-static int decode_selector(struct eobj_arena *a, json_t *sel, const char *path,
-			   const struct eng_selector **out, char *err, size_t errlen)
+int eobj_selector_decode(struct eobj_arena *a, json_t *sel, const char *path,
+			 const struct label_selector **out, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "matchLabels", "matchExpressions", NULL };
 	static const char *const expr_keys[] = { "key", "operator", "values", NULL };
@@ -899,7 +899,7 @@ static int decode_selector(struct eobj_arena *a, json_t *sel, const char *path,
 	if ((rc = eobj_want_object(sel, path, err, errlen)) != 0 ||
 	    (rc = eobj_check_keys(sel, path, keys, err, errlen)) != 0)
 		return rc;
-	struct eng_selector *s = eobj_arena_alloc(a, 1, sizeof(*s));
+	struct label_selector *s = eobj_arena_alloc(a, 1, sizeof(*s));
 	if (!s)
 		return eobj_nomem(err, errlen);
 	struct quota_kv *labels;
@@ -942,15 +942,6 @@ static int decode_selector(struct eobj_arena *a, json_t *sel, const char *path,
 	s->exprs = me;
 	*out = s;
 	return 0;
-}
-
-int eobj_selector_check(json_t *sel, const char *path, char *err, size_t errlen)
-{
-	struct eobj_arena a = { 0 };
-	const struct eng_selector *out;
-	int rc = decode_selector(&a, sel, path, &out, err, errlen);
-	eobj_arena_release(&a);
-	return rc;
 }
 
 static int decode_preemption(json_t *pre, struct eng_preemption *out, char *err, size_t errlen)
@@ -1107,7 +1098,7 @@ int eobj_cq_decode(json_t *cq, struct eobj_cq *out, char *err, size_t errlen)
 				&s->n_groups, &s->groups, err, errlen)) != 0 ||
 	    (rc = get_enum(spec, "queueingStrategy", "spec", strategies, 0, &strategy, err,
 			   errlen)) != 0 ||
-	    (rc = decode_selector(&out->arena, eobj_field(spec, "namespaceSelector"),
+	    (rc = eobj_selector_decode(&out->arena, eobj_field(spec, "namespaceSelector"),
 				  "spec.namespaceSelector", &s->namespace_selector, err, errlen)) != 0 ||
 	    (rc = decode_preemption(eobj_field(spec, "preemption"), &s->preemption, err, errlen)) != 0 ||
 	    (rc = decode_fungibility(eobj_field(spec, "flavorFungibility"), s, err, errlen)) != 0 ||

@@ -97,9 +97,11 @@ int eobj_get_quantity(json_t *v, const char *path, int64_t *out, char *err, size
 /* An integer in [lo, hi]; *has says whether it was there. */
 int eobj_get_int(json_t *obj, const char *key, const char *prefix, int64_t lo, int64_t hi, int *has,
 		 int64_t *out, char *err, size_t errlen);
-/* A LabelSelector (matchLabels, matchExpressions with In, NotIn, Exists, DoesNotExist), as the
- * ClusterQueue decoder checks its namespaceSelector. */
-int eobj_selector_check(json_t *sel, const char *path, char *err, size_t errlen);
+/* A LabelSelector (matchLabels, matchExpressions with In, NotIn, Exists, DoesNotExist), checked
+ * and decoded as a ClusterQueue's namespaceSelector is, into the arena; *out is NULL when sel
+ * is. Evaluate it with labels_selector_matches (core/labels.h). */
+int eobj_selector_decode(struct eobj_arena *a, json_t *sel, const char *path,
+			 const struct label_selector **out, char *err, size_t errlen);
 /* What a pod template contributes to quota and placement (containers, resources, node
  * constraints, priority), checked so a mistake is reported at its own path. */
 int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen);

@@ -515,49 +515,6 @@ fail:
 	return rc;
 }
 
-static int in_values(json_t *values, const char *s)
-{
-	json_t *x;
-	size_t i;
-	json_array_foreach(values, i, x)
-		if (str_eq(x, s))
-			return 1;
-	return 0;
-}
-
-int selector_matches(json_t *selector, json_t *labels)
-{
-	const char *key;
-	json_t *v, *e;
-	size_t i;
-	if (!json_is_object(selector))
-		return 0;
-	json_object_foreach(json_object_get(selector, "matchLabels"), key, v)
-		if (!str_eq(json_object_get(labels, key), json_string_value(v)))
-			return 0;
-	json_array_foreach(json_object_get(selector, "matchExpressions"), i, e)
-	{
-		const char *k = json_string_value(json_object_get(e, "key"));
-		const char *op = json_string_value(json_object_get(e, "operator"));
-		const char *have = k ? json_string_value(json_object_get(labels, k)) : NULL;
-		json_t *values = json_object_get(e, "values");
-		if (!k || !op)
-			return 0;
-		if (!strcmp(op, "In") && !(have && in_values(values, have)))
-			return 0;
-		if (!strcmp(op, "NotIn") && have && in_values(values, have))
-			return 0;
-		if (!strcmp(op, "Exists") && !have)
-			return 0;
-		if (!strcmp(op, "DoesNotExist") && have)
-			return 0;
-		if (strcmp(op, "In") && strcmp(op, "NotIn") && strcmp(op, "Exists") &&
-		    strcmp(op, "DoesNotExist"))
-			return 0; /* an operator we don't know never matches */
-	}
-	return 1;
-}
-
 json_t *obj_merge_diff(json_t *from, json_t *to)
 {
 	json_t *patch = json_object();

@@ -153,8 +153,4 @@ void podset_view_release(struct podset_view *v);
 /* An empty view, owning nothing (what release leaves). */
 void podset_view_clear(struct podset_view *v);
 
-/* Whether a namespace's labels match a LabelSelector (matchLabels and matchExpressions).
- * A NULL selector matches nothing and an empty one everything, as Kueue's namespaceSelector. */
-int selector_matches(json_t *selector, json_t *labels);
-
 #endif

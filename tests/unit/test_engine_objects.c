@@ -288,7 +288,7 @@ static void test_cq_every_field(void **state)
 	assert_string_equal(g->flavors[0].flavor, "a100");
 	assert_int_equal(g->flavors[0].resources[0].nominal, MILLI(8));
 	assert_int_equal(s->queueing, ENG_STRICT_FIFO);
-	const struct eng_selector *sel = s->namespace_selector;
+	const struct label_selector *sel = s->namespace_selector;
 	assert_non_null(sel);
 	assert_int_equal(sel->n_labels, 1);
 	assert_string_equal(sel->labels[0].key, "team");

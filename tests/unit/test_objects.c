@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for api/objects: accessors, conditions, pod requests, Job -> Workload, podset views,
- * selectors. */
+/* Unit tests for api/objects: accessors, conditions, pod requests, Job -> Workload, podset
+ * views. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -741,70 +741,6 @@ static void test_objects_podset_view_decode_defaults_and_errors(void **state)
 	json_decref(ps);
 }
 
-/* ---------------------------------------------------------------- selector_matches */
-
-static void test_objects_selector_null_matches_nothing_empty_matches_all(void **state)
-{
-	json_t *labels = J("{'team':'a'}");
-	json_t *empty = json_object();
-	assert_false(selector_matches(NULL, labels));
-	assert_true(selector_matches(empty, labels));
-	assert_true(selector_matches(empty, NULL));
-	json_decref(empty);
-	json_decref(labels);
-}
-
-static void test_objects_selector_match_labels(void **state)
-{
-	json_t *sel = J("{'matchLabels':{'team':'a','env':'prod'}}");
-	json_t *yes = J("{'team':'a','env':'prod','extra':'x'}");
-	json_t *partial = J("{'team':'a'}");
-	json_t *wrong = J("{'team':'b','env':'prod'}");
-	assert_true(selector_matches(sel, yes));
-	assert_false(selector_matches(sel, partial));
-	assert_false(selector_matches(sel, wrong));
-	assert_false(selector_matches(sel, NULL));
-	json_decref(sel);
-	json_decref(yes);
-	json_decref(partial);
-	json_decref(wrong);
-}
-
-static void test_objects_selector_match_expressions(void **state)
-{
-	json_t *labels = J("{'team':'a','tier':'gold'}");
-	static const struct {
-		const char *sel;
-		int want;
-	} cases[] = {
-		{ "{'matchExpressions':[{'key':'team','operator':'In','values':['a','b']}]}", 1 },
-		{ "{'matchExpressions':[{'key':'team','operator':'In','values':['b']}]}", 0 },
-		{ "{'matchExpressions':[{'key':'nope','operator':'In','values':['a']}]}", 0 },
-		{ "{'matchExpressions':[{'key':'team','operator':'NotIn','values':['b']}]}", 1 },
-		{ "{'matchExpressions':[{'key':'team','operator':'NotIn','values':['a']}]}", 0 },
-		{ "{'matchExpressions':[{'key':'nope','operator':'NotIn','values':['a']}]}", 1 },
-		{ "{'matchExpressions':[{'key':'tier','operator':'Exists'}]}", 1 },
-		{ "{'matchExpressions':[{'key':'nope','operator':'Exists'}]}", 0 },
-		{ "{'matchExpressions':[{'key':'nope','operator':'DoesNotExist'}]}", 1 },
-		{ "{'matchExpressions':[{'key':'tier','operator':'DoesNotExist'}]}", 0 },
-		/* Expressions and matchLabels are ANDed. */
-		{ "{'matchLabels':{'team':'a'},'matchExpressions':[{'key':'tier','operator':'In',"
-		  "'values':['gold']},{'key':'x','operator':'DoesNotExist'}]}",
-		  1 },
-		{ "{'matchLabels':{'team':'a'},'matchExpressions':[{'key':'tier','operator':'In',"
-		  "'values':['silver']}]}",
-		  0 },
-		{ "{'matchExpressions':[{'operator':'Exists'}]}", 0 },
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_t *sel = J(cases[i].sel);
-		if (selector_matches(sel, labels) != cases[i].want)
-			fail_msg("case %zu: %s: want %d", i, cases[i].sel, cases[i].want);
-		json_decref(sel);
-	}
-	json_decref(labels);
-}
-
 /* --- RFC 3339 ------------------------------------------------------------------------------ */
 
 /* One table for both entry points, with what Go's time.Parse(time.RFC3339, ...) (how a
@@ -908,9 +844,6 @@ int main(void)
 		cmocka_unit_test(test_objects_workload_for_job_without_queue_or_template_fails),
 		cmocka_unit_test(test_objects_podset_view_decode_fields),
 		cmocka_unit_test(test_objects_podset_view_decode_defaults_and_errors),
-		cmocka_unit_test(test_objects_selector_null_matches_nothing_empty_matches_all),
-		cmocka_unit_test(test_objects_selector_match_labels),
-		cmocka_unit_test(test_objects_selector_match_expressions),
 		cmocka_unit_test(test_objects_rfc3339_one_parser),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
