@@ -22,15 +22,7 @@
 
 int pod_gated(json_t *pod)
 {
-	size_t i;
-	json_t *g;
-	json_array_foreach(obj_path(pod, "spec.schedulingGates"), i, g)
-	{
-		const char *name = json_string_value(json_object_get(g, "name"));
-		if (name && !strcmp(name, GATE_ADMISSION))
-			return 1;
-	}
-	return 0;
+	return obj_list_has(obj_path(pod, "spec.schedulingGates"), "name", GATE_ADMISSION);
 }
 
 int pod_terminal(json_t *pod)

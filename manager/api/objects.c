@@ -515,6 +515,38 @@ fail:
 	return rc;
 }
 
+static int list_entry_is(json_t *entry, const char *field, const char *value)
+{
+	json_t *s = field ? json_object_get(entry, field) : entry;
+	return json_is_string(s) && !strcmp(json_string_value(s), value);
+}
+
+int obj_list_has(json_t *list, const char *field, const char *value)
+{
+	json_t *v;
+	size_t i;
+	json_array_foreach(list, i, v)
+		if (list_entry_is(v, field, value))
+			return 1;
+	return 0;
+}
+
+json_t *obj_list_without(json_t *list, const char *field, const char *value)
+{
+	json_t *rest = json_array(), *v;
+	size_t i;
+	if (!rest)
+		return NULL;
+	json_array_foreach(list, i, v)
+	{
+		if (!list_entry_is(v, field, value) && json_array_append(rest, v) != 0) {
+			json_decref(rest);
+			return NULL;
+		}
+	}
+	return rest;
+}
+
 json_t *obj_merge_diff(json_t *from, json_t *to)
 {
 	json_t *patch = json_object();

@@ -44,6 +44,14 @@ const char *obj_uid(json_t *obj);
 const char *obj_label(json_t *obj, const char *key);
 const char *obj_annotation(json_t *obj, const char *key);
 
+/* Lists of names, as schedulingGates ({"name": ...} entries: field "name") and finalizers
+ * (plain strings: field NULL) are. obj_list_has: whether list (an array; anything else is
+ * empty) has an entry for value: the string value, or an object whose field is it.
+ * obj_list_without: a new array (new reference, entries shared) of list's other entries;
+ * NULL when out of memory. */
+int obj_list_has(json_t *list, const char *field, const char *value);
+json_t *obj_list_without(json_t *list, const char *field, const char *value);
+
 /* The JSON merge patch (RFC 7386) that turns object from into object to (new reference; {} when
  * equal, NULL when out of memory): changed keys, nested objects as their own difference, arrays
  * whole, removed keys as null. */

@@ -172,22 +172,9 @@ void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key, j
 	capacity_changed(m);
 }
 
-static int has_our_gate(json_t *gates)
-{
-	size_t i;
-	json_t *g;
-	json_array_foreach(gates, i, g)
-	{
-		const char *name = json_string_value(json_object_get(g, "name"));
-		if (name && !strcmp(name, GATE_TOPOLOGY))
-			return 1;
-	}
-	return 0;
-}
-
 static int gated_by_us(json_t *pod)
 {
-	return has_our_gate(obj_path(pod, "spec.schedulingGates"));
+	return obj_list_has(obj_path(pod, "spec.schedulingGates"), "name", GATE_TOPOLOGY);
 }
 
 void nodes_on_pod(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
@@ -418,7 +405,7 @@ void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, const char *p
 			gates = json_array();
 			json_object_set_new(tspec, "schedulingGates", gates);
 		}
-		if (!has_our_gate(gates))
+		if (!obj_list_has(gates, "name", GATE_TOPOLOGY))
 			json_array_append_new(gates, json_pack("{s:s}", "name", GATE_TOPOLOGY));
 	}
 }
@@ -495,14 +482,8 @@ static void ungate(struct mgr *m, const char *key)
 		if (room > 0)
 			node = candidate;
 	}
-	json_t *gates = json_array();
-	json_t *g;
-	json_array_foreach(obj_path(pod, "spec.schedulingGates"), i, g)
-	{
-		const char *name = json_string_value(json_object_get(g, "name"));
-		if (!name || strcmp(name, GATE_TOPOLOGY) != 0)
-			json_array_append(gates, g);
-	}
+	json_t *gates =
+		obj_list_without(obj_path(pod, "spec.schedulingGates"), "name", GATE_TOPOLOGY);
 	json_t *spec = json_pack("{s:o}", "schedulingGates", json_array_size(gates) ? gates : json_null());
 	if (!json_array_size(gates))
 		json_decref(gates);

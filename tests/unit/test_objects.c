@@ -58,6 +58,39 @@ static void test_objects_accessors_walk_paths(void **state)
 	json_decref(o);
 }
 
+/* Gates are objects named by "name", finalizers plain strings; one pair of helpers for both. */
+static void test_objects_list_has_and_without(void **state)
+{
+	json_t *gates = J("[{'name':'a'},{'name':'ours'},{'name':7},'ours',{'name':'ours'}]");
+	json_t *finalizers = J("['x','ours',{'name':'ours'},'y']");
+	assert_true(obj_list_has(gates, "name", "ours"));
+	assert_false(obj_list_has(gates, "name", "b"));
+	assert_true(obj_list_has(finalizers, NULL, "ours"));
+	assert_false(obj_list_has(finalizers, NULL, "a"));
+	assert_false(obj_list_has(NULL, NULL, "ours"));
+	json_t *not_a_list = J("{'name':'ours'}");
+	assert_false(obj_list_has(not_a_list, "name", "ours"));
+	json_decref(not_a_list);
+
+	json_t *rest = obj_list_without(gates, "name", "ours");
+	json_t *want = J("[{'name':'a'},{'name':7},'ours']");
+	assert_true(json_equal(rest, want));
+	json_decref(rest);
+	json_decref(want);
+	rest = obj_list_without(finalizers, NULL, "ours");
+	want = J("['x',{'name':'ours'},'y']");
+	assert_true(json_equal(rest, want));
+	json_decref(rest);
+	json_decref(want);
+	/* Nothing to take from: an empty list, not NULL (NULL is out of memory). */
+	rest = obj_list_without(NULL, NULL, "ours");
+	assert_non_null(rest);
+	assert_int_equal(json_array_size(rest), 0);
+	json_decref(rest);
+	json_decref(gates);
+	json_decref(finalizers);
+}
+
 static void test_objects_condition_get_and_true(void **state)
 {
 	json_t *o = J("{'status':{'conditions':[{'type':'Admitted','status':'True'},"
@@ -816,6 +849,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_objects_accessors_walk_paths),
+		cmocka_unit_test(test_objects_list_has_and_without),
 		cmocka_unit_test(test_objects_condition_get_and_true),
 		cmocka_unit_test(test_objects_conditions_with_adds_new_condition),
 		cmocka_unit_test(test_objects_conditions_with_no_conditions_yet),
