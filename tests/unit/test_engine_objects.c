@@ -205,6 +205,9 @@ static void test_flavor_errors(void **state)
 		  "spec.nodeTaints[0].key: required" },
 		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'key':'k'}]}}",
 		  "spec.nodeTaints[0].effect: required" },
+		{ D_FLAVOR,
+		  "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'key':'k','effect':''}]}}",
+		  "spec.nodeTaints[0].effect: required" },
 		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'key':'k','effect':'Never'}]}}",
 		  "spec.nodeTaints[0].effect: unsupported value \"Never\": must be one of "
 		  "\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"" },
