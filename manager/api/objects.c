@@ -515,6 +515,28 @@ fail:
 	return rc;
 }
 
+size_t obj_slim_containers(json_t *list)
+{
+	static const char *const keep[] = { "name", "resources", "restartPolicy", NULL };
+	size_t i, cut = 0;
+	json_t *c;
+	json_array_foreach(list, i, c)
+	{
+		const char *k;
+		json_t *v;
+		void *tmp;
+		json_object_foreach_safe(c, tmp, k, v)
+		{
+			int kept = 0;
+			for (const char *const *w = keep; *w; w++)
+				kept |= !strcmp(*w, k);
+			if (!kept)
+				cut += json_object_del(c, k) == 0;
+		}
+	}
+	return cut;
+}
+
 static int list_entry_is(json_t *entry, const char *field, const char *value)
 {
 	json_t *s = field ? json_object_get(entry, field) : entry;

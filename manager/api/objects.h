@@ -102,6 +102,10 @@ struct pod_requests {
 };
 /* Empties r (it owns nothing: kept for callers that pair it with the decode). */
 void pod_requests_release(struct pod_requests *r);
+/* Cuts each container of list (containers or initContainers), in place, to what muster reads
+ * of one: name, resources and restartPolicy (a sidecar's requests add up like a container's).
+ * Returns how many fields went. Images, commands, env and probes can be most of a pod. */
+size_t obj_slim_containers(json_t *list);
 
 /* A Workload's priority as Kueue derives it for an owner: the WorkloadPriorityClass named by
  * the owner's kueue.x-k8s.io/priority-class label; else the first PodSet template's

@@ -69,22 +69,6 @@ json_t *nodes_slim_node(void *arg, json_t *obj)
 	return out;
 }
 
-static json_t *slim_containers(json_t *list)
-{
-	json_t *out = json_array();
-	size_t i;
-	json_t *c;
-	json_array_foreach(list, i, c)
-	{
-		json_t *k = json_object();
-		keep(k, c, "name");
-		keep(k, c, "resources");
-		keep(k, c, "restartPolicy"); /* sidecars count like containers */
-		json_array_append_new(out, k);
-	}
-	return out;
-}
-
 json_t *nodes_slim_pod(void *arg, json_t *obj)
 {
 	(void)arg;
@@ -115,10 +99,15 @@ json_t *nodes_slim_pod(void *arg, json_t *obj)
 	keep(spec, s, "nodeSelector");
 	keep(spec, s, "schedulingGates");
 	keep(spec, s, "overhead");
-	json_object_set_new(spec, "containers", slim_containers(json_object_get(s, "containers")));
-	if (json_object_get(s, "initContainers"))
-		json_object_set_new(spec, "initContainers",
-				    slim_containers(json_object_get(s, "initContainers")));
+	/* obj is the informer's to change (it drops it after): cut its lists and share them. */
+	json_t *containers = json_object_get(s, "containers");
+	json_t *init = json_object_get(s, "initContainers");
+	obj_slim_containers(containers);
+	obj_slim_containers(init);
+	json_object_set_new(spec, "containers",
+			    containers ? json_incref(containers) : json_array());
+	if (init)
+		json_object_set(spec, "initContainers", init);
 	keep(status, json_object_get(obj, "status"), "phase");
 	return out;
 }

@@ -91,6 +91,23 @@ static void test_objects_list_has_and_without(void **state)
 	json_decref(finalizers);
 }
 
+/* What muster reads of a container, cut in place: the one slimming ingest (Workloads), the
+ * pod model (nodes.c) and a pod group's role shape (integration_pod.c) share. */
+static void test_objects_slim_containers(void **state)
+{
+	json_t *list = J("[{'name':'c','image':'img','env':[{'name':'E'}],"
+			 "'resources':{'requests':{'cpu':'1'}}},"
+			 "{'name':'s','restartPolicy':'Always','command':['sh']}]");
+	json_t *want = J("[{'name':'c','resources':{'requests':{'cpu':'1'}}},"
+			 "{'name':'s','restartPolicy':'Always'}]");
+	assert_int_equal(obj_slim_containers(list), 3);
+	assert_true(json_equal(list, want));
+	assert_int_equal(obj_slim_containers(list), 0); /* nothing left to cut */
+	assert_int_equal(obj_slim_containers(NULL), 0);
+	json_decref(list);
+	json_decref(want);
+}
+
 static void test_objects_condition_get_and_true(void **state)
 {
 	json_t *o = J("{'status':{'conditions':[{'type':'Admitted','status':'True'},"
@@ -850,6 +867,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_objects_accessors_walk_paths),
 		cmocka_unit_test(test_objects_list_has_and_without),
+		cmocka_unit_test(test_objects_slim_containers),
 		cmocka_unit_test(test_objects_condition_get_and_true),
 		cmocka_unit_test(test_objects_conditions_with_adds_new_condition),
 		cmocka_unit_test(test_objects_conditions_with_no_conditions_yet),
