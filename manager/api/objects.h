@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kubernetes and Kueue objects as muster reads and writes them: small accessors over jansson
- * values, conditions, pod resource requests, priorities, the
- * node constraints of a podSet and namespace selectors. The engine's objects (ClusterQueues,
- * ResourceFlavors, Workloads and their admissions) are decoded in engine_objects.h.
+ * values, conditions, pod resource requests and containers, priorities, lists of names
+ * (gates, finalizers) and the node constraints of a podSet; selectors are evaluated in
+ * core/labels.h. The engine's objects (ClusterQueues, ResourceFlavors, Workloads and their
+ * admissions) are decoded in engine_objects.h.
  *
  * Borrowed vs owned follows jansson: functions returning `json_t *` from a getter are borrowed;
  * functions named *_new or documented "new reference" return something the caller releases.
