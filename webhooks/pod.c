@@ -18,19 +18,6 @@
 #include "webhooks/review.h"
 #include "webhooks/webhooks.h"
 
-static int has_string(json_t *list, const char *key, const char *value)
-{
-	size_t i;
-	json_t *v;
-	json_array_foreach(list, i, v)
-	{
-		json_t *s = key ? json_object_get(v, key) : v;
-		if (json_is_string(s) && !strcmp(json_string_value(s), value))
-			return 1;
-	}
-	return 0;
-}
-
 /* Appends value to the list at path (creating it when absent). */
 static void add_to_list(json_t *patch, json_t *obj, const char *dotted, const char *path, json_t *value)
 {
@@ -52,10 +39,10 @@ char *webhook_mutate_pod(const struct admission_request *req)
 	char *out;
 
 	if (patch && queue && *queue && !strcmp(req->operation, "CREATE") && !integration_owned(pod)) {
-		if (!has_string(obj_path(pod, "spec.schedulingGates"), "name", GATE_ADMISSION))
+		if (!obj_list_has(obj_path(pod, "spec.schedulingGates"), "name", GATE_ADMISSION))
 			add_to_list(patch, pod, "spec.schedulingGates", "/spec/schedulingGates",
 				    json_pack("{s:s}", "name", GATE_ADMISSION));
-		if (!has_string(obj_path(pod, "metadata.finalizers"), NULL, FINALIZER_MANAGED))
+		if (!obj_list_has(obj_path(pod, "metadata.finalizers"), NULL, FINALIZER_MANAGED))
 			add_to_list(patch, pod, "metadata.finalizers", "/metadata/finalizers",
 				    json_string(FINALIZER_MANAGED));
 		/* The label exists (the queue's), so the map does: add the member. */

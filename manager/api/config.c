@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/engine_objects.h"
+#include "core/labels.h"
 #include "core/quota.h"
 #include "util/yamljson.h"
 
@@ -700,18 +701,34 @@ int config_framework_enabled(const struct muster_config *cfg, const char *framew
 	return 0;
 }
 
+/* A label of a JSON labels object (NULL: none) for labels_selector_matches. */
+static const char *json_label(const void *labels, const char *key)
+{
+	return json_string_value(json_object_get(labels, key));
+}
+
 int config_namespace_managed(const struct muster_config *cfg, const char *name, json_t *labels)
 {
-	if (cfg->managed_namespaces)
-		return selector_matches(cfg->managed_namespaces, labels);
+	if (cfg->managed_selector)
+		return labels_selector_matches(cfg->managed_selector, json_label, labels);
 	const char *own = cfg->namespace_name[0] ? cfg->namespace_name : "muster-system";
 	return name && strcmp(name, "kube-system") != 0 && strcmp(name, own) != 0;
+}
+
+static void managed_selector_free(struct muster_config *cfg)
+{
+	if (cfg->managed_arena)
+		eobj_arena_release(cfg->managed_arena);
+	free(cfg->managed_arena);
+	cfg->managed_arena = NULL;
+	cfg->managed_selector = NULL;
 }
 
 void config_release(struct muster_config *cfg)
 {
 	json_decref(cfg->managed_namespaces);
 	cfg->managed_namespaces = NULL;
+	managed_selector_free(cfg);
 	free(cfg->afs_weights);
 	cfg->afs_weights = NULL;
 	cfg->admission_fair_sharing.weights = NULL;
@@ -791,11 +808,28 @@ static int parse_managed_jobs(json_t *doc, struct muster_config *cfg, char *err,
 	}
 	if ((rc = only_keys(sel, "managedJobsNamespaceSelector", sel_keys, err, errlen)) != 0)
 		return rc;
-	if ((rc = eobj_selector_check(sel, "managedJobsNamespaceSelector", err, errlen)) != 0)
-		return rc;
+	struct eobj_arena *arena = calloc(1, sizeof(*arena));
+	const struct label_selector *decoded = NULL;
+	json_t *copy = json_deep_copy(sel);
+	if (!arena || !copy) {
+		rc = eobj_nomem(err, errlen);
+		goto fail;
+	}
+	if ((rc = eobj_selector_decode(arena, sel, "managedJobsNamespaceSelector", &decoded, err,
+				       errlen)) != 0)
+		goto fail;
 	json_decref(cfg->managed_namespaces);
-	cfg->managed_namespaces = json_deep_copy(sel);
-	return cfg->managed_namespaces ? 0 : -ENOMEM;
+	managed_selector_free(cfg);
+	cfg->managed_namespaces = copy;
+	cfg->managed_arena = arena;
+	cfg->managed_selector = decoded;
+	return 0;
+fail:
+	json_decref(copy);
+	if (arena)
+		eobj_arena_release(arena);
+	free(arena);
+	return rc;
 }
 
 

@@ -92,6 +92,8 @@
 
 #include "core/engine.h"
 
+struct eobj_arena;
+
 enum placement_mode { PLACEMENT_PREFERRED, PLACEMENT_EXACT, PLACEMENT_NONE };
 /* admissionHold.mode and gangScheduling.mode: Auto follows what the server serves (ctrl/hold.c
  * finds out at start); the others are demands, and one the server can't meet stops the start. */
@@ -136,8 +138,12 @@ struct muster_config {
 	unsigned frameworks;
 	int manage_without_queue_name; /* manageJobsWithoutQueueName */
 	/* managedJobsNamespaceSelector as a LabelSelector (owned: config_release), or NULL for
-	 * Kueue's default: every namespace but kube-system and the manager's own. */
+	 * Kueue's default: every namespace but kube-system and the manager's own. The JSON is
+	 * what the webhooks' namespaceSelector repeats; managed_selector is it decoded, for
+	 * config_namespace_managed, its strings in managed_arena. */
 	json_t *managed_namespaces;
+	struct eobj_arena *managed_arena;
+	const struct label_selector *managed_selector;
 	char visibility_host[CONFIG_HOST_MAX]; /* visibilityServer.bindAddress; "" = every address */
 	int visibility_port; /* visibilityServer.bindPort, 8082 */
 	int ledger_enable; /* ledger.enable, true */

@@ -436,7 +436,7 @@ static int name_value(json_t *v, int label, const char **out, char *err, size_t 
 		       check_subdomain(*out, "metadata.name", err, errlen);
 }
 
-static int meta_name(json_t *obj, int label, const char **out, char *err, size_t errlen)
+int eobj_meta_name(json_t *obj, int label, const char **out, char *err, size_t errlen)
 {
 	json_t *meta = eobj_field(obj, "metadata");
 	int rc = eobj_want_object(meta, "metadata", err, errlen);
@@ -465,9 +465,8 @@ static int meta_namespace(json_t *obj, const char *dflt, const char **out, char 
 			       errlen);
 }
 
-/* A map of strings to strings (labels, nodeLabels, nodeSelector) into the arena. */
-static int decode_string_map(struct eobj_arena *a, json_t *m, const char *path, size_t *n,
-			     struct quota_kv **out, char *err, size_t errlen)
+int eobj_decode_string_map(struct eobj_arena *a, json_t *m, const char *path, size_t extra,
+			   size_t *n, struct quota_kv **out, char *err, size_t errlen)
 {
 	const char *key;
 	json_t *v;
@@ -477,7 +476,7 @@ static int decode_string_map(struct eobj_arena *a, json_t *m, const char *path, 
 	*out = NULL;
 	if (rc != 0)
 		return rc;
-	*out = eobj_arena_alloc(a, json_object_size(m), sizeof(**out));
+	*out = eobj_arena_alloc(a, json_object_size(m) + extra, sizeof(**out));
 	if (!*out)
 		return eobj_nomem(err, errlen);
 	json_object_foreach(m, key, v)
@@ -496,9 +495,8 @@ static int decode_string_map(struct eobj_arena *a, json_t *m, const char *path, 
 
 static const char *const taint_effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", NULL };
 
-/* ResourceFlavor nodeTaints: key and effect required, as for a Node's taints. */
-static int decode_taints(struct eobj_arena *a, json_t *arr, const char *path, size_t *n,
-			 struct quota_taint **out, char *err, size_t errlen)
+int eobj_decode_taints(struct eobj_arena *a, json_t *arr, const char *path, int strict, size_t *n,
+		       struct quota_taint **out, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "key", "value", "effect", "timeAdded", NULL };
 	json_t *t;
@@ -506,6 +504,7 @@ static int decode_taints(struct eobj_arena *a, json_t *arr, const char *path, si
 	char p[PATH_MAX_LEN];
 	int rc = eobj_want_array(arr, path, err, errlen);
 	*n = 0;
+	*out = NULL;
 	if (rc != 0)
 		return rc;
 	*out = eobj_arena_alloc(a, json_array_size(arr), sizeof(**out));
@@ -513,26 +512,27 @@ static int decode_taints(struct eobj_arena *a, json_t *arr, const char *path, si
 		return eobj_nomem(err, errlen);
 	json_array_foreach(arr, i, t)
 	{
-		const char *key, *value;
+		const char *key, *value, *given;
 		int effect;
 		eobj_pathf(p, sizeof(p), "%s[%zu]", path, i);
 		if (!json_is_object(t))
 			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(t));
-		if ((rc = eobj_check_keys(t, p, keys, err, errlen)) != 0 ||
+		if ((strict && (rc = eobj_check_keys(t, p, keys, err, errlen)) != 0) ||
 		    (rc = eobj_get_string(t, "key", p, &key, err, errlen)) != 0 ||
-		    (rc = eobj_get_string(t, "value", p, &value, err, errlen)) != 0)
+		    (rc = eobj_get_string(t, "value", p, &value, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(t, "effect", p, &given, err, errlen)) != 0)
 			return rc;
 		if (!key || !*key)
 			return eobj_bad(err, errlen, "%s.key: required", p);
-		if (!eobj_field(t, "effect"))
+		if (!given || !*given)
 			return eobj_bad(err, errlen, "%s.effect: required", p);
 		if ((rc = get_enum(t, "effect", p, taint_effects, 0, &effect, err, errlen)) != 0)
 			return rc;
 		struct quota_taint *q = &(*out)[i];
 		q->key = eobj_arena_strdup(a, key);
 		q->value = eobj_arena_strdup(a, value ? value : "");
-		q->effect = eobj_arena_strdup(a, taint_effects[effect]);
-		if (!q->key || !q->value || !q->effect)
+		q->effect = (char *)taint_effects[effect]; /* static storage */
+		if (!q->key || !q->value)
 			return eobj_nomem(err, errlen);
 	}
 	*n = json_array_size(arr);
@@ -620,16 +620,18 @@ int eobj_flavor_decode(json_t *rf, struct eobj_flavor *out, char *err, size_t er
 		return eobj_bad(err, errlen, "ResourceFlavor: must be an object");
 	json_t *spec = eobj_field(rf, "spec");
 	if ((rc = eobj_check_keys(rf, "", top, err, errlen)) != 0 ||
-	    (rc = meta_name(rf, 0, &name, err, errlen)) != 0 ||
+	    (rc = eobj_meta_name(rf, 0, &name, err, errlen)) != 0 ||
 	    (rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
 	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0)
 		return rc;
 	if (!(f->name = eobj_arena_strdup(&out->arena, name)))
 		return eobj_nomem(err, errlen);
-	if ((rc = decode_string_map(&out->arena, eobj_field(spec, "nodeLabels"), "spec.nodeLabels",
-				    &f->n_labels, &f->labels, err, errlen)) != 0 ||
-	    (rc = decode_taints(&out->arena, eobj_field(spec, "nodeTaints"), "spec.nodeTaints",
-				&f->n_taints, &f->taints, err, errlen)) != 0 ||
+	if ((rc = eobj_decode_string_map(&out->arena, eobj_field(spec, "nodeLabels"),
+					  "spec.nodeLabels", 0, &f->n_labels, &f->labels, err,
+					  errlen)) != 0 ||
+	    (rc = eobj_decode_taints(&out->arena, eobj_field(spec, "nodeTaints"),
+				     "spec.nodeTaints", 1, &f->n_taints, &f->taints, err,
+				     errlen)) != 0 ||
 	    (rc = decode_tolerations(&out->arena, eobj_field(spec, "tolerations"), "spec.tolerations",
 				     &f->n_tolerations, &f->tolerations, err, errlen)) != 0)
 		return rc;
@@ -884,8 +886,8 @@ static int check_match_expr(json_t *e, const char *ep, const char *const *allowe
 	return 0;
 }
 
-static int decode_selector(struct eobj_arena *a, json_t *sel, const char *path,
-			   const struct eng_selector **out, char *err, size_t errlen)
+int eobj_selector_decode(struct eobj_arena *a, json_t *sel, const char *path,
+			 const struct label_selector **out, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "matchLabels", "matchExpressions", NULL };
 	static const char *const expr_keys[] = { "key", "operator", "values", NULL };
@@ -899,13 +901,13 @@ static int decode_selector(struct eobj_arena *a, json_t *sel, const char *path,
 	if ((rc = eobj_want_object(sel, path, err, errlen)) != 0 ||
 	    (rc = eobj_check_keys(sel, path, keys, err, errlen)) != 0)
 		return rc;
-	struct eng_selector *s = eobj_arena_alloc(a, 1, sizeof(*s));
+	struct label_selector *s = eobj_arena_alloc(a, 1, sizeof(*s));
 	if (!s)
 		return eobj_nomem(err, errlen);
 	struct quota_kv *labels;
 	eobj_pathf(p, sizeof(p), "%s.matchLabels", path);
-	if ((rc = decode_string_map(a, eobj_field(sel, "matchLabels"), p, &s->n_labels, &labels, err,
-				    errlen)) != 0)
+	if ((rc = eobj_decode_string_map(a, eobj_field(sel, "matchLabels"), p, 0, &s->n_labels,
+					  &labels, err, errlen)) != 0)
 		return rc;
 	s->labels = labels;
 	json_t *exprs = eobj_field(sel, "matchExpressions"), *e;
@@ -942,15 +944,6 @@ static int decode_selector(struct eobj_arena *a, json_t *sel, const char *path,
 	s->exprs = me;
 	*out = s;
 	return 0;
-}
-
-int eobj_selector_check(json_t *sel, const char *path, char *err, size_t errlen)
-{
-	struct eobj_arena a = { 0 };
-	const struct eng_selector *out;
-	int rc = decode_selector(&a, sel, path, &out, err, errlen);
-	eobj_arena_release(&a);
-	return rc;
 }
 
 static int decode_preemption(json_t *pre, struct eng_preemption *out, char *err, size_t errlen)
@@ -1091,7 +1084,7 @@ int eobj_cq_decode(json_t *cq, struct eobj_cq *out, char *err, size_t errlen)
 		return eobj_bad(err, errlen, "ClusterQueue: must be an object");
 	json_t *spec = eobj_field(cq, "spec");
 	if ((rc = eobj_check_keys(cq, "", top, err, errlen)) != 0 ||
-	    (rc = meta_name(cq, 0, &name, err, errlen)) != 0 ||
+	    (rc = eobj_meta_name(cq, 0, &name, err, errlen)) != 0 ||
 	    (rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
 	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(spec, "cohortName", "spec", &cohort, err, errlen)) != 0)
@@ -1107,7 +1100,7 @@ int eobj_cq_decode(json_t *cq, struct eobj_cq *out, char *err, size_t errlen)
 				&s->n_groups, &s->groups, err, errlen)) != 0 ||
 	    (rc = get_enum(spec, "queueingStrategy", "spec", strategies, 0, &strategy, err,
 			   errlen)) != 0 ||
-	    (rc = decode_selector(&out->arena, eobj_field(spec, "namespaceSelector"),
+	    (rc = eobj_selector_decode(&out->arena, eobj_field(spec, "namespaceSelector"),
 				  "spec.namespaceSelector", &s->namespace_selector, err, errlen)) != 0 ||
 	    (rc = decode_preemption(eobj_field(spec, "preemption"), &s->preemption, err, errlen)) != 0 ||
 	    (rc = decode_fungibility(eobj_field(spec, "flavorFungibility"), s, err, errlen)) != 0 ||
@@ -1147,7 +1140,7 @@ int eobj_cohort_decode(json_t *cohort, struct eobj_cohort *out, char *err, size_
 		return eobj_bad(err, errlen, "Cohort: must be an object");
 	json_t *spec = eobj_field(cohort, "spec");
 	if ((rc = eobj_check_keys(cohort, "", top, err, errlen)) != 0 ||
-	    (rc = meta_name(cohort, 0, &name, err, errlen)) != 0 ||
+	    (rc = eobj_meta_name(cohort, 0, &name, err, errlen)) != 0 ||
 	    (rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
 	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(spec, "parentName", "spec", &parent, err, errlen)) != 0)
@@ -1187,7 +1180,7 @@ int eobj_local_queue_decode(json_t *lq, const char *default_namespace, struct eo
 		return eobj_bad(err, errlen, "LocalQueue: must be an object");
 	json_t *spec = eobj_field(lq, "spec");
 	if ((rc = eobj_check_keys(lq, "", top, err, errlen)) != 0 ||
-	    (rc = meta_name(lq, 0, &name, err, errlen)) != 0 ||
+	    (rc = eobj_meta_name(lq, 0, &name, err, errlen)) != 0 ||
 	    (rc = meta_namespace(lq, default_namespace, &ns, err, errlen)) != 0 ||
 	    (rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
 	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
@@ -1313,9 +1306,10 @@ int eobj_namespace_decode(json_t *ns, struct eobj_namespace *out, char *err, siz
 	memset(out, 0, sizeof(*out));
 	if (!json_is_object(ns))
 		return eobj_bad(err, errlen, "Namespace: must be an object");
-	if ((rc = meta_name(ns, 1, &name, err, errlen)) != 0 ||
-	    (rc = decode_string_map(&out->arena, eobj_field(eobj_field(ns, "metadata"), "labels"),
-				    "metadata.labels", &n, &labels, err, errlen)) != 0)
+	if ((rc = eobj_meta_name(ns, 1, &name, err, errlen)) != 0 ||
+	    (rc = eobj_decode_string_map(&out->arena,
+					  eobj_field(eobj_field(ns, "metadata"), "labels"),
+					  "metadata.labels", 0, &n, &labels, err, errlen)) != 0)
 		return rc;
 	if (!(out->name = eobj_arena_strdup(&out->arena, name)) || add_name_label(out, n, labels) != 0)
 		return eobj_nomem(err, errlen);
@@ -1350,7 +1344,7 @@ int eobj_priority_class_decode(json_t *obj, const char **name, int32_t *value, c
 	if (!json_is_object(obj))
 		return eobj_bad(err, errlen, "priority class: must be an object");
 	if ((rc = eobj_check_keys(obj, "", top, err, errlen)) != 0 ||
-	    (rc = meta_name(obj, 0, name, err, errlen)) != 0 ||
+	    (rc = eobj_meta_name(obj, 0, name, err, errlen)) != 0 ||
 	    (rc = eobj_get_int(obj, "value", "", INT32_MIN, INT32_MAX, &has, &v, err, errlen)) != 0)
 		return rc;
 	if (!has)
@@ -2286,7 +2280,7 @@ int eobj_workload_for(const struct integration *in, json_t *obj, const char *def
 	if (!json_is_object(obj))
 		return eobj_bad(err, errlen, "%s: must be an object", in->kind);
 	meta = eobj_field(obj, "metadata");
-	if ((rc = meta_name(obj, 0, &name, err, errlen)) != 0 ||
+	if ((rc = eobj_meta_name(obj, 0, &name, err, errlen)) != 0 ||
 	    (rc = meta_namespace(obj, default_namespace, &ns, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(meta, "uid", "metadata", &uid, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(meta, "creationTimestamp", "metadata", &created, err, errlen)) != 0 ||

@@ -97,9 +97,27 @@ int eobj_get_quantity(json_t *v, const char *path, int64_t *out, char *err, size
 /* An integer in [lo, hi]; *has says whether it was there. */
 int eobj_get_int(json_t *obj, const char *key, const char *prefix, int64_t lo, int64_t hi, int *has,
 		 int64_t *out, char *err, size_t errlen);
-/* A LabelSelector (matchLabels, matchExpressions with In, NotIn, Exists, DoesNotExist), as the
- * ClusterQueue decoder checks its namespaceSelector. */
-int eobj_selector_check(json_t *sel, const char *path, char *err, size_t errlen);
+/* The decoders' shared pieces, for engine_objects.c and placement_objects.c alike, each into
+ * the arena and reporting at path:
+ * eobj_meta_name: metadata.name, required, an RFC 1123 subdomain (a DNS label with label set,
+ *   as a Namespace's is), which Kubernetes demands of every kind muster reads; *out borrows
+ *   obj's string.
+ * eobj_decode_string_map: a map of strings to strings (labels, nodeLabels, matchLabels), with
+ *   room for extra more entries after the *n decoded (a Node's hostname label).
+ * eobj_decode_taints: a list of corev1.Taint (a Node's spec.taints, a ResourceFlavor's
+ *   nodeTaints): key, and effect one of NoSchedule, PreferNoSchedule, NoExecute, required;
+ *   value "" when absent. With strict, a key Taint doesn't have is an error (a ResourceFlavor
+ *   someone wrote); without, it is ignored (a Node the kubelet wrote, whose schema may grow). */
+int eobj_meta_name(json_t *obj, int label, const char **out, char *err, size_t errlen);
+int eobj_decode_string_map(struct eobj_arena *a, json_t *m, const char *path, size_t extra,
+			   size_t *n, struct quota_kv **out, char *err, size_t errlen);
+int eobj_decode_taints(struct eobj_arena *a, json_t *arr, const char *path, int strict, size_t *n,
+		       struct quota_taint **out, char *err, size_t errlen);
+/* A LabelSelector (matchLabels, matchExpressions with In, NotIn, Exists, DoesNotExist), checked
+ * and decoded as a ClusterQueue's namespaceSelector is, into the arena; *out is NULL when sel
+ * is. Evaluate it with labels_selector_matches (core/labels.h). */
+int eobj_selector_decode(struct eobj_arena *a, json_t *sel, const char *path,
+			 const struct label_selector **out, char *err, size_t errlen);
 /* What a pod template contributes to quota and placement (containers, resources, node
  * constraints, priority), checked so a mistake is reported at its own path. */
 int eobj_check_template(json_t *tpl, const char *path, char *err, size_t errlen);

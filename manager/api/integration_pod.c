@@ -22,15 +22,7 @@
 
 int pod_gated(json_t *pod)
 {
-	size_t i;
-	json_t *g;
-	json_array_foreach(obj_path(pod, "spec.schedulingGates"), i, g)
-	{
-		const char *name = json_string_value(json_object_get(g, "name"));
-		if (name && !strcmp(name, GATE_ADMISSION))
-			return 1;
-	}
-	return 0;
+	return obj_list_has(obj_path(pod, "spec.schedulingGates"), "name", GATE_ADMISSION);
 }
 
 int pod_terminal(json_t *pod)
@@ -187,19 +179,10 @@ static json_t *role_shape(json_t *pod)
 			json_object_set(shape, fields[f], v);
 	}
 	for (size_t l = 0; shape && l < 2; l++) {
-		json_t *out = json_array(), *c;
-		size_t i;
-		json_array_foreach(json_object_get(spec, lists[l]), i, c)
-		{
-			static const char *const keep[] = { "name", "resources", "restartPolicy" };
-			json_t *slim = json_object();
-			for (size_t k = 0; slim && k < 3; k++) {
-				json_t *v = json_object_get(c, keep[k]);
-				if (v)
-					json_object_set(slim, keep[k], v);
-			}
-			json_array_append_new(out, slim);
-		}
+		/* A copy: the pod is the informer's, and stays whole. */
+		json_t *list = json_object_get(spec, lists[l]);
+		json_t *out = list ? json_deep_copy(list) : json_array();
+		obj_slim_containers(out);
 		json_object_set_new(shape, lists[l], out);
 	}
 	return shape;

@@ -515,47 +515,58 @@ fail:
 	return rc;
 }
 
-static int in_values(json_t *values, const char *s)
+size_t obj_slim_containers(json_t *list)
 {
-	json_t *x;
+	static const char *const keep[] = { "name", "resources", "restartPolicy", NULL };
+	size_t i, cut = 0;
+	json_t *c;
+	json_array_foreach(list, i, c)
+	{
+		const char *k;
+		json_t *v;
+		void *tmp;
+		json_object_foreach_safe(c, tmp, k, v)
+		{
+			int kept = 0;
+			for (const char *const *w = keep; *w; w++)
+				kept |= !strcmp(*w, k);
+			if (!kept)
+				cut += json_object_del(c, k) == 0;
+		}
+	}
+	return cut;
+}
+
+static int list_entry_is(json_t *entry, const char *field, const char *value)
+{
+	json_t *s = field ? json_object_get(entry, field) : entry;
+	return json_is_string(s) && !strcmp(json_string_value(s), value);
+}
+
+int obj_list_has(json_t *list, const char *field, const char *value)
+{
+	json_t *v;
 	size_t i;
-	json_array_foreach(values, i, x)
-		if (str_eq(x, s))
+	json_array_foreach(list, i, v)
+		if (list_entry_is(v, field, value))
 			return 1;
 	return 0;
 }
 
-int selector_matches(json_t *selector, json_t *labels)
+json_t *obj_list_without(json_t *list, const char *field, const char *value)
 {
-	const char *key;
-	json_t *v, *e;
+	json_t *rest = json_array(), *v;
 	size_t i;
-	if (!json_is_object(selector))
-		return 0;
-	json_object_foreach(json_object_get(selector, "matchLabels"), key, v)
-		if (!str_eq(json_object_get(labels, key), json_string_value(v)))
-			return 0;
-	json_array_foreach(json_object_get(selector, "matchExpressions"), i, e)
+	if (!rest)
+		return NULL;
+	json_array_foreach(list, i, v)
 	{
-		const char *k = json_string_value(json_object_get(e, "key"));
-		const char *op = json_string_value(json_object_get(e, "operator"));
-		const char *have = k ? json_string_value(json_object_get(labels, k)) : NULL;
-		json_t *values = json_object_get(e, "values");
-		if (!k || !op)
-			return 0;
-		if (!strcmp(op, "In") && !(have && in_values(values, have)))
-			return 0;
-		if (!strcmp(op, "NotIn") && have && in_values(values, have))
-			return 0;
-		if (!strcmp(op, "Exists") && !have)
-			return 0;
-		if (!strcmp(op, "DoesNotExist") && have)
-			return 0;
-		if (strcmp(op, "In") && strcmp(op, "NotIn") && strcmp(op, "Exists") &&
-		    strcmp(op, "DoesNotExist"))
-			return 0; /* an operator we don't know never matches */
+		if (!list_entry_is(v, field, value) && json_array_append(rest, v) != 0) {
+			json_decref(rest);
+			return NULL;
+		}
 	}
-	return 1;
+	return rest;
 }
 
 json_t *obj_merge_diff(json_t *from, json_t *to)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kubernetes and Kueue objects as muster reads and writes them: small accessors over jansson
- * values, conditions, pod resource requests, priorities, the
- * node constraints of a podSet and namespace selectors. The engine's objects (ClusterQueues,
- * ResourceFlavors, Workloads and their admissions) are decoded in engine_objects.h.
+ * values, conditions, pod resource requests and containers, priorities, lists of names
+ * (gates, finalizers) and the node constraints of a podSet; selectors are evaluated in
+ * core/labels.h. The engine's objects (ClusterQueues, ResourceFlavors, Workloads and their
+ * admissions) are decoded in engine_objects.h.
  *
  * Borrowed vs owned follows jansson: functions returning `json_t *` from a getter are borrowed;
  * functions named *_new or documented "new reference" return something the caller releases.
@@ -43,6 +44,14 @@ const char *obj_namespace(json_t *obj);
 const char *obj_uid(json_t *obj);
 const char *obj_label(json_t *obj, const char *key);
 const char *obj_annotation(json_t *obj, const char *key);
+
+/* Lists of names, as schedulingGates ({"name": ...} entries: field "name") and finalizers
+ * (plain strings: field NULL) are. obj_list_has: whether list (an array; anything else is
+ * empty) has an entry for value: the string value, or an object whose field is it.
+ * obj_list_without: a new array (new reference, entries shared) of list's other entries;
+ * NULL when out of memory. */
+int obj_list_has(json_t *list, const char *field, const char *value);
+json_t *obj_list_without(json_t *list, const char *field, const char *value);
 
 /* The JSON merge patch (RFC 7386) that turns object from into object to (new reference; {} when
  * equal, NULL when out of memory): changed keys, nested objects as their own difference, arrays
@@ -94,6 +103,10 @@ struct pod_requests {
 };
 /* Empties r (it owns nothing: kept for callers that pair it with the decode). */
 void pod_requests_release(struct pod_requests *r);
+/* Cuts each container of list (containers or initContainers), in place, to what muster reads
+ * of one: name, resources and restartPolicy (a sidecar's requests add up like a container's).
+ * Returns how many fields went. Images, commands, env and probes can be most of a pod. */
+size_t obj_slim_containers(json_t *list);
 
 /* A Workload's priority as Kueue derives it for an owner: the WorkloadPriorityClass named by
  * the owner's kueue.x-k8s.io/priority-class label; else the first PodSet template's
@@ -152,9 +165,5 @@ int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f,
 void podset_view_release(struct podset_view *v);
 /* An empty view, owning nothing (what release leaves). */
 void podset_view_clear(struct podset_view *v);
-
-/* Whether a namespace's labels match a LabelSelector (matchLabels and matchExpressions).
- * A NULL selector matches nothing and an empty one everything, as Kueue's namespaceSelector. */
-int selector_matches(json_t *selector, json_t *labels);
 
 #endif

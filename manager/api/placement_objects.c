@@ -71,100 +71,7 @@ static int is_label_key(const char *s)
 	return 1;
 }
 
-/* metadata.name, required. */
-static int meta_name(json_t *obj, const char **out, char *err, size_t errlen)
-{
-	json_t *meta = eobj_field(obj, "metadata");
-	int rc = eobj_want_object(meta, "metadata", err, errlen);
-	if (rc != 0 || (rc = eobj_get_string(meta, "name", "metadata", out, err, errlen)) != 0)
-		return rc;
-	if (!*out || !**out)
-		return eobj_bad(err, errlen, "metadata.name: required");
-	return 0;
-}
-
-/* A map of strings to strings into the arena, with room for `extra` more entries. */
-static int decode_string_map(struct eobj_arena *a, json_t *m, const char *path, size_t extra,
-			     size_t *n, struct quota_kv **out, char *err, size_t errlen)
-{
-	const char *key;
-	json_t *v;
-	size_t i = 0;
-	int rc = eobj_want_object(m, path, err, errlen);
-	*n = 0;
-	*out = NULL;
-	if (rc != 0)
-		return rc;
-	*out = eobj_arena_alloc(a, json_object_size(m) + extra, sizeof(**out));
-	if (!*out)
-		return eobj_nomem(err, errlen);
-	json_object_foreach(m, key, v)
-	{
-		if (!json_is_string(v))
-			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", path, key, eobj_type_name(v));
-		(*out)[i].key = eobj_arena_strdup(a, key);
-		(*out)[i].value = eobj_arena_strdup(a, json_string_value(v));
-		if (!(*out)[i].key || !(*out)[i].value)
-			return eobj_nomem(err, errlen);
-		i++;
-	}
-	*n = i;
-	return 0;
-}
-
 /* ------------------------------------------------------------------------------- Node */
-
-static const char *const taint_effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", NULL };
-
-/* spec.taints: key and effect required, the effect one of Kubernetes' three. */
-static int decode_node_taints(struct eobj_arena *a, json_t *arr, size_t *n,
-			      const struct quota_taint **out, char *err, size_t errlen)
-{
-	const char *path = "spec.taints";
-	char p[PATH_MAX_LEN];
-	json_t *t;
-	size_t i;
-	int rc = eobj_want_array(arr, path, err, errlen);
-	*n = 0;
-	*out = NULL;
-	if (rc != 0)
-		return rc;
-	struct quota_taint *q = eobj_arena_alloc(a, json_array_size(arr), sizeof(*q));
-	if (!q)
-		return eobj_nomem(err, errlen);
-	json_array_foreach(arr, i, t)
-	{
-		const char *key, *value, *effect;
-		size_t e;
-		eobj_pathf(p, sizeof(p), "%s[%zu]", path, i);
-		if (!json_is_object(t))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(t));
-		if ((rc = eobj_get_string(t, "key", p, &key, err, errlen)) != 0 ||
-		    (rc = eobj_get_string(t, "value", p, &value, err, errlen)) != 0 ||
-		    (rc = eobj_get_string(t, "effect", p, &effect, err, errlen)) != 0)
-			return rc;
-		if (!key || !*key)
-			return eobj_bad(err, errlen, "%s.key: required", p);
-		if (!effect || !*effect)
-			return eobj_bad(err, errlen, "%s.effect: required", p);
-		for (e = 0; taint_effects[e]; e++)
-			if (!strcmp(taint_effects[e], effect))
-				break;
-		if (!taint_effects[e])
-			return eobj_bad(err, errlen,
-				   "%s.effect: unsupported value \"%.64s\": must be one of \"NoSchedule\", "
-				   "\"PreferNoSchedule\", \"NoExecute\"",
-				   p, effect);
-		q[i].key = eobj_arena_strdup(a, key);
-		q[i].value = eobj_arena_strdup(a, value ? value : "");
-		q[i].effect = (char *)taint_effects[e]; /* static storage */
-		if (!q[i].key || !q[i].value)
-			return eobj_nomem(err, errlen);
-	}
-	*n = json_array_size(arr);
-	*out = q;
-	return 0;
-}
 
 /* Ready unless a Ready condition says otherwise: inputs written by hand rarely carry status. */
 static int node_ready(json_t *node, char *err, size_t errlen)
@@ -202,7 +109,7 @@ int pobj_node_decode(json_t *node, struct pobj_node *out, char *err, size_t errl
 		return eobj_bad(err, errlen, "Node: must be an object");
 	json_t *meta = eobj_field(node, "metadata"), *spec = eobj_field(node, "spec");
 	json_t *status = eobj_field(node, "status");
-	if ((rc = meta_name(node, &name, err, errlen)) != 0 ||
+	if ((rc = eobj_meta_name(node, 0, &name, err, errlen)) != 0 ||
 	    (rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
 	    (rc = eobj_want_object(status, "status", err, errlen)) != 0 ||
 	    (rc = get_bool(spec, "unschedulable", "spec", &unschedulable, err, errlen)) != 0)
@@ -212,8 +119,8 @@ int pobj_node_decode(json_t *node, struct pobj_node *out, char *err, size_t errl
 
 	struct quota_kv *labels;
 	size_t n;
-	if ((rc = decode_string_map(&out->arena, eobj_field(meta, "labels"), "metadata.labels", 1, &n,
-				    &labels, err, errlen)) != 0)
+	if ((rc = eobj_decode_string_map(&out->arena, eobj_field(meta, "labels"),
+					  "metadata.labels", 1, &n, &labels, err, errlen)) != 0)
 		return rc;
 	size_t k;
 	for (k = 0; k < n; k++)
@@ -229,9 +136,11 @@ int pobj_node_decode(json_t *node, struct pobj_node *out, char *err, size_t errl
 	}
 	s->n_labels = n;
 	s->labels = labels;
-	if ((rc = decode_node_taints(&out->arena, eobj_field(spec, "taints"), &s->n_taints, &s->taints,
-				     err, errlen)) != 0)
+	struct quota_taint *taints;
+	if ((rc = eobj_decode_taints(&out->arena, eobj_field(spec, "taints"), "spec.taints", 0,
+				     &s->n_taints, &taints, err, errlen)) != 0)
 		return rc;
+	s->taints = taints;
 	int ready = node_ready(node, err, errlen);
 	if (ready < 0)
 		return ready;
@@ -394,7 +303,7 @@ int pobj_pod_decode(json_t *pod, const char *default_namespace, struct pobj_pod 
 		return eobj_bad(err, errlen, "Pod: must be an object");
 	json_t *meta = eobj_field(pod, "metadata"), *spec = eobj_field(pod, "spec");
 	json_t *status = eobj_field(pod, "status");
-	if ((rc = meta_name(pod, &name, err, errlen)) != 0 ||
+	if ((rc = eobj_meta_name(pod, 0, &name, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(meta, "namespace", "metadata", &ns, err, errlen)) != 0 ||
 	    (rc = eobj_want_object(eobj_field(meta, "labels"), "metadata.labels", err, errlen)) != 0 ||
 	    (rc = eobj_want_object(status, "status", err, errlen)) != 0 ||
@@ -446,7 +355,7 @@ int pobj_topology_decode(json_t *topology, struct pobj_topology *out, char *err,
 		return eobj_bad(err, errlen, "Topology: must be an object");
 	json_t *spec = eobj_field(topology, "spec");
 	if ((rc = eobj_check_keys(topology, "", top, err, errlen)) != 0 ||
-	    (rc = meta_name(topology, &name, err, errlen)) != 0)
+	    (rc = eobj_meta_name(topology, 0, &name, err, errlen)) != 0)
 		return rc;
 	if (!spec)
 		return eobj_bad(err, errlen, "spec: required");

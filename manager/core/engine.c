@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "core/engine_internal.h"
+#include "core/labels.h"
 
 #define FNV_OFFSET 1469598103934665603ull
 #define FNV_PRIME 1099511628211ull
@@ -590,7 +591,7 @@ static void sel_free(struct esel *s)
 	*s = (struct esel){ 0 };
 }
 
-static int sel_copy(struct esel *out, const struct eng_selector *src)
+static int sel_copy(struct esel *out, const struct label_selector *src)
 {
 	struct bump b = { NULL, 0 };
 	struct quota_kv *labels = NULL;
@@ -626,52 +627,20 @@ static int sel_copy(struct esel *out, const struct eng_selector *src)
 					(struct quota_match_expr){ key, op, x->n_values, values };
 		}
 	}
-	*out = (struct esel){ src->n_labels, labels, src->n_exprs, exprs, b.base };
+	*out = (struct esel){ { src->n_labels, labels, src->n_exprs, exprs }, b.base };
 	return 0;
 }
 
-static const char *label_of(const struct ens *ns, const char *key)
+/* A namespace's label for labels_selector_matches (a missing namespace has none). */
+static const char *ns_label(const void *labels, const char *key)
 {
+	const struct ens *ns = labels;
 	if (!ns || !ns->exists)
 		return NULL;
 	for (size_t i = 0; i < ns->n_labels; i++)
 		if (!strcmp(ns->labels[i].key, key))
 			return ns->labels[i].value;
 	return NULL;
-}
-
-/* A Kubernetes LabelSelector against a namespace's labels (a missing namespace has none). */
-static int selector_matches(const struct esel *s, const struct ens *ns)
-{
-	for (size_t i = 0; i < s->n_labels; i++) {
-		const char *v = label_of(ns, s->labels[i].key);
-		if (!v || strcmp(v, s->labels[i].value ? s->labels[i].value : "") != 0)
-			return 0;
-	}
-	for (size_t i = 0; i < s->n_exprs; i++) {
-		const struct quota_match_expr *x = &s->exprs[i];
-		const char *v = label_of(ns, x->key ? x->key : "");
-		const char *op = x->op ? x->op : "";
-		int in = 0;
-		for (size_t k = 0; v && k < x->n_values; k++)
-			in |= x->values[k] && !strcmp(x->values[k], v);
-		if (!strcmp(op, "In")) {
-			if (!in)
-				return 0;
-		} else if (!strcmp(op, "NotIn")) {
-			if (in)
-				return 0;
-		} else if (!strcmp(op, "Exists")) {
-			if (!v)
-				return 0;
-		} else if (!strcmp(op, "DoesNotExist")) {
-			if (v)
-				return 0;
-		} else {
-			return 0;
-		}
-	}
-	return 1;
 }
 
 static char *strdup_or_null(const char *s, int *failed)
@@ -2833,7 +2802,8 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 {
 	ev->n_targets = 0;
 	ev->cacheable = 0;
-	if (!cq->has_ns_selector || !selector_matches(&cq->ns_selector, w->nsrec)) {
+	if (!cq->has_ns_selector ||
+	    !labels_selector_matches(&cq->ns_selector.sel, ns_label, w->nsrec)) {
 		ev->kind = EV_INADMISSIBLE;
 		ev->why = ENG_WHY_MISCONFIGURED;
 		snprintf(ev->msg, sizeof(ev->msg),
@@ -3533,5 +3503,6 @@ void eng_all_changed(struct engine *e)
 
 int eng_ns_selected(const struct ecq *cq, const struct ewl *w)
 {
-	return cq->has_ns_selector && selector_matches(&cq->ns_selector, w->nsrec);
+	return cq->has_ns_selector &&
+	       labels_selector_matches(&cq->ns_selector.sel, ns_label, w->nsrec);
 }

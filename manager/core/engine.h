@@ -68,6 +68,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/labels.h"
 #include "core/quota.h"
 
 struct engine;
@@ -112,14 +113,6 @@ struct eng_preemption {
 	int32_t max_priority_threshold;
 };
 
-/* A Kubernetes LabelSelector (matchLabels and matchExpressions In/NotIn/Exists/DoesNotExist). */
-struct eng_selector {
-	size_t n_labels;
-	const struct quota_kv *labels;
-	size_t n_exprs;
-	const struct quota_match_expr *exprs;
-};
-
 struct eng_cq_spec {
 	const char *name;
 	const char *cohort; /* NULL: no cohort */
@@ -130,7 +123,8 @@ struct eng_cq_spec {
 	enum eng_when_can_borrow when_can_borrow;
 	enum eng_when_can_preempt when_can_preempt;
 	int prefer_preemption_over_borrowing; /* flavorFungibility.preference */
-	const struct eng_selector *namespace_selector; /* NULL matches no namespace, as in Kueue */
+	/* NULL matches no namespace, as in Kueue */
+	const struct label_selector *namespace_selector;
 	enum eng_stop_policy stop_policy;
 	/* spec.fairSharing.weight (used with fair sharing on): unset is 1; 0 is an infinite share
 	 * once it borrows. Finite and >= 0. */

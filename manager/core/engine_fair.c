@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/container_of.h"
 #include "core/engine_internal.h"
 
 int eng_weight_valid(double w)
@@ -61,7 +62,8 @@ static int64_t potential(const struct qnode *n, const char *flavor, const char *
  * changed in any way a caller sees); if it can't be kept, it is computed each time. */
 static double lendable(const struct qnode *parent, const char *resource)
 {
-	struct ecohort *c = (struct ecohort *)parent; /* a parent is always a cohort's node */
+	/* a parent is always a cohort's node */
+	struct ecohort *c = CONTAINER_OF(parent, struct ecohort, node);
 	for (uint32_t i = 0; i < c->n_lend; i++)
 		if (c->lend_res[i] == resource)
 			return c->lend_val[i];

@@ -137,11 +137,8 @@ struct egroups {
 };
 
 struct esel {
-	size_t n_labels;
-	const struct quota_kv *labels;
-	size_t n_exprs;
-	const struct quota_match_expr *exprs;
-	void *block; /* everything above, in one allocation */
+	struct label_selector sel;
+	void *block; /* everything sel points to, in one allocation */
 };
 
 /* --- the cohort tree ---------------------------------------------------------------------- */

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/labels.h"
 #include "core/placement.h"
 #include "core/strmap.h"
 
@@ -1604,51 +1605,16 @@ static const char *node_label(const struct pnode *n, const char *key)
 	return NULL;
 }
 
-static int parse_i64(const char *s, long long *out)
+static const char *node_label_get(const void *node, const char *key)
 {
-	char *end;
-	if (!s || !*s)
-		return 0;
-	errno = 0;
-	*out = strtoll(s, &end, 10);
-	return *end == '\0' && errno == 0;
+	return node_label(node, key);
 }
 
-/* A match expression against a real node's labels (quota.c judges a flavor, where an unset
- * key is left to the node; here the node is the answer). */
-static int expr_ok(const struct pnode *n, const struct quota_match_expr *e)
-{
-	const char *v = e->key ? node_label(n, e->key) : NULL;
-	if (!e->op)
-		return 0;
-	if (!strcmp(e->op, "Exists"))
-		return v != NULL;
-	if (!strcmp(e->op, "DoesNotExist"))
-		return v == NULL;
-	if (!strcmp(e->op, "In") || !strcmp(e->op, "NotIn")) {
-		int found = 0;
-		for (size_t i = 0; v && i < e->n_values; i++)
-			found |= e->values[i] && !strcmp(e->values[i], v);
-		return !strcmp(e->op, "In") ? found : !found;
-	}
-	if (!strcmp(e->op, "Gt") || !strcmp(e->op, "Lt")) {
-		long long have, want;
-		if (!v || e->n_values != 1 || !parse_i64(v, &have) ||
-		    !parse_i64(e->values[0], &want))
-			return 0;
-		return !strcmp(e->op, "Gt") ? have > want : have < want;
-	}
-	return 0;
-}
-
+/* Whether the node's labels hold every pair of kv (a nodeSelector, a flavor's nodeLabels). */
 static int kvs_match(const struct pnode *n, const struct quota_kv *kv, size_t m)
 {
-	for (size_t i = 0; i < m; i++) {
-		const char *v = kv[i].key ? node_label(n, kv[i].key) : NULL;
-		if (!v || strcmp(v, kv[i].value ? kv[i].value : ""))
-			return 0;
-	}
-	return 1;
+	const struct label_selector pairs = { m, kv, 0, NULL };
+	return labels_selector_matches(&pairs, node_label_get, n);
 }
 
 /* Whether the request's pods may run on n; the reason (F_*) when not. */
@@ -1669,10 +1635,9 @@ static int node_filter(const struct pnode *n, const struct plc_request *req,
 			const struct quota_affinity_term *term = &ps->terms[t];
 			/* An empty term matches nothing; matchFields aren't known here, so a term
 			 * is judged by its expressions (see placement.h). */
-			int all = term->n_exprs > 0 || term->has_match_fields;
-			for (size_t e = 0; e < term->n_exprs && all; e++)
-				all = expr_ok(n, &term->exprs[e]);
-			any = all;
+			const struct label_selector exprs = { 0, NULL, term->n_exprs, term->exprs };
+			any = (term->n_exprs > 0 || term->has_match_fields) &&
+			      labels_selector_matches(&exprs, node_label_get, n);
 		}
 		if (!any)
 			return F_AFFINITY;

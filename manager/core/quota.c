@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/quota.h"
 
+#include "core/labels.h"
 #include "core/quantity.h"
 
 #include <stdio.h>
@@ -66,40 +67,12 @@ static const char *label_value(const struct quota_flavor *f, const char *key)
 	return NULL;
 }
 
-/* Parses a base-10 int64 for Gt/Lt; returns 0 when s is not one. */
-static int parse_i64(const char *s, long long *out)
-{
-	char *end;
-	if (!s || !*s)
-		return 0;
-	*out = strtoll(s, &end, 10);
-	return *end == '\0';
-}
-
 /* Evaluates a match expression against the flavor's labels. Keys the flavor does not set are
  * not decided by the flavor (the node will decide), so they match, as in Kueue. */
 static int expr_matches(const struct quota_flavor *f, const struct quota_match_expr *e)
 {
 	const char *value = label_value(f, e->key);
-	if (!value)
-		return 1;
-	if (!strcmp(e->op, "Exists"))
-		return 1;
-	if (!strcmp(e->op, "DoesNotExist"))
-		return 0;
-	if (!strcmp(e->op, "In") || !strcmp(e->op, "NotIn")) {
-		int found = 0;
-		for (size_t i = 0; i < e->n_values; i++)
-			found |= !strcmp(e->values[i], value);
-		return !strcmp(e->op, "In") ? found : !found;
-	}
-	if (!strcmp(e->op, "Gt") || !strcmp(e->op, "Lt")) {
-		long long have, want;
-		if (e->n_values != 1 || !parse_i64(value, &have) || !parse_i64(e->values[0], &want))
-			return 0;
-		return !strcmp(e->op, "Gt") ? have > want : have < want;
-	}
-	return 0;
+	return !value || labels_expr_matches(e, value);
 }
 
 /* Whether the flavor's labels contradict the nodeSelector. Keys the flavor doesn't set are

@@ -14,10 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct quota_kv {
-	char *key;
-	char *value;
-};
+#include "core/labels.h"
 
 /* A taint on a flavor's nodes, or a toleration (key NULL = all keys for Exists). */
 struct quota_taint {
@@ -35,14 +32,6 @@ struct quota_flavor {
 	struct quota_taint *taints; /* nodeTaints */
 	size_t n_tolerations;
 	struct quota_taint *tolerations; /* added to admitted pods */
-};
-
-/* One node-affinity match expression (operators In, NotIn, Exists, DoesNotExist, Gt, Lt). */
-struct quota_match_expr {
-	const char *key;
-	const char *op;
-	size_t n_values;
-	const char *const *values;
 };
 
 struct quota_affinity_term {

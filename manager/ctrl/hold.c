@@ -499,18 +499,10 @@ static int send_probes(struct mgr *m)
 static int probe_held(struct mgr *m, json_t *obj)
 {
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
-	size_t i;
-	json_t *gate;
 	if (kind && !strcmp(kind, "Job"))
 		return json_is_true(obj_path(obj, "spec.suspend")) &&
 		       (!m->hold.gang || json_is_object(obj_path(obj, "spec.scheduling.schedulingPolicy.gang")));
-	json_array_foreach(obj_path(obj, "spec.schedulingGates"), i, gate)
-	{
-		const char *name = json_string_value(json_object_get(gate, "name"));
-		if (name && !strcmp(name, GATE_ADMISSION))
-			return 1;
-	}
-	return 0;
+	return pod_gated(obj);
 }
 
 static void on_probe(void *arg, const struct kube_response *resp)

@@ -46,29 +46,6 @@ static json_t *slim_pod(void *arg, json_t *obj, const char *text, size_t len)
 	return nodes_slim_pod(arg, obj);
 }
 
-/* Cuts each container of list to what muster reads; how many fields went. */
-static size_t slim_containers(json_t *list)
-{
-	static const char *const keep[] = { "name", "resources", "restartPolicy", NULL };
-	size_t i, cut = 0;
-	json_t *c;
-	json_array_foreach(list, i, c)
-	{
-		const char *k;
-		json_t *v;
-		void *tmp;
-		json_object_foreach_safe(c, tmp, k, v)
-		{
-			int kept = 0;
-			for (const char *const *w = keep; *w; w++)
-				kept |= !strcmp(*w, k);
-			if (!kept)
-				cut += json_object_del(c, k) == 0;
-		}
-	}
-	return cut;
-}
-
 /* A Workload without managedFields and with its pod templates' containers cut to what muster
  * reads (name, resources, restartPolicy): images, commands, env and probes can be most of a
  * Workload, and a Job's pods are made from the Job, not from its Workload. Workloads and Jobs
@@ -80,8 +57,8 @@ static json_t *keep_workload(void *arg, json_t *obj, const char *text, size_t le
 	json_array_foreach(obj_path(obj, "spec.podSets"), i, ps)
 	{
 		json_t *spec = obj_path(ps, "template.spec");
-		cut += slim_containers(json_object_get(spec, "containers"));
-		cut += slim_containers(json_object_get(spec, "initContainers"));
+		cut += obj_slim_containers(json_object_get(spec, "containers"));
+		cut += obj_slim_containers(json_object_get(spec, "initContainers"));
 	}
 	cut += drop_managed_fields(obj);
 	/* The event's text when slimming left the object as the text has it (the watch cut

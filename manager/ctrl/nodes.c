@@ -69,22 +69,6 @@ json_t *nodes_slim_node(void *arg, json_t *obj)
 	return out;
 }
 
-static json_t *slim_containers(json_t *list)
-{
-	json_t *out = json_array();
-	size_t i;
-	json_t *c;
-	json_array_foreach(list, i, c)
-	{
-		json_t *k = json_object();
-		keep(k, c, "name");
-		keep(k, c, "resources");
-		keep(k, c, "restartPolicy"); /* sidecars count like containers */
-		json_array_append_new(out, k);
-	}
-	return out;
-}
-
 json_t *nodes_slim_pod(void *arg, json_t *obj)
 {
 	(void)arg;
@@ -115,10 +99,15 @@ json_t *nodes_slim_pod(void *arg, json_t *obj)
 	keep(spec, s, "nodeSelector");
 	keep(spec, s, "schedulingGates");
 	keep(spec, s, "overhead");
-	json_object_set_new(spec, "containers", slim_containers(json_object_get(s, "containers")));
-	if (json_object_get(s, "initContainers"))
-		json_object_set_new(spec, "initContainers",
-				    slim_containers(json_object_get(s, "initContainers")));
+	/* obj is the informer's to change (it drops it after): cut its lists and share them. */
+	json_t *containers = json_object_get(s, "containers");
+	json_t *init = json_object_get(s, "initContainers");
+	obj_slim_containers(containers);
+	obj_slim_containers(init);
+	json_object_set_new(spec, "containers",
+			    containers ? json_incref(containers) : json_array());
+	if (init)
+		json_object_set(spec, "initContainers", init);
 	keep(status, json_object_get(obj, "status"), "phase");
 	return out;
 }
@@ -172,22 +161,9 @@ void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key, j
 	capacity_changed(m);
 }
 
-static int has_our_gate(json_t *gates)
-{
-	size_t i;
-	json_t *g;
-	json_array_foreach(gates, i, g)
-	{
-		const char *name = json_string_value(json_object_get(g, "name"));
-		if (name && !strcmp(name, GATE_TOPOLOGY))
-			return 1;
-	}
-	return 0;
-}
-
 static int gated_by_us(json_t *pod)
 {
-	return has_our_gate(obj_path(pod, "spec.schedulingGates"));
+	return obj_list_has(obj_path(pod, "spec.schedulingGates"), "name", GATE_TOPOLOGY);
 }
 
 void nodes_on_pod(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
@@ -418,7 +394,7 @@ void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, const char *p
 			gates = json_array();
 			json_object_set_new(tspec, "schedulingGates", gates);
 		}
-		if (!has_our_gate(gates))
+		if (!obj_list_has(gates, "name", GATE_TOPOLOGY))
 			json_array_append_new(gates, json_pack("{s:s}", "name", GATE_TOPOLOGY));
 	}
 }
@@ -495,14 +471,8 @@ static void ungate(struct mgr *m, const char *key)
 		if (room > 0)
 			node = candidate;
 	}
-	json_t *gates = json_array();
-	json_t *g;
-	json_array_foreach(obj_path(pod, "spec.schedulingGates"), i, g)
-	{
-		const char *name = json_string_value(json_object_get(g, "name"));
-		if (!name || strcmp(name, GATE_TOPOLOGY) != 0)
-			json_array_append(gates, g);
-	}
+	json_t *gates =
+		obj_list_without(obj_path(pod, "spec.schedulingGates"), "name", GATE_TOPOLOGY);
 	json_t *spec = json_pack("{s:o}", "schedulingGates", json_array_size(gates) ? gates : json_null());
 	if (!json_array_size(gates))
 		json_decref(gates);

@@ -129,12 +129,7 @@ static void on_pod_written(struct mgr *m, enum kind kind, const char *key, enum 
 
 static int has_our_finalizer(json_t *pod)
 {
-	size_t i;
-	json_t *f;
-	json_array_foreach(obj_path(pod, "metadata.finalizers"), i, f)
-		if (json_is_string(f) && !strcmp(json_string_value(f), FINALIZER_MANAGED))
-			return 1;
-	return 0;
+	return obj_list_has(obj_path(pod, "metadata.finalizers"), NULL, FINALIZER_MANAGED);
 }
 
 /* Lets the pod go: the managed finalizer comes off (the list without it, guarded by the
@@ -142,11 +137,8 @@ static int has_our_finalizer(json_t *pod)
 static void drop_finalizer(struct mgr *m, const char *key, json_t *pod)
 {
 	char path[600];
-	json_t *rest = json_array(), *f;
-	size_t i;
-	json_array_foreach(obj_path(pod, "metadata.finalizers"), i, f)
-		if (!json_is_string(f) || strcmp(json_string_value(f), FINALIZER_MANAGED) != 0)
-			json_array_append(rest, f);
+	json_t *rest =
+		obj_list_without(obj_path(pod, "metadata.finalizers"), NULL, FINALIZER_MANAGED);
 	pod_path(pod, path, sizeof(path));
 	writer_merge_patch(m, K_GPOD, key, path, json_pack("{s:{s:o}}", "metadata", "finalizers", rest),
 			   obj_str(pod, "metadata.resourceVersion"), on_pod_written);
@@ -182,14 +174,8 @@ static void release_pod(struct mgr *m, const char *key, json_t *pod, json_t *gro
 	if (!copy)
 		return;
 	owner_release_template(m, wl_key, wl, podset, psa, copy);
-	json_t *gates = json_array(), *g;
-	size_t i;
-	json_array_foreach(obj_path(copy, "spec.schedulingGates"), i, g)
-	{
-		const char *name = json_string_value(json_object_get(g, "name"));
-		if (!name || strcmp(name, GATE_ADMISSION) != 0)
-			json_array_append(gates, g);
-	}
+	json_t *gates =
+		obj_list_without(obj_path(copy, "spec.schedulingGates"), "name", GATE_ADMISSION);
 	json_object_set_new(json_object_get(copy, "spec"), "schedulingGates", gates);
 	json_t *patch = obj_merge_diff(pod, copy);
 	json_decref(copy);

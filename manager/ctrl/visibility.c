@@ -29,13 +29,13 @@
 
 #include "api/config.h"
 #include "api/objects.h"
+#include "core/container_of.h"
 #include "ctrl/internal.h"
 #include "ledger/ledger.h"
 #include "net/http_parse.h"
 #include "sim/forecast.h"
 #include "util/log.h"
 
-#define CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 #define KUEUE_VIS "/apis/visibility.kueue.x-k8s.io/v1beta2"
 #define MUSTER_VIS "/apis/visibility.muster.io/v1alpha1"
 #define MUSTER_VIS_VERSION "visibility.muster.io/v1alpha1"

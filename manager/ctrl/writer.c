@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "api/objects.h"
+#include "core/container_of.h"
 #include "ctrl/internal.h"
 #include "kube/lease.h"
 #include "util/json_cut.h"
@@ -635,7 +636,7 @@ int writer_init(struct mgr *m)
 
 static void on_resume_closed(uv_handle_t *h)
 {
-	struct writer *w = (struct writer *)((char *)h - offsetof(struct writer, resume));
+	struct writer *w = CONTAINER_OF(h, struct writer, resume);
 	free(w);
 }
 

@@ -17,6 +17,7 @@
  */
 #include "net/httpd.h"
 
+#include "core/container_of.h"
 #include "net/http_parse.h"
 #include "util/buf.h"
 #include "util/log.h"
@@ -50,8 +51,6 @@
 #define LINGER_TIMEOUT_MS 2000
 #define LISTEN_BACKLOG 511
 #define CONTENT_TYPE_MAX 200
-
-#define CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 enum conn_state {
 	CONN_HEAD, /* reading a request head */

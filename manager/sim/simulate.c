@@ -17,6 +17,7 @@
 #include "api/engine_objects.h"
 #include "api/objects.h"
 #include "api/placement_objects.h"
+#include "core/container_of.h"
 #include "core/engine.h"
 #include "core/placement.h"
 #include "core/quantity.h"
@@ -1151,7 +1152,7 @@ static void drop_text(struct sim *s, const char *text)
 {
 	if (!text)
 		return;
-	struct shared_text *t = (struct shared_text *)(text - offsetof(struct shared_text, text));
+	struct shared_text *t = CONTAINER_OF(text, struct shared_text, text);
 	if (--t->holders == 0) {
 		struct shared_text **recent = &s->recent_texts[t->quick % SIM_RECENT_TEXTS];
 		if (*recent == t)
@@ -1440,8 +1441,7 @@ static int put_str(struct buf *b, const char *text)
  * was first held, rather than for each of the thousands of Workloads that share it. */
 static int put_held(struct buf *b, const char *held)
 {
-	const struct shared_text *t =
-		(const struct shared_text *)(held - offsetof(struct shared_text, text));
+	const struct shared_text *t = CONTAINER_OF(held, struct shared_text, text);
 	if (!t->plain)
 		return put_str(b, held);
 	return put_quoted(b, held, t->len);

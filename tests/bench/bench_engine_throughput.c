@@ -309,7 +309,7 @@ static int check(struct run *r, const char *when)
 static int setup(struct run *r)
 {
 	static const char *const covered[] = { "cpu" };
-	static const struct eng_selector everything = { 0 }; /* empty: matches every namespace */
+	static const struct label_selector everything = { 0 }; /* empty: matches every namespace */
 	uint64_t rng = r->o->seed;
 	struct quota_flavor rf = { .name = "rf" };
 	struct eng_fair_sharing fs = { 1, r->o->fair > 1, { 0, 0 } }; /* -l: LTEFinal alone */

@@ -320,7 +320,7 @@ static int check(struct sim *s)
 static int setup(struct sim *s)
 {
 	static const char *const covered[] = { "cpu" };
-	static const struct eng_selector everything = { 0 }; /* empty: matches every namespace */
+	static const struct label_selector everything = { 0 }; /* empty: matches every namespace */
 	struct quota_flavor rf = { .name = "rf" };
 	if (engine_new(&s->e) || engine_set_flavor(s->e, &rf))
 		return fail(s, "engine_new/engine_set_flavor failed"), -1;

@@ -529,9 +529,23 @@ static void test_config_integrations(void **state)
 	json_t *ml = json_pack("{s:s}", "team", "ml"), *other = json_pack("{s:s}", "team", "web");
 	assert_true(config_namespace_managed(&c, "a", ml));
 	assert_false(config_namespace_managed(&c, "a", other));
+	assert_false(config_namespace_managed(&c, "a", NULL));
+	config_release(&c);
+
+	/* Expressions too, decoded once and asked of core/labels like a namespaceSelector. */
+	assert_int_equal(parse("managedJobsNamespaceSelector:\n  matchExpressions:\n"
+			       "  - {key: team, operator: NotIn, values: [web]}\n",
+			       &c, err, sizeof(err)),
+			 0);
+	assert_true(config_namespace_managed(&c, "a", ml));
+	assert_false(config_namespace_managed(&c, "a", other));
+	assert_true(config_namespace_managed(&c, "kube-system", NULL));
+	config_release(&c);
+	assert_int_equal(parse("managedJobsNamespaceSelector: {}\n", &c, err, sizeof(err)), 0);
+	assert_true(config_namespace_managed(&c, "kube-system", NULL));
+	config_release(&c);
 	json_decref(ml);
 	json_decref(other);
-	config_release(&c);
 
 	static const char *const bad[][2] = {
 		{ "integrations:\n  frameworks: [kubeflow.org/mpijob]\n", "integrations.frameworks[0]: \"kubeflow.org/mpijob\" is not a framework muster manages" },

@@ -129,7 +129,7 @@ struct cqdef {
 	enum eng_when_can_borrow when_can_borrow;
 	enum eng_when_can_preempt when_can_preempt;
 	int prefer_preemption;
-	const struct eng_selector *selector; /* default: all namespaces */
+	const struct label_selector *selector; /* default: all namespaces */
 	int no_selector;
 	enum eng_stop_policy stop;
 	double weight; /* fairSharing.weight when has_weight */
@@ -199,7 +199,7 @@ static void build_group(struct built *b, const char *const *res, const struct fq
 
 static int try_put_cq(struct engine *e, const struct cqdef *d)
 {
-	static const struct eng_selector all = { 0 };
+	static const struct label_selector all = { 0 };
 	struct built b;
 	build_group(&b, d->res, d->fl);
 	struct eng_cq_spec spec = {
@@ -1048,7 +1048,7 @@ static void test_engine_strict_fifo_namespace_mismatch_head_doesnt_block(void **
 	struct quota_kv team_b = { "team", "b" };
 	assert_int_equal(engine_set_namespace(e, "scratch", 1, &team_b), 0);
 	struct quota_kv want = { "team", "a" };
-	struct eng_selector sel = { 1, &want, 0, NULL };
+	struct label_selector sel = { 1, &want, 0, NULL };
 	put_cq(e, &(struct cqdef){ .name = "cq",
 				   .fl = { FQ("default", U(4)) },
 				   .selector = &sel,
@@ -1492,7 +1492,7 @@ static void test_engine_namespace_selector_null_none_empty_all_labels_match(void
 	struct quota_kv team_b = { "team", "b" };
 	assert_int_equal(engine_set_namespace(e, "other", 1, &team_b), 0);
 	struct quota_kv want = { "team", "a" };
-	struct eng_selector sel = { 1, &want, 0, NULL };
+	struct label_selector sel = { 1, &want, 0, NULL };
 	put_cq(e,
 	       &(struct cqdef){ .name = "none", .fl = { FQ("default", U(4)) }, .no_selector = 1 });
 	put_cq(e, &(struct cqdef){ .name = "all", .fl = { FQ("default", U(4)) } });

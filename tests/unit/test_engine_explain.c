@@ -38,7 +38,7 @@ struct cqd {
 static void put_cq(struct engine *e, const struct cqd *d)
 {
 	static const char *const cov[] = { "cpu", GPU };
-	static const struct eng_selector all = { 0 };
+	static const struct label_selector all = { 0 };
 	struct eng_resource_quota rq[] = { { "cpu", G(1000), 0, 0, 0, 0 },
 					   { GPU, d->gpu, 0, 0, 0, 0 } };
 	struct eng_flavor_quotas fq = { d->flavor ? d->flavor : "a100", 2, rq };

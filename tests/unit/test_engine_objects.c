@@ -205,6 +205,9 @@ static void test_flavor_errors(void **state)
 		  "spec.nodeTaints[0].key: required" },
 		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'key':'k'}]}}",
 		  "spec.nodeTaints[0].effect: required" },
+		{ D_FLAVOR,
+		  "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'key':'k','effect':''}]}}",
+		  "spec.nodeTaints[0].effect: required" },
 		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'key':'k','effect':'Never'}]}}",
 		  "spec.nodeTaints[0].effect: unsupported value \"Never\": must be one of "
 		  "\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"" },
@@ -288,7 +291,7 @@ static void test_cq_every_field(void **state)
 	assert_string_equal(g->flavors[0].flavor, "a100");
 	assert_int_equal(g->flavors[0].resources[0].nominal, MILLI(8));
 	assert_int_equal(s->queueing, ENG_STRICT_FIFO);
-	const struct eng_selector *sel = s->namespace_selector;
+	const struct label_selector *sel = s->namespace_selector;
 	assert_non_null(sel);
 	assert_int_equal(sel->n_labels, 1);
 	assert_string_equal(sel->labels[0].key, "team");

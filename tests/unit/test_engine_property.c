@@ -144,7 +144,7 @@ struct world {
 	const char *cov[2][2];
 };
 
-static struct eng_selector all_namespaces;
+static struct label_selector all_namespaces;
 
 /* --- building the world ----------------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for api/objects: accessors, conditions, pod requests, Job -> Workload, podset views,
- * selectors. */
+/* Unit tests for api/objects: accessors, conditions, pod requests, Job -> Workload, podset
+ * views. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -56,6 +56,56 @@ static void test_objects_accessors_walk_paths(void **state)
 	assert_null(obj_path(NULL, "spec"));
 	assert_ptr_equal(obj_path(o, ""), o);
 	json_decref(o);
+}
+
+/* Gates are objects named by "name", finalizers plain strings; one pair of helpers for both. */
+static void test_objects_list_has_and_without(void **state)
+{
+	json_t *gates = J("[{'name':'a'},{'name':'ours'},{'name':7},'ours',{'name':'ours'}]");
+	json_t *finalizers = J("['x','ours',{'name':'ours'},'y']");
+	assert_true(obj_list_has(gates, "name", "ours"));
+	assert_false(obj_list_has(gates, "name", "b"));
+	assert_true(obj_list_has(finalizers, NULL, "ours"));
+	assert_false(obj_list_has(finalizers, NULL, "a"));
+	assert_false(obj_list_has(NULL, NULL, "ours"));
+	json_t *not_a_list = J("{'name':'ours'}");
+	assert_false(obj_list_has(not_a_list, "name", "ours"));
+	json_decref(not_a_list);
+
+	json_t *rest = obj_list_without(gates, "name", "ours");
+	json_t *want = J("[{'name':'a'},{'name':7},'ours']");
+	assert_true(json_equal(rest, want));
+	json_decref(rest);
+	json_decref(want);
+	rest = obj_list_without(finalizers, NULL, "ours");
+	want = J("['x',{'name':'ours'},'y']");
+	assert_true(json_equal(rest, want));
+	json_decref(rest);
+	json_decref(want);
+	/* Nothing to take from: an empty list, not NULL (NULL is out of memory). */
+	rest = obj_list_without(NULL, NULL, "ours");
+	assert_non_null(rest);
+	assert_int_equal(json_array_size(rest), 0);
+	json_decref(rest);
+	json_decref(gates);
+	json_decref(finalizers);
+}
+
+/* What muster reads of a container, cut in place: the one slimming ingest (Workloads), the
+ * pod model (nodes.c) and a pod group's role shape (integration_pod.c) share. */
+static void test_objects_slim_containers(void **state)
+{
+	json_t *list = J("[{'name':'c','image':'img','env':[{'name':'E'}],"
+			 "'resources':{'requests':{'cpu':'1'}}},"
+			 "{'name':'s','restartPolicy':'Always','command':['sh']}]");
+	json_t *want = J("[{'name':'c','resources':{'requests':{'cpu':'1'}}},"
+			 "{'name':'s','restartPolicy':'Always'}]");
+	assert_int_equal(obj_slim_containers(list), 3);
+	assert_true(json_equal(list, want));
+	assert_int_equal(obj_slim_containers(list), 0); /* nothing left to cut */
+	assert_int_equal(obj_slim_containers(NULL), 0);
+	json_decref(list);
+	json_decref(want);
 }
 
 static void test_objects_condition_get_and_true(void **state)
@@ -741,70 +791,6 @@ static void test_objects_podset_view_decode_defaults_and_errors(void **state)
 	json_decref(ps);
 }
 
-/* ---------------------------------------------------------------- selector_matches */
-
-static void test_objects_selector_null_matches_nothing_empty_matches_all(void **state)
-{
-	json_t *labels = J("{'team':'a'}");
-	json_t *empty = json_object();
-	assert_false(selector_matches(NULL, labels));
-	assert_true(selector_matches(empty, labels));
-	assert_true(selector_matches(empty, NULL));
-	json_decref(empty);
-	json_decref(labels);
-}
-
-static void test_objects_selector_match_labels(void **state)
-{
-	json_t *sel = J("{'matchLabels':{'team':'a','env':'prod'}}");
-	json_t *yes = J("{'team':'a','env':'prod','extra':'x'}");
-	json_t *partial = J("{'team':'a'}");
-	json_t *wrong = J("{'team':'b','env':'prod'}");
-	assert_true(selector_matches(sel, yes));
-	assert_false(selector_matches(sel, partial));
-	assert_false(selector_matches(sel, wrong));
-	assert_false(selector_matches(sel, NULL));
-	json_decref(sel);
-	json_decref(yes);
-	json_decref(partial);
-	json_decref(wrong);
-}
-
-static void test_objects_selector_match_expressions(void **state)
-{
-	json_t *labels = J("{'team':'a','tier':'gold'}");
-	static const struct {
-		const char *sel;
-		int want;
-	} cases[] = {
-		{ "{'matchExpressions':[{'key':'team','operator':'In','values':['a','b']}]}", 1 },
-		{ "{'matchExpressions':[{'key':'team','operator':'In','values':['b']}]}", 0 },
-		{ "{'matchExpressions':[{'key':'nope','operator':'In','values':['a']}]}", 0 },
-		{ "{'matchExpressions':[{'key':'team','operator':'NotIn','values':['b']}]}", 1 },
-		{ "{'matchExpressions':[{'key':'team','operator':'NotIn','values':['a']}]}", 0 },
-		{ "{'matchExpressions':[{'key':'nope','operator':'NotIn','values':['a']}]}", 1 },
-		{ "{'matchExpressions':[{'key':'tier','operator':'Exists'}]}", 1 },
-		{ "{'matchExpressions':[{'key':'nope','operator':'Exists'}]}", 0 },
-		{ "{'matchExpressions':[{'key':'nope','operator':'DoesNotExist'}]}", 1 },
-		{ "{'matchExpressions':[{'key':'tier','operator':'DoesNotExist'}]}", 0 },
-		/* Expressions and matchLabels are ANDed. */
-		{ "{'matchLabels':{'team':'a'},'matchExpressions':[{'key':'tier','operator':'In',"
-		  "'values':['gold']},{'key':'x','operator':'DoesNotExist'}]}",
-		  1 },
-		{ "{'matchLabels':{'team':'a'},'matchExpressions':[{'key':'tier','operator':'In',"
-		  "'values':['silver']}]}",
-		  0 },
-		{ "{'matchExpressions':[{'operator':'Exists'}]}", 0 },
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_t *sel = J(cases[i].sel);
-		if (selector_matches(sel, labels) != cases[i].want)
-			fail_msg("case %zu: %s: want %d", i, cases[i].sel, cases[i].want);
-		json_decref(sel);
-	}
-	json_decref(labels);
-}
-
 /* --- RFC 3339 ------------------------------------------------------------------------------ */
 
 /* One table for both entry points, with what Go's time.Parse(time.RFC3339, ...) (how a
@@ -880,6 +866,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_objects_accessors_walk_paths),
+		cmocka_unit_test(test_objects_list_has_and_without),
+		cmocka_unit_test(test_objects_slim_containers),
 		cmocka_unit_test(test_objects_condition_get_and_true),
 		cmocka_unit_test(test_objects_conditions_with_adds_new_condition),
 		cmocka_unit_test(test_objects_conditions_with_no_conditions_yet),
@@ -908,9 +896,6 @@ int main(void)
 		cmocka_unit_test(test_objects_workload_for_job_without_queue_or_template_fails),
 		cmocka_unit_test(test_objects_podset_view_decode_fields),
 		cmocka_unit_test(test_objects_podset_view_decode_defaults_and_errors),
-		cmocka_unit_test(test_objects_selector_null_matches_nothing_empty_matches_all),
-		cmocka_unit_test(test_objects_selector_match_labels),
-		cmocka_unit_test(test_objects_selector_match_expressions),
 		cmocka_unit_test(test_objects_rfc3339_one_parser),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

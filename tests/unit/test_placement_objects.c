@@ -62,7 +62,8 @@ static void test_node_every_field(void **state)
 	json_t *o = J("{'apiVersion':'v1','kind':'Node','metadata':{'name':'gpu-1',"
 		      "'labels':{'topology.kubernetes.io/zone':'z1','rack':'r1'}},"
 		      "'spec':{'taints':[{'key':'nvidia.com/gpu','value':'present','effect':'NoSchedule'},"
-		      "{'key':'maint','effect':'NoExecute','timeAdded':'2025-01-01T00:00:00Z'}]},"
+		      "{'key':'maint','effect':'NoExecute','timeAdded':'2025-01-01T00:00:00Z',"
+		      "'addedBy':'a-later-kubelet'}]},"
 		      "'status':{'allocatable':{'cpu':'95500m','memory':'750Gi','nvidia.com/gpu':8},"
 		      "'capacity':{'cpu':'96'},"
 		      "'conditions':[{'type':'MemoryPressure','status':'False'},"
@@ -84,6 +85,8 @@ static void test_node_every_field(void **state)
 	assert_string_equal(s->taints[0].effect, "NoSchedule");
 	assert_string_equal(s->taints[1].value, "");
 	assert_string_equal(s->taints[1].effect, "NoExecute");
+	/* A field Taint may grow is the kubelet's business: a Node keeps its taints (a
+	 * ResourceFlavor's nodeTaints, written by hand, refuse it: test_engine_objects). */
 	assert_true(s->schedulable);
 	/* allocatable wins over capacity */
 	assert_int_equal(s->n_resources, 3);
@@ -192,6 +195,10 @@ static int decode(enum decoder d, json_t *o, char *err, size_t errlen)
 	return rc;
 }
 
+#define NOT_A_SUBDOMAIN                                                                    \
+	"must be lowercase letters, digits, '-' and '.', start and end with a letter or digit, " \
+	"at most 253 characters"
+
 static void run_bad_cases(const struct bad_case *cases, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -212,6 +219,10 @@ static void test_node_errors(void **state)
 		{ D_NODE, "[]", "Node: must be an object" },
 		{ D_NODE, "{}", "metadata.name: required" },
 		{ D_NODE, "{'metadata':{'name':''}}", "metadata.name: required" },
+		/* One metadata.name rule for every decoder (eobj_meta_name): Kubernetes names
+		 * Nodes, Pods and Topologies with RFC 1123 subdomains, so no other can exist. */
+		{ D_NODE, "{'metadata':{'name':'Node_1'}}",
+		  "metadata.name: invalid name \"Node_1\": " NOT_A_SUBDOMAIN },
 		{ D_NODE, "{'metadata':{'name':1}}", "metadata.name: must be a string, not a number" },
 		{ D_NODE, "{'metadata':{'name':'a','labels':[]}}",
 		  "metadata.labels: must be an object, not a list" },
@@ -227,6 +238,8 @@ static void test_node_errors(void **state)
 		{ D_NODE, "{'metadata':{'name':'a'},'spec':{'taints':[{'effect':'NoSchedule'}]}}",
 		  "spec.taints[0].key: required" },
 		{ D_NODE, "{'metadata':{'name':'a'},'spec':{'taints':[{'key':'k'}]}}",
+		  "spec.taints[0].effect: required" },
+		{ D_NODE, "{'metadata':{'name':'a'},'spec':{'taints':[{'key':'k','effect':''}]}}",
 		  "spec.taints[0].effect: required" },
 		{ D_NODE, "{'metadata':{'name':'a'},'spec':{'taints':[{'key':'k','effect':'Never'}]}}",
 		  "spec.taints[0].effect: unsupported value \"Never\": must be one of \"NoSchedule\", "
@@ -434,6 +447,8 @@ static void test_pod_errors(void **state)
 	static const struct bad_case cases[] = {
 		{ D_POD, "'x'", "Pod: must be an object" },
 		{ D_POD, "{'spec':{}}", "metadata.name: required" },
+		{ D_POD, "{'metadata':{'name':'-p'},'spec':{}}",
+		  "metadata.name: invalid name \"-p\": " NOT_A_SUBDOMAIN },
 		{ D_POD, "{'metadata':{'name':'p'}}", "spec: required" },
 		{ D_POD, "{'metadata':{'name':'p','namespace':3},'spec':{}}",
 		  "metadata.namespace: must be a string, not a number" },
@@ -523,6 +538,8 @@ static void test_topology_errors(void **state)
 	static const struct bad_case cases[] = {
 		{ D_TOPOLOGY, "[]", "Topology: must be an object" },
 		{ D_TOPOLOGY, "{'metadata':{}}", "metadata.name: required" },
+		{ D_TOPOLOGY, "{'metadata':{'name':'DC'}}",
+		  "metadata.name: invalid name \"DC\": " NOT_A_SUBDOMAIN },
 		{ D_TOPOLOGY, "{'metadata':{'name':'t'},'status':{}}", "status: unknown field" },
 		{ D_TOPOLOGY, "{'metadata':{'name':'t'}}", "spec: required" },
 		{ D_TOPOLOGY, "{'metadata':{'name':'t'},'spec':{}}",

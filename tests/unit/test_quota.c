@@ -464,6 +464,13 @@ static void test_quota_flavor_match_affinity_gt_lt(void **state)
 	struct quota_match_expr two = { "memory-gb", "Gt", 2, (const char *const[]){ "1", "2" } };
 	t.exprs = &two;
 	assert_int_equal(match(large, &ps), QUOTA_MISMATCH_AFFINITY);
+	/* Nor a label past int64: quota once clamped it to INT64_MAX and let it pass Gt, where
+	 * placement (and Kubernetes) refuse it; both now ask core/labels. */
+	struct quota_flavor *huge = mk_flavor("huge");
+	flavor_label(huge, "memory-gb", "9223372036854775808");
+	t.exprs = &gt;
+	assert_int_equal(match(huge, &ps), QUOTA_MISMATCH_AFFINITY);
+	quota_flavor_free(huge);
 	quota_flavor_free(small);
 	quota_flavor_free(large);
 	quota_flavor_free(odd);
