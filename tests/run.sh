@@ -161,7 +161,7 @@ tier_bench() {
 				say "bench_simulate_large failed (exit status $rc; 124 is a timeout)"
 				record "bench:simulate_large" 1
 			fi
-			# The openb trace under the FGD paper's protocol (tests/bench/README.md): 120 replays,
+			# The openb trace under the FGD paper's protocol (tests/bench/README.md, (c)): 120 replays,
 			# in parallel. 77: the trace files aren't on this machine (skipped, not a failure).
 			timeout 600 "$REPO/tests/bench/replay_openb.sh" "$BENCH_BUILD/muster" >&2
 			rc=$?

@@ -3,7 +3,7 @@
  * kubectl muster: the command-line client, the same binary as the manager run as
  * kubectl-muster (kubectl finds plugins on PATH by that name) or as `muster kubectl`.
  * It reads queues, Workloads and Jobs from the apiserver with the user's kubeconfig, and asks
- * muster's visibility endpoint (contract-issue11) where a workload stands and why, either
+ * muster's visibility endpoint (docs/observability.md) where a workload stands and why, either
  * directly (--endpoint, MUSTER_ENDPOINT) or through the apiserver, which routes the
  * visibility API groups to muster with an APIService in a cluster install.
  *

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The manager's metrics (README "Metrics" lists every series): Kueue's names and labels where
- * the meaning is the same, muster_* for the rest, in the registry of obs/metrics.h.
+ * The manager's metrics (docs/observability.md, "Metrics", lists every series): Kueue's names
+ * and labels where the meaning is the same, muster_* for the rest, in the registry of
+ * obs/metrics.h.
  *
  * Two kinds of series:
  *   - counters and histograms, bumped where the event happens: an admission or an eviction

@@ -10,10 +10,10 @@
  *       namespaces/{ns}/workloads/{name}/eta  WorkloadEstimate
  *       namespaces/{ns}/workloads/{name}/history, clusterqueues/{cq}/history  DecisionList
  *       usage?since=&by=queue|namespace       UsageReport
- * (README "Visibility" documents the JSON.) Both groups answer discovery at their root, so an
- * APIService can put them behind the apiserver, which then authenticates and authorizes the
- * caller; run directly, the endpoint has no authentication of its own and should listen where
- * only trusted clients reach it.
+ * (docs/observability.md, "The visibility endpoint", documents the JSON.) Both groups answer
+ * discovery at their root, so an APIService can put them behind the apiserver, which then
+ * authenticates and authorizes the caller; run directly, the endpoint has no authentication
+ * of its own and should listen where only trusted clients reach it.
  *
  * Answers are built on the loop thread from what the controller already holds: the engine's
  * queues (positions are its real order, engine_pending_order), its quota maths

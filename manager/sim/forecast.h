@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The admission-time estimate ("eta", /work/contract-issue11.md §2): when will a pending
- * Workload be admitted if the workloads running now end when they are expected to? The
+ * The admission-time estimate (the visibility API's "eta", docs/observability.md): when will
+ * a pending Workload be admitted if the workloads running now end when they are expected to? The
  * forecast loads the current objects the way `muster simulate` does (sim/simulate.h: the same
  * decoders, the same engine, the same cycles, victims evicted at once) and runs the engine
  * forward in virtual time:
@@ -15,7 +15,7 @@
  *
  * Expected end of a running workload: its start (the QuotaReserved condition's
  * lastTransitionTime; now when unknown; the instant of the forecast's own admission) plus a
- * runtime, taken from (runtime sources, counted in the contract's runtimeSources):
+ * runtime, taken from (runtime sources, each counted in the answer's runtimeSources):
  *   maximumExecutionTimeSeconds  spec.maximumExecutionTimeSeconds of the Workload;
  *   activeDeadlineSeconds        the caller's value for the Workload's key (its Job's);
  *                                both are hard limits, so when both are set the smaller wins
@@ -29,7 +29,7 @@
  *   none                         otherwise: no expected end; it is never removed.
  * An end already past (it ran longer than its runtime) is taken as now: it is due. Runtimes
  * are heavy-tailed, so with a single typical runtime most long-running workloads are "due";
- * the sample avoids that (tests/bench/README.md has the figures on the Philly trace).
+ * the sample avoids that (docs/performance.md has the figures on the Philly trace).
  *
  * Not modelled: workloads that arrive after now (a later, higher-priority arrival may well
  * overtake the target, so estimates are lower bounds in a busy cluster), failures and

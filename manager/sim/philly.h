@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `muster replay-philly`: how good are the forecast's admission times (sim/forecast.h) on a
- * real trace? The Microsoft Philly-derived job trace (/work/shared/data/README.md: 82,247 jobs
- * of 15 virtual clusters, Sept-Dec 2017) is replayed through the admission engine as ground
- * truth, and at sampled moments the forecast is asked about every pending workload, knowing
- * only what a manager would know then; its answers are compared with the true admission times.
+ * real trace? The Microsoft Philly-derived job trace (82,247 jobs of 15 virtual clusters,
+ * Sept-Dec 2017; where to get it: tests/bench/README.md, "Trace data") is replayed through
+ * the admission engine as ground truth, and at sampled moments the forecast is asked about
+ * every pending workload, knowing only what a manager would know then; its answers are
+ * compared with the true admission times.
  *
  * Input: a CSV file with a header row; columns found by name, in any order, others ignored:
  *   timestamp  submission, "YYYY-MM-DD HH:MM:SS" (UTC; RFC 3339 is accepted too), 1970-2199

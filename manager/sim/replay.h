@@ -37,7 +37,7 @@
  * the first prefix that covers 95 % of the pods (podPopularityThreshold 95: 35 of the default
  * trace's 91 shapes), each weighted by its count; at most REPLAY_MAX_SHAPES. Whether passing
  * every shape would do better depends on the placement module: it did by 0.9 point at one
- * stage of its development and 0.08 point worse at a later one (tests/bench/README.md).
+ * stage of its development and 0.08 point worse at a later one (tests/bench/results/openb.md).
  * A gpu_spec restricts a GPU pod to nodes of those models (the artifact's Open-Gpu-Share
  * filter): nodes carry the label alibabacloud.com/gpu-card-model, and the pod a required node
  * affinity on it. None of the three traces we replay has one.

@@ -10,10 +10,10 @@
  * when told by an environment variable (GLIBC_TUNABLES=glibc.malloc.hugetlb=1), which a
  * process can't set for itself.
  *
- * What it buys, measured (tests/bench/README.md, (d)): 18,200 faults become 1,400 and a run
- * takes 0.93x the CPU. Not more, because the kernel still zeroes every huge page it hands
- * out, and calloc now clears blocks that used to come from fresh, already zero mappings
- * (1.6 % more instructions).
+ * What it buys, measured (tests/bench/results/simulate-large.md, 74fe4d6): 18,200 faults
+ * become 1,400 and a run takes 0.93x the CPU. Not more, because the kernel still zeroes
+ * every huge page it hands out, and calloc now clears blocks that used to come from fresh,
+ * already zero mappings (1.6 % more instructions).
  *
  * So heap_hint_huge_pages makes glibc's heap grow once by about `expect` bytes from the next
  * allocation on, and never shrink, with every block, large ones too, carved from it, and marks

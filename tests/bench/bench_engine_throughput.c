@@ -27,7 +27,7 @@
  *   -f  fair sharing on (Kueue's default strategies), weights 1, 2 and 0.5 in turn
  *   -l  with -f: the strategy LessThanOrEqualToFinalShare alone
  *   -F  the fixed point only (no churn): fair sharing's churn at full size is slow, see
- *       tests/bench/README.md
+ *       tests/bench/results/engine.md
  *   -v  one line per cycle (cpu time, decisions) on stderr
  * Exit status: 0 figures printed; 1 a correctness check failed, the engine returned an error,
  * never reached a fixed point, or a child crashed.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of muster against Kueue v0.17.0 on fresh local control planes
-# (issue 8 §4). Opt-in: tests/run.sh does not call it. See tests/bench/README.md.
+# (issue 8 §4). Opt-in: tests/run.sh does not call it. See tests/bench/README.md, (e).
 #
 #   tests/bench/kueue_side_by_side.sh [--preset smoke|scaled|full|none] [--jobs N] [--rounds N]
 #                                     [--muster BIN] [--only kueue|muster] [--results DIR] ...

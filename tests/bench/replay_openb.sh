@@ -3,11 +3,11 @@
 # for seeds x traces x policies, in parallel, and prints per trace and policy the median and
 # [min, max] over seeds of the unallocated GPU % at 100 % arrived (100 - allocated_gpu_pct on
 # the arrived_pct 100 line) and of the free 8-GPU nodes there (and at 90 %), next to the FGD
-# artifact's published figures. tests/bench/README.md explains them.
+# artifact's published figures. tests/bench/README.md, (c), explains them.
 #
 #   tests/bench/replay_openb.sh [MUSTER_BINARY]     (default: build-bench/muster)
 #
-# Environment: MUSTER_OPENB_DIR (the CSV files; default /work/shared/data/openb),
+# Environment: MUSTER_OPENB_DIR (the CSV files; default shared/data/openb beside the repository),
 # MUSTER_REPLAY_SEEDS ("0 1 ... 9"), MUSTER_REPLAY_TRACES ("default multigpu20 multigpu30"),
 # MUSTER_REPLAY_POLICIES ("muster bestfit spread random"), MUSTER_BENCH_JOBS (nproc).
 #
@@ -19,7 +19,7 @@ set -uo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 MUSTER=${1:-$REPO/build-bench/muster}
-DATA=${MUSTER_OPENB_DIR:-/work/shared/data/openb}
+DATA=${MUSTER_OPENB_DIR:-$REPO/../shared/data/openb}
 SEEDS=${MUSTER_REPLAY_SEEDS:-0 1 2 3 4 5 6 7 8 9}
 TRACES=${MUSTER_REPLAY_TRACES:-default multigpu20 multigpu30}
 POLICIES=${MUSTER_REPLAY_POLICIES:-muster bestfit spread random}

@@ -2,12 +2,12 @@
 # Replays the Philly job trace (`muster replay-philly`, manager/sim/philly.h) in a few
 # configurations, in parallel, and prints for each the ground truth's waits and, per runtime
 # source the forecast was given (median, conditional, perfect), how far its admission times
-# were from the replay's. tests/bench/README.md explains the figures.
+# were from the replay's. tests/bench/README.md, (g), explains the figures.
 #
 #   tests/bench/replay_philly.sh [MUSTER_BINARY]     (default: build-bench/muster)
 #
 # Environment: MUSTER_PHILLY_TRACE (default: shared/data/philly/philly.csv beside the
-# repository, else /work/shared/data/philly/philly.csv), MUSTER_BENCH_JOBS (nproc).
+# repository), MUSTER_BENCH_JOBS (nproc).
 #
 # It prints figures; it does not fail on them. It exits 1 if a replay fails or prints malformed
 # lines, 77 if the trace is missing (skipped), else 0.
@@ -16,7 +16,6 @@ set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 MUSTER=${1:-$REPO/build-bench/muster}
 TRACE=${MUSTER_PHILLY_TRACE:-$REPO/../shared/data/philly/philly.csv}
-[ -r "$TRACE" ] || [ -n "${MUSTER_PHILLY_TRACE:-}" ] || TRACE=/work/shared/data/philly/philly.csv
 JOBS=${MUSTER_BENCH_JOBS:-$(nproc)}
 
 say() { echo "replay_philly: $*" >&2; }

@@ -677,7 +677,7 @@ static void check_liveness(struct world *w)
 	}
 	if (round == 100) {
 		/* Preemptions still going: with fair sharing some random worlds preempt in a
-		 * circle (a known open defect, tests/bench/README.md). No quiet point to check
+		 * circle (a known open defect, tests/bench/results/engine.md). No quiet point to check
 		 * liveness at; counted and shown instead. Without fair sharing it never happens. */
 		print_message("    op %ld: no quiet point after 100 rounds of evictions\n", w->ops);
 		assert_true(w->fair);
