@@ -171,7 +171,8 @@ static struct contrib *contrib_now(struct mgr *m, const char *key)
 	const char *cq = a ? a->cluster_queue : cq_of_lq(m, lq);
 	c->lq = strdup(lq);
 	c->cq = cq ? strdup(cq) : NULL;
-	c->pending = keyset_has(&m->pending, key);
+	const struct wl_record *r = wl_record_get(m, key);
+	c->pending = r && r->pending;
 	c->reserving = a != NULL;
 	c->admitted = a && condition_true(view, "Admitted");
 	size_t n = 0;
@@ -302,33 +303,36 @@ void cq_apply(struct mgr *m, const char *name, json_t *obj)
 {
 	char err[256] = "";
 	struct eobj_cq cq;
-	json_t *info = json_object();
+	const char *inactive = NULL, *notes = NULL;
 
 	if (!obj) {
 		engine_remove_cq(m->engine, name);
 		observe_forget_cq(m, name);
-		json_object_del(m->unsupported, name);
-		json_decref(info);
+		cq_record_set(m, name, NULL, NULL);
 		return;
 	}
 	if (json_array_size(obj_path(obj, "spec.admissionChecksStrategy.admissionChecks")) > 0)
-		json_object_set_new(info, "inactive",
-				    json_string("admission checks are not implemented yet, and admitting without them would skip them"));
-	if (eobj_cq_decode(obj, &cq, err, sizeof(err)) != 0) {
+		inactive = "admission checks are not implemented yet, and admitting without them "
+			   "would skip them";
+	int decoded = eobj_cq_decode(obj, &cq, err, sizeof(err)) == 0;
+	if (!decoded) {
 		engine_remove_cq(m->engine, name);
-		json_object_set_new(info, "inactive", json_string(err));
+		inactive = err;
 		log_error("cannot use ClusterQueue", LF_STR("clusterQueue", name), LF_STR("error", err),
 			  LF_END);
 	} else {
 		if (cq.unsupported && *cq.unsupported)
-			json_object_set_new(info, "notImplemented", json_string(cq.unsupported));
-		if (json_object_get(info, "inactive"))
+			notes = cq.unsupported;
+		if (inactive)
 			engine_remove_cq(m->engine, name);
 		else if (engine_set_cq(m->engine, &cq.spec) != 0)
-			json_object_set_new(info, "inactive", json_string("the engine refused its spec"));
-		eobj_cq_release(&cq);
+			inactive = "the engine refused its spec";
 	}
-	json_object_set_new(m->unsupported, name, info);
+	if (cq_record_set(m, name, inactive, notes) != 0)
+		log_error("out of memory: what muster can't use of a ClusterQueue is not kept",
+			  LF_STR("clusterQueue", name), LF_END);
+	if (decoded)
+		eobj_cq_release(&cq);
 }
 
 static json_t *qty(const char *resource, int64_t milli)
@@ -384,9 +388,9 @@ static void write_status_if_changed(struct mgr *m, json_t *obj, const char *path
 
 static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)
 {
-	json_t *info = json_object_get(m->unsupported, name);
-	const char *inactive = json_string_value(json_object_get(info, "inactive"));
-	const char *notes = json_string_value(json_object_get(info, "notImplemented"));
+	const struct cq_record *r = cq_record_get(m, name);
+	const char *inactive = r ? r->inactive : NULL;
+	const char *notes = r ? r->not_implemented : NULL;
 	const char *reason = "Unsupported", *message = NULL;
 	char msg[512];
 	int active = 0, changed;
@@ -518,13 +522,14 @@ static void lq_status(struct mgr *m, const char *key)
 	if (!obj)
 		return;
 	const char *cq_name = obj_str(obj, "spec.clusterQueue");
+	const struct cq_record *cqr;
 	const char *cq_reason = NULL, *cq_message = NULL;
 	int active = cq_name && store_get(m, K_CQ, cq_name) != NULL;
 	if (!active) {
 		reason = "ClusterQueueDoesNotExist";
 		snprintf(msg, sizeof(msg), "Can't submit new workloads to ClusterQueue %s: it doesn't exist",
 			 cq_name ? cq_name : "");
-	} else if (json_object_get(json_object_get(m->unsupported, cq_name), "inactive") ||
+	} else if (((cqr = cq_record_get(m, cq_name)) != NULL && cqr->inactive) ||
 		   !engine_cq_active(m->engine, cq_name, &cq_reason, &cq_message)) {
 		active = 0;
 		reason = "ClusterQueueIsInactive";

@@ -158,6 +158,7 @@ static void settle(struct t *t)
 	if (!quiet(t))
 		fail_msg("the controller did not settle");
 	assert_int_equal(queues_check(&t->m), 0);
+	assert_int_equal(wl_records_check(&t->m), 0);
 }
 
 /* Delivers every queued watch event (the cache catches up), then settles. Returns how many. */
@@ -422,7 +423,8 @@ static void test_admit_once(void **state)
 	/* The write has landed, its watch event not yet: the assumed object stands in for the
 	 * Workload, at the resourceVersion the write answered with (read from the answer's text,
 	 * which is not parsed). */
-	const char *rv = obj_str(json_object_get(t->m.assumed, "ns/w1"), "metadata.resourceVersion");
+	json_t *assumed = wl_record_get(&t->m, "ns/w1")->assumed;
+	const char *rv = obj_str(assumed, "metadata.resourceVersion");
 	assert_non_null(rv);
 	assert_string_equal(rv, obj_str(fake_api_get(t->api, WL_PATH("w1")), "metadata.resourceVersion"));
 	/* It shares what didn't change with the cached view, which stays as the cache has it. */
@@ -431,7 +433,7 @@ static void test_admit_once(void **state)
 	assert_null(obj_path(cached, "status.admission"));
 	assert_string_not_equal(obj_str(cached, "metadata.resourceVersion"), rv);
 	assert_ptr_equal(obj_path(cached, "spec.podSets"),
-			 obj_path(json_object_get(t->m.assumed, "ns/w1"), "spec.podSets"));
+			 obj_path(assumed, "spec.podSets"));
 	converge(t);
 	assert_true(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
 	assert_true(fake_cond(t, WL_PATH("w1"), "Admitted"));
@@ -1093,12 +1095,17 @@ static void test_job_events(void **state)
 	assert_true(started);
 }
 
-/* An Event about Workload ns/name (uid = name). */
+/* An Event about Workload ns/name (uid = name). The Workload is in the cache, as any Workload
+ * muster records an Event about (its record must not outlive it), though no event told the
+ * controller: nothing else happens to it. */
 static void event_about(struct t *t, const char *name, enum event_class cls, const char *reason,
 			const char *message)
 {
+	char key[128];
 	json_t *wl = json_pack("{s:{s:s, s:s, s:s}}", "metadata", "namespace", "ns", "name", name,
 			       "uid", name);
+	snprintf(key, sizeof(key), "ns/%s", name);
+	json_object_set(t->stores[K_WORKLOAD], key, wl);
 	writer_event(&t->m, K_WORKLOAD, wl, cls, reason, message);
 	json_decref(wl);
 }
