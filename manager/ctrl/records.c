@@ -39,20 +39,25 @@ struct wl_record *wl_record_make(struct mgr *m, const char *key)
 	return r;
 }
 
-void wl_record_set_pending(struct mgr *m, const char *key, int pending)
+static void set_pending(struct mgr *m, struct wl_record *r, int pending)
 {
-	struct wl_record *r = pending ? wl_record_make(m, key) : wl_record_get(m, key);
-	if (!r || r->pending == !!pending) {
-		if (!r && pending)
-			log_error("out of memory: a pending Workload is not counted", LF_STR("workload", key),
-				  LF_END);
+	if (r->pending == !!pending)
 		return;
-	}
 	r->pending = !!pending;
 	if (pending)
 		m->records.pending++;
 	else
 		m->records.pending--;
+}
+
+void wl_record_set_pending(struct mgr *m, const char *key, int pending)
+{
+	struct wl_record *r = pending ? wl_record_make(m, key) : wl_record_get(m, key);
+	if (r)
+		set_pending(m, r, pending);
+	else if (pending)
+		log_error("out of memory: a pending Workload is not counted",
+			  LF_STR("workload", key), LF_END);
 }
 
 int wl_record_set_unwritten(struct mgr *m, struct wl_record *r, const char *reason,
@@ -111,7 +116,7 @@ void wl_plan_free(struct wl_plan *plan)
 /* Everything the record holds but its write state goes. */
 static void clear_state(struct mgr *m, struct wl_record *r)
 {
-	wl_record_set_pending(m, r->key, 0);
+	set_pending(m, r, 0);
 	wl_record_set_unwritten(m, r, NULL, NULL);
 	json_decref(r->assumed);
 	json_decref(r->closest);
