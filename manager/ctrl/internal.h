@@ -130,6 +130,19 @@ struct wl_plan {
 	struct podset_plan *podsets;
 };
 
+/* What one Workload adds to its LocalQueue's status (queues.c). */
+struct queue_usage {
+	char *flavor, *resource;
+	int64_t milli;
+};
+struct queue_contrib {
+	char *lq; /* "ns/queueName" */
+	char *cq; /* its ClusterQueue, or NULL */
+	unsigned char pending, reserving, admitted;
+	size_t n;
+	struct queue_usage *usage;
+};
+
 /*
  * What ctrl/ knows of one Workload beyond its cached object (records.c), in one place: made
  * when a stage first has something to keep, gone when the Workload is deleted
@@ -148,6 +161,8 @@ struct wl_record {
 	int64_t front_since; /* since when (ms) it has been next in line with an unwritten wait */
 	int64_t deadline; /* state.c: when (ms) it is reconciled again (has_deadline) */
 	struct wl_plan *plan; /* nodes.c: the placement plan, while admitted; owned, or NULL */
+	/* queues.c: what it adds to its LocalQueue's totals, as they count it; owned, or NULL */
+	struct queue_contrib *queued;
 	json_t *closest; /* nodes.c: the nodes closest to the layout it was refused (pobj_plan's
 			  * closest), until it is placed or gone; owned, or NULL */
 	char *open_admission; /* history.c: "uid\0clusterQueue", admitted as the ledger knows */
@@ -410,11 +425,13 @@ int wl_record_set_unwritten(struct mgr *m, struct wl_record *r, const char *reas
 			    const char *msg);
 /* The unwritten wait's message (after its reason), or NULL. */
 const char *wl_record_unwritten_message(const struct wl_record *r);
-/* Frees a plan (NULL is fine). */
+/* Frees a plan, a queue contribution (NULL is fine). */
 void wl_plan_free(struct wl_plan *plan);
+void queue_contrib_free(struct queue_contrib *c);
 /* The one forget: the Workload is gone, and so is everything ctrl/ kept of it. A write still in
  * flight keeps the record holding only that; its completion marks the key again, and the
- * reconcile that follows forgets it for good. */
+ * reconcile that follows forgets it for good. What others derived from the record (the queue
+ * totals its contribution is counted in) is the caller's to end first (queues_forget). */
 void wl_record_forget(struct mgr *m, const char *key);
 /* How many Workload records there are (tests: none outlives its Workload). */
 size_t wl_records_count(struct mgr *m);

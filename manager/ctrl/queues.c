@@ -6,7 +6,8 @@
  *
  * Nothing here scans the Workloads. ClusterQueue figures are the engine's. LocalQueue figures
  * are totals kept incrementally: each workload's contribution (its LocalQueue, whether it is
- * pending, reserving or admitted, and its usage per flavor and resource) is remembered, and
+ * pending, reserving or admitted, and its usage per flavor and resource) is remembered in its
+ * record (wl_record.queued), and
  * queues_track replaces it with the new one when something about the workload changed, so a
  * change costs the size of one workload's assignment. queues_check recounts from scratch, for
  * tests and debug builds.
@@ -32,19 +33,6 @@
 
 #define QUEUE_STATUS_INTERVAL_MS 2000
 
-/* What one workload adds to its LocalQueue. */
-struct usage_item {
-	char *flavor, *resource;
-	int64_t milli;
-};
-struct contrib {
-	char *lq; /* "ns/queueName" */
-	char *cq; /* its ClusterQueue, or NULL */
-	unsigned char pending, reserving, admitted;
-	size_t n;
-	struct usage_item *usage;
-};
-
 /* A LocalQueue's totals. usage: "flavor\x1fresource" -> struct usage_total. */
 struct usage_total {
 	int64_t milli;
@@ -60,28 +48,12 @@ struct lq_totals {
 #define SLOT(kind) ((kind) == K_CQ ? 0 : (kind) == K_LQ ? 1 : 2)
 
 struct queue_totals {
-	struct strmap contrib; /* workload key -> struct contrib */
 	struct strmap lqs; /* lq key -> struct lq_totals */
 	/* Per slot (ClusterQueues, LocalQueues, Cohorts): key -> int64_t *, when last written */
 	struct strmap last_write[N_SLOTS];
 	json_t *written[N_SLOTS]; /* key -> the status last written, while the cache may lag */
 	struct keyset deferred[N_SLOTS]; /* changed, waiting for their interval (a deadline is set) */
 };
-
-static void contrib_free(void *p)
-{
-	struct contrib *c = p;
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->n; i++) {
-		free(c->usage[i].flavor);
-		free(c->usage[i].resource);
-	}
-	free(c->usage);
-	free(c->lq);
-	free(c->cq);
-	free(c);
-}
 
 static void lq_totals_free(void *p)
 {
@@ -97,7 +69,7 @@ static int str_eq(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-static int contrib_equal(const struct contrib *a, const struct contrib *b)
+static int contrib_equal(const struct queue_contrib *a, const struct queue_contrib *b)
 {
 	if (!str_eq(a->lq, b->lq) || !str_eq(a->cq, b->cq) || a->pending != b->pending ||
 	    a->reserving != b->reserving || a->admitted != b->admitted || a->n != b->n)
@@ -111,7 +83,7 @@ static int contrib_equal(const struct contrib *a, const struct contrib *b)
 }
 
 /* Adds (sign 1) or removes (sign -1) a contribution to its LocalQueue's totals. */
-static void apply(struct queue_totals *q, const struct contrib *c, int sign)
+static void apply(struct queue_totals *q, const struct queue_contrib *c, int sign)
 {
 	if (!c->lq)
 		return;
@@ -155,14 +127,15 @@ static const char *cq_of_lq(struct mgr *m, const char *lq_key)
 	return obj_str(store_get(m, K_LQ, lq_key), "spec.clusterQueue");
 }
 
-/* What the workload adds now; NULL when it adds nothing (gone, or out of memory). */
-static struct contrib *contrib_now(struct mgr *m, const char *key)
+/* What the workload adds now (r: its record, or NULL); NULL when it adds nothing (gone, or out
+ * of memory). */
+static struct queue_contrib *contrib_now(struct mgr *m, const char *key, const struct wl_record *r)
 {
 	json_t *view = workload_view(m, key);
 	const char *queue = obj_str(view, "spec.queueName"), *ns = obj_namespace(view);
 	if (!view || !queue || !ns)
 		return NULL;
-	struct contrib *c = calloc(1, sizeof(*c));
+	struct queue_contrib *c = calloc(1, sizeof(*c));
 	char lq[600];
 	if (!c)
 		return NULL;
@@ -171,7 +144,6 @@ static struct contrib *contrib_now(struct mgr *m, const char *key)
 	const char *cq = a ? a->cluster_queue : cq_of_lq(m, lq);
 	c->lq = strdup(lq);
 	c->cq = cq ? strdup(cq) : NULL;
-	const struct wl_record *r = wl_record_get(m, key);
 	c->pending = r && r->pending;
 	c->reserving = a != NULL;
 	c->admitted = a && condition_true(view, "Admitted");
@@ -180,17 +152,17 @@ static struct contrib *contrib_now(struct mgr *m, const char *key)
 		n += a->podsets[p].n;
 	c->usage = n ? calloc(n, sizeof(*c->usage)) : NULL;
 	if (!c->lq || (cq && !c->cq) || (n && !c->usage)) {
-		contrib_free(c);
+		queue_contrib_free(c);
 		return NULL;
 	}
 	for (size_t p = 0; a && p < a->n_podsets; p++) {
 		for (size_t k = 0; k < a->podsets[p].n; k++) {
-			struct usage_item *u = &c->usage[c->n++];
+			struct queue_usage *u = &c->usage[c->n++];
 			u->flavor = strdup(a->podsets[p].flavors[k]);
 			u->resource = strdup(a->podsets[p].resources[k]);
 			u->milli = a->podsets[p].usage[k];
 			if (!u->flavor || !u->resource) {
-				contrib_free(c);
+				queue_contrib_free(c);
 				return NULL;
 			}
 		}
@@ -198,7 +170,7 @@ static struct contrib *contrib_now(struct mgr *m, const char *key)
 	return c;
 }
 
-static void mark_contrib_queues(struct mgr *m, const struct contrib *c)
+static void mark_contrib_queues(struct mgr *m, const struct queue_contrib *c)
 {
 	if (!c)
 		return;
@@ -213,62 +185,63 @@ static void mark_contrib_queues(struct mgr *m, const struct contrib *c)
 void queues_track(struct mgr *m, const char *key)
 {
 	struct queue_totals *q = m->queues;
-	struct contrib *now = contrib_now(m, key);
-	struct contrib *old = strmap_get(&q->contrib, key);
+	struct wl_record *r = wl_record_get(m, key);
+	struct queue_contrib *now = contrib_now(m, key, r);
+	struct queue_contrib *old = r ? r->queued : NULL;
 	if (!now) {
 		queues_forget(m, key);
 		return;
 	}
-	if (old && contrib_equal(old, now)) {
-		contrib_free(now);
+	if ((old && contrib_equal(old, now)) || (!r && !(r = wl_record_make(m, key)))) {
+		queue_contrib_free(now);
 		return;
 	}
-	if (strmap_put(&q->contrib, key, now, NULL) != 0) {
-		contrib_free(now);
-		return;
-	}
+	r->queued = now;
 	if (old)
 		apply(q, old, -1);
 	apply(q, now, 1);
 	mark_contrib_queues(m, old);
 	mark_contrib_queues(m, now);
-	contrib_free(old);
+	queue_contrib_free(old);
 }
 
 void queues_forget(struct mgr *m, const char *key)
 {
-	struct contrib *old = strmap_remove(&m->queues->contrib, key);
+	struct wl_record *r = wl_record_get(m, key);
+	struct queue_contrib *old = r ? r->queued : NULL;
 	if (!old)
 		return;
+	r->queued = NULL;
 	apply(m->queues, old, -1);
 	mark_contrib_queues(m, old);
-	contrib_free(old);
+	queue_contrib_free(old);
 }
 
 int queues_check(struct mgr *m)
 {
 	struct queue_totals *q = m->queues;
+	struct wl_record *r;
 	int rc = 0;
 	/* Every tracked contribution must be what the workload adds now ... */
-	for (size_t i = 0; i < q->contrib.cap; i++) {
-		const char *key = q->contrib.slots[i].key;
-		if (!key)
+	WL_RECORDS_FOREACH(m, i, r) {
+		if (!r->queued)
 			continue;
-		struct contrib *now = contrib_now(m, key);
-		if (!now || !contrib_equal(now, q->contrib.slots[i].value)) {
-			log_error("queue totals: stale contribution", LF_STR("workload", key), LF_END);
+		struct queue_contrib *now = contrib_now(m, r->key, r);
+		if (!now || !contrib_equal(now, r->queued)) {
+			log_error("queue totals: stale contribution", LF_STR("workload", r->key),
+				  LF_END);
 			rc = -EPROTO;
 		}
-		contrib_free(now);
+		queue_contrib_free(now);
 		state_release_views(m);
 	}
 	/* ... and the totals their sum. */
 	struct queue_totals sum;
 	memset(&sum, 0, sizeof(sum));
 	strmap_init(&sum.lqs);
-	for (size_t i = 0; i < q->contrib.cap; i++)
-		if (q->contrib.slots[i].key)
-			apply(&sum, q->contrib.slots[i].value, 1);
+	WL_RECORDS_FOREACH(m, i, r)
+		if (r->queued)
+			apply(&sum, r->queued, 1);
 	for (int pass = 0; pass < 2; pass++) {
 		const struct strmap *a = pass ? &sum.lqs : &q->lqs, *b = pass ? &q->lqs : &sum.lqs;
 		for (size_t i = 0; i < a->cap; i++) {
@@ -621,7 +594,6 @@ int queues_init(struct mgr *m)
 	struct queue_totals *q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	strmap_init(&q->contrib);
 	strmap_init(&q->lqs);
 	for (int slot = 0; slot < N_SLOTS; slot++) {
 		strmap_init(&q->last_write[slot]);
@@ -642,7 +614,6 @@ void queues_release(struct mgr *m)
 	struct queue_totals *q = m->queues;
 	if (!q)
 		return;
-	strmap_release(&q->contrib, contrib_free);
 	strmap_release(&q->lqs, lq_totals_free);
 	for (int slot = 0; slot < N_SLOTS; slot++) {
 		strmap_release(&q->last_write[slot], free);

@@ -113,6 +113,20 @@ void wl_plan_free(struct wl_plan *plan)
 	free(plan);
 }
 
+void queue_contrib_free(struct queue_contrib *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->usage[i].flavor);
+		free(c->usage[i].resource);
+	}
+	free(c->usage);
+	free(c->lq);
+	free(c->cq);
+	free(c);
+}
+
 /* Everything the record holds but its write state goes. */
 static void clear_state(struct mgr *m, struct wl_record *r)
 {
@@ -121,10 +135,12 @@ static void clear_state(struct mgr *m, struct wl_record *r)
 	json_decref(r->assumed);
 	json_decref(r->closest);
 	wl_plan_free(r->plan);
+	queue_contrib_free(r->queued);
 	free(r->open_admission);
 	free(r->preempting_cq);
 	r->assumed = r->closest = NULL;
 	r->plan = NULL;
+	r->queued = NULL;
 	r->open_admission = r->preempting_cq = NULL;
 	r->has_deadline = 0; /* its heap entry is then stale, and skipped */
 }
