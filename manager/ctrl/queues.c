@@ -47,13 +47,42 @@ struct lq_totals {
 #define N_SLOTS 3
 #define SLOT(kind) ((kind) == K_CQ ? 0 : (kind) == K_LQ ? 1 : 2)
 
+/* One queue's status writes, from its first until the queue is deleted. */
+struct status_writes {
+	json_t *written; /* the status last written, while the cache may lag; or NULL */
+	int64_t last_write; /* when last written (ms), if has_last */
+	unsigned char has_last;
+	unsigned char deferred; /* changed, waiting for its interval (a deadline is set) */
+};
+
 struct queue_totals {
 	struct strmap lqs; /* lq key -> struct lq_totals */
-	/* Per slot (ClusterQueues, LocalQueues, Cohorts): key -> int64_t *, when last written */
-	struct strmap last_write[N_SLOTS];
-	json_t *written[N_SLOTS]; /* key -> the status last written, while the cache may lag */
-	struct keyset deferred[N_SLOTS]; /* changed, waiting for their interval (a deadline is set) */
+	/* Per slot (ClusterQueues, LocalQueues, Cohorts): key -> struct status_writes * */
+	struct strmap writes[N_SLOTS];
 };
+
+static void writes_free(void *p)
+{
+	struct status_writes *h = p;
+	if (h)
+		json_decref(h->written);
+	free(h);
+}
+
+/* The queue's status writes, made when make is set and there is none; NULL if none (or out
+ * of memory). */
+static struct status_writes *writes_of(struct mgr *m, enum kind kind, const char *key, int make)
+{
+	struct strmap *map = &m->queues->writes[SLOT(kind)];
+	struct status_writes *h = strmap_get(map, key);
+	if (h || !make)
+		return h;
+	if ((h = calloc(1, sizeof(*h))) != NULL && strmap_put(map, key, h, NULL) != 0) {
+		free(h);
+		h = NULL;
+	}
+	return h;
+}
 
 static void lq_totals_free(void *p)
 {
@@ -320,8 +349,11 @@ static void on_status_written(struct mgr *m, enum kind kind, const char *key,
 {
 	(void)answer;
 	/* What we sent stands in for the cache until the cache catches up (writer_lagging). */
-	if (outcome != WRITE_OK)
-		json_object_del(m->queues->written[SLOT(kind)], key);
+	struct status_writes *h = outcome != WRITE_OK ? writes_of(m, kind, key, 0) : NULL;
+	if (h) {
+		json_decref(h->written);
+		h->written = NULL;
+	}
 }
 
 /* Writes obj's status when `status` differs in any field it sets from what the cache shows,
@@ -329,10 +361,10 @@ static void on_status_written(struct mgr *m, enum kind kind, const char *key,
 static void write_status_if_changed(struct mgr *m, json_t *obj, const char *path, enum kind kind,
 				    const char *key, json_t *status)
 {
-	struct queue_totals *q = m->queues;
 	const char *rv = obj_str(obj, "metadata.resourceVersion");
 	json_t *current = json_object_get(obj, "status");
-	json_t *sent = json_object_get(q->written[SLOT(kind)], key);
+	struct status_writes *h = writes_of(m, kind, key, 0);
+	json_t *sent = h ? h->written : NULL;
 	if (sent && writer_lagging(m, kind, key, rv))
 		current = sent;
 	const char *field;
@@ -344,15 +376,12 @@ static void write_status_if_changed(struct mgr *m, json_t *obj, const char *path
 		json_decref(status);
 		return;
 	}
-	json_object_set(q->written[SLOT(kind)], key, status);
-	int64_t *last = strmap_get(&q->last_write[SLOT(kind)], key);
-	if (!last && (last = malloc(sizeof(*last))) != NULL &&
-	    strmap_put(&q->last_write[SLOT(kind)], key, last, NULL) != 0) {
-		free(last);
-		last = NULL;
+	if (h || (h = writes_of(m, kind, key, 1)) != NULL) {
+		json_decref(h->written);
+		h->written = json_incref(status);
+		h->last_write = m->now_ms();
+		h->has_last = 1;
 	}
-	if (last)
-		*last = m->now_ms();
 	/* Guarded by resourceVersion: a write decided on an old copy loses and is decided again
 	 * (the spec, and so the flavors listed, may have changed meanwhile). */
 	writer_merge_patch(m, kind, key, path, json_pack("{s:o}", "status", status), rv,
@@ -550,17 +579,17 @@ static void cohort_status(struct mgr *m, const char *name)
 /* Whether key may be written now; if not, it waits in deferred for its interval to end. */
 static int due(struct mgr *m, enum kind kind, const char *key)
 {
-	struct queue_totals *q = m->queues;
-	int64_t *last = strmap_get(&q->last_write[SLOT(kind)], key), now = m->now_ms();
-	if (!last || now - *last >= QUEUE_STATUS_INTERVAL_MS) {
-		keyset_del(&q->deferred[SLOT(kind)], key);
+	struct status_writes *h = writes_of(m, kind, key, 0);
+	int64_t now = m->now_ms();
+	if (!h || !h->has_last || now - h->last_write >= QUEUE_STATUS_INTERVAL_MS) {
+		if (h)
+			h->deferred = 0;
 		return 1;
 	}
 	/* Once per key: a deadline brings it back here when its interval ends. */
-	if (!keyset_has(&q->deferred[SLOT(kind)], key)) {
-		if (keyset_add(&q->deferred[SLOT(kind)], key) != 0)
-			return 1;
-		state_at(m, kind, key, *last + QUEUE_STATUS_INTERVAL_MS);
+	if (!h->deferred) {
+		h->deferred = 1;
+		state_at(m, kind, key, h->last_write + QUEUE_STATUS_INTERVAL_MS);
 	}
 	return 0;
 }
@@ -583,10 +612,7 @@ void queues_sync(struct mgr *m)
 
 void queues_forget_queue(struct mgr *m, enum kind kind, const char *key)
 {
-	struct queue_totals *q = m->queues;
-	free(strmap_remove(&q->last_write[SLOT(kind)], key));
-	json_object_del(q->written[SLOT(kind)], key);
-	keyset_del(&q->deferred[SLOT(kind)], key);
+	writes_free(strmap_remove(&m->queues->writes[SLOT(kind)], key));
 }
 
 int queues_init(struct mgr *m)
@@ -595,16 +621,8 @@ int queues_init(struct mgr *m)
 	if (!q)
 		return -ENOMEM;
 	strmap_init(&q->lqs);
-	for (int slot = 0; slot < N_SLOTS; slot++) {
-		strmap_init(&q->last_write[slot]);
-		strmap_init(&q->deferred[slot].map);
-		if (!(q->written[slot] = json_object())) {
-			for (int i = 0; i < slot; i++)
-				json_decref(q->written[i]);
-			free(q);
-			return -ENOMEM;
-		}
-	}
+	for (int slot = 0; slot < N_SLOTS; slot++)
+		strmap_init(&q->writes[slot]);
 	m->queues = q;
 	return 0;
 }
@@ -615,11 +633,8 @@ void queues_release(struct mgr *m)
 	if (!q)
 		return;
 	strmap_release(&q->lqs, lq_totals_free);
-	for (int slot = 0; slot < N_SLOTS; slot++) {
-		strmap_release(&q->last_write[slot], free);
-		keyset_release(&q->deferred[slot]);
-		json_decref(q->written[slot]);
-	}
+	for (int slot = 0; slot < N_SLOTS; slot++)
+		strmap_release(&q->writes[slot], writes_free);
 	m->queues = NULL;
 	free(q);
 }
