@@ -109,7 +109,9 @@ struct write_state {
 	unsigned char inflight; /* a write is sent and not yet answered */
 };
 
-/* An admitted Workload's placement plan (nodes.c), one entry per podSet, in assignment order. */
+/* An admitted Workload's placement plan (nodes.c), one entry per podSet, in assignment order:
+ * what its release's hints and its pods' nodes are made from (the topology domain it was kept
+ * in is the nodes' labels, and is not kept). */
 struct plan_slot {
 	char *node;
 	int64_t count; /* pods planned on the node */
@@ -119,7 +121,6 @@ struct plan_pod {
 };
 struct podset_plan {
 	char *podset;
-	char *level, *value; /* the topology domain the podSet was kept in, or NULL */
 	size_t n_slots;
 	struct plan_slot *slots; /* in fill order */
 	size_t n_assigned, cap_assigned;

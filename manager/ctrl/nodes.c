@@ -260,9 +260,6 @@ static int podset_plan_copy(const struct pobj_podset_plan *ps, struct podset_pla
 {
 	if (!(out->podset = strdup(ps->podset ? ps->podset : "")))
 		return -ENOMEM;
-	if (ps->domain_level && ps->domain_value &&
-	    (!(out->level = strdup(ps->domain_level)) || !(out->value = strdup(ps->domain_value))))
-		return -ENOMEM;
 	if (ps->n_slots && !(out->slots = calloc(ps->n_slots, sizeof(*out->slots))))
 		return -ENOMEM;
 	for (size_t k = 0; k < ps->n_slots; k++, out->n_slots++) {
