@@ -11,6 +11,7 @@
  * its key) and one slot, where the per-key maps it replaces took a slot and a copy of the key
  * each: a queued Workload costs a little less than before.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,8 @@ void wl_record_forget(struct mgr *m, const char *key)
 	struct wl_record *r = wl_record_get(m, key);
 	if (!r)
 		return;
+	/* Still counted in its LocalQueue's totals, it would count there for ever. */
+	assert(!r->queued && "queues_forget comes before wl_record_forget");
 	if (r->write.inflight) {
 		/* The writer's completion needs the flag, and brings the key back to be forgotten. */
 		clear_state(m, r);
