@@ -95,8 +95,8 @@ static void report_unsupported(struct mgr *m, const char *key, json_t *wl)
  * 2,800 for Kueue's 3,000-Workload benchmark), and most of them were admitted soon after,
  * their write for nothing. Those further back say why when they move up; meanwhile the
  * visibility API and `kubectl muster pending` / `why` answer for every position, from
- * m->unwritten. A wait that replaces a reason of the first kind is written at once, so a
- * status never keeps saying something that is no longer true.
+ * their records' unwritten wait. A wait that replaces a reason of the first kind is written
+ * at once, so a status never keeps saying something that is no longer true.
  */
 #define PENDING_QUIET_MS 5000
 #define FRONT_DEPTH 5
@@ -106,39 +106,52 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 static void remember_pending(struct mgr *m, const char *key, const char *reason, const char *msg);
 static void write_unwritten(struct mgr *m, const char *key, json_t *wl);
 
+/* The Workload is gone: what the engine, the nodes, the queue totals and the ledger hold of it
+ * ends, then its record goes, and with it all ctrl/ kept of it. */
+static void workload_gone(struct mgr *m, const char *key)
+{
+	engine_remove_workload(m->engine, key);
+	nodes_release(m, key);
+	queues_forget(m, key);
+	history_deleted(m, key);
+	wl_record_forget(m, key);
+}
+
+/* Our admission stands no more for the cache's object (seen by the watch, or undone). */
+static void drop_assumed(struct wl_record *r)
+{
+	if (r) {
+		json_decref(r->assumed);
+		r->assumed = NULL;
+	}
+}
+
 /* Keeps the engine's view of one workload equal to its status: pending ones queued, reserved
  * ones charged (rebuilt from status.admission after a restart), released ones requeued,
  * finished and deleted ones forgotten. */
 void workload_reconcile(struct mgr *m, const char *key)
 {
 	json_t *wl = store_get(m, K_WORKLOAD, key);
-	json_t *assumed = json_object_get(m->assumed, key);
+	struct wl_record *r = wl_record_get(m, key);
 	struct eobj_workload w;
 	char err[512];
 
 	m->admission_needed = 1;
 	if (!wl) {
-		keyset_del(&m->pending, key);
-		observe_forget_workload(m, key);
-		remember_pending(m, key, NULL, NULL);
-		json_object_del(m->assumed, key);
-		engine_remove_workload(m->engine, key);
-		nodes_forget(m, key);
-		queues_forget(m, key);
-		history_deleted(m, key);
+		workload_gone(m, key);
 		return;
 	}
 	/* Whatever happened to the Workload (an event, one of our writes landing or failing), its
 	 * Job looks again: a Job that finished while a Workload write was in flight skipped its
 	 * own event, and the Workload's event may have come before the write's answer. */
 	workload_mark_owner(m, wl);
-	if (assumed) {
+	if (r && r->assumed) {
 		/* Our admission is in flight or not yet seen by the watch: the engine's charge
 		 * stands. Only muster reserves quota, so once the cache shows the reservation the
 		 * cache is the truth, even if other writes (an eviction) are in flight meanwhile. */
 		if (!condition_true(wl, "QuotaReserved"))
 			return;
-		json_object_del(m->assumed, key);
+		drop_assumed(r);
 	}
 	/* A write of ours landed and the cache still shows the version it was decided on:
 	 * deciding again now would repeat it. The watch event brings the new version. */
@@ -151,7 +164,7 @@ void workload_reconcile(struct mgr *m, const char *key)
 		 * is pending, as Kueue treats it; clear the stale admission. */
 		engine_remove_workload(m->engine, key);
 		nodes_release(m, key);
-		keyset_add(&m->pending, key);
+		wl_record_set_pending(m, key, 1);
 		queues_track(m, key);
 		if (!writer_busy(m, K_WORKLOAD, key) &&
 		    workload_write_status(m, key, wl, json_pack("{s:n}", "admission"), NULL) == 0)
@@ -163,7 +176,7 @@ void workload_reconcile(struct mgr *m, const char *key)
 		/* A Workload muster can't read (a class that doesn't exist, a bad quantity) waits,
 		 * and says why, rather than being admitted on a guess. */
 		engine_remove_workload(m->engine, key);
-		keyset_add(&m->pending, key);
+		wl_record_set_pending(m, key, 1);
 		set_pending(m, key, wl, ENG_WHY_MISCONFIGURED, err);
 		queues_track(m, key);
 		return;
@@ -175,13 +188,13 @@ void workload_reconcile(struct mgr *m, const char *key)
 		nodes_release(m, key);
 	if (w.finished) {
 		engine_remove_workload(m->engine, key);
-		keyset_del(&m->pending, key);
+		wl_record_set_pending(m, key, 0);
 		history_finished_seen(m, key, wl);
 	} else if (w.admitted) {
 		rc = engine_add_workload(m->engine, &w.spec);
 		if (rc == 0)
 			rc = engine_set_admitted(m->engine, key, w.admission);
-		keyset_del(&m->pending, key);
+		wl_record_set_pending(m, key, 0);
 		if (w.inactive)
 			workload_evict(m, key, wl, "Deactivated", "The workload is deactivated", NULL);
 	} else {
@@ -191,7 +204,7 @@ void workload_reconcile(struct mgr *m, const char *key)
 		if (w.inactive) {
 			/* Out of every queue; it says so, as Kueue v0.20 (the first tier). */
 			engine_remove_workload(m->engine, key);
-			keyset_del(&m->pending, key);
+			wl_record_set_pending(m, key, 0);
 			set_pending(m, key, wl, "Deactivated",
 				    "The workload is deactivated: spec.active is false");
 		} else if (time_parse_rfc3339(obj_str(wl, "status.requeueState.requeueAt"), &requeue_at) == 0 &&
@@ -199,7 +212,7 @@ void workload_reconcile(struct mgr *m, const char *key)
 			/* Backing off after a PodsReadyTimeout eviction: out of the queue until then. */
 			char wait[200], at[32];
 			engine_remove_workload(m->engine, key);
-			keyset_add(&m->pending, key);
+			wl_record_set_pending(m, key, 1);
 			time_format_rfc3339(requeue_at, at, sizeof(at));
 			snprintf(wait, sizeof(wait), "Waiting until %s to be requeued (backoff after an eviction)", at);
 			set_pending(m, key, wl, "Pending", wait);
@@ -214,7 +227,7 @@ void workload_reconcile(struct mgr *m, const char *key)
 			    time_parse_rfc3339(json_string_value(json_object_get(ev, "lastTransitionTime")), &at) == 0)
 				w.spec.queue_time = at * 1000000;
 			rc = engine_add_workload(m->engine, &w.spec);
-			keyset_add(&m->pending, key);
+			wl_record_set_pending(m, key, 1);
 		}
 	}
 	if (rc != 0)
@@ -223,7 +236,7 @@ void workload_reconcile(struct mgr *m, const char *key)
 	eobj_workload_release(&w);
 	if (!finished)
 		report_unsupported(m, key, wl);
-	if (keyset_has(&m->pending, key))
+	if ((r = wl_record_get(m, key)) != NULL && r->pending)
 		write_unwritten(m, key, wl);
 	else
 		remember_pending(m, key, NULL, NULL);
@@ -251,23 +264,16 @@ static int same_but_numbers(const char *a, const char *b)
 /* Remembers the condition to write until it is written (NULL reason: nothing to write). */
 static void remember_pending(struct mgr *m, const char *key, const char *reason, const char *msg)
 {
-	char *have = strmap_get(&m->unwritten, key), *want;
-	if (!reason) {
-		free(strmap_remove(&m->unwritten, key));
-		free(strmap_remove(&m->front_since, key));
+	struct wl_record *r = reason ? wl_record_make(m, key) : wl_record_get(m, key);
+	if (!reason || !r) {
+		wl_record_set_unwritten(m, r, NULL, NULL);
 		return;
 	}
-	if (have && !strcmp(have, reason) && !strcmp(have + strlen(have) + 1, msg))
+	if (r->unwritten && !strcmp(r->unwritten, reason) &&
+	    !strcmp(wl_record_unwritten_message(r), msg))
 		return;
-	size_t r = strlen(reason) + 1, n = strlen(msg) + 1;
-	if (!(want = malloc(r + n)))
-		return;
-	memcpy(want, reason, r);
-	memcpy(want + r, msg, n);
-	if (strmap_put(&m->unwritten, key, want, (void **)&have) != 0)
-		free(want);
-	else
-		free(have);
+	/* Out of memory: the wait is not remembered, and the engine's next report brings it. */
+	wl_record_set_unwritten(m, r, reason, msg);
 }
 
 static void on_pending_written(struct mgr *m, enum kind kind, const char *key,
@@ -276,12 +282,13 @@ static void on_pending_written(struct mgr *m, enum kind kind, const char *key,
 	(void)kind;
 	json_t *updated = write_answer_object(answer);
 	json_t *c = condition_get(updated, "QuotaReserved");
-	const char *have = strmap_get(&m->unwritten, key);
+	const struct wl_record *r = wl_record_get(m, key);
+	const char *have = r ? r->unwritten : NULL;
 	const char *reason = json_string_value(json_object_get(c, "reason"));
 	const char *message = json_string_value(json_object_get(c, "message"));
 	/* Written, and nothing newer wanted meanwhile. A failure keeps it for the retry. */
 	if (outcome == WRITE_OK && have && reason && message && !strcmp(have, reason) &&
-	    !strcmp(have + strlen(have) + 1, message))
+	    !strcmp(wl_record_unwritten_message(r), message))
 		remember_pending(m, key, NULL, NULL);
 	if (outcome == WRITE_OK && updated)
 		history_pending(m, updated);
@@ -314,9 +321,9 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 	remember_pending(m, key, reason, msg);
 	/* A wait for quota is written once the Workload has been next in line for a while (see
 	 * PENDING_QUIET_MS); front_pass notes when it got there and brings it back here then. */
-	const int64_t *front = strmap_get(&m->front_since, key);
+	const struct wl_record *r = wl_record_get(m, key);
 	if (eng_why_waits(reason) && (!cur_status || eng_why_waits(cur_reason)) &&
-	    (!front || *front + PENDING_QUIET_MS > m->now_ms())) {
+	    (!r || !r->has_front || r->front_since + PENDING_QUIET_MS > m->now_ms())) {
 		json_decref(conds);
 		return;
 	}
@@ -330,12 +337,12 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 /* What a waiting Workload still owes its status: the condition the engine reported last. */
 static void write_unwritten(struct mgr *m, const char *key, json_t *wl)
 {
-	const char *want = strmap_get(&m->unwritten, key);
+	const struct wl_record *r = wl_record_get(m, key);
 	char reason[128], msg[1024];
-	if (!want)
+	if (!r || !r->unwritten)
 		return;
-	snprintf(reason, sizeof(reason), "%s", want);
-	snprintf(msg, sizeof(msg), "%s", want + strlen(want) + 1);
+	snprintf(reason, sizeof(reason), "%s", r->unwritten);
+	snprintf(msg, sizeof(msg), "%s", wl_record_unwritten_message(r));
 	set_pending(m, key, wl, reason, msg);
 }
 
@@ -345,9 +352,9 @@ static void write_unwritten(struct mgr *m, const char *key, json_t *wl)
  * fails (thousands of times a second while it is down). */
 static void undo_admission(struct mgr *m, const char *key)
 {
-	json_object_del(m->assumed, key);
+	drop_assumed(wl_record_get(m, key));
 	engine_remove_workload(m->engine, key);
-	keyset_del(&m->pending, key);
+	wl_record_set_pending(m, key, 0);
 	nodes_release(m, key);
 	queues_track(m, key);
 }
@@ -356,7 +363,8 @@ static void on_admitted(struct mgr *m, enum kind kind, const char *key, enum wri
 			struct write_answer *answer)
 {
 	(void)kind;
-	json_t *assumed = json_object_get(m->assumed, key);
+	struct wl_record *r = wl_record_get(m, key);
+	json_t *assumed = r ? r->assumed : NULL;
 	if (outcome == WRITE_OK) {
 		/* The answer is the assumed object as written, at a new resourceVersion (the apply
 		 * was guarded by the one it was decided on), so it is parsed only when the watch got
@@ -371,7 +379,7 @@ static void on_admitted(struct mgr *m, enum kind kind, const char *key, enum wri
 		json_t *cached = store_get(m, K_WORKLOAD, key);
 		const char *rv;
 		if (cached && condition_true(cached, "QuotaReserved"))
-			json_object_del(m->assumed, key); /* the watch was faster */
+			drop_assumed(r); /* the watch was faster */
 		else if ((rv = write_answer_rv(answer)) != NULL)
 			json_object_set_new(json_object_get(assumed, "metadata"), "resourceVersion",
 					    json_string(rv));
@@ -451,8 +459,12 @@ static void write_admission(struct mgr *m, const char *key, json_t *wl, const st
 				    conditions_with(tmp, "Evicted", "False", "QuotaReserved",
 						    "The workload has quota reserved again", &changed));
 	json_object_set(status, "admission", admission);
-	json_object_set(m->assumed, key, tmp);
-	keyset_del(&m->pending, key);
+	struct wl_record *r = wl_record_make(m, key);
+	if (r) {
+		json_decref(r->assumed);
+		r->assumed = json_incref(tmp);
+	}
+	wl_record_set_pending(m, key, 0);
 	json_t *config = admission_config(wl, admission, json_object_get(status, "conditions"));
 	json_decref(admission);
 	json_decref(tmp);
@@ -604,16 +616,11 @@ static int on_front(void *arg, const struct eng_pending *p)
 	struct mgr *m = look->m;
 	if (p->position_in_cq >= FRONT_DEPTH)
 		return 1;
-	if (!strmap_get(&m->unwritten, p->key) || strmap_get(&m->front_since, p->key))
+	struct wl_record *r = wl_record_get(m, p->key);
+	if (!r || !r->unwritten || r->has_front)
 		return 0;
-	int64_t *since = malloc(sizeof(*since));
-	if (!since)
-		return 0; /* out of memory: the next look */
-	*since = look->now;
-	if (strmap_put(&m->front_since, p->key, since, NULL) != 0) {
-		free(since);
-		return 0;
-	}
+	r->front_since = look->now;
+	r->has_front = 1;
 	state_at(m, K_WORKLOAD, p->key, look->now + PENDING_QUIET_MS);
 	return 0;
 }
@@ -625,7 +632,7 @@ static void on_front_timer(uv_timer_t *t);
 static void front_pass(struct mgr *m)
 {
 	uint64_t now = uv_now(m->loop);
-	if (m->unwritten.len == 0)
+	if (m->records.unwritten == 0)
 		return;
 	if (now < m->front_next) {
 		if (!uv_is_active((uv_handle_t *)&m->front_timer))
@@ -658,7 +665,7 @@ void admission_cycle(struct mgr *m)
 	if (writer_paused(m))
 		return;
 	m->admission_needed = 0;
-	int had_pending = keyset_size(&m->pending) > 0;
+	int had_pending = m->records.pending > 0;
 	uint64_t started = uv_hrtime();
 	int n = engine_cycle(m->engine, on_decision, m);
 	struct keyset done;

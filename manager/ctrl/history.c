@@ -96,7 +96,6 @@ static long long seconds_between(json_t *wl, const char *from, const char *to)
 int history_init(struct mgr *m)
 {
 	char path[1100];
-	strmap_init(&m->open_admissions);
 	if (!m->conf.ledger_enable)
 		return 0;
 	if (m->conf.ledger_path[0])
@@ -124,7 +123,6 @@ void history_release(struct mgr *m)
 {
 	ledger_close(m->ledger); /* commits what is queued */
 	m->ledger = NULL;
-	strmap_release(&m->open_admissions, free);
 }
 
 /* The ClusterQueue's usage as the ledger keeps it: {flavor:{resource:quantity}}. */
@@ -153,19 +151,31 @@ static char *dump(json_t *obj)
 	return s;
 }
 
-/* Remembers key's admission as open in the ledger: "uid\0clusterQueue", what a finish record
- * of a Workload deleted or finished by others needs. */
+/* Remembers key's admission as open in the ledger, in its record: "uid\0clusterQueue", what a
+ * finish record of a Workload deleted or finished by others needs. */
 static void remember_open(struct mgr *m, const char *key, const char *uid, const char *cq)
 {
 	size_t ul = strlen(uid) + 1, cl = cq ? strlen(cq) + 1 : 1;
-	char *copy = malloc(ul + cl), *old = NULL;
-	if (!copy)
+	char *copy = malloc(ul + cl);
+	struct wl_record *r = copy ? wl_record_make(m, key) : NULL;
+	if (!r) {
+		free(copy);
 		return;
+	}
 	memcpy(copy, uid, ul);
 	memcpy(copy + ul, cq ? cq : "", cl);
-	if (strmap_put(&m->open_admissions, key, copy, (void **)&old) != 0)
-		free(copy);
-	free(old);
+	free(r->open_admission);
+	r->open_admission = copy;
+}
+
+/* The ledger's admission of key ends: the record forgets it. */
+static void forget_open(struct mgr *m, const char *key)
+{
+	struct wl_record *r = wl_record_get(m, key);
+	if (r) {
+		free(r->open_admission);
+		r->open_admission = NULL;
+	}
 }
 
 /* Appends a record about wl: its admission's flavors and summed usage, its ClusterQueue's
@@ -231,7 +241,7 @@ static void record_at(struct mgr *m, int64_t time_ms, enum ledger_event event, j
 		if (event == LEDGER_ADMIT)
 			remember_open(m, key, uid, cq);
 		else if (event != LEDGER_PREEMPT)
-			free(strmap_remove(&m->open_admissions, key));
+			forget_open(m, key);
 	}
 	free(fl);
 	free(rs);
@@ -347,8 +357,11 @@ void history_requeued(struct mgr *m, json_t *wl)
 
 void history_deleted(struct mgr *m, const char *key)
 {
-	char *uid = strmap_remove(&m->open_admissions, key);
+	struct wl_record *rec = wl_record_get(m, key);
+	char *uid = rec ? rec->open_admission : NULL;
 	const char *slash = strchr(key, '/');
+	if (rec)
+		rec->open_admission = NULL;
 	if (uid && slash && m->ledger) {
 		char ns[300];
 		snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
@@ -366,7 +379,8 @@ void history_deleted(struct mgr *m, const char *key)
 /* Records the end of key's admission, if the ledger holds it open (so only once). */
 void history_finished_seen(struct mgr *m, const char *key, json_t *wl)
 {
-	const char *open = strmap_get(&m->open_admissions, key);
+	const struct wl_record *rec = wl_record_get(m, key);
+	const char *open = rec ? rec->open_admission : NULL;
 	const char *uid = obj_uid(wl);
 	if (!open || !uid || strcmp(open, uid) != 0)
 		return;

@@ -157,8 +157,8 @@ static void on_cq(struct mgr *m, enum watch_event_type type, const char *key, js
 	/* Quotas set what a cohort can lend, so with fair sharing every share may move. */
 	if (type == WATCH_DELETED || spec_changed(old, obj))
 		fairshare_mark_all(m);
-	json_t *info = json_object_get(m->unsupported, key);
-	const char *inactive = json_string_value(json_object_get(info, "inactive"));
+	const struct cq_record *r = cq_record_get(m, key);
+	const char *inactive = r ? r->inactive : NULL;
 	if (inactive && type != WATCH_DELETED)
 		writer_event(m, K_CQ, obj, EVENT_WARNING, "ClusterQueueNotUsable", inactive);
 	state_mark(m, K_CQ, key);
@@ -258,13 +258,14 @@ static void on_cohort(struct mgr *m, enum watch_event_type type, const char *key
  * decoding failed for want of it. */
 static void on_priority_class(struct mgr *m, enum watch_event_type type)
 {
-	const char *key;
+	struct wl_record *r;
 	if (type == WATCH_DELETED)
 		return;
 	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
 		mark_all(m, k, k);
-	KEYSET_FOREACH(&m->pending, i, key)
-		keyset_add(&m->dirty[K_WORKLOAD], key);
+	WL_RECORDS_FOREACH(m, i, r)
+		if (r->pending)
+			keyset_add(&m->dirty[K_WORKLOAD], r->key);
 	state_want_cycle(m);
 }
 

@@ -16,6 +16,8 @@
  *   writer.c     every write: in-flight tracking, conflicts, backoff, recent writes, Events.
  *   observe.c    metrics: counters bumped as events land, gauges rebuilt from state at scrape.
  *   state.c      typed key sets, the pump, deadlines, stores, the clock.
+ *   records.c    one record per Workload (and per ClusterQueue) of what ctrl/ knows of it
+ *                beyond its cached object, with one forget.
  * Beside the flow, read-only: manager.c's servers, and
  *   visibility.c the visibility endpoint: positions, why, eta, history, usage.
  *   hold.c       what the server serves, and how queued objects are held at create: admission
@@ -97,6 +99,97 @@ struct writer; /* writer.c */
 struct observe; /* observe.c */
 struct metrics; /* obs/metrics.h */
 
+/* What the writer remembers of one object (writer.c): a Workload's is part of its record, other
+ * kinds' are the writer's own, one per object while it holds something. */
+struct write_state {
+	char *landed; /* a landed write's base resourceVersion, until the cache moves past it */
+	char *evented; /* "uid|reason#hash|...|": the Events recorded, so each is recorded once */
+	int64_t expect_until; /* created, not yet seen: expected until then (ms); 0: not expected */
+	unsigned delay; /* the next retry delay (ms); 0: no failure since the last success */
+	unsigned char inflight; /* a write is sent and not yet answered */
+};
+
+/* An admitted Workload's placement plan (nodes.c), one entry per podSet, in assignment order:
+ * what its release's hints and its pods' nodes are made from (the topology domain it was kept
+ * in is the nodes' labels, and is not kept). */
+struct plan_slot {
+	char *node;
+	int64_t count; /* pods planned on the node */
+};
+struct plan_pod {
+	char *pod, *node; /* a pod given its node (exact mode), while the pod exists */
+};
+struct podset_plan {
+	char *podset;
+	size_t n_slots;
+	struct plan_slot *slots; /* in fill order */
+	size_t n_assigned, cap_assigned;
+	struct plan_pod *assigned;
+};
+struct wl_plan {
+	size_t n_podsets;
+	struct podset_plan *podsets;
+};
+
+/* What one Workload adds to its LocalQueue's status (queues.c). */
+struct queue_usage {
+	char *flavor, *resource;
+	int64_t milli;
+};
+struct queue_contrib {
+	char *lq; /* "ns/queueName" */
+	char *cq; /* its ClusterQueue, or NULL */
+	unsigned char pending, reserving, admitted;
+	size_t n;
+	struct queue_usage *usage;
+};
+
+/*
+ * What ctrl/ knows of one Workload beyond its cached object (records.c), in one place: made
+ * when a stage first has something to keep, gone when the Workload is deleted
+ * (wl_record_forget, from workload_reconcile). The key is the record's own (a borrowed key in
+ * the map), so a record is one allocation.
+ */
+struct wl_record {
+	struct write_state write; /* writer.c */
+	/* admission.c: our admission while its write is in flight or not yet seen by the watch
+	 * (the engine has already charged it); an owned reference, or NULL. */
+	json_t *assumed;
+	/* admission.c: a waiting Workload's condition the engine reported but that is not written
+	 * yet (its write failed, or another was in flight), "reason\0message"; the engine reports
+	 * a pending reason once, so this is what a retry writes. NULL: nothing owed. */
+	char *unwritten;
+	int64_t front_since; /* since when (ms) it has been next in line with an unwritten wait */
+	int64_t deadline; /* state.c: when (ms) it is reconciled again (has_deadline) */
+	struct wl_plan *plan; /* nodes.c: the placement plan, while admitted; owned, or NULL */
+	/* queues.c: what it adds to its LocalQueue's totals, as they count it; owned, or NULL */
+	struct queue_contrib *queued;
+	json_t *closest; /* nodes.c: the nodes closest to the layout it was refused (pobj_plan's
+			  * closest), until it is placed or gone; owned, or NULL */
+	char *open_admission; /* history.c: "uid\0clusterQueue", admitted as the ledger knows */
+	char *preempting_cq; /* observe.c: the ClusterQueue it is being preempted for, or NULL */
+	unsigned pending : 1; /* waiting for quota (records.pending counts them) */
+	unsigned has_front : 1; /* front_since is set */
+	unsigned has_deadline : 1; /* deadline is set */
+	char key[]; /* "namespace/name" */
+};
+
+/* What ctrl/ knows of one ClusterQueue beyond its cached object (records.c): what muster does
+ * not implement of its spec (queues.c's cq_apply), NULL when nothing. */
+struct cq_record {
+	char *inactive; /* why it can admit nothing (admission checks; a spec muster refused) */
+	char *not_implemented; /* fields ignored, for the UnsupportedFields condition */
+	char name[];
+};
+
+/* Every record, by key (records.c). */
+struct records {
+	struct strmap workloads; /* workload key -> struct wl_record *, borrowed keys */
+	struct strmap cqs; /* ClusterQueue name -> struct cq_record *, borrowed keys */
+	size_t pending; /* records with pending set */
+	size_t unwritten; /* records with an unwritten wait */
+};
+
 struct mgr {
 	uv_loop_t *loop;
 	struct manager_options opt;
@@ -177,9 +270,6 @@ struct mgr {
 	struct engine *engine; /* quota, queues and every admission decision (core/engine.h) */
 	struct placement *placement; /* nodes, bound pods and reservations (core/placement.h) */
 	struct pobj_catalog catalog; /* flavors' topologies, for placement requests */
-	json_t *plans; /* workload key -> its placement plan (nodes.c), while admitted */
-	json_t *closest; /* workload key -> the nodes closest to the layout it was refused
-			  * (struct pobj_plan.closest), until it is placed or gone */
 	int capacity_changed; /* node capacity grew: workloads without a layout get a look */
 
 	uv_idle_t pump;
@@ -196,16 +286,12 @@ struct mgr {
 	unsigned cycle_ms; /* ADMISSION_CYCLE_MS; tests may set 0 */
 	uv_timer_t cycle_timer;
 
-	struct keyset pending; /* workloads waiting for quota */
-	/* key -> "reason\0message": a waiting Workload's condition the engine reported but that is
-	 * not written yet (its write failed, or another was in flight). The engine reports a
-	 * pending reason once, so this is what a retry writes. */
-	struct strmap unwritten;
-	/* workload key -> int64_t ms (injected clock): since when a Workload with an unwritten
-	 * wait has been seen among the next in line of its ClusterQueue (admission.c). The front
-	 * is looked at after cycles, at most every front_ms (uv_now; tests may set 0), and
-	 * front_timer brings a look held back. */
-	struct strmap front_since;
+	/* Each Workload's and ClusterQueue's state beyond its cached object (records.c). */
+	struct records records;
+	/* When a Workload with an unwritten wait was first seen among the next in line of its
+	 * ClusterQueue (wl_record.front_since, admission.c): the front is looked at after cycles,
+	 * at most every front_ms (uv_now; tests may set 0), and front_timer brings a look held
+	 * back. */
 	uint64_t front_next;
 	unsigned front_ms;
 	uv_timer_t front_timer;
@@ -213,14 +299,11 @@ struct mgr {
 	 * those whose write could not be sent, to undo then (the engine's callback must not call
 	 * back into it). */
 	struct keyset admitted_now, unsent;
-	json_t *assumed; /* workload key -> admitted object whose write is in flight or not yet
-			  * seen by the watch; the engine has already charged it */
-	json_t *unsupported; /* cq name -> message about fields muster does not implement */
 
 	/* Deadlines: a min-heap by time, and per kind the key's current time (an int64_t *). */
 	struct deadline *heap;
 	size_t heap_len, heap_cap;
-	struct strmap deadlines[K_KINDS];
+	struct strmap deadlines[K_KINDS]; /* unused for K_WORKLOAD: wl_record.deadline */
 	uv_timer_t deadline_timer; /* armed for the earliest deadline */
 
 	struct writer *writer;
@@ -233,8 +316,6 @@ struct mgr {
 	struct eta_cache *eta_cache; /* visibility.c: the latest forecast, for a few seconds */
 	struct forecast_job *forecast_job; /* visibility.c: the forecast running, or NULL */
 	unsigned visibility_work; /* visibility.c: ledger queries and forecasts on the threadpool */
-	/* workload key -> "uid\0clusterQueue": admitted, as the ledger knows (history.c) */
-	struct strmap open_admissions;
 	struct observe *obs; /* observe.c's series and what it remembers */
 	struct httpd *metrics_srv;
 
@@ -261,8 +342,6 @@ void observe_admitted(struct mgr *m, json_t *wl);
 void observe_preemptor(struct mgr *m, const char *victim, const char *preempting_cq);
 /* A Workload's eviction write landed; wl is the evicted object (Evicted, maybe Preempted). */
 void observe_evicted(struct mgr *m, const char *key, json_t *wl);
-/* The Workload is gone: forget what was remembered for it. */
-void observe_forget_workload(struct mgr *m, const char *key);
 /* The ClusterQueue is gone: its series go too, as in Kueue. */
 void observe_forget_cq(struct mgr *m, const char *name);
 /* A node placement was tried: rc 0 planned, 1 no layout, < 0 error. */
@@ -331,6 +410,48 @@ const struct integration *owner_integration(enum kind kind);
 enum kind owner_kind_for(const char *api_version, const char *kind);
 /* Whether the manager's configuration enables the owner kind (integrations.frameworks). */
 int owner_enabled(struct mgr *m, enum kind kind);
+
+/* --- records.c: one record per Workload and per ClusterQueue ------------------------------ */
+
+/* The Workload's record, borrowed, or NULL when there is none. One map lookup: callers fetch
+ * it once and read its fields. */
+struct wl_record *wl_record_get(struct mgr *m, const char *key);
+/* The Workload's record, made empty if there is none; NULL only when out of memory. */
+struct wl_record *wl_record_make(struct mgr *m, const char *key);
+/* Sets or clears the pending flag (making the record to set it), keeping records.pending. */
+void wl_record_set_pending(struct mgr *m, const char *key, int pending);
+/* Remembers the wait a Workload owes its status (copies of reason and message), or with
+ * reason NULL forgets it and its front_since; keeps records.unwritten. 0 or -ENOMEM. */
+int wl_record_set_unwritten(struct mgr *m, struct wl_record *r, const char *reason,
+			    const char *msg);
+/* The unwritten wait's message (after its reason), or NULL. */
+const char *wl_record_unwritten_message(const struct wl_record *r);
+/* Frees a plan, a queue contribution (NULL is fine). */
+void wl_plan_free(struct wl_plan *plan);
+void queue_contrib_free(struct queue_contrib *c);
+/* The one forget: the Workload is gone, and so is everything ctrl/ kept of it. A write still in
+ * flight keeps the record holding only that; its completion marks the key again, and the
+ * reconcile that follows forgets it for good. What others derived from the record (the queue
+ * totals its contribution is counted in) is the caller's to end first (queues_forget). */
+void wl_record_forget(struct mgr *m, const char *key);
+/* How many Workload records there are (tests: none outlives its Workload). */
+size_t wl_records_count(struct mgr *m);
+#define WL_RECORDS_FOREACH(m, i, rec)                                                              \
+	for (size_t i = 0; i < (m)->records.workloads.cap; i++)                                    \
+		if ((m)->records.workloads.slots[i].key &&                                         \
+		    ((rec) = (m)->records.workloads.slots[i].value) != NULL)
+/* For tests and debug builds: every record whose Workload is not cached has a reason to be
+ * (a write in flight, a deadline, an expected create, a reconcile coming). 0, or -EPROTO
+ * (and a log line) for the first orphan. */
+int wl_records_check(struct mgr *m);
+/* The ClusterQueue's record, borrowed, or NULL. */
+struct cq_record *cq_record_get(struct mgr *m, const char *name);
+/* Replaces the ClusterQueue's record by one saying inactive and not_implemented (either may be
+ * NULL; both NULL: the record goes). 0 or -ENOMEM (the record is then gone). */
+int cq_record_set(struct mgr *m, const char *name, const char *inactive,
+		  const char *not_implemented);
+void records_init(struct mgr *m);
+void records_release(struct mgr *m);
 
 /* --- fairshare.c: fair sharing and admission fair sharing ---------------------------------- */
 
@@ -430,7 +551,8 @@ void writer_expect(struct mgr *m, enum kind kind, const char *key);
 int writer_expected(struct mgr *m, enum kind kind, const char *key);
 void writer_seen(struct mgr *m, enum kind kind, const char *key);
 /* The object is gone: forget what the writer remembers of it (landed writes, expected
- * creates, retry delays, Events recorded). */
+ * creates, retry delays, Events recorded). A Workload's goes with its record instead
+ * (wl_record_forget). */
 void writer_forget(struct mgr *m, enum kind kind, const char *key);
 /* Whether writes are paused: after transport errors (global backoff), or because this replica
  * does not hold a fresh lease (followers, and a leader that could not renew). */
@@ -538,8 +660,6 @@ void nodes_on_topology(struct mgr *m, enum watch_event_type type, const char *ke
 void nodes_set_flavor(struct mgr *m, const char *name, json_t *rf);
 /* The workload is no longer admitted: its reservation and plan go. */
 void nodes_release(struct mgr *m, const char *key);
-/* The workload is gone: also what was kept of its refusal. */
-void nodes_forget(struct mgr *m, const char *key);
 /* The nodes closest to the layout the workload was last refused (pobj_plan.closest), borrowed,
  * or NULL. */
 json_t *nodes_closest(struct mgr *m, const char *key);

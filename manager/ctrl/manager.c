@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -127,6 +128,11 @@ void mgr_pump_once(struct mgr *m)
 	queues_sync(m);
 	state_release_views(m);
 	state_release_fresh(m);
+#ifndef NDEBUG
+	/* Debug builds check after every pass that no Workload's record outlives it. */
+	if (wl_records_check(m) != 0)
+		assert(!"a Workload's record outlives it");
+#endif
 }
 
 /* --- webhook and health servers --------------------------------------------------------- */

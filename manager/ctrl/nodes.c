@@ -12,6 +12,8 @@
  * After a restart, admitted workloads have no reservation: their pods are bound or about to
  * be, and a workload not released yet gets a fresh plan at release (nodes_start_hints).
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/placement_objects.h"
@@ -228,25 +230,49 @@ void nodes_set_flavor(struct mgr *m, const char *name, json_t *rf)
 
 /* --- plans --------------------------------------------------------------------------------- */
 
-/* A plan as the manager keeps it: podSet name -> {"slots":[[node, count], ...],
- * "level": ..., "value": ..., "assigned": {pod key: node}}. */
-static json_t *plan_to_json(const struct pobj_plan *plan)
+/* A copy of one podSet's plan, into out (zeroed). 0 or -ENOMEM (out is then partly filled:
+ * wl_plan_free frees it). */
+static int podset_plan_copy(const struct pobj_podset_plan *ps, struct podset_plan *out)
 {
-	json_t *out = json_object();
-	for (size_t i = 0; i < plan->n_podsets && out; i++) {
-		const struct pobj_podset_plan *ps = &plan->podsets[i];
-		json_t *slots = json_array();
-		for (size_t k = 0; k < ps->n_slots; k++)
-			json_array_append_new(slots, json_pack("[s, I]", ps->slots[k].node,
-								(json_int_t)ps->slots[k].count));
-		json_t *one = json_pack("{s:o, s:o}", "slots", slots, "assigned", json_object());
-		if (one && ps->domain_level && ps->domain_value) {
-			json_object_set_new(one, "level", json_string(ps->domain_level));
-			json_object_set_new(one, "value", json_string(ps->domain_value));
+	if (!(out->podset = strdup(ps->podset ? ps->podset : "")))
+		return -ENOMEM;
+	if (ps->n_slots && !(out->slots = calloc(ps->n_slots, sizeof(*out->slots))))
+		return -ENOMEM;
+	for (size_t k = 0; k < ps->n_slots; k++, out->n_slots++) {
+		out->slots[k].count = ps->slots[k].count;
+		if (!(out->slots[k].node = strdup(ps->slots[k].node ? ps->slots[k].node : "")))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The plan as the Workload's record keeps it: the placement's copy changes with its next call.
+ * NULL when out of memory. */
+static struct wl_plan *plan_copy(const struct pobj_plan *plan)
+{
+	struct wl_plan *out = calloc(1, sizeof(*out));
+	if (!out || (plan->n_podsets &&
+		     !(out->podsets = calloc(plan->n_podsets, sizeof(*out->podsets))))) {
+		wl_plan_free(out);
+		return NULL;
+	}
+	for (size_t i = 0; i < plan->n_podsets; i++, out->n_podsets++) {
+		if (podset_plan_copy(&plan->podsets[i], &out->podsets[i]) != 0) {
+			out->n_podsets++;
+			wl_plan_free(out);
+			return NULL;
 		}
-		json_object_set_new(out, ps->podset, one);
 	}
 	return out;
+}
+
+/* The plan of the podSet named podset, or NULL. */
+static struct podset_plan *podset_of(struct wl_plan *plan, const char *podset)
+{
+	for (size_t i = 0; plan && i < plan->n_podsets; i++)
+		if (!strcmp(plan->podsets[i].podset, podset))
+			return &plan->podsets[i];
+	return NULL;
 }
 
 static int place_workload(struct mgr *m, const char *key, json_t *wl, const struct eng_assignment *a,
@@ -256,13 +282,19 @@ static int place_workload(struct mgr *m, const char *key, json_t *wl, const stru
 	memset(&plan, 0, sizeof(plan));
 	int rc = pobj_place_workload(m->placement, &m->catalog, wl, key, a, PLC_MUSTER, &plan, msg,
 				     size);
+	struct wl_record *r = rc == 0 || plan.closest ? wl_record_make(m, key) : NULL;
 	observe_placement(m, rc);
-	if (rc == 0) {
-		json_object_set_new(m->plans, key, plan_to_json(&plan));
-		json_object_del(m->closest, key);
+	if (rc == 0 && r) {
+		wl_plan_free(r->plan);
+		if (!(r->plan = plan_copy(&plan)))
+			log_error("out of memory: a placement plan is not kept",
+				  LF_STR("workload", key), LF_END);
+		json_decref(r->closest);
+		r->closest = NULL;
 		log_debug("placed", LF_STR("workload", key), LF_END);
-	} else if (plan.closest) {
-		json_object_set(m->closest, key, plan.closest);
+	} else if (r) {
+		json_decref(r->closest);
+		r->closest = json_incref(plan.closest);
 	}
 	pobj_plan_release(&plan);
 	return rc;
@@ -283,20 +315,22 @@ static int place_hook(void *arg, const char *key, const struct eng_assignment *a
 
 void nodes_release(struct mgr *m, const char *key)
 {
-	if (!json_object_get(m->plans, key))
+	struct wl_record *r = wl_record_get(m, key);
+	if (!r || !r->plan)
 		return;
 	placement_release(m->placement, key);
-	json_object_del(m->plans, key);
+	wl_plan_free(r->plan);
+	r->plan = NULL;
 	capacity_changed(m);
 }
 
 /* The plan of an admitted workload: kept from admission, or (after a restart, or with the
  * feasibility check off) made now. NULL when no layout fits now. */
-static json_t *plan_for(struct mgr *m, const char *key, json_t *wl)
+static struct wl_plan *plan_for(struct mgr *m, const char *key, json_t *wl)
 {
-	json_t *plan = json_object_get(m->plans, key);
-	if (plan)
-		return plan;
+	struct wl_record *r = wl_record_get(m, key);
+	if (r && r->plan)
+		return r->plan;
 	const struct eng_assignment *a = engine_admission(m->engine, key);
 	char msg[512];
 	if (!a || place_workload(m, key, wl, a, msg, sizeof(msg)) != 0) {
@@ -304,7 +338,7 @@ static json_t *plan_for(struct mgr *m, const char *key, json_t *wl)
 			 LF_STR("why", a ? msg : "no admission in the engine"), LF_END);
 		return NULL;
 	}
-	return json_object_get(m->plans, key);
+	return (r = wl_record_get(m, key)) != NULL ? r->plan : NULL;
 }
 
 /* The value a node has for a label, or NULL. */
@@ -349,9 +383,8 @@ void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, const char *p
 {
 	if (m->conf.placement_mode == PLACEMENT_NONE)
 		return;
-	json_t *plan = json_object_get(plan_for(m, key, wl), podset);
-	json_t *slots = json_object_get(plan, "slots");
-	size_t n = json_array_size(slots);
+	const struct podset_plan *plan = podset_of(plan_for(m, key, wl), podset);
+	size_t n = plan ? plan->n_slots : 0;
 	if (n == 0)
 		return;
 	json_t *affinity = json_object_get(tspec, "affinity");
@@ -370,16 +403,16 @@ void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, const char *p
 		json_object_set_new(na, "preferredDuringSchedulingIgnoredDuringExecution", pref);
 	}
 	for (size_t i = 0; i < n; i++) {
-		const char *node = json_string_value(json_array_get(json_array_get(slots, i), 0));
+		const char *node = plan->slots[i].node;
 		json_int_t weight = n == 1 ? HINT_WEIGHT_MAX :
 					     HINT_WEIGHT_MAX - (json_int_t)((HINT_WEIGHT_MAX - HINT_WEIGHT_MIN) * i / (n - 1));
 		json_array_append_new(
 			pref, json_pack("{s:I, s:{s:[{s:s, s:s, s:[s]}]}}", "weight", weight, "preference",
 					"matchExpressions", "key", LABEL_HOSTNAME, "operator", "In",
-					"values", hostname_of(m, node ? node : "")));
+					"values", hostname_of(m, node)));
 	}
 	const char *level = required_level(wl, podset);
-	const char *first = json_string_value(json_array_get(json_array_get(slots, 0), 0));
+	const char *first = plan->slots[0].node;
 	const char *value = level && first ? node_label(m, first, level) : NULL;
 	json_t *selector = json_object_get(tspec, "nodeSelector");
 	if (value && !json_is_object(selector)) {
@@ -425,6 +458,50 @@ void nodes_stop_restore(json_t *orig, json_t *tspec)
 
 /* --- exact mode: a node per pod ------------------------------------------------------------ */
 
+/* The node the plan gave the pod, or NULL. */
+static const char *assigned_node(const struct podset_plan *plan, const char *pod)
+{
+	for (size_t k = 0; k < plan->n_assigned; k++)
+		if (!strcmp(plan->assigned[k].pod, pod))
+			return plan->assigned[k].node;
+	return NULL;
+}
+
+/* Pods given a node that are gone free their place in the plan. */
+static void forget_gone_pods(struct mgr *m, struct podset_plan *plan)
+{
+	size_t kept = 0;
+	for (size_t k = 0; k < plan->n_assigned; k++) {
+		struct plan_pod *a = &plan->assigned[k];
+		if (store_get(m, K_POD, a->pod)) {
+			plan->assigned[kept++] = *a;
+			continue;
+		}
+		free(a->pod);
+		free(a->node);
+	}
+	plan->n_assigned = kept;
+}
+
+/* The plan gives the pod its node (out of memory: the next ungate counts without it). */
+static void assign_pod(struct podset_plan *plan, const char *pod, const char *node)
+{
+	if (plan->n_assigned == plan->cap_assigned) {
+		size_t cap = plan->cap_assigned ? plan->cap_assigned * 2 : 4;
+		struct plan_pod *grown = realloc(plan->assigned, cap * sizeof(*grown));
+		if (!grown)
+			return;
+		plan->assigned = grown;
+		plan->cap_assigned = cap;
+	}
+	struct plan_pod *a = &plan->assigned[plan->n_assigned];
+	if (!(a->pod = strdup(pod)) || !(a->node = strdup(node))) {
+		free(a->pod);
+		return;
+	}
+	plan->n_assigned++;
+}
+
 static void on_ungated(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
 		       struct write_answer *answer)
 {
@@ -444,32 +521,22 @@ static void ungate(struct mgr *m, const char *key)
 	int rc = pobj_pod_decode(pod, NULL, &p, err, sizeof(err));
 	const char *wl_key = rc >= 0 ? p.spec.workload : NULL;
 	json_t *wl = wl_key ? workload_view(m, wl_key) : NULL;
-	json_t *plan = wl ? json_object_get(plan_for(m, wl_key, wl), p.spec.podset ? p.spec.podset : "main") : NULL;
-	json_t *assigned = json_object_get(plan, "assigned");
-	const char *node = json_string_value(json_object_get(assigned, key));
+	const char *podset = p.spec.podset ? p.spec.podset : "main";
+	struct podset_plan *plan = wl ? podset_of(plan_for(m, wl_key, wl), podset) : NULL;
+	const char *node = plan ? assigned_node(plan, key) : NULL;
+	int newly = 0;
+	if (plan && !node && plan->n_slots)
+		forget_gone_pods(m, plan);
 	/* The first slot with room, counting the pods already given a node that still exist. */
-	size_t i;
-	json_t *slot;
-	json_array_foreach(json_object_get(plan, "slots"), i, slot)
-	{
-		if (node)
-			break;
-		const char *candidate = json_string_value(json_array_get(slot, 0));
-		json_int_t room = json_integer_value(json_array_get(slot, 1));
-		const char *pk;
-		json_t *pn;
-		void *tmp;
-		json_object_foreach_safe(assigned, tmp, pk, pn)
-		{
-			if (!store_get(m, K_POD, pk)) {
-				json_object_del(assigned, pk);
-				continue;
-			}
-			if (candidate && !strcmp(json_string_value(pn), candidate))
+	for (size_t s = 0; plan && !node && s < plan->n_slots; s++) {
+		int64_t room = plan->slots[s].count;
+		for (size_t k = 0; k < plan->n_assigned; k++)
+			if (!strcmp(plan->assigned[k].node, plan->slots[s].node))
 				room--;
+		if (room > 0) {
+			node = plan->slots[s].node;
+			newly = 1;
 		}
-		if (room > 0)
-			node = candidate;
 	}
 	json_t *gates =
 		obj_list_without(obj_path(pod, "spec.schedulingGates"), "name", GATE_TOPOLOGY);
@@ -482,7 +549,8 @@ static void ungate(struct mgr *m, const char *key)
 			sel = json_object();
 		json_object_set_new(sel, LABEL_HOSTNAME, json_string(hostname_of(m, node)));
 		json_object_set_new(spec, "nodeSelector", sel);
-		json_object_set_new(assigned, key, json_string(node));
+		if (newly)
+			assign_pod(plan, key, node);
 	}
 	json_t *patch = json_pack("{s:o}", "spec", spec);
 	char path[1024];
@@ -516,8 +584,7 @@ int nodes_init(struct mgr *m)
 {
 	struct plc_shape mix[] = { { 0, 1000, 1 }, { 0, 2000, 1 }, { 0, 4000, 1 }, { 0, 8000, 1 } };
 	pobj_catalog_init(&m->catalog);
-	if (placement_new(&m->placement) != 0 || !(m->plans = json_object()) ||
-	    !(m->closest = json_object()) ||
+	if (placement_new(&m->placement) != 0 ||
 	    placement_set_gpu_resource(m->placement, m->conf.gpu_resource) != 0 ||
 	    placement_set_mix(m->placement, mix, sizeof(mix) / sizeof(mix[0])) != 0)
 		return -1;
@@ -530,17 +597,10 @@ void nodes_free(struct mgr *m)
 {
 	placement_free(m->placement);
 	pobj_catalog_release(&m->catalog);
-	json_decref(m->plans);
-	json_decref(m->closest);
 }
 
 json_t *nodes_closest(struct mgr *m, const char *key)
 {
-	return json_object_get(m->closest, key);
-}
-
-void nodes_forget(struct mgr *m, const char *key)
-{
-	json_object_del(m->closest, key);
-	nodes_release(m, key);
+	const struct wl_record *r = wl_record_get(m, key);
+	return r ? r->closest : NULL;
 }

@@ -54,9 +54,6 @@ struct observe {
 		*lending_limit, *leader, *build_info;
 	/* Fair sharing's gauges, NULL when the feature is off. */
 	struct metric_family *cq_share, *cohort_share, *lq_afs_usage;
-	/* victim workload key -> the preempting ClusterQueue (char *), from the decision until
-	 * the eviction's write lands: the landed object names only its own ClusterQueue. */
-	struct strmap preemptors;
 };
 
 /* Adds a family or fails init: every name here is a constant, so NULL means out of memory. */
@@ -76,7 +73,6 @@ int observe_init(struct mgr *m)
 	int rc = -ENOMEM;
 	if (!o || metrics_new(&m->metrics) != 0)
 		goto fail;
-	strmap_init(&o->preemptors);
 	m->obs = o;
 	FAMILY(attempts, METRIC_COUNTER, "kueue_admission_attempts_total",
 	       "Admission cycles that looked at pending workloads: result success (at least one "
@@ -184,8 +180,6 @@ fail:
  * touched: on_api_call ignores calls once m->obs is gone. */
 void observe_release(struct mgr *m)
 {
-	if (m->obs)
-		strmap_release(&m->obs->preemptors, free);
 	free(m->obs);
 	m->obs = NULL;
 	metrics_free(m->metrics);
@@ -245,17 +239,26 @@ void observe_admitted(struct mgr *m, json_t *wl)
 	}
 }
 
+/* The victim's record keeps the preempting ClusterQueue from the decision until the eviction's
+ * write lands: the landed object names only its own ClusterQueue. */
 void observe_preemptor(struct mgr *m, const char *victim, const char *preempting_cq)
 {
-	char *copy = preempting_cq ? strdup(preempting_cq) : NULL, *old = NULL;
-	if (!copy || strmap_put(&m->obs->preemptors, victim, copy, (void **)&old) != 0)
+	char *copy = preempting_cq ? strdup(preempting_cq) : NULL;
+	struct wl_record *r = copy ? wl_record_make(m, victim) : NULL;
+	if (!r) {
 		free(copy);
-	free(old);
+		return;
+	}
+	free(r->preempting_cq);
+	r->preempting_cq = copy;
 }
 
 void observe_evicted(struct mgr *m, const char *key, json_t *wl)
 {
-	char *preemptor = strmap_remove(&m->obs->preemptors, key);
+	struct wl_record *r = wl_record_get(m, key);
+	char *preemptor = r ? r->preempting_cq : NULL;
+	if (r)
+		r->preempting_cq = NULL;
 	const char *cq = obj_str(wl, "status.admission.clusterQueue");
 	const char *reason = json_string_value(json_object_get(condition_get(wl, "Evicted"), "reason"));
 	json_t *preempted = condition_get(wl, "Preempted");
@@ -266,11 +269,6 @@ void observe_evicted(struct mgr *m, const char *key, json_t *wl)
 		checked(metrics_add(m->obs->preempted, V(preemptor, why), 1),
 			"kueue_preempted_workloads_total");
 	free(preemptor);
-}
-
-void observe_forget_workload(struct mgr *m, const char *key)
-{
-	free(strmap_remove(&m->obs->preemptors, key));
 }
 
 void observe_forget_cq(struct mgr *m, const char *name)
@@ -495,7 +493,8 @@ static void collect(struct mgr *m)
 		checked(metrics_set(o->admitted_active, V(name), (double)admitted),
 			"kueue_admitted_active_workloads");
 		/* As the Active condition says (queues.c): inactive when muster refused the spec. */
-		int is_active = !json_object_get(json_object_get(m->unsupported, name), "inactive") &&
+		const struct cq_record *r = cq_record_get(m, name);
+		int is_active = !(r && r->inactive) &&
 				engine_cq_active(m->engine, name, &reason, &message) == 1;
 		const char *status = obj_path(cq, "metadata.deletionTimestamp") ? "terminating" :
 				     is_active					     ? "active" :

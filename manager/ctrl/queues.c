@@ -6,7 +6,8 @@
  *
  * Nothing here scans the Workloads. ClusterQueue figures are the engine's. LocalQueue figures
  * are totals kept incrementally: each workload's contribution (its LocalQueue, whether it is
- * pending, reserving or admitted, and its usage per flavor and resource) is remembered, and
+ * pending, reserving or admitted, and its usage per flavor and resource) is remembered in its
+ * record (wl_record.queued), and
  * queues_track replaces it with the new one when something about the workload changed, so a
  * change costs the size of one workload's assignment. queues_check recounts from scratch, for
  * tests and debug builds.
@@ -32,19 +33,6 @@
 
 #define QUEUE_STATUS_INTERVAL_MS 2000
 
-/* What one workload adds to its LocalQueue. */
-struct usage_item {
-	char *flavor, *resource;
-	int64_t milli;
-};
-struct contrib {
-	char *lq; /* "ns/queueName" */
-	char *cq; /* its ClusterQueue, or NULL */
-	unsigned char pending, reserving, admitted;
-	size_t n;
-	struct usage_item *usage;
-};
-
 /* A LocalQueue's totals. usage: "flavor\x1fresource" -> struct usage_total. */
 struct usage_total {
 	int64_t milli;
@@ -59,28 +47,41 @@ struct lq_totals {
 #define N_SLOTS 3
 #define SLOT(kind) ((kind) == K_CQ ? 0 : (kind) == K_LQ ? 1 : 2)
 
-struct queue_totals {
-	struct strmap contrib; /* workload key -> struct contrib */
-	struct strmap lqs; /* lq key -> struct lq_totals */
-	/* Per slot (ClusterQueues, LocalQueues, Cohorts): key -> int64_t *, when last written */
-	struct strmap last_write[N_SLOTS];
-	json_t *written[N_SLOTS]; /* key -> the status last written, while the cache may lag */
-	struct keyset deferred[N_SLOTS]; /* changed, waiting for their interval (a deadline is set) */
+/* One queue's status writes, from its first until the queue is deleted. */
+struct status_writes {
+	json_t *written; /* the status last written, while the cache may lag; or NULL */
+	int64_t last_write; /* when last written (ms), if has_last */
+	unsigned char has_last;
+	unsigned char deferred; /* changed, waiting for its interval (a deadline is set) */
 };
 
-static void contrib_free(void *p)
+struct queue_totals {
+	struct strmap lqs; /* lq key -> struct lq_totals */
+	/* Per slot (ClusterQueues, LocalQueues, Cohorts): key -> struct status_writes * */
+	struct strmap writes[N_SLOTS];
+};
+
+static void writes_free(void *p)
 {
-	struct contrib *c = p;
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->n; i++) {
-		free(c->usage[i].flavor);
-		free(c->usage[i].resource);
+	struct status_writes *h = p;
+	if (h)
+		json_decref(h->written);
+	free(h);
+}
+
+/* The queue's status writes, made when make is set and there is none; NULL if none (or out
+ * of memory). */
+static struct status_writes *writes_of(struct mgr *m, enum kind kind, const char *key, int make)
+{
+	struct strmap *map = &m->queues->writes[SLOT(kind)];
+	struct status_writes *h = strmap_get(map, key);
+	if (h || !make)
+		return h;
+	if ((h = calloc(1, sizeof(*h))) != NULL && strmap_put(map, key, h, NULL) != 0) {
+		free(h);
+		h = NULL;
 	}
-	free(c->usage);
-	free(c->lq);
-	free(c->cq);
-	free(c);
+	return h;
 }
 
 static void lq_totals_free(void *p)
@@ -97,7 +98,7 @@ static int str_eq(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-static int contrib_equal(const struct contrib *a, const struct contrib *b)
+static int contrib_equal(const struct queue_contrib *a, const struct queue_contrib *b)
 {
 	if (!str_eq(a->lq, b->lq) || !str_eq(a->cq, b->cq) || a->pending != b->pending ||
 	    a->reserving != b->reserving || a->admitted != b->admitted || a->n != b->n)
@@ -111,7 +112,7 @@ static int contrib_equal(const struct contrib *a, const struct contrib *b)
 }
 
 /* Adds (sign 1) or removes (sign -1) a contribution to its LocalQueue's totals. */
-static void apply(struct queue_totals *q, const struct contrib *c, int sign)
+static void apply(struct queue_totals *q, const struct queue_contrib *c, int sign)
 {
 	if (!c->lq)
 		return;
@@ -155,14 +156,15 @@ static const char *cq_of_lq(struct mgr *m, const char *lq_key)
 	return obj_str(store_get(m, K_LQ, lq_key), "spec.clusterQueue");
 }
 
-/* What the workload adds now; NULL when it adds nothing (gone, or out of memory). */
-static struct contrib *contrib_now(struct mgr *m, const char *key)
+/* What the workload adds now (r: its record, or NULL); NULL when it adds nothing (gone, or out
+ * of memory). */
+static struct queue_contrib *contrib_now(struct mgr *m, const char *key, const struct wl_record *r)
 {
 	json_t *view = workload_view(m, key);
 	const char *queue = obj_str(view, "spec.queueName"), *ns = obj_namespace(view);
 	if (!view || !queue || !ns)
 		return NULL;
-	struct contrib *c = calloc(1, sizeof(*c));
+	struct queue_contrib *c = calloc(1, sizeof(*c));
 	char lq[600];
 	if (!c)
 		return NULL;
@@ -171,7 +173,7 @@ static struct contrib *contrib_now(struct mgr *m, const char *key)
 	const char *cq = a ? a->cluster_queue : cq_of_lq(m, lq);
 	c->lq = strdup(lq);
 	c->cq = cq ? strdup(cq) : NULL;
-	c->pending = keyset_has(&m->pending, key);
+	c->pending = r && r->pending;
 	c->reserving = a != NULL;
 	c->admitted = a && condition_true(view, "Admitted");
 	size_t n = 0;
@@ -179,17 +181,17 @@ static struct contrib *contrib_now(struct mgr *m, const char *key)
 		n += a->podsets[p].n;
 	c->usage = n ? calloc(n, sizeof(*c->usage)) : NULL;
 	if (!c->lq || (cq && !c->cq) || (n && !c->usage)) {
-		contrib_free(c);
+		queue_contrib_free(c);
 		return NULL;
 	}
 	for (size_t p = 0; a && p < a->n_podsets; p++) {
 		for (size_t k = 0; k < a->podsets[p].n; k++) {
-			struct usage_item *u = &c->usage[c->n++];
+			struct queue_usage *u = &c->usage[c->n++];
 			u->flavor = strdup(a->podsets[p].flavors[k]);
 			u->resource = strdup(a->podsets[p].resources[k]);
 			u->milli = a->podsets[p].usage[k];
 			if (!u->flavor || !u->resource) {
-				contrib_free(c);
+				queue_contrib_free(c);
 				return NULL;
 			}
 		}
@@ -197,7 +199,7 @@ static struct contrib *contrib_now(struct mgr *m, const char *key)
 	return c;
 }
 
-static void mark_contrib_queues(struct mgr *m, const struct contrib *c)
+static void mark_contrib_queues(struct mgr *m, const struct queue_contrib *c)
 {
 	if (!c)
 		return;
@@ -212,62 +214,63 @@ static void mark_contrib_queues(struct mgr *m, const struct contrib *c)
 void queues_track(struct mgr *m, const char *key)
 {
 	struct queue_totals *q = m->queues;
-	struct contrib *now = contrib_now(m, key);
-	struct contrib *old = strmap_get(&q->contrib, key);
+	struct wl_record *r = wl_record_get(m, key);
+	struct queue_contrib *now = contrib_now(m, key, r);
+	struct queue_contrib *old = r ? r->queued : NULL;
 	if (!now) {
 		queues_forget(m, key);
 		return;
 	}
-	if (old && contrib_equal(old, now)) {
-		contrib_free(now);
+	if ((old && contrib_equal(old, now)) || (!r && !(r = wl_record_make(m, key)))) {
+		queue_contrib_free(now);
 		return;
 	}
-	if (strmap_put(&q->contrib, key, now, NULL) != 0) {
-		contrib_free(now);
-		return;
-	}
+	r->queued = now;
 	if (old)
 		apply(q, old, -1);
 	apply(q, now, 1);
 	mark_contrib_queues(m, old);
 	mark_contrib_queues(m, now);
-	contrib_free(old);
+	queue_contrib_free(old);
 }
 
 void queues_forget(struct mgr *m, const char *key)
 {
-	struct contrib *old = strmap_remove(&m->queues->contrib, key);
+	struct wl_record *r = wl_record_get(m, key);
+	struct queue_contrib *old = r ? r->queued : NULL;
 	if (!old)
 		return;
+	r->queued = NULL;
 	apply(m->queues, old, -1);
 	mark_contrib_queues(m, old);
-	contrib_free(old);
+	queue_contrib_free(old);
 }
 
 int queues_check(struct mgr *m)
 {
 	struct queue_totals *q = m->queues;
+	struct wl_record *r;
 	int rc = 0;
 	/* Every tracked contribution must be what the workload adds now ... */
-	for (size_t i = 0; i < q->contrib.cap; i++) {
-		const char *key = q->contrib.slots[i].key;
-		if (!key)
+	WL_RECORDS_FOREACH(m, i, r) {
+		if (!r->queued)
 			continue;
-		struct contrib *now = contrib_now(m, key);
-		if (!now || !contrib_equal(now, q->contrib.slots[i].value)) {
-			log_error("queue totals: stale contribution", LF_STR("workload", key), LF_END);
+		struct queue_contrib *now = contrib_now(m, r->key, r);
+		if (!now || !contrib_equal(now, r->queued)) {
+			log_error("queue totals: stale contribution", LF_STR("workload", r->key),
+				  LF_END);
 			rc = -EPROTO;
 		}
-		contrib_free(now);
+		queue_contrib_free(now);
 		state_release_views(m);
 	}
 	/* ... and the totals their sum. */
 	struct queue_totals sum;
 	memset(&sum, 0, sizeof(sum));
 	strmap_init(&sum.lqs);
-	for (size_t i = 0; i < q->contrib.cap; i++)
-		if (q->contrib.slots[i].key)
-			apply(&sum, q->contrib.slots[i].value, 1);
+	WL_RECORDS_FOREACH(m, i, r)
+		if (r->queued)
+			apply(&sum, r->queued, 1);
 	for (int pass = 0; pass < 2; pass++) {
 		const struct strmap *a = pass ? &sum.lqs : &q->lqs, *b = pass ? &q->lqs : &sum.lqs;
 		for (size_t i = 0; i < a->cap; i++) {
@@ -302,33 +305,36 @@ void cq_apply(struct mgr *m, const char *name, json_t *obj)
 {
 	char err[256] = "";
 	struct eobj_cq cq;
-	json_t *info = json_object();
+	const char *inactive = NULL, *notes = NULL;
 
 	if (!obj) {
 		engine_remove_cq(m->engine, name);
 		observe_forget_cq(m, name);
-		json_object_del(m->unsupported, name);
-		json_decref(info);
+		cq_record_set(m, name, NULL, NULL);
 		return;
 	}
 	if (json_array_size(obj_path(obj, "spec.admissionChecksStrategy.admissionChecks")) > 0)
-		json_object_set_new(info, "inactive",
-				    json_string("admission checks are not implemented yet, and admitting without them would skip them"));
-	if (eobj_cq_decode(obj, &cq, err, sizeof(err)) != 0) {
+		inactive = "admission checks are not implemented yet, and admitting without them "
+			   "would skip them";
+	int decoded = eobj_cq_decode(obj, &cq, err, sizeof(err)) == 0;
+	if (!decoded) {
 		engine_remove_cq(m->engine, name);
-		json_object_set_new(info, "inactive", json_string(err));
+		inactive = err;
 		log_error("cannot use ClusterQueue", LF_STR("clusterQueue", name), LF_STR("error", err),
 			  LF_END);
 	} else {
 		if (cq.unsupported && *cq.unsupported)
-			json_object_set_new(info, "notImplemented", json_string(cq.unsupported));
-		if (json_object_get(info, "inactive"))
+			notes = cq.unsupported;
+		if (inactive)
 			engine_remove_cq(m->engine, name);
 		else if (engine_set_cq(m->engine, &cq.spec) != 0)
-			json_object_set_new(info, "inactive", json_string("the engine refused its spec"));
-		eobj_cq_release(&cq);
+			inactive = "the engine refused its spec";
 	}
-	json_object_set_new(m->unsupported, name, info);
+	if (cq_record_set(m, name, inactive, notes) != 0)
+		log_error("out of memory: what muster can't use of a ClusterQueue is not kept",
+			  LF_STR("clusterQueue", name), LF_END);
+	if (decoded)
+		eobj_cq_release(&cq);
 }
 
 static json_t *qty(const char *resource, int64_t milli)
@@ -343,8 +349,11 @@ static void on_status_written(struct mgr *m, enum kind kind, const char *key,
 {
 	(void)answer;
 	/* What we sent stands in for the cache until the cache catches up (writer_lagging). */
-	if (outcome != WRITE_OK)
-		json_object_del(m->queues->written[SLOT(kind)], key);
+	struct status_writes *h = outcome != WRITE_OK ? writes_of(m, kind, key, 0) : NULL;
+	if (h) {
+		json_decref(h->written);
+		h->written = NULL;
+	}
 }
 
 /* Writes obj's status when `status` differs in any field it sets from what the cache shows,
@@ -352,10 +361,10 @@ static void on_status_written(struct mgr *m, enum kind kind, const char *key,
 static void write_status_if_changed(struct mgr *m, json_t *obj, const char *path, enum kind kind,
 				    const char *key, json_t *status)
 {
-	struct queue_totals *q = m->queues;
 	const char *rv = obj_str(obj, "metadata.resourceVersion");
 	json_t *current = json_object_get(obj, "status");
-	json_t *sent = json_object_get(q->written[SLOT(kind)], key);
+	struct status_writes *h = writes_of(m, kind, key, 0);
+	json_t *sent = h ? h->written : NULL;
 	if (sent && writer_lagging(m, kind, key, rv))
 		current = sent;
 	const char *field;
@@ -367,15 +376,12 @@ static void write_status_if_changed(struct mgr *m, json_t *obj, const char *path
 		json_decref(status);
 		return;
 	}
-	json_object_set(q->written[SLOT(kind)], key, status);
-	int64_t *last = strmap_get(&q->last_write[SLOT(kind)], key);
-	if (!last && (last = malloc(sizeof(*last))) != NULL &&
-	    strmap_put(&q->last_write[SLOT(kind)], key, last, NULL) != 0) {
-		free(last);
-		last = NULL;
+	if (h || (h = writes_of(m, kind, key, 1)) != NULL) {
+		json_decref(h->written);
+		h->written = json_incref(status);
+		h->last_write = m->now_ms();
+		h->has_last = 1;
 	}
-	if (last)
-		*last = m->now_ms();
 	/* Guarded by resourceVersion: a write decided on an old copy loses and is decided again
 	 * (the spec, and so the flavors listed, may have changed meanwhile). */
 	writer_merge_patch(m, kind, key, path, json_pack("{s:o}", "status", status), rv,
@@ -384,9 +390,9 @@ static void write_status_if_changed(struct mgr *m, json_t *obj, const char *path
 
 static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)
 {
-	json_t *info = json_object_get(m->unsupported, name);
-	const char *inactive = json_string_value(json_object_get(info, "inactive"));
-	const char *notes = json_string_value(json_object_get(info, "notImplemented"));
+	const struct cq_record *r = cq_record_get(m, name);
+	const char *inactive = r ? r->inactive : NULL;
+	const char *notes = r ? r->not_implemented : NULL;
 	const char *reason = "Unsupported", *message = NULL;
 	char msg[512];
 	int active = 0, changed;
@@ -518,13 +524,14 @@ static void lq_status(struct mgr *m, const char *key)
 	if (!obj)
 		return;
 	const char *cq_name = obj_str(obj, "spec.clusterQueue");
+	const struct cq_record *cqr;
 	const char *cq_reason = NULL, *cq_message = NULL;
 	int active = cq_name && store_get(m, K_CQ, cq_name) != NULL;
 	if (!active) {
 		reason = "ClusterQueueDoesNotExist";
 		snprintf(msg, sizeof(msg), "Can't submit new workloads to ClusterQueue %s: it doesn't exist",
 			 cq_name ? cq_name : "");
-	} else if (json_object_get(json_object_get(m->unsupported, cq_name), "inactive") ||
+	} else if (((cqr = cq_record_get(m, cq_name)) != NULL && cqr->inactive) ||
 		   !engine_cq_active(m->engine, cq_name, &cq_reason, &cq_message)) {
 		active = 0;
 		reason = "ClusterQueueIsInactive";
@@ -572,17 +579,17 @@ static void cohort_status(struct mgr *m, const char *name)
 /* Whether key may be written now; if not, it waits in deferred for its interval to end. */
 static int due(struct mgr *m, enum kind kind, const char *key)
 {
-	struct queue_totals *q = m->queues;
-	int64_t *last = strmap_get(&q->last_write[SLOT(kind)], key), now = m->now_ms();
-	if (!last || now - *last >= QUEUE_STATUS_INTERVAL_MS) {
-		keyset_del(&q->deferred[SLOT(kind)], key);
+	struct status_writes *h = writes_of(m, kind, key, 0);
+	int64_t now = m->now_ms();
+	if (!h || !h->has_last || now - h->last_write >= QUEUE_STATUS_INTERVAL_MS) {
+		if (h)
+			h->deferred = 0;
 		return 1;
 	}
 	/* Once per key: a deadline brings it back here when its interval ends. */
-	if (!keyset_has(&q->deferred[SLOT(kind)], key)) {
-		if (keyset_add(&q->deferred[SLOT(kind)], key) != 0)
-			return 1;
-		state_at(m, kind, key, *last + QUEUE_STATUS_INTERVAL_MS);
+	if (!h->deferred) {
+		h->deferred = 1;
+		state_at(m, kind, key, h->last_write + QUEUE_STATUS_INTERVAL_MS);
 	}
 	return 0;
 }
@@ -605,10 +612,7 @@ void queues_sync(struct mgr *m)
 
 void queues_forget_queue(struct mgr *m, enum kind kind, const char *key)
 {
-	struct queue_totals *q = m->queues;
-	free(strmap_remove(&q->last_write[SLOT(kind)], key));
-	json_object_del(q->written[SLOT(kind)], key);
-	keyset_del(&q->deferred[SLOT(kind)], key);
+	writes_free(strmap_remove(&m->queues->writes[SLOT(kind)], key));
 }
 
 int queues_init(struct mgr *m)
@@ -616,18 +620,9 @@ int queues_init(struct mgr *m)
 	struct queue_totals *q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	strmap_init(&q->contrib);
 	strmap_init(&q->lqs);
-	for (int slot = 0; slot < N_SLOTS; slot++) {
-		strmap_init(&q->last_write[slot]);
-		strmap_init(&q->deferred[slot].map);
-		if (!(q->written[slot] = json_object())) {
-			for (int i = 0; i < slot; i++)
-				json_decref(q->written[i]);
-			free(q);
-			return -ENOMEM;
-		}
-	}
+	for (int slot = 0; slot < N_SLOTS; slot++)
+		strmap_init(&q->writes[slot]);
 	m->queues = q;
 	return 0;
 }
@@ -637,13 +632,9 @@ void queues_release(struct mgr *m)
 	struct queue_totals *q = m->queues;
 	if (!q)
 		return;
-	strmap_release(&q->contrib, contrib_free);
 	strmap_release(&q->lqs, lq_totals_free);
-	for (int slot = 0; slot < N_SLOTS; slot++) {
-		strmap_release(&q->last_write[slot], free);
-		keyset_release(&q->deferred[slot]);
-		json_decref(q->written[slot]);
-	}
+	for (int slot = 0; slot < N_SLOTS; slot++)
+		strmap_release(&q->writes[slot], writes_free);
 	m->queues = NULL;
 	free(q);
 }

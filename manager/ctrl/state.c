@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Typed state of the controller: key sets, marking keys dirty, the pump's trigger, deadlines
- * and store access. Calls no other file of ctrl/; the pump itself is manager.c's (pump_fn).
+ * and store access. Calls no other file of ctrl/ but records.c (a Workload's deadline is in its
+ * record); the pump itself is manager.c's (pump_fn).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -210,8 +211,8 @@ void state_drop_views(struct mgr *m)
 
 json_t *workload_view(struct mgr *m, const char *key)
 {
-	json_t *a = json_object_get(m->assumed, key);
-	return a ? a : store_get(m, K_WORKLOAD, key);
+	struct wl_record *r = wl_record_get(m, key);
+	return r && r->assumed ? r->assumed : store_get(m, K_WORKLOAD, key);
 }
 
 /* --- deadlines: a binary min-heap with lazy deletion ---------------------------------------- */
@@ -253,12 +254,57 @@ static void heap_pop(struct mgr *m)
 	heap_down(m->heap, m->heap_len, 0);
 }
 
+/* The key's current deadline: a Workload's is in its record, other kinds' in deadlines[]. */
+static int deadline_of(struct mgr *m, enum kind kind, const char *key, int64_t *when)
+{
+	if (kind == K_WORKLOAD) {
+		const struct wl_record *r = wl_record_get(m, key);
+		*when = r ? r->deadline : 0;
+		return r && r->has_deadline;
+	}
+	const int64_t *at = strmap_get(&m->deadlines[kind], key);
+	*when = at ? *at : 0;
+	return at != NULL;
+}
+
+static void deadline_clear(struct mgr *m, enum kind kind, const char *key)
+{
+	struct wl_record *r;
+	if (kind != K_WORKLOAD)
+		free(strmap_remove(&m->deadlines[kind], key));
+	else if ((r = wl_record_get(m, key)) != NULL)
+		r->has_deadline = 0;
+}
+
+/* 0, or -ENOMEM (the deadline is then unchanged). */
+static int deadline_set(struct mgr *m, enum kind kind, const char *key, int64_t when_ms)
+{
+	if (kind == K_WORKLOAD) {
+		struct wl_record *r = wl_record_make(m, key);
+		if (!r)
+			return -ENOMEM;
+		r->deadline = when_ms;
+		r->has_deadline = 1;
+		return 0;
+	}
+	int64_t *when = strmap_get(&m->deadlines[kind], key);
+	if (!when && (when = malloc(sizeof(*when))) != NULL &&
+	    strmap_put(&m->deadlines[kind], key, when, NULL) != 0) {
+		free(when);
+		when = NULL;
+	}
+	if (!when)
+		return -ENOMEM;
+	*when = when_ms;
+	return 0;
+}
+
 /* Whether the top entry is still the key's current deadline. */
 static int top_current(struct mgr *m)
 {
 	const struct deadline *d = &m->heap[0];
-	int64_t *when = strmap_get(&m->deadlines[d->kind], d->key);
-	return when && *when == d->when;
+	int64_t when;
+	return deadline_of(m, d->kind, d->key, &when) && when == d->when;
 }
 
 static void on_deadline(uv_timer_t *t);
@@ -288,7 +334,7 @@ void state_run_deadlines(struct mgr *m)
 	while (m->heap_len > 0 && m->heap[0].when <= now) {
 		if (top_current(m)) {
 			struct deadline *d = &m->heap[0];
-			free(strmap_remove(&m->deadlines[d->kind], d->key));
+			deadline_clear(m, d->kind, d->key);
 			keyset_add(&m->dirty[d->kind], d->key);
 		}
 		heap_pop(m);
@@ -299,13 +345,7 @@ void state_run_deadlines(struct mgr *m)
 
 void state_at(struct mgr *m, enum kind kind, const char *key, int64_t when_ms)
 {
-	int64_t *when = strmap_get(&m->deadlines[kind], key);
 	char *copy = strdup(key);
-	if (!when && (when = malloc(sizeof(*when))) != NULL &&
-	    strmap_put(&m->deadlines[kind], key, when, NULL) != 0) {
-		free(when);
-		when = NULL;
-	}
 	if (m->heap_len == m->heap_cap) {
 		size_t cap = m->heap_cap ? m->heap_cap * 2 : 64;
 		struct deadline *h = realloc(m->heap, cap * sizeof(*h));
@@ -314,13 +354,12 @@ void state_at(struct mgr *m, enum kind kind, const char *key, int64_t when_ms)
 			m->heap_cap = cap;
 		}
 	}
-	if (!when || !copy || m->heap_len == m->heap_cap) {
+	if (!copy || m->heap_len == m->heap_cap || deadline_set(m, kind, key, when_ms) != 0) {
 		/* Out of memory: the key is looked at now rather than lost. */
 		free(copy);
 		state_mark(m, kind, key);
 		return;
 	}
-	*when = when_ms;
 	m->heap[m->heap_len] = (struct deadline){ when_ms, kind, copy };
 	heap_up(m->heap, m->heap_len++);
 	arm_deadline_timer(m);
@@ -338,16 +377,10 @@ int state_init(struct mgr *m)
 	m->compact[K_WORKLOAD] = m->compact[K_GPOD] = 1;
 	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
 		m->compact[k] = 1;
-	strmap_init(&m->pending.map);
-	strmap_init(&m->unwritten);
-	strmap_init(&m->front_since);
 	strmap_init(&m->unsent.map);
 	strmap_init(&m->admitted_now.map);
 	strmap_init(&m->afs_seen.map);
-	m->assumed = json_object();
-	m->unsupported = json_object();
-	if (!m->assumed || !m->unsupported)
-		return -ENOMEM;
+	records_init(m);
 	uv_idle_init(m->loop, &m->pump);
 	m->pump.data = m;
 	uv_timer_init(m->loop, &m->deadline_timer);
@@ -371,9 +404,6 @@ void state_release(struct mgr *m)
 		strmap_release(&m->views[k], view_free);
 		strmap_release(&m->fresh[k], view_free);
 	}
-	keyset_release(&m->pending);
-	strmap_release(&m->unwritten, free);
-	strmap_release(&m->front_since, free);
 	keyset_release(&m->unsent);
 	keyset_release(&m->admitted_now);
 	keyset_release(&m->afs_seen);
@@ -382,8 +412,7 @@ void state_release(struct mgr *m)
 	free(m->heap);
 	m->heap = NULL;
 	m->heap_len = m->heap_cap = 0;
-	json_decref(m->assumed);
-	json_decref(m->unsupported);
+	records_release(m);
 }
 
 /* --- owner kinds ------------------------------------------------------------------------- */

@@ -164,11 +164,11 @@ static void pending_workloads(struct mgr *m, const struct httpd_request *req, co
 static void pending_reason(struct mgr *m, const char *key, json_t *wl, const char **reason,
 			   const char **message)
 {
-	const char *want = strmap_get(&m->unwritten, key);
+	const struct wl_record *r = wl_record_get(m, key);
 	json_t *c = condition_get(wl, "QuotaReserved");
-	if (want) {
-		*reason = want;
-		*message = want + strlen(want) + 1;
+	if (r && r->unwritten) {
+		*reason = r->unwritten;
+		*message = wl_record_unwritten_message(r);
 		return;
 	}
 	const char *status = json_string_value(json_object_get(c, "status"));
@@ -707,7 +707,8 @@ static int cache_answers(struct mgr *m, const char *key)
 	for (size_t i = 0; i < c->result.n; i++)
 		if (!strcmp(c->result.items[i].workload, key))
 			return 1;
-	return !keyset_has(&m->pending, key) || now - c->made_ms < 1000;
+	const struct wl_record *r = wl_record_get(m, key);
+	return !r || !r->pending || now - c->made_ms < 1000;
 }
 
 /* The answer to eta for ns/name from the latest forecast (which answers for it). */

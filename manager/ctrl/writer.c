@@ -41,13 +41,11 @@
 #define WRITER_EXPECT_MS 30000
 
 struct writer {
-	struct strmap inflight[K_KINDS]; /* key -> &present */
-	struct strmap landed[K_KINDS]; /* key -> the base resourceVersion of a landed write */
-	struct strmap expect[K_KINDS]; /* key -> int64_t *: created, not yet seen, until then */
-	struct strmap delay[K_KINDS]; /* key -> unsigned *: the next retry delay */
-	/* Per kind, object key -> "uid|reason#hash|...|": the Events recorded for it, so each
-	 * (object, reason, message) is recorded once; forgotten with the object. */
-	struct strmap evented[K_KINDS];
+	/* Per kind, object key -> struct write_state *: what is in flight, landed, expected, the
+	 * next retry delay and the Events recorded, while it holds any of them. Unused for
+	 * Workloads: theirs is in their record (wl_record.write). */
+	struct strmap objs[K_KINDS];
+	size_t inflight; /* writes sent and not yet answered */
 	/* Events' token buckets, per class (routine, and the rest): a deep queue whose every
 	 * Workload changes reason at once must not flood the apiserver. Tokens in thousandths. */
 	struct bucket {
@@ -69,8 +67,6 @@ struct write_ctx {
 	char *base_rv;
 	write_done_fn done;
 };
-
-static char present;
 
 static const char *const kind_names[K_KINDS] = {
 	[K_JOB] = "Job",	       [K_RAYJOB] = "RayJob",	  [K_RAYCLUSTER] = "RayCluster",
@@ -94,22 +90,51 @@ static unsigned jitter(struct mgr *m, unsigned ms)
 	return ms + m->rand() % (ms / 4 + 1);
 }
 
+/* What the writer remembers of (kind, key), or NULL. */
+static struct write_state *ws_get(struct mgr *m, enum kind kind, const char *key)
+{
+	if (kind == K_WORKLOAD) {
+		struct wl_record *r = wl_record_get(m, key);
+		return r ? &r->write : NULL;
+	}
+	return strmap_get(&m->writer->objs[kind], key);
+}
+
+/* Likewise, made empty when there is none; NULL only when out of memory. */
+static struct write_state *ws_make(struct mgr *m, enum kind kind, const char *key)
+{
+	struct write_state *s;
+	if (kind == K_WORKLOAD) {
+		struct wl_record *r = wl_record_make(m, key);
+		return r ? &r->write : NULL;
+	}
+	if ((s = strmap_get(&m->writer->objs[kind], key)) != NULL)
+		return s;
+	if ((s = calloc(1, sizeof(*s))) != NULL &&
+	    strmap_put(&m->writer->objs[kind], key, s, NULL) != 0) {
+		free(s);
+		s = NULL;
+	}
+	return s;
+}
+
+/* An object's state goes once it holds nothing; a Workload's stays with its record. */
+static void ws_tidy(struct mgr *m, enum kind kind, const char *key)
+{
+	struct write_state *s = kind == K_WORKLOAD ? NULL : strmap_get(&m->writer->objs[kind], key);
+	if (s && !s->inflight && !s->landed && !s->evented && !s->expect_until && !s->delay)
+		free(strmap_remove(&m->writer->objs[kind], key));
+}
+
 /* The key's next delay: start on the first failure, doubling after each, at most max. */
-static unsigned next_delay(struct writer *w, enum kind kind, const char *key, unsigned start,
+static unsigned next_delay(struct mgr *m, enum kind kind, const char *key, unsigned start,
 			   unsigned max)
 {
-	unsigned *d = strmap_get(&w->delay[kind], key);
-	if (!d) {
-		d = malloc(sizeof(*d));
-		if (!d || strmap_put(&w->delay[kind], key, d, NULL) != 0) {
-			free(d);
-			return max;
-		}
-		*d = start;
-	} else {
-		*d = *d < start ? start : *d * 2 > max ? max : *d * 2;
-	}
-	return *d;
+	struct write_state *s = ws_make(m, kind, key);
+	if (!s)
+		return max;
+	s->delay = s->delay < start ? start : s->delay * 2 > max ? max : s->delay * 2;
+	return s->delay;
 }
 
 static void log_failure(struct mgr *m, enum kind kind, const char *key, const char *what,
@@ -215,9 +240,13 @@ static void on_written(void *arg, const struct kube_response *resp)
 	const char *key = ctx->key;
 	enum write_outcome outcome;
 	struct write_answer answer = { .resp = NULL };
+	struct write_state *s = ws_get(m, kind, key);
 
-	strmap_remove(&w->inflight[kind], key);
+	if (s)
+		s->inflight = 0;
+	w->inflight--;
 	if (resp->error == -ECANCELED && resp->status == 0) {
+		ws_tidy(m, kind, key);
 		ctx_free(ctx); /* shutting down: nobody is left to tell */
 		return;
 	}
@@ -235,35 +264,36 @@ static void on_written(void *arg, const struct kube_response *resp)
 	case WRITE_OK:
 		w->stats.ok++;
 		w->pause_ms = 0;
-		free(strmap_remove(&w->delay[kind], key));
+		if (s)
+			s->delay = 0;
 		if (resp->body && resp->body_len > 0)
 			answer.resp = resp;
 		/* Until the cache moves past the version this write was decided on, acting on the
 		 * cache would repeat it. A write that changed nothing keeps the version, and the
 		 * cache is then already right. */
 		const char *new_rv = ctx->base_rv ? write_answer_rv(&answer) : NULL;
-		if (ctx->base_rv && new_rv && strcmp(new_rv, ctx->base_rv) != 0) {
-			char *old = NULL;
-			if (strmap_put(&w->landed[kind], key, ctx->base_rv, (void **)&old) == 0)
-				ctx->base_rv = NULL; /* the map owns it now */
-			free(old);
+		if (ctx->base_rv && new_rv && strcmp(new_rv, ctx->base_rv) != 0 &&
+		    (s = ws_make(m, kind, key)) != NULL) {
+			free(s->landed);
+			s->landed = ctx->base_rv; /* the state owns it now */
+			ctx->base_rv = NULL;
 		}
 		break;
 	case WRITE_CONFLICT:
 		w->stats.conflicts++;
-		delay = next_delay(w, kind, key, KEY_CONFLICT_START_MS, KEY_RETRY_MAX_MS);
+		delay = next_delay(m, kind, key, KEY_CONFLICT_START_MS, KEY_RETRY_MAX_MS);
 		log_debug("write conflict; deciding again from the fresh object",
 			  LF_STR("object", key), LF_END);
 		break;
 	case WRITE_RETRY:
 		w->stats.retries++;
-		delay = next_delay(w, kind, key, KEY_RETRY_START_MS, KEY_RETRY_MAX_MS);
+		delay = next_delay(m, kind, key, KEY_RETRY_START_MS, KEY_RETRY_MAX_MS);
 		pause_writes(m);
 		log_failure(m, kind, key, "write failed; backing off", resp);
 		break;
 	default:
 		w->stats.rejected++;
-		delay = next_delay(w, kind, key, KEY_REJECTED_START_MS, KEY_REJECTED_MAX_MS);
+		delay = next_delay(m, kind, key, KEY_REJECTED_START_MS, KEY_REJECTED_MAX_MS);
 		log_failure(m, kind, key,
 			    resp->status == 403 && resp->body && strstr(resp->body, FENCE_MESSAGE) &&
 					    lease_elector_is_leader(m->elector) ?
@@ -288,6 +318,7 @@ static void on_written(void *arg, const struct kube_response *resp)
 		ctx->done(m, kind, key, outcome, &answer);
 		state_release_views(m);
 	}
+	ws_tidy(m, kind, key);
 	json_decref(answer.obj);
 	ctx_free(ctx);
 }
@@ -305,6 +336,7 @@ int writer_send(struct mgr *m, enum kind kind, const char *key, const char *meth
 {
 	struct writer *w = m->writer;
 	struct write_ctx *ctx = NULL;
+	struct write_state *s = ws_get(m, kind, key);
 	char *text = NULL;
 	int rc;
 
@@ -314,7 +346,7 @@ int writer_send(struct mgr *m, enum kind kind, const char *key, const char *meth
 		json_decref(body);
 		return -EAGAIN;
 	}
-	if (strmap_get(&w->inflight[kind], key)) {
+	if (s && s->inflight) {
 		json_decref(body);
 		return -EBUSY;
 	}
@@ -327,13 +359,16 @@ int writer_send(struct mgr *m, enum kind kind, const char *key, const char *meth
 	ctx->m = m;
 	ctx->kind = kind;
 	ctx->done = done;
-	if ((rc = strmap_put(&w->inflight[kind], key, &present, NULL)) != 0)
+	if (!(s = ws_make(m, kind, key)))
 		goto fail;
+	s->inflight = 1;
 	rc = kube_request(m->kube, method, path, content_type, text, on_written, ctx, NULL);
 	if (rc != 0) {
-		strmap_remove(&w->inflight[kind], key);
+		s->inflight = 0;
+		ws_tidy(m, kind, key);
 		goto fail;
 	}
+	w->inflight++;
 	w->stats.sent++;
 	free(text);
 	json_decref(body);
@@ -389,46 +424,49 @@ int writer_apply(struct mgr *m, enum kind kind, const char *key, const char *pat
 
 int writer_busy(struct mgr *m, enum kind kind, const char *key)
 {
-	return strmap_get(&m->writer->inflight[kind], key) != NULL;
+	const struct write_state *s = ws_get(m, kind, key);
+	return s && s->inflight;
 }
 
 int writer_lagging(struct mgr *m, enum kind kind, const char *key, const char *cached_rv)
 {
-	struct writer *w = m->writer;
-	const char *base = strmap_get(&w->landed[kind], key);
-	if (!base)
+	struct write_state *s = ws_get(m, kind, key);
+	if (!s || !s->landed)
 		return 0;
-	if (cached_rv && !strcmp(base, cached_rv))
+	if (cached_rv && !strcmp(s->landed, cached_rv))
 		return 1;
-	free(strmap_remove(&w->landed[kind], key));
+	free(s->landed);
+	s->landed = NULL;
+	ws_tidy(m, kind, key);
 	return 0;
 }
 
 void writer_expect(struct mgr *m, enum kind kind, const char *key)
 {
-	int64_t *until = malloc(sizeof(*until)), *old = NULL;
-	if (!until)
-		return;
-	*until = m->now_ms() + WRITER_EXPECT_MS;
-	if (strmap_put(&m->writer->expect[kind], key, until, (void **)&old) != 0)
-		free(until);
-	free(old);
+	struct write_state *s = ws_make(m, kind, key);
+	if (s)
+		s->expect_until = m->now_ms() + WRITER_EXPECT_MS;
 }
 
 int writer_expected(struct mgr *m, enum kind kind, const char *key)
 {
-	int64_t *until = strmap_get(&m->writer->expect[kind], key);
-	if (!until)
+	struct write_state *s = ws_get(m, kind, key);
+	if (!s || !s->expect_until)
 		return 0;
-	if (*until > m->now_ms())
+	if (s->expect_until > m->now_ms())
 		return 1;
-	free(strmap_remove(&m->writer->expect[kind], key));
+	s->expect_until = 0;
+	ws_tidy(m, kind, key);
 	return 0;
 }
 
 void writer_seen(struct mgr *m, enum kind kind, const char *key)
 {
-	free(strmap_remove(&m->writer->expect[kind], key));
+	struct write_state *s = ws_get(m, kind, key);
+	if (s && s->expect_until) {
+		s->expect_until = 0;
+		ws_tidy(m, kind, key);
+	}
 }
 
 int writer_paused(struct mgr *m)
@@ -438,10 +476,7 @@ int writer_paused(struct mgr *m)
 
 size_t writer_in_flight(struct mgr *m)
 {
-	size_t n = 0;
-	for (enum kind k = 0; k < K_KINDS; k++)
-		n += m->writer->inflight[k].len;
-	return n;
+	return m->writer->inflight;
 }
 
 void writer_get_stats(struct mgr *m, struct writer_stats *out)
@@ -450,6 +485,17 @@ void writer_get_stats(struct mgr *m, struct writer_stats *out)
 }
 
 /* --- events ------------------------------------------------------------------------------------ */
+
+/* What was recorded of the object's Events goes, so the next report tries again. */
+static void forget_events(struct mgr *m, enum kind kind, const char *key)
+{
+	struct write_state *s = ws_get(m, kind, key);
+	if (s && s->evented) {
+		free(s->evented);
+		s->evented = NULL;
+		ws_tidy(m, kind, key);
+	}
+}
 
 struct event_ctx {
 	struct mgr *m;
@@ -465,8 +511,7 @@ static void on_event_written(void *arg, const struct kube_response *resp)
 		return;
 	}
 	if (resp->error || resp->status >= 300) {
-		/* Forget what was recorded for the object, so the next report tries again. */
-		free(strmap_remove(&ctx->m->writer->evented[ctx->kind], ctx->key));
+		forget_events(ctx->m, ctx->kind, ctx->key);
 		log_warn("cannot record event", LF_STR("object", ctx->key), LF_INT("status", resp->status),
 			 LF_STR("error", resp->error_text), LF_END);
 	}
@@ -477,10 +522,11 @@ static void on_event_written(void *arg, const struct kube_response *resp)
  * memory ran out: better one Event missing than a storm of them). A long-lived object's list
  * starts over past EVENT_SEEN_MAX bytes: at worst an Event is recorded again. */
 #define EVENT_SEEN_MAX 2048
-static int seen_before(struct writer *w, enum kind kind, const char *key, const char *uid,
+static int seen_before(struct mgr *m, enum kind kind, const char *key, const char *uid,
 		       const char *reason)
 {
-	char *have = strmap_get(&w->evented[kind], key), *next;
+	struct write_state *s = ws_get(m, kind, key);
+	char *have = s ? s->evented : NULL, *next;
 	size_t ulen = strlen(uid), rlen = strlen(reason);
 	if (have && strlen(have) > EVENT_SEEN_MAX)
 		have = NULL;
@@ -499,12 +545,12 @@ static int seen_before(struct writer *w, enum kind kind, const char *key, const 
 	else
 		snprintf(next, n + 1, "%s|", uid);
 	snprintf(next + n, rlen + 2, "%s|", reason);
-	char *old = NULL;
-	if (strmap_put(&w->evented[kind], key, next, (void **)&old) != 0) {
+	if (!s && !(s = ws_make(m, kind, key))) {
 		free(next);
 		return 1;
 	}
-	free(old);
+	free(s->evented);
+	s->evented = next;
 	return 0;
 }
 
@@ -552,14 +598,14 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, enum event_class c
 	ctx->kind = kind;
 	snprintf(seen, sizeof(seen), "%s#%08x", reason, (unsigned)message_hash(message));
 	if (informer_key(obj, ctx->key, sizeof(ctx->key)) != 0 ||
-	    seen_before(w, kind, ctx->key, uid ? uid : "", seen)) {
+	    seen_before(m, kind, ctx->key, uid ? uid : "", seen)) {
 		free(ctx);
 		return;
 	}
 	if (!event_token(m, cls)) {
 		/* Dropped, not queued: a queue would only delay the flood. It is logged and
 		 * counted; the object's status carries the same news. */
-		free(strmap_remove(&w->evented[kind], ctx->key));
+		forget_events(m, kind, ctx->key);
 		w->stats.events_dropped++;
 		log_debug("event dropped by the rate limit", LF_STR("object", ctx->key),
 			  LF_STR("reason", reason), LF_END);
@@ -592,7 +638,7 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, enum event_class c
 		 ns ? ns : "default");
 	struct kube_client *client = m->event_kube ? m->event_kube : m->kube;
 	if (!body || kube_request(client, "POST", path, NULL, body, on_event_written, ctx, NULL) != 0) {
-		free(strmap_remove(&w->evented[kind], ctx->key));
+		forget_events(m, kind, ctx->key);
 		log_warn("cannot record event", LF_STR("reason", reason), LF_END);
 		free(ctx);
 	} else {
@@ -606,11 +652,15 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, enum event_class c
 
 void writer_forget(struct mgr *m, enum kind kind, const char *key)
 {
-	struct writer *w = m->writer;
-	free(strmap_remove(&w->landed[kind], key));
-	free(strmap_remove(&w->expect[kind], key));
-	free(strmap_remove(&w->delay[kind], key));
-	free(strmap_remove(&w->evented[kind], key));
+	struct write_state *s;
+	/* A Workload's goes with its record (wl_record_forget). A write in flight keeps its flag:
+	 * its completion still comes. */
+	if (kind == K_WORKLOAD || !(s = strmap_get(&m->writer->objs[kind], key)))
+		return;
+	free(s->landed);
+	free(s->evented);
+	*s = (struct write_state){ .inflight = s->inflight };
+	ws_tidy(m, kind, key);
 }
 
 int writer_init(struct mgr *m)
@@ -618,13 +668,8 @@ int writer_init(struct mgr *m)
 	struct writer *w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	for (int k = 0; k < K_KINDS; k++) {
-		strmap_init(&w->inflight[k]);
-		strmap_init(&w->landed[k]);
-		strmap_init(&w->expect[k]);
-		strmap_init(&w->delay[k]);
-		strmap_init(&w->evented[k]);
-	}
+	for (int k = 0; k < K_KINDS; k++)
+		strmap_init(&w->objs[k]);
 	w->last_log_ms = INT64_MIN / 2;
 	w->buckets[0] = (struct bucket){ (int64_t)EVENT_BURST * 1000, m->now_ms ? m->now_ms() : 0 };
 	w->buckets[1] = (struct bucket){ (int64_t)EVENT_ROUTINE_BURST * 1000, w->buckets[0].refilled_ms };
@@ -647,11 +692,14 @@ void writer_release(struct mgr *m)
 	if (!w)
 		return;
 	for (int k = 0; k < K_KINDS; k++) {
-		strmap_release(&w->inflight[k], NULL);
-		strmap_release(&w->landed[k], free);
-		strmap_release(&w->expect[k], free);
-		strmap_release(&w->delay[k], free);
-		strmap_release(&w->evented[k], free);
+		for (size_t i = 0; i < w->objs[k].cap; i++) {
+			struct write_state *s = w->objs[k].slots[i].value;
+			if (w->objs[k].slots[i].key) {
+				free(s->landed);
+				free(s->evented);
+			}
+		}
+		strmap_release(&w->objs[k], free);
 	}
 	m->writer = NULL;
 	uv_close((uv_handle_t *)&w->resume, on_resume_closed);

@@ -158,6 +158,7 @@ static void settle(struct t *t)
 	if (!quiet(t))
 		fail_msg("the controller did not settle");
 	assert_int_equal(queues_check(&t->m), 0);
+	assert_int_equal(wl_records_check(&t->m), 0);
 }
 
 /* Delivers every queued watch event (the cache catches up), then settles. Returns how many. */
@@ -409,6 +410,22 @@ static double metric(struct t *t, const char *series)
 
 #define ROLE "replica_role=\"standalone\""
 
+/* The object (kind, key) goes from the cache, as its watch tells. */
+static void uncache(struct t *t, enum kind kind, const char *key)
+{
+	json_t *old = json_incref(json_object_get(t->stores[kind], key));
+	json_object_del(t->stores[kind], key);
+	ingest_event(&t->m, kind, WATCH_DELETED, key, old, NULL);
+	json_decref(old);
+}
+
+/* The Workload at key goes from the cache, and the controller settles. */
+static void delete_workload(struct t *t, const char *key)
+{
+	uncache(t, K_WORKLOAD, key);
+	settle(t);
+}
+
 /* --- tests ------------------------------------------------------------------------------- */
 
 /* The plain path: a pending Workload is admitted with one status write, and nothing more is
@@ -422,7 +439,8 @@ static void test_admit_once(void **state)
 	/* The write has landed, its watch event not yet: the assumed object stands in for the
 	 * Workload, at the resourceVersion the write answered with (read from the answer's text,
 	 * which is not parsed). */
-	const char *rv = obj_str(json_object_get(t->m.assumed, "ns/w1"), "metadata.resourceVersion");
+	json_t *assumed = wl_record_get(&t->m, "ns/w1")->assumed;
+	const char *rv = obj_str(assumed, "metadata.resourceVersion");
 	assert_non_null(rv);
 	assert_string_equal(rv, obj_str(fake_api_get(t->api, WL_PATH("w1")), "metadata.resourceVersion"));
 	/* It shares what didn't change with the cached view, which stays as the cache has it. */
@@ -431,7 +449,7 @@ static void test_admit_once(void **state)
 	assert_null(obj_path(cached, "status.admission"));
 	assert_string_not_equal(obj_str(cached, "metadata.resourceVersion"), rv);
 	assert_ptr_equal(obj_path(cached, "spec.podSets"),
-			 obj_path(json_object_get(t->m.assumed, "ns/w1"), "spec.podSets"));
+			 obj_path(assumed, "spec.podSets"));
 	converge(t);
 	assert_true(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
 	assert_true(fake_cond(t, WL_PATH("w1"), "Admitted"));
@@ -1093,12 +1111,17 @@ static void test_job_events(void **state)
 	assert_true(started);
 }
 
-/* An Event about Workload ns/name (uid = name). */
+/* An Event about Workload ns/name (uid = name). The Workload is in the cache, as any Workload
+ * muster records an Event about (its record must not outlive it), though no event told the
+ * controller: nothing else happens to it. */
 static void event_about(struct t *t, const char *name, enum event_class cls, const char *reason,
 			const char *message)
 {
+	char key[128];
 	json_t *wl = json_pack("{s:{s:s, s:s, s:s}}", "metadata", "namespace", "ns", "name", name,
 			       "uid", name);
+	snprintf(key, sizeof(key), "ns/%s", name);
+	json_object_set(t->stores[K_WORKLOAD], key, wl);
 	writer_event(&t->m, K_WORKLOAD, wl, cls, reason, message);
 	json_decref(wl);
 }
@@ -1887,11 +1910,7 @@ static void test_visibility_history_and_usage(void **state)
 	json_decref(out);
 	/* An hour of 2 CPUs, then the Workload goes: 2 CPU-hours, which stay 2 an hour later. */
 	clock_ms += 3600 * 1000;
-	json_t *old = json_incref(json_object_get(t->stores[K_WORKLOAD], "ns/a"));
-	json_object_del(t->stores[K_WORKLOAD], "ns/a");
-	ingest_event(&t->m, K_WORKLOAD, WATCH_DELETED, "ns/a", old, NULL);
-	json_decref(old);
-	settle(t);
+	delete_workload(t, "ns/a");
 	clock_ms += 3600 * 1000;
 	assert_int_equal(ledger_flush(t->m.ledger), 0);
 	out = vis_get(t, "GET", MVIS "/usage", "since=3h&by=queue", &status);
@@ -2346,11 +2365,167 @@ static void test_hold_discovery(void **state)
 	assert_false(got.known);
 }
 
+
+/* --- one record per Workload, one forget ------------------------------------------------- */
+
+static void exact_placement_with_ledger(struct muster_config *c)
+{
+	with_ledger(c);
+	c->node_feasibility = 1;
+	c->placement_mode = PLACEMENT_EXACT;
+}
+
+static int setup_records(void **state)
+{
+	return setup_with(state, exact_placement_with_ledger);
+}
+
+/* A Workload admitted (the assumed object standing in for it), planned on a node, a pod given
+ * its node, its admission open in the ledger, and the writer's bookkeeping of its write and
+ * Events: all of it is one record, and deleting the Workload leaves none. */
+static void test_delete_forgets_admitted_record(void **state)
+{
+	struct t *t = *state;
+	seed(t, K_NODE, J("{'metadata':{'name':'n1','uid':'n1-uid','labels':"
+			  "{'kubernetes.io/hostname':'n1-host'}},'status':{'allocatable':"
+			  "{'cpu':'8','memory':'8Gi','pods':'110'},"
+			  "'conditions':[{'type':'Ready','status':'True'}]}}"));
+	seed_queue(t, "4", NULL);
+	seed(t, K_WORKLOAD, workload("w1", "2", 0, "2026-01-01T00:00:00Z"));
+	settle(t);
+	const struct wl_record *r = wl_record_get(&t->m, "ns/w1");
+	assert_non_null(r);
+	assert_non_null(r->assumed);
+	assert_non_null(r->plan);
+	assert_int_equal(r->plan->n_podsets, 1);
+	assert_string_equal(r->plan->podsets[0].podset, "main");
+	assert_int_equal(r->plan->podsets[0].n_slots, 1);
+	assert_string_equal(r->plan->podsets[0].slots[0].node, "n1");
+	assert_non_null(r->open_admission);
+	assert_string_equal(r->open_admission, "uid-w1");
+	assert_string_equal(r->open_admission + strlen("uid-w1") + 1, "cq");
+	assert_non_null(r->write.evented); /* QuotaReserved and Admitted */
+	assert_non_null(r->write.landed); /* the cache has not caught up with the admission */
+	assert_false(r->pending);
+	/* A pod of its gang, gated for its node, gets the plan's node, and the plan keeps it. */
+	json_t *pod = J("{'metadata':{'namespace':'ns','name':'p1','labels':{'%s':'main'},"
+			"'annotations':{'%s':'w1'}},'spec':{'schedulingGates':"
+			"[{'name':'kueue.x-k8s.io/topology'}],'containers':[{'name':'c',"
+			"'resources':{'requests':{'cpu':'2'}}}]}}",
+			LABEL_PODSET, ANNOTATION_WORKLOAD);
+	json_t *stored = fake_api_put(t->api, "/api/v1/namespaces/ns/pods/p1", pod);
+	store(t, K_POD, "ns/p1", json_deep_copy(stored));
+	settle(t);
+	stored = fake_api_get(t->api, "/api/v1/namespaces/ns/pods/p1");
+	assert_string_equal(json_string_value(json_object_get(obj_path(stored, "spec.nodeSelector"),
+							      LABEL_HOSTNAME)),
+			    "n1-host");
+	assert_int_equal(r->plan->podsets[0].n_assigned, 1);
+	assert_string_equal(r->plan->podsets[0].assigned[0].pod, "ns/p1");
+	assert_string_equal(r->plan->podsets[0].assigned[0].node, "n1");
+	assert_int_equal(wl_records_count(&t->m), 1);
+	/* Deleted while its admission is still assumed: the one forget takes it all, the node's
+	 * reservation goes, and the ledger's admission ends. */
+	delete_workload(t, "ns/w1");
+	assert_int_equal(wl_records_count(&t->m), 0);
+	assert_null(wl_record_get(&t->m, "ns/w1"));
+	assert_null(workload_view(&t->m, "ns/w1"));
+	assert_int_equal(cq_cpu_usage(t), 0);
+	assert_int_equal(t->m.records.pending, 0);
+	assert_int_equal(t->m.records.unwritten, 0);
+}
+
+/* A waiting Workload's record: pending, the wait it owes its status, when it came next in line
+ * and its deadline; a Workload preempted for it keeps who preempts it. Deleting both leaves no
+ * record, and the counts follow. */
+static void test_delete_forgets_pending_record(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "2", NULL);
+	seed(t, K_WORKLOAD, workload("low", "2", 0, "2026-01-01T00:00:00Z"));
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("low"), "QuotaReserved"));
+	seed(t, K_WORKLOAD, workload("high", "2", 100, "2026-01-01T00:00:01Z"));
+	run_until_sent(t); /* the eviction of low, in flight */
+	const struct wl_record *low = wl_record_get(&t->m, "ns/low");
+	assert_non_null(low);
+	assert_string_equal(low->preempting_cq, "cq");
+	settle(t);
+	assert_null(low->preempting_cq); /* counted when the eviction landed */
+	const struct wl_record *high = wl_record_get(&t->m, "ns/high");
+	assert_non_null(high);
+	assert_true(high->pending);
+	assert_non_null(high->unwritten);
+	assert_true(high->has_front);
+	assert_true(high->has_deadline);
+	assert_int_equal(t->m.records.pending, 1);
+	assert_int_equal(t->m.records.unwritten, 1);
+	delete_workload(t, "ns/high");
+	assert_null(wl_record_get(&t->m, "ns/high"));
+	assert_int_equal(t->m.records.pending, 0);
+	assert_int_equal(t->m.records.unwritten, 0);
+	delete_workload(t, "ns/low");
+	assert_int_equal(wl_records_count(&t->m), 0);
+	/* The deadline of the one deleted first is stale now, and finds nothing when it comes. */
+	advance(t, 10000);
+	assert_int_equal(wl_records_count(&t->m), 0);
+}
+
+/* Deleted while a write of its own is in flight: the record keeps only that write's flag (its
+ * completion still comes), and the reconcile the completion brings forgets it for good. */
+static void test_delete_during_write_keeps_only_the_flight(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "4", NULL);
+	seed(t, K_WORKLOAD, workload("w1", "2", 0, "2026-01-01T00:00:00Z"));
+	run_until_sent(t);
+	assert_true(writer_busy(&t->m, K_WORKLOAD, "ns/w1"));
+	uncache(t, K_WORKLOAD, "ns/w1");
+	mgr_pump_once(&t->m);
+	const struct wl_record *r = wl_record_get(&t->m, "ns/w1");
+	assert_non_null(r);
+	assert_true(r->write.inflight);
+	assert_null(r->assumed);
+	assert_null(r->unwritten);
+	assert_false(r->pending);
+	assert_false(r->has_deadline);
+	assert_int_equal(wl_records_check(&t->m), 0);
+	settle(t);
+	assert_int_equal(wl_records_count(&t->m), 0);
+	assert_int_equal(cq_cpu_usage(t), 0);
+}
+
+/* What muster can't use of a ClusterQueue is its record, typed, and goes with it. */
+static void test_cq_record(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "4", NULL);
+	assert_null(cq_record_get(&t->m, "cq"));
+	seed(t, K_CQ, J("{'metadata':{'name':'checked'},'spec':{'namespaceSelector':{},"
+			"'admissionChecksStrategy':{'admissionChecks':[{'name':'ac'}]},"
+			"'resourceGroups':[{'coveredResources':['cpu'],'flavors':"
+			"[{'name':'default','resources':[{'name':'cpu','nominalQuota':'1'}]}]}]}}"));
+	converge(t);
+	const struct cq_record *r = cq_record_get(&t->m, "checked");
+	assert_non_null(r);
+	assert_non_null(strstr(r->inactive, "admission checks"));
+	uncache(t, K_CQ, "checked");
+	settle(t);
+	assert_null(cq_record_get(&t->m, "checked"));
+}
+
 int main(void)
 {
 	log_set_level(getenv("T_DEBUG") ? LOG_DEBUG : LOG_ERROR);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_admit_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_delete_forgets_admitted_record, setup_records,
+						teardown_ledger),
+		cmocka_unit_test_setup_teardown(test_delete_forgets_pending_record, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_delete_during_write_keeps_only_the_flight,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cq_record, setup, teardown),
 		cmocka_unit_test(test_write_answer),
 		cmocka_unit_test_setup_teardown(test_store_views_kept_until_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_keeps_event_text, setup, teardown),
