@@ -14,8 +14,10 @@
 #include "api/engine_objects.h"
 #include "api/objects.h"
 
-static const struct integration *const all[] = { &integration_job, &integration_rayjob,
-						 &integration_raycluster, &integration_pod };
+#define INTEGRATION_ADDRESS(name, in) &in,
+static const struct integration *const all[] = { INTEGRATED_OWNERS(INTEGRATION_ADDRESS)
+							 &integration_pod };
+#undef INTEGRATION_ADDRESS
 #define N_ALL (sizeof(all) / sizeof(all[0]))
 
 const struct integration *integration_for(const char *api_version, const char *kind)

@@ -92,9 +92,19 @@ struct integration {
 /* The largest pod group muster takes (a Workload of more pods is beyond any cluster here). */
 #define POD_GROUP_MAX 10000
 
-extern const struct integration integration_job;
-extern const struct integration integration_rayjob;
-extern const struct integration integration_raycluster;
+/* The integrated kinds that own their Workload whole, one line each: X(NAME, integration),
+ * in the order tables list them. Everything else reads this list: integration_all() and
+ * integration_for() here, ctrl/'s kind K_<NAME> with its informer, store and reconciler
+ * (ctrl/kinds.c), and the simulator's kinds. Plain Pods (integration_pod, below) are not among
+ * them: their Workload is a pod group's, not one object's. */
+#define INTEGRATED_OWNERS(X)                  \
+	X(JOB, integration_job)               \
+	X(RAYJOB, integration_rayjob)         \
+	X(RAYCLUSTER, integration_raycluster)
+
+#define INTEGRATION_DECLARE(name, in) extern const struct integration in;
+INTEGRATED_OWNERS(INTEGRATION_DECLARE)
+#undef INTEGRATION_DECLARE
 /* Plain Pods: a single Pod, or a group of Pods sharing kueue.x-k8s.io/pod-group-name. Its
  * object is a pod group (pod_group_new), not a Pod: the seam's read side (PodSets by role,
  * finished, pods ready, active) works on it; holding and releasing go pod by pod (the

@@ -21,14 +21,6 @@
 #include "ctrl/internal.h"
 #include "util/log.h"
 
-/* The object's path: /apis/<group>/<version>/namespaces/<ns>/<plural>/<name><subresource>. */
-static void owner_path(const struct integration *in, json_t *obj, const char *subresource,
-		       char *buf, size_t size)
-{
-	snprintf(buf, size, "/apis/%s/namespaces/%s/%s/%s%s", in->api_version, obj_namespace(obj),
-		 in->plural, obj_name(obj), subresource);
-}
-
 /* The Workload's key of an owner object: its namespace and Kueue's Workload name. */
 static int workload_key_of(const struct integration *in, json_t *obj, char *buf, size_t size)
 {
@@ -73,8 +65,10 @@ static void on_owner_written(struct mgr *m, enum kind kind, const char *key,
 static int patch_owner(struct mgr *m, enum kind kind, const char *key, json_t *obj, json_t *edited,
 		       const char *subresource)
 {
-	const struct integration *in = owner_integration(kind);
 	char path[1024];
+	int rc = kind_path(kind, obj_namespace(obj), obj_name(obj), subresource, path, sizeof(path));
+	if (rc != 0)
+		return rc;
 	json_t *patch = obj_merge_diff(obj, edited);
 	if (!patch)
 		return -ENOMEM;
@@ -82,7 +76,6 @@ static int patch_owner(struct mgr *m, enum kind kind, const char *key, json_t *o
 		json_decref(patch);
 		return 1;
 	}
-	owner_path(in, obj, subresource, path, sizeof(path));
 	return writer_merge_patch(m, kind, key, path, patch, obj_str(obj, "metadata.resourceVersion"),
 				  on_owner_written);
 }
@@ -357,7 +350,10 @@ static void evict_step(struct mgr *m, enum kind kind, const char *key, json_t *o
 	}
 	if (in->before_restore && in->before_restore(obj, &patch, &sub)) {
 		char path[1024];
-		owner_path(in, obj, sub, path, sizeof(path));
+		if (kind_path(kind, obj_namespace(obj), obj_name(obj), sub, path, sizeof(path)) != 0) {
+			json_decref(patch);
+			return;
+		}
 		if (writer_merge_patch(m, kind, key, path, patch, obj_str(obj, "metadata.resourceVersion"),
 				       on_owner_written) == 0)
 			log_debug("evicting: step before restore", LF_STR("object", key), LF_END);
