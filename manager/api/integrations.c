@@ -36,16 +36,21 @@ const struct integration *integration_by_framework(const char *framework)
 	return NULL;
 }
 
+json_t *integration_owner_ref(json_t *obj, const struct integration **in)
+{
+	json_t *ref = obj_owner_ref(obj, 1, NULL, NULL, NULL);
+	const struct integration *found =
+		ref ? integration_for(json_string_value(json_object_get(ref, "apiVersion")),
+				      json_string_value(json_object_get(ref, "kind"))) :
+		      NULL;
+	if (in)
+		*in = found;
+	return found ? ref : NULL;
+}
+
 int integration_owned(json_t *obj)
 {
-	size_t i;
-	json_t *ref;
-	json_array_foreach(obj_path(obj, "metadata.ownerReferences"), i, ref)
-		if (json_is_true(json_object_get(ref, "controller")) &&
-		    integration_for(json_string_value(json_object_get(ref, "apiVersion")),
-				    json_string_value(json_object_get(ref, "kind"))))
-			return 1;
-	return 0;
+	return integration_owner_ref(obj, NULL) != NULL;
 }
 
 const struct integration *const *integration_all(size_t *n)

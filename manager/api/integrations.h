@@ -135,8 +135,13 @@ const struct integration *integration_for(const char *api_version, const char *k
 /* The integration a Kueue integrations.frameworks name names ("batch/job", "ray.io/rayjob",
  * "ray.io/raycluster", "pod"), or NULL. */
 const struct integration *integration_by_framework(const char *framework);
-/* Whether obj's controller is an object of an integrated kind (a RayJob's submitter Job, a
- * Job's pods): such an object is its owner's business, never queued on its own. */
+/* The integrated owner of obj as Kueue finds it (jobframework: metav1.GetControllerOf, then
+ * IsOwnerManagedByKueue): obj's controller reference when it names an integrated kind,
+ * borrowed, with *in (when not NULL) set to that kind's integration; else NULL. The one rule
+ * for "which object owns this Workload, or this Pod". */
+json_t *integration_owner_ref(json_t *obj, const struct integration **in);
+/* Whether obj has an integrated owner (a RayJob's submitter Job, a Job's pods): such an object
+ * is its owner's business, never queued on its own. */
 int integration_owned(json_t *obj);
 /* Every integration, for tables: *n gets the count. */
 const struct integration *const *integration_all(size_t *n);

@@ -28,27 +28,22 @@ int workload_write_status(struct mgr *m, const char *key, json_t *wl, json_t *st
 
 void workload_mark_owner(struct mgr *m, json_t *wl)
 {
-	size_t i;
-	json_t *o;
-	json_array_foreach(obj_path(wl, "metadata.ownerReferences"), i, o)
-	{
-		const char *api = json_string_value(json_object_get(o, "apiVersion"));
-		const char *kind = json_string_value(json_object_get(o, "kind"));
-		const char *name = json_string_value(json_object_get(o, "name"));
-		enum kind owner = owner_kind_for(api, kind);
-		char owner_key[600];
-		/* A pod group is keyed by its Workload. */
-		if (owner == K_KINDS && kind && !strcmp(kind, "Pod") && api && !strcmp(api, "v1")) {
-			char wl_key[600];
-			if (informer_key(wl, wl_key, sizeof(wl_key)) == 0)
-				state_mark(m, K_PODGROUP, wl_key);
-			return;
-		}
-		if (owner != K_KINDS && name && obj_namespace(wl)) {
-			snprintf(owner_key, sizeof(owner_key), "%s/%s", obj_namespace(wl), name);
-			state_mark(m, owner, owner_key);
-		}
+	json_t *o = integration_owner_ref(wl, NULL);
+	const char *name = json_string_value(json_object_get(o, "name"));
+	enum kind owner = owner_kind_for(json_string_value(json_object_get(o, "apiVersion")),
+					 json_string_value(json_object_get(o, "kind")));
+	char key[600];
+	if (owner != K_KINDS && name && obj_namespace(wl)) {
+		snprintf(key, sizeof(key), "%s/%s", obj_namespace(wl), name);
+		state_mark(m, owner, key);
+		return;
 	}
+	/* A pod group, keyed by its Workload: a Pod alone is its Workload's controller, and
+	 * each Pod of a group owns the group's Workload, none as its controller. */
+	const struct integration *pods = owner_integration(K_PODGROUP);
+	if (owner == K_KINDS && obj_owner_ref(wl, 0, pods->api_version, pods->kind, NULL) &&
+	    informer_key(wl, key, sizeof(key)) == 0)
+		state_mark(m, K_PODGROUP, key);
 }
 
 /* Names what a Workload (or its Job) asks for that muster does not implement yet, in an

@@ -500,8 +500,8 @@ void owner_reconcile(struct mgr *m, enum kind kind, const char *key)
 			create_workload(m, kind, key, obj);
 		return;
 	}
-	const char *owner_uid = json_string_value(
-		json_object_get(json_array_get(obj_path(wl, "metadata.ownerReferences"), 0), "uid"));
+	const char *owner_uid =
+		json_string_value(json_object_get(integration_owner_ref(wl, NULL), "uid"));
 	if (!owner_uid || strcmp(owner_uid, obj_uid(obj)) != 0)
 		return; /* a workload of an older object with the same name, about to be collected */
 

@@ -105,11 +105,10 @@ json_t *nodes_slim_pod(void *arg, json_t *obj)
 	const char *workload = obj_annotation(obj, ANNOTATION_WORKLOAD);
 	if (workload)
 		json_object_set_new(meta, "annotations", json_pack("{s:s}", ANNOTATION_WORKLOAD, workload));
-	size_t i;
-	json_t *ref;
-	json_array_foreach(json_object_get(m, "ownerReferences"), i, ref)
-		if (json_is_true(json_object_get(ref, "controller")))
-			json_object_set_new(meta, "ownerReferences", json_pack("[O]", ref));
+	/* Its controller only: placement reads the pod's integrated owner from it. */
+	json_t *controller = obj_owner_ref(obj, 1, NULL, NULL, NULL);
+	if (controller)
+		json_object_set_new(meta, "ownerReferences", json_pack("[O]", controller));
 	json_t *s = json_object_get(obj, "spec");
 	keep(spec, s, "nodeName");
 	keep(spec, s, "nodeSelector");

@@ -372,14 +372,12 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 		goto out;
 	}
 	/* A Workload none of these pods owns belongs to an earlier group of the same name, whose
-	 * pods are gone: the garbage collector takes it, and then this group gets its own. */
+	 * pods are gone: the garbage collector takes it, and then this group gets its own. The
+	 * garbage collector's question, not Kueue's owner rule: each pod of a group owns its
+	 * Workload, none as its controller. */
 	int owned = 0;
-	size_t r;
-	json_t *ref;
-	json_array_foreach(obj_path(wl, "metadata.ownerReferences"), r, ref)
-		for (size_t i = 0; i < n && !owned; i++)
-			owned = obj_uid(pods[i]) && json_string_value(json_object_get(ref, "uid")) &&
-				!strcmp(obj_uid(pods[i]), json_string_value(json_object_get(ref, "uid")));
+	for (size_t i = 0; i < n && !owned; i++)
+		owned = obj_uid(pods[i]) && obj_owner_ref(wl, 0, NULL, NULL, obj_uid(pods[i]));
 	if (!owned)
 		goto out;
 	int admitted = condition_true(wl, "QuotaReserved") && condition_true(wl, "Admitted");

@@ -711,6 +711,34 @@ static void test_job_creates_once(void **state)
 	assert_int_equal(fake_api_count(t->api, "PATCH", JOB_PATH("j1"), 200), 1);
 }
 
+/* A Job's Workload that lists another owner first (a tool adopted it too) is still the Job's:
+ * its controller reference says whose it is, as Kueue reads it, not its first entry. Once
+ * admitted, the Job starts, and no second Workload is made. */
+static void test_job_owner_is_controller_reference(void **state)
+{
+	struct t *t = *state;
+	char err[256], path[600];
+	seed_queue(t, "4", NULL);
+	json_t *j = job("j1", "1");
+	json_t *wl = integration_workload_new(&integration_job, j, err, sizeof(err));
+	assert_non_null(wl);
+	assert_int_equal(json_array_insert_new(obj_path(wl, "metadata.ownerReferences"), 0,
+					       J("{'apiVersion':'v1','kind':'ConfigMap','name':'a',"
+						 "'uid':'cm-uid'}")),
+			 0);
+	json_object_set_new(json_object_get(wl, "metadata"), "uid", json_string("wl-uid"));
+	json_object_set_new(json_object_get(wl, "metadata"), "creationTimestamp",
+			    json_string("2026-01-01T00:00:00Z"));
+	json_object_set_new(json_object_get(wl, "spec"), "priority", json_integer(0));
+	seed(t, K_WORKLOAD, wl);
+	seed(t, K_JOB, j);
+	converge(t);
+	assert_non_null(job_workload(t, "j1", path, sizeof(path)));
+	assert_true(fake_cond(t, path, "Admitted"));
+	assert_false(json_is_true(obj_path(fake_api_get(t->api, JOB_PATH("j1")), "spec.suspend")));
+	assert_int_equal(fake_api_count(t->api, "POST", KUEUE "/namespaces/ns/workloads", 0), 0);
+}
+
 /* A Job finishes while a write to its Workload is in flight and the Workload's event arrives
  * before the write's answer: the Workload still gets Finished and its quota goes. */
 static void test_job_finishes_during_workload_write(void **state)
@@ -2359,6 +2387,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_admission_while_write_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outage_backs_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_creates_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_owner_is_controller_reference, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_job_finishes_during_workload_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_eviction_sequence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_rebuilds_usage, setup, teardown),
