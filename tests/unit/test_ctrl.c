@@ -1504,7 +1504,7 @@ static void test_raycluster_evicted_and_restored(void **state)
 
 static void enable_pods(struct muster_config *c)
 {
-	c->frameworks |= CONFIG_FW_POD;
+	c->frameworks |= config_framework_bit("pod");
 }
 
 static int setup_pods(void **state)
