@@ -19,8 +19,12 @@ int workload_write_status(struct mgr *m, const char *key, json_t *wl, json_t *st
 			  write_done_fn done)
 {
 	char path[1024];
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-		 obj_namespace(wl), obj_name(wl));
+	int rc = kind_path(K_WORKLOAD, obj_namespace(wl), obj_name(wl), "/status", path,
+			   sizeof(path));
+	if (rc != 0) {
+		json_decref(status);
+		return rc;
+	}
 	return writer_merge_patch(m, K_WORKLOAD, key, path,
 				  status ? json_pack("{s:o}", "status", status) : NULL,
 				  obj_str(wl, "metadata.resourceVersion"), done);
@@ -454,8 +458,11 @@ static void write_admission(struct mgr *m, const char *key, json_t *wl, const st
 	keyset_add(&m->admitted_now, key);
 	remember_pending(m, key, NULL, NULL);
 	char path[1024];
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-		 obj_namespace(wl), obj_name(wl));
+	if (config && kind_path(K_WORKLOAD, obj_namespace(wl), obj_name(wl), "/status", path,
+				sizeof(path)) != 0) {
+		json_decref(config);
+		config = NULL;
+	}
 	if (!config || writer_apply(m, K_WORKLOAD, key, path, ADMISSION_FIELD_MANAGER, config,
 				    obj_str(wl, "metadata.resourceVersion"), on_admitted) != 0)
 		keyset_add(&m->unsent, key);
@@ -511,10 +518,11 @@ void workload_evict_pods_ready(struct mgr *m, const char *key, json_t *wl, const
 		return;
 	if (c->has_backoff_limit && count > c->backoff_limit_count) {
 		/* Out of retries: deactivate, as Kueue does; the eviction follows from that. */
-		snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s",
-			 obj_namespace(wl), obj_name(wl));
-		writer_merge_patch(m, K_WORKLOAD, key, path, json_pack("{s:{s:b}}", "spec", "active", 0),
-				   obj_str(wl, "metadata.resourceVersion"), on_deactivated);
+		if (kind_path(K_WORKLOAD, obj_namespace(wl), obj_name(wl), NULL, path,
+			      sizeof(path)) == 0)
+			writer_merge_patch(m, K_WORKLOAD, key, path,
+					   json_pack("{s:{s:b}}", "spec", "active", 0),
+					   obj_str(wl, "metadata.resourceVersion"), on_deactivated);
 		return;
 	}
 	/* base * 2^(n-1) seconds, capped, plus up to 10% jitter so evictions don't return in step. */

@@ -128,11 +128,11 @@ static void create_workload(struct mgr *m, enum kind kind, const char *key, json
 		eobj_workload_release(&w);
 		return;
 	}
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads",
-		 obj_namespace(obj));
 	/* Keyed by the owner: its own events wait while the create is in flight, and until the
 	 * cache shows the Workload (writer_expect) nothing creates it again. */
-	writer_send(m, kind, key, "POST", path, NULL, json_incref(w.obj), NULL, on_workload_created);
+	if (kind_path(K_WORKLOAD, obj_namespace(obj), NULL, NULL, path, sizeof(path)) == 0)
+		writer_send(m, kind, key, "POST", path, NULL, json_incref(w.obj), NULL,
+			    on_workload_created);
 	eobj_workload_release(&w);
 }
 

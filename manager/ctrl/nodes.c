@@ -515,10 +515,10 @@ static void ungate(struct mgr *m, const char *key)
 	}
 	json_t *patch = json_pack("{s:o}", "spec", spec);
 	char path[1024];
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", obj_namespace(pod),
-		 obj_name(pod));
-	if (writer_merge_patch(m, K_POD, key, path, patch, obj_str(pod, "metadata.resourceVersion"),
-			       on_ungated) == 0)
+	if (kind_path(K_POD, obj_namespace(pod), obj_name(pod), NULL, path, sizeof(path)) != 0)
+		json_decref(patch);
+	else if (writer_merge_patch(m, K_POD, key, path, patch,
+				    obj_str(pod, "metadata.resourceVersion"), on_ungated) == 0)
 		log_debug("ungating pod", LF_STR("pod", key), LF_STR("node", node ? node : "(any)"), LF_END);
 	pobj_pod_release(&p);
 }
