@@ -56,62 +56,51 @@ struct t {
 	json_t *stores[K_KINDS];
 };
 
-static const struct {
-	enum kind kind;
-	const char *resource;
-	const char *prefix;
-	int namespaced;
-} kinds[] = {
-	{ K_JOB, "jobs", "/apis/batch/v1", 1 },
-	{ K_RAYJOB, "rayjobs", "/apis/ray.io/v1", 1 },
-	{ K_RAYCLUSTER, "rayclusters", "/apis/ray.io/v1", 1 },
-	{ K_GPOD, "pods", "/api/v1", 1 },
-	{ K_WORKLOAD, "workloads", KUEUE, 1 },
-	{ K_CQ, "clusterqueues", KUEUE, 0 },
-	{ K_LQ, "localqueues", KUEUE, 1 },
-	{ K_FLAVOR, "resourceflavors", KUEUE, 0 },
-	{ K_COHORT, "cohorts", KUEUE, 0 },
-	{ K_NAMESPACE, "namespaces", "/api/v1", 0 },
-	{ K_NODE, "nodes", "/api/v1", 0 },
-};
+/* The kinds the fake apiserver holds objects of: every watched kind, Pods as the queued-pod
+ * informer sees them (the kind table, ctrl/kinds.c, says where each is). */
+static int faked(enum kind kind)
+{
+	return kind_def(kind)->watched && kind != K_POD;
+}
 
 static void path_of(enum kind kind, json_t *obj, char *path, size_t size, char *key, size_t ksize)
 {
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		if (kinds[i].kind != kind)
-			continue;
-		if (kinds[i].namespaced) {
-			snprintf(path, size, "%s/namespaces/%s/%s/%s", kinds[i].prefix, obj_namespace(obj),
-				 kinds[i].resource, obj_name(obj));
-			snprintf(key, ksize, "%s/%s", obj_namespace(obj), obj_name(obj));
-		} else {
-			snprintf(path, size, "%s/%s/%s", kinds[i].prefix, kinds[i].resource, obj_name(obj));
-			snprintf(key, ksize, "%s", obj_name(obj));
-		}
-		return;
-	}
-	fail_msg("no path for kind %d", kind);
+	int cluster = kind_def(kind)->cluster_scoped;
+	assert_true(faked(kind));
+	assert_int_equal(kind_path(kind, obj_namespace(obj), obj_name(obj), NULL, path, size), 0);
+	if (cluster)
+		snprintf(key, ksize, "%s", obj_name(obj));
+	else
+		snprintf(key, ksize, "%s/%s", obj_namespace(obj), obj_name(obj));
 }
 
 /* The kind of an object path; K_KINDS for one the controller doesn't watch (events). */
 static enum kind kind_of_path(const char *path, char *key, size_t ksize)
 {
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		char needle[64];
-		snprintf(needle, sizeof(needle), "/%s/", kinds[i].resource);
+	for (enum kind k = 0; k < K_KINDS; k++) {
+		char root[300], needle[64];
+		if (!faked(k))
+			continue;
+		/* The group's root: the collection's path less "/<plural>". */
+		assert_int_equal(kind_path(k, NULL, NULL, NULL, root, sizeof(root)), 0);
+		root[strlen(root) - strlen(kind_plural(k)) - 1] = '\0';
+		snprintf(needle, sizeof(needle), "/%s/", kind_plural(k));
 		const char *at = strstr(path, needle);
-		if (!at || strncmp(path, kinds[i].prefix, strlen(kinds[i].prefix)) != 0)
+		if (!at || strncmp(path, root, strlen(root)) != 0 || path[strlen(root)] != '/')
 			continue;
 		const char *name = at + strlen(needle);
 		if (strchr(name, '/'))
 			continue;
-		if (kinds[i].namespaced) {
-			const char *ns = strstr(path, "/namespaces/") + strlen("/namespaces/");
+		if (!kind_def(k)->cluster_scoped) {
+			const char *ns = strstr(path, "/namespaces/");
+			if (!ns)
+				continue;
+			ns += strlen("/namespaces/");
 			snprintf(key, ksize, "%.*s/%s", (int)(strchr(ns, '/') - ns), ns, name);
 		} else {
 			snprintf(key, ksize, "%s", name);
 		}
-		return kinds[i].kind;
+		return k;
 	}
 	return K_KINDS;
 }
