@@ -16,8 +16,21 @@
  *   status               finished(), pods_ready(), active_pods(), started_at().
  *
  * Nothing here does I/O; objects are borrowed unless a function says "new reference".
- * Adding a kind (JobSet, say) is one file with these functions and a line in the table in
- * integrations.c; the manager needs an informer for it and RBAC, nothing else.
+ *
+ * Adding an integrated kind (JobSet, say) takes exactly this:
+ *   - api/integration_<kind>.c, its `struct integration` of pure functions (and the file's
+ *     line among the sources in CMakeLists.txt);
+ *   - its line in INTEGRATED_OWNERS below. From that line come integration_all() and
+ *     integration_for(); the manager's kind K_<NAME> and its row in the kind table
+ *     (ctrl/kinds.c: an informer on the queue label, optional for a CRD's group, a compact
+ *     store, API paths, Events, the owner lookups and reconciles); its framework name in
+ *     integrations.frameworks (api/config.c, on by default); its webhooks and hold policies
+ *     (webhooks/, ctrl/hold.c); and the simulator's reading of it;
+ *   - its RBAC in config/rbac/role.yaml: list, watch and patch on its resource, patch on its
+ *     status when before_restore writes there, and its hold policy's name muster-hold-<plural>
+ *     when it holds by spec.suspend (test_kinds fails until they are there);
+ *   - its test fixtures: its cases in tests/unit/test_integrations.c, and in test_ctrl.c to
+ *     drive it through the manager.
  */
 #ifndef MUSTER_INTEGRATIONS_H
 #define MUSTER_INTEGRATIONS_H

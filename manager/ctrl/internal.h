@@ -4,8 +4,8 @@
  * public API: everything here runs on the loop thread.
  *
  * Data flows one way:  watch -> ingest -> engine/placement -> stages -> writer -> apiserver.
- *   ingest.c     the informer table; every object kind enters here, is decoded once, and
- *                updates the engine, placement and catalog; then marks keys dirty.
+ *   ingest.c     the informers of the kind table; every object kind enters here, is decoded
+ *                once, and updates the engine, placement and catalog; then marks keys dirty.
  *   integrations.c  the owners of Workloads (Job, RayJob, RayCluster) through one seam
  *                (api/integrations.h): create, hold, release, pods ready, evict, finish.
  *   admission.c  keeps the engine in step with Workloads, runs cycles, applies decisions.
@@ -16,6 +16,8 @@
  *   writer.c     every write: in-flight tracking, conflicts, backoff, recent writes, Events.
  *   observe.c    metrics: counters bumped as events land, gauges rebuilt from state at scrape.
  *   state.c      typed key sets, the pump, deadlines, stores, the clock.
+ *   kinds.c      the kind table: what each kind is (name, apiVersion, resource, paths,
+ *                informer, store, integration), for every file above.
  * Beside the flow, read-only: manager.c's servers, and
  *   visibility.c the visibility endpoint: positions, why, eta, history, usage.
  *   hold.c       what the server serves, and how queued objects are held at create: admission
