@@ -361,17 +361,26 @@ static int start_informer(struct mgr *m, enum kind kind)
 	return 0;
 }
 
+/* When a kind's informer starts: Kueue's queue objects first (a Workload listed before its
+ * queue would wait a cycle), then the cluster's other objects, Workloads, and last the queued
+ * objects of integrated kinds. */
+static int start_rank(enum kind kind)
+{
+	if (kind == K_FLAVOR || kind == K_COHORT || kind == K_CQ || kind == K_LQ)
+		return 0;
+	return kind_def(kind)->integration ? 3 : kind == K_WORKLOAD ? 2 : 1;
+}
+
 int ingest_start(struct mgr *m)
 {
-	/* Flavors, cohorts and queues first: a Workload listed before its queue would wait a
-	 * cycle. Then the rest in the table's order. */
-	static const enum kind first[] = { K_FLAVOR, K_COHORT, K_CQ, K_LQ };
+	static const enum kind queues[] = { K_FLAVOR, K_COHORT, K_CQ, K_LQ };
 	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < sizeof(first) / sizeof(first[0]); i++)
-		rc = start_informer(m, first[i]);
-	for (enum kind k = 0; rc == 0 && k < K_KINDS; k++)
-		if (informed(m, k) && k != K_FLAVOR && k != K_COHORT && k != K_CQ && k != K_LQ)
-			rc = start_informer(m, k);
+	for (size_t i = 0; rc == 0 && i < sizeof(queues) / sizeof(queues[0]); i++)
+		rc = start_informer(m, queues[i]);
+	for (int rank = 1; rank <= 3; rank++)
+		for (enum kind k = 0; rc == 0 && k < K_KINDS; k++)
+			if (start_rank(k) == rank && informed(m, k))
+				rc = start_informer(m, k);
 	return rc;
 }
 
