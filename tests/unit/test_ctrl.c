@@ -376,6 +376,21 @@ static void admitted_job(struct t *t, const char *cpu_quota, const char *name, c
 	assert_true(json_is_false(obj_path(fake_api_get(t->api, job_path), "spec.suspend")));
 }
 
+/* Job name completes (as the fake holds it, with a Complete condition); its Workload, at path,
+ * is then Finished. */
+static void complete_job(struct t *t, const char *name, const char *path)
+{
+	char job_path[300];
+	snprintf(job_path, sizeof(job_path), JOB_PATH("%s"), name);
+	json_t *done = json_deep_copy(fake_api_get(t->api, job_path));
+	json_object_set_new(done, "status",
+			    J("{'succeeded':1,'conditions':[{'type':'Complete',"
+			      "'status':'True'}]}"));
+	seed(t, K_JOB, done);
+	converge(t);
+	assert_true(fake_cond(t, path, "Finished"));
+}
+
 /* The value of one series in the manager's /metrics text: series is its name and labels as
  * rendered, e.g. "kueue_admitted_workloads_total{cluster_queue=\"cq\",replica_role=\"standalone\"}".
  * -1 when the series is absent. */
@@ -700,9 +715,10 @@ static void test_job_creates_once(void **state)
 	assert_int_equal(fake_api_count(t->api, "PATCH", JOB_PATH("j1"), 200), 1);
 }
 
-/* A Job's Workload that lists another owner first (a tool adopted it too) is still the Job's:
- * its controller reference says whose it is, as Kueue reads it, not its first entry. Once
- * admitted, the Job starts, and no second Workload is made. */
+/* A Job's Workload that lists another integrated object first (a RayJob that adopted it too)
+ * is still the Job's: its controller reference says whose it is, as Kueue reads it, not its
+ * first entry. Once admitted, the Job starts, no second Workload is made, and when the Job
+ * completes the Job (not the RayJob) is told its Workload finished. */
 static void test_job_owner_is_controller_reference(void **state)
 {
 	struct t *t = *state;
@@ -712,8 +728,8 @@ static void test_job_owner_is_controller_reference(void **state)
 	json_t *wl = integration_workload_new(&integration_job, j, err, sizeof(err));
 	assert_non_null(wl);
 	assert_int_equal(json_array_insert_new(obj_path(wl, "metadata.ownerReferences"), 0,
-					       J("{'apiVersion':'v1','kind':'ConfigMap','name':'a',"
-						 "'uid':'cm-uid'}")),
+					       J("{'apiVersion':'ray.io/v1','kind':'RayJob',"
+						 "'name':'j1','uid':'rayjob-uid'}")),
 			 0);
 	json_object_set_new(json_object_get(wl, "metadata"), "uid", json_string("wl-uid"));
 	json_object_set_new(json_object_get(wl, "metadata"), "creationTimestamp",
@@ -726,6 +742,19 @@ static void test_job_owner_is_controller_reference(void **state)
 	assert_true(fake_cond(t, path, "Admitted"));
 	assert_false(json_is_true(obj_path(fake_api_get(t->api, JOB_PATH("j1")), "spec.suspend")));
 	assert_int_equal(fake_api_count(t->api, "POST", KUEUE "/namespaces/ns/workloads", 0), 0);
+	complete_job(t, "j1", path);
+	int told = 0;
+	uint64_t deadline = uv_hrtime() + 5000 * MS;
+	while (!told && uv_hrtime() < deadline) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		for (size_t i = 0; i < fake_api_nrequests(t->api); i++) {
+			const struct fake_request *r = fake_api_request(t->api, i);
+			told |= !strcmp(r->method, "POST") && strstr(r->path, "/events") &&
+				strstr(r->body, "\"FinishedWorkload\"") &&
+				strstr(r->body, "\"kind\":\"Job\"") != NULL;
+		}
+	}
+	assert_true(told);
 }
 
 /* A Job finishes while a write to its Workload is in flight and the Workload's event arrives
@@ -743,12 +772,7 @@ static void test_job_finishes_during_workload_write(void **state)
 	run_until_sent(t);
 	assert_true(writer_busy(&t->m, K_WORKLOAD, key_of(path)));
 	/* ... and before it is answered, the Job completes. */
-	json_t *done = json_deep_copy(fake_api_get(t->api, JOB_PATH("j1")));
-	json_object_set_new(done, "status",
-			    J("{'succeeded':1,'conditions':[{'type':'Complete','status':'True'}]}"));
-	seed(t, K_JOB, done);
-	converge(t);
-	assert_true(fake_cond(t, path, "Finished"));
+	complete_job(t, "j1", path);
 	assert_int_equal(cq_cpu_usage(t), 0);
 }
 
