@@ -349,12 +349,14 @@ static int start_informer(struct mgr *m, enum kind kind)
 	if (m->conf.manage_without_queue_name && kind >= K_OWNER_FIRST && kind <= K_OWNER_LAST)
 		selector = NULL;
 	m->informer_args[kind] = (struct kind_arg){ m, kind };
-	struct informer_options o = { d->informer ? d->informer : kind_plural(kind), path, selector,
-				      on_informer_event, &m->informer_args[kind], on_informer_synced,
-				      keep, kind_optional(kind), m->compact[kind] };
+	struct informer_options o = { d->informer ? d->informer : kind_plural(kind), path,
+				      selector, on_informer_event, &m->informer_args[kind],
+				      on_informer_synced, keep, kind_optional(kind),
+				      m->compact[kind] };
 	rc = informer_start(m->loop, m->kube, &o, &m->informers[kind]);
 	if (rc != 0) {
-		log_error("cannot start informer", LF_STR("resource", o.name), LF_INT("rc", rc), LF_END);
+		log_error("cannot start informer", LF_STR("resource", o.name), LF_INT("rc", rc),
+			  LF_END);
 		return rc;
 	}
 	m->stores[kind] = informer_store(m->informers[kind]);

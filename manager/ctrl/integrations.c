@@ -66,7 +66,8 @@ static int patch_owner(struct mgr *m, enum kind kind, const char *key, json_t *o
 		       const char *subresource)
 {
 	char path[1024];
-	int rc = kind_path(kind, obj_namespace(obj), obj_name(obj), subresource, path, sizeof(path));
+	int rc = kind_path(kind, obj_namespace(obj), obj_name(obj), subresource, path,
+			   sizeof(path));
 	if (rc != 0)
 		return rc;
 	json_t *patch = obj_merge_diff(obj, edited);
@@ -350,7 +351,8 @@ static void evict_step(struct mgr *m, enum kind kind, const char *key, json_t *o
 	}
 	if (in->before_restore && in->before_restore(obj, &patch, &sub)) {
 		char path[1024];
-		if (kind_path(kind, obj_namespace(obj), obj_name(obj), sub, path, sizeof(path)) != 0) {
+		if (kind_path(kind, obj_namespace(obj), obj_name(obj), sub, path,
+			      sizeof(path)) != 0) {
 			json_decref(patch);
 			return;
 		}

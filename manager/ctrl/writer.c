@@ -566,9 +566,9 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, enum event_class c
 			       "reportingController", EVENT_CONTROLLER, "reportingInstance",
 			       m->identity[0] ? m->identity : "muster", "action",
 			       reason, "reason", reason, "regarding", "apiVersion",
-			       kind_api_version(kind), "kind", kind_name(kind), "name", obj_name(obj),
-			       "namespace", ns ? ns : "", "uid", uid ? uid : "", "note", note, "type",
-			       type);
+			       kind_api_version(kind), "kind", kind_name(kind), "name",
+			       obj_name(obj), "namespace", ns ? ns : "", "uid", uid ? uid : "",
+			       "note", note, "type", type);
 	char *body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
 	snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
 		 ns ? ns : "default");
