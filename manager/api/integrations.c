@@ -53,6 +53,12 @@ int integration_owned(json_t *obj)
 	return integration_owner_ref(obj, NULL) != NULL;
 }
 
+const char *integration_version(const struct integration *in)
+{
+	const char *slash = strchr(in->api_version, '/');
+	return slash ? slash + 1 : in->api_version;
+}
+
 const struct integration *const *integration_all(size_t *n)
 {
 	*n = N_ALL;

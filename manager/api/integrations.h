@@ -156,6 +156,9 @@ json_t *integration_owner_ref(json_t *obj, const struct integration **in);
 /* Whether obj has an integrated owner (a RayJob's submitter Job, a Job's pods): such an object
  * is its owner's business, never queued on its own. */
 int integration_owned(json_t *obj);
+/* The version of in's apiVersion ("v1" of "batch/v1" and of the core group's "v1"), borrowed:
+ * what webhook and admission policy rules match the kind's objects by. */
+const char *integration_version(const struct integration *in);
 /* Every integration, for tables: *n gets the count. */
 const struct integration *const *integration_all(size_t *n);
 

@@ -507,6 +507,18 @@ static void test_owner_rule(void **state)
 	json_decref(wl);
 }
 
+/* The version webhook and policy rules match a kind by: not always v1 (JobSet's is
+ * v1alpha2), so it comes from the kind's apiVersion. */
+static void test_integration_version(void **state)
+{
+	(void)state;
+	const struct integration jobset = { .api_version = "jobset.x-k8s.io/v1alpha2" };
+	assert_string_equal(integration_version(&integration_job), "v1");
+	assert_string_equal(integration_version(&integration_rayjob), "v1");
+	assert_string_equal(integration_version(&integration_pod), "v1");
+	assert_string_equal(integration_version(&jobset), "v1alpha2");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -523,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_single_pod_workload),
 		cmocka_unit_test(test_merge_diff),
 		cmocka_unit_test(test_owner_rule),
+		cmocka_unit_test(test_integration_version),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
