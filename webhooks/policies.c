@@ -108,13 +108,17 @@ static json_t *queued_conditions(int labelled_only, const char *probe_token)
 	return c;
 }
 
-static json_t *resource_rule(const char *group, const char *plural, int with_update)
+/* The rule matching objects of kind in: created, and updated too when with_update. */
+static json_t *resource_rule(const struct integration *in, int with_update)
 {
+	const char *version = integration_version(in);
 	return with_update ?
-		       json_pack("{s:[s], s:[s], s:[s, s], s:[s]}", "apiGroups", group, "apiVersions", "v1",
-				 "operations", "CREATE", "UPDATE", "resources", plural) :
-		       json_pack("{s:[s], s:[s], s:[s], s:[s]}", "apiGroups", group, "apiVersions", "v1",
-				 "operations", "CREATE", "resources", plural);
+		       json_pack("{s:[s], s:[s], s:[s, s], s:[s]}", "apiGroups", in->group,
+				 "apiVersions", version, "operations", "CREATE", "UPDATE",
+				 "resources", in->plural) :
+		       json_pack("{s:[s], s:[s], s:[s], s:[s]}", "apiGroups", in->group,
+				 "apiVersions", version, "operations", "CREATE", "resources",
+				 in->plural);
 }
 
 /* The namespaces a webhook reaches (webhooks' namespaceSelector): all but the system's. */
@@ -180,7 +184,7 @@ static int add_owner_hold(json_t *out, const struct policy_inputs *in, const str
 	char name[128];
 	int all = in->manage_without_queue_name;
 	snprintf(name, sizeof(name), "muster-hold-%s", k->plural);
-	return add_policy(out, MAP_KIND, name, json_pack("[o]", resource_rule(k->group, k->plural, 0)),
+	return add_policy(out, MAP_KIND, name, json_pack("[o]", resource_rule(k, 0)),
 			  queued_conditions(!all, in->probe_token), "mutations",
 			  apply_mutation("Object{spec: Object.spec{suspend: true}}"),
 			  all && in->managed_namespaces ? json_deep_copy(in->managed_namespaces) :
@@ -197,7 +201,8 @@ static int add_gang(json_t *out, const char *probe_token)
 		json_decref(conditions);
 		conditions = NULL;
 	}
-	return add_policy(out, MAP_KIND, POLICY_GANG, json_pack("[o]", resource_rule("batch", "jobs", 0)),
+	return add_policy(out, MAP_KIND, POLICY_GANG,
+			  json_pack("[o]", resource_rule(&integration_job, 0)),
 			  conditions, "mutations",
 			  apply_mutation("Object{spec: Object.spec{scheduling: Object.spec.scheduling{"
 					 "schedulingPolicy: Object.spec.scheduling.schedulingPolicy{"
@@ -207,7 +212,8 @@ static int add_gang(json_t *out, const char *probe_token)
 
 static int add_pod_hold(json_t *out, const char *probe_token)
 {
-	return add_policy(out, MAP_KIND, POLICY_PODS, json_pack("[o]", resource_rule("", "pods", 0)),
+	return add_policy(out, MAP_KIND, POLICY_PODS,
+			  json_pack("[o]", resource_rule(&integration_pod, 0)),
 			  queued_conditions(1, probe_token), "mutations",
 			  apply_mutation("Object{metadata: Object.metadata{"
 					 "labels: {'" LABEL_MANAGED "': 'true'}, "
@@ -222,12 +228,13 @@ static json_t *queued_kinds_rules(const struct policy_inputs *in, int pods)
 {
 	json_t *rules = json_array();
 	for (size_t i = 0; rules && i < in->n_owners; i++) {
-		if (json_array_append_new(rules, resource_rule(in->owners[i]->group, in->owners[i]->plural, 1)) != 0) {
+		if (json_array_append_new(rules, resource_rule(in->owners[i], 1)) != 0) {
 			json_decref(rules);
 			return NULL;
 		}
 	}
-	if (rules && pods && json_array_append_new(rules, resource_rule("", "pods", 1)) != 0) {
+	if (rules && pods &&
+	    json_array_append_new(rules, resource_rule(&integration_pod, 1)) != 0) {
 		json_decref(rules);
 		return NULL;
 	}

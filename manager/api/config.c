@@ -9,6 +9,7 @@
 
 #include "api/engine_objects.h"
 #include "core/labels.h"
+#include "api/integrations.h"
 #include "core/quota.h"
 #include "util/yamljson.h"
 
@@ -41,8 +42,14 @@ void config_defaults(struct muster_config *cfg)
 	cfg->webhook_port = 9443;
 	cfg->health_port = -1;
 	snprintf(cfg->webhook_secret, sizeof(cfg->webhook_secret), CONFIG_WEBHOOK_SECRET_DEFAULT);
-	/* Kueue's default list, less the kinds muster has no integration for. */
-	cfg->frameworks = CONFIG_FW_BATCH_JOB | CONFIG_FW_RAYJOB | CONFIG_FW_RAYCLUSTER;
+	/* Kueue's default list, less the kinds muster has no integration for: every integrated
+	 * owner kind, and no plain Pods. */
+	size_t n;
+	const struct integration *const *all = integration_all(&n);
+	cfg->frameworks = 0;
+	for (size_t i = 0; i < n; i++)
+		if (all[i] != &integration_pod)
+			cfg->frameworks |= config_framework_bit(all[i]->framework);
 }
 
 int config_split_address(const char *addr, char *host, size_t host_size, int *port)
@@ -682,23 +689,19 @@ static int parse_admission_fair_sharing(json_t *doc, struct muster_config *cfg, 
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	unsigned bit;
-} frameworks[] = {
-	{ "batch/job", CONFIG_FW_BATCH_JOB },
-	{ "ray.io/rayjob", CONFIG_FW_RAYJOB },
-	{ "ray.io/raycluster", CONFIG_FW_RAYCLUSTER },
-	{ "pod", CONFIG_FW_POD },
-};
-#define N_FRAMEWORKS (sizeof(frameworks) / sizeof(frameworks[0]))
+unsigned config_framework_bit(const char *framework)
+{
+	size_t n;
+	const struct integration *const *all = integration_all(&n);
+	for (size_t i = 0; framework && i < n && i < 32; i++)
+		if (!strcmp(all[i]->framework, framework))
+			return 1u << i;
+	return 0;
+}
 
 int config_framework_enabled(const struct muster_config *cfg, const char *framework)
 {
-	for (size_t i = 0; framework && i < N_FRAMEWORKS; i++)
-		if (!strcmp(frameworks[i].name, framework))
-			return (cfg->frameworks & frameworks[i].bit) != 0;
-	return 0;
+	return (cfg->frameworks & config_framework_bit(framework)) != 0;
 }
 
 /* A label of a JSON labels object (NULL: none) for labels_selector_matches. */
@@ -771,16 +774,18 @@ static int parse_integrations(json_t *c, struct muster_config *cfg, char *err, s
 	json_array_foreach(list, i, v)
 	{
 		const char *name = json_string_value(v);
-		unsigned bit = 0;
-		for (size_t k = 0; name && k < N_FRAMEWORKS; k++)
-			if (!strcmp(frameworks[k].name, name))
-				bit = frameworks[k].bit;
+		unsigned bit = config_framework_bit(name);
 		if (!bit) {
+			size_t n;
+			const struct integration *const *all = integration_all(&n);
+			char known[256] = "";
+			for (size_t k = 0, len = 0; k < n && len < sizeof(known); k++)
+				len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s",
+							k ? ", " : "", all[k]->framework);
 			snprintf(err, errlen,
 				 "integrations.frameworks[%zu]: \"%.64s\" is not a framework muster manages "
-				 "(batch/job, ray.io/rayjob, ray.io/raycluster, pod); its objects would run "
-				 "unqueued, so remove it",
-				 i, name ? name : "");
+				 "(%s); its objects would run unqueued, so remove it",
+				 i, name ? name : "", known);
 			return -EINVAL;
 		}
 		cfg->frameworks |= bit;

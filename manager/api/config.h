@@ -134,7 +134,8 @@ struct muster_config {
 	int health_port; /* -1 = health.healthProbeBindAddress unset */
 	char webhook_service[CONFIG_NAME_MAX]; /* "" = URL mode */
 	char webhook_secret[CONFIG_NAME_MAX];
-	/* integrations.frameworks: which kinds muster manages, a bit per CONFIG_FW_* */
+	/* integrations.frameworks: which kinds muster manages, a bit per integration
+	 * (config_framework_bit) */
 	unsigned frameworks;
 	int manage_without_queue_name; /* manageJobsWithoutQueueName */
 	/* managedJobsNamespaceSelector as a LabelSelector (owned: config_release), or NULL for
@@ -161,11 +162,9 @@ struct muster_config {
 	enum gang_mode gang_mode; /* gangScheduling.mode, Auto */
 };
 
-/* Kueue's integrations.frameworks names muster implements, as bits of frameworks. */
-#define CONFIG_FW_BATCH_JOB 0x1u /* "batch/job" */
-#define CONFIG_FW_RAYJOB 0x2u /* "ray.io/rayjob" */
-#define CONFIG_FW_RAYCLUSTER 0x4u /* "ray.io/raycluster" */
-#define CONFIG_FW_POD 0x8u /* "pod" */
+/* The bit of frameworks for a Kueue integrations.frameworks name ("batch/job"): one per
+ * integration muster implements (api/integrations.h), 0 for any other name. */
+unsigned config_framework_bit(const char *framework);
 /* Whether integrations.frameworks lists framework (a Kueue name, e.g. "batch/job"). */
 int config_framework_enabled(const struct muster_config *cfg, const char *framework);
 /* Whether muster manages objects in a namespace with this name and labels (a JSON object or

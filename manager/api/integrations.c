@@ -14,8 +14,10 @@
 #include "api/engine_objects.h"
 #include "api/objects.h"
 
-static const struct integration *const all[] = { &integration_job, &integration_rayjob,
-						 &integration_raycluster, &integration_pod };
+#define INTEGRATION_ADDRESS(name, in) &in,
+static const struct integration *const all[] = { INTEGRATED_OWNERS(INTEGRATION_ADDRESS)
+							 &integration_pod };
+#undef INTEGRATION_ADDRESS
 #define N_ALL (sizeof(all) / sizeof(all[0]))
 
 const struct integration *integration_for(const char *api_version, const char *kind)
@@ -34,16 +36,27 @@ const struct integration *integration_by_framework(const char *framework)
 	return NULL;
 }
 
+json_t *integration_owner_ref(json_t *obj, const struct integration **in)
+{
+	json_t *ref = obj_owner_ref(obj, 1, NULL, NULL, NULL);
+	const struct integration *found =
+		ref ? integration_for(json_string_value(json_object_get(ref, "apiVersion")),
+				      json_string_value(json_object_get(ref, "kind"))) :
+		      NULL;
+	if (in)
+		*in = found;
+	return found ? ref : NULL;
+}
+
 int integration_owned(json_t *obj)
 {
-	size_t i;
-	json_t *ref;
-	json_array_foreach(obj_path(obj, "metadata.ownerReferences"), i, ref)
-		if (json_is_true(json_object_get(ref, "controller")) &&
-		    integration_for(json_string_value(json_object_get(ref, "apiVersion")),
-				    json_string_value(json_object_get(ref, "kind"))))
-			return 1;
-	return 0;
+	return integration_owner_ref(obj, NULL) != NULL;
+}
+
+const char *integration_version(const struct integration *in)
+{
+	const char *slash = strchr(in->api_version, '/');
+	return slash ? slash + 1 : in->api_version;
 }
 
 const struct integration *const *integration_all(size_t *n)

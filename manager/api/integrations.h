@@ -16,8 +16,21 @@
  *   status               finished(), pods_ready(), active_pods(), started_at().
  *
  * Nothing here does I/O; objects are borrowed unless a function says "new reference".
- * Adding a kind (JobSet, say) is one file with these functions and a line in the table in
- * integrations.c; the manager needs an informer for it and RBAC, nothing else.
+ *
+ * Adding an integrated kind (JobSet, say) takes exactly this:
+ *   - api/integration_<kind>.c, its `struct integration` of pure functions (and the file's
+ *     line among the sources in CMakeLists.txt);
+ *   - its line in INTEGRATED_OWNERS below. From that line come integration_all() and
+ *     integration_for(); the manager's kind K_<NAME> and its row in the kind table
+ *     (ctrl/kinds.c: an informer on the queue label, optional for a CRD's group, a compact
+ *     store, API paths, Events, the owner lookups and reconciles); its framework name in
+ *     integrations.frameworks (api/config.c, on by default); its webhooks and hold policies
+ *     (webhooks/, ctrl/hold.c); and the simulator's reading of it;
+ *   - its RBAC in config/rbac/role.yaml: list, watch and patch on its resource, patch on its
+ *     status when before_restore writes there, and its hold policy's name muster-hold-<plural>
+ *     when it holds by spec.suspend (test_kinds fails until they are there);
+ *   - its test fixtures: its cases in tests/unit/test_integrations.c, and in test_ctrl.c to
+ *     drive it through the manager.
  */
 #ifndef MUSTER_INTEGRATIONS_H
 #define MUSTER_INTEGRATIONS_H
@@ -92,9 +105,19 @@ struct integration {
 /* The largest pod group muster takes (a Workload of more pods is beyond any cluster here). */
 #define POD_GROUP_MAX 10000
 
-extern const struct integration integration_job;
-extern const struct integration integration_rayjob;
-extern const struct integration integration_raycluster;
+/* The integrated kinds that own their Workload whole, one line each: X(NAME, integration),
+ * in the order tables list them. Everything else reads this list: integration_all() and
+ * integration_for() here, ctrl/'s kind K_<NAME> with its informer, store and reconciler
+ * (ctrl/kinds.c), and the simulator's kinds. Plain Pods (integration_pod, below) are not among
+ * them: their Workload is a pod group's, not one object's. */
+#define INTEGRATED_OWNERS(X)                  \
+	X(JOB, integration_job)               \
+	X(RAYJOB, integration_rayjob)         \
+	X(RAYCLUSTER, integration_raycluster)
+
+#define INTEGRATION_DECLARE(name, in) extern const struct integration in;
+INTEGRATED_OWNERS(INTEGRATION_DECLARE)
+#undef INTEGRATION_DECLARE
 /* Plain Pods: a single Pod, or a group of Pods sharing kueue.x-k8s.io/pod-group-name. Its
  * object is a pod group (pod_group_new), not a Pod: the seam's read side (PodSets by role,
  * finished, pods ready, active) works on it; holding and releasing go pod by pod (the
@@ -125,9 +148,17 @@ const struct integration *integration_for(const char *api_version, const char *k
 /* The integration a Kueue integrations.frameworks name names ("batch/job", "ray.io/rayjob",
  * "ray.io/raycluster", "pod"), or NULL. */
 const struct integration *integration_by_framework(const char *framework);
-/* Whether obj's controller is an object of an integrated kind (a RayJob's submitter Job, a
- * Job's pods): such an object is its owner's business, never queued on its own. */
+/* The integrated owner of obj as Kueue finds it (jobframework: metav1.GetControllerOf, then
+ * IsOwnerManagedByKueue): obj's controller reference when it names an integrated kind,
+ * borrowed, with *in (when not NULL) set to that kind's integration; else NULL. The one rule
+ * for "which object owns this Workload, or this Pod". */
+json_t *integration_owner_ref(json_t *obj, const struct integration **in);
+/* Whether obj has an integrated owner (a RayJob's submitter Job, a Job's pods): such an object
+ * is its owner's business, never queued on its own. */
 int integration_owned(json_t *obj);
+/* The version of in's apiVersion ("v1" of "batch/v1" and of the core group's "v1"), borrowed:
+ * what webhook and admission policy rules match the kind's objects by. */
+const char *integration_version(const struct integration *in);
 /* Every integration, for tables: *n gets the count. */
 const struct integration *const *integration_all(size_t *n);
 

@@ -72,6 +72,31 @@ const char *obj_annotation(json_t *obj, const char *key)
 	return json_string_value(json_object_get(obj_path(obj, "metadata.annotations"), key));
 }
 
+/* Whether the string field of ref is want (NULL: anything). */
+static int ref_field_is(json_t *ref, const char *field, const char *want)
+{
+	const char *v = json_string_value(json_object_get(ref, field));
+	return !want || (v && !strcmp(v, want));
+}
+
+json_t *obj_owner_ref(json_t *obj, int controller, const char *api_version, const char *kind,
+		      const char *uid)
+{
+	size_t i;
+	json_t *ref;
+	json_array_foreach(obj_path(obj, "metadata.ownerReferences"), i, ref)
+	{
+		if (controller && !json_is_true(json_object_get(ref, "controller")))
+			continue;
+		if (ref_field_is(ref, "apiVersion", api_version) &&
+		    ref_field_is(ref, "kind", kind) && ref_field_is(ref, "uid", uid))
+			return ref;
+		if (controller)
+			return NULL; /* the one controller is not what was asked for */
+	}
+	return NULL;
+}
+
 json_t *condition_get(json_t *obj, const char *type)
 {
 	json_t *conds = obj_path(obj, "status.conditions"), *c;

@@ -52,6 +52,17 @@ const char *obj_annotation(json_t *obj, const char *key);
  * NULL when out of memory. */
 int obj_list_has(json_t *list, const char *field, const char *value);
 json_t *obj_list_without(json_t *list, const char *field, const char *value);
+/*
+ * The one walk over obj's metadata.ownerReferences; the entry asked for, borrowed, or NULL.
+ * controller 1: obj's controller reference (controller: true; the apiserver allows one), which
+ * is how Kubernetes controllers and Kueue find an object's owner (metav1.GetControllerOf), and
+ * NULL when it is not of api_version, kind and uid. controller 0: the first entry of those,
+ * controller or not, which is how the garbage collector reads them (each Pod of a pod group
+ * owns the group's Workload, none as its controller). api_version, kind and uid NULL: any.
+ * integration_owner_ref (api/integrations.h) is Kueue's rule for an integrated owner.
+ */
+json_t *obj_owner_ref(json_t *obj, int controller, const char *api_version, const char *kind,
+		      const char *uid);
 
 /* The JSON merge patch (RFC 7386) that turns object from into object to (new reference; {} when
  * equal, NULL when out of memory): changed keys, nested objects as their own difference, arrays

@@ -234,11 +234,13 @@ static int pod_requests(struct pobj_pod *out, json_t *spec, char *err, size_t er
 }
 
 /* The pod's workload key: the kueue.x-k8s.io/workload annotation muster puts on the templates
- * it releases (a RayJob's pods belong to a RayCluster it made), else its controller
- * ownerReference when that is an integrated kind (a Job's pods made before the annotation). */
+ * it releases (a RayJob's pods belong to a RayCluster it made), else its integrated owner
+ * (integration_owner_ref: a Job's pods made before the annotation). */
 static int pod_owner(struct pobj_pod *out, json_t *pod, const char *ns, char *err, size_t errlen)
 {
 	json_t *refs = eobj_field(eobj_field(pod, "metadata"), "ownerReferences"), *r;
+	const struct integration *in;
+	json_t *owner = integration_owner_ref(pod, &in);
 	size_t i;
 	int rc = eobj_want_array(refs, "metadata.ownerReferences", err, errlen);
 	if (rc != 0)
@@ -252,6 +254,8 @@ static int pod_owner(struct pobj_pod *out, json_t *pod, const char *ns, char *er
 		out->spec.podset = eobj_arena_strdup(&out->arena, podset && *podset ? podset : "main");
 		return out->spec.workload && out->spec.podset ? 0 : eobj_nomem(err, errlen);
 	}
+	/* Every entry is decoded, so a malformed one is refused wherever it is; the owner is
+	 * the one integration_owner_ref chose. */
 	json_array_foreach(refs, i, r)
 	{
 		char p[64], wl[300], key[600], uid_buf[600];
@@ -266,8 +270,7 @@ static int pod_owner(struct pobj_pod *out, json_t *pod, const char *ns, char *er
 		    (rc = eobj_get_string(r, "name", p, &name, err, errlen)) != 0 ||
 		    (rc = eobj_get_string(r, "uid", p, &uid, err, errlen)) != 0)
 			return rc;
-		const struct integration *in = controller ? integration_for(api, kind) : NULL;
-		if (!in)
+		if (r != owner)
 			continue;
 		if (!name || !*name)
 			return eobj_bad(err, errlen, "%s.name: required", p);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/integrations.h"
 #include "api/objects.h"
 #include "cli/cli_internal.h"
 
@@ -209,22 +210,19 @@ int cli_get(struct cli *c, enum cli_target target, const char *path, json_t **ou
 	return rc;
 }
 
-/* The Workload of a list that the Job of uid owns: not being deleted first, then the newest
- * (a Job whose Workload was replaced may briefly have two). Borrowed, or NULL. */
+/* The Workload of a list that the Job of uid owns (its integrated owner, as Kueue finds it):
+ * not being deleted first, then the newest (a Job whose Workload was replaced may briefly have
+ * two). Borrowed, or NULL. */
 static json_t *owned_workload(json_t *list, const char *uid)
 {
-	json_t *best = NULL, *wl, *ref;
+	json_t *best = NULL, *wl;
 	int64_t best_ms = INT64_MIN;
-	size_t i, j;
+	size_t i;
 	json_array_foreach(json_object_get(list, "items"), i, wl)
 	{
-		int owned = 0;
-		json_array_foreach(obj_path(wl, "metadata.ownerReferences"), j, ref)
-		{
-			const char *ref_uid = json_string_value(json_object_get(ref, "uid"));
-			owned |= ref_uid && !strcmp(ref_uid, uid);
-		}
-		if (!owned || !obj_name(wl))
+		const char *owner = json_string_value(
+			json_object_get(integration_owner_ref(wl, NULL), "uid"));
+		if (!owner || strcmp(owner, uid) != 0 || !obj_name(wl))
 			continue;
 		int64_t ms = INT64_MIN + 1;
 		time_parse_rfc3339(obj_str(wl, "metadata.creationTimestamp"), &ms);

@@ -19,8 +19,12 @@ int workload_write_status(struct mgr *m, const char *key, json_t *wl, json_t *st
 			  write_done_fn done)
 {
 	char path[1024];
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-		 obj_namespace(wl), obj_name(wl));
+	int rc = kind_path(K_WORKLOAD, obj_namespace(wl), obj_name(wl), "/status", path,
+			   sizeof(path));
+	if (rc != 0) {
+		json_decref(status);
+		return rc;
+	}
 	return writer_merge_patch(m, K_WORKLOAD, key, path,
 				  status ? json_pack("{s:o}", "status", status) : NULL,
 				  obj_str(wl, "metadata.resourceVersion"), done);
@@ -28,27 +32,22 @@ int workload_write_status(struct mgr *m, const char *key, json_t *wl, json_t *st
 
 void workload_mark_owner(struct mgr *m, json_t *wl)
 {
-	size_t i;
-	json_t *o;
-	json_array_foreach(obj_path(wl, "metadata.ownerReferences"), i, o)
-	{
-		const char *api = json_string_value(json_object_get(o, "apiVersion"));
-		const char *kind = json_string_value(json_object_get(o, "kind"));
-		const char *name = json_string_value(json_object_get(o, "name"));
-		enum kind owner = owner_kind_for(api, kind);
-		char owner_key[600];
-		/* A pod group is keyed by its Workload. */
-		if (owner == K_KINDS && kind && !strcmp(kind, "Pod") && api && !strcmp(api, "v1")) {
-			char wl_key[600];
-			if (informer_key(wl, wl_key, sizeof(wl_key)) == 0)
-				state_mark(m, K_PODGROUP, wl_key);
-			return;
-		}
-		if (owner != K_KINDS && name && obj_namespace(wl)) {
-			snprintf(owner_key, sizeof(owner_key), "%s/%s", obj_namespace(wl), name);
-			state_mark(m, owner, owner_key);
-		}
+	json_t *o = integration_owner_ref(wl, NULL);
+	const char *name = json_string_value(json_object_get(o, "name"));
+	enum kind owner = owner_kind_for(json_string_value(json_object_get(o, "apiVersion")),
+					 json_string_value(json_object_get(o, "kind")));
+	char key[600];
+	if (owner != K_KINDS && name && obj_namespace(wl)) {
+		snprintf(key, sizeof(key), "%s/%s", obj_namespace(wl), name);
+		state_mark(m, owner, key);
+		return;
 	}
+	/* A pod group, keyed by its Workload: a Pod alone is its Workload's controller, and
+	 * each Pod of a group owns the group's Workload, none as its controller. */
+	const struct integration *pods = owner_integration(K_PODGROUP);
+	if (owner == K_KINDS && obj_owner_ref(wl, 0, pods->api_version, pods->kind, NULL) &&
+	    informer_key(wl, key, sizeof(key)) == 0)
+		state_mark(m, K_PODGROUP, key);
 }
 
 /* Names what a Workload (or its Job) asks for that muster does not implement yet, in an
@@ -471,8 +470,11 @@ static void write_admission(struct mgr *m, const char *key, json_t *wl, const st
 	keyset_add(&m->admitted_now, key);
 	remember_pending(m, key, NULL, NULL);
 	char path[1024];
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s/status",
-		 obj_namespace(wl), obj_name(wl));
+	if (config && kind_path(K_WORKLOAD, obj_namespace(wl), obj_name(wl), "/status", path,
+				sizeof(path)) != 0) {
+		json_decref(config);
+		config = NULL;
+	}
 	if (!config || writer_apply(m, K_WORKLOAD, key, path, ADMISSION_FIELD_MANAGER, config,
 				    obj_str(wl, "metadata.resourceVersion"), on_admitted) != 0)
 		keyset_add(&m->unsent, key);
@@ -528,10 +530,11 @@ void workload_evict_pods_ready(struct mgr *m, const char *key, json_t *wl, const
 		return;
 	if (c->has_backoff_limit && count > c->backoff_limit_count) {
 		/* Out of retries: deactivate, as Kueue does; the eviction follows from that. */
-		snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads/%s",
-			 obj_namespace(wl), obj_name(wl));
-		writer_merge_patch(m, K_WORKLOAD, key, path, json_pack("{s:{s:b}}", "spec", "active", 0),
-				   obj_str(wl, "metadata.resourceVersion"), on_deactivated);
+		if (kind_path(K_WORKLOAD, obj_namespace(wl), obj_name(wl), NULL, path,
+			      sizeof(path)) == 0)
+			writer_merge_patch(m, K_WORKLOAD, key, path,
+					   json_pack("{s:{s:b}}", "spec", "active", 0),
+					   obj_str(wl, "metadata.resourceVersion"), on_deactivated);
 		return;
 	}
 	/* base * 2^(n-1) seconds, capped, plus up to 10% jitter so evictions don't return in step. */

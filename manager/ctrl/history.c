@@ -32,26 +32,21 @@ const char *workload_cluster_queue(struct mgr *m, json_t *wl)
 	return obj_str(store_get(m, K_LQ, lq), "spec.clusterQueue");
 }
 
-/* The integrated owner of a Workload, borrowed from its store, or NULL (a pod group, an owner
- * not cached). */
+/* The integrated owner of a Workload (integration_owner_ref), borrowed from its store, or NULL
+ * (a pod group, an owner not cached). */
 static json_t *owner_of(struct mgr *m, json_t *wl, enum kind *kind)
 {
-	size_t i;
-	json_t *o;
+	json_t *o = integration_owner_ref(wl, NULL);
+	const char *name = json_string_value(json_object_get(o, "name"));
 	const char *ns = obj_namespace(wl);
-	json_array_foreach(obj_path(wl, "metadata.ownerReferences"), i, o)
-	{
-		const char *name = json_string_value(json_object_get(o, "name"));
-		enum kind k = owner_kind_for(json_string_value(json_object_get(o, "apiVersion")),
-					     json_string_value(json_object_get(o, "kind")));
-		char key[600];
-		if (k == K_KINDS || !name || !ns)
-			continue;
-		snprintf(key, sizeof(key), "%s/%s", ns, name);
-		*kind = k;
-		return store_get(m, k, key);
-	}
-	return NULL;
+	enum kind k = owner_kind_for(json_string_value(json_object_get(o, "apiVersion")),
+				     json_string_value(json_object_get(o, "kind")));
+	char key[600];
+	if (k == K_KINDS || !name || !ns)
+		return NULL;
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	*kind = k;
+	return store_get(m, k, key);
 }
 
 static void owner_event(struct mgr *m, json_t *wl, enum event_class cls, const char *reason,

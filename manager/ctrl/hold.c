@@ -375,18 +375,20 @@ static json_t *configuration(const char *kind, const char *name, json_t *webhook
 /* The mutating (CREATE) and validating (CREATE, UPDATE) entries of one kind; all_objects: every
  * object of the managed namespaces, not only queued ones (webhook_entry). With policies
  * holding, the mutating entry is needed only to give the queue "default" (mutate_owner). */
-static int add_kind_webhooks(struct mgr *m, json_t *mutating, json_t *validating, const char *group,
-			     const char *plural, const char *mutate_path, const char *validate_path,
-			     const char *short_name, int all_objects, const char *ca_b64)
+static int add_kind_webhooks(struct mgr *m, json_t *mutating, json_t *validating,
+			     const struct integration *in, const char *mutate_path,
+			     const char *validate_path, const char *short_name, int all_objects,
+			     const char *ca_b64)
 {
 	int queued_only = all_objects ? -1 : 1, open = m->hold.policy;
+	const char *version = integration_version(in);
 	char name[128];
-	json_t *create = json_pack("[{s:[s], s:[s], s:[s], s:[s], s:s}]", "apiGroups", group,
-				   "apiVersions", "v1", "operations", "CREATE", "resources", plural,
-				   "scope", "Namespaced");
-	json_t *cu = json_pack("[{s:[s], s:[s], s:[s, s], s:[s], s:s}]", "apiGroups", group,
-			       "apiVersions", "v1", "operations", "CREATE", "UPDATE", "resources",
-			       plural, "scope", "Namespaced");
+	json_t *create = json_pack("[{s:[s], s:[s], s:[s], s:[s], s:s}]", "apiGroups", in->group,
+				   "apiVersions", version, "operations", "CREATE", "resources",
+				   in->plural, "scope", "Namespaced");
+	json_t *cu = json_pack("[{s:[s], s:[s], s:[s, s], s:[s], s:s}]", "apiGroups", in->group,
+			       "apiVersions", version, "operations", "CREATE", "UPDATE",
+			       "resources", in->plural, "scope", "Namespaced");
 	int want_mutating = !m->hold.policy || all_objects;
 	snprintf(name, sizeof(name), "m%s.muster.kueue.x-k8s.io", short_name);
 	json_t *mw = create && want_mutating ?
@@ -424,12 +426,13 @@ static int build_webhooks(struct mgr *m, json_t **mutating_out, json_t **validat
 		webhook_owner_path(in, 0, vpath, sizeof(vpath));
 		snprintf(short_name, sizeof(short_name), "%s", in->plural);
 		short_name[strlen(short_name) - 1] = '\0'; /* "jobs" -> "job" */
-		rc = add_kind_webhooks(m, mutating, validating, in->group, in->plural, mpath, vpath,
-				       short_name, m->conf.manage_without_queue_name, ca_b64);
+		rc = add_kind_webhooks(m, mutating, validating, in, mpath, vpath, short_name,
+				       m->conf.manage_without_queue_name, ca_b64);
 	}
 	if (rc == 0 && config_framework_enabled(&m->conf, "pod"))
-		rc = add_kind_webhooks(m, mutating, validating, "", "pods", WEBHOOK_PATH_MUTATE_POD,
-				       WEBHOOK_PATH_VALIDATE_POD, "pod", 0, ca_b64);
+		rc = add_kind_webhooks(m, mutating, validating, &integration_pod,
+				       WEBHOOK_PATH_MUTATE_POD, WEBHOOK_PATH_VALIDATE_POD, "pod", 0,
+				       ca_b64);
 	json_t *cq_cu = json_pack("[{s:[s], s:[s], s:[s, s], s:[s], s:s}]", "apiGroups", KUEUE_GROUP,
 				  "apiVersions", "v1beta2", "operations", "CREATE", "UPDATE",
 				  "resources", "clusterqueues", "scope", "Cluster");

@@ -21,111 +21,53 @@ static int drop_managed_fields(json_t *obj)
 	return json_object_del(json_object_get(obj, "metadata"), "managedFields") == 0;
 }
 
-/* What the store keeps of an object: everything but metadata.managedFields. Modifies obj in
- * place (the informer drops it after). */
-static json_t *without_managed_fields(void *arg, json_t *obj, const char *text, size_t len)
+json_t *ingest_slim_node(json_t *obj, int *cut)
 {
-	(void)arg;
-	(void)text;
-	(void)len;
-	(void)drop_managed_fields(obj);
-	return json_incref(obj);
+	*cut = 1;
+	return nodes_slim_node(NULL, obj);
 }
 
-static json_t *slim_node(void *arg, json_t *obj, const char *text, size_t len)
+json_t *ingest_slim_pod(json_t *obj, int *cut)
 {
-	(void)text;
-	(void)len;
-	return nodes_slim_node(arg, obj);
+	*cut = 1;
+	return nodes_slim_pod(NULL, obj);
 }
 
-static json_t *slim_pod(void *arg, json_t *obj, const char *text, size_t len)
+/* A Workload with its pod templates' containers cut to what muster reads (name, resources,
+ * restartPolicy): images, commands, env and probes can be most of a Workload, and a Job's pods
+ * are made from the Job, not from its Workload. */
+json_t *ingest_slim_workload(json_t *obj, int *cut)
 {
-	(void)text;
-	(void)len;
-	return nodes_slim_pod(arg, obj);
-}
-
-/* A Workload without managedFields and with its pod templates' containers cut to what muster
- * reads (name, resources, restartPolicy): images, commands, env and probes can be most of a
- * Workload, and a Job's pods are made from the Job, not from its Workload. Workloads and Jobs
- * are the many and the large: the store keeps them compact (state.c). */
-static json_t *keep_workload(void *arg, json_t *obj, const char *text, size_t len)
-{
-	size_t i, cut = 0;
+	size_t i, n = 0;
 	json_t *ps;
 	json_array_foreach(obj_path(obj, "spec.podSets"), i, ps)
 	{
 		json_t *spec = obj_path(ps, "template.spec");
-		cut += obj_slim_containers(json_object_get(spec, "containers"));
-		cut += obj_slim_containers(json_object_get(spec, "initContainers"));
+		n += obj_slim_containers(json_object_get(spec, "containers"));
+		n += obj_slim_containers(json_object_get(spec, "initContainers"));
 	}
-	cut += drop_managed_fields(obj);
-	/* The event's text when slimming left the object as the text has it (the watch cut
-	 * managedFields already): that spares serializing the tree again. */
-	return store_keep(arg, K_WORKLOAD, obj, cut ? NULL : text, len);
+	*cut = n != 0;
+	return json_incref(obj);
 }
 
-static json_t *keep_owner(struct mgr *m, enum kind kind, json_t *obj, const char *text,
-			  size_t len)
+/* What the store of an informer's kind keeps of obj (its informer_options.transform): the
+ * kind's slim copy, without metadata.managedFields, often the largest part of an object and
+ * never read; the many and the large (Workloads, Jobs) compact (state.c). The event's text
+ * stands for the object when neither cut anything (the watch cut managedFields already): that
+ * spares serializing the tree again. */
+static json_t *keep(void *arg, json_t *obj, const char *text, size_t len)
 {
-	return store_keep(m, kind, obj, drop_managed_fields(obj) ? NULL : text, len);
+	const struct kind_arg *ka = arg;
+	const struct kind_def *def = kind_def(ka->kind);
+	int cut = drop_managed_fields(obj);
+	int slim_cut = 0;
+	json_t *slim = def->slim ? def->slim(obj, &slim_cut) : json_incref(obj);
+	if (!slim)
+		return NULL;
+	json_t *kept = store_keep(ka->m, ka->kind, slim, cut || slim_cut ? NULL : text, len);
+	json_decref(slim);
+	return kept;
 }
-
-static json_t *keep_job(void *arg, json_t *obj, const char *text, size_t len)
-{
-	return keep_owner(arg, K_JOB, obj, text, len);
-}
-
-static json_t *keep_rayjob(void *arg, json_t *obj, const char *text, size_t len)
-{
-	return keep_owner(arg, K_RAYJOB, obj, text, len);
-}
-
-static json_t *keep_raycluster(void *arg, json_t *obj, const char *text, size_t len)
-{
-	return keep_owner(arg, K_RAYCLUSTER, obj, text, len);
-}
-
-static json_t *keep_queued_pod(void *arg, json_t *obj, const char *text, size_t len)
-{
-	return keep_owner(arg, K_GPOD, obj, text, len);
-}
-
-struct informer_def {
-	enum kind kind;
-	const char *name;
-	const char *path;
-	const char *label_selector;
-	json_t *(*transform)(void *arg, json_t *obj, const char *text, size_t len);
-	/* Kinds of integrations run only when integrations.frameworks names this framework;
-	 * NULL: always. */
-	const char *framework;
-	/* The CRD may be missing (then the informer is empty and synced:
-	 * informer_options.optional). */
-	int optional;
-};
-
-/* Flavors, queues and cohorts first: a Workload listed before its queue would wait a cycle. */
-static const struct informer_def informer_table[] = {
-	{ K_FLAVOR, "resourceflavors", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", NULL, without_managed_fields, NULL, 0 },
-	{ K_COHORT, "cohorts", "/apis/kueue.x-k8s.io/v1beta2/cohorts", NULL, without_managed_fields, NULL, 0 },
-	{ K_CQ, "clusterqueues", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", NULL, without_managed_fields, NULL, 0 },
-	{ K_LQ, "localqueues", "/apis/kueue.x-k8s.io/v1beta2/localqueues", NULL, without_managed_fields, NULL, 0 },
-	{ K_NAMESPACE, "namespaces", "/api/v1/namespaces", NULL, without_managed_fields, NULL, 0 },
-	{ K_WPC, "workloadpriorityclasses", "/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses", NULL, without_managed_fields, NULL, 0 },
-	{ K_PC, "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", NULL, without_managed_fields, NULL, 0 },
-	{ K_TOPOLOGY, "topologies", "/apis/kueue.x-k8s.io/v1beta2/topologies", NULL, without_managed_fields, NULL, 0 },
-	{ K_NODE, "nodes", "/api/v1/nodes", NULL, slim_node, NULL, 0 },
-	{ K_POD, "pods", "/api/v1/pods", NULL, slim_pod, NULL, 0 },
-	{ K_WORKLOAD, "workloads", "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL, keep_workload, NULL, 0 },
-	{ K_JOB, "jobs", "/apis/batch/v1/jobs", LABEL_QUEUE_NAME, keep_job, "batch/job", 0 },
-	{ K_RAYJOB, "rayjobs", "/apis/ray.io/v1/rayjobs", LABEL_QUEUE_NAME, keep_rayjob, "ray.io/rayjob", 1 },
-	{ K_RAYCLUSTER, "rayclusters", "/apis/ray.io/v1/rayclusters", LABEL_QUEUE_NAME, keep_raycluster,
-	  "ray.io/raycluster", 1 },
-	{ K_GPOD, "queuedpods", "/api/v1/pods", LABEL_QUEUE_NAME, keep_queued_pod, "pod", 0 },
-};
-#define N_INFORMERS (sizeof(informer_table) / sizeof(informer_table[0]))
 
 static void mark_all(struct mgr *m, enum kind store_kind, enum kind mark_kind)
 {
@@ -295,12 +237,11 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 		if (kind == K_CQ || kind == K_LQ || kind == K_COHORT)
 			queues_forget_queue(m, kind, key);
 	}
-	switch (kind) {
-	case K_JOB:
-	case K_RAYJOB:
-	case K_RAYCLUSTER:
+	if (kind >= K_OWNER_FIRST && kind <= K_OWNER_LAST) {
 		state_mark(m, kind, key);
-		break;
+		return;
+	}
+	switch (kind) {
 	case K_WORKLOAD:
 		on_workload(m, type, key, obj);
 		break;
@@ -337,8 +278,7 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 		(void)obj;
 		podgroups_on_pod(m, key, type == WATCH_DELETED ? NULL : store_get(m, K_GPOD, key));
 		break;
-	case K_PODGROUP:
-	case K_KINDS:
+	default: /* the owner kinds, above; K_PODGROUP, not watched */
 		break;
 	}
 }
@@ -346,63 +286,89 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 static void on_informer_event(void *arg, struct informer *inf, enum watch_event_type type,
 			      const char *key, json_t *old, json_t *obj)
 {
-	struct mgr *m = arg;
-	for (int k = 0; k < K_KINDS; k++)
-		if (m->informers[k] == inf) {
-			ingest_event(m, (enum kind)k, type, key, old, obj);
-			state_release_views(m);
-			return;
-		}
+	const struct kind_arg *ka = arg;
+	(void)inf;
+	ingest_event(ka->m, ka->kind, type, key, old, obj);
+	state_release_views(ka->m);
 }
 
 json_t *ingest_keep(struct mgr *m, enum kind kind, json_t *obj, const char *text, size_t len)
 {
-	for (size_t i = 0; i < N_INFORMERS; i++)
-		if (informer_table[i].kind == kind && informer_table[i].transform)
-			return informer_table[i].transform(m, obj, text, len);
-	return json_incref(obj);
+	struct kind_arg ka = { m, kind };
+	return keep(&ka, obj, text, len);
 }
 
 static void on_informer_synced(void *arg, struct informer *inf)
 {
+	const struct kind_arg *ka = arg;
 	(void)inf;
-	state_kick(arg);
+	state_kick(ka->m);
+}
+
+/* Whether the kind has an informer in this configuration: watched, and its integration (if
+ * any) enabled by integrations.frameworks. */
+static int informed(struct mgr *m, enum kind kind)
+{
+	const struct kind_def *d = kind_def(kind);
+	return d->watched &&
+	       (!d->integration || config_framework_enabled(&m->conf, d->integration->framework));
+}
+
+static int start_informer(struct mgr *m, enum kind kind)
+{
+	const struct kind_def *d = kind_def(kind);
+	char path[256];
+	int rc = kind_path(kind, NULL, NULL, NULL, path, sizeof(path));
+	if (rc != 0)
+		return rc;
+	/* manageJobsWithoutQueueName: owners without the label are held too, so they are
+	 * watched too (pods never: only queued Pods are muster's). */
+	const char *selector = d->label_selector;
+	if (m->conf.manage_without_queue_name && kind >= K_OWNER_FIRST && kind <= K_OWNER_LAST)
+		selector = NULL;
+	m->informer_args[kind] = (struct kind_arg){ m, kind };
+	struct informer_options o = { d->informer ? d->informer : kind_plural(kind), path,
+				      selector, on_informer_event, &m->informer_args[kind],
+				      on_informer_synced, keep, kind_optional(kind),
+				      m->compact[kind] };
+	rc = informer_start(m->loop, m->kube, &o, &m->informers[kind]);
+	if (rc != 0) {
+		log_error("cannot start informer", LF_STR("resource", o.name), LF_INT("rc", rc),
+			  LF_END);
+		return rc;
+	}
+	m->stores[kind] = informer_store(m->informers[kind]);
+	return 0;
+}
+
+/* When a kind's informer starts: Kueue's queue objects first (a Workload listed before its
+ * queue would wait a cycle), then the cluster's other objects, Workloads, and last the queued
+ * objects of integrated kinds. */
+static int start_rank(enum kind kind)
+{
+	if (kind == K_FLAVOR || kind == K_COHORT || kind == K_CQ || kind == K_LQ)
+		return 0;
+	return kind_def(kind)->integration ? 3 : kind == K_WORKLOAD ? 2 : 1;
 }
 
 int ingest_start(struct mgr *m)
 {
-	for (size_t i = 0; i < N_INFORMERS; i++) {
-		const struct informer_def *d = &informer_table[i];
-		if (d->framework && !config_framework_enabled(&m->conf, d->framework))
-			continue;
-		/* manageJobsWithoutQueueName: owners without the label are held too, so they are
-		 * watched too (pods never: only queued Pods are muster's). */
-		const char *selector = d->label_selector;
-		if (m->conf.manage_without_queue_name && d->kind >= K_OWNER_FIRST && d->kind <= K_OWNER_LAST)
-			selector = NULL;
-		struct informer_options o = { d->name, d->path, selector, on_informer_event, m,
-					      on_informer_synced, d->transform, d->optional,
-					      m->compact[d->kind] };
-		int rc = informer_start(m->loop, m->kube, &o, &m->informers[d->kind]);
-		if (rc != 0) {
-			log_error("cannot start informer", LF_STR("resource", d->name), LF_INT("rc", rc), LF_END);
-			return rc;
-		}
-		m->stores[d->kind] = informer_store(m->informers[d->kind]);
-	}
-	return 0;
+	static const enum kind queues[] = { K_FLAVOR, K_COHORT, K_CQ, K_LQ };
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sizeof(queues) / sizeof(queues[0]); i++)
+		rc = start_informer(m, queues[i]);
+	for (int rank = 1; rank <= 3; rank++)
+		for (enum kind k = 0; rc == 0 && k < K_KINDS; k++)
+			if (start_rank(k) == rank && informed(m, k))
+				rc = start_informer(m, k);
+	return rc;
 }
 
 int ingest_synced(struct mgr *m)
 {
-	for (size_t i = 0; i < N_INFORMERS; i++) {
-		const struct informer_def *d = &informer_table[i];
-		struct informer *inf = m->informers[d->kind];
-		if (d->framework && !config_framework_enabled(&m->conf, d->framework))
-			continue;
-		if (!inf || !informer_synced(inf))
+	for (enum kind k = 0; k < K_KINDS; k++)
+		if (informed(m, k) && (!m->informers[k] || !informer_synced(m->informers[k])))
 			return 0;
-	}
 	return 1;
 }
 

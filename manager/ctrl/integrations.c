@@ -21,14 +21,6 @@
 #include "ctrl/internal.h"
 #include "util/log.h"
 
-/* The object's path: /apis/<group>/<version>/namespaces/<ns>/<plural>/<name><subresource>. */
-static void owner_path(const struct integration *in, json_t *obj, const char *subresource,
-		       char *buf, size_t size)
-{
-	snprintf(buf, size, "/apis/%s/namespaces/%s/%s/%s%s", in->api_version, obj_namespace(obj),
-		 in->plural, obj_name(obj), subresource);
-}
-
 /* The Workload's key of an owner object: its namespace and Kueue's Workload name. */
 static int workload_key_of(const struct integration *in, json_t *obj, char *buf, size_t size)
 {
@@ -73,8 +65,11 @@ static void on_owner_written(struct mgr *m, enum kind kind, const char *key,
 static int patch_owner(struct mgr *m, enum kind kind, const char *key, json_t *obj, json_t *edited,
 		       const char *subresource)
 {
-	const struct integration *in = owner_integration(kind);
 	char path[1024];
+	int rc = kind_path(kind, obj_namespace(obj), obj_name(obj), subresource, path,
+			   sizeof(path));
+	if (rc != 0)
+		return rc;
 	json_t *patch = obj_merge_diff(obj, edited);
 	if (!patch)
 		return -ENOMEM;
@@ -82,7 +77,6 @@ static int patch_owner(struct mgr *m, enum kind kind, const char *key, json_t *o
 		json_decref(patch);
 		return 1;
 	}
-	owner_path(in, obj, subresource, path, sizeof(path));
 	return writer_merge_patch(m, kind, key, path, patch, obj_str(obj, "metadata.resourceVersion"),
 				  on_owner_written);
 }
@@ -135,11 +129,11 @@ static void create_workload(struct mgr *m, enum kind kind, const char *key, json
 		eobj_workload_release(&w);
 		return;
 	}
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads",
-		 obj_namespace(obj));
 	/* Keyed by the owner: its own events wait while the create is in flight, and until the
 	 * cache shows the Workload (writer_expect) nothing creates it again. */
-	writer_send(m, kind, key, "POST", path, NULL, json_incref(w.obj), NULL, on_workload_created);
+	if (kind_path(K_WORKLOAD, obj_namespace(obj), NULL, NULL, path, sizeof(path)) == 0)
+		writer_send(m, kind, key, "POST", path, NULL, json_incref(w.obj), NULL,
+			    on_workload_created);
 	eobj_workload_release(&w);
 }
 
@@ -357,7 +351,11 @@ static void evict_step(struct mgr *m, enum kind kind, const char *key, json_t *o
 	}
 	if (in->before_restore && in->before_restore(obj, &patch, &sub)) {
 		char path[1024];
-		owner_path(in, obj, sub, path, sizeof(path));
+		if (kind_path(kind, obj_namespace(obj), obj_name(obj), sub, path,
+			      sizeof(path)) != 0) {
+			json_decref(patch);
+			return;
+		}
 		if (writer_merge_patch(m, kind, key, path, patch, obj_str(obj, "metadata.resourceVersion"),
 				       on_owner_written) == 0)
 			log_debug("evicting: step before restore", LF_STR("object", key), LF_END);
@@ -504,8 +502,8 @@ void owner_reconcile(struct mgr *m, enum kind kind, const char *key)
 			create_workload(m, kind, key, obj);
 		return;
 	}
-	const char *owner_uid = json_string_value(
-		json_object_get(json_array_get(obj_path(wl, "metadata.ownerReferences"), 0), "uid"));
+	const char *owner_uid =
+		json_string_value(json_object_get(integration_owner_ref(wl, NULL), "uid"));
 	if (!owner_uid || strcmp(owner_uid, obj_uid(obj)) != 0)
 		return; /* a workload of an older object with the same name, about to be collected */
 

@@ -4,8 +4,8 @@
  * public API: everything here runs on the loop thread.
  *
  * Data flows one way:  watch -> ingest -> engine/placement -> stages -> writer -> apiserver.
- *   ingest.c     the informer table; every object kind enters here, is decoded once, and
- *                updates the engine, placement and catalog; then marks keys dirty.
+ *   ingest.c     the informers of the kind table; every object kind enters here, is decoded
+ *                once, and updates the engine, placement and catalog; then marks keys dirty.
  *   integrations.c  the owners of Workloads (Job, RayJob, RayCluster) through one seam
  *                (api/integrations.h): create, hold, release, pods ready, evict, finish.
  *   admission.c  keeps the engine in step with Workloads, runs cycles, applies decisions.
@@ -16,6 +16,8 @@
  *   writer.c     every write: in-flight tracking, conflicts, backoff, recent writes, Events.
  *   observe.c    metrics: counters bumped as events land, gauges rebuilt from state at scrape.
  *   state.c      typed key sets, the pump, deadlines, stores, the clock.
+ *   kinds.c      the kind table: what each kind is (name, apiVersion, resource, paths,
+ *                informer, store, integration), for every file above.
  *   records.c    one record per Workload (and per ClusterQueue) of what ctrl/ knows of it
  *                beyond its cached object, with one forget.
  * Beside the flow, read-only: manager.c's servers, and
@@ -50,12 +52,13 @@
 #include "net/httpd.h"
 #include "util/buf.h"
 
-/* Every kind of object the manager watches; also the kinds of keys it tracks. The owners of
- * Workloads (integrated kinds, ctrl/integrations.c) come first, K_OWNER_FIRST..K_OWNER_LAST. */
+/* Every kind of object the manager watches; also the kinds of keys it tracks. What each is
+ * (its name, apiVersion, resource, informer, store) is its row of the kind table (kinds.c).
+ * The owners of Workloads come first, K_OWNER_FIRST..K_OWNER_LAST, one per line of
+ * api/integrations.h's INTEGRATED_OWNERS: K_JOB, K_RAYJOB, K_RAYCLUSTER. */
+#define KIND_OF_OWNER(name, in) K_##name,
 enum kind {
-	K_JOB,
-	K_RAYJOB,
-	K_RAYCLUSTER,
+	INTEGRATED_OWNERS(KIND_OF_OWNER)
 	K_WORKLOAD,
 	K_CQ,
 	K_LQ,
@@ -71,8 +74,9 @@ enum kind {
 	K_PODGROUP, /* not watched: a pod group, keyed by its Workload's key */
 	K_KINDS
 };
-#define K_OWNER_FIRST K_JOB
-#define K_OWNER_LAST K_RAYCLUSTER
+#undef KIND_OF_OWNER
+#define K_OWNER_FIRST ((enum kind)0)
+#define K_OWNER_LAST ((enum kind)(K_WORKLOAD - 1))
 
 /* A set of keys ("ns/name" or "name"): a strmap whose values are unused. */
 struct keyset {
@@ -223,6 +227,11 @@ struct mgr {
 	 * Read through store_get; the informer owns the store. */
 	struct informer *informers[K_KINDS];
 	json_t *stores[K_KINDS];
+	/* Each informer's argument: the manager and the kind its events and objects are of. */
+	struct kind_arg {
+		struct mgr *m;
+		enum kind kind;
+	} informer_args[K_KINDS];
 	/* Compact kinds (the many and large: Workloads, Jobs): the store keeps a stub (name,
 	 * namespace, uid, resourceVersion, ownerReferences) and texts the object as compact JSON,
 	 * about a tenth of a jansson tree; store_get parses it into a view that stays for later
@@ -404,12 +413,6 @@ void state_release_fresh(struct mgr *m);
 json_t *workload_view(struct mgr *m, const char *key);
 int state_init(struct mgr *m);
 void state_release(struct mgr *m);
-/* The integration of an owner kind (K_OWNER_FIRST..K_OWNER_LAST), or NULL for other kinds. */
-const struct integration *owner_integration(enum kind kind);
-/* The owner kind for an apiVersion and kind (a Workload's ownerReference), or K_KINDS. */
-enum kind owner_kind_for(const char *api_version, const char *kind);
-/* Whether the manager's configuration enables the owner kind (integrations.frameworks). */
-int owner_enabled(struct mgr *m, enum kind kind);
 
 /* --- records.c: one record per Workload and per ClusterQueue ------------------------------ */
 
@@ -745,7 +748,13 @@ void visibility_release(struct mgr *m);
 
 /* --- ingest.c ------------------------------------------------------------------------------------ */
 
-/* Starts every informer of the table. 0 or -errno. */
+/* The kind table's slim functions (struct kind_def): Workloads with their pod templates'
+ * containers cut to what muster reads, and Nodes and Pods as placement reads them (nodes.c). */
+json_t *ingest_slim_workload(json_t *obj, int *cut);
+json_t *ingest_slim_node(json_t *obj, int *cut);
+json_t *ingest_slim_pod(json_t *obj, int *cut);
+/* Starts an informer for every watched kind of the kind table (kinds.c) whose integration,
+ * if any, is enabled. 0 or -errno. */
 int ingest_start(struct mgr *m);
 void ingest_stop(struct mgr *m);
 /* Whether every informer delivered its first list. */
@@ -770,5 +779,57 @@ void mgr_release_for_test(struct mgr *m);
 void mgr_pump_once(struct mgr *m);
 /* Whether a cycle is wanted but held back until ADMISSION_CYCLE_MS since the last has passed. */
 int mgr_cycle_held(struct mgr *m);
+
+/* --- kinds.c: the kind table ------------------------------------------------------------- */
+
+/* One row per enum kind: what the informers watch and keep, what Events and logs call an
+ * object, where its API paths are, and which integration owns it. An owner kind's row is made
+ * from its integration (api/integrations.h's INTEGRATED_OWNERS), so adding an integrated kind
+ * adds no row by hand. Read through the functions below. */
+struct kind_def {
+	/* The object's kind, apiVersion ("group/version", or "v1" for the core group) and
+	 * resource (plural): NULL in an owner kind's row, which takes its integration's. */
+	const char *name;
+	const char *api_version;
+	const char *plural;
+	/* Watched: an informer lists and watches the resource (K_PODGROUP is a key, not an
+	 * object). informer names it in logs when that is not the plural ("queuedpods"). */
+	int watched;
+	const char *informer;
+	const char *label_selector; /* the informer's, or NULL for every object */
+	/* What the store keeps of an object, a new reference: obj cut in place, or a slim copy.
+	 * *cut is set when that differs from obj as it came (then the event's text can't stand
+	 * for it). NULL: obj as it came (less metadata.managedFields, which is never read).
+	 * Called only by ingest.c's informers. */
+	json_t *(*slim)(json_t *obj, int *cut);
+	/* The integration of an owner kind, of queued Pods (K_GPOD: watched only when the pod
+	 * framework is on) and of pod groups (K_PODGROUP); NULL for others. */
+	const struct integration *integration;
+	int cluster_scoped; /* no namespace in its paths and keys */
+	/* The store keeps compact text, not a tree: the many and the large (state.c). */
+	int compact;
+};
+/* The row of kind (kind < K_KINDS). */
+const struct kind_def *kind_def(enum kind kind);
+/* The kind's object kind, apiVersion and resource: the row's, or its integration's. */
+const char *kind_name(enum kind kind);
+const char *kind_api_version(enum kind kind);
+const char *kind_plural(enum kind kind);
+/* Whether the kind's CRD may be missing (informer_options.optional): an integrated kind of a
+ * group with a dot, as every CRD's group has (batch/v1 is served by every apiserver). */
+int kind_optional(enum kind kind);
+/* The API path of the kind's collection (ns and name NULL), of the collection in namespace ns
+ * (name NULL), or of object name, with subresource appended when not NULL ("/status"):
+ * "/apis/batch/v1/namespaces/ns/jobs/j/status", "/api/v1/nodes". ns is ignored for a
+ * cluster-scoped kind. 0, or -ENOSPC when buf is too small. */
+int kind_path(enum kind kind, const char *ns, const char *name, const char *subresource, char *buf,
+	      size_t size);
+/* The integration of an owner kind (K_OWNER_FIRST..K_OWNER_LAST) or of pod groups
+ * (K_PODGROUP), or NULL for other kinds. */
+const struct integration *owner_integration(enum kind kind);
+/* The owner kind for an apiVersion and kind (a Workload's ownerReference), or K_KINDS. */
+enum kind owner_kind_for(const char *api_version, const char *kind);
+/* Whether the manager's configuration enables the owner kind (integrations.frameworks). */
+int owner_enabled(struct mgr *m, enum kind kind);
 
 #endif

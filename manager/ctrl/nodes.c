@@ -91,11 +91,10 @@ json_t *nodes_slim_pod(void *arg, json_t *obj)
 	const char *workload = obj_annotation(obj, ANNOTATION_WORKLOAD);
 	if (workload)
 		json_object_set_new(meta, "annotations", json_pack("{s:s}", ANNOTATION_WORKLOAD, workload));
-	size_t i;
-	json_t *ref;
-	json_array_foreach(json_object_get(m, "ownerReferences"), i, ref)
-		if (json_is_true(json_object_get(ref, "controller")))
-			json_object_set_new(meta, "ownerReferences", json_pack("[O]", ref));
+	/* Its controller only: placement reads the pod's integrated owner from it. */
+	json_t *controller = obj_owner_ref(obj, 1, NULL, NULL, NULL);
+	if (controller)
+		json_object_set_new(meta, "ownerReferences", json_pack("[O]", controller));
 	json_t *s = json_object_get(obj, "spec");
 	keep(spec, s, "nodeName");
 	keep(spec, s, "nodeSelector");
@@ -554,10 +553,10 @@ static void ungate(struct mgr *m, const char *key)
 	}
 	json_t *patch = json_pack("{s:o}", "spec", spec);
 	char path[1024];
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", obj_namespace(pod),
-		 obj_name(pod));
-	if (writer_merge_patch(m, K_POD, key, path, patch, obj_str(pod, "metadata.resourceVersion"),
-			       on_ungated) == 0)
+	if (kind_path(K_POD, obj_namespace(pod), obj_name(pod), NULL, path, sizeof(path)) != 0)
+		json_decref(patch);
+	else if (writer_merge_patch(m, K_POD, key, path, patch,
+				    obj_str(pod, "metadata.resourceVersion"), on_ungated) == 0)
 		log_debug("ungating pod", LF_STR("pod", key), LF_STR("node", node ? node : "(any)"), LF_END);
 	pobj_pod_release(&p);
 }

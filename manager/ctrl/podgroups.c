@@ -113,9 +113,9 @@ void podgroups_on_pod(struct mgr *m, const char *key, json_t *obj)
 	state_mark(m, K_PODGROUP, group);
 }
 
-static void pod_path(json_t *pod, char *buf, size_t size)
+static int pod_path(json_t *pod, char *buf, size_t size)
 {
-	snprintf(buf, size, "/api/v1/namespaces/%s/pods/%s", obj_namespace(pod), obj_name(pod));
+	return kind_path(K_GPOD, obj_namespace(pod), obj_name(pod), NULL, buf, size);
 }
 
 static void on_pod_written(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
@@ -139,7 +139,10 @@ static void drop_finalizer(struct mgr *m, const char *key, json_t *pod)
 	char path[600];
 	json_t *rest =
 		obj_list_without(obj_path(pod, "metadata.finalizers"), NULL, FINALIZER_MANAGED);
-	pod_path(pod, path, sizeof(path));
+	if (pod_path(pod, path, sizeof(path)) != 0) {
+		json_decref(rest);
+		return;
+	}
 	writer_merge_patch(m, K_GPOD, key, path, json_pack("{s:{s:o}}", "metadata", "finalizers", rest),
 			   obj_str(pod, "metadata.resourceVersion"), on_pod_written);
 }
@@ -147,8 +150,8 @@ static void drop_finalizer(struct mgr *m, const char *key, json_t *pod)
 static void delete_pod(struct mgr *m, const char *key, json_t *pod)
 {
 	char path[600];
-	pod_path(pod, path, sizeof(path));
-	if (writer_send(m, K_GPOD, key, "DELETE", path, NULL, NULL, NULL, on_pod_written) == 0)
+	if (pod_path(pod, path, sizeof(path)) == 0 &&
+	    writer_send(m, K_GPOD, key, "DELETE", path, NULL, NULL, NULL, on_pod_written) == 0)
 		log_info("deleting pod", LF_STR("pod", key), LF_END);
 }
 
@@ -181,7 +184,10 @@ static void release_pod(struct mgr *m, const char *key, json_t *pod, json_t *gro
 	json_decref(copy);
 	/* Only what muster changed: the status and other fields are left alone. */
 	json_object_del(patch, "status");
-	pod_path(pod, path, sizeof(path));
+	if (pod_path(pod, path, sizeof(path)) != 0) {
+		json_decref(patch);
+		return;
+	}
 	if (patch && writer_merge_patch(m, K_GPOD, key, path, patch, obj_str(pod, "metadata.resourceVersion"),
 					on_pod_written) == 0)
 		log_info("pod released", LF_STR("pod", key), LF_STR("workload", wl_key),
@@ -218,10 +224,9 @@ static void create_workload(struct mgr *m, const char *key, json_t *group, json_
 		eobj_workload_release(&w);
 		return;
 	}
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads",
-		 obj_namespace(group));
-	writer_send(m, K_PODGROUP, key, "POST", path, NULL, json_incref(w.obj), NULL,
-		    on_group_workload_created);
+	if (kind_path(K_WORKLOAD, obj_namespace(group), NULL, NULL, path, sizeof(path)) == 0)
+		writer_send(m, K_PODGROUP, key, "POST", path, NULL, json_incref(w.obj), NULL,
+			    on_group_workload_created);
 	eobj_workload_release(&w);
 }
 
@@ -358,14 +363,12 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 		goto out;
 	}
 	/* A Workload none of these pods owns belongs to an earlier group of the same name, whose
-	 * pods are gone: the garbage collector takes it, and then this group gets its own. */
+	 * pods are gone: the garbage collector takes it, and then this group gets its own. The
+	 * garbage collector's question, not Kueue's owner rule: each pod of a group owns its
+	 * Workload, none as its controller. */
 	int owned = 0;
-	size_t r;
-	json_t *ref;
-	json_array_foreach(obj_path(wl, "metadata.ownerReferences"), r, ref)
-		for (size_t i = 0; i < n && !owned; i++)
-			owned = obj_uid(pods[i]) && json_string_value(json_object_get(ref, "uid")) &&
-				!strcmp(obj_uid(pods[i]), json_string_value(json_object_get(ref, "uid")));
+	for (size_t i = 0; i < n && !owned; i++)
+		owned = obj_uid(pods[i]) && obj_owner_ref(wl, 0, NULL, NULL, obj_uid(pods[i]));
 	if (!owned)
 		goto out;
 	int admitted = condition_true(wl, "QuotaReserved") && condition_true(wl, "Admitted");

@@ -468,8 +468,9 @@ static void cq_status(struct mgr *m, const char *name)
 	json_t *fair = fairshare_share_status(m, K_CQ, name);
 	if (fair) /* json_object_set_new drops it when status is NULL */
 		json_object_set_new(status, "fairSharing", fair);
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/%s/status", name);
-	if (status)
+	if (kind_path(K_CQ, NULL, name, "/status", path, sizeof(path)) != 0)
+		json_decref(status);
+	else if (status)
 		write_status_if_changed(m, obj, path, K_CQ, name, status);
 }
 
@@ -555,9 +556,9 @@ static void lq_status(struct mgr *m, const char *key)
 	json_t *fair = fairshare_lq_status(m, obj);
 	if (fair) /* json_object_set_new drops it when status is NULL */
 		json_object_set_new(status, "fairSharing", fair);
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/localqueues/%s/status",
-		 obj_namespace(obj), obj_name(obj));
-	if (status)
+	if (kind_path(K_LQ, obj_namespace(obj), obj_name(obj), "/status", path, sizeof(path)) != 0)
+		json_decref(status);
+	else if (status)
 		write_status_if_changed(m, obj, path, K_LQ, key, status);
 }
 
@@ -570,9 +571,10 @@ static void cohort_status(struct mgr *m, const char *name)
 	json_t *fair = obj ? fairshare_share_status(m, K_COHORT, name) : NULL;
 	if (!fair)
 		return;
-	snprintf(path, sizeof(path), "/apis/kueue.x-k8s.io/v1beta2/cohorts/%s/status", name);
 	json_t *status = json_pack("{s:o}", "fairSharing", fair);
-	if (status)
+	if (kind_path(K_COHORT, NULL, name, "/status", path, sizeof(path)) != 0)
+		json_decref(status);
+	else if (status)
 		write_status_if_changed(m, obj, path, K_COHORT, name, status);
 }
 

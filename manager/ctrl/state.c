@@ -374,9 +374,8 @@ int state_init(struct mgr *m)
 		strmap_init(&m->views[k]);
 		strmap_init(&m->fresh[k]);
 	}
-	m->compact[K_WORKLOAD] = m->compact[K_GPOD] = 1;
-	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
-		m->compact[k] = 1;
+	for (enum kind k = 0; k < K_KINDS; k++)
+		m->compact[k] = (unsigned char)kind_def(k)->compact;
 	strmap_init(&m->unsent.map);
 	strmap_init(&m->admitted_now.map);
 	strmap_init(&m->afs_seen.map);
@@ -413,34 +412,4 @@ void state_release(struct mgr *m)
 	m->heap = NULL;
 	m->heap_len = m->heap_cap = 0;
 	records_release(m);
-}
-
-/* --- owner kinds ------------------------------------------------------------------------- */
-
-static const struct integration *const owners[K_OWNER_LAST - K_OWNER_FIRST + 1] = {
-	[K_JOB - K_OWNER_FIRST] = &integration_job,
-	[K_RAYJOB - K_OWNER_FIRST] = &integration_rayjob,
-	[K_RAYCLUSTER - K_OWNER_FIRST] = &integration_raycluster,
-};
-
-const struct integration *owner_integration(enum kind kind)
-{
-	if (kind == K_PODGROUP)
-		return &integration_pod;
-	return kind >= K_OWNER_FIRST && kind <= K_OWNER_LAST ? owners[kind - K_OWNER_FIRST] : NULL;
-}
-
-enum kind owner_kind_for(const char *api_version, const char *kind)
-{
-	const struct integration *in = integration_for(api_version, kind);
-	for (int k = K_OWNER_FIRST; in && k <= K_OWNER_LAST; k++)
-		if (owners[k - K_OWNER_FIRST] == in)
-			return (enum kind)k;
-	return K_KINDS;
-}
-
-int owner_enabled(struct mgr *m, enum kind kind)
-{
-	const struct integration *in = owner_integration(kind);
-	return in && config_framework_enabled(&m->conf, in->framework);
 }

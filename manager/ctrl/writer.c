@@ -68,22 +68,6 @@ struct write_ctx {
 	write_done_fn done;
 };
 
-static const char *const kind_names[K_KINDS] = {
-	[K_JOB] = "Job",	       [K_RAYJOB] = "RayJob",	  [K_RAYCLUSTER] = "RayCluster",
-	[K_WORKLOAD] = "Workload", [K_CQ] = "ClusterQueue",
-	[K_LQ] = "LocalQueue",	       [K_FLAVOR] = "ResourceFlavor", [K_NAMESPACE] = "Namespace",
-	[K_WPC] = "WorkloadPriorityClass", [K_PC] = "PriorityClass", [K_COHORT] = "Cohort",
-	[K_TOPOLOGY] = "Topology",     [K_NODE] = "Node",	  [K_POD] = "Pod",
-	[K_GPOD] = "Pod",	       [K_PODGROUP] = "Workload",
-};
-static const char *const kind_api_versions[K_KINDS] = {
-	[K_JOB] = "batch/v1",		   [K_RAYJOB] = "ray.io/v1",	     [K_RAYCLUSTER] = "ray.io/v1",
-	[K_WORKLOAD] = KUEUE_API_VERSION, [K_CQ] = KUEUE_API_VERSION,
-	[K_LQ] = KUEUE_API_VERSION,	   [K_FLAVOR] = KUEUE_API_VERSION,   [K_NAMESPACE] = "v1",
-	[K_WPC] = KUEUE_API_VERSION,	   [K_PC] = "scheduling.k8s.io/v1",   [K_COHORT] = KUEUE_API_VERSION,
-	[K_TOPOLOGY] = KUEUE_API_VERSION, [K_NODE] = "v1",		     [K_POD] = "v1",
-	[K_GPOD] = "v1",		   [K_PODGROUP] = KUEUE_API_VERSION,
-};
 
 static unsigned jitter(struct mgr *m, unsigned ms)
 {
@@ -146,7 +130,7 @@ static void log_failure(struct mgr *m, enum kind kind, const char *key, const ch
 		w->unlogged_failures++;
 		return;
 	}
-	log_warn(what, LF_STR("kind", kind_names[kind]), LF_STR("object", key),
+	log_warn(what, LF_STR("kind", kind_name(kind)), LF_STR("object", key),
 		 LF_INT("status", resp->status), LF_STR("error", resp->error_text),
 		 LF_STR("body", resp->body ? resp->body : ""),
 		 LF_INT("failures_not_logged", (long long)w->unlogged_failures), LF_END);
@@ -630,9 +614,9 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, enum event_class c
 			       "reportingController", EVENT_CONTROLLER, "reportingInstance",
 			       m->identity[0] ? m->identity : "muster", "action",
 			       reason, "reason", reason, "regarding", "apiVersion",
-			       kind_api_versions[kind], "kind", kind_names[kind], "name", obj_name(obj),
-			       "namespace", ns ? ns : "", "uid", uid ? uid : "", "note", note, "type",
-			       type);
+			       kind_api_version(kind), "kind", kind_name(kind), "name",
+			       obj_name(obj), "namespace", ns ? ns : "", "uid", uid ? uid : "",
+			       "note", note, "type", type);
 	char *body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
 	snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
 		 ns ? ns : "default");
@@ -644,7 +628,7 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, enum event_class c
 	} else {
 		w->stats.events_sent++;
 	}
-	log_info("event", LF_STR("kind", kind_names[kind]), LF_STR("object", obj_name(obj)),
+	log_info("event", LF_STR("kind", kind_name(kind)), LF_STR("object", obj_name(obj)),
 		 LF_STR("reason", reason), LF_STR("type", type), LF_STR("message", message), LF_END);
 	free(body);
 	json_decref(ev);

@@ -49,10 +49,8 @@ static const struct kind_info {
 	{ K_NAMESPACE, "v1", "Namespace" },
 	{ K_NODE, "v1", "Node" },
 	{ K_POD, "v1", "Pod" },
-	{ K_OWNER, "batch/v1", "Job" },
-	{ K_OWNER, "ray.io/v1", "RayJob" },
-	{ K_OWNER, "ray.io/v1", "RayCluster" },
 	{ K_CONFIGURATION, CONFIG_API_VERSION, "Configuration" },
+	/* Then every integrated owner kind (api/integrations.h; classify). */
 };
 
 /* ------------------------------------------------------------------------------ reporting */
@@ -411,18 +409,24 @@ static void classify(struct sim *s, struct doc *d, const char *api, const char *
 		report(s, d, "%.100s: apiVersion: required", kind);
 		return;
 	}
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		if (strcmp(kinds[i].name, kind) != 0)
+	size_t n_owners, n_kinds = sizeof(kinds) / sizeof(kinds[0]);
+	const struct integration *const *owners = integration_all(&n_owners);
+	for (size_t i = 0; i < n_kinds + n_owners; i++) {
+		/* Plain Pods are K_POD's (a pod alone or a group), not an owner of their own. */
+		const struct integration *in = i < n_kinds ? NULL : owners[i - n_kinds];
+		const char *name = in ? in->kind : kinds[i].name;
+		const char *want = in ? in->api_version : kinds[i].api_version;
+		if (in == &integration_pod || strcmp(name, kind) != 0)
 			continue;
-		if (strcmp(kinds[i].api_version, api) != 0) {
+		if (strcmp(want, api) != 0) {
 			report(s, d, "%s: apiVersion \"%.100s\" is not supported: use %s", kind, api,
-			       kinds[i].api_version);
+			       want);
 			return;
 		}
-		d->kind = kinds[i].kind;
-		d->kind_name = kinds[i].name;
+		d->kind = in ? K_OWNER : kinds[i].kind;
+		d->kind_name = name;
 		/* Only an owner's kind is read through it (decode_workload). */
-		d->in = d->kind == K_OWNER ? integration_for(kinds[i].api_version, kinds[i].name) : NULL;
+		d->in = in;
 		return;
 	}
 	report(s, d,

@@ -357,23 +357,25 @@ static const char usage[] =
 static const char job_trainer[] =
 	"{\"kind\":\"Job\",\"apiVersion\":\"batch/v1\",\"metadata\":{\"name\":\"trainer\","
 	"\"namespace\":\"team-a\",\"uid\":\"uid-trainer\"}}";
+#define JOB_CONTROLLER "\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"controller\":true,"
 static const char trainer_workloads[] =
 	"{\"kind\":\"WorkloadList\",\"items\":[{\"metadata\":{\"name\":\"job-trainer-3c4d5\","
 	"\"namespace\":\"team-a\",\"creationTimestamp\":\"2026-11-27T09:00:00Z\",\"ownerReferences\":"
-	"[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"trainer\",\"uid\":"
-	"\"uid-trainer\"}]}}]}";
+	"[{" JOB_CONTROLLER "\"name\":\"trainer\",\"uid\":\"uid-trainer\"}]}}]}";
 static const char all_workloads[] =
 	"{\"kind\":\"WorkloadList\",\"items\":[{\"metadata\":{\"name\":\"job-trainer-aaaaa\","
-	"\"namespace\":\"team-a\",\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"trainer\","
+	"\"namespace\":\"team-a\",\"ownerReferences\":[{" JOB_CONTROLLER "\"name\":\"trainer\","
 	"\"uid\":\"uid-old-trainer\"}]}},{\"metadata\":{\"name\":\"job-trainer-old\","
 	"\"namespace\":\"team-a\",\"creationTimestamp\":\"2026-11-27T08:00:00Z\","
-	"\"ownerReferences\":[{\"kind\":\"Job\",\"uid\":\"uid-unlabelled\"}]}},{\"metadata\":"
+	"\"ownerReferences\":[{" JOB_CONTROLLER "\"uid\":\"uid-unlabelled\"}]}},{\"metadata\":"
 	"{\"name\":\"job-trainer-new\",\"namespace\":\"team-a\",\"creationTimestamp\":"
-	"\"2026-11-27T09:00:00Z\",\"ownerReferences\":[{\"kind\":\"Job\",\"uid\":"
+	"\"2026-11-27T09:00:00Z\",\"ownerReferences\":[{" JOB_CONTROLLER "\"uid\":"
 	"\"uid-unlabelled\"}]}},{\"metadata\":{\"name\":\"job-trainer-going\",\"namespace\":"
 	"\"team-a\",\"creationTimestamp\":\"2026-11-27T09:30:00Z\",\"deletionTimestamp\":"
-	"\"2026-11-27T09:31:00Z\",\"ownerReferences\":[{\"kind\":\"Job\",\"uid\":"
-	"\"uid-unlabelled\"}]}}]}";
+	"\"2026-11-27T09:31:00Z\",\"ownerReferences\":[{" JOB_CONTROLLER "\"uid\":"
+	"\"uid-unlabelled\"}]}},{\"metadata\":{\"name\":\"job-trainer-adopted\",\"namespace\":"
+	"\"team-a\",\"creationTimestamp\":\"2026-11-27T10:00:00Z\",\"ownerReferences\":"
+	"[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"uid\":\"uid-unlabelled\"}]}}]}";
 static const char empty_list[] = "{\"kind\":\"WorkloadList\",\"items\":[]}";
 
 #define TRAINER_SELECTOR "labelSelector=kueue.x-k8s.io%2Fjob-uid%3Duid-trainer"
@@ -858,8 +860,9 @@ static void test_job_names_resolve_by_owner_uid(void **state)
 	       "error: /apis/batch/v1/namespaces/team-a/jobs/ghost not found\n");
 }
 
-/* A Workload without the job-uid label is found among them all by its ownerReference, not by
- * its name; of two, the one not being deleted, then the newest. */
+/* A Workload without the job-uid label is found among them all by its controller reference
+ * (one that only names the Job, job-trainer-adopted, is not the Job's), not by its name; of
+ * two, the one not being deleted, then the newest. */
 static void test_job_workload_without_label(void **state)
 {
 	struct t *t = *state;

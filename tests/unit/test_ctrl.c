@@ -56,62 +56,51 @@ struct t {
 	json_t *stores[K_KINDS];
 };
 
-static const struct {
-	enum kind kind;
-	const char *resource;
-	const char *prefix;
-	int namespaced;
-} kinds[] = {
-	{ K_JOB, "jobs", "/apis/batch/v1", 1 },
-	{ K_RAYJOB, "rayjobs", "/apis/ray.io/v1", 1 },
-	{ K_RAYCLUSTER, "rayclusters", "/apis/ray.io/v1", 1 },
-	{ K_GPOD, "pods", "/api/v1", 1 },
-	{ K_WORKLOAD, "workloads", KUEUE, 1 },
-	{ K_CQ, "clusterqueues", KUEUE, 0 },
-	{ K_LQ, "localqueues", KUEUE, 1 },
-	{ K_FLAVOR, "resourceflavors", KUEUE, 0 },
-	{ K_COHORT, "cohorts", KUEUE, 0 },
-	{ K_NAMESPACE, "namespaces", "/api/v1", 0 },
-	{ K_NODE, "nodes", "/api/v1", 0 },
-};
+/* The kinds the fake apiserver holds objects of: every watched kind, Pods as the queued-pod
+ * informer sees them (the kind table, ctrl/kinds.c, says where each is). */
+static int faked(enum kind kind)
+{
+	return kind_def(kind)->watched && kind != K_POD;
+}
 
 static void path_of(enum kind kind, json_t *obj, char *path, size_t size, char *key, size_t ksize)
 {
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		if (kinds[i].kind != kind)
-			continue;
-		if (kinds[i].namespaced) {
-			snprintf(path, size, "%s/namespaces/%s/%s/%s", kinds[i].prefix, obj_namespace(obj),
-				 kinds[i].resource, obj_name(obj));
-			snprintf(key, ksize, "%s/%s", obj_namespace(obj), obj_name(obj));
-		} else {
-			snprintf(path, size, "%s/%s/%s", kinds[i].prefix, kinds[i].resource, obj_name(obj));
-			snprintf(key, ksize, "%s", obj_name(obj));
-		}
-		return;
-	}
-	fail_msg("no path for kind %d", kind);
+	int cluster = kind_def(kind)->cluster_scoped;
+	assert_true(faked(kind));
+	assert_int_equal(kind_path(kind, obj_namespace(obj), obj_name(obj), NULL, path, size), 0);
+	if (cluster)
+		snprintf(key, ksize, "%s", obj_name(obj));
+	else
+		snprintf(key, ksize, "%s/%s", obj_namespace(obj), obj_name(obj));
 }
 
 /* The kind of an object path; K_KINDS for one the controller doesn't watch (events). */
 static enum kind kind_of_path(const char *path, char *key, size_t ksize)
 {
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		char needle[64];
-		snprintf(needle, sizeof(needle), "/%s/", kinds[i].resource);
+	for (enum kind k = 0; k < K_KINDS; k++) {
+		char root[300], needle[64];
+		if (!faked(k))
+			continue;
+		/* The group's root: the collection's path less "/<plural>". */
+		assert_int_equal(kind_path(k, NULL, NULL, NULL, root, sizeof(root)), 0);
+		root[strlen(root) - strlen(kind_plural(k)) - 1] = '\0';
+		snprintf(needle, sizeof(needle), "/%s/", kind_plural(k));
 		const char *at = strstr(path, needle);
-		if (!at || strncmp(path, kinds[i].prefix, strlen(kinds[i].prefix)) != 0)
+		if (!at || strncmp(path, root, strlen(root)) != 0 || path[strlen(root)] != '/')
 			continue;
 		const char *name = at + strlen(needle);
 		if (strchr(name, '/'))
 			continue;
-		if (kinds[i].namespaced) {
-			const char *ns = strstr(path, "/namespaces/") + strlen("/namespaces/");
+		if (!kind_def(k)->cluster_scoped) {
+			const char *ns = strstr(path, "/namespaces/");
+			if (!ns)
+				continue;
+			ns += strlen("/namespaces/");
 			snprintf(key, ksize, "%.*s/%s", (int)(strchr(ns, '/') - ns), ns, name);
 		} else {
 			snprintf(key, ksize, "%s", name);
 		}
-		return kinds[i].kind;
+		return k;
 	}
 	return K_KINDS;
 }
@@ -386,6 +375,21 @@ static void admitted_job(struct t *t, const char *cpu_quota, const char *name, c
 	char job_path[300];
 	snprintf(job_path, sizeof(job_path), JOB_PATH("%s"), name);
 	assert_true(json_is_false(obj_path(fake_api_get(t->api, job_path), "spec.suspend")));
+}
+
+/* Job name completes (as the fake holds it, with a Complete condition); its Workload, at path,
+ * is then Finished. */
+static void complete_job(struct t *t, const char *name, const char *path)
+{
+	char job_path[300];
+	snprintf(job_path, sizeof(job_path), JOB_PATH("%s"), name);
+	json_t *done = json_deep_copy(fake_api_get(t->api, job_path));
+	json_object_set_new(done, "status",
+			    J("{'succeeded':1,'conditions':[{'type':'Complete',"
+			      "'status':'True'}]}"));
+	seed(t, K_JOB, done);
+	converge(t);
+	assert_true(fake_cond(t, path, "Finished"));
 }
 
 /* The value of one series in the manager's /metrics text: series is its name and labels as
@@ -729,6 +733,48 @@ static void test_job_creates_once(void **state)
 	assert_int_equal(fake_api_count(t->api, "PATCH", JOB_PATH("j1"), 200), 1);
 }
 
+/* A Job's Workload that lists another integrated object first (a RayJob that adopted it too)
+ * is still the Job's: its controller reference says whose it is, as Kueue reads it, not its
+ * first entry. Once admitted, the Job starts, no second Workload is made, and when the Job
+ * completes the Job (not the RayJob) is told its Workload finished. */
+static void test_job_owner_is_controller_reference(void **state)
+{
+	struct t *t = *state;
+	char err[256], path[600];
+	seed_queue(t, "4", NULL);
+	json_t *j = job("j1", "1");
+	json_t *wl = integration_workload_new(&integration_job, j, err, sizeof(err));
+	assert_non_null(wl);
+	assert_int_equal(json_array_insert_new(obj_path(wl, "metadata.ownerReferences"), 0,
+					       J("{'apiVersion':'ray.io/v1','kind':'RayJob',"
+						 "'name':'j1','uid':'rayjob-uid'}")),
+			 0);
+	json_object_set_new(json_object_get(wl, "metadata"), "uid", json_string("wl-uid"));
+	json_object_set_new(json_object_get(wl, "metadata"), "creationTimestamp",
+			    json_string("2026-01-01T00:00:00Z"));
+	json_object_set_new(json_object_get(wl, "spec"), "priority", json_integer(0));
+	seed(t, K_WORKLOAD, wl);
+	seed(t, K_JOB, j);
+	converge(t);
+	assert_non_null(job_workload(t, "j1", path, sizeof(path)));
+	assert_true(fake_cond(t, path, "Admitted"));
+	assert_false(json_is_true(obj_path(fake_api_get(t->api, JOB_PATH("j1")), "spec.suspend")));
+	assert_int_equal(fake_api_count(t->api, "POST", KUEUE "/namespaces/ns/workloads", 0), 0);
+	complete_job(t, "j1", path);
+	int told = 0;
+	uint64_t deadline = uv_hrtime() + 5000 * MS;
+	while (!told && uv_hrtime() < deadline) {
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+		for (size_t i = 0; i < fake_api_nrequests(t->api); i++) {
+			const struct fake_request *r = fake_api_request(t->api, i);
+			told |= !strcmp(r->method, "POST") && strstr(r->path, "/events") &&
+				strstr(r->body, "\"FinishedWorkload\"") &&
+				strstr(r->body, "\"kind\":\"Job\"") != NULL;
+		}
+	}
+	assert_true(told);
+}
+
 /* A Job finishes while a write to its Workload is in flight and the Workload's event arrives
  * before the write's answer: the Workload still gets Finished and its quota goes. */
 static void test_job_finishes_during_workload_write(void **state)
@@ -744,12 +790,7 @@ static void test_job_finishes_during_workload_write(void **state)
 	run_until_sent(t);
 	assert_true(writer_busy(&t->m, K_WORKLOAD, key_of(path)));
 	/* ... and before it is answered, the Job completes. */
-	json_t *done = json_deep_copy(fake_api_get(t->api, JOB_PATH("j1")));
-	json_object_set_new(done, "status",
-			    J("{'succeeded':1,'conditions':[{'type':'Complete','status':'True'}]}"));
-	seed(t, K_JOB, done);
-	converge(t);
-	assert_true(fake_cond(t, path, "Finished"));
+	complete_job(t, "j1", path);
 	assert_int_equal(cq_cpu_usage(t), 0);
 }
 
@@ -1499,7 +1540,7 @@ static void test_raycluster_evicted_and_restored(void **state)
 
 static void enable_pods(struct muster_config *c)
 {
-	c->frameworks |= CONFIG_FW_POD;
+	c->frameworks |= config_framework_bit("pod");
 }
 
 static int setup_pods(void **state)
@@ -2534,6 +2575,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_admission_while_write_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outage_backs_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_creates_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_owner_is_controller_reference, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_job_finishes_during_workload_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_eviction_sequence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_rebuilds_usage, setup, teardown),

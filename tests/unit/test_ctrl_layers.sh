@@ -6,7 +6,8 @@
 set -euo pipefail
 dir=${1:?usage: test_ctrl_layers.sh manager/ctrl}
 # Top to bottom: each may call those after it.
-order=(manager.c hold.c visibility.c ingest.c podgroups.c integrations.c admission.c history.c nodes.c queues.c fairshare.c writer.c observe.c state.c records.c)
+order=(manager.c hold.c visibility.c ingest.c podgroups.c integrations.c admission.c history.c
+	nodes.c queues.c fairshare.c writer.c observe.c state.c kinds.c records.c)
 declare -A owner
 section=""
 while IFS= read -r line; do

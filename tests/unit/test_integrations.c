@@ -468,6 +468,60 @@ static void test_merge_diff(void **state)
 	json_decref(b);
 }
 
+/* The one owner rule (Kueue's: the controller reference, when it names an integrated kind),
+ * and the garbage collector's question beside it (any entry, by uid). The places that used
+ * to walk ownerReferences on their own disagreed exactly on these objects. */
+static void test_owner_rule(void **state)
+{
+	(void)state;
+	const struct integration *in = NULL;
+	/* An integrated kind listed first without being the controller is not the owner; the
+	 * controller after it is. */
+	json_t *wl = J("{'metadata':{'ownerReferences':["
+		       "{'apiVersion':'ray.io/v1','kind':'RayJob','name':'r','uid':'u-r'},"
+		       "{'apiVersion':'v1','kind':'ConfigMap','name':'c','uid':'u-c'},"
+		       "{'apiVersion':'batch/v1','kind':'Job','name':'j','uid':'u-j',"
+		       "'controller':true}]}}");
+	json_t *ref = integration_owner_ref(wl, &in);
+	assert_ptr_equal(in, &integration_job);
+	assert_string_equal(json_string_value(json_object_get(ref, "uid")), "u-j");
+	assert_true(integration_owned(wl));
+	/* The garbage collector's reading: any entry of that uid, controller or not. */
+	assert_non_null(obj_owner_ref(wl, 0, NULL, NULL, "u-c"));
+	assert_null(obj_owner_ref(wl, 1, NULL, NULL, "u-c"));
+	assert_non_null(obj_owner_ref(wl, 0, "ray.io/v1", "RayJob", NULL));
+	json_decref(wl);
+	/* A controller of a kind muster does not integrate: no integrated owner, even with an
+	 * integrated kind listed beside it. */
+	wl = J("{'metadata':{'ownerReferences':["
+	       "{'apiVersion':'apps/v1','kind':'ReplicaSet','name':'rs','uid':'u-rs',"
+	       "'controller':true},"
+	       "{'apiVersion':'batch/v1','kind':'Job','name':'j','uid':'u-j'}]}}");
+	assert_null(integration_owner_ref(wl, &in));
+	assert_null(in);
+	assert_false(integration_owned(wl));
+	ref = obj_owner_ref(wl, 1, NULL, NULL, NULL);
+	assert_string_equal(json_string_value(json_object_get(ref, "name")), "rs");
+	json_decref(wl);
+	/* None at all, or not a list. */
+	wl = J("{'metadata':{'ownerReferences':{}}}");
+	assert_null(integration_owner_ref(wl, NULL));
+	assert_null(obj_owner_ref(wl, 0, NULL, NULL, NULL));
+	json_decref(wl);
+}
+
+/* The version webhook and policy rules match a kind by: not always v1 (JobSet's is
+ * v1alpha2), so it comes from the kind's apiVersion. */
+static void test_integration_version(void **state)
+{
+	(void)state;
+	const struct integration jobset = { .api_version = "jobset.x-k8s.io/v1alpha2" };
+	assert_string_equal(integration_version(&integration_job), "v1");
+	assert_string_equal(integration_version(&integration_rayjob), "v1");
+	assert_string_equal(integration_version(&integration_pod), "v1");
+	assert_string_equal(integration_version(&jobset), "v1alpha2");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +537,8 @@ int main(void)
 		cmocka_unit_test(test_pod_group_disagreement),
 		cmocka_unit_test(test_single_pod_workload),
 		cmocka_unit_test(test_merge_diff),
+		cmocka_unit_test(test_owner_rule),
+		cmocka_unit_test(test_integration_version),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
