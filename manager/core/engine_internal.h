@@ -206,6 +206,21 @@ struct wkey {
 	int32_t priority;
 };
 
+/* Kueue's queue order within a ClusterQueue: higher priority, then older, then first seen
+ * (struct ewl.uid). Kueue breaks the last tie by UID, which is random; the order of arrival
+ * keeps Workloads created in the same second (queue times are whole seconds) first come,
+ * first served, keeps simulations reproducible, and after a restart (a List arrives by key)
+ * falls back to the key. From the workloads' keys (struct wkey), which the heaps keep beside
+ * them, so a comparison reads no workload. */
+static inline int key_before(const struct wkey *ka, const struct wkey *kb)
+{
+	if (ka->priority != kb->priority)
+		return ka->priority > kb->priority;
+	if (ka->queue_time != kb->queue_time)
+		return ka->queue_time < kb->queue_time;
+	return ka->uid < kb->uid;
+}
+
 struct wheap {
 	struct ewl **v;
 	struct wkey *k; /* k[i] is v[i]'s */
@@ -419,6 +434,12 @@ struct ewl {
 	void *tag; /* the caller's (eng_workload_spec.tag), handed back in its decisions */
 	char key[]; /* "namespace/name" */
 };
+
+/* A workload's queue-order key (struct wkey, key_before). */
+static inline struct wkey wl_key(const struct ewl *w)
+{
+	return (struct wkey){ .queue_time = w->queue_time, .uid = w->uid, .priority = w->priority };
+}
 
 /* --- evaluation (flavor assignment, preemption plan) ----------------------------------- */
 
@@ -644,8 +665,6 @@ static inline int eng_lq_usage_cmp(const struct ewl *a, const struct ewl *b)
 		return 0;
 	return a->lq->afs_usage < b->lq->afs_usage ? -1 : 1;
 }
-/* Re-establishes the heap order of cq's queue after LocalQueue usages changed. */
-void eng_heap_rebuild(struct wheap *h);
 /* Sets whether cq's queue is ordered by admission fair sharing, reordering it on a change. */
 void eng_afs_order(struct engine *e, struct ecq *cq);
 /* A fairSharing.weight the engine takes: finite and >= 0. */
@@ -659,7 +678,6 @@ static inline uint32_t eng_adm_older(const struct engine *e, const struct ecq *c
 
 /* engine.c */
 const char *eng_intern(struct engine *e, const char *s);
-int wvec_push(struct wvec *v, struct ewl *w);
 /* For engine_explain.c: the lazy build (0 or -errno), the queue order within a ClusterQueue
  * (whether a comes before b), and whether cq's namespaceSelector selects w's namespace. */
 int eng_build(struct engine *e);
@@ -716,5 +734,18 @@ int eng_get_targets(struct engine *e, struct ecq *cq, const struct ewl *w, struc
  * number of candidates or -errno. Usage is left as it was. */
 int eng_candidates(struct engine *e, struct ecq *cq, const struct ewl *w,
 		   const struct eitem *items, uint32_t n_items);
+
+/* engine_queue.c: the containers of pending workloads. Each keeps w->pos, w's index in it. */
+int wvec_reserve(struct wvec *v, uint32_t n);
+int wvec_push(struct wvec *v, struct ewl *w);
+void wvec_remove(struct wvec *v, struct ewl *w);
+/* The heap in queue order: room for n, then push and remove keep the order; heap_place puts
+ * w at a free index i and leaves the order to the caller (then eng_heap_rebuild). */
+int heap_reserve(struct wheap *h, uint32_t n);
+int heap_push(struct wheap *h, struct ewl *w);
+void heap_remove(struct wheap *h, struct ewl *w);
+void heap_place(struct wheap *h, uint32_t i, struct ewl *w);
+/* Re-establishes the heap order of cq's queue after LocalQueue usages changed. */
+void eng_heap_rebuild(struct wheap *h);
 
 #endif
