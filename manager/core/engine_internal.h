@@ -667,6 +667,15 @@ static inline int eng_lq_usage_cmp(const struct ewl *a, const struct ewl *b)
 }
 /* Sets whether cq's queue is ordered by admission fair sharing, reordering it on a change. */
 void eng_afs_order(struct engine *e, struct ecq *cq);
+/* For engine_fair_api.c, the entry points above engine.c: a share as a status reports it; a
+ * LocalQueue's usage from what it consumed; the same, then its ClusterQueue's order (1 when
+ * that order is by usage and was rebuilt); the slot of resource r (interned) in what lq
+ * consumed, made if new (-1: ENOMEM); and v more of r consumed. */
+void eng_share_of(const struct drs *d, struct eng_share *out);
+void eng_lq_usage(const struct engine *e, struct elq *lq);
+int eng_lq_changed(struct engine *e, struct elq *lq);
+int eng_afs_slot(struct elq *lq, const char *r);
+void eng_afs_add(struct elq *lq, const char *r, double v);
 /* A fairSharing.weight the engine takes: finite and >= 0. */
 int eng_weight_valid(double w);
 
