@@ -1651,6 +1651,7 @@ int engine_new(struct engine **out)
 	strmap_init(&e->namespaces);
 	strmap_init_borrowed(&e->workloads); /* keyed by each ewl's own key */
 	e->next_uid = 1;
+	e->oracle = eng_simulate_preemption;
 	e->pods = eng_intern(e, "pods");
 	if (!e->pods) {
 		engine_free(e);

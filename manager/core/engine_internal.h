@@ -1,8 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The admission engine's internals, shared by engine.c (model, queues, cycle),
- * engine_quota.c (hierarchical quota maths and flavor assignment) and engine_preempt.c
- * (preemption). Nothing here is for callers: use engine.h.
+ * The admission engine's internals, shared by its files. Nothing here is for callers: use
+ * engine.h.
+ *   engine_explain.c   why a workload waits, and the queues' order, as the cycle would see it.
+ *   engine_fair_api.c  fair sharing's entry points: settings, LocalQueue usage, shares.
+ *   engine.c           the model, the cohort-tree build, the queues and the cycle.
+ *   engine_preempt.c   preemption: Kueue's classical and fair preemption.
+ *   engine_fair.c      fair sharing's shares and tournament; admission fair sharing's order.
+ *   engine_quota.c     hierarchical quota maths and flavor assignment.
+ *   engine_queue.c     the containers of pending workloads: vectors and the ordered heap.
+ * A file calls only files below it, so there is no call cycle between files; flavor
+ * assignment asks preemption through a pointer engine_new sets (struct engine.oracle).
+ * Layers, top to bottom (tests/unit/test_layers.sh checks that no file calls one above it):
+ *   engine_explain.c engine_fair_api.c engine.c engine_preempt.c engine_fair.c engine_quota.c
+ *   engine_queue.c
  *
  * Ownership: the engine owns every struct below. Names (flavors, resources, namespaces,
  * queue and podSet names, cohort and ClusterQueue names) are interned once per engine, so two
@@ -599,6 +610,12 @@ struct engine {
 	int32_t *fp_next; /* fair preemption: the next candidate of the same ClusterQueue */
 	uint32_t *fp_retry;
 	uint32_t cap_fp;
+	/* Kueue's PreemptionOracle, which its FlavorAssigner is given: whether preemption could
+	 * make room for val of cq's slot s for w (engine_preempt.c's eng_simulate_preemption,
+	 * set by engine_new). Flavor assignment (engine_quota.c) asks it through this pointer:
+	 * engine_preempt.c lies above engine_quota.c, whose quota maths it uses. */
+	int (*oracle)(struct engine *e, struct ecq *cq, const struct ewl *w, int32_t s, int64_t val,
+		      int *borrow_after);
 	/* Node feasibility (engine_set_placer). */
 	eng_place_fn place_fn;
 	void *place_arg;

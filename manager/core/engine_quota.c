@@ -476,7 +476,7 @@ static struct gmode fits_resource_quota(struct engine *e, struct ecq *cq, const 
 		if (opts->quick || !may_preempt_at_all(cq))
 			return (struct gmode){ PM_NO_CANDIDATES, borrow };
 		int borrow_after = borrow;
-		int pm = eng_simulate_preemption(e, cq, w, s, val, &borrow_after);
+		int pm = e->oracle(e, cq, w, s, val, &borrow_after);
 		if (pm < 0) {
 			*err = pm;
 			return (struct gmode){ PM_NOFIT, 0 };
