@@ -40,7 +40,6 @@
  *  - Admissions are charged per podSet and flavor as given; Kueue's last "fits" check before
  *    admitting is kept (and never fails unless the assignment is wrong).
  */
-#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -700,7 +699,7 @@ static int spec_same_content(const struct wspec *a, const struct wspec *b)
 /* Two workloads' specs: interned, so equal exactly when the same. */
 static int spec_equal(const struct wspec *a, const struct wspec *b)
 {
-	assert(a == b || !spec_same_content(a, b));
+	MUSTER_ASSERT(a == b || !spec_same_content(a, b));
 	return a == b;
 }
 
@@ -2438,6 +2437,11 @@ static void admit_adm(struct cycle *cx, struct ecq *cq, struct ewl *w, struct ea
 	w->adm_given_time = 0;
 	w->status_hash = 0;
 	eng_charge(cq, a, +1);
+	/* Within quota plus borrowing: the caller found that it fits now (eng_fits_now), so no
+	 * slot it is charged on is over what the ClusterQueue may use, borrowing included. */
+	for (uint32_t i = 0; i < a->n_items; i++)
+		MUSTER_ASSERT(a->items[i].slot >= 0 &&
+			      (a->items[i].amount == 0 || q_available(&cq->node, a->items[i].slot) >= 0));
 	eng_changed(e);
 	eng_afs_admitted(e, cq, w, a);
 	struct eng_decision d = { ENG_ADMIT, w->key, materialize(e, cq, w), NULL, NULL, NULL,
@@ -2768,6 +2772,7 @@ static int mentry_before(const struct mentry *a, const struct mentry *b)
 static void merge_push(struct engine *e, struct mentry m)
 {
 	/* Capacity: one entry per ClusterQueue of the tree, reserved by process_tree. */
+	MUSTER_ASSERT(e->n_merge < e->cap_merge);
 	uint32_t i = e->n_merge++;
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
@@ -3155,10 +3160,97 @@ static int check_specs(const struct engine *e, char *msg, size_t size)
 	return 0;
 }
 
+/* Each pending workload is where its where and pos say, in the queues of its ClusterQueue (or
+ * held by its LocalQueue), every heap in queue order, and each admitted workload is listed by
+ * the ClusterQueue it is charged to. */
+static int check_queues(const struct engine *e, char *msg, size_t size)
+{
+	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
+		const struct ecq *q = e->all_cqs[i];
+		int64_t bad = eng_heap_check(&q->heap);
+		if (bad >= 0) {
+			snprintf(msg, size, "ClusterQueue %s: %s is out of place or order in its heap",
+				 q->name, q->heap.v[bad]->key);
+			return -EPROTO;
+		}
+		const struct {
+			const struct ewl *const *v;
+			uint32_t n;
+			uint8_t where;
+		} lists[] = { { (const struct ewl *const *)q->heap.v, q->heap.n, WL_HEAP },
+			      { (const struct ewl *const *)q->parked.v, q->parked.n, WL_PARKED },
+			      { (const struct ewl *const *)q->waiting.v, q->waiting.n, WL_WAITING } };
+		for (uint32_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+			for (uint32_t k = 0; k < lists[l].n; k++) {
+				const struct ewl *w = lists[l].v[k];
+				if (w->where != lists[l].where || w->pos != k || w->cq != q ||
+				    w->admitted) {
+					snprintf(msg, size, "ClusterQueue %s: %s is listed at %u of list %u, "
+						 "but says %u at %u (admitted %u)", q->name, w->key, k,
+						 (unsigned)lists[l].where, (unsigned)w->where, w->pos,
+						 (unsigned)w->admitted);
+					return -EPROTO;
+				}
+			}
+		for (const struct ewl *w = q->adm_head; w; w = w->adm_next)
+			if (!w->admitted || w->adm_cq != q || !w->adm) {
+				snprintf(msg, size, "ClusterQueue %s lists %s as admitted here, which it "
+					 "is not", q->name, w->key);
+				return -EPROTO;
+			}
+	}
+	for (uint32_t i = 0; i < e->n_all_lqs; i++) {
+		const struct elq *lq = e->all_lqs[i];
+		for (uint32_t k = 0; k < lq->held.n; k++)
+			if (lq->held.v[k]->where != WL_HELD || lq->held.v[k]->pos != k) {
+				snprintf(msg, size, "LocalQueue %s: %s is held at %u, but says %u at %u",
+					 lq->key, lq->held.v[k]->key, k, (unsigned)lq->held.v[k]->where,
+					 lq->held.v[k]->pos);
+				return -EPROTO;
+			}
+	}
+	return 0;
+}
+
+/* A node's parent is its cohort's node (or none), each slot has the same (flavor, resource)
+ * in the parent, and no usage is negative. */
+static int check_node(const struct qnode *n, const struct ecohort *parent, const char *name,
+		      char *msg, size_t size)
+{
+	if (n->parent && (!parent || n->parent != &parent->node)) {
+		snprintf(msg, size, "%s: its parent node is not its cohort's", name);
+		return -EPROTO;
+	}
+	for (uint32_t s = 0; s < n->n_slots; s++) {
+		const struct qslot *q = &n->slots[s];
+		int32_t ps = q->parent_slot;
+		if (q->usage < 0 ||
+		    (n->parent && (ps < 0 || (uint32_t)ps >= n->parent->n_slots ||
+				   n->parent->slots[ps].flavor != q->flavor ||
+				   n->parent->slots[ps].resource != q->resource))) {
+			snprintf(msg, size, "%s: %s/%s uses %lld, parent slot %d", name, q->flavor,
+				 q->resource, (long long)q->usage, ps);
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
 int engine_check(const struct engine *e, char *msg, size_t size)
 {
+	int rc = check_queues(e, msg, size);
+	if (rc)
+		return rc;
 	if (e->topology_dirty || e->n_phantoms)
 		return 0; /* mid-change: the next build recomputes usage */
+	for (uint32_t i = 0; i < e->n_all_cqs; i++)
+		if ((rc = check_node(&e->all_cqs[i]->node, e->all_cqs[i]->parent, e->all_cqs[i]->name,
+				     msg, size)) != 0)
+			return rc;
+	for (uint32_t i = 0; i < e->n_all_cohorts; i++)
+		if ((rc = check_node(&e->all_cohorts[i]->node, e->all_cohorts[i]->parent,
+				     e->all_cohorts[i]->name, msg, size)) != 0)
+			return rc;
 	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
 		const struct ecq *q = e->all_cqs[i];
 		uint32_t n = 0;
@@ -3245,13 +3337,13 @@ int engine_cycle(struct engine *e, eng_decision_fn fn, void *arg)
 		}
 	}
 	e->n_dirty_trees = 0;
-#ifndef NDEBUG
+#if MUSTER_CHECKS
 	{
-		/* Debug builds check the invariant after every cycle. */
+		/* Checked builds (core/invariant.h) check the whole engine after every cycle. */
 		char why[512];
 		if (engine_check(e, why, sizeof(why)) != 0) {
 			fprintf(stderr, "engine invariant broken: %s\n", why);
-			assert(!"engine invariant broken");
+			MUSTER_ASSERT(!"engine_check failed");
 		}
 	}
 #endif

@@ -62,7 +62,10 @@ static int64_t potential(const struct qnode *n, const char *flavor, const char *
  * changed in any way a caller sees); if it can't be kept, it is computed each time. */
 static double lendable(const struct qnode *parent, const char *resource)
 {
-	struct ecohort *c = (struct ecohort *)parent; /* a parent is always a cohort's node */
+	/* A parent is always a cohort's node (engine_check checks every one), and a cohort with a
+	 * child is at height 1 or more, where a ClusterQueue is at 0. */
+	MUSTER_ASSERT(parent->height > 0);
+	struct ecohort *c = (struct ecohort *)parent;
 	for (uint32_t i = 0; i < c->n_lend; i++)
 		if (c->lend_res[i] == resource)
 			return c->lend_val[i];
@@ -219,6 +222,7 @@ int eng_fs_push(struct engine *e, struct ecq *cq, struct ewl *head, int known_no
 void eng_fs_repush(struct engine *e, struct ecq *cq, struct ewl *head)
 {
 	/* Room: one entry per ClusterQueue of the tree, reserved by process_tree. */
+	MUSTER_ASSERT(e->n_merge < e->cap_merge);
 	cq->fs_cand = (int32_t)e->n_merge;
 	e->merge[e->n_merge++] = (struct mentry){ cq, head, 0, 0 };
 }

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "core/engine.h"
+#include "core/invariant.h"
 #include "core/strmap.h"
 
 #define ENG_MAX_PODSETS 18 /* Kueue: podSets 1..18 */
@@ -773,5 +774,8 @@ void heap_remove(struct wheap *h, struct ewl *w);
 void heap_place(struct wheap *h, uint32_t i, struct ewl *w);
 /* Re-establishes the heap order of cq's queue after LocalQueue usages changed. */
 void eng_heap_rebuild(struct wheap *h);
+/* For engine_check, in O(n): the first index of h whose workload is not where its pos says,
+ * whose kept key is not its workload's, or that comes before its parent; -1: none. */
+int64_t eng_heap_check(const struct wheap *h);
 
 #endif

@@ -40,6 +40,7 @@ int wvec_push(struct wvec *v, struct ewl *w)
 void wvec_remove(struct wvec *v, struct ewl *w)
 {
 	uint32_t i = w->pos;
+	MUSTER_ASSERT(i < v->n && v->v[i] == w); /* w is where its pos says */
 	v->v[i] = v->v[--v->n];
 	v->v[i]->pos = i;
 }
@@ -133,6 +134,7 @@ int heap_push(struct wheap *h, struct ewl *w)
 void heap_remove(struct wheap *h, struct ewl *w)
 {
 	uint32_t i = w->pos;
+	MUSTER_ASSERT(i < h->n && h->v[i] == w); /* w is where its pos says */
 	--h->n;
 	if (i == h->n)
 		return;
@@ -147,4 +149,17 @@ void eng_heap_rebuild(struct wheap *h)
 {
 	for (uint32_t i = h->n / 2; i-- > 0;)
 		heap_down(h, i);
+}
+
+int64_t eng_heap_check(const struct wheap *h)
+{
+	for (uint32_t i = 0; i < h->n; i++) {
+		struct wkey k = wl_key(h->v[i]);
+		if (h->v[i]->pos != i || k.queue_time != h->k[i].queue_time || k.uid != h->k[i].uid ||
+		    k.priority != h->k[i].priority)
+			return i;
+		if (i > 0 && heap_before(h, &h->k[i], h->v[i], &h->k[(i - 1) / 2], h->v[(i - 1) / 2]))
+			return i;
+	}
+	return -1;
 }

@@ -67,6 +67,7 @@ int64_t q_potential_available(const struct qnode *n, int32_t s)
 
 void q_add_usage(struct qnode *n, int32_t s, int64_t v)
 {
+	MUSTER_ASSERT(v >= 0); /* a charge is what pods request: never negative */
 	while (n) {
 		struct qslot *q = &n->slots[s];
 		int64_t local_available = q_local_available(n, s);
@@ -86,6 +87,8 @@ void q_remove_usage(struct qnode *n, int32_t s, int64_t v)
 		struct qslot *q = &n->slots[s];
 		int64_t stored_in_parent = sat_sub(q->usage, q->local);
 		q->usage = sat_sub(q->usage, v);
+		/* Usage is never negative: nothing is released that was not charged. */
+		MUSTER_ASSERT(v >= 0 && q->usage >= 0);
 		if (stored_in_parent <= 0 || !n->parent)
 			return;
 		v = min64(v, stored_in_parent);
