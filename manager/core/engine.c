@@ -2,7 +2,8 @@
 /*
  * The admission engine: the model (flavors, cohorts, ClusterQueues, LocalQueues, namespaces,
  * workloads), the cohort-tree build, the queues, and the cycle. Quota maths and flavor
- * assignment are in engine_quota.c, preemption in engine_preempt.c.
+ * assignment are in engine_quota.c, preemption in engine_preempt.c; engine_internal.h lists
+ * every file of the engine and the order in which they call each other.
  *
  * How work is kept proportional to change:
  *  - Specs (flavors, cohorts, ClusterQueues) only set topology_dirty; the next cycle or query

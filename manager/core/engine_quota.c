@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Hierarchical quota maths (Kueue's pkg/cache/scheduler/resource_node.go) and flavor
- * assignment (Kueue's pkg/scheduler/flavorassigner), per (flavor, resource) slot.
+ * assignment (Kueue's pkg/scheduler/flavorassigner), per (flavor, resource) slot. Flavor
+ * assignment asks whether preemption would help through struct engine.oracle, as Kueue's
+ * assigner asks its PreemptionOracle: engine_preempt.c is above this file.
  *
  * The usage stored at every cohort is a function of its children's usage only
  * (Usage(C) = sum over children of max(0, Usage(child) - localQuota(child))), which
