@@ -2274,8 +2274,8 @@ int eobj_workload_decode_shared(struct eobj_arena *shared, json_t *wl,
 
 int eobj_workload_decode_owner(const struct integration *in, json_t *obj,
 			       const char *default_namespace, json_t *wpcs, json_t *pcs,
-			       eobj_workload_new_fn workload_new, struct eobj_workload *out, char *err,
-			       size_t errlen)
+			       eobj_workload_new_fn workload_new, struct eobj_workload *out,
+			       char *err, size_t errlen)
 {
 	const char *name, *ns, *queue, *wpc, *uid, *created;
 	json_t *meta, *wl = NULL, *copy = NULL, *mcopy = NULL;

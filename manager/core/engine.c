@@ -2442,7 +2442,8 @@ static void admit_adm(struct cycle *cx, struct ecq *cq, struct ewl *w, struct ea
 	 * slot it is charged on is over what the ClusterQueue may use, borrowing included. */
 	for (uint32_t i = 0; i < a->n_items; i++)
 		MUSTER_ASSERT(a->items[i].slot >= 0 &&
-			      (a->items[i].amount == 0 || q_available(&cq->node, a->items[i].slot) >= 0));
+			      (a->items[i].amount == 0 ||
+			       q_available(&cq->node, a->items[i].slot) >= 0));
 	eng_changed(e);
 	eng_afs_admitted(e, cq, w, a);
 	struct eng_decision d = { ENG_ADMIT, w->key, materialize(e, cq, w), NULL, NULL, NULL,
@@ -3170,45 +3171,49 @@ static int check_queues(const struct engine *e, char *msg, size_t size)
 		const struct ecq *q = e->all_cqs[i];
 		int64_t bad = eng_heap_check(&q->heap);
 		if (bad >= 0) {
-			snprintf(msg, size, "ClusterQueue %s: %s is out of place or order in its heap",
-				 q->name, q->heap.v[bad]->key);
+			snprintf(msg, size, "ClusterQueue %s: %s is out of place or order in its "
+				 "heap", q->name, q->heap.v[bad]->key);
 			return -EPROTO;
 		}
 		const struct {
 			const struct ewl *const *v;
 			uint32_t n;
 			uint8_t where;
-		} lists[] = { { (const struct ewl *const *)q->heap.v, q->heap.n, WL_HEAP },
-			      { (const struct ewl *const *)q->parked.v, q->parked.n, WL_PARKED },
-			      { (const struct ewl *const *)q->waiting.v, q->waiting.n, WL_WAITING } };
+		} lists[] = {
+			{ (const struct ewl *const *)q->heap.v, q->heap.n, WL_HEAP },
+			{ (const struct ewl *const *)q->parked.v, q->parked.n, WL_PARKED },
+			{ (const struct ewl *const *)q->waiting.v, q->waiting.n, WL_WAITING },
+		};
 		for (uint32_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
 			for (uint32_t k = 0; k < lists[l].n; k++) {
 				const struct ewl *w = lists[l].v[k];
-				if (w->where != lists[l].where || w->pos != k || w->cq != q ||
-				    w->admitted) {
-					snprintf(msg, size, "ClusterQueue %s: %s is listed at %u of list %u, "
-						 "but says %u at %u (admitted %u)", q->name, w->key, k,
-						 (unsigned)lists[l].where, (unsigned)w->where, w->pos,
-						 (unsigned)w->admitted);
-					return -EPROTO;
-				}
+				if (w->where == lists[l].where && w->pos == k && w->cq == q &&
+				    !w->admitted)
+					continue;
+				snprintf(msg, size, "ClusterQueue %s: %s is at %u of list %u, but "
+					 "says %u at %u (admitted %u)", q->name, w->key, k,
+					 (unsigned)lists[l].where, (unsigned)w->where, w->pos,
+					 (unsigned)w->admitted);
+				return -EPROTO;
 			}
 		for (const struct ewl *w = q->adm_head; w; w = w->adm_next)
 			if (!w->admitted || w->adm_cq != q || !w->adm) {
-				snprintf(msg, size, "ClusterQueue %s lists %s as admitted here, which it "
-					 "is not", q->name, w->key);
+				snprintf(msg, size, "ClusterQueue %s lists %s as admitted here, "
+					 "which it is not", q->name, w->key);
 				return -EPROTO;
 			}
 	}
 	for (uint32_t i = 0; i < e->n_all_lqs; i++) {
 		const struct elq *lq = e->all_lqs[i];
-		for (uint32_t k = 0; k < lq->held.n; k++)
-			if (lq->held.v[k]->where != WL_HELD || lq->held.v[k]->pos != k) {
-				snprintf(msg, size, "LocalQueue %s: %s is held at %u, but says %u at %u",
-					 lq->key, lq->held.v[k]->key, k, (unsigned)lq->held.v[k]->where,
-					 lq->held.v[k]->pos);
+		for (uint32_t k = 0; k < lq->held.n; k++) {
+			const struct ewl *w = lq->held.v[k];
+			if (w->where != WL_HELD || w->pos != k) {
+				snprintf(msg, size, "LocalQueue %s: %s is held at %u, but says "
+					 "%u at %u", lq->key, w->key, k, (unsigned)w->where,
+					 w->pos);
 				return -EPROTO;
 			}
+		}
 	}
 	return 0;
 }
@@ -3244,14 +3249,16 @@ int engine_check(const struct engine *e, char *msg, size_t size)
 		return rc;
 	if (e->topology_dirty || e->n_phantoms)
 		return 0; /* mid-change: the next build recomputes usage */
-	for (uint32_t i = 0; i < e->n_all_cqs; i++)
-		if ((rc = check_node(&e->all_cqs[i]->node, e->all_cqs[i]->parent, e->all_cqs[i]->name,
-				     msg, size)) != 0)
+	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
+		const struct ecq *q = e->all_cqs[i];
+		if ((rc = check_node(&q->node, q->parent, q->name, msg, size)) != 0)
 			return rc;
-	for (uint32_t i = 0; i < e->n_all_cohorts; i++)
-		if ((rc = check_node(&e->all_cohorts[i]->node, e->all_cohorts[i]->parent,
-				     e->all_cohorts[i]->name, msg, size)) != 0)
+	}
+	for (uint32_t i = 0; i < e->n_all_cohorts; i++) {
+		const struct ecohort *c = e->all_cohorts[i];
+		if ((rc = check_node(&c->node, c->parent, c->name, msg, size)) != 0)
 			return rc;
+	}
 	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
 		const struct ecq *q = e->all_cqs[i];
 		uint32_t n = 0;

@@ -155,10 +155,11 @@ int64_t eng_heap_check(const struct wheap *h)
 {
 	for (uint32_t i = 0; i < h->n; i++) {
 		struct wkey k = wl_key(h->v[i]);
-		if (h->v[i]->pos != i || k.queue_time != h->k[i].queue_time || k.uid != h->k[i].uid ||
-		    k.priority != h->k[i].priority)
+		uint32_t up = i ? (i - 1) / 2 : 0;
+		if (h->v[i]->pos != i || k.queue_time != h->k[i].queue_time ||
+		    k.uid != h->k[i].uid || k.priority != h->k[i].priority)
 			return i;
-		if (i > 0 && heap_before(h, &h->k[i], h->v[i], &h->k[(i - 1) / 2], h->v[(i - 1) / 2]))
+		if (i > 0 && heap_before(h, &h->k[i], h->v[i], &h->k[up], h->v[up]))
 			return i;
 	}
 	return -1;

@@ -83,7 +83,7 @@ json_t *store_get(struct mgr *m, enum kind kind, const char *key)
 		json_t *view = strmap_get(&m->views[kind], key);
 		const char *text;
 		if (view || (view = strmap_get(&m->fresh[kind], key)) != NULL) {
-			/* A view or a fresh object is a parse of a kept text: its key is in the store. */
+			/* A view or a fresh object parses a kept text: its key is in the store. */
 			MUSTER_ASSERT(strmap_get(&m->texts[kind], key) != NULL);
 			return view;
 		}

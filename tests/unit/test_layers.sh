@@ -37,7 +37,8 @@ while IFS= read -r line; do
 		done
 	fi
 done <"$header"
-[ ${#order[@]} -ge 2 ] || { echo "$header states no layer order (\"Layers, top to bottom\")"; exit 1; }
+[ ${#order[@]} -ge 2 ] ||
+	{ echo "$header states no layer order (\"Layers, top to bottom\")"; exit 1; }
 
 # The text of a file without its comments, so a function named in prose is no call.
 strip() { perl -0777 -pe 's{/\*.*?\*/}{ }gs; s{//[^\n]*}{}g' "$1"; }
