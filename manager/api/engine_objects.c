@@ -2266,8 +2266,10 @@ int eobj_workload_decode_shared(struct eobj_arena *shared, json_t *wl,
 			       errlen);
 }
 
-int eobj_workload_for(const struct integration *in, json_t *obj, const char *default_namespace,
-		      json_t *wpcs, json_t *pcs, struct eobj_workload *out, char *err, size_t errlen)
+int eobj_workload_decode_owner(const struct integration *in, json_t *obj,
+			       const char *default_namespace, json_t *wpcs, json_t *pcs,
+			       eobj_workload_new_fn workload_new, struct eobj_workload *out,
+			       char *err, size_t errlen)
 {
 	const char *name, *ns, *queue, *wpc, *uid, *created;
 	json_t *meta, *wl = NULL, *copy = NULL, *mcopy = NULL;
@@ -2312,7 +2314,7 @@ int eobj_workload_for(const struct integration *in, json_t *obj, const char *def
 	    json_object_set(copy, "metadata", mcopy) != 0)
 		goto nomem;
 	/* The kind's own checks name its fields (spec.template..., spec.rayClusterSpec...). */
-	wl = integration_workload_new(in, copy, err, errlen);
+	wl = workload_new(in, copy, err, errlen);
 	if (!wl) {
 		rc = -EINVAL;
 		goto out;

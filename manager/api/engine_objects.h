@@ -273,6 +273,15 @@ int eobj_workload_decode_shared(struct eobj_arena *shared, json_t *wl,
  */
 int eobj_workload_for(const struct integration *in, json_t *obj, const char *default_namespace,
 		      json_t *wpcs, json_t *pcs, struct eobj_workload *out, char *err, size_t errlen);
+/* eobj_workload_for is defined in api/integrations.c, beside integration_workload_new, and
+ * decodes with this, passing that function down: this file lies below the integration seam,
+ * whose files use its helpers, and calls nothing of it. */
+typedef json_t *(*eobj_workload_new_fn)(const struct integration *in, json_t *obj, char *err,
+					size_t errlen);
+int eobj_workload_decode_owner(const struct integration *in, json_t *obj,
+			       const char *default_namespace, json_t *wpcs, json_t *pcs,
+			       eobj_workload_new_fn workload_new, struct eobj_workload *out,
+			       char *err, size_t errlen);
 void eobj_workload_release(struct eobj_workload *w);
 /* Drops a decoded Workload's object (obj becomes NULL): what the spec points to is in its
  * arena already. For a caller that keeps many decoded Workloads but not their JSON (the

@@ -206,3 +206,11 @@ json_t *integration_workload_new(const struct integration *in, json_t *obj, char
 		eobj_nomem(err, errlen);
 	return wl;
 }
+
+int eobj_workload_for(const struct integration *in, json_t *obj, const char *default_namespace,
+		      json_t *wpcs, json_t *pcs, struct eobj_workload *out, char *err,
+		      size_t errlen)
+{
+	return eobj_workload_decode_owner(in, obj, default_namespace, wpcs, pcs,
+					  integration_workload_new, out, err, errlen);
+}

@@ -8,6 +8,14 @@
  *
  * Borrowed vs owned follows jansson: functions returning `json_t *` from a getter are borrowed;
  * functions named *_new or documented "new reference" return something the caller releases.
+ *
+ * api/'s files call each other one way: config.c (--config) and placement_objects.c (nodes,
+ * pods, topologies) on top; the kinds' own files (integration_*.c) above the seam they plug
+ * into (integrations.c), which builds on the engine's decoders (engine_objects.c), which build
+ * on these accessors (objects.c).
+ * Layers, top to bottom (tests/unit/test_layers.sh checks that no file calls one above it):
+ *   config.c placement_objects.c integration_job.c integration_pod.c integration_ray.c
+ *   integrations.c engine_objects.c objects.c
  */
 #ifndef MUSTER_OBJECTS_H
 #define MUSTER_OBJECTS_H

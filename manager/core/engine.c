@@ -2,7 +2,8 @@
 /*
  * The admission engine: the model (flavors, cohorts, ClusterQueues, LocalQueues, namespaces,
  * workloads), the cohort-tree build, the queues, and the cycle. Quota maths and flavor
- * assignment are in engine_quota.c, preemption in engine_preempt.c.
+ * assignment are in engine_quota.c, preemption in engine_preempt.c; engine_internal.h lists
+ * every file of the engine and the order in which they call each other.
  *
  * How work is kept proportional to change:
  *  - Specs (flavors, cohorts, ClusterQueues) only set topology_dirty; the next cycle or query
@@ -40,7 +41,6 @@
  *  - Admissions are charged per podSet and flavor as given; Kueue's last "fits" check before
  *    admitting is kept (and never fails unless the assignment is wrong).
  */
-#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -98,167 +98,13 @@ static const char *interned(const struct engine *e, const char *s)
 	return s ? strmap_get(&e->names, s) : NULL;
 }
 
-/* --- containers of workloads -------------------------------------------------------------- */
+/* --- queue order ----------------------------------------------------------------------------- */
 
-static int wvec_reserve(struct wvec *v, uint32_t n)
-{
-	if (n <= v->cap)
-		return 0;
-	uint32_t cap = v->cap ? v->cap * 2 : 8;
-	while (cap < n)
-		cap *= 2;
-	struct ewl **a = realloc(v->v, cap * sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	v->v = a;
-	v->cap = cap;
-	return 0;
-}
-
-int wvec_push(struct wvec *v, struct ewl *w)
-{
-	int rc = wvec_reserve(v, v->n + 1);
-	if (rc)
-		return rc;
-	w->pos = v->n;
-	v->v[v->n++] = w;
-	return 0;
-}
-
-static void wvec_remove(struct wvec *v, struct ewl *w)
-{
-	uint32_t i = w->pos;
-	v->v[i] = v->v[--v->n];
-	v->v[i]->pos = i;
-}
-
-/* Kueue's queue order within a ClusterQueue: higher priority, then older, then first seen
- * (struct ewl.uid). Kueue breaks the last tie by UID, which is random; the order of arrival
- * keeps Workloads created in the same second (queue times are whole seconds) first come,
- * first served, keeps simulations reproducible, and after a restart (a List arrives by key)
- * falls back to the key. From the workloads' keys (struct wkey), which the heaps keep beside
- * them, so a comparison reads no workload. */
-static inline int key_before(const struct wkey *ka, const struct wkey *kb)
-{
-	if (ka->priority != kb->priority)
-		return ka->priority > kb->priority;
-	if (ka->queue_time != kb->queue_time)
-		return ka->queue_time < kb->queue_time;
-	return ka->uid < kb->uid;
-}
-
-static struct wkey wl_key(const struct ewl *w)
-{
-	return (struct wkey){ .queue_time = w->queue_time, .uid = w->uid, .priority = w->priority };
-}
-
+/* Kueue's queue order of two workloads (key_before, engine_internal.h). */
 static int wl_before(const struct ewl *a, const struct ewl *b)
 {
 	struct wkey ka = wl_key(a), kb = wl_key(b);
 	return key_before(&ka, &kb);
-}
-
-/* The order of a ClusterQueue's heap: with admission fair sharing, the LocalQueue that used
- * less goes first (Kueue's queueOrderingFunc), then the queue order above (wl_before, from
- * the keys: the workloads themselves are read only for a tie or fair sharing). */
-static inline int heap_before(const struct wheap *h, const struct wkey *ka, const struct ewl *a,
-			      const struct wkey *kb, const struct ewl *b)
-{
-	int c = h->afs ? eng_lq_usage_cmp(a, b) : 0;
-	return c ? c < 0 : key_before(ka, kb);
-}
-
-static void heap_set(struct wheap *h, uint32_t i, struct ewl *w, struct wkey k)
-{
-	h->v[i] = w;
-	h->k[i] = k;
-	w->pos = i;
-}
-
-/* Puts w at i (a free slot) with its key; the caller restores the order. */
-static void heap_place(struct wheap *h, uint32_t i, struct ewl *w)
-{
-	heap_set(h, i, w, wl_key(w));
-}
-
-static void heap_up(struct wheap *h, uint32_t i)
-{
-	struct ewl *w = h->v[i];
-	struct wkey k = h->k[i];
-	while (i > 0) {
-		uint32_t parent = (i - 1) / 2;
-		if (!heap_before(h, &k, w, &h->k[parent], h->v[parent]))
-			break;
-		heap_set(h, i, h->v[parent], h->k[parent]);
-		i = parent;
-	}
-	heap_set(h, i, w, k);
-}
-
-static void heap_down(struct wheap *h, uint32_t i)
-{
-	struct ewl *w = h->v[i];
-	struct wkey k = h->k[i];
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && heap_before(h, &h->k[c + 1], h->v[c + 1], &h->k[c], h->v[c]))
-			c++;
-		if (!heap_before(h, &h->k[c], h->v[c], &k, w))
-			break;
-		heap_set(h, i, h->v[c], h->k[c]);
-		i = c;
-	}
-	heap_set(h, i, w, k);
-}
-
-static int heap_reserve(struct wheap *h, uint32_t n)
-{
-	if (n <= h->cap)
-		return 0;
-	uint32_t cap = h->cap ? h->cap : 8;
-	while (cap < n)
-		cap *= 2;
-	struct ewl **v = realloc(h->v, cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	h->v = v;
-	struct wkey *k = realloc(h->k, cap * sizeof(*k));
-	if (!k)
-		return -ENOMEM; /* v is larger, which is harmless: cap says what both hold */
-	h->k = k;
-	h->cap = cap;
-	return 0;
-}
-
-static int heap_push(struct wheap *h, struct ewl *w)
-{
-	int rc = heap_reserve(h, h->n + 1);
-	if (rc)
-		return rc;
-	heap_place(h, h->n++, w);
-	heap_up(h, w->pos);
-	return 0;
-}
-
-static void heap_remove(struct wheap *h, struct ewl *w)
-{
-	uint32_t i = w->pos;
-	--h->n;
-	if (i == h->n)
-		return;
-	heap_set(h, i, h->v[h->n], h->k[h->n]);
-	if (i > 0 && heap_before(h, &h->k[i], h->v[i], &h->k[(i - 1) / 2], h->v[(i - 1) / 2]))
-		heap_up(h, i);
-	else
-		heap_down(h, i);
-}
-
-void eng_heap_rebuild(struct wheap *h)
-{
-	for (uint32_t i = h->n / 2; i-- > 0;)
-		heap_down(h, i);
 }
 
 /* --- dirty marks -------------------------------------------------------------------------- */
@@ -823,7 +669,7 @@ static int spec_same_content(const struct wspec *a, const struct wspec *b)
 /* Two workloads' specs: interned, so equal exactly when the same. */
 static int spec_equal(const struct wspec *a, const struct wspec *b)
 {
-	assert(a == b || !spec_same_content(a, b));
+	MUSTER_ASSERT(a == b || !spec_same_content(a, b));
 	return a == b;
 }
 
@@ -1774,6 +1620,7 @@ int engine_new(struct engine **out)
 	strmap_init(&e->namespaces);
 	strmap_init_borrowed(&e->workloads); /* keyed by each ewl's own key */
 	e->next_uid = 1;
+	e->oracle = eng_simulate_preemption;
 	e->pods = eng_intern(e, "pods");
 	if (!e->pods) {
 		engine_free(e);
@@ -2560,6 +2407,12 @@ static void admit_adm(struct cycle *cx, struct ecq *cq, struct ewl *w, struct ea
 	w->adm_given_time = 0;
 	w->status_hash = 0;
 	eng_charge(cq, a, +1);
+	/* Within quota plus borrowing: the caller found that it fits now (eng_fits_now), so no
+	 * slot it is charged on is over what the ClusterQueue may use, borrowing included. */
+	for (uint32_t i = 0; i < a->n_items; i++)
+		MUSTER_ASSERT(a->items[i].slot >= 0 &&
+			      (a->items[i].amount == 0 ||
+			       q_available(&cq->node, a->items[i].slot) >= 0));
 	eng_changed(e);
 	eng_afs_admitted(e, cq, w, a);
 	struct eng_decision d = { ENG_ADMIT, w->key, materialize(e, cq, w), NULL, NULL, NULL,
@@ -2891,6 +2744,7 @@ static int mentry_before(const struct mentry *a, const struct mentry *b)
 static void merge_push(struct engine *e, struct mentry m)
 {
 	/* Capacity: one entry per ClusterQueue of the tree, reserved by process_tree. */
+	MUSTER_ASSERT(e->n_merge < e->cap_merge);
 	uint32_t i = e->n_merge++;
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
@@ -3278,10 +3132,103 @@ static int check_specs(const struct engine *e, char *msg, size_t size)
 	return 0;
 }
 
+/* Each pending workload is where its where and pos say, in the queues of its ClusterQueue (or
+ * held by its LocalQueue), every heap in queue order, and each admitted workload is listed by
+ * the ClusterQueue it is charged to. */
+static int check_queues(const struct engine *e, char *msg, size_t size)
+{
+	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
+		const struct ecq *q = e->all_cqs[i];
+		int64_t bad = eng_heap_check(&q->heap);
+		if (bad >= 0) {
+			snprintf(msg, size, "ClusterQueue %s: %s is out of place or order in its "
+				 "heap", q->name, q->heap.v[bad]->key);
+			return -EPROTO;
+		}
+		const struct {
+			const struct ewl *const *v;
+			uint32_t n;
+			uint8_t where;
+		} lists[] = {
+			{ (const struct ewl *const *)q->heap.v, q->heap.n, WL_HEAP },
+			{ (const struct ewl *const *)q->parked.v, q->parked.n, WL_PARKED },
+			{ (const struct ewl *const *)q->waiting.v, q->waiting.n, WL_WAITING },
+		};
+		for (uint32_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+			for (uint32_t k = 0; k < lists[l].n; k++) {
+				const struct ewl *w = lists[l].v[k];
+				if (w->where == lists[l].where && w->pos == k && w->cq == q &&
+				    !w->admitted)
+					continue;
+				snprintf(msg, size, "ClusterQueue %s: %s is at %u of list %u, but "
+					 "says %u at %u (admitted %u)", q->name, w->key, k,
+					 (unsigned)lists[l].where, (unsigned)w->where, w->pos,
+					 (unsigned)w->admitted);
+				return -EPROTO;
+			}
+		for (const struct ewl *w = q->adm_head; w; w = w->adm_next)
+			if (!w->admitted || w->adm_cq != q || !w->adm) {
+				snprintf(msg, size, "ClusterQueue %s lists %s as admitted here, "
+					 "which it is not", q->name, w->key);
+				return -EPROTO;
+			}
+	}
+	for (uint32_t i = 0; i < e->n_all_lqs; i++) {
+		const struct elq *lq = e->all_lqs[i];
+		for (uint32_t k = 0; k < lq->held.n; k++) {
+			const struct ewl *w = lq->held.v[k];
+			if (w->where != WL_HELD || w->pos != k) {
+				snprintf(msg, size, "LocalQueue %s: %s is held at %u, but says "
+					 "%u at %u", lq->key, w->key, k, (unsigned)w->where,
+					 w->pos);
+				return -EPROTO;
+			}
+		}
+	}
+	return 0;
+}
+
+/* A node's parent is its cohort's node (or none), each slot has the same (flavor, resource)
+ * in the parent, and no usage is negative. */
+static int check_node(const struct qnode *n, const struct ecohort *parent, const char *name,
+		      char *msg, size_t size)
+{
+	if (n->parent && (!parent || n->parent != &parent->node)) {
+		snprintf(msg, size, "%s: its parent node is not its cohort's", name);
+		return -EPROTO;
+	}
+	for (uint32_t s = 0; s < n->n_slots; s++) {
+		const struct qslot *q = &n->slots[s];
+		int32_t ps = q->parent_slot;
+		if (q->usage < 0 ||
+		    (n->parent && (ps < 0 || (uint32_t)ps >= n->parent->n_slots ||
+				   n->parent->slots[ps].flavor != q->flavor ||
+				   n->parent->slots[ps].resource != q->resource))) {
+			snprintf(msg, size, "%s: %s/%s uses %lld, parent slot %d", name, q->flavor,
+				 q->resource, (long long)q->usage, ps);
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
 int engine_check(const struct engine *e, char *msg, size_t size)
 {
+	int rc = check_queues(e, msg, size);
+	if (rc)
+		return rc;
 	if (e->topology_dirty || e->n_phantoms)
 		return 0; /* mid-change: the next build recomputes usage */
+	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
+		const struct ecq *q = e->all_cqs[i];
+		if ((rc = check_node(&q->node, q->parent, q->name, msg, size)) != 0)
+			return rc;
+	}
+	for (uint32_t i = 0; i < e->n_all_cohorts; i++) {
+		const struct ecohort *c = e->all_cohorts[i];
+		if ((rc = check_node(&c->node, c->parent, c->name, msg, size)) != 0)
+			return rc;
+	}
 	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
 		const struct ecq *q = e->all_cqs[i];
 		uint32_t n = 0;
@@ -3368,13 +3315,13 @@ int engine_cycle(struct engine *e, eng_decision_fn fn, void *arg)
 		}
 	}
 	e->n_dirty_trees = 0;
-#ifndef NDEBUG
+#if MUSTER_CHECKS
 	{
-		/* Debug builds check the invariant after every cycle. */
+		/* Checked builds (core/invariant.h) check the whole engine after every cycle. */
 		char why[512];
 		if (engine_check(e, why, sizeof(why)) != 0) {
 			fprintf(stderr, "engine invariant broken: %s\n", why);
-			assert(!"engine invariant broken");
+			MUSTER_ASSERT(!"engine_check failed");
 		}
 	}
 #endif

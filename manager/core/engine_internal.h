@@ -1,8 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The admission engine's internals, shared by engine.c (model, queues, cycle),
- * engine_quota.c (hierarchical quota maths and flavor assignment) and engine_preempt.c
- * (preemption). Nothing here is for callers: use engine.h.
+ * The admission engine's internals, shared by its files. Nothing here is for callers: use
+ * engine.h.
+ *   engine_explain.c   why a workload waits, and the queues' order, as the cycle would see it.
+ *   engine_fair_api.c  fair sharing's entry points: settings, LocalQueue usage, shares.
+ *   engine.c           the model, the cohort-tree build, the queues and the cycle.
+ *   engine_preempt.c   preemption: Kueue's classical and fair preemption.
+ *   engine_fair.c      fair sharing's shares and tournament; admission fair sharing's order.
+ *   engine_quota.c     hierarchical quota maths and flavor assignment.
+ *   engine_queue.c     the containers of pending workloads: vectors and the ordered heap.
+ * A file calls only files below it, so there is no call cycle between files; flavor
+ * assignment asks preemption through a pointer engine_new sets (struct engine.oracle).
+ * Layers, top to bottom (tests/unit/test_layers.sh checks that no file calls one above it):
+ *   engine_explain.c engine_fair_api.c engine.c engine_preempt.c engine_fair.c engine_quota.c
+ *   engine_queue.c
  *
  * Ownership: the engine owns every struct below. Names (flavors, resources, namespaces,
  * queue and podSet names, cohort and ClusterQueue names) are interned once per engine, so two
@@ -18,6 +29,7 @@
 #include <stdint.h>
 
 #include "core/engine.h"
+#include "core/invariant.h"
 #include "core/strmap.h"
 
 #define ENG_MAX_PODSETS 18 /* Kueue: podSets 1..18 */
@@ -202,6 +214,21 @@ struct wkey {
 	uint64_t uid; /* the last tie-break: arrival order (struct ewl.uid) */
 	int32_t priority;
 };
+
+/* Kueue's queue order within a ClusterQueue: higher priority, then older, then first seen
+ * (struct ewl.uid). Kueue breaks the last tie by UID, which is random; the order of arrival
+ * keeps Workloads created in the same second (queue times are whole seconds) first come,
+ * first served, keeps simulations reproducible, and after a restart (a List arrives by key)
+ * falls back to the key. From the workloads' keys (struct wkey), which the heaps keep beside
+ * them, so a comparison reads no workload. */
+static inline int key_before(const struct wkey *ka, const struct wkey *kb)
+{
+	if (ka->priority != kb->priority)
+		return ka->priority > kb->priority;
+	if (ka->queue_time != kb->queue_time)
+		return ka->queue_time < kb->queue_time;
+	return ka->uid < kb->uid;
+}
 
 struct wheap {
 	struct ewl **v;
@@ -417,6 +444,12 @@ struct ewl {
 	char key[]; /* "namespace/name" */
 };
 
+/* A workload's queue-order key (struct wkey, key_before). */
+static inline struct wkey wl_key(const struct ewl *w)
+{
+	return (struct wkey){ .queue_time = w->queue_time, .uid = w->uid, .priority = w->priority };
+}
+
 /* --- evaluation (flavor assignment, preemption plan) ----------------------------------- */
 
 enum pmode {
@@ -575,6 +608,12 @@ struct engine {
 	int32_t *fp_next; /* fair preemption: the next candidate of the same ClusterQueue */
 	uint32_t *fp_retry;
 	uint32_t cap_fp;
+	/* Kueue's PreemptionOracle, which its FlavorAssigner is given: whether preemption could
+	 * make room for val of cq's slot s for w (engine_preempt.c's eng_simulate_preemption,
+	 * set by engine_new). Flavor assignment (engine_quota.c) asks it through this pointer:
+	 * engine_preempt.c lies above engine_quota.c, whose quota maths it uses. */
+	int (*oracle)(struct engine *e, struct ecq *cq, const struct ewl *w, int32_t s, int64_t val,
+		      int *borrow_after);
 	/* Node feasibility (engine_set_placer). */
 	eng_place_fn place_fn;
 	void *place_arg;
@@ -641,10 +680,17 @@ static inline int eng_lq_usage_cmp(const struct ewl *a, const struct ewl *b)
 		return 0;
 	return a->lq->afs_usage < b->lq->afs_usage ? -1 : 1;
 }
-/* Re-establishes the heap order of cq's queue after LocalQueue usages changed. */
-void eng_heap_rebuild(struct wheap *h);
 /* Sets whether cq's queue is ordered by admission fair sharing, reordering it on a change. */
 void eng_afs_order(struct engine *e, struct ecq *cq);
+/* For engine_fair_api.c, the entry points above engine.c: a share as a status reports it; a
+ * LocalQueue's usage from what it consumed; the same, then its ClusterQueue's order (1 when
+ * that order is by usage and was rebuilt); the slot of resource r (interned) in what lq
+ * consumed, made if new (-1: ENOMEM); and v more of r consumed. */
+void eng_share_of(const struct drs *d, struct eng_share *out);
+void eng_lq_usage(const struct engine *e, struct elq *lq);
+int eng_lq_changed(struct engine *e, struct elq *lq);
+int eng_afs_slot(struct elq *lq, const char *r);
+void eng_afs_add(struct elq *lq, const char *r, double v);
 /* A fairSharing.weight the engine takes: finite and >= 0. */
 int eng_weight_valid(double w);
 
@@ -656,7 +702,6 @@ static inline uint32_t eng_adm_older(const struct engine *e, const struct ecq *c
 
 /* engine.c */
 const char *eng_intern(struct engine *e, const char *s);
-int wvec_push(struct wvec *v, struct ewl *w);
 /* For engine_explain.c: the lazy build (0 or -errno), the queue order within a ClusterQueue
  * (whether a comes before b), and whether cq's namespaceSelector selects w's namespace. */
 int eng_build(struct engine *e);
@@ -713,5 +758,21 @@ int eng_get_targets(struct engine *e, struct ecq *cq, const struct ewl *w, struc
  * number of candidates or -errno. Usage is left as it was. */
 int eng_candidates(struct engine *e, struct ecq *cq, const struct ewl *w,
 		   const struct eitem *items, uint32_t n_items);
+
+/* engine_queue.c: the containers of pending workloads. Each keeps w->pos, w's index in it. */
+int wvec_reserve(struct wvec *v, uint32_t n);
+int wvec_push(struct wvec *v, struct ewl *w);
+void wvec_remove(struct wvec *v, struct ewl *w);
+/* The heap in queue order: room for n, then push and remove keep the order; heap_place puts
+ * w at a free index i and leaves the order to the caller (then eng_heap_rebuild). */
+int heap_reserve(struct wheap *h, uint32_t n);
+int heap_push(struct wheap *h, struct ewl *w);
+void heap_remove(struct wheap *h, struct ewl *w);
+void heap_place(struct wheap *h, uint32_t i, struct ewl *w);
+/* Re-establishes the heap order of cq's queue after LocalQueue usages changed. */
+void eng_heap_rebuild(struct wheap *h);
+/* For engine_check, in O(n): the first index of h whose workload is not where its pos says,
+ * whose kept key is not its workload's, or that comes before its parent; -1: none. */
+int64_t eng_heap_check(const struct wheap *h);
 
 #endif

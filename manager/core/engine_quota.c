@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Hierarchical quota maths (Kueue's pkg/cache/scheduler/resource_node.go) and flavor
- * assignment (Kueue's pkg/scheduler/flavorassigner), per (flavor, resource) slot.
+ * assignment (Kueue's pkg/scheduler/flavorassigner), per (flavor, resource) slot. Flavor
+ * assignment asks whether preemption would help through struct engine.oracle, as Kueue's
+ * assigner asks its PreemptionOracle: engine_preempt.c is above this file.
  *
  * The usage stored at every cohort is a function of its children's usage only
  * (Usage(C) = sum over children of max(0, Usage(child) - localQuota(child))), which
@@ -67,6 +69,7 @@ int64_t q_potential_available(const struct qnode *n, int32_t s)
 
 void q_add_usage(struct qnode *n, int32_t s, int64_t v)
 {
+	MUSTER_ASSERT(v >= 0); /* a charge is what pods request: never negative */
 	while (n) {
 		struct qslot *q = &n->slots[s];
 		int64_t local_available = q_local_available(n, s);
@@ -86,6 +89,8 @@ void q_remove_usage(struct qnode *n, int32_t s, int64_t v)
 		struct qslot *q = &n->slots[s];
 		int64_t stored_in_parent = sat_sub(q->usage, q->local);
 		q->usage = sat_sub(q->usage, v);
+		/* Usage is never negative: nothing is released that was not charged. */
+		MUSTER_ASSERT(v >= 0 && q->usage >= 0);
 		if (stored_in_parent <= 0 || !n->parent)
 			return;
 		v = min64(v, stored_in_parent);
@@ -476,7 +481,7 @@ static struct gmode fits_resource_quota(struct engine *e, struct ecq *cq, const 
 		if (opts->quick || !may_preempt_at_all(cq))
 			return (struct gmode){ PM_NO_CANDIDATES, borrow };
 		int borrow_after = borrow;
-		int pm = eng_simulate_preemption(e, cq, w, s, val, &borrow_after);
+		int pm = e->oracle(e, cq, w, s, val, &borrow_after);
 		if (pm < 0) {
 			*err = pm;
 			return (struct gmode){ PM_NOFIT, 0 };

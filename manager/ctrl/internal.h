@@ -27,6 +27,9 @@
  * A file calls only files below it in this list (manager.c calls them all), so there is no
  * call cycle between files; work comes back up only through the dirty sets and through
  * completion callbacks the caller passed down.
+ * Layers, top to bottom (tests/unit/test_layers.sh checks that no file calls one above it):
+ *   manager.c hold.c visibility.c ingest.c podgroups.c integrations.c admission.c history.c
+ *   nodes.c queues.c fairshare.c writer.c observe.c state.c kinds.c records.c
  *
  * Work is event-driven: events mark keys dirty, and one uv_idle "pump" (manager.c) drains the
  * dirty sets once per loop turn, so a burst of events costs one pass, and nothing polls.

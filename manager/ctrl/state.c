@@ -10,6 +10,7 @@
 
 #include "api/integrations.h"
 #include "api/objects.h"
+#include "core/invariant.h"
 #include "ctrl/internal.h"
 #include "util/log.h"
 
@@ -82,8 +83,11 @@ json_t *store_get(struct mgr *m, enum kind kind, const char *key)
 	if (m->compact[kind]) {
 		json_t *view = strmap_get(&m->views[kind], key);
 		const char *text;
-		if (view || (view = strmap_get(&m->fresh[kind], key)) != NULL)
+		if (view || (view = strmap_get(&m->fresh[kind], key)) != NULL) {
+			/* A view or a fresh object parses a kept text: its key is in the store. */
+			MUSTER_ASSERT(strmap_get(&m->texts[kind], key) != NULL);
 			return view;
+		}
 		if ((text = strmap_get(&m->texts[kind], key)) != NULL) {
 			json_error_t jerr;
 			view = json_loads(text, 0, &jerr);

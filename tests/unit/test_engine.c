@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "core/engine.h"
+#include "core/engine_internal.h" /* engine_check's own test breaks what it checks */
 
 #define U(x) ((int64_t)(x)*1000)
 #define UNSET (-1)
@@ -1995,6 +1996,42 @@ static int count_admitted_in(const struct rec *r, const char *cq)
 	return n;
 }
 
+/* engine_check can fail: a heap out of order, and a negative usage, are found and named. */
+static void test_engine_check_finds_broken_invariants(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	char msg[256];
+	put_cq(e, &(struct cqdef){ .name = "a", .fl = { FQ("default", U(2)) } });
+	lq(e, "lq-a", "a");
+	add_many(e, "w", "lq-a", 4, 0, 1);
+	assert_int_equal(engine_check(e, msg, sizeof(msg)), 0);
+	struct ecq *q = strmap_get(&e->cqs, "a");
+	assert_non_null(q);
+	assert_int_equal(q->heap.n, 4);
+	/* The head and the last entry trade places, positions and keys kept right. */
+	uint32_t last = q->heap.n - 1;
+	struct ewl *head = q->heap.v[0], *tail = q->heap.v[last];
+	struct wkey head_key = q->heap.k[0];
+	q->heap.v[0] = tail, q->heap.k[0] = q->heap.k[last], tail->pos = 0;
+	q->heap.v[last] = head, q->heap.k[last] = head_key, head->pos = last;
+	assert_int_not_equal(engine_check(e, msg, sizeof(msg)), 0);
+	assert_non_null(strstr(msg, "out of place or order"));
+	q->heap.v[last] = tail, q->heap.k[last] = q->heap.k[0], tail->pos = last;
+	q->heap.v[0] = head, q->heap.k[0] = head_key, head->pos = 0;
+	assert_int_equal(engine_check(e, msg, sizeof(msg)), 0);
+
+	settle(e, &r);
+	assert_int_equal(count_admitted_in(&r, "a"), 2);
+	int64_t usage = q->node.slots[0].usage;
+	q->node.slots[0].usage = -1;
+	assert_int_not_equal(engine_check(e, msg, sizeof(msg)), 0);
+	assert_non_null(strstr(msg, "uses -1"));
+	q->node.slots[0].usage = usage;
+	assert_int_equal(engine_check(e, msg, sizeof(msg)), 0);
+	engine_free(e);
+}
+
 static void test_fair_share_is_borrowing_over_lendable(void **state)
 {
 	struct engine *e = new_engine();
@@ -2368,6 +2405,7 @@ int main(void)
 		cmocka_unit_test(test_engine_reason_waiting_for_preempted_workloads),
 		cmocka_unit_test(test_fair_share_is_borrowing_over_lendable),
 		cmocka_unit_test(test_fair_tournament_takes_turns),
+		cmocka_unit_test(test_engine_check_finds_broken_invariants),
 		cmocka_unit_test(test_fair_tournament_hierarchical),
 		cmocka_unit_test(test_fair_preemption_strategies),
 		cmocka_unit_test(test_fair_preemption_within_nominal_reclaims),

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The containers of pending workloads: vectors (parked, waiting, held) and each ClusterQueue's
+ * binary heap in queue order (key_before, engine_internal.h; with admission fair sharing, its
+ * LocalQueue's usage first). Every container keeps a workload's index in it (struct ewl.pos),
+ * so a workload leaves any of them in O(log n). It calls no other file of the engine.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core/engine_internal.h"
+
+/* --- vectors -------------------------------------------------------------------------------- */
+
+int wvec_reserve(struct wvec *v, uint32_t n)
+{
+	if (n <= v->cap)
+		return 0;
+	uint32_t cap = v->cap ? v->cap * 2 : 8;
+	while (cap < n)
+		cap *= 2;
+	struct ewl **a = realloc(v->v, cap * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	v->v = a;
+	v->cap = cap;
+	return 0;
+}
+
+int wvec_push(struct wvec *v, struct ewl *w)
+{
+	int rc = wvec_reserve(v, v->n + 1);
+	if (rc)
+		return rc;
+	w->pos = v->n;
+	v->v[v->n++] = w;
+	return 0;
+}
+
+void wvec_remove(struct wvec *v, struct ewl *w)
+{
+	uint32_t i = w->pos;
+	MUSTER_ASSERT(i < v->n && v->v[i] == w); /* w is where its pos says */
+	v->v[i] = v->v[--v->n];
+	v->v[i]->pos = i;
+}
+
+/* --- the heap ------------------------------------------------------------------------------ */
+
+/* The order of a ClusterQueue's heap: with admission fair sharing, the LocalQueue that used
+ * less goes first (Kueue's queueOrderingFunc), then the queue order above (wl_before, from
+ * the keys: the workloads themselves are read only for a tie or fair sharing). */
+static inline int heap_before(const struct wheap *h, const struct wkey *ka, const struct ewl *a,
+			      const struct wkey *kb, const struct ewl *b)
+{
+	int c = h->afs ? eng_lq_usage_cmp(a, b) : 0;
+	return c ? c < 0 : key_before(ka, kb);
+}
+
+static void heap_set(struct wheap *h, uint32_t i, struct ewl *w, struct wkey k)
+{
+	h->v[i] = w;
+	h->k[i] = k;
+	w->pos = i;
+}
+
+/* Puts w at i (a free slot) with its key; the caller restores the order. */
+void heap_place(struct wheap *h, uint32_t i, struct ewl *w)
+{
+	heap_set(h, i, w, wl_key(w));
+}
+
+static void heap_up(struct wheap *h, uint32_t i)
+{
+	struct ewl *w = h->v[i];
+	struct wkey k = h->k[i];
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!heap_before(h, &k, w, &h->k[parent], h->v[parent]))
+			break;
+		heap_set(h, i, h->v[parent], h->k[parent]);
+		i = parent;
+	}
+	heap_set(h, i, w, k);
+}
+
+static void heap_down(struct wheap *h, uint32_t i)
+{
+	struct ewl *w = h->v[i];
+	struct wkey k = h->k[i];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && heap_before(h, &h->k[c + 1], h->v[c + 1], &h->k[c], h->v[c]))
+			c++;
+		if (!heap_before(h, &h->k[c], h->v[c], &k, w))
+			break;
+		heap_set(h, i, h->v[c], h->k[c]);
+		i = c;
+	}
+	heap_set(h, i, w, k);
+}
+
+int heap_reserve(struct wheap *h, uint32_t n)
+{
+	if (n <= h->cap)
+		return 0;
+	uint32_t cap = h->cap ? h->cap : 8;
+	while (cap < n)
+		cap *= 2;
+	struct ewl **v = realloc(h->v, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	h->v = v;
+	struct wkey *k = realloc(h->k, cap * sizeof(*k));
+	if (!k)
+		return -ENOMEM; /* v is larger, which is harmless: cap says what both hold */
+	h->k = k;
+	h->cap = cap;
+	return 0;
+}
+
+int heap_push(struct wheap *h, struct ewl *w)
+{
+	int rc = heap_reserve(h, h->n + 1);
+	if (rc)
+		return rc;
+	heap_place(h, h->n++, w);
+	heap_up(h, w->pos);
+	return 0;
+}
+
+void heap_remove(struct wheap *h, struct ewl *w)
+{
+	uint32_t i = w->pos;
+	MUSTER_ASSERT(i < h->n && h->v[i] == w); /* w is where its pos says */
+	--h->n;
+	if (i == h->n)
+		return;
+	heap_set(h, i, h->v[h->n], h->k[h->n]);
+	if (i > 0 && heap_before(h, &h->k[i], h->v[i], &h->k[(i - 1) / 2], h->v[(i - 1) / 2]))
+		heap_up(h, i);
+	else
+		heap_down(h, i);
+}
+
+void eng_heap_rebuild(struct wheap *h)
+{
+	for (uint32_t i = h->n / 2; i-- > 0;)
+		heap_down(h, i);
+}
+
+int64_t eng_heap_check(const struct wheap *h)
+{
+	for (uint32_t i = 0; i < h->n; i++) {
+		struct wkey k = wl_key(h->v[i]);
+		uint32_t up = i ? (i - 1) / 2 : 0;
+		if (h->v[i]->pos != i || k.queue_time != h->k[i].queue_time ||
+		    k.uid != h->k[i].uid || k.priority != h->k[i].priority)
+			return i;
+		if (i > 0 && heap_before(h, &h->k[i], h->v[i], &h->k[up], h->v[up]))
+			return i;
+	}
+	return -1;
+}
