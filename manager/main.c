@@ -9,11 +9,13 @@
  *   muster --version
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/num.h"
 #include "ctrl/manager.h"
 #include "sim/philly.h"
 #include "sim/replay.h"
@@ -60,9 +62,8 @@ static void usage(FILE *out)
 
 static int parse_port(const char *s, int *out)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || v < 0 || v > 65535)
+	int64_t v;
+	if (num_parse_i64(s, 0, 65535, &v) != 0)
 		return -1;
 	*out = (int)v;
 	return 0;

@@ -14,6 +14,7 @@
 
 #include "api/objects.h"
 #include "cli/cli_internal.h"
+#include "core/num.h"
 
 #define MAX_URL 1024
 /* --since further back than this is a typo, and would overflow the arithmetic. */
@@ -204,12 +205,10 @@ static int valid_name(const char *s)
 
 static int parse_count(const char *s, long min, long max, long *out)
 {
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno || v < min || v > max)
+	int64_t v;
+	if (num_parse_i64(s, min, max, &v) != 0)
 		return -EINVAL;
-	*out = v;
+	*out = (long)v;
 	return 0;
 }
 

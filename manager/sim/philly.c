@@ -13,6 +13,7 @@
 #include "api/engine_objects.h"
 #include "api/objects.h"
 #include "core/engine.h"
+#include "core/num.h"
 #include "core/strmap.h"
 #include "sim/csv.h"
 #include "sim/event_heap.h"
@@ -526,7 +527,10 @@ out:
 static size_t job_of_key(const char *key)
 {
 	const char *p = key ? strchr(key, '/') : NULL;
-	return p && p[1] == 'j' ? (size_t)strtoull(p + 2, NULL, 10) : SIZE_MAX;
+	uint64_t job;
+	if (!p || p[1] != 'j' || num_parse_u64(p + 2, SIZE_MAX - 1, &job) != 0)
+		return SIZE_MAX;
+	return (size_t)job;
 }
 
 static void on_truth(void *arg, const struct eng_decision *d)
@@ -932,14 +936,10 @@ static void usage(FILE *f)
 /* A whole number for a flag; 0 or -1 (reported). */
 static int flag_count(const char *flag, const char *v, uint64_t max, uint64_t *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long long n = strtoull(v, &end, 10);
-	if (v[0] < '0' || v[0] > '9' || *end || errno || n > max) {
+	if (num_parse_u64(v, max, out) != 0) {
 		fprintf(stderr, "muster replay-philly: invalid %s %s\n", flag, v);
 		return -1;
 	}
-	*out = n;
 	return 0;
 }
 
@@ -981,15 +981,13 @@ int philly_main(int argc, char **argv)
 				return PHILLY_INVALID;
 			opt.quota = (int64_t)v;
 			break;
-		case 'f': {
-			char *end;
-			opt.quota_fraction = strtod(optarg, &end);
-			if (*end || !(opt.quota_fraction > 0 && opt.quota_fraction <= 100)) {
+		case 'f':
+			if (num_parse_double(optarg, 0, 100, &opt.quota_fraction) != 0 ||
+			    opt.quota_fraction == 0) {
 				fprintf(stderr, "muster replay-philly: invalid --quota-fraction %s\n", optarg);
 				return PHILLY_INVALID;
 			}
 			break;
-		}
 		case 'Q':
 			if (!strcmp(optarg, "strict")) {
 				opt.strict_fifo = 1;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/num.h"
 #include "core/quota.h"
 #include "core/strmap.h"
 #include "sim/csv.h"
@@ -677,18 +678,13 @@ int replay_main(int argc, char **argv)
 		case 'p':
 			pods_path = optarg;
 			break;
-		case 's': {
-			char *end;
-			errno = 0;
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (optarg[0] < '0' || optarg[0] > '9' || *end || errno) {
+		case 's':
+			if (num_parse_u64(optarg, UINT64_MAX, &opt.seed) != 0) {
 				fprintf(stderr, "muster replay-openb: invalid seed %s\n", optarg);
 				return REPLAY_INVALID;
 			}
-			opt.seed = v;
 			have_seed = 1;
 			break;
-		}
 		case 'P':
 			if (replay_parse_policy(optarg, &opt.policy) != 0) {
 				fprintf(stderr, "muster replay-openb: unknown policy %s\n", optarg);
