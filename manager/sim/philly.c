@@ -2,7 +2,7 @@
 #include "sim/philly.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <float.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -18,6 +18,7 @@
 #include "sim/csv.h"
 #include "sim/event_heap.h"
 #include "sim/forecast.h"
+#include "util/flags.h"
 
 #define NAMESPACE "philly"
 #define FLAVOR "default"
@@ -933,89 +934,52 @@ static void usage(FILE *f)
 		"stderr), 1 failure.\n");
 }
 
-/* A whole number for a flag; 0 or -1 (reported). */
-static int flag_count(const char *flag, const char *v, uint64_t max, uint64_t *out)
+struct clusters {
+	const char *names[16];
+	size_t n;
+};
+
+static int cluster_flag(void *dest, const char *value)
 {
-	if (num_parse_u64(v, max, out) != 0) {
-		fprintf(stderr, "muster replay-philly: invalid %s %s\n", flag, v);
-		return -1;
-	}
+	struct clusters *c = dest;
+	if (c->n == sizeof(c->names) / sizeof(c->names[0]))
+		return -E2BIG;
+	c->names[c->n++] = value;
 	return 0;
 }
 
 int philly_main(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "trace", required_argument, NULL, 't' },
-		{ "cluster", required_argument, NULL, 'c' },
-		{ "quota", required_argument, NULL, 'q' },
-		{ "quota-fraction", required_argument, NULL, 'f' },
-		{ "queueing", required_argument, NULL, 'Q' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "sample-every", required_argument, NULL, 'e' },
-		{ "max-samples", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	static const char *const queueing[] = { "best-effort", "strict", NULL };
 	struct philly_options opt = { 0 };
-	const char *clusters[16];
+	struct clusters clusters = { .n = 0 };
 	const char *path = NULL;
-	uint64_t v;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			path = optarg;
-			break;
-		case 'c':
-			if (opt.n_clusters == sizeof(clusters) / sizeof(clusters[0])) {
-				fprintf(stderr, "muster replay-philly: at most 16 clusters\n");
-				return PHILLY_INVALID;
-			}
-			clusters[opt.n_clusters++] = optarg;
-			opt.clusters = clusters;
-			break;
-		case 'q':
-			if (flag_count("--quota", optarg, 1000000000, &v) != 0 || v == 0)
-				return PHILLY_INVALID;
-			opt.quota = (int64_t)v;
-			break;
-		case 'f':
-			if (num_parse_double(optarg, 0, 100, &opt.quota_fraction) != 0 ||
-			    opt.quota_fraction == 0) {
-				fprintf(stderr, "muster replay-philly: invalid --quota-fraction %s\n", optarg);
-				return PHILLY_INVALID;
-			}
-			break;
-		case 'Q':
-			if (!strcmp(optarg, "strict")) {
-				opt.strict_fifo = 1;
-			} else if (strcmp(optarg, "best-effort") != 0) {
-				fprintf(stderr, "muster replay-philly: invalid --queueing %s\n", optarg);
-				return PHILLY_INVALID;
-			}
-			break;
-		case 'j':
-		case 'e':
-		case 'm':
-			if (flag_count(c == 'j' ? "--jobs" : c == 'e' ? "--sample-every" : "--max-samples",
-				       optarg, PHILLY_MAX_JOBS, &v) != 0)
-				return PHILLY_INVALID;
-			*(c == 'j' ? &opt.max_jobs : c == 'e' ? &opt.sample_every : &opt.max_samples) = (size_t)v;
-			break;
-		case 'h':
-			usage(stdout);
-			return PHILLY_OK;
-		default:
-			usage(stderr);
-			return PHILLY_INVALID;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "muster replay-philly: unexpected argument %s\n", argv[optind]);
-		return PHILLY_INVALID;
-	}
+	int64_t max_jobs = 0, sample_every = 0, max_samples = 0;
+	int help = 0;
+	uint64_t seen;
+	const struct flag flags[] = {
+		{ "trace", 0, FLAG_STRING, &path, .help = NULL },
+		{ "cluster", 0, FLAG_CALL, &clusters, .call = cluster_flag },
+		{ "quota", 0, FLAG_INT, &opt.quota, .min = 1, .max = 1000000000 },
+		{ "quota-fraction", 0, FLAG_DOUBLE, &opt.quota_fraction, .dmin = DBL_TRUE_MIN,
+		  .dmax = 100, .expect = "a number above 0, at most 100" },
+		{ "queueing", 0, FLAG_CHOICE, &opt.strict_fifo, .choices = queueing },
+		{ "jobs", 0, FLAG_INT, &max_jobs, .min = 0, .max = PHILLY_MAX_JOBS },
+		{ "sample-every", 0, FLAG_INT, &sample_every, .min = 0, .max = PHILLY_MAX_JOBS },
+		{ "max-samples", 0, FLAG_INT, &max_samples, .min = 0, .max = PHILLY_MAX_JOBS },
+		{ "help", 0, FLAG_BOOL, &help, .help = NULL },
+	};
+	const struct flag_parser parser = { .flags = flags,
+					    .nflags = sizeof(flags) / sizeof(flags[0]),
+					    .prefix = "muster replay-philly: ", .err = stderr };
+	int parsed = flags_parse_command(&parser, argc, argv, &help, usage, &seen);
+	if (parsed != 0)
+		return parsed > 0 ? PHILLY_OK : PHILLY_INVALID;
+	opt.clusters = clusters.n ? clusters.names : NULL;
+	opt.n_clusters = clusters.n;
+	opt.max_jobs = (size_t)max_jobs;
+	opt.sample_every = (size_t)sample_every;
+	opt.max_samples = (size_t)max_samples;
 	if (!path) {
 		fprintf(stderr, "muster replay-philly: --trace is required\n");
 		usage(stderr);

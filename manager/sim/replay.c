@@ -2,16 +2,15 @@
 #include "sim/replay.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/num.h"
 #include "core/quota.h"
 #include "core/strmap.h"
 #include "sim/csv.h"
+#include "util/flags.h"
 
 #define MIB_MILLI (INT64_C(1048576) * 1000) /* one MiB in milli-bytes */
 #define DEFAULT_TARGET_PCT 130
@@ -655,57 +654,34 @@ static void usage(FILE *f)
 }
 
 
+static int policy_flag(void *dest, const char *value)
+{
+	return replay_parse_policy(value, dest);
+}
+
 int replay_main(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "nodes", required_argument, NULL, 'n' },
-		{ "pods", required_argument, NULL, 'p' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "policy", required_argument, NULL, 'P' },
-		{ "failures", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct replay_options opt = { .policy = PLC_MUSTER };
 	const char *nodes_path = NULL, *pods_path = NULL;
-	int have_seed = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			nodes_path = optarg;
-			break;
-		case 'p':
-			pods_path = optarg;
-			break;
-		case 's':
-			if (num_parse_u64(optarg, UINT64_MAX, &opt.seed) != 0) {
-				fprintf(stderr, "muster replay-openb: invalid seed %s\n", optarg);
-				return REPLAY_INVALID;
-			}
-			have_seed = 1;
-			break;
-		case 'P':
-			if (replay_parse_policy(optarg, &opt.policy) != 0) {
-				fprintf(stderr, "muster replay-openb: unknown policy %s\n", optarg);
-				return REPLAY_INVALID;
-			}
-			break;
-		case 'f':
-			opt.log_failures = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return REPLAY_OK;
-		default:
-			usage(stderr);
-			return REPLAY_INVALID;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "muster replay-openb: unexpected argument %s\n", argv[optind]);
-		return REPLAY_INVALID;
-	}
+	int help = 0;
+	uint64_t seen;
+	enum { F_NODES, F_PODS, F_SEED, F_POLICY, F_FAILURES, F_HELP, NFLAGS };
+	const struct flag flags[NFLAGS] = {
+		[F_NODES] = { "nodes", 0, FLAG_STRING, &nodes_path, .help = NULL },
+		[F_PODS] = { "pods", 0, FLAG_STRING, &pods_path, .help = NULL },
+		[F_SEED] = { "seed", 0, FLAG_UINT, &opt.seed, .umax = UINT64_MAX,
+			     .expect = "a whole number" },
+		[F_POLICY] = { "policy", 0, FLAG_CALL, &opt.policy, .call = policy_flag,
+			       .expect = "muster, bestfit, spread or random" },
+		[F_FAILURES] = { "failures", 0, FLAG_BOOL, &opt.log_failures, .help = NULL },
+		[F_HELP] = { "help", 0, FLAG_BOOL, &help, .help = NULL },
+	};
+	const struct flag_parser parser = { .flags = flags, .nflags = NFLAGS,
+					    .prefix = "muster replay-openb: ", .err = stderr };
+	int parsed = flags_parse_command(&parser, argc, argv, &help, usage, &seen);
+	if (parsed != 0)
+		return parsed > 0 ? REPLAY_OK : REPLAY_INVALID;
+	int have_seed = (seen >> F_SEED) & 1;
 	if (!nodes_path || !pods_path || !have_seed) {
 		fprintf(stderr, "muster replay-openb: --nodes, --pods and --seed are required\n");
 		usage(stderr);

@@ -24,6 +24,7 @@
 #include "core/strmap.h"
 #include "sim/sim_internal.h"
 #include "util/buf.h"
+#include "util/flags.h"
 #include "util/heap_hint.h"
 #include "util/json_arena.h"
 #include "util/sanitizer.h"
@@ -2329,19 +2330,18 @@ static int map_file(int fd, void **map, size_t *len)
 
 int sim_main(int argc, char **argv)
 {
-	int first = 1;
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+	int help = 0;
+	uint64_t seen;
+	const struct flag flags[] = { { "help", 'h', FLAG_BOOL, &help, .help = NULL } };
+	/* POSIX: the flags end at the first FILE, so any name after it is a file's. */
+	const struct flag_parser parser = { .flags = flags, .nflags = 1,
+					    .prefix = "muster simulate: ", .err = stderr };
+	int first = flags_parse(&parser, argc, argv, &seen);
+	if (first >= 0 && help) {
 		usage(stdout);
 		return SIM_OK;
 	}
-	if (argc > 1 && !strcmp(argv[1], "--"))
-		first = 2;
-	else if (argc > 1 && argv[1][0] == '-' && argv[1][1] != '\0') {
-		fprintf(stderr, "muster simulate: unknown flag %s\n", argv[1]);
-		usage(stderr);
-		return SIM_INVALID;
-	}
-	if (first >= argc) {
+	if (first < 0 || first >= argc) {
 		usage(stderr);
 		return SIM_INVALID;
 	}

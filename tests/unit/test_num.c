@@ -80,7 +80,8 @@ static void test_double(void **state)
 	assert_true(v == -150);
 	assert_int_equal(num_parse_double("+2E-1", 0, 1, &v), 0);
 	assert_true(v == 0.2);
-	assert_int_equal(num_parse_double("1e-400", 0, 1, &v), 0); /* underflow is 0, not an error */
+	/* Underflow is 0, not an error. */
+	assert_int_equal(num_parse_double("1e-400", 0, 1, &v), 0);
 	assert_true(v == 0);
 	v = 42;
 	static const char *const bad[] = { "", ".", "-", "e5", "1e", "1e+", " 1", "1 ", "0x1p3",
