@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* As grow_capacity, within max elements. */
-static size_t capacity_within(size_t cap, size_t need, size_t elem, size_t max)
+size_t grow_capacity(size_t cap, size_t need, size_t elem, size_t max)
 {
 	if (SIZE_MAX / elem < max)
 		max = SIZE_MAX / elem;
@@ -16,11 +15,6 @@ static size_t capacity_within(size_t cap, size_t need, size_t elem, size_t max)
 		return 0;
 	size_t next = cap == 0 ? GROW_FIRST : cap > max / 2 ? max : 2 * cap;
 	return next < need ? need : next > max ? max : next;
-}
-
-size_t grow_capacity(size_t cap, size_t need, size_t elem)
-{
-	return capacity_within(cap, need, elem, SIZE_MAX);
 }
 
 int grow_resize(void *arrayp, size_t n, size_t elem)
@@ -40,7 +34,7 @@ static int grow_within(void *arrayp, size_t *cap, size_t need, size_t elem, size
 {
 	if (need <= *cap)
 		return 0;
-	size_t next = capacity_within(*cap, need, elem, max);
+	size_t next = grow_capacity(*cap, need, elem, max);
 	if (next == 0 || grow_resize(arrayp, next, elem) != 0)
 		return -ENOMEM;
 	*cap = next;

@@ -27,10 +27,11 @@
 int grow_size(void *arrayp, size_t *cap, size_t need, size_t elem);
 int grow_u32(void *arrayp, uint32_t *cap, size_t need, size_t elem);
 
-/* The capacity GROW would grow cap to for need elements of elem bytes: cap itself when it is
- * enough, 0 when need elements could not be allocated at all. For arrays that share one
- * capacity: each is then reallocated with grow_resize. */
-size_t grow_capacity(size_t cap, size_t need, size_t elem);
+/* The capacity GROW would grow cap to for need elements of elem bytes, at most max_cap
+ * (UINT32_MAX for a uint32_t capacity): cap itself when it is enough, 0 when need elements
+ * could not be allocated at all. For arrays that share one capacity: each is then
+ * reallocated with grow_resize. */
+size_t grow_capacity(size_t cap, size_t need, size_t elem, size_t max_cap);
 
 /* Reallocates the array to exactly n elements of elem bytes (n > 0). */
 int grow_resize(void *arrayp, size_t n, size_t elem);

@@ -9,6 +9,7 @@
 
 #include "api/integrations.h"
 #include "api/objects.h"
+#include "core/grow.h"
 #include "ctrl/internal.h"
 #include "util/log.h"
 
@@ -306,15 +307,7 @@ void state_at(struct mgr *m, enum kind kind, const char *key, int64_t when_ms)
 		free(when);
 		when = NULL;
 	}
-	if (m->heap_len == m->heap_cap) {
-		size_t cap = m->heap_cap ? m->heap_cap * 2 : 64;
-		struct deadline *h = realloc(m->heap, cap * sizeof(*h));
-		if (h) {
-			m->heap = h;
-			m->heap_cap = cap;
-		}
-	}
-	if (!when || !copy || m->heap_len == m->heap_cap) {
+	if (!when || !copy || GROW(m->heap, m->heap_cap, m->heap_len + 1) != 0) {
 		/* Out of memory: the key is looked at now rather than lost. */
 		free(copy);
 		state_mark(m, kind, key);

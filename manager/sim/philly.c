@@ -13,6 +13,7 @@
 #include "api/engine_objects.h"
 #include "api/objects.h"
 #include "core/engine.h"
+#include "core/grow.h"
 #include "core/num.h"
 #include "core/strmap.h"
 #include "sim/csv.h"
@@ -159,15 +160,9 @@ int philly_parse(const char *name, const char *data, size_t len, struct philly_t
 				csv_problem(c, c->line, "more than %d clusters", PHILLY_MAX_CLUSTERS);
 				continue;
 			}
-			if (out->n_clusters == cap_clusters) {
-				size_t ncap = cap_clusters ? 2 * cap_clusters : 16;
-				char **v = realloc(out->clusters, ncap * sizeof(*v));
-				if (!v) {
-					oom = 1;
-					break;
-				}
-				out->clusters = v;
-				cap_clusters = ncap;
+			if (GROW(out->clusters, cap_clusters, out->n_clusters + 1) != 0) {
+				oom = 1;
+				break;
 			}
 			if (!(out->clusters[out->n_clusters] = strdup(cluster))) {
 				oom = 1;
@@ -180,15 +175,9 @@ int philly_parse(const char *name, const char *data, size_t len, struct philly_t
 			}
 		}
 		job.cluster = at - 1;
-		if (out->n == cap) {
-			size_t ncap = cap ? 2 * cap : 4096;
-			struct philly_job *v = realloc(out->jobs, ncap * sizeof(*v));
-			if (!v) {
-				oom = 1;
-				break;
-			}
-			out->jobs = v;
-			cap = ncap;
+		if (GROW(out->jobs, cap, out->n + 1) != 0) {
+			oom = 1;
+			break;
 		}
 		out->jobs[out->n++] = job;
 	}
@@ -569,14 +558,8 @@ static int end_job(struct replay *r, size_t i)
 	engine_remove_workload(r->engine, key);
 	json_decref(j->obj);
 	j->obj = NULL;
-	if (q->n_finished == q->cap_finished) {
-		size_t cap = q->cap_finished ? 2 * q->cap_finished : 256;
-		int64_t *v = realloc(q->finished, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		q->finished = v;
-		q->cap_finished = cap;
-	}
+	if (GROW(q->finished, q->cap_finished, q->n_finished + 1) != 0)
+		return -ENOMEM;
 	q->finished[q->n_finished++] = j->job->duration_ms;
 	return 0;
 }
@@ -614,14 +597,8 @@ static int record(struct variant *v, const struct forecast_result *res, int64_t 
 {
 	for (size_t i = 0; i < res->n; i++) {
 		const struct forecast_estimate *e = &res->items[i];
-		if (v->n == v->cap) {
-			size_t cap = v->cap ? 2 * v->cap : 4096;
-			struct guess *g = realloc(v->v, cap * sizeof(*g));
-			if (!g)
-				return -ENOMEM;
-			v->v = g;
-			v->cap = cap;
-		}
+		if (GROW(v->v, v->cap, v->n + 1) != 0)
+			return -ENOMEM;
 		v->v[v->n++] = (struct guess){ .job = job_of_key(e->workload), .at_ms = now,
 					       .estimate_ms = e->has_admission ? e->admission_ms : -1 };
 		for (int s = 0; s < FORECAST_N_SOURCES; s++)

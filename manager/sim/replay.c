@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/quota.h"
 #include "core/strmap.h"
 #include "sim/csv.h"
@@ -74,15 +75,8 @@ int replay_parse_nodes(const char *name, const char *data, size_t len, struct re
 			if (dup) {
 				csv_problem(c, c->line, "node %s is already on line %d", nd.name,
 					out->v[dup - 1].line);
-			} else if (out->n == cap) {
-				size_t ncap = cap ? 2 * cap : 256;
-				struct replay_node *v = realloc(out->v, ncap * sizeof(*v));
-				if (!v)
-					oom = 1;
-				else {
-					out->v = v;
-					cap = ncap;
-				}
+			} else if (GROW(out->v, cap, out->n + 1) != 0) {
+				oom = 1;
 			}
 		}
 		if (c->problems != before || oom) {
@@ -197,16 +191,8 @@ int replay_parse_pods(const char *name, const char *data, size_t len, struct rep
 			pd.gpu_spec = strdup("");
 		if (c->problems == before && (!pd.name || !pd.gpu_spec))
 			oom = 1;
-		if (c->problems == before && !oom && out->n == cap) {
-			size_t ncap = cap ? 2 * cap : 1024;
-			struct replay_pod *v = realloc(out->v, ncap * sizeof(*v));
-			if (!v)
-				oom = 1;
-			else {
-				out->v = v;
-				cap = ncap;
-			}
-		}
+		if (c->problems == before && !oom && GROW(out->v, cap, out->n + 1) != 0)
+			oom = 1;
 		if (c->problems != before || oom) {
 			free(pd.name);
 			free(pd.gpu_spec);
@@ -545,13 +531,8 @@ static int arrivals(const struct replay_pods *pods, const struct replay_options 
 				status = REPLAY_INVALID;
 				goto out;
 			}
-			if (len == cap) {
-				size_t *v = realloc(seq, 2 * cap * sizeof(*seq));
-				if (!v)
-					goto out;
-				seq = v;
-				cap *= 2;
-			}
+			if (GROW(seq, cap, len + 1) != 0)
+				goto out;
 			seq[len++] = (size_t)(pd - pods->v);
 			total += replay_pod_gpu(pd);
 		}

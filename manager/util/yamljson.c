@@ -9,6 +9,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "core/grow.h"
 #include "util/json_arena.h"
 
 /* Aliases may expand a small document into a huge tree; this caps the number of JSON nodes and
@@ -608,14 +609,8 @@ static json_t *share_get(struct share *sh, uint64_t hash, const char *text, size
 	struct share_entry *e = share_slot(sh, hash, text, len);
 	if (!e->text)
 		return NULL;
-	if (sh->n_held == sh->cap_held) {
-		size_t cap = sh->cap_held ? 2 * sh->cap_held : 16;
-		json_t **held = realloc(sh->held, cap * sizeof(*held));
-		if (!held)
-			return NULL; /* parsed instead */
-		sh->held = held;
-		sh->cap_held = cap;
-	}
+	if (GROW(sh->held, sh->cap_held, sh->n_held + 1) != 0)
+		return NULL; /* parsed instead */
 	sh->held[sh->n_held++] = e->value;
 	return json_incref(e->value);
 }
@@ -1283,16 +1278,10 @@ static int load(const char *data, size_t len, json_t **docs, int **lines, struct
 		return -ENOMEM;
 	}
 	while ((rc = yamljson_reader_next(r, &v, &line, err)) == 1) {
-		if (lines && n_at == cap_at) {
-			size_t cap = cap_at ? cap_at * 2 : 16;
-			int *p = realloc(at, cap * sizeof(*at));
-			if (!p) {
-				json_decref(v);
-				rc = -ENOMEM;
-				break;
-			}
-			at = p;
-			cap_at = cap;
+		if (lines && GROW(at, cap_at, n_at + 1) != 0) {
+			json_decref(v);
+			rc = -ENOMEM;
+			break;
 		}
 		if (json_array_append_new(out, v) != 0) {
 			rc = -ENOMEM;
@@ -1351,13 +1340,10 @@ int yamljson_load_file(const char *path, json_t **docs, struct yamljson_error *e
 				rc = -EINVAL;
 				goto out;
 			}
-			cap = cap ? cap * 2 : 8192;
-			char *p = realloc(data, cap);
-			if (!p) {
+			if (GROW(data, cap, len + 8192) != 0) {
 				rc = -ENOMEM;
 				goto out;
 			}
-			data = p;
 		}
 		size_t n = fread(data + len, 1, cap - len, f);
 		if (n == 0)

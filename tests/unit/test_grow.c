@@ -64,14 +64,17 @@ static void test_overflow(void **state)
 	assert_int_equal(GROW(v, cap, SIZE_MAX / sizeof(*v) + 1), -ENOMEM);
 	assert_null(v);
 	assert_int_equal(cap, 0);
-	assert_int_equal(grow_capacity(0, SIZE_MAX / 16 + 1, 16), 0);
+	assert_int_equal(grow_capacity(0, SIZE_MAX / 16 + 1, 16, SIZE_MAX), 0);
 	/* Doubling near the top stops at the largest count that fits. */
-	assert_int_equal(grow_capacity(SIZE_MAX / 16 - 1, SIZE_MAX / 16, 16), SIZE_MAX / 16);
-	assert_int_equal(grow_capacity(SIZE_MAX / 2, SIZE_MAX / 2 + 1, 1), SIZE_MAX - 1);
-	assert_int_equal(grow_capacity(SIZE_MAX / 2 + 1, SIZE_MAX / 2 + 2, 1), SIZE_MAX);
-	assert_int_equal(grow_capacity(10, 5, 1), 10);
-	assert_int_equal(grow_capacity(10, 11, 1), 20);
-	assert_int_equal(grow_capacity(0, 100, 1), 100);
+	assert_int_equal(grow_capacity(SIZE_MAX / 16 - 1, SIZE_MAX / 16, 16, SIZE_MAX),
+			 SIZE_MAX / 16);
+	assert_int_equal(grow_capacity(SIZE_MAX / 2, SIZE_MAX / 2 + 1, 1, SIZE_MAX), SIZE_MAX - 1);
+	assert_int_equal(grow_capacity(SIZE_MAX / 2 + 1, SIZE_MAX / 2 + 2, 1, SIZE_MAX), SIZE_MAX);
+	assert_int_equal(grow_capacity(10, 5, 1, SIZE_MAX), 10);
+	assert_int_equal(grow_capacity(10, 11, 1, SIZE_MAX), 20);
+	assert_int_equal(grow_capacity(0, 100, 1, SIZE_MAX), 100);
+	assert_int_equal(grow_capacity(1u << 31, (1u << 31) + 1, 1, UINT32_MAX), UINT32_MAX);
+	assert_int_equal(grow_capacity(8, (size_t)UINT32_MAX + 1, 1, UINT32_MAX), 0);
 	/* grow_resize refuses nothing and an overflow alike, the array kept. */
 	assert_int_equal(GROW(v, cap, 1), 0);
 	struct big *was = v;
@@ -86,7 +89,7 @@ static void test_resize_shared_capacity(void **state)
 {
 	int *a = NULL;
 	double *b = NULL;
-	size_t cap = grow_capacity(0, 3, sizeof(double));
+	size_t cap = grow_capacity(0, 3, sizeof(double), SIZE_MAX);
 	(void)state;
 	assert_int_equal(cap, GROW_FIRST);
 	assert_int_equal(grow_resize(&a, cap, sizeof(*a)), 0);
