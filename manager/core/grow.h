@@ -20,9 +20,17 @@
 
 #define GROW_FIRST 8 /* elements of the first allocation, unless need is more */
 
-#define GROW(arr, cap, need)                                                          \
-	_Generic((cap), uint32_t: grow_u32, default: grow_size)((void *)&(arr), &(cap), \
-								 (need), sizeof(*(arr)))
+/* The common case, room enough, costs a comparison and no call: need and cap are read
+ * twice, so they must have no side effects. */
+#define GROW(arr, cap, need)                                                              \
+	(grow_has_room((need), (cap)) ? 0                                                \
+				      : _Generic((cap), uint32_t: grow_u32, default: grow_size)( \
+						(void *)&(arr), &(cap), (need), sizeof(*(arr))))
+
+static inline int grow_has_room(size_t need, size_t cap)
+{
+	return need <= cap;
+}
 
 int grow_size(void *arrayp, size_t *cap, size_t need, size_t elem);
 int grow_u32(void *arrayp, uint32_t *cap, size_t need, size_t elem);
