@@ -8,7 +8,7 @@
  *   muster replay-philly ...  replay the Philly job trace and measure the forecast's accuracy
  *   muster --version
  */
-#include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +18,60 @@
 #include "sim/philly.h"
 #include "sim/replay.h"
 #include "sim/simulate.h"
+#include "util/flags.h"
 #include "util/log.h"
+
+#define MANAGER_NFLAGS 11
+
+/* The manager's flags: the destinations are the caller's. */
+static void manager_flags(struct flag t[MANAGER_NFLAGS], struct manager_options *opt,
+			  int64_t ports[4], int *log_level, int *help)
+{
+	static const char *const levels[] = { "debug", "info", "warn", "error", NULL };
+	const struct flag flags[MANAGER_NFLAGS] = {
+		{ "kubeconfig", 0, FLAG_STRING, &opt->kubeconfig, "FILE",
+		  .help = "kubeconfig to use (default: $KUBECONFIG, in-cluster, ~/.kube/config)" },
+		{ "config", 0, FLAG_STRING, &opt->config, "FILE",
+		  .help = "configuration (Kueue's Configuration shape; see config/manager.yaml)" },
+		{ "state-dir", 0, FLAG_STRING, &opt->state_dir, "DIR",
+		  .help = "keep the webhook CA and certificate here across restarts\n"
+		  "(URL mode; with internalCertManagement.webhookServiceName\n"
+		  "they live in a Secret)" },
+		{ "webhook-host", 0, FLAG_STRING, &opt->webhook_host, "ADDR",
+		  .help = "address the webhook listens on and, in URL mode, the apiserver\n"
+		  "calls (config webhook.host; 127.0.0.1, or all in service mode)" },
+		{ "webhook-port", 0, FLAG_INT, &ports[0], "PORT",
+		  .help = "webhook HTTPS port (config webhook.port; 9443; 0 picks a free one)",
+		  .min = 0, .max = 65535 },
+		{ "health-host", 0, FLAG_STRING, &opt->health_host, "ADDR",
+		  .help = "address of /healthz and /readyz\n"
+		  "(config health.healthProbeBindAddress; 127.0.0.1)" },
+		{ "health-port", 0, FLAG_INT, &ports[1], "PORT",
+		  .help = "port of /healthz and /readyz (likewise; 8081)",
+		  .min = 0, .max = 65535 },
+		{ "metrics-port", 0, FLAG_INT, &ports[2], "PORT",
+		  .help = "port of /metrics, over the configuration's metrics.bindAddress\n"
+		  "(whose default is :8080)",
+		  .min = 0, .max = 65535 },
+		{ "visibility-port", 0, FLAG_INT, &ports[3], "PORT",
+		  .help = "port of the visibility endpoint (HTTPS: positions, why, eta,\n"
+		  "history, usage), over visibilityServer.bindPort (8082)",
+		  .min = 0, .max = 65535 },
+		{ "log-level", 0, FLAG_CHOICE, log_level, "LEVEL",
+		  .help = "debug, info, warn or error (info)", .choices = levels },
+		{ "help", 0, FLAG_BOOL, help, .help = NULL },
+	};
+	memcpy(t, flags, sizeof(flags));
+}
 
 static void usage(FILE *out)
 {
+	struct flag flags[MANAGER_NFLAGS];
+	struct manager_options opt;
+	int64_t ports[4];
+	int level, help;
+	manager_flags(flags, &opt, ports, &level, &help);
+	struct flag_parser parser = { .flags = flags, .nflags = MANAGER_NFLAGS };
 	fprintf(out,
 		"usage: muster <command> [flags]\n"
 		"\n"
@@ -39,107 +89,33 @@ static void usage(FILE *out)
 		"              admission times come (muster replay-philly --help)\n"
 		"  --version   print the version\n"
 		"\n"
-		"manager flags:\n"
-		"  --kubeconfig FILE     kubeconfig to use (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
-		"  --config FILE         configuration (Kueue's Configuration shape; see config/manager.yaml)\n"
-		"  --state-dir DIR       keep the webhook CA and certificate here across restarts\n"
-		"                        (URL mode; with internalCertManagement.webhookServiceName\n"
-		"                        they live in a Secret)\n"
-		"  --webhook-host ADDR   address the webhook listens on and, in URL mode, the apiserver\n"
-		"                        calls (config webhook.host; 127.0.0.1, or all in service mode)\n"
-		"  --webhook-port PORT   webhook HTTPS port (config webhook.port; 9443; 0 picks a free one)\n"
-		"  --health-host ADDR    address of /healthz and /readyz\n"
-		"                        (config health.healthProbeBindAddress; 127.0.0.1)\n"
-		"  --health-port PORT    port of /healthz and /readyz (likewise; 8081)\n"
-		"  --metrics-port PORT   port of /metrics, over the configuration's metrics.bindAddress\n"
-		"                        (whose default is :8080)\n"
-		"  --visibility-port PORT  port of the visibility endpoint (HTTPS: positions, why, eta,\n"
-		"                        history, usage), over visibilityServer.bindPort (8082)\n"
-		"  --log-level LEVEL     debug, info, warn or error (info)\n");
-}
-
-static int parse_port(const char *s, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || v < 0 || v > 65535)
-		return -1;
-	*out = (int)v;
-	return 0;
+		"manager flags:\n");
+	(void)flags_help(&parser, out, 24); /* a failed write to the terminal changes nothing */
 }
 
 static int cmd_manager(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "kubeconfig", required_argument, NULL, 'k' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "state-dir", required_argument, NULL, 's' },
-		{ "webhook-host", required_argument, NULL, 'w' },
-		{ "webhook-port", required_argument, NULL, 'p' },
-		{ "health-host", required_argument, NULL, 'h' },
-		{ "health-port", required_argument, NULL, 'P' },
-		{ "metrics-port", required_argument, NULL, 'M' },
-		{ "visibility-port", required_argument, NULL, 'V' },
-		{ "log-level", required_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, '?' },
-		{ NULL, 0, NULL, 0 },
-	};
+	static const enum log_level levels[] = { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
+	struct flag flags[MANAGER_NFLAGS];
 	/* Unset (NULL, -1): the configuration file's value, else the default. */
-	struct manager_options opt = { .webhook_port = -1, .health_port = -1, .metrics_port = -1,
-				       .visibility_port = -1 };
-	int c;
-	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		switch (c) {
-		case 'k':
-			opt.kubeconfig = optarg;
-			break;
-		case 'c':
-			opt.config = optarg;
-			break;
-		case 's':
-			opt.state_dir = optarg;
-			break;
-		case 'w':
-			opt.webhook_host = optarg;
-			break;
-		case 'h':
-			opt.health_host = optarg;
-			break;
-		case 'p':
-		case 'P':
-		case 'M':
-		case 'V':
-			if (parse_port(optarg, c == 'p' ? &opt.webhook_port :
-					       c == 'P' ? &opt.health_port :
-					       c == 'M' ? &opt.metrics_port :
-							  &opt.visibility_port) != 0) {
-				fprintf(stderr, "muster: invalid port %s\n", optarg);
-				return 2;
-			}
-			break;
-		case 'l':
-			if (!strcmp(optarg, "debug"))
-				log_set_level(LOG_DEBUG);
-			else if (!strcmp(optarg, "info"))
-				log_set_level(LOG_INFO);
-			else if (!strcmp(optarg, "warn"))
-				log_set_level(LOG_WARN);
-			else if (!strcmp(optarg, "error"))
-				log_set_level(LOG_ERROR);
-			else {
-				fprintf(stderr, "muster: invalid log level %s\n", optarg);
-				return 2;
-			}
-			break;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "muster: unexpected argument %s\n", argv[optind]);
-		return 2;
-	}
+	struct manager_options opt = { 0 };
+	int64_t ports[4] = { -1, -1, -1, -1 };
+	int level = -1, help = 0;
+	uint64_t seen;
+	manager_flags(flags, &opt, ports, &level, &help);
+	struct flag_parser parser = { .flags = flags, .nflags = MANAGER_NFLAGS,
+				      .prefix = "muster: ", .err = stderr };
+	/* --help prints to stdout and exits 0, as every other command's does (before the shared
+	 * parser it went to stderr with status 2, getopt's '?' standing for both). */
+	int rc = flags_parse_command(&parser, argc, argv, &help, usage, &seen);
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	if (level >= 0)
+		log_set_level(levels[level]);
+	opt.webhook_port = (int)ports[0];
+	opt.health_port = (int)ports[1];
+	opt.metrics_port = (int)ports[2];
+	opt.visibility_port = (int)ports[3];
 	return manager_run(&opt);
 }
 

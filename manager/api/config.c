@@ -10,6 +10,7 @@
 #include "api/engine_objects.h"
 #include "core/labels.h"
 #include "api/integrations.h"
+#include "core/num.h"
 #include "core/quota.h"
 #include "util/yamljson.h"
 
@@ -57,18 +58,14 @@ int config_split_address(const char *addr, char *host, size_t host_size, int *po
 	const char *colon = addr ? strrchr(addr, ':') : NULL;
 	const char *h = addr;
 	size_t hlen = colon ? (size_t)(colon - addr) : 0;
-	long p = 0;
-	if (!colon || !colon[1])
+	uint64_t p;
+	if (!colon || num_parse_u64(colon + 1, 65535, &p) != 0)
 		return -EINVAL;
 	if (hlen >= 2 && addr[0] == '[' && addr[hlen - 1] == ']') {
 		h++;
 		hlen -= 2;
 	} else if (memchr(addr, ':', hlen)) {
 		return -EINVAL; /* an IPv6 address needs its brackets */
-	}
-	for (const char *d = colon + 1; *d; d++) {
-		if (*d < '0' || *d > '9' || (p = p * 10 + (*d - '0')) > 65535)
-			return -EINVAL;
 	}
 	for (size_t i = 0; i < hlen; i++)
 		if (!strchr("0123456789abcdefABCDEF.:", h[i]))

@@ -12,14 +12,13 @@
 #include "api/engine_objects.h"
 #include "api/integrations.h"
 #include "api/objects.h"
+#include "core/num.h"
 
 /* Kueue takes the annotation as an integer below the pod count (its job webhook). */
 static int min_count(const char *s, int64_t count, int64_t *out, char *err, size_t errlen)
 {
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (!*s || *end || errno || v < 1 || v >= count)
+	int64_t v;
+	if (count < 2 || num_parse_i64(s, 1, count - 1, &v) != 0)
 		return eobj_bad(err, errlen,
 				"metadata.annotations[\"" ANNOTATION_JOB_MIN_PARALLELISM "\"]: invalid value "
 				"\"%.32s\": must be an integer from 1 to %lld (below the Job's pod count %lld)",
@@ -96,13 +95,15 @@ static int job_follow_gang(json_t *job, int64_t count)
 	int rc = 0;
 	if (kept) {
 		/* Restored: the user's minCount again, as far as the count allows. */
-		long long was = strtoll(kept, NULL, 10);
+		int64_t was;
+		if (num_parse_i64(kept, 1, INT64_MAX, &was) != 0)
+			was = 0; /* unreadable: as if none was kept */
 		if (json_is_object(gang) && was > 0)
 			rc = json_object_set_new(gang, "minCount", json_integer(was < count ? was : count));
 		json_object_del(annotations, ANNOTATION_GANG_MIN_COUNT);
 		if (rc == 0 && was > count && json_is_object(gang)) {
 			char text[32];
-			snprintf(text, sizeof(text), "%lld", was);
+			snprintf(text, sizeof(text), "%lld", (long long)was);
 			rc = json_object_set_new(annotations, ANNOTATION_GANG_MIN_COUNT, json_string(text));
 		}
 		return rc ? -ENOMEM : 0;

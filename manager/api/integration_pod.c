@@ -19,6 +19,7 @@
 #include "api/engine_objects.h"
 #include "api/integrations.h"
 #include "api/objects.h"
+#include "core/num.h"
 
 int pod_gated(json_t *pod)
 {
@@ -70,10 +71,8 @@ int pod_group_of(json_t *pod, char *wl_name, size_t size, int64_t *total, char *
 				"metadata.annotations[\"" ANNOTATION_POD_GROUP_TOTAL "\"]: Required value: "
 				"a Pod of group %.63s must say how many pods the group has",
 				group);
-	char *end;
-	errno = 0;
-	long long n = strtoll(count, &end, 10);
-	if (!*count || *end || errno || n < 1 || n > POD_GROUP_MAX)
+	int64_t n;
+	if (num_parse_i64(count, 1, POD_GROUP_MAX, &n) != 0)
 		return eobj_bad(err, errlen,
 				"metadata.annotations[\"" ANNOTATION_POD_GROUP_TOTAL "\"]: Invalid value: "
 				"\"%.32s\": must be an integer from 1 to %d",

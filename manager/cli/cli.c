@@ -8,12 +8,14 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/objects.h"
 #include "cli/cli_internal.h"
+#include "util/flags.h"
 
 #define MAX_URL 1024
 /* --since further back than this is a typo, and would overflow the arithmetic. */
@@ -34,26 +36,6 @@ enum flag_id {
 	F_SINCE,
 	F_BY,
 	NFLAGS,
-};
-
-static const struct flag {
-	const char *name;
-	char shorthand; /* '\0': none */
-	int takes_value;
-} flags[NFLAGS] = {
-	[F_NAMESPACE] = { "namespace", 'n', 1 },
-	[F_ALL_NAMESPACES] = { "all-namespaces", 'A', 0 },
-	[F_OUTPUT] = { "output", 'o', 1 },
-	[F_KUBECONFIG] = { "kubeconfig", '\0', 1 },
-	[F_CONTEXT] = { "context", '\0', 1 },
-	[F_ENDPOINT] = { "endpoint", '\0', 1 },
-	[F_ENDPOINT_CA] = { "endpoint-ca", '\0', 1 },
-	[F_INSECURE] = { "insecure-skip-tls-verify", '\0', 0 },
-	[F_HELP] = { "help", 'h', 0 },
-	[F_LIMIT] = { "limit", '\0', 1 },
-	[F_OFFSET] = { "offset", '\0', 1 },
-	[F_SINCE] = { "since", '\0', 1 },
-	[F_BY] = { "by", '\0', 1 },
 };
 
 #define BIT(f) (1u << (f))
@@ -118,38 +100,78 @@ static const struct command {
 	},
 };
 
-static const char common_help[] =
-	"Flags:\n"
-	"  -n, --namespace NAMESPACE     the namespace (default: the kubeconfig context's, else\n"
-	"                                \"default\")\n"
-	"  -A, --all-namespaces          list: LocalQueues of every namespace\n"
-	"  -o, --output table|json       table (the default), or the answer as JSON\n"
-	"      --kubeconfig FILE         the kubeconfig (default: $KUBECONFIG, in-cluster,\n"
-	"                                ~/.kube/config)\n"
-	"      --context NAME            a kubeconfig context other than the current one\n"
-	"      --endpoint URL            muster's visibility endpoint, asked directly\n"
-	"                                (default: $MUSTER_ENDPOINT, else through the apiserver)\n"
-	"      --endpoint-ca FILE        the CA that signed the endpoint's certificate\n"
-	"                                (default: $MUSTER_ENDPOINT_CA, else the system's)\n"
-	"      --insecure-skip-tls-verify\n"
-	"                                verify neither the apiserver's nor the endpoint's\n"
-	"                                certificate\n"
-	"  -h, --help                    this help\n"
-	"\n"
-	"Exit status: 0 success, 1 an error (not found, refused, unreachable), 2 a usage error.\n";
+static int namespace_flag(void *dest, const char *value);
+static int since_flag(void *dest, const char *value);
+
+static const char *const outputs[] = { "table", "json", NULL };
+static const char *const groupings[] = { "queue", "namespace", NULL };
+
+/* The flags, into opt (and *by, the index of --by in groupings). */
+static void flag_table(struct flag t[NFLAGS], struct cli_options *opt, int *by)
+{
+	const struct flag flags[NFLAGS] = {
+		[F_NAMESPACE] = { "namespace", 'n', FLAG_CALL, &opt->namespace_name, "NAMESPACE",
+				  .help = "the namespace (default: the kubeconfig context's, else\n"
+				  "\"default\")",
+				  .call = namespace_flag },
+		[F_ALL_NAMESPACES] = { "all-namespaces", 'A', FLAG_BOOL, &opt->all_namespaces, NULL,
+				       .help = "list: LocalQueues of every namespace" },
+		[F_OUTPUT] = { "output", 'o', FLAG_CHOICE, &opt->json, "table|json",
+			       .help = "table (the default), or the answer as JSON",
+			       .choices = outputs },
+		[F_KUBECONFIG] = { "kubeconfig", 0, FLAG_STRING, &opt->kubeconfig, "FILE",
+				   .help = "the kubeconfig (default: $KUBECONFIG, in-cluster,\n"
+				   "~/.kube/config)" },
+		[F_CONTEXT] = { "context", 0, FLAG_STRING, &opt->context, "NAME",
+				.help = "a kubeconfig context other than the current one" },
+		[F_ENDPOINT] = { "endpoint", 0, FLAG_STRING, &opt->endpoint, "URL",
+				 .help = "muster's visibility endpoint, asked directly\n"
+				 "(default: $MUSTER_ENDPOINT, else through the apiserver)" },
+		[F_ENDPOINT_CA] = { "endpoint-ca", 0, FLAG_STRING, &opt->endpoint_ca, "FILE",
+				    .help = "the CA that signed the endpoint's certificate\n"
+				    "(default: $MUSTER_ENDPOINT_CA, else the system's)" },
+		[F_INSECURE] = { "insecure-skip-tls-verify", 0, FLAG_BOOL, &opt->insecure, NULL,
+				 .help = "verify neither the apiserver's nor the endpoint's\n"
+				 "certificate" },
+		[F_HELP] = { "help", 'h', FLAG_BOOL, &opt->help, NULL, .help = "this help" },
+		/* The commands' own flags: their help says what they do. */
+		[F_LIMIT] = { "limit", 0, FLAG_INT, &opt->limit, .min = 1, .max = CLI_MAX_LIMIT },
+		[F_OFFSET] = { "offset", 0, FLAG_INT, &opt->offset, .min = 0, .max = 1000000000,
+			       .expect = "a number from 0" },
+		[F_SINCE] = { "since", 0, FLAG_CALL, &opt->since, .call = since_flag,
+			      .expect = "a duration (90m, 1h30m, 7d) or an RFC 3339 time" },
+		[F_BY] = { "by", 0, FLAG_CHOICE, by, .choices = groupings },
+	};
+	memcpy(t, flags, sizeof(flags));
+}
+
+static void print_common_help(FILE *out)
+{
+	struct flag flags[NFLAGS];
+	struct cli_options opt;
+	int by;
+	flag_table(flags, &opt, &by);
+	struct flag_parser parser = { .flags = flags, .nflags = NFLAGS };
+	fprintf(out, "Flags:\n");
+	(void)flags_help(&parser, out, 32); /* a failed write to the terminal changes nothing */
+	fprintf(out, "\nExit status: 0 success, 1 an error (not found, refused, unreachable), 2 a "
+		     "usage error.\n");
+}
 
 static void print_help(FILE *out, int command)
 {
 	if (command >= 0) {
-		fprintf(out, "%s\nUsage:\n  kubectl muster %s\n\n%s", commands[command].help,
-			commands[command].synopsis, common_help);
+		fprintf(out, "%s\nUsage:\n  kubectl muster %s\n\n", commands[command].help,
+			commands[command].synopsis);
+		print_common_help(out);
 		return;
 	}
 	fprintf(out, "kubectl muster: muster's queues, and where a Workload stands and why.\n\n"
 		     "Usage:\n");
 	for (int i = 0; i < CLI_NCOMMANDS; i++)
 		fprintf(out, "  kubectl muster %s\n", commands[i].synopsis);
-	fprintf(out, "\nkubectl muster COMMAND --help tells more of each.\n\n%s", common_help);
+	fprintf(out, "\nkubectl muster COMMAND --help tells more of each.\n\n");
+	print_common_help(out);
 }
 
 static int usage_error(FILE *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -202,17 +224,6 @@ static int valid_name(const char *s)
 	return n > 0 && n <= CLI_MAX_NAME && !strchr(s, '/');
 }
 
-static int parse_count(const char *s, long min, long max, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 /*
  * --since: an RFC 3339 time, or a duration back from now_ms as a sequence of numbers with
  * units (s, m, h, d; "90m", "1h30m", "7d", "1.5h"). Writes the time as RFC 3339 UTC, to the
@@ -248,132 +259,19 @@ static int since_time(const char *s, int64_t now_ms, char *buf, size_t size)
 	return 0;
 }
 
-/* Sets one flag's value. 0 or CLI_EXIT_USAGE. */
-static int set_flag(struct cli_options *opt, enum flag_id f, const char *value, FILE *err)
+static int namespace_flag(void *dest, const char *value)
 {
-	switch (f) {
-	case F_NAMESPACE:
-		if (!valid_name(value))
-			return usage_error(err, "invalid namespace \"%s\"", value);
-		opt->namespace_name = value;
-		break;
-	case F_OUTPUT:
-		if (strcmp(value, "json") && strcmp(value, "table"))
-			return usage_error(err, "--output must be table or json, not \"%s\"", value);
-		opt->json = !strcmp(value, "json");
-		break;
-	case F_KUBECONFIG:
-		opt->kubeconfig = value;
-		break;
-	case F_CONTEXT:
-		opt->context = value;
-		break;
-	case F_ENDPOINT:
-		opt->endpoint = value;
-		break;
-	case F_ENDPOINT_CA:
-		opt->endpoint_ca = value;
-		break;
-	case F_LIMIT:
-		if (parse_count(value, 1, CLI_MAX_LIMIT, &opt->limit) != 0)
-			return usage_error(err, "--limit must be a number from 1 to %d, not \"%s\"",
-					   CLI_MAX_LIMIT, value);
-		break;
-	case F_OFFSET:
-		if (parse_count(value, 0, 1000000000L, &opt->offset) != 0)
-			return usage_error(err, "--offset must be a number from 0, not \"%s\"", value);
-		break;
-	case F_SINCE:
-		if (since_time(value, 0, NULL, 0) != 0)
-			return usage_error(err,
-					   "--since must be a duration (90m, 1h30m, 7d) or an RFC 3339 "
-					   "time, not \"%s\"",
-					   value);
-		opt->since = value;
-		break;
-	case F_BY:
-		if (strcmp(value, "queue") && strcmp(value, "namespace"))
-			return usage_error(err, "--by must be queue or namespace, not \"%s\"", value);
-		opt->by = value;
-		break;
-	default: /* booleans */
-		break;
-	}
+	if (!valid_name(value))
+		return -EINVAL;
+	*(const char **)dest = value;
 	return 0;
 }
 
-static int set_bool(struct cli_options *opt, enum flag_id f, int on)
+static int since_flag(void *dest, const char *value)
 {
-	if (f == F_ALL_NAMESPACES)
-		opt->all_namespaces = on;
-	else if (f == F_INSECURE)
-		opt->insecure = on;
-	else if (f == F_HELP)
-		opt->help = on;
-	return 0;
-}
-
-static int find_long(const char *name, size_t len)
-{
-	for (int f = 0; f < NFLAGS; f++)
-		if (strlen(flags[f].name) == len && !strncmp(flags[f].name, name, len))
-			return f;
-	return -1;
-}
-
-static int find_short(char c)
-{
-	for (int f = 0; f < NFLAGS; f++)
-		if (flags[f].shorthand == c)
-			return f;
-	return -1;
-}
-
-/* One argument starting with "--". *i moves past a value taken from the next argument. */
-static int parse_long(int argc, char **argv, int *i, struct cli_options *opt, unsigned *seen,
-		      FILE *err)
-{
-	const char *name = argv[*i] + 2, *eq = strchr(name, '=');
-	size_t len = eq ? (size_t)(eq - name) : strlen(name);
-	int f = find_long(name, len);
-	if (f < 0)
-		return usage_error(err, "unknown flag: --%.*s", (int)len, name);
-	*seen |= BIT(f);
-	if (!flags[f].takes_value) {
-		if (eq && strcmp(eq + 1, "true") && strcmp(eq + 1, "false"))
-			return usage_error(err, "invalid argument \"%s\" for \"--%s\" flag", eq + 1,
-					   flags[f].name);
-		return set_bool(opt, f, !eq || !strcmp(eq + 1, "true"));
-	}
-	if (eq)
-		return set_flag(opt, f, eq + 1, err);
-	if (*i + 1 >= argc)
-		return usage_error(err, "flag needs an argument: --%s", flags[f].name);
-	return set_flag(opt, f, argv[++*i], err);
-}
-
-/* One argument of shorthands, "-A", "-Ah", "-n NS", "-nNS" or "-n=NS". */
-static int parse_short(int argc, char **argv, int *i, struct cli_options *opt, unsigned *seen,
-		       FILE *err)
-{
-	const char *arg = argv[*i];
-	for (const char *p = arg + 1; *p; p++) {
-		int f = find_short(*p);
-		if (f < 0)
-			return usage_error(err, "unknown shorthand flag: '%c' in %s", *p, arg);
-		*seen |= BIT(f);
-		if (!flags[f].takes_value) {
-			set_bool(opt, f, 1);
-			continue;
-		}
-		const char *value = p[1] == '=' ? p + 2 : p + 1;
-		if (!*value) {
-			if (*i + 1 >= argc)
-				return usage_error(err, "flag needs an argument: '%c' in %s", *p, arg);
-			value = argv[++*i];
-		}
-		return set_flag(opt, f, value, err);
-	}
+	if (since_time(value, 0, NULL, 0) != 0)
+		return -EINVAL;
+	*(const char **)dest = value;
 	return 0;
 }
 
@@ -424,42 +322,60 @@ static int check_arguments(struct cli_options *opt, FILE *err)
 	return 0;
 }
 
+struct positional {
+	struct cli_options *opt;
+	FILE *err;
+	int help_command;
+};
+
+/* The command, then its arguments, in order among the flags. 0, or -EINVAL (reported). */
+static int take_positional(void *arg, const char *value)
+{
+	struct positional *pos = arg;
+	struct cli_options *opt = pos->opt;
+	if (opt->command < 0 && !pos->help_command && !strcmp(value, "help")) {
+		pos->help_command = 1; /* kubectl's "help [COMMAND]" */
+		opt->help = 1;
+		return 0;
+	}
+	if (opt->command < 0) {
+		if ((opt->command = find_command(value)) >= 0)
+			return 0;
+		(void)usage_error(pos->err, "unknown command \"%s\" for \"kubectl muster\"", value);
+		return -EINVAL;
+	}
+	if (opt->nargs < commands[opt->command].max_args) {
+		opt->args[opt->nargs++] = value;
+		return 0;
+	}
+	if (opt->help) /* the help, whatever else the line says */
+		return 0;
+	(void)usage_error(pos->err, "unexpected argument \"%s\" for %s", value,
+			  commands[opt->command].name);
+	return -EINVAL;
+}
+
 int cli_parse(int argc, char **argv, struct cli_options *opt, FILE *err)
 {
-	unsigned seen = 0;
-	int flags_done = 0, help_command = 0, rc;
+	struct flag flags[NFLAGS];
+	struct positional pos = { .opt = opt, .err = err };
+	uint64_t seen;
+	int by = -1, rc;
 	memset(opt, 0, sizeof(*opt));
 	opt->command = -1;
 	opt->limit = opt->offset = -1;
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		if (!flags_done && !strcmp(arg, "--")) {
-			flags_done = 1;
-		} else if (!flags_done && !strncmp(arg, "--", 2)) {
-			if ((rc = parse_long(argc, argv, &i, opt, &seen, err)) != 0)
-				return rc;
-		} else if (!flags_done && arg[0] == '-' && arg[1]) {
-			if ((rc = parse_short(argc, argv, &i, opt, &seen, err)) != 0)
-				return rc;
-		} else if (opt->command < 0 && !help_command && !strcmp(arg, "help")) {
-			help_command = 1; /* kubectl's "help [COMMAND]" */
-			opt->help = 1;
-		} else if (opt->command < 0) {
-			if ((opt->command = find_command(arg)) < 0)
-				return usage_error(err, "unknown command \"%s\" for \"kubectl muster\"", arg);
-		} else if (opt->nargs < commands[opt->command].max_args) {
-			opt->args[opt->nargs++] = arg;
-		} else if (!opt->help) {
-			return usage_error(err, "unexpected argument \"%s\" for %s", arg,
-					   commands[opt->command].name);
-		}
-	}
+	flag_table(flags, opt, &by);
+	struct flag_parser parser = { .flags = flags, .nflags = NFLAGS, .prefix = "error: ",
+				      .err = err, .positional = take_positional, .arg = &pos };
+	if (flags_parse(&parser, argc, argv, &seen) < 0)
+		return CLI_EXIT_USAGE;
+	opt->by = by >= 0 ? groupings[by] : NULL;
 	if (opt->help)
 		return 0;
 	if (opt->command < 0)
 		return usage_error(err, "a command is needed: list, pending, why, eta, history or usage "
 					"(kubectl muster --help)");
-	unsigned foreign = seen & ~commands[opt->command].flags;
+	uint64_t foreign = seen & ~(uint64_t)commands[opt->command].flags;
 	for (int f = 0; f < NFLAGS; f++)
 		if (foreign & BIT(f))
 			return usage_error(err, "--%s does not apply to %s", flags[f].name,
@@ -530,8 +446,8 @@ static int add_paging(struct cli *c, char *path, size_t size)
 {
 	char limit[32], offset[32], since[64];
 	int rc = 0;
-	snprintf(limit, sizeof(limit), "%ld", c->opt.limit);
-	snprintf(offset, sizeof(offset), "%ld", c->opt.offset);
+	snprintf(limit, sizeof(limit), "%" PRId64, c->opt.limit);
+	snprintf(offset, sizeof(offset), "%" PRId64, c->opt.offset);
 	if (c->opt.limit >= 0)
 		rc = cli_query_append(path, size, "limit", limit);
 	if (rc == 0 && c->opt.offset >= 0)

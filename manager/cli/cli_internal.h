@@ -53,7 +53,7 @@ struct cli_options {
 	const char *endpoint; /* --endpoint, else MUSTER_ENDPOINT; NULL: through the apiserver */
 	const char *endpoint_ca; /* --endpoint-ca, else MUSTER_ENDPOINT_CA */
 	int insecure; /* --insecure-skip-tls-verify: the apiserver and the endpoint */
-	long limit, offset; /* -1: the server's default */
+	int64_t limit, offset; /* -1: the server's default */
 	const char *since; /* as given: a duration (90m, 1h30m, 7d) or an RFC 3339 time */
 	const char *by; /* "queue" or "namespace", NULL: the server's default */
 };

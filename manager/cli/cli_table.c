@@ -7,6 +7,7 @@
 
 #include "api/objects.h"
 #include "cli/cli_internal.h"
+#include "core/grow.h"
 #include "util/buf.h"
 
 #define COLUMN_GAP "   "
@@ -52,15 +53,10 @@ void cli_table_row(struct cli_table *t, const char *const *cells)
 {
 	if (t->failed)
 		return;
-	if (t->nrows == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 8;
-		char **grown = realloc(t->cells, cap * t->ncols * sizeof(*grown));
-		if (!grown) {
-			t->failed = -ENOMEM;
-			return;
-		}
-		t->cells = grown;
-		t->cap = cap;
+	/* cap counts rows, each of ncols cells. */
+	if (grow_size(&t->cells, &t->cap, t->nrows + 1, t->ncols * sizeof(*t->cells)) != 0) {
+		t->failed = -ENOMEM;
+		return;
 	}
 	char **row = t->cells + t->nrows * t->ncols;
 	for (size_t i = 0; i < t->ncols; i++) {

@@ -49,6 +49,7 @@
 
 #include "core/engine_internal.h"
 #include "core/labels.h"
+#include "core/grow.h"
 
 #define FNV_OFFSET 1469598103934665603ull
 #define FNV_PRIME 1099511628211ull
@@ -152,24 +153,6 @@ static void mark_all_requeue(struct engine *e)
 
 /* --- records ------------------------------------------------------------------------------ */
 
-/* Grows a typed array to hold need elements (doubling). Sets rc to 0 or -ENOMEM. */
-#define GROW(arr, cap, need, rc)                                        \
-	do {                                                            \
-		(rc) = 0;                                               \
-		if ((uint32_t)(need) > (cap)) {                         \
-			uint32_t n_ = (cap) ? (cap) : 8;                \
-			while (n_ < (uint32_t)(need))                   \
-				n_ *= 2;                                \
-			void *p_ = realloc((arr), n_ * sizeof(*(arr))); \
-			if (!p_) {                                      \
-				(rc) = -ENOMEM;                         \
-			} else {                                        \
-				(arr) = p_;                             \
-				(cap) = n_;                             \
-			}                                               \
-		}                                                       \
-	} while (0)
-
 static struct ecq *cq_record(struct engine *e, const char *name)
 {
 	struct ecq *q = strmap_get(&e->cqs, name);
@@ -177,7 +160,7 @@ static struct ecq *cq_record(struct engine *e, const char *name)
 		return q;
 	const char *iname = eng_intern(e, name);
 	int rc;
-	GROW(e->all_cqs, e->cap_all_cqs, e->n_all_cqs + 1, rc);
+	rc = GROW(e->all_cqs, e->cap_all_cqs, e->n_all_cqs + 1);
 	if (!iname || rc)
 		return NULL;
 	q = calloc(1, sizeof(*q));
@@ -203,7 +186,7 @@ static struct ecohort *cohort_record(struct engine *e, const char *name)
 		return c;
 	const char *iname = eng_intern(e, name);
 	int rc;
-	GROW(e->all_cohorts, e->cap_all_cohorts, e->n_all_cohorts + 1, rc);
+	rc = GROW(e->all_cohorts, e->cap_all_cohorts, e->n_all_cohorts + 1);
 	if (!iname || rc)
 		return NULL;
 	c = calloc(1, sizeof(*c));
@@ -235,8 +218,8 @@ static struct elq *lq_record(struct engine *e, const char *ns, const char *name)
 		return lq;
 	const char *ikey = eng_intern(e, key), *iname = eng_intern(e, name), *ins = eng_intern(e, ns);
 	int rc1, rc2;
-	GROW(e->all_lqs, e->cap_all_lqs, e->n_all_lqs + 1, rc1);
-	GROW(e->dirty_lqs, e->cap_dirty_lqs, e->n_all_lqs + 1, rc2);
+	rc1 = GROW(e->all_lqs, e->cap_all_lqs, e->n_all_lqs + 1);
+	rc2 = GROW(e->dirty_lqs, e->cap_dirty_lqs, e->n_all_lqs + 1);
 	if (!ikey || !iname || !ins || rc1 || rc2)
 		return NULL;
 	lq = calloc(1, sizeof(*lq));
@@ -1215,12 +1198,9 @@ static void free_trees(struct engine *e)
 
 static struct etree *tree_new(struct engine *e, struct ecohort *root)
 {
-	if (e->n_trees % 64 == 0) {
-		struct etree **t = realloc(e->trees, (e->n_trees + 64) * sizeof(*t));
-		if (!t)
-			return NULL;
-		e->trees = t;
-	}
+	/* The capacity is implicit: the count rounded up to 64. */
+	if (e->n_trees % 64 == 0 && grow_resize(&e->trees, e->n_trees + 64, sizeof(*e->trees)) != 0)
+		return NULL;
 	struct etree *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
@@ -1231,12 +1211,9 @@ static struct etree *tree_new(struct engine *e, struct ecohort *root)
 
 static int tree_add_cq(struct etree *t, struct ecq *q)
 {
-	if ((t->n_cqs & (t->n_cqs - 1)) == 0) { /* grow at powers of two */
-		struct ecq **v = realloc(t->cqs, (t->n_cqs ? t->n_cqs * 2 : 1) * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->cqs = v;
-	}
+	if ((t->n_cqs & (t->n_cqs - 1)) == 0 && /* grow at powers of two */
+	    grow_resize(&t->cqs, t->n_cqs ? (size_t)t->n_cqs * 2 : 1, sizeof(*t->cqs)) != 0)
+		return -ENOMEM;
 	t->cqs[t->n_cqs++] = q;
 	return 0;
 }
@@ -1254,14 +1231,8 @@ static int32_t node_slot(struct qnode *n, uint32_t *cap, const char *flavor, con
 	int32_t s = qnode_find(n, flavor, resource);
 	if (s >= 0)
 		return s;
-	if (n->n_slots == *cap) {
-		uint32_t c = *cap ? *cap * 2 : 8;
-		struct qslot *v = realloc(n->slots, c * sizeof(*v));
-		if (!v)
-			return -1;
-		n->slots = v;
-		*cap = c;
-	}
+	if (GROW(n->slots, *cap, n->n_slots + 1) != 0)
+		return -1;
 	s = (int32_t)n->n_slots++;
 	n->slots[s] = (struct qslot){ .flavor = flavor,
 				      .resource = resource,
@@ -1463,7 +1434,7 @@ static int resolve_tree(struct engine *e, struct ecohort *c, struct ecohort ***p
 	struct ecohort *x = c;
 	while (x && x->build_state == 0) {
 		int rc;
-		GROW(*path, *cap, n + 1, rc);
+		rc = GROW(*path, *cap, n + 1);
 		if (rc)
 			return rc;
 		x->build_state = 1;
@@ -1532,7 +1503,7 @@ static int build(struct engine *e)
 		struct ecohort *c = e->all_cohorts[i], *p = c->parent;
 		if (!p)
 			continue;
-		GROW(p->child_cohorts, p->cap_child_cohorts, p->n_child_cohorts + 1, rc);
+		rc = GROW(p->child_cohorts, p->cap_child_cohorts, p->n_child_cohorts + 1);
 		if (rc)
 			return rc;
 		p->child_cohorts[p->n_child_cohorts++] = c;
@@ -1542,7 +1513,7 @@ static int build(struct engine *e)
 		struct ecohort *p = q->parent;
 		if (!p)
 			continue;
-		GROW(p->child_cqs, p->cap_child_cqs, p->n_child_cqs + 1, rc);
+		rc = GROW(p->child_cqs, p->cap_child_cqs, p->n_child_cqs + 1);
 		if (rc)
 			return rc;
 		p->child_cqs[p->n_child_cqs++] = q;
@@ -1581,7 +1552,7 @@ static int build(struct engine *e)
 			eng_charge(q, w->adm, +1);
 		}
 	}
-	GROW(e->dirty_trees, e->cap_dirty_trees, e->n_trees, rc);
+	rc = GROW(e->dirty_trees, e->cap_dirty_trees, e->n_trees);
 	if (rc)
 		return rc;
 	e->topology_dirty = 0;
@@ -2361,14 +2332,8 @@ static int lacks_layout(struct ecq *q, struct ewl *w)
  * the quota its victims free (Kueue adds the preemptor's usage to the cycle's snapshot). */
 static int phantom_add(struct engine *e, struct ecq *cq, struct eadm *plan)
 {
-	if (e->n_phantoms == e->cap_phantoms) {
-		uint32_t cap = e->cap_phantoms ? e->cap_phantoms * 2 : 16;
-		void *p = realloc(e->phantoms, cap * sizeof(*e->phantoms));
-		if (!p)
-			return -ENOMEM;
-		e->phantoms = p;
-		e->cap_phantoms = cap;
-	}
+	if (GROW(e->phantoms, e->cap_phantoms, e->n_phantoms + 1) != 0)
+		return -ENOMEM;
 	eng_resolve_slots(cq, plan->items, plan->n_items);
 	eng_charge(cq, plan, +1);
 	eng_changed(e);
@@ -2492,13 +2457,8 @@ static int start_preemption(struct cycle *cx, struct ecq *cq, struct ewl *w, str
 
 static int eval_copy(struct eval *dst, const struct eval *src)
 {
-	if (src->n_targets > dst->cap_targets) {
-		struct target *t = realloc(dst->targets, src->n_targets * sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		dst->targets = t;
-		dst->cap_targets = src->n_targets;
-	}
+	if (GROW(dst->targets, dst->cap_targets, src->n_targets) != 0)
+		return -ENOMEM;
 	dst->kind = src->kind;
 	dst->mode = src->mode;
 	dst->borrow = src->borrow;
@@ -2635,13 +2595,10 @@ static void shape_seen_remember(struct engine *e, const struct ecq *cq, const st
 	}
 	size_t n = strlen(ev->msg) + 1;
 	if (n > e->seen_cap - e->seen_used) {
-		size_t cap = e->seen_cap ? e->seen_cap : 64 * 1024;
-		while (cap - e->seen_used < n)
-			cap *= 2;
-		char *text = cap <= ENG_SEEN_TEXT_MAX ? realloc(e->seen_text, cap) : NULL;
-		if (!text)
+		size_t need = e->seen_used + n < 64 * 1024 ? 64 * 1024 : e->seen_used + n;
+		size_t cap = grow_capacity(e->seen_cap, need, 1, ENG_SEEN_TEXT_MAX);
+		if (cap == 0 || grow_resize(&e->seen_text, cap, 1) != 0)
 			return;
-		e->seen_text = text;
 		e->seen_cap = cap;
 	}
 	memcpy(e->seen_text + e->seen_used, ev->msg, n);
@@ -2834,7 +2791,7 @@ static int handle_waiting(struct cycle *cx, struct etree *t)
 	if (n == 0)
 		return 0;
 	int grown;
-	GROW(e->scratch, e->cap_scratch, n, grown);
+	grown = GROW(e->scratch, e->cap_scratch, n);
 	if (grown)
 		return grown;
 	n = 0;
@@ -2936,14 +2893,9 @@ static int process_tree(struct cycle *cx, struct etree *t)
 		return 0;
 	if ((rc = handle_waiting(cx, t)) != 0)
 		goto out;
-	if (e->cap_merge < t->n_cqs) {
-		struct mentry *m = realloc(e->merge, t->n_cqs * sizeof(*m));
-		if (!m) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		e->merge = m;
-		e->cap_merge = t->n_cqs;
+	if (GROW(e->merge, e->cap_merge, t->n_cqs) != 0) {
+		rc = -ENOMEM;
+		goto out;
 	}
 	e->n_merge = 0;
 	/* Fair sharing orders a cohort's heads by tournament; a ClusterQueue alone has share 0. */

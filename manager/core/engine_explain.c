@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/engine_internal.h"
+#include "core/grow.h"
 
 /* --- the order of a ClusterQueue ------------------------------------------------------------ */
 
@@ -418,18 +419,14 @@ static int find_holders(struct xctx *x)
 			}
 			if (!any)
 				continue;
-			if (x->n_h == x->cap_h) {
-				uint32_t cap = x->cap_h ? x->cap_h * 2 : 32;
-				struct hold *h = realloc(x->h, cap * sizeof(*h));
-				if (!h)
+			if (x->n_h == x->cap_h) { /* h, and n_pairs amounts per hold */
+				size_t per = x->n_pairs * sizeof(*x->amount);
+				size_t cap = grow_capacity(x->cap_h, x->n_h + 1, per ? per : 1,
+							   UINT32_MAX);
+				if (cap == 0 || grow_resize(&x->h, cap, sizeof(*x->h)) != 0 ||
+				    (per && grow_resize(&x->amount, cap, per) != 0))
 					return -ENOMEM;
-				x->h = h;
-				size_t size = (size_t)cap * x->n_pairs * sizeof(int64_t);
-				int64_t *am = realloc(x->amount, size);
-				if (!am)
-					return -ENOMEM;
-				x->amount = am;
-				x->cap_h = cap;
+				x->cap_h = (uint32_t)cap;
 			}
 			x->h[x->n_h] = (struct hold){ a, NULL, 0, 0, 0, 0 };
 			memcpy(&x->amount[(size_t)x->n_h * x->n_pairs], held,
@@ -575,14 +572,7 @@ static void release_hold(struct xctx *x, uint32_t i, int sign)
  * explanation doesn't run one. */
 static int acc_reserve(struct engine *e, const struct ecq *cq)
 {
-	if (e->cap_acc >= cq->node.n_slots)
-		return 0;
-	int64_t *acc = realloc(e->acc, cq->node.n_slots * sizeof(*acc));
-	if (!acc)
-		return -ENOMEM;
-	e->acc = acc;
-	e->cap_acc = cq->node.n_slots;
-	return 0;
+	return GROW(e->acc, e->cap_acc, cq->node.n_slots);
 }
 
 static void report_step(struct xctx *x, uint32_t i)

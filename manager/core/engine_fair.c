@@ -19,6 +19,7 @@
 
 #include "core/container_of.h"
 #include "core/engine_internal.h"
+#include "core/grow.h"
 
 int eng_weight_valid(double w)
 {
@@ -35,16 +36,11 @@ static int grow_pairs(const char ***res, double **val, uint32_t n, uint32_t *cap
 {
 	if (n < *cap)
 		return 0;
-	uint32_t want = *cap ? *cap * 2 : 4;
-	const char **r = realloc(*res, want * sizeof(*r));
-	if (!r)
+	size_t want = grow_capacity(*cap, (size_t)n + 1, sizeof(**val), UINT32_MAX);
+	if (want == 0 || grow_resize(res, want, sizeof(**res)) != 0 ||
+	    grow_resize(val, want, sizeof(**val)) != 0)
 		return -ENOMEM;
-	*res = r;
-	double *v = realloc(*val, want * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	*val = v;
-	*cap = want;
+	*cap = (uint32_t)want;
 	return 0;
 }
 
@@ -180,13 +176,8 @@ static int keep_usage(struct ecq *cq, const struct eval *ev)
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < ev->n_items; i++)
 		n += ev->items[i].amount > 0;
-	if (n > cq->cap_fs_items) {
-		struct eitem *v = realloc(cq->fs_items, n * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		cq->fs_items = v;
-		cq->cap_fs_items = n;
-	}
+	if (GROW(cq->fs_items, cq->cap_fs_items, n) != 0)
+		return -ENOMEM;
 	cq->n_fs_items = 0;
 	for (uint32_t i = 0; i < ev->n_items; i++)
 		if (ev->items[i].amount > 0)
@@ -316,24 +307,14 @@ int eng_fs_pick(struct engine *e, struct etree *t)
 	if (e->n_merge == 1)
 		return 0;
 	uint32_t total = 0;
-	if (e->n_merge > e->cap_fs_off) {
-		uint32_t *off = realloc(e->fs_off, e->n_merge * sizeof(*off));
-		if (!off)
-			return 0; /* out of memory: the first candidate, unranked */
-		e->fs_off = off;
-		e->cap_fs_off = e->n_merge;
-	}
+	if (GROW(e->fs_off, e->cap_fs_off, e->n_merge) != 0)
+		return 0; /* out of memory: the first candidate, unranked */
 	for (uint32_t i = 0; i < e->n_merge; i++) {
 		e->fs_off[i] = total;
 		total += levels_of(e->merge[i].cq);
 	}
-	if (total > e->cap_fs_drs) {
-		struct drs *d = realloc(e->fs_drs, total * sizeof(*d));
-		if (!d)
-			return 0;
-		e->fs_drs = d;
-		e->cap_fs_drs = total;
-	}
+	if (GROW(e->fs_drs, e->cap_fs_drs, total) != 0)
+		return 0;
 	/* Each candidate's share after admitting it, at every level on its way to the root
 	 * (Kueue's computeDRS): level k is the node k steps above its ClusterQueue. */
 	for (uint32_t i = 0; i < e->n_merge; i++) {

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/engine_internal.h"
+#include "core/grow.h"
 
 enum variant {
 	V_NEVER,
@@ -125,14 +126,8 @@ static int push_cand(struct pctx *pc, struct ewl *w, const struct qnode *lca, in
 		     uint8_t list)
 {
 	struct engine *e = pc->e;
-	if (pc->n_cands == e->cap_cands) {
-		uint32_t cap = e->cap_cands ? e->cap_cands * 2 : 64;
-		struct cand *c = realloc(e->cands, cap * sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		e->cands = c;
-		e->cap_cands = cap;
-	}
+	if (GROW(e->cands, e->cap_cands, pc->n_cands + 1) != 0)
+		return -ENOMEM;
 	e->cands[pc->n_cands++] = (struct cand){ w, lca, (uint8_t)variant, list };
 	if (list != 2)
 		pc->n_other++;
@@ -621,15 +616,12 @@ static int fair_plan(struct pctx *pc, uint32_t *n_picked)
 {
 	struct engine *e = pc->e;
 	const struct eng_fair_sharing *fs = &e->fs;
-	if (e->cap_fp < pc->n_cands) {
-		int32_t *next = realloc(e->fp_next, pc->n_cands * sizeof(*next));
-		if (next)
-			e->fp_next = next;
-		uint32_t *retry = next ? realloc(e->fp_retry, pc->n_cands * sizeof(*retry)) : NULL;
-		if (!retry)
+	if (e->cap_fp < pc->n_cands) { /* two arrays, one capacity */
+		size_t cap = grow_capacity(e->cap_fp, pc->n_cands, sizeof(*e->fp_next), UINT32_MAX);
+		if (cap == 0 || grow_resize(&e->fp_next, cap, sizeof(*e->fp_next)) != 0 ||
+		    grow_resize(&e->fp_retry, cap, sizeof(*e->fp_retry)) != 0)
 			return -ENOMEM;
-		e->fp_retry = retry;
-		e->cap_fp = pc->n_cands;
+		e->cap_fp = (uint32_t)cap;
 	}
 	for (uint32_t i = 0; i < pc->n_cands; i++)
 		e->fp_retry[i] = i;
@@ -669,13 +661,8 @@ static int plan(struct pctx *pc, uint32_t *n_picked)
 		return rc;
 	if (pc->n_cands == 0)
 		return 0;
-	if (e->cap_picked < pc->n_cands) {
-		uint32_t *p = realloc(e->picked, pc->n_cands * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		e->picked = p;
-		e->cap_picked = pc->n_cands;
-	}
+	if (GROW(e->picked, e->cap_picked, pc->n_cands) != 0)
+		return -ENOMEM;
 	if (pc->fair)
 		return fair_plan(pc, n_picked);
 
@@ -839,13 +826,8 @@ int eng_get_targets(struct engine *e, struct ecq *cq, const struct ewl *w, struc
 	int rc = plan(&pc, &n);
 	if (rc)
 		return rc;
-	if (n > ev->cap_targets) {
-		struct target *t = realloc(ev->targets, n * sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		ev->targets = t;
-		ev->cap_targets = n;
-	}
+	if (GROW(ev->targets, ev->cap_targets, n) != 0)
+		return -ENOMEM;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct cand *c = &e->cands[e->picked[k]];
 		ev->targets[k] = (struct target){ c->wl, variant_reason(c->variant) };

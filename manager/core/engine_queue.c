@@ -9,22 +9,13 @@
 #include <stdlib.h>
 
 #include "core/engine_internal.h"
+#include "core/grow.h"
 
 /* --- vectors -------------------------------------------------------------------------------- */
 
 int wvec_reserve(struct wvec *v, uint32_t n)
 {
-	if (n <= v->cap)
-		return 0;
-	uint32_t cap = v->cap ? v->cap * 2 : 8;
-	while (cap < n)
-		cap *= 2;
-	struct ewl **a = realloc(v->v, cap * sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	v->v = a;
-	v->cap = cap;
-	return 0;
+	return GROW(v->v, v->cap, n);
 }
 
 int wvec_push(struct wvec *v, struct ewl *w)
@@ -106,18 +97,12 @@ int heap_reserve(struct wheap *h, uint32_t n)
 {
 	if (n <= h->cap)
 		return 0;
-	uint32_t cap = h->cap ? h->cap : 8;
-	while (cap < n)
-		cap *= 2;
-	struct ewl **v = realloc(h->v, cap * sizeof(*v));
-	if (!v)
+	size_t cap = grow_capacity(h->cap, n, sizeof(*h->k), UINT32_MAX);
+	/* v may grow alone, which is harmless: cap says what both hold */
+	if (cap == 0 || grow_resize(&h->v, cap, sizeof(*h->v)) != 0 ||
+	    grow_resize(&h->k, cap, sizeof(*h->k)) != 0)
 		return -ENOMEM;
-	h->v = v;
-	struct wkey *k = realloc(h->k, cap * sizeof(*k));
-	if (!k)
-		return -ENOMEM; /* v is larger, which is harmless: cap says what both hold */
-	h->k = k;
-	h->cap = cap;
+	h->cap = (uint32_t)cap;
 	return 0;
 }
 

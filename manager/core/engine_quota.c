@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/engine_internal.h"
+#include "core/grow.h"
 #include "core/strfmt.h"
 
 static int64_t max64(int64_t a, int64_t b)
@@ -644,13 +645,8 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 	int needs_done = !opts->needs;
 	ev->n_podsets = spec->n_podsets;
 	ev->msg[0] = '\0';
-	if (e->cap_acc < cq->node.n_slots) {
-		int64_t *acc = realloc(e->acc, cq->node.n_slots * sizeof(*acc));
-		if (!acc)
-			return -ENOMEM;
-		e->acc = acc;
-		e->cap_acc = cq->node.n_slots;
-	}
+	if (GROW(e->acc, e->cap_acc, cq->node.n_slots) != 0)
+		return -ENOMEM;
 	if (cq->node.n_slots) /* a ClusterQueue without resource groups has none (acc NULL) */
 		memset(e->acc, 0, cq->node.n_slots * sizeof(*e->acc));
 

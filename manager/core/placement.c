@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "core/labels.h"
+#include "core/grow.h"
 #include "core/placement.h"
 #include "core/strmap.h"
 
@@ -213,21 +214,6 @@ struct placement {
 
 /* --- small helpers -------------------------------------------------------------------------- */
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 16;
-	while (c < need)
-		c *= 2;
-	void *n = realloc(*v, c * elem);
-	if (!n)
-		return -ENOMEM;
-	*v = n;
-	*cap = c;
-	return 0;
-}
-
 static char *dup_or_empty(const char *s)
 {
 	return strdup(s ? s : "");
@@ -325,22 +311,15 @@ static int res_intern(struct placement *p, const char *name, uint32_t *id)
 {
 	if (res_lookup(p, name, id))
 		return 0;
-	if (p->nres == p->rcap) {
-		size_t cap = p->rcap ? p->rcap * 2 : 8;
-		char **names = realloc(p->res_names, cap * sizeof(*names));
-		if (!names)
+	if (p->nres == p->rcap) { /* the names, and every node's alloc and free, one capacity */
+		size_t cap = grow_capacity(p->rcap, p->nres + 1, sizeof(int64_t), SIZE_MAX);
+		if (cap == 0 || grow_resize(&p->res_names, cap, sizeof(*p->res_names)) != 0)
 			return -ENOMEM;
-		p->res_names = names;
 		for (size_t i = 0; i < p->narr; i++) {
 			struct pnode *n = p->arr[i];
-			int64_t *a = realloc(n->alloc, cap * sizeof(*a));
-			if (!a)
+			if (grow_resize(&n->alloc, cap, sizeof(*n->alloc)) != 0 ||
+			    grow_resize(&n->free, cap, sizeof(*n->free)) != 0)
 				return -ENOMEM;
-			n->alloc = a;
-			int64_t *f = realloc(n->free, cap * sizeof(*f));
-			if (!f)
-				return -ENOMEM;
-			n->free = f;
 			for (size_t r = n->cap; r < cap; r++)
 				n->alloc[r] = n->free[r] = 0;
 			n->cap = cap;
@@ -588,15 +567,9 @@ static uint32_t st_find(struct placement *p, const struct fkey *k)
 		if (s->h == h && state_is(p, s, k))
 			return p->sidx[i];
 	}
-	if (p->nst == p->stcap) {
-		uint32_t cap = p->stcap ? p->stcap * 2 : 1024;
-		struct fstate *st = realloc(p->st, (size_t)cap * sizeof(*st));
-		if (!st)
-			return ST_EMPTY;
-		p->st = st;
-		p->stcap = cap;
-	}
-	if (grow((void **)&p->pool, &p->poolcap, p->npool + (size_t)k->nrun, sizeof(*p->pool)))
+	if (GROW(p->st, p->stcap, p->nst + 1) != 0)
+		return ST_EMPTY;
+	if (GROW(p->pool, p->poolcap, p->npool + (size_t)k->nrun))
 		return ST_EMPTY;
 	struct fstate *s = &p->st[p->nst];
 	s->cpu = k->cpu;
@@ -721,12 +694,7 @@ static int load_prepare(struct load *ld, const struct rq *rq)
 		need = PLC_MAX_GPUS;
 	if (need <= LOAD_INLINE_GPUS || need <= (int64_t)ld->takecap)
 		return 0;
-	struct gpu_take *t = realloc(ld->take_heap, (size_t)need * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	ld->take_heap = t;
-	ld->takecap = (uint32_t)need;
-	return 0;
+	return GROW(ld->take_heap, ld->takecap, (size_t)need);
 }
 
 static void load_free_takes(struct load *ld)
@@ -1258,13 +1226,11 @@ static int kbuf_fit(struct placement *p, int ngpu)
 	size_t need = (size_t)ngpu + 1;
 	if (need <= p->kbufcap)
 		return 0;
-	for (int i = 0; i < 2; i++) {
-		struct grun *b = realloc(p->kbuf[i], need * sizeof(*b));
-		if (!b)
+	size_t cap = grow_capacity(p->kbufcap, need, sizeof(*p->kbuf[0]), SIZE_MAX);
+	for (int i = 0; i < 2; i++) /* two buffers, one capacity */
+		if (cap == 0 || grow_resize(&p->kbuf[i], cap, sizeof(*p->kbuf[i])) != 0)
 			return -ENOMEM;
-		p->kbuf[i] = b;
-	}
-	p->kbufcap = need;
+	p->kbufcap = cap;
 	return 0;
 }
 
@@ -1316,7 +1282,7 @@ int placement_set_node(struct placement *p, const struct plc_node_spec *spec)
 		goto fail;
 	n = node_get_or_add(p, spec->name);
 	if (!n ||
-	    (!n->present && grow((void **)&p->arr, &p->arrcap, p->narr + 1, sizeof(*p->arr))))
+	    (!n->present && GROW(p->arr, p->arrcap, p->narr + 1)))
 		goto fail;
 	/* A node that reads well again is no longer refused. */
 	free(strmap_remove(&p->refused, spec->name));
@@ -1748,7 +1714,7 @@ struct pctx {
 static int tmp_loads(struct placement *p, size_t k, const struct rq *rq)
 {
 	size_t old = p->tmpcap;
-	if (grow((void **)&p->tmp, &p->tmpcap, k, sizeof(*p->tmp)))
+	if (GROW(p->tmp, p->tmpcap, k))
 		return -ENOMEM;
 	memset(p->tmp + old, 0, (p->tmpcap - old) * sizeof(*p->tmp));
 	for (size_t i = 0; i < k; i++) {
@@ -2363,52 +2329,26 @@ static void explain(struct pctx *x, char *why, size_t why_size)
 
 static int plan_scratch(struct placement *p, size_t nodes, size_t nreq)
 {
-	size_t cap = p->candcap;
-	if (nodes + 1 > cap) {
-		cap = cap ? cap : 16;
-		while (cap < nodes + 1)
-			cap *= 2;
-		struct cand *c = realloc(p->cands, cap * sizeof(*c));
-		if (c)
-			p->cands = c;
-		struct cand **a = realloc(p->cp, cap * sizeof(*a));
-		if (a)
-			p->cp = a;
-		struct cand **b = realloc(p->cp2, cap * sizeof(*b));
-		if (b)
-			p->cp2 = b;
-		struct cand **d = realloc(p->cp3, cap * sizeof(*d));
-		if (d)
-			p->cp3 = d;
-		struct cand **e = realloc(p->lay_c, cap * sizeof(*e));
-		if (e)
-			p->lay_c = e;
-		struct cand **f = realloc(p->best_c, cap * sizeof(*f));
-		if (f)
-			p->best_c = f;
-		int64_t *g = realloc(p->lay_k, cap * sizeof(*g));
-		if (g)
-			p->lay_k = g;
-		int64_t *h = realloc(p->best_k, cap * sizeof(*h));
-		if (h)
-			p->best_k = h;
-		struct plc_slot *s = realloc(p->slots, cap * sizeof(*s));
-		if (s)
-			p->slots = s;
-		if (!c || !a || !b || !d || !e || !f || !g || !h || !s)
+	if (nodes + 1 > p->candcap) { /* nine arrays, one capacity */
+		size_t cap = grow_capacity(p->candcap, nodes + 1, sizeof(*p->cands), SIZE_MAX);
+		if (cap == 0 || grow_resize(&p->cands, cap, sizeof(*p->cands)) != 0 ||
+		    grow_resize(&p->cp, cap, sizeof(*p->cp)) != 0 ||
+		    grow_resize(&p->cp2, cap, sizeof(*p->cp2)) != 0 ||
+		    grow_resize(&p->cp3, cap, sizeof(*p->cp3)) != 0 ||
+		    grow_resize(&p->lay_c, cap, sizeof(*p->lay_c)) != 0 ||
+		    grow_resize(&p->best_c, cap, sizeof(*p->best_c)) != 0 ||
+		    grow_resize(&p->lay_k, cap, sizeof(*p->lay_k)) != 0 ||
+		    grow_resize(&p->best_k, cap, sizeof(*p->best_k)) != 0 ||
+		    grow_resize(&p->slots, cap, sizeof(*p->slots)) != 0)
 			return -ENOMEM;
 		p->candcap = p->slotcap = cap;
 	}
-	if (nreq > p->rqcap) {
-		uint32_t *id = realloc(p->rq_id, nreq * sizeof(*id));
-		if (id)
-			p->rq_id = id;
-		int64_t *v = realloc(p->rq_v, nreq * sizeof(*v));
-		if (v)
-			p->rq_v = v;
-		if (!id || !v)
+	if (nreq > p->rqcap) { /* two arrays, one capacity */
+		size_t cap = grow_capacity(p->rqcap, nreq, sizeof(*p->rq_v), SIZE_MAX);
+		if (cap == 0 || grow_resize(&p->rq_id, cap, sizeof(*p->rq_id)) != 0 ||
+		    grow_resize(&p->rq_v, cap, sizeof(*p->rq_v)) != 0)
 			return -ENOMEM;
-		p->rqcap = nreq;
+		p->rqcap = cap;
 	}
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "api/placement_objects.h"
+#include "core/grow.h"
 #include "ctrl/internal.h"
 #include "util/log.h"
 
@@ -485,14 +486,8 @@ static void forget_gone_pods(struct mgr *m, struct podset_plan *plan)
 /* The plan gives the pod its node (out of memory: the next ungate counts without it). */
 static void assign_pod(struct podset_plan *plan, const char *pod, const char *node)
 {
-	if (plan->n_assigned == plan->cap_assigned) {
-		size_t cap = plan->cap_assigned ? plan->cap_assigned * 2 : 4;
-		struct plan_pod *grown = realloc(plan->assigned, cap * sizeof(*grown));
-		if (!grown)
-			return;
-		plan->assigned = grown;
-		plan->cap_assigned = cap;
-	}
+	if (GROW(plan->assigned, plan->cap_assigned, plan->n_assigned + 1) != 0)
+		return;
 	struct plan_pod *a = &plan->assigned[plan->n_assigned];
 	if (!(a->pod = strdup(pod)) || !(a->node = strdup(node))) {
 		free(a->pod);

@@ -11,6 +11,7 @@
 #include "api/integrations.h"
 #include "api/objects.h"
 #include "core/invariant.h"
+#include "core/grow.h"
 #include "ctrl/internal.h"
 #include "util/log.h"
 
@@ -350,15 +351,8 @@ void state_run_deadlines(struct mgr *m)
 void state_at(struct mgr *m, enum kind kind, const char *key, int64_t when_ms)
 {
 	char *copy = strdup(key);
-	if (m->heap_len == m->heap_cap) {
-		size_t cap = m->heap_cap ? m->heap_cap * 2 : 64;
-		struct deadline *h = realloc(m->heap, cap * sizeof(*h));
-		if (h) {
-			m->heap = h;
-			m->heap_cap = cap;
-		}
-	}
-	if (!copy || m->heap_len == m->heap_cap || deadline_set(m, kind, key, when_ms) != 0) {
+	if (!copy || GROW(m->heap, m->heap_cap, m->heap_len + 1) != 0 ||
+	    deadline_set(m, kind, key, when_ms) != 0) {
 		/* Out of memory: the key is looked at now rather than lost. */
 		free(copy);
 		state_mark(m, kind, key);

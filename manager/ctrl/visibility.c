@@ -30,6 +30,7 @@
 #include "api/config.h"
 #include "api/objects.h"
 #include "core/container_of.h"
+#include "core/num.h"
 #include "ctrl/internal.h"
 #include "ledger/ledger.h"
 #include "net/http_parse.h"
@@ -83,16 +84,16 @@ static json_t *quantity(const char *resource, int64_t milli)
 /* ?name= as a whole number in [0, max], def when absent. 0, or -EINVAL. */
 static int query_count(const char *query, const char *name, long def, long max, long *out)
 {
-	char v[32], *end;
+	char v[32];
+	int64_t n;
 	int found = http_query_param(query, name, v, sizeof(v));
 	if (found <= 0) {
 		*out = def;
 		return found;
 	}
-	long n = strtol(v, &end, 10);
-	if (!*v || *end || n < 0 || n > max)
+	if (num_parse_i64(v, 0, max, &n) != 0)
 		return -EINVAL;
-	*out = n;
+	*out = (long)n;
 	return 0;
 }
 

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
+
 void csv_problem(struct csv *c, int line, const char *fmt, ...)
 {
 	c->problems++;
@@ -306,13 +308,10 @@ int csv_read_file(const char *path, size_t max, char **data, size_t *len)
 				fclose(f);
 				return -EFBIG;
 			}
-			cap = cap ? 2 * cap : 65536;
-			char *p = realloc(*data, cap);
-			if (!p) {
+			if (GROW(*data, cap, *len + 65536) != 0) {
 				fclose(f);
 				return -ENOMEM;
 			}
-			*data = p;
 		}
 		size_t got = fread(*data + *len, 1, cap - *len, f);
 		*len += got;

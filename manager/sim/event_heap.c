@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "core/grow.h"
+
 static int before(const struct event *a, const struct event *b)
 {
 	return a->t != b->t ? a->t < b->t : a->id < b->id;
@@ -11,14 +13,8 @@ static int before(const struct event *a, const struct event *b)
 
 int event_heap_push(struct event_heap *h, struct event e)
 {
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 64;
-		struct event *v = realloc(h->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		h->v = v;
-		h->cap = cap;
-	}
+	if (GROW(h->v, h->cap, h->n + 1) != 0)
+		return -ENOMEM;
 	size_t i = h->n++;
 	while (i > 0 && before(&e, &h->v[(i - 1) / 2])) {
 		h->v[i] = h->v[(i - 1) / 2];

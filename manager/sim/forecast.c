@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/engine.h"
+#include "core/grow.h"
 #include "core/quota.h"
 #include "core/strmap.h"
 #include "sim/event_heap.h"
@@ -362,14 +363,8 @@ static int end_workloads(struct fc *fc, int64_t t)
 		const struct eng_assignment *a = engine_admission(fc->s.engine, r->w.spec.key);
 		for (size_t p = 0; a && p < a->n_podsets; p++) {
 			for (size_t k = 0; k < a->podsets[p].n; k++) {
-				if (fc->n_freed == fc->cap_freed) {
-					size_t cap = fc->cap_freed ? 2 * fc->cap_freed : 16;
-					struct freed *v = realloc(fc->freed, cap * sizeof(*v));
-					if (!v)
-						return -ENOMEM;
-					fc->freed = v;
-					fc->cap_freed = cap;
-				}
+				if (GROW(fc->freed, fc->cap_freed, fc->n_freed + 1) != 0)
+					return -ENOMEM;
 				char *res = strdup(a->podsets[p].resources[k]);
 				if (!res)
 					return -ENOMEM;

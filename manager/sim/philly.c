@@ -2,7 +2,7 @@
 #include "sim/philly.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <float.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -13,10 +13,13 @@
 #include "api/engine_objects.h"
 #include "api/objects.h"
 #include "core/engine.h"
+#include "core/grow.h"
+#include "core/num.h"
 #include "core/strmap.h"
 #include "sim/csv.h"
 #include "sim/event_heap.h"
 #include "sim/forecast.h"
+#include "util/flags.h"
 
 #define NAMESPACE "philly"
 #define FLAVOR "default"
@@ -157,15 +160,9 @@ int philly_parse(const char *name, const char *data, size_t len, struct philly_t
 				csv_problem(c, c->line, "more than %d clusters", PHILLY_MAX_CLUSTERS);
 				continue;
 			}
-			if (out->n_clusters == cap_clusters) {
-				size_t ncap = cap_clusters ? 2 * cap_clusters : 16;
-				char **v = realloc(out->clusters, ncap * sizeof(*v));
-				if (!v) {
-					oom = 1;
-					break;
-				}
-				out->clusters = v;
-				cap_clusters = ncap;
+			if (GROW(out->clusters, cap_clusters, out->n_clusters + 1) != 0) {
+				oom = 1;
+				break;
 			}
 			if (!(out->clusters[out->n_clusters] = strdup(cluster))) {
 				oom = 1;
@@ -178,15 +175,9 @@ int philly_parse(const char *name, const char *data, size_t len, struct philly_t
 			}
 		}
 		job.cluster = at - 1;
-		if (out->n == cap) {
-			size_t ncap = cap ? 2 * cap : 4096;
-			struct philly_job *v = realloc(out->jobs, ncap * sizeof(*v));
-			if (!v) {
-				oom = 1;
-				break;
-			}
-			out->jobs = v;
-			cap = ncap;
+		if (GROW(out->jobs, cap, out->n + 1) != 0) {
+			oom = 1;
+			break;
 		}
 		out->jobs[out->n++] = job;
 	}
@@ -526,7 +517,10 @@ out:
 static size_t job_of_key(const char *key)
 {
 	const char *p = key ? strchr(key, '/') : NULL;
-	return p && p[1] == 'j' ? (size_t)strtoull(p + 2, NULL, 10) : SIZE_MAX;
+	uint64_t job;
+	if (!p || p[1] != 'j' || num_parse_u64(p + 2, SIZE_MAX - 1, &job) != 0)
+		return SIZE_MAX;
+	return (size_t)job;
 }
 
 static void on_truth(void *arg, const struct eng_decision *d)
@@ -564,14 +558,8 @@ static int end_job(struct replay *r, size_t i)
 	engine_remove_workload(r->engine, key);
 	json_decref(j->obj);
 	j->obj = NULL;
-	if (q->n_finished == q->cap_finished) {
-		size_t cap = q->cap_finished ? 2 * q->cap_finished : 256;
-		int64_t *v = realloc(q->finished, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		q->finished = v;
-		q->cap_finished = cap;
-	}
+	if (GROW(q->finished, q->cap_finished, q->n_finished + 1) != 0)
+		return -ENOMEM;
 	q->finished[q->n_finished++] = j->job->duration_ms;
 	return 0;
 }
@@ -609,14 +597,8 @@ static int record(struct variant *v, const struct forecast_result *res, int64_t 
 {
 	for (size_t i = 0; i < res->n; i++) {
 		const struct forecast_estimate *e = &res->items[i];
-		if (v->n == v->cap) {
-			size_t cap = v->cap ? 2 * v->cap : 4096;
-			struct guess *g = realloc(v->v, cap * sizeof(*g));
-			if (!g)
-				return -ENOMEM;
-			v->v = g;
-			v->cap = cap;
-		}
+		if (GROW(v->v, v->cap, v->n + 1) != 0)
+			return -ENOMEM;
 		v->v[v->n++] = (struct guess){ .job = job_of_key(e->workload), .at_ms = now,
 					       .estimate_ms = e->has_admission ? e->admission_ms : -1 };
 		for (int s = 0; s < FORECAST_N_SOURCES; s++)
@@ -929,95 +911,52 @@ static void usage(FILE *f)
 		"stderr), 1 failure.\n");
 }
 
-/* A whole number for a flag; 0 or -1 (reported). */
-static int flag_count(const char *flag, const char *v, uint64_t max, uint64_t *out)
+struct clusters {
+	const char *names[16];
+	size_t n;
+};
+
+static int cluster_flag(void *dest, const char *value)
 {
-	char *end;
-	errno = 0;
-	unsigned long long n = strtoull(v, &end, 10);
-	if (v[0] < '0' || v[0] > '9' || *end || errno || n > max) {
-		fprintf(stderr, "muster replay-philly: invalid %s %s\n", flag, v);
-		return -1;
-	}
-	*out = n;
+	struct clusters *c = dest;
+	if (c->n == sizeof(c->names) / sizeof(c->names[0]))
+		return -E2BIG;
+	c->names[c->n++] = value;
 	return 0;
 }
 
 int philly_main(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "trace", required_argument, NULL, 't' },
-		{ "cluster", required_argument, NULL, 'c' },
-		{ "quota", required_argument, NULL, 'q' },
-		{ "quota-fraction", required_argument, NULL, 'f' },
-		{ "queueing", required_argument, NULL, 'Q' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "sample-every", required_argument, NULL, 'e' },
-		{ "max-samples", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	static const char *const queueing[] = { "best-effort", "strict", NULL };
 	struct philly_options opt = { 0 };
-	const char *clusters[16];
+	struct clusters clusters = { .n = 0 };
 	const char *path = NULL;
-	uint64_t v;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			path = optarg;
-			break;
-		case 'c':
-			if (opt.n_clusters == sizeof(clusters) / sizeof(clusters[0])) {
-				fprintf(stderr, "muster replay-philly: at most 16 clusters\n");
-				return PHILLY_INVALID;
-			}
-			clusters[opt.n_clusters++] = optarg;
-			opt.clusters = clusters;
-			break;
-		case 'q':
-			if (flag_count("--quota", optarg, 1000000000, &v) != 0 || v == 0)
-				return PHILLY_INVALID;
-			opt.quota = (int64_t)v;
-			break;
-		case 'f': {
-			char *end;
-			opt.quota_fraction = strtod(optarg, &end);
-			if (*end || !(opt.quota_fraction > 0 && opt.quota_fraction <= 100)) {
-				fprintf(stderr, "muster replay-philly: invalid --quota-fraction %s\n", optarg);
-				return PHILLY_INVALID;
-			}
-			break;
-		}
-		case 'Q':
-			if (!strcmp(optarg, "strict")) {
-				opt.strict_fifo = 1;
-			} else if (strcmp(optarg, "best-effort") != 0) {
-				fprintf(stderr, "muster replay-philly: invalid --queueing %s\n", optarg);
-				return PHILLY_INVALID;
-			}
-			break;
-		case 'j':
-		case 'e':
-		case 'm':
-			if (flag_count(c == 'j' ? "--jobs" : c == 'e' ? "--sample-every" : "--max-samples",
-				       optarg, PHILLY_MAX_JOBS, &v) != 0)
-				return PHILLY_INVALID;
-			*(c == 'j' ? &opt.max_jobs : c == 'e' ? &opt.sample_every : &opt.max_samples) = (size_t)v;
-			break;
-		case 'h':
-			usage(stdout);
-			return PHILLY_OK;
-		default:
-			usage(stderr);
-			return PHILLY_INVALID;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "muster replay-philly: unexpected argument %s\n", argv[optind]);
-		return PHILLY_INVALID;
-	}
+	int64_t max_jobs = 0, sample_every = 0, max_samples = 0;
+	int help = 0;
+	uint64_t seen;
+	const struct flag flags[] = {
+		{ "trace", 0, FLAG_STRING, &path, .help = NULL },
+		{ "cluster", 0, FLAG_CALL, &clusters, .call = cluster_flag },
+		{ "quota", 0, FLAG_INT, &opt.quota, .min = 1, .max = 1000000000 },
+		{ "quota-fraction", 0, FLAG_DOUBLE, &opt.quota_fraction, .dmin = DBL_TRUE_MIN,
+		  .dmax = 100, .expect = "a number above 0, at most 100" },
+		{ "queueing", 0, FLAG_CHOICE, &opt.strict_fifo, .choices = queueing },
+		{ "jobs", 0, FLAG_INT, &max_jobs, .min = 0, .max = PHILLY_MAX_JOBS },
+		{ "sample-every", 0, FLAG_INT, &sample_every, .min = 0, .max = PHILLY_MAX_JOBS },
+		{ "max-samples", 0, FLAG_INT, &max_samples, .min = 0, .max = PHILLY_MAX_JOBS },
+		{ "help", 0, FLAG_BOOL, &help, .help = NULL },
+	};
+	const struct flag_parser parser = { .flags = flags,
+					    .nflags = sizeof(flags) / sizeof(flags[0]),
+					    .prefix = "muster replay-philly: ", .err = stderr };
+	int parsed = flags_parse_command(&parser, argc, argv, &help, usage, &seen);
+	if (parsed != 0)
+		return parsed > 0 ? PHILLY_OK : PHILLY_INVALID;
+	opt.clusters = clusters.n ? clusters.names : NULL;
+	opt.n_clusters = clusters.n;
+	opt.max_jobs = (size_t)max_jobs;
+	opt.sample_every = (size_t)sample_every;
+	opt.max_samples = (size_t)max_samples;
 	if (!path) {
 		fprintf(stderr, "muster replay-philly: --trace is required\n");
 		usage(stderr);

@@ -2,15 +2,16 @@
 #include "sim/replay.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/quota.h"
 #include "core/strmap.h"
 #include "sim/csv.h"
+#include "util/flags.h"
 
 #define MIB_MILLI (INT64_C(1048576) * 1000) /* one MiB in milli-bytes */
 #define DEFAULT_TARGET_PCT 130
@@ -74,15 +75,8 @@ int replay_parse_nodes(const char *name, const char *data, size_t len, struct re
 			if (dup) {
 				csv_problem(c, c->line, "node %s is already on line %d", nd.name,
 					out->v[dup - 1].line);
-			} else if (out->n == cap) {
-				size_t ncap = cap ? 2 * cap : 256;
-				struct replay_node *v = realloc(out->v, ncap * sizeof(*v));
-				if (!v)
-					oom = 1;
-				else {
-					out->v = v;
-					cap = ncap;
-				}
+			} else if (GROW(out->v, cap, out->n + 1) != 0) {
+				oom = 1;
 			}
 		}
 		if (c->problems != before || oom) {
@@ -197,16 +191,8 @@ int replay_parse_pods(const char *name, const char *data, size_t len, struct rep
 			pd.gpu_spec = strdup("");
 		if (c->problems == before && (!pd.name || !pd.gpu_spec))
 			oom = 1;
-		if (c->problems == before && !oom && out->n == cap) {
-			size_t ncap = cap ? 2 * cap : 1024;
-			struct replay_pod *v = realloc(out->v, ncap * sizeof(*v));
-			if (!v)
-				oom = 1;
-			else {
-				out->v = v;
-				cap = ncap;
-			}
-		}
+		if (c->problems == before && !oom && GROW(out->v, cap, out->n + 1) != 0)
+			oom = 1;
 		if (c->problems != before || oom) {
 			free(pd.name);
 			free(pd.gpu_spec);
@@ -545,13 +531,8 @@ static int arrivals(const struct replay_pods *pods, const struct replay_options 
 				status = REPLAY_INVALID;
 				goto out;
 			}
-			if (len == cap) {
-				size_t *v = realloc(seq, 2 * cap * sizeof(*seq));
-				if (!v)
-					goto out;
-				seq = v;
-				cap *= 2;
-			}
+			if (GROW(seq, cap, len + 1) != 0)
+				goto out;
 			seq[len++] = (size_t)(pd - pods->v);
 			total += replay_pod_gpu(pd);
 		}
@@ -654,62 +635,34 @@ static void usage(FILE *f)
 }
 
 
+static int policy_flag(void *dest, const char *value)
+{
+	return replay_parse_policy(value, dest);
+}
+
 int replay_main(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "nodes", required_argument, NULL, 'n' },
-		{ "pods", required_argument, NULL, 'p' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "policy", required_argument, NULL, 'P' },
-		{ "failures", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct replay_options opt = { .policy = PLC_MUSTER };
 	const char *nodes_path = NULL, *pods_path = NULL;
-	int have_seed = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			nodes_path = optarg;
-			break;
-		case 'p':
-			pods_path = optarg;
-			break;
-		case 's': {
-			char *end;
-			errno = 0;
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (optarg[0] < '0' || optarg[0] > '9' || *end || errno) {
-				fprintf(stderr, "muster replay-openb: invalid seed %s\n", optarg);
-				return REPLAY_INVALID;
-			}
-			opt.seed = v;
-			have_seed = 1;
-			break;
-		}
-		case 'P':
-			if (replay_parse_policy(optarg, &opt.policy) != 0) {
-				fprintf(stderr, "muster replay-openb: unknown policy %s\n", optarg);
-				return REPLAY_INVALID;
-			}
-			break;
-		case 'f':
-			opt.log_failures = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return REPLAY_OK;
-		default:
-			usage(stderr);
-			return REPLAY_INVALID;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "muster replay-openb: unexpected argument %s\n", argv[optind]);
-		return REPLAY_INVALID;
-	}
+	int help = 0;
+	uint64_t seen;
+	enum { F_NODES, F_PODS, F_SEED, F_POLICY, F_FAILURES, F_HELP, NFLAGS };
+	const struct flag flags[NFLAGS] = {
+		[F_NODES] = { "nodes", 0, FLAG_STRING, &nodes_path, .help = NULL },
+		[F_PODS] = { "pods", 0, FLAG_STRING, &pods_path, .help = NULL },
+		[F_SEED] = { "seed", 0, FLAG_UINT, &opt.seed, .umax = UINT64_MAX,
+			     .expect = "a whole number" },
+		[F_POLICY] = { "policy", 0, FLAG_CALL, &opt.policy, .call = policy_flag,
+			       .expect = "muster, bestfit, spread or random" },
+		[F_FAILURES] = { "failures", 0, FLAG_BOOL, &opt.log_failures, .help = NULL },
+		[F_HELP] = { "help", 0, FLAG_BOOL, &help, .help = NULL },
+	};
+	const struct flag_parser parser = { .flags = flags, .nflags = NFLAGS,
+					    .prefix = "muster replay-openb: ", .err = stderr };
+	int parsed = flags_parse_command(&parser, argc, argv, &help, usage, &seen);
+	if (parsed != 0)
+		return parsed > 0 ? REPLAY_OK : REPLAY_INVALID;
+	int have_seed = (seen >> F_SEED) & 1;
 	if (!nodes_path || !pods_path || !have_seed) {
 		fprintf(stderr, "muster replay-openb: --nodes, --pods and --seed are required\n");
 		usage(stderr);

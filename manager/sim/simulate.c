@@ -19,12 +19,14 @@
 #include "api/placement_objects.h"
 #include "core/container_of.h"
 #include "core/engine.h"
+#include "core/grow.h"
 #include "core/placement.h"
 #include "core/quantity.h"
 #include "core/quota.h"
 #include "core/strmap.h"
 #include "sim/sim_internal.h"
 #include "util/buf.h"
+#include "util/flags.h"
 #include "util/heap_hint.h"
 #include "util/json_arena.h"
 #include "util/sanitizer.h"
@@ -67,15 +69,9 @@ __attribute__((format(printf, 3, 4))) static void report(struct sim *s, const st
 	va_start(ap, fmt);
 	vsnprintf(body, sizeof(body), fmt, ap);
 	va_end(ap);
-	if (s->invalid == s->cap_problems) {
-		size_t cap = s->cap_problems ? 2 * s->cap_problems : 16;
-		struct problem *p = realloc(s->problems, cap * sizeof(*p));
-		if (!p) {
-			s->failed = -ENOMEM;
-			return;
-		}
-		s->problems = p;
-		s->cap_problems = cap;
+	if (GROW(s->problems, s->cap_problems, s->invalid + 1) != 0) {
+		s->failed = -ENOMEM;
+		return;
 	}
 	struct problem *p = &s->problems[s->invalid];
 	size_t n = strlen(head) + strlen(body) + 1;
@@ -175,18 +171,14 @@ static int claim(struct sim *s, const struct doc *d, const char *kind, const cha
  * array's address. 0, or -ENOMEM with s->failed set. */
 static int grow_array(struct sim *s, void *arrp, size_t n, size_t *cap, size_t size, int zero)
 {
-	void *arr;
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? 2 * *cap : 16;
-	memcpy(&arr, arrp, sizeof(arr));
-	void *p = realloc(arr, c * size);
-	if (!p)
+	size_t old = *cap;
+	char *arr;
+	if (grow_size(arrp, cap, n + 1, size) != 0)
 		return s->failed = -ENOMEM;
-	if (zero)
-		memset((char *)p + *cap * size, 0, (c - *cap) * size);
-	memcpy(arrp, &p, sizeof(p));
-	*cap = c;
+	if (zero && *cap > old) {
+		memcpy(&arr, arrp, sizeof(arr));
+		memset(arr + old * size, 0, (*cap - old) * size);
+	}
 	return 0;
 }
 
@@ -2045,15 +2037,9 @@ static void form_pod_groups(struct sim *s)
 			if (strmap_put(&index, key, g, NULL) != 0)
 				s->failed = -ENOMEM;
 		}
-		if (g->n == g->cap) {
-			size_t cap = g->cap ? 2 * g->cap : 4;
-			json_t **objs = realloc(g->objs, cap * sizeof(*objs));
-			if (!objs) {
-				s->failed = -ENOMEM;
-				break;
-			}
-			g->objs = objs;
-			g->cap = cap;
+		if (GROW(g->objs, g->cap, g->n + 1) != 0) {
+			s->failed = -ENOMEM;
+			break;
 		}
 		g->objs[g->n++] = d->obj;
 	}
@@ -2294,11 +2280,8 @@ static int read_all(FILE *f, char **data, size_t *len)
 		if (*len == cap) {
 			if (cap > SIZE_MAX / 4)
 				return -EFBIG;
-			cap = cap ? 2 * cap : 65536;
-			char *p = realloc(*data, cap);
-			if (!p)
+			if (GROW(*data, cap, *len + 65536) != 0)
 				return -ENOMEM;
-			*data = p;
 		}
 		size_t got = fread(*data + *len, 1, cap - *len, f);
 		*len += got;
@@ -2333,19 +2316,18 @@ static int map_file(int fd, void **map, size_t *len)
 
 int sim_main(int argc, char **argv)
 {
-	int first = 1;
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+	int help = 0;
+	uint64_t seen;
+	const struct flag flags[] = { { "help", 'h', FLAG_BOOL, &help, .help = NULL } };
+	/* POSIX: the flags end at the first FILE, so any name after it is a file's. */
+	const struct flag_parser parser = { .flags = flags, .nflags = 1,
+					    .prefix = "muster simulate: ", .err = stderr };
+	int first = flags_parse(&parser, argc, argv, &seen);
+	if (first >= 0 && help) {
 		usage(stdout);
 		return SIM_OK;
 	}
-	if (argc > 1 && !strcmp(argv[1], "--"))
-		first = 2;
-	else if (argc > 1 && argv[1][0] == '-' && argv[1][1] != '\0') {
-		fprintf(stderr, "muster simulate: unknown flag %s\n", argv[1]);
-		usage(stderr);
-		return SIM_INVALID;
-	}
-	if (first >= argc) {
+	if (first < 0 || first >= argc) {
 		usage(stderr);
 		return SIM_INVALID;
 	}

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
+
 void buf_init(struct buf *b, size_t max)
 {
 	b->data = NULL;
@@ -23,16 +25,9 @@ int buf_append(struct buf *b, const void *data, size_t n)
 {
 	if (n > b->max || b->len > b->max - n)
 		return -E2BIG;
-	if (b->len + n + 1 > b->alloc) {
-		size_t want = b->alloc ? b->alloc : 256;
-		while (want < b->len + n + 1)
-			want *= 2;
-		char *p = realloc(b->data, want);
-		if (!p)
-			return -ENOMEM;
-		b->data = p;
-		b->alloc = want;
-	}
+	size_t need = b->len + n + 1; /* the NUL too; at least 256 bytes at first */
+	if (GROW(b->data, b->alloc, need < 256 ? 256 : need) != 0)
+		return -ENOMEM;
 	if (n)
 		memcpy(b->data + b->len, data, n);
 	b->len += n;

@@ -2,13 +2,15 @@
 #include "util/yamljson.h"
 
 #include <errno.h>
-#include <math.h>
+#include <float.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
+#include "core/grow.h"
+#include "core/num.h"
 #include "util/json_arena.h"
 
 /* Aliases may expand a small document into a huge tree; this caps the number of JSON nodes and
@@ -35,41 +37,6 @@ static void set_error(struct yamljson_error *err, int line, const char *text)
 		return;
 	err->line = line;
 	snprintf(err->text, sizeof(err->text), "%s", text);
-}
-
-static int is_int(const char *s)
-{
-	if (*s == '-' || *s == '+')
-		s++;
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
-}
-
-static int is_float(const char *s)
-{
-	int digits = 0, dot = 0, exp = 0;
-	if (*s == '-' || *s == '+')
-		s++;
-	for (; *s; s++) {
-		if (*s >= '0' && *s <= '9') {
-			digits++;
-		} else if (*s == '.' && !dot && !exp) {
-			dot = 1;
-		} else if ((*s == 'e' || *s == 'E') && digits && !exp) {
-			exp = 1;
-			if (s[1] == '-' || s[1] == '+')
-				s++;
-			if (!s[1])
-				return 0;
-		} else {
-			return 0;
-		}
-	}
-	return digits > 0;
 }
 
 /* s[0..n) as one of YAML 1.2's null, true or false words (jansson's shared values), or NULL
@@ -105,25 +72,17 @@ static json_t *plain_scalar_n(const char *s, size_t n, int ascii)
 	json_t *word = plain_word(s, n);
 	if (word)
 		return word;
-	/* A number starts with a digit, a sign or a dot; anything else is a string. */
+	/* A number starts with a digit, a sign or a dot; anything else is a string. The core
+	 * schema's int and float are core/num's grammars. Out of range (beyond int64, or a float
+	 * that would be infinite, which JSON has not): the text rather than a wrong number. */
 	if ((*s >= '0' && *s <= '9') || *s == '-' || *s == '+' || *s == '.') {
-		if (is_int(s)) {
-			errno = 0;
-			char *end;
-			long long v = strtoll(s, &end, 10);
-			if (errno == 0 && *end == '\0')
-				return json_integer(v);
-			/* out of int64 range: keep the text rather than a wrong number */
-			return ascii ? json_stringn_nocheck(s, n) : json_stringn(s, n);
-		}
-		if (is_float(s)) {
-			char *end;
-			double v = strtod(s, &end);
-			/* JSON has no infinity (json_real refuses it): keep an overflowing float's
-			 * text, as for out-of-range integers. */
-			if (*end == '\0' && isfinite(v))
-				return json_real(v);
-		}
+		int64_t i;
+		double d;
+		int rc = num_parse_i64(s, INT64_MIN, INT64_MAX, &i);
+		if (rc == 0)
+			return json_integer(i);
+		if (rc == -EINVAL && num_parse_double(s, -DBL_MAX, DBL_MAX, &d) == 0)
+			return json_real(d);
 	}
 	return ascii ? json_stringn_nocheck(s, n) : json_stringn(s, n);
 }
@@ -362,7 +321,7 @@ static int plain_start(const char *s)
 }
 
 /* The rarer plain scalars (floats, long integers): typed by plain_scalar_n from a copy that
- * ends in the NUL strtoll and strtod need. */
+ * ends in the NUL core/num needs. */
 static json_t *fast_plain_copy(const char *s, size_t n)
 {
 	char buf[FAST_MAX_SCALAR + 1];
@@ -374,7 +333,7 @@ static json_t *fast_plain_copy(const char *s, size_t n)
 /*
  * Types the plain scalar s[0..n) as plain_scalar_n does, without copying it for the common
  * cases: a scalar that can't start a number is a word (null, true, false) or a string, and
- * an integer of up to 18 digits can't overflow, so it needs no strtoll. Inline, as are
+ * an integer of up to 18 digits can't overflow, so it needs no check. Inline, as are
  * fast_key, fast_value and fast_entry_value: each runs for most keys or scalars, and their
  * calls were a few percent of reading an export.
  */
@@ -608,14 +567,8 @@ static json_t *share_get(struct share *sh, uint64_t hash, const char *text, size
 	struct share_entry *e = share_slot(sh, hash, text, len);
 	if (!e->text)
 		return NULL;
-	if (sh->n_held == sh->cap_held) {
-		size_t cap = sh->cap_held ? 2 * sh->cap_held : 16;
-		json_t **held = realloc(sh->held, cap * sizeof(*held));
-		if (!held)
-			return NULL; /* parsed instead */
-		sh->held = held;
-		sh->cap_held = cap;
-	}
+	if (GROW(sh->held, sh->cap_held, sh->n_held + 1) != 0)
+		return NULL; /* parsed instead */
 	sh->held[sh->n_held++] = e->value;
 	return json_incref(e->value);
 }
@@ -1283,16 +1236,10 @@ static int load(const char *data, size_t len, json_t **docs, int **lines, struct
 		return -ENOMEM;
 	}
 	while ((rc = yamljson_reader_next(r, &v, &line, err)) == 1) {
-		if (lines && n_at == cap_at) {
-			size_t cap = cap_at ? cap_at * 2 : 16;
-			int *p = realloc(at, cap * sizeof(*at));
-			if (!p) {
-				json_decref(v);
-				rc = -ENOMEM;
-				break;
-			}
-			at = p;
-			cap_at = cap;
+		if (lines && GROW(at, cap_at, n_at + 1) != 0) {
+			json_decref(v);
+			rc = -ENOMEM;
+			break;
 		}
 		if (json_array_append_new(out, v) != 0) {
 			rc = -ENOMEM;
@@ -1351,13 +1298,10 @@ int yamljson_load_file(const char *path, json_t **docs, struct yamljson_error *e
 				rc = -EINVAL;
 				goto out;
 			}
-			cap = cap ? cap * 2 : 8192;
-			char *p = realloc(data, cap);
-			if (!p) {
+			if (GROW(data, cap, len + 8192) != 0) {
 				rc = -ENOMEM;
 				goto out;
 			}
-			data = p;
 		}
 		size_t n = fread(data + len, 1, cap - len, f);
 		if (n == 0)
