@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/labels.h"
 
-#include <errno.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+
+#include "core/num.h"
 
 /* A base-10 int64 for Gt and Lt, as Kubernetes parses one (strconv.ParseInt(s, 10, 64)):
  * 0 when s is not one or is out of range, so that such a requirement never matches. */
 static int parse_i64(const char *s, long long *out)
 {
-	char *end;
-	if (!s || !*s)
+	int64_t v;
+	if (num_parse_i64(s, INT64_MIN, INT64_MAX, &v) != 0)
 		return 0;
-	errno = 0;
-	*out = strtoll(s, &end, 10);
-	return *end == '\0' && errno == 0;
+	*out = v;
+	return 1;
 }
 
 static int among(const struct quota_match_expr *e, const char *have)
