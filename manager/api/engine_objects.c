@@ -169,8 +169,7 @@ void eobj_pathf(char *dst, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A value as a message quotes it: strings cut short, other types by their JSON text. */
-static const char *show(json_t *v, char *buf, size_t size)
+const char *eobj_show(json_t *v, char *buf, size_t size)
 {
 	if (json_is_string(v))
 		snprintf(buf, size, "%.64s%s", json_string_value(v),
@@ -266,7 +265,7 @@ static int int_value(json_t *v, const char *key, const char *prefix, int64_t lo,
 		return 0;
 	if (!json_is_integer(v))
 		return eobj_bad(err, errlen, "%s%s%s: must be an integer, not %s", prefix, dot, key,
-			   json_is_string(v) ? show(v, text, sizeof(text)) : eobj_type_name(v));
+			   json_is_string(v) ? eobj_show(v, text, sizeof(text)) : eobj_type_name(v));
 	json_int_t x = json_integer_value(v);
 	if (x < lo || x > hi)
 		return eobj_bad(err, errlen, "%s%s%s: %lld is out of range [%lld, %lld]", prefix, dot, key,
@@ -415,12 +414,12 @@ int eobj_get_quantity(json_t *v, const char *path, int64_t *out, char *err, size
 		return eobj_bad(err, errlen,
 			   "%s: quantity \"%s\" is out of range: muster accounts quantities exactly in "
 			   "int64 milli-units (at most about 9.2e15 units)",
-			   path, show(v, text, sizeof(text)));
+			   path, eobj_show(v, text, sizeof(text)));
 	if (rc != 0)
-		return eobj_bad(err, errlen, "%s: invalid quantity \"%s\"", path, show(v, text, sizeof(text)));
+		return eobj_bad(err, errlen, "%s: invalid quantity \"%s\"", path, eobj_show(v, text, sizeof(text)));
 	if (*out < 0)
 		return eobj_bad(err, errlen, "%s: invalid quantity \"%s\": must not be negative", path,
-			   show(v, text, sizeof(text)));
+			   eobj_show(v, text, sizeof(text)));
 	return 0;
 }
 

@@ -86,6 +86,9 @@ __attribute__((format(printf, 3, 4))) void eobj_pathf(char *dst, size_t size, co
  * -EINVAL or -ENOMEM. eobj_field is json_object_get that tolerates a non-object;
  * eobj_type_name says what a value is ("an object", "a list", ...). */
 const char *eobj_type_name(json_t *v);
+/* A value as a message quotes it, into buf: a string cut to 64 bytes, a number as written,
+ * a boolean as true or false, a collection as {...} or [...]. Returns buf. */
+const char *eobj_show(json_t *v, char *buf, size_t size);
 json_t *eobj_field(json_t *obj, const char *key);
 int eobj_want_object(json_t *v, const char *path, char *err, size_t errlen);
 int eobj_want_array(json_t *v, const char *path, char *err, size_t errlen);

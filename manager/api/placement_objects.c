@@ -13,21 +13,6 @@
 /* Paths in messages name user-chosen keys (resource names, labels), so give them room. */
 #define PATH_MAX_LEN 512
 
-/* A value as a message quotes it: strings cut short, other types by their JSON text. */
-static const char *show(json_t *v, char *buf, size_t size)
-{
-	if (json_is_string(v))
-		snprintf(buf, size, "%.64s%s", json_string_value(v),
-			 strlen(json_string_value(v)) > 64 ? "..." : "");
-	else if (json_is_integer(v))
-		snprintf(buf, size, "%lld", (long long)json_integer_value(v));
-	else if (json_is_real(v))
-		snprintf(buf, size, "%g", json_real_value(v));
-	else
-		snprintf(buf, size, "%s", eobj_type_name(v));
-	return buf;
-}
-
 /* --------------------------------------------------------------- typed field access */
 
 static int get_bool(json_t *obj, const char *key, const char *prefix, int *out, char *err,
@@ -607,7 +592,7 @@ static int topology_request(json_t *podset, const char **level, int *required,
 			return eobj_bad(err, errlen,
 				   ANNOTATIONS_PATH "[\"" ANNOTATION_UNCONSTRAINED_TOPOLOGY "\"]: invalid "
 				   "value \"%s\": must be a boolean value",
-				   show(unc, text, sizeof(text)));
+				   eobj_show(unc, text, sizeof(text)));
 		}
 		*level_path = req ? ann_paths[0] : ann_paths[1];
 	}

@@ -2,9 +2,19 @@
 #include "core/labels.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/num.h"
+
+void quota_kvs_free(struct quota_kv *kv, size_t n)
+{
+	for (size_t i = 0; kv && i < n; i++) {
+		free(kv[i].key);
+		free(kv[i].value);
+	}
+	free(kv);
+}
 
 /* A base-10 int64 for Gt and Lt, as Kubernetes parses one (strconv.ParseInt(s, 10, 64)):
  * 0 when s is not one or is out of range, so that such a requirement never matches. */

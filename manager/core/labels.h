@@ -23,6 +23,9 @@ struct quota_kv {
 	char *value;
 };
 
+/* Frees n pairs whose strings are their own allocations, and the array (NULL is fine). */
+void quota_kvs_free(struct quota_kv *kv, size_t n);
+
 /* One match expression (a LabelSelectorRequirement or a NodeSelectorRequirement). */
 struct quota_match_expr {
 	const char *key;

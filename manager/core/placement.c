@@ -234,25 +234,6 @@ static uint64_t splitmix(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static void free_kvs(struct quota_kv *kv, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(kv[i].key);
-		free(kv[i].value);
-	}
-	free(kv);
-}
-
-static void free_taints(struct quota_taint *t, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(t[i].key);
-		free(t[i].value);
-		free(t[i].effect);
-	}
-	free(t);
-}
-
 static int copy_kvs(const struct quota_kv *src, size_t n, struct quota_kv **out)
 {
 	*out = NULL;
@@ -265,7 +246,7 @@ static int copy_kvs(const struct quota_kv *src, size_t n, struct quota_kv **out)
 		kv[i].key = strdup(src[i].key);
 		kv[i].value = dup_or_empty(src[i].value);
 		if (!kv[i].key || !kv[i].value) {
-			free_kvs(kv, i + 1);
+			quota_kvs_free(kv, i + 1);
 			return -ENOMEM;
 		}
 	}
@@ -287,7 +268,7 @@ static int copy_taints(const struct quota_taint *src, size_t n, struct quota_tai
 		t[i].effect = dup_or_empty(src[i].effect);
 		t[i].exists = src[i].exists;
 		if (!t[i].key || !t[i].value || !t[i].effect) {
-			free_taints(t, i + 1);
+			quota_taints_free(t, i + 1);
 			return -ENOMEM;
 		}
 	}
@@ -809,8 +790,8 @@ static void load_unlink(struct pnode *n, struct load *ld)
 
 static void node_release_spec(struct pnode *n)
 {
-	free_kvs(n->labels, n->n_labels);
-	free_taints(n->taints, n->n_taints);
+	quota_kvs_free(n->labels, n->n_labels);
+	quota_taints_free(n->taints, n->n_taints);
 	free(n->alloc);
 	free(n->free);
 	free(n->g);
@@ -1334,9 +1315,9 @@ int placement_set_node(struct placement *p, const struct plc_node_spec *spec)
 	return 0;
 fail:
 	if (labels)
-		free_kvs(labels, spec->n_labels);
+		quota_kvs_free(labels, spec->n_labels);
 	if (taints)
-		free_taints(taints, spec->n_taints);
+		quota_taints_free(taints, spec->n_taints);
 	free(alloc);
 	free(fr);
 	free(g);

@@ -8,18 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void free_kvs(struct quota_kv *kv, size_t n)
+void quota_taints_free(struct quota_taint *t, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(kv[i].key);
-		free(kv[i].value);
-	}
-	free(kv);
-}
-
-static void free_taints(struct quota_taint *t, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; t && i < n; i++) {
 		free(t[i].key);
 		free(t[i].value);
 		free(t[i].effect);
@@ -32,9 +23,9 @@ void quota_flavor_free(struct quota_flavor *f)
 	if (!f)
 		return;
 	free(f->name);
-	free_kvs(f->labels, f->n_labels);
-	free_taints(f->taints, f->n_taints);
-	free_taints(f->tolerations, f->n_tolerations);
+	quota_kvs_free(f->labels, f->n_labels);
+	quota_taints_free(f->taints, f->n_taints);
+	quota_taints_free(f->tolerations, f->n_tolerations);
 	free(f);
 }
 

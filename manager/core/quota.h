@@ -24,6 +24,9 @@ struct quota_taint {
 	int exists; /* toleration operator Exists (else Equal) */
 };
 
+/* Frees n taints whose strings are their own allocations, and the array (NULL is fine). */
+void quota_taints_free(struct quota_taint *t, size_t n);
+
 struct quota_flavor {
 	char *name;
 	size_t n_labels;
