@@ -2903,6 +2903,22 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 		}
 		return 0;
 	}
+	/* The flavor it would preempt in has no victims after all: the per-resource simulation
+	 * that chose it (Kueue's SimulatePreemption) sees one resource, the search all of them.
+	 * Kueue's next attempt resumes the flavor scan past it (LastAssignment); this one scans on
+	 * now, so a later flavor that fits is taken instead of waiting for nothing. */
+	if (ev->mode == PM_PREEMPT) {
+		struct assign_opts scan_on = { 1, 0, 0 };
+		struct eval *tmp = &e->ev_try;
+		if ((rc = eng_assign(e, cq, w, counts, &scan_on, tmp)) != 0)
+			return rc;
+		if (tmp->mode == PM_FIT) {
+			tmp->kind = EV_FIT;
+			tmp->cacheable = 0;
+			tmp->n_targets = 0;
+			return eval_copy(ev, tmp);
+		}
+	}
 	ev->kind = EV_PENDING;
 	ev->why = eng_cause_why(ev->cause);
 	ev->n_targets = 0;

@@ -674,7 +674,7 @@ int eng_ns_selected(const struct ecq *cq, const struct ewl *w);
 
 /* engine_quota.c */
 struct assign_opts {
-	int quick; /* no preemption simulation, no messages: ordering keys only */
+	int quick; /* no preemption simulation (what needs it has no victims), no messages */
 	int messages; /* build the pending message */
 	int needs; /* record ev->needs at the first resource group that doesn't fit */
 };
