@@ -302,6 +302,48 @@ static void build_world(struct world *w)
 	}
 }
 
+/* MUSTER_TRACE: the world's quotas and policies, to rebuild a failing world by hand. */
+static void trace_node(const struct world *w, const struct node *n, int is_cohort)
+{
+	char line[512];
+	int len = snprintf(line, sizeof(line), "  %s %s parent %s:", is_cohort ? "cohort" : "cq",
+			   n->name, n->parent < 0 ? "-" : w->cohort[n->parent].name);
+	for (int k = 0; k < N_FR && len < (int)sizeof(line) - 64; k++) {
+		const struct q *q = &n->q[k];
+		if (!q->has)
+			continue;
+		len += snprintf(line + len, sizeof(line) - (size_t)len, " %s/%s=%" PRId64,
+				fr_flavor[k], res_names[fr_res[k]], q->nominal / 1000);
+		if (q->has_bl)
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " bl%" PRId64,
+					q->bl / 1000);
+		if (q->has_ll)
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " ll%" PRId64,
+					q->ll / 1000);
+	}
+	print_message("%s\n", line);
+}
+
+static void trace_world(const struct world *w)
+{
+	for (int i = 0; i < w->n_cohorts; i++)
+		trace_node(w, &w->cohort[i], 1);
+	for (int i = 0; i < w->n_cqs; i++) {
+		const struct eng_cq_spec *s = &w->cq_spec[i];
+		trace_node(w, &w->cq[i], 0);
+		print_message("    order %s%s queueing %d within %d reclaim %d borrowWithin %d "
+			      "threshold %d/%d whenCanBorrow %d whenCanPreempt %d preferPreempt %d "
+			      "weight %d/%g\n",
+			      s->groups[0].flavors[0].flavor, s->n_groups > 1 ? "+g0" : "",
+			      s->queueing, s->preemption.within_cluster_queue,
+			      s->preemption.reclaim_within_cohort, s->preemption.borrow_within_cohort,
+			      s->preemption.has_max_priority_threshold,
+			      s->preemption.max_priority_threshold, s->when_can_borrow,
+			      s->when_can_preempt, s->prefer_preemption_over_borrowing,
+			      s->has_fair_weight, s->fair_weight);
+	}
+}
+
 /* --- the model ------------------------------------------------------------------------- */
 
 static int64_t max64(int64_t a, int64_t b)
@@ -525,6 +567,14 @@ static void on_decision(void *arg, const struct eng_decision *d)
 			      d->workload,
 			      d->kind == ENG_ADMIT ? d->assignment->cluster_queue : d->reason,
 			      d->message ? d->message : (d->preemptor ? d->preemptor : ""));
+	if (trace && d->kind == ENG_ADMIT)
+		for (size_t p = 0; p < d->assignment->n_podsets; p++) {
+			const struct eng_podset_assignment *ps = &d->assignment->podsets[p];
+			for (size_t r = 0; r < ps->n; r++)
+				print_message("      %s x%" PRId64 " %s/%s %" PRId64 "\n", ps->name,
+					      ps->count, ps->flavors[r], ps->resources[r],
+					      ps->usage[r]);
+		}
 	assert_true(x->live);
 	switch (d->kind) {
 	case ENG_ADMIT: {
@@ -648,6 +698,12 @@ static void op_add(struct world *w)
 				r == 2 ? (rnd() % 4 == 0 ? U(rnd_in(1, 2)) : 0)
 				       : (rnd() % 5 ? U(rnd_in(0, 2)) + (int64_t)rnd_in(0, 1) * 500
 						    : 0);
+		if (trace)
+			print_message("    w%d lq%d%s prio %d podSet %d: %" PRId64 " (min %" PRId64
+				      ") x cpu %" PRId64 " mem %" PRId64 " gpu %" PRId64 "\n",
+				      id, x->lq, x->lq_b ? "-b" : "", x->priority, p, x->count[p],
+				      x->min_count[p], x->per_pod[p][0], x->per_pod[p][1],
+				      x->per_pod[p][2]);
 	}
 	submit(w, id);
 }
@@ -776,6 +832,8 @@ static long run_world(uint64_t seed, long ops, int fair)
 	w->fair = fair;
 	w->clock = 1000000000LL;
 	build_world(w);
+	if (trace)
+		trace_world(w);
 	check(w, "build");
 	for (w->ops = 0; w->ops < ops; w->ops++) {
 		int live = 0;
