@@ -1682,6 +1682,7 @@ static int build(struct engine *e)
 	uint32_t path_cap = 0;
 	int rc = 0;
 
+	e->input_epoch++; /* a spec changed */
 	free_trees(e);
 	for (uint32_t i = 0; i < e->n_all_cohorts; i++) {
 		struct ecohort *c = e->all_cohorts[i];
@@ -2173,6 +2174,7 @@ void engine_remove_namespace(struct engine *e, const char *name)
 int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 {
 	eng_changed(e);
+	e->input_epoch++;
 	struct wspec *ws;
 	int rc = validate_workload(spec);
 	if (rc)
@@ -2338,6 +2340,8 @@ int engine_evict(struct engine *e, const char *key)
 		return -ENOENT;
 	if (!w->admitted)
 		return 0;
+	if (!w->evicting)
+		e->input_epoch++; /* not a victim going: quota freed from outside the cycles */
 	release(e, w);
 	w->status_hash = 0;
 	return place(e, w);
@@ -2346,6 +2350,7 @@ int engine_evict(struct engine *e, const char *key)
 void engine_remove_workload(struct engine *e, const char *key)
 {
 	eng_changed(e);
+	e->input_epoch++;
 	struct ewl *w = key ? strmap_remove(&e->workloads, key) : NULL;
 	if (!w)
 		return;
@@ -2645,6 +2650,12 @@ static int start_preemption(struct cycle *cx, struct ecq *cq, struct ewl *w, str
 	for (uint32_t i = 0; i < ev->n_targets; i++) {
 		struct ewl *v = ev->targets[i].wl;
 		v->claimed = w->uid;
+		if (e->fs.enabled && v->adm_cq != cq) {
+			if (v->fair_victim_epoch != e->input_epoch)
+				v->fair_victim_count = 0;
+			v->fair_victim_epoch = e->input_epoch;
+			v->fair_victim_count++;
+		}
 		if (v->evicting)
 			continue; /* already going: Kueue counts it without a second eviction */
 		v->evicting = 1;
