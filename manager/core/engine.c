@@ -2706,13 +2706,14 @@ static int eval_copy(struct eval *dst, const struct eval *src)
 }
 
 /* Kueue's PodSetReducer: the largest counts between count and minCount that fit (or fit by
- * preempting), by binary search over the total reduction. 1 found (in e->ev_best), 0 not. */
-static int partial_search(struct engine *e, struct ecq *cq, const struct ewl *w)
+ * preempting; with quick, that fit without), by binary search over the total reduction. 1
+ * found (in e->ev_best), 0 not. */
+static int partial_search(struct engine *e, struct ecq *cq, const struct ewl *w, int quick)
 {
 	const struct wspec *s = w->spec;
 	int64_t full[ENG_MAX_PODSETS], delta[ENG_MAX_PODSETS], counts[ENG_MAX_PODSETS];
 	int64_t total = 0, last_good = -1;
-	struct assign_opts opts = { 0, 0, 0 };
+	struct assign_opts opts = { quick, 0, 0 };
 	for (uint32_t i = 0; i < s->n_podsets; i++) {
 		full[i] = s->ps[i].count;
 		delta[i] = s->ps[i].min_count > 0 ? s->ps[i].count - s->ps[i].min_count : 0;
@@ -2730,7 +2731,7 @@ static int partial_search(struct engine *e, struct ecq *cq, const struct ewl *w)
 		if (rc)
 			return rc;
 		int ok = ev->mode == PM_FIT;
-		if (!ok && ev->mode == PM_PREEMPT) {
+		if (!ok && ev->mode == PM_PREEMPT && !quick) {
 			rc = eng_get_targets(e, cq, w, ev);
 			if (rc < 0)
 				return rc;
@@ -2896,7 +2897,7 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 			return 0;
 		}
 	}
-	rc = partial_search(e, cq, w);
+	rc = partial_search(e, cq, w, 0);
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {
@@ -2917,12 +2918,18 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 	/* The flavor it would preempt in has no victims after all: the per-resource simulation
 	 * that chose it (Kueue's SimulatePreemption) sees one resource, the search all of them.
 	 * Kueue's next attempt resumes the flavor scan past it (LastAssignment); this one scans on
-	 * now, so a later flavor that fits is taken instead of waiting for nothing. */
+	 * now, so a later flavor that fits (with minCount, at the largest count that does) is
+	 * taken instead of waiting for nothing. */
 	if (ev->mode == PM_PREEMPT) {
 		struct assign_opts scan_on = { 1, 0, 0 };
 		struct eval *tmp = &e->ev_try;
 		if ((rc = eng_assign(e, cq, w, counts, &scan_on, tmp)) != 0)
 			return rc;
+		if (tmp->mode != PM_FIT && partial) {
+			if ((rc = partial_search(e, cq, w, 1)) < 0)
+				return rc;
+			tmp = rc > 0 ? &e->ev_best : tmp;
+		}
 		if (tmp->mode == PM_FIT) {
 			tmp->kind = EV_FIT;
 			tmp->cacheable = 0;
