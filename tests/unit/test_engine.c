@@ -1390,7 +1390,7 @@ static void test_engine_preemptor_holds_freed_quota_and_preempts_once(void **sta
  * preemption simulated for memory alone finds a victim (a's memory request is within its
  * nominal quota: it reclaims from borrowing b), whenCanPreempt MayStopSearch stops the scan
  * there, and the real search, which also sees cpu borrowed in f0, finds none. f1 fits; w must
- * not wait for a preemption that never comes. */
+ * not wait for a preemption that never comes, nor w2 at a smaller count (minCount). */
 static void test_engine_preemption_without_victims_scans_on(void **state)
 {
 	(void)state;
@@ -1430,6 +1430,14 @@ static void test_engine_preemption_without_victims_scans_on(void **state)
 	const struct dec *d = find(&r, ENG_ADMIT, "ns/w");
 	assert_non_null(d);
 	assert_string_equal(d->flavor, "f1");
+	/* With minCount: 4 pods exceed f0's cpu and f1's room, 3 don't fit f0 but f1. */
+	add_wl(e, &(struct wldef){ "w2", "lq-a", .time = 4, .count = 4, .min_count = 1,
+				   .res = { "cpu", "memory" }, .per_pod = { U(1), U(1) } });
+	settle(e, &r);
+	d = find(&r, ENG_ADMIT, "ns/w2");
+	assert_non_null(d);
+	assert_string_equal(d->flavor, "f1");
+	assert_int_equal(d->count, 3);
 	assert_int_equal(count_kind(&r, ENG_PREEMPT), 0);
 	assert_true(admitted(e, "ns/b1"));
 	engine_free(e);
