@@ -2707,8 +2707,10 @@ static int eval_copy(struct eval *dst, const struct eval *src)
 
 /* Kueue's PodSetReducer: the largest counts between count and minCount that fit (or fit by
  * preempting; with quick, that fit without), by binary search over the total reduction. 1
- * found (in e->ev_best), 0 not. */
-static int partial_search(struct engine *e, struct ecq *cq, const struct ewl *w, int quick)
+ * found (in e->ev_best), 0 not. Sets *victimless when a count chose a flavor to preempt in
+ * and found no victims there. */
+static int partial_search(struct engine *e, struct ecq *cq, const struct ewl *w, int quick,
+			  int *victimless)
 {
 	const struct wspec *s = w->spec;
 	int64_t full[ENG_MAX_PODSETS], delta[ENG_MAX_PODSETS], counts[ENG_MAX_PODSETS];
@@ -2736,6 +2738,7 @@ static int partial_search(struct engine *e, struct ecq *cq, const struct ewl *w,
 			if (rc < 0)
 				return rc;
 			ok = rc > 0;
+			*victimless |= !ok;
 		} else {
 			ev->n_targets = 0;
 		}
@@ -2897,7 +2900,8 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 			return 0;
 		}
 	}
-	rc = partial_search(e, cq, w, 0);
+	int victimless = ev->mode == PM_PREEMPT;
+	rc = partial_search(e, cq, w, 0, &victimless);
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {
@@ -2915,18 +2919,18 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 		}
 		return 0;
 	}
-	/* The flavor it would preempt in has no victims after all: the per-resource simulation
-	 * that chose it (Kueue's SimulatePreemption) sees one resource, the search all of them.
-	 * Kueue's next attempt resumes the flavor scan past it (LastAssignment); this one scans on
-	 * now, so a later flavor that fits (with minCount, at the largest count that does) is
-	 * taken instead of waiting for nothing. */
-	if (ev->mode == PM_PREEMPT) {
+	/* A flavor it would preempt in (at the full count or a smaller one) has no victims after
+	 * all: the per-resource simulation that chose it (Kueue's SimulatePreemption) sees one
+	 * resource, the search all of them. Kueue's next attempt resumes the flavor scan past it
+	 * (LastAssignment); this one scans on now, so a later flavor that fits (with minCount, at
+	 * the largest count that does) is taken instead of waiting for nothing. */
+	if (victimless) {
 		struct assign_opts scan_on = { 1, 0, 0 };
 		struct eval *tmp = &e->ev_try;
 		if ((rc = eng_assign(e, cq, w, counts, &scan_on, tmp)) != 0)
 			return rc;
 		if (tmp->mode != PM_FIT && partial) {
-			if ((rc = partial_search(e, cq, w, 1)) < 0)
+			if ((rc = partial_search(e, cq, w, 1, &victimless)) < 0)
 				return rc;
 			tmp = rc > 0 ? &e->ev_best : tmp;
 		}
