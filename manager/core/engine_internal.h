@@ -27,7 +27,7 @@
 #define ENG_MAX_REQUESTS (QUOTA_MAX_RESOURCES + 1)
 #define ENG_MAX_ITEMS (ENG_MAX_PODSETS * ENG_MAX_REQUESTS)
 #define ENG_MSG_MAX 2048 /* longer messages are cut: they are for people */
-#define ENG_FAIR_VICTIM_MAX 4 /* fair preemption's circle guard (engine_preempt.c) */
+#define ENG_FAIR_VICTIM_MAX 8 /* fair preemption's circle guard (engine_preempt.c) */
 
 /* A saturating "unlimited" for sums of quotas that would overflow. */
 #define ENG_INF INT64_MAX
