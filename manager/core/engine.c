@@ -2650,11 +2650,11 @@ static int start_preemption(struct cycle *cx, struct ecq *cq, struct ewl *w, str
 	for (uint32_t i = 0; i < ev->n_targets; i++) {
 		struct ewl *v = ev->targets[i].wl;
 		v->claimed = w->uid;
-		if (e->fs.enabled && v->adm_cq != cq) {
-			if (v->fair_victim_epoch != e->input_epoch)
-				v->fair_victim_count = 0;
-			v->fair_victim_epoch = e->input_epoch;
-			v->fair_victim_count++;
+		if (v->adm_cq != cq) {
+			if (v->cross_victim_epoch != e->input_epoch)
+				v->cross_victim_count = 0;
+			v->cross_victim_epoch = e->input_epoch;
+			v->cross_victim_count++;
 		}
 		if (v->evicting)
 			continue; /* already going: Kueue counts it without a second eviction */

@@ -27,7 +27,7 @@
 #define ENG_MAX_REQUESTS (QUOTA_MAX_RESOURCES + 1)
 #define ENG_MAX_ITEMS (ENG_MAX_PODSETS * ENG_MAX_REQUESTS)
 #define ENG_MSG_MAX 2048 /* longer messages are cut: they are for people */
-#define ENG_FAIR_VICTIM_MAX 8 /* fair preemption's circle guard (engine_preempt.c) */
+#define ENG_CROSS_VICTIM_MAX 4 /* the preemption circle guard (engine_preempt.c) */
 
 /* A saturating "unlimited" for sums of quotas that would overflow. */
 #define ENG_INF INT64_MAX
@@ -416,10 +416,10 @@ struct ewl {
 	int64_t adm_time; /* admission order: larger is more recent (see engine.adm_clock) */
 	int64_t adm_given_time; /* quota_reserved_time given to engine_set_admitted, or 0 */
 	uint64_t adm_cycle; /* cycle it was admitted in (not a preemption candidate in it) */
-	/* Fair preemption's circle guard (engine_preempt.c): how often, in input epoch
-	 * fair_victim_epoch, it was taken for another ClusterQueue's workload. */
-	uint64_t fair_victim_epoch;
-	uint32_t fair_victim_count;
+	/* The preemption circle guard (engine_preempt.c): how often, in input epoch
+	 * cross_victim_epoch, it was taken for another ClusterQueue's workload. */
+	uint64_t cross_victim_epoch;
+	uint32_t cross_victim_count;
 	struct ewait *wait; /* a preemptor waiting for victims */
 	void *tag; /* the caller's (eng_workload_spec.tag), handed back in its decisions */
 	char key[]; /* "namespace/name" */
@@ -555,8 +555,8 @@ struct engine {
 
 	uint64_t next_uid;
 	/* Bumped by every change from outside the cycles (a workload added, replaced or removed,
-	 * a spec, an eviction that isn't a victim's): fair preemption takes a workload for another
-	 * ClusterQueue's at most ENG_FAIR_VICTIM_MAX times per epoch (engine_preempt.c). */
+	 * a spec, an eviction that isn't a victim's): preemption takes a workload for another
+	 * ClusterQueue's at most ENG_CROSS_VICTIM_MAX times per epoch (engine_preempt.c). */
 	uint64_t input_epoch;
 	/* Admission times: given ones (ns) as they are, the engine's own after every one seen. */
 	int64_t adm_clock;
