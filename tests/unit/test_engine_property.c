@@ -27,7 +27,8 @@
  * strategy compared).
  * Every liveness check must also find its quiet point: preemption settles, with fair sharing
  * on or off (fair preemption once went round in a circle in about 1 world in 200,
- * MUSTER_SEED=127 at op 899; engine_preempt.c's circle guard ended it).
+ * MUSTER_SEED=127 at op 899, classical preemption more rarely; engine_preempt.c's circle
+ * guard ended both).
  * A last test streams work into weighted ClusterQueues and checks that none with a positive
  * weight starves.
  * Seeded and reproducible: MUSTER_SEED=<n> replays a run; the seed is printed.
