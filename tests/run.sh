@@ -153,8 +153,8 @@ tier_bench() {
 				fi
 			done
 			# The engine's property test over many new seeds (issue 25), millions of
-			# operations with fair sharing off and on: a fitting Workload left pending at a
-			# fixed point, or preemption that never settles, is a failure.
+			# operations with fair sharing off and on: a fitting Workload left pending
+			# at a fixed point, or preemption that never settles, is a failure.
 			timeout 600 "$REPO/tests/bench/property_seeds.sh" \
 				"$BENCH_BUILD/tests/test_engine_property" >&2
 			rc=$?
