@@ -139,7 +139,7 @@ tier_bench() {
 		if cmake -S "$REPO" -B "$BENCH_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMUSTER_SANITIZE=OFF \
 			-DMUSTER_FUZZ=OFF -DMUSTER_TESTS=ON >&2 &&
 			cmake --build "$BENCH_BUILD" -j"$(nproc)" --target bench_engine_throughput bench_kueue_baseline muster \
-				gen_simulate_input >&2; then
+				gen_simulate_input test_engine_property >&2; then
 			# Fair sharing (issue 12): the full shape to its fixed point beside the run
 			# without it, and the quick shape's churn with each strategy list.
 			for b in bench_engine_throughput "bench_engine_throughput -f -F" \
@@ -152,6 +152,16 @@ tier_bench() {
 					record "bench:${b// /}" 1
 				fi
 			done
+			# The engine's property test over many new seeds (issue 25), millions of
+			# operations with fair sharing off and on: a fitting Workload left pending
+			# at a fixed point, or preemption that never settles, is a failure.
+			timeout 600 "$REPO/tests/bench/property_seeds.sh" \
+				"$BENCH_BUILD/tests/test_engine_property" >&2
+			rc=$?
+			if [ "$rc" -ne 0 ]; then
+				say "property_seeds failed (exit status $rc; 124 is a timeout)"
+				record "bench:property_seeds" 1
+			fi
 			# `muster simulate` on a generated 50,000-Workload export (issue 8): throughput and
 			# peak RSS against the targets, printed only; a failed or wrong run is a failure.
 			timeout 300 "$REPO/tests/bench/bench_simulate_large.sh" "$BENCH_BUILD/muster" \

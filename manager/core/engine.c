@@ -1468,6 +1468,7 @@ static int build(struct engine *e)
 	uint32_t path_cap = 0;
 	int rc = 0;
 
+	e->input_epoch++; /* a spec changed */
 	free_trees(e);
 	for (uint32_t i = 0; i < e->n_all_cohorts; i++) {
 		struct ecohort *c = e->all_cohorts[i];
@@ -1960,6 +1961,7 @@ void engine_remove_namespace(struct engine *e, const char *name)
 int engine_add_workload(struct engine *e, const struct eng_workload_spec *spec)
 {
 	eng_changed(e);
+	e->input_epoch++;
 	struct wspec *ws;
 	int rc = validate_workload(spec);
 	if (rc)
@@ -2125,6 +2127,8 @@ int engine_evict(struct engine *e, const char *key)
 		return -ENOENT;
 	if (!w->admitted)
 		return 0;
+	if (!w->evicting)
+		e->input_epoch++; /* not a victim going: quota freed from outside the cycles */
 	release(e, w);
 	w->status_hash = 0;
 	return place(e, w);
@@ -2133,6 +2137,7 @@ int engine_evict(struct engine *e, const char *key)
 void engine_remove_workload(struct engine *e, const char *key)
 {
 	eng_changed(e);
+	e->input_epoch++;
 	struct ewl *w = key ? strmap_remove(&e->workloads, key) : NULL;
 	if (!w)
 		return;
@@ -2432,6 +2437,12 @@ static int start_preemption(struct cycle *cx, struct ecq *cq, struct ewl *w, str
 	for (uint32_t i = 0; i < ev->n_targets; i++) {
 		struct ewl *v = ev->targets[i].wl;
 		v->claimed = w->uid;
+		if (v->adm_cq != cq) {
+			if (v->cross_victim_epoch != e->input_epoch)
+				v->cross_victim_count = 0;
+			v->cross_victim_epoch = e->input_epoch;
+			v->cross_victim_count++;
+		}
 		if (v->evicting)
 			continue; /* already going: Kueue counts it without a second eviction */
 		v->evicting = 1;
@@ -2477,13 +2488,16 @@ static int eval_copy(struct eval *dst, const struct eval *src)
 }
 
 /* Kueue's PodSetReducer: the largest counts between count and minCount that fit (or fit by
- * preempting), by binary search over the total reduction. 1 found (in e->ev_best), 0 not. */
-static int partial_search(struct engine *e, struct ecq *cq, const struct ewl *w)
+ * preempting; with quick, that fit without), by binary search over the total reduction. 1
+ * found (in e->ev_best), 0 not. Sets *victimless when a count chose a flavor to preempt in
+ * and found no victims there. */
+static int partial_search(struct engine *e, struct ecq *cq, const struct ewl *w, int quick,
+			  int *victimless)
 {
 	const struct wspec *s = w->spec;
 	int64_t full[ENG_MAX_PODSETS], delta[ENG_MAX_PODSETS], counts[ENG_MAX_PODSETS];
 	int64_t total = 0, last_good = -1;
-	struct assign_opts opts = { 0, 0, 0 };
+	struct assign_opts opts = { quick, 0, 0 };
 	for (uint32_t i = 0; i < s->n_podsets; i++) {
 		full[i] = s->ps[i].count;
 		delta[i] = s->ps[i].min_count > 0 ? s->ps[i].count - s->ps[i].min_count : 0;
@@ -2501,11 +2515,12 @@ static int partial_search(struct engine *e, struct ecq *cq, const struct ewl *w)
 		if (rc)
 			return rc;
 		int ok = ev->mode == PM_FIT;
-		if (!ok && ev->mode == PM_PREEMPT) {
+		if (!ok && ev->mode == PM_PREEMPT && !quick) {
 			rc = eng_get_targets(e, cq, w, ev);
 			if (rc < 0)
 				return rc;
 			ok = rc > 0;
+			*victimless |= !ok;
 		} else {
 			ev->n_targets = 0;
 		}
@@ -2665,7 +2680,8 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 			return 0;
 		}
 	}
-	rc = partial_search(e, cq, w);
+	int victimless = ev->mode == PM_PREEMPT;
+	rc = partial_search(e, cq, w, 0, &victimless);
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {
@@ -2682,6 +2698,28 @@ static int evaluate(struct engine *e, struct ecq *cq, struct ewl *w, struct eval
 			ev->cause = tmp->cause;
 		}
 		return 0;
+	}
+	/* A flavor it would preempt in (at the full count or a smaller one) has no victims after
+	 * all: the per-resource simulation that chose it (Kueue's SimulatePreemption) sees one
+	 * resource, the search all of them. Kueue's next attempt resumes the flavor scan past it
+	 * (LastAssignment); this one scans on now, so a later flavor that fits (with minCount, at
+	 * the largest count that does) is taken instead of waiting for nothing. */
+	if (victimless) {
+		struct assign_opts scan_on = { 1, 0, 0 };
+		struct eval *tmp = &e->ev_try;
+		if ((rc = eng_assign(e, cq, w, counts, &scan_on, tmp)) != 0)
+			return rc;
+		if (tmp->mode != PM_FIT && partial) {
+			if ((rc = partial_search(e, cq, w, 1, &victimless)) < 0)
+				return rc;
+			tmp = rc > 0 ? &e->ev_best : tmp;
+		}
+		if (tmp->mode == PM_FIT) {
+			tmp->kind = EV_FIT;
+			tmp->cacheable = 0;
+			tmp->n_targets = 0;
+			return eval_copy(ev, tmp);
+		}
 	}
 	ev->kind = EV_PENDING;
 	ev->why = eng_cause_why(ev->cause);

@@ -39,6 +39,7 @@
 #define ENG_MAX_REQUESTS (QUOTA_MAX_RESOURCES + 1)
 #define ENG_MAX_ITEMS (ENG_MAX_PODSETS * ENG_MAX_REQUESTS)
 #define ENG_MSG_MAX 2048 /* longer messages are cut: they are for people */
+#define ENG_CROSS_VICTIM_MAX 4 /* the preemption circle guard (engine_preempt.c) */
 
 /* A saturating "unlimited" for sums of quotas that would overflow. */
 #define ENG_INF INT64_MAX
@@ -439,6 +440,10 @@ struct ewl {
 	int64_t adm_time; /* admission order: larger is more recent (see engine.adm_clock) */
 	int64_t adm_given_time; /* quota_reserved_time given to engine_set_admitted, or 0 */
 	uint64_t adm_cycle; /* cycle it was admitted in (not a preemption candidate in it) */
+	/* The preemption circle guard (engine_preempt.c): how often, in input epoch
+	 * cross_victim_epoch, it was taken for another ClusterQueue's workload. */
+	uint64_t cross_victim_epoch;
+	uint32_t cross_victim_count;
 	struct ewait *wait; /* a preemptor waiting for victims */
 	void *tag; /* the caller's (eng_workload_spec.tag), handed back in its decisions */
 	char key[]; /* "namespace/name" */
@@ -579,6 +584,10 @@ struct engine {
 	uint32_t cap_scratch;
 
 	uint64_t next_uid;
+	/* Bumped by every change from outside the cycles (a workload added, replaced or removed,
+	 * a spec, an eviction that isn't a victim's): preemption takes a workload for another
+	 * ClusterQueue's at most ENG_CROSS_VICTIM_MAX times per epoch (engine_preempt.c). */
+	uint64_t input_epoch;
 	/* Admission times: given ones (ns) as they are, the engine's own after every one seen. */
 	int64_t adm_clock;
 	uint64_t cycle;
@@ -716,7 +725,7 @@ int eng_ns_selected(const struct ecq *cq, const struct ewl *w);
 
 /* engine_quota.c */
 struct assign_opts {
-	int quick; /* no preemption simulation, no messages: ordering keys only */
+	int quick; /* no preemption simulation (what needs it has no victims), no messages */
 	int messages; /* build the pending message */
 	int needs; /* record ev->needs at the first resource group that doesn't fit */
 };

@@ -1387,6 +1387,63 @@ static void test_engine_preemptor_holds_freed_quota_and_preempts_once(void **sta
 	engine_free(e);
 }
 
+/* The property test's liveness bug (MUSTER_SEED=1123334822): flavor f0 is chosen because a
+ * preemption simulated for memory alone finds a victim (a's memory request is within its
+ * nominal quota: it reclaims from borrowing b), whenCanPreempt MayStopSearch stops the scan
+ * there, and the real search, which also sees cpu borrowed in f0, finds none. f1 fits; w must
+ * not wait for a preemption that never comes, nor w2 at a smaller count (minCount). */
+static void test_engine_preemption_without_victims_scans_on(void **state)
+{
+	(void)state;
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	put_flavor(e, "f0");
+	put_flavor(e, "f1");
+	put_cq(e, &(struct cqdef){
+			  .name = "a",
+			  .cohort = "co",
+			  .res = { "cpu", "memory" },
+			  .fl = { { "f0", { U(2), U(4), 0 }, { UNSET, UNSET, UNSET },
+				    { UNSET, UNSET, UNSET } },
+				  { "f1", { U(4), U(4), 0 }, { UNSET, UNSET, UNSET },
+				    { UNSET, UNSET, UNSET } } },
+			  .preemption = { .reclaim_within_cohort = ENG_RECLAIM_ANY },
+			  .when_can_borrow = ENG_BORROW_MAY_STOP_SEARCH,
+			  .when_can_preempt = ENG_PREEMPT_MAY_STOP_SEARCH });
+	put_cq(e, &(struct cqdef){ .name = "b",
+				   .cohort = "co",
+				   .res = { "cpu", "memory" },
+				   .fl = { { "f0", { U(4), 0, 0 }, { UNSET, UNSET, UNSET },
+					     { UNSET, UNSET, UNSET } } } });
+	lq(e, "lq-a", "a");
+	lq(e, "lq-b", "b");
+	/* a borrows cpu in f0, b borrows all of a's memory in f0. */
+	add_wl(e, &(struct wldef){ "a1", "lq-a", .time = 1, .per_pod = { U(3) } });
+	settle(e, &r);
+	add_wl(e, &(struct wldef){ "b1", "lq-b", .time = 2, .res = { "memory" },
+				   .per_pod = { U(4) } });
+	settle(e, &r);
+	assert_string_equal(find(&r, ENG_ADMIT, "ns/a1")->flavor, "f0");
+	assert_string_equal(find(&r, ENG_ADMIT, "ns/b1")->flavor, "f0");
+	add_wl(e, &(struct wldef){ "w", "lq-a", .time = 3, .res = { "cpu", "memory" },
+				   .per_pod = { U(1), U(1) } });
+	settle(e, &r);
+	const struct dec *d = find(&r, ENG_ADMIT, "ns/w");
+	assert_non_null(d);
+	assert_string_equal(d->flavor, "f1");
+	/* With minCount: 4 pods exceed f0's cpu and f1's room, 3 don't fit f0 but f1. */
+	add_wl(e, &(struct wldef){ "w2", "lq-a", .time = 4, .count = 4, .min_count = 1,
+				   .res = { "cpu", "memory" }, .per_pod = { U(1), U(1) } });
+	settle(e, &r);
+	d = find(&r, ENG_ADMIT, "ns/w2");
+	assert_non_null(d);
+	assert_string_equal(d->flavor, "f1");
+	assert_int_equal(d->count, 3);
+	assert_int_equal(count_kind(&r, ENG_PREEMPT), 0);
+	assert_true(admitted(e, "ns/b1"));
+	engine_free(e);
+}
+
 /* --- partial admission --------------------------------------------------------------------- */
 
 static void test_engine_partial_admission_takes_largest_count(void **state)
@@ -2383,6 +2440,7 @@ int main(void)
 		cmocka_unit_test(test_engine_borrow_within_cohort_spares_above_threshold),
 		cmocka_unit_test(test_engine_borrow_within_cohort_never_doesnt_preempt_to_borrow),
 		cmocka_unit_test(test_engine_preemptor_holds_freed_quota_and_preempts_once),
+		cmocka_unit_test(test_engine_preemption_without_victims_scans_on),
 		cmocka_unit_test(test_engine_partial_admission_takes_largest_count),
 		cmocka_unit_test(test_engine_partial_admission_below_min_count_waits),
 		cmocka_unit_test(test_engine_multiple_podsets_share_flavor_usage),
