@@ -80,42 +80,8 @@ int config_split_address(const char *addr, char *host, size_t host_size, int *po
 
 int config_parse_duration(const char *s, int64_t *ms)
 {
-	static const struct {
-		const char *unit;
-		int64_t ms;
-	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 } };
-	int64_t total = 0;
-	if (!s || !*s)
-		return -EINVAL;
-	if (!strcmp(s, "0")) {
-		*ms = 0;
-		return 0;
-	}
-	while (*s) {
-		int64_t n = 0;
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		while (*s >= '0' && *s <= '9') {
-			if (n > (INT64_MAX - 9) / 10)
-				return -EINVAL;
-			n = n * 10 + (*s++ - '0');
-		}
-		size_t i;
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-			size_t len = strlen(units[i].unit);
-			/* "m" must not swallow the "m" of "ms". */
-			if (!strncmp(s, units[i].unit, len) && !(len == 1 && s[0] == 'm' && s[1] == 's'))
-				break;
-		}
-		if (i == sizeof(units) / sizeof(units[0]))
-			return -EINVAL;
-		if (n > (INT64_MAX - total) / units[i].ms)
-			return -EINVAL;
-		total += n * units[i].ms;
-		s += strlen(units[i].unit);
-	}
-	*ms = total;
-	return 0;
+	/* Go's units only, as a Kueue Configuration's metav1.Duration takes them. */
+	return num_parse_duration_ms(s, 0, INT64_MAX, ms) == 0 ? 0 : -EINVAL;
 }
 
 /* Rejects keys of obj not in allowed (NULL-terminated), naming the first unknown one. */

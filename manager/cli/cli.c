@@ -15,6 +15,7 @@
 
 #include "api/objects.h"
 #include "cli/cli_internal.h"
+#include "core/num.h"
 #include "util/flags.h"
 
 #define MAX_URL 1024
@@ -231,31 +232,16 @@ static int valid_name(const char *s)
  */
 static int since_time(const char *s, int64_t now_ms, char *buf, size_t size)
 {
-	int64_t at;
-	double total = 0;
+	int64_t at, back;
 	if (time_parse_rfc3339(s, &at) == 0) {
 		if (buf) /* in UTC, as the API's times are */
 			time_format_rfc3339(at, buf, size);
 		return 0;
 	}
-	if (!*s)
+	if (num_parse_duration_ms(s, 1, MAX_SINCE_MS, &back) != 0)
 		return -EINVAL;
-	while (*s) {
-		char *end;
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		double v = strtod(s, &end);
-		double unit = *end == 's' ? 1e3 : *end == 'm' ? 60e3 : *end == 'h' ? 3600e3 :
-			      *end == 'd' ? 86400e3 : 0;
-		if (end == s || unit == 0)
-			return -EINVAL;
-		total += v * unit;
-		if (total > (double)MAX_SINCE_MS)
-			return -EINVAL;
-		s = end + 1;
-	}
 	if (buf)
-		time_format_rfc3339(now_ms - (int64_t)total, buf, size);
+		time_format_rfc3339(now_ms - back, buf, size);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int is_digit(char c)
 {
@@ -109,5 +110,68 @@ int num_parse_double(const char *s, double min, double max, double *out)
 	if (isinf(v) || v < min || v > max)
 		return -ERANGE;
 	*out = v;
+	return 0;
+}
+
+int num_parse_duration_ms(const char *s, int days, int64_t max_ms, int64_t *ms)
+{
+	static const struct {
+		const char *name;
+		int64_t ms;
+	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+		      { "d", 86400000 } };
+	size_t n_units = sizeof(units) / sizeof(units[0]) - (days ? 0 : 1);
+	uint64_t total = 0;
+	if (!s || !*s || max_ms < 0)
+		return -EINVAL;
+	if (!strcmp(s, "0")) {
+		*ms = 0;
+		return 0;
+	}
+	int over = 0;
+	while (*s) {
+		uint64_t whole = 0, frac = 0, scale = 1;
+		int had_whole = is_digit(*s);
+		if (had_whole && digits(&s, UINT64_MAX, &whole) == -ERANGE)
+			over = 1;
+		int had_frac = 0;
+		if (*s == '.') {
+			s++;
+			/* Digits past the 18th can't change a millisecond: read, not counted. */
+			for (; is_digit(*s); s++, had_frac = 1)
+				if (scale < 1000000000000000000ull) {
+					frac = frac * 10 + (uint64_t)(*s - '0');
+					scale *= 10;
+				}
+		}
+		if (!had_whole && !had_frac)
+			return -EINVAL;
+		size_t u;
+		for (u = 0; u < n_units; u++) {
+			size_t len = strlen(units[u].name);
+			/* "m" must not take the "m" of "ms". */
+			if (!strncmp(s, units[u].name, len) && !(len == 1 && s[0] == 'm' && s[1] == 's'))
+				break;
+		}
+		if (u == n_units)
+			return -EINVAL;
+		s += strlen(units[u].name);
+		uint64_t unit = (uint64_t)units[u].ms;
+		if (over || whole > ((uint64_t)max_ms - total) / unit) {
+			over = 1;
+			continue;
+		}
+		total += whole * unit;
+		/* frac / scale of a unit, cut to whole ms; frac < scale <= 10^18 and unit <= 8.64e7,
+		 * so the product is done in long double only for the rare long fraction. */
+		uint64_t part = (uint64_t)((long double)frac * (long double)unit / (long double)scale);
+		if (part > (uint64_t)max_ms - total)
+			over = 1;
+		else
+			total += part;
+	}
+	if (over)
+		return -ERANGE;
+	*ms = (int64_t)total;
 	return 0;
 }

@@ -28,4 +28,14 @@ int num_parse_u64(const char *s, uint64_t max, uint64_t *out);
 /* min and max are inclusive; a finite result that rounds to 0 from a tiny value is 0. */
 int num_parse_double(const char *s, double min, double max, double *out);
 
+/*
+ * A duration as Go's time.ParseDuration reads one, in milliseconds: "0", or a sequence of
+ * decimal numbers, each with an optional fraction and a unit ("90s", "1h30m", "1.5h",
+ * "250ms"). Units: ms, s, m, h, and d (24 h) when days is 1 (people's flags and queries; a
+ * configuration file takes Go's units only). No sign: a duration here is never negative.
+ * Fractions below a millisecond are cut. 0 with *ms set, -EINVAL (not a duration), or -ERANGE
+ * (more than max_ms).
+ */
+int num_parse_duration_ms(const char *s, int days, int64_t max_ms, int64_t *ms);
+
 #endif

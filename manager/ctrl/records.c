@@ -11,11 +11,11 @@
  * its key) and one slot, where the per-key maps it replaces took a slot and a copy of the key
  * each: a queued Workload costs a little less than before.
  */
-#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/invariant.h"
 #include "ctrl/internal.h"
 #include "util/log.h"
 
@@ -165,7 +165,7 @@ void wl_record_forget(struct mgr *m, const char *key)
 	if (!r)
 		return;
 	/* Still counted in its LocalQueue's totals, it would count there for ever. */
-	assert(!r->queued && "queues_forget comes before wl_record_forget");
+	MUSTER_ASSERT(!r->queued); /* queues_forget comes before wl_record_forget */
 	if (r->write.inflight) {
 		/* The writer's completion needs the flag, and brings the key back to be forgotten. */
 		clear_state(m, r);

@@ -328,7 +328,8 @@ static int query_since(struct mgr *m, const char *query, int64_t def_ms, int64_t
 		*since = m->now_ms() - def_ms;
 		return found;
 	}
-	if (config_parse_duration(v, &ms) == 0) {
+	/* A person's query: days too ("7d"), as kubectl muster's --since takes them. */
+	if (num_parse_duration_ms(v, 1, INT64_MAX, &ms) == 0) {
 		*since = m->now_ms() - ms;
 		return 0;
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The strict number parsers on arbitrary bytes, as flags and query parameters bring them.
+ * The strict number and duration parsers on arbitrary bytes, as flags and query parameters bring them.
  * Whatever parses must be within its range and print back to text that parses to the same
  * value; whatever does not must fail with -EINVAL or -ERANGE and leave the value alone. The
  * first byte picks the range, the rest is the text. Violations abort(), in every build.
@@ -74,6 +74,25 @@ static void check_double(const char *s, double min, double max)
 	require(num_parse_double(text, min, max, &again) == 0 && again == v);
 }
 
+static void check_duration(const char *s, int days, int64_t max)
+{
+	int64_t v = 12345, again = 0;
+	char text[32];
+	int rc = num_parse_duration_ms(s, days, max, &v);
+	require(rc == 0 || rc == -EINVAL || rc == -ERANGE);
+	if (rc != 0) {
+		require(v == 12345);
+		return;
+	}
+	require(v >= 0 && v <= max);
+	/* Whole milliseconds print back as one: the same value. */
+	snprintf(text, sizeof(text), "%" PRId64 "ms", v);
+	require(num_parse_duration_ms(text, days, max, &again) == 0 && again == v);
+	/* Days are a unit more, never a different reading. */
+	if (!days)
+		require(num_parse_duration_ms(s, 1, max, &again) == 0 && again == v);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char text[MAX_INPUT + 1];
@@ -89,5 +108,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_i64(text, lo, hi);
 	check_u64(text, pick & 4 ? UINT64_MAX : (uint64_t)pick * 1000);
 	check_double(text, pick & 8 ? -1e308 : -(double)pick, pick & 16 ? 1e308 : (double)pick);
+	check_duration(text, pick & 32, pick & 64 ? INT64_MAX : (int64_t)pick * 60000);
 	return 0;
 }

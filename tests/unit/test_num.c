@@ -96,12 +96,54 @@ static void test_double(void **state)
 	assert_true(v == 42);
 }
 
+static void test_duration(void **state)
+{
+	(void)state;
+	int64_t ms = -1;
+	assert_int_equal(num_parse_duration_ms("250ms", 0, INT64_MAX, &ms), 0);
+	assert_int_equal(ms, 250);
+	assert_int_equal(num_parse_duration_ms("1h2m3s", 0, INT64_MAX, &ms), 0);
+	assert_int_equal(ms, 3723000);
+	assert_int_equal(num_parse_duration_ms("1.5h", 0, INT64_MAX, &ms), 0);
+	assert_int_equal(ms, 5400000);
+	assert_int_equal(num_parse_duration_ms(".5s", 0, INT64_MAX, &ms), 0);
+	assert_int_equal(ms, 500);
+	assert_int_equal(num_parse_duration_ms("1.0001s", 0, INT64_MAX, &ms), 0);
+	assert_int_equal(ms, 1000); /* below a millisecond is cut */
+	assert_int_equal(num_parse_duration_ms("0", 0, INT64_MAX, &ms), 0);
+	assert_int_equal(ms, 0);
+	assert_int_equal(num_parse_duration_ms("7d", 1, INT64_MAX, &ms), 0);
+	assert_int_equal(ms, 7 * 86400000LL);
+	ms = -1;
+	/* Not durations: no unit, no number, a sign, days where not asked for, stray bytes. */
+	const char *bad[] = { "", "5", "m", ".s", "-5s", "+5s", "1d", " 5s", "5s ", "5x",
+			      "1..5s", "1.5.5s", "5ss", NULL };
+	for (const char **b = bad; *b; b++)
+		assert_int_equal(num_parse_duration_ms(*b, 0, INT64_MAX, &ms), -EINVAL);
+	assert_int_equal(num_parse_duration_ms(NULL, 0, INT64_MAX, &ms), -EINVAL);
+	assert_int_equal(ms, -1);
+	/* Too long: over max, or past any integer; a bad byte after an overflow is still bad. */
+	assert_int_equal(num_parse_duration_ms("99999999999999999999h", 0, INT64_MAX, &ms),
+			 -ERANGE);
+	assert_int_equal(num_parse_duration_ms("2562047788015h", 0, INT64_MAX, &ms), 0);
+	assert_int_equal(num_parse_duration_ms("2562047788016h", 0, INT64_MAX, &ms), -ERANGE);
+	assert_int_equal(num_parse_duration_ms("2s", 0, 1999, &ms), -ERANGE);
+	assert_int_equal(num_parse_duration_ms("1.9995s", 0, 1999, &ms), 0);
+	assert_int_equal(ms, 1999);
+	assert_int_equal(num_parse_duration_ms("99999999999999999999hx", 0, INT64_MAX, &ms),
+			 -EINVAL);
+	assert_int_equal(num_parse_duration_ms("0.99999999999999999999999h", 0, INT64_MAX, &ms),
+			 0);
+	assert_int_equal(ms, 3599999);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_i64),
 		cmocka_unit_test(test_u64),
 		cmocka_unit_test(test_double),
+		cmocka_unit_test(test_duration),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
