@@ -127,6 +127,193 @@ static int space_to(const char **p, const char *end)
 	return *p < end;
 }
 
+/* ----------------------------------------------------------------------- the fast path */
+
+/*
+ * jansson reads a character at a time through its stream layer, and was three quarters of
+ * simulating a JSON export. So each JSON document or List item is first tried by this parser,
+ * written here for the subset exports are written in: objects, arrays, strings of printable
+ * ASCII without escapes, integers of up to 18 digits, true, false, null. Anything else (an
+ * escape, a byte outside printable ASCII, a fraction or exponent, a duplicate key, nesting
+ * past FAST_MAX_DEPTH, any error) makes it give the value to jansson, which then decides, with
+ * its own messages; its values and jansson's are the same JSON.
+ */
+#define FAST_MAX_DEPTH 64
+
+/* Printable ASCII but '"' and '\\': a string's bytes on the fast path. */
+static const unsigned char string_byte[256] = {
+	[0x20 ... 0x21] = 1, /* '"' is 0x22 */
+	[0x23 ... 0x5b] = 1, /* '\\' is 0x5c */
+	[0x5d ... 0x7e] = 1,
+};
+
+static const char *fast_space(const char *p, const char *end)
+{
+	while (p < end && is_space(*p))
+		p++;
+	return p;
+}
+
+/* A string at *pp (its opening quote): its bytes' start and length; *pp past it. NULL if not
+ * in the subset. */
+static const char *fast_string(const char **pp, const char *end, size_t *len)
+{
+	const char *s = *pp + 1, *q = s;
+	while (q < end && string_byte[(unsigned char)*q])
+		q++;
+	if (q == end || *q != '"')
+		return NULL;
+	*len = (size_t)(q - s);
+	*pp = q + 1;
+	return s;
+}
+
+static json_t *fast_value(const char **pp, const char *end, int depth);
+
+static json_t *fast_object(const char **pp, const char *end, int depth)
+{
+	json_t *obj = json_object();
+	const char *p = fast_space(*pp + 1, end), *key;
+	size_t keys = 0, key_len;
+	if (!obj)
+		return NULL;
+	if (p < end && *p == '}') {
+		*pp = p + 1;
+		return obj;
+	}
+	for (;;) {
+		if (p == end || *p != '"' || !(key = fast_string(&p, end, &key_len)))
+			goto bail;
+		p = fast_space(p, end);
+		if (p == end || *p != ':')
+			goto bail;
+		p = fast_space(p + 1, end);
+		json_t *v = fast_value(&p, end, depth + 1);
+		if (!v || json_object_setn_new_nocheck(obj, key, key_len, v) != 0)
+			goto bail;
+		keys++;
+		p = fast_space(p, end);
+		if (p < end && *p == ',') {
+			p = fast_space(p + 1, end);
+			continue;
+		}
+		if (p == end || *p != '}')
+			goto bail;
+		break;
+	}
+	/* A key set twice left fewer keys than were set: jansson reports it. */
+	if (json_object_size(obj) != keys)
+		goto bail;
+	*pp = p + 1;
+	return obj;
+bail:
+	json_decref(obj);
+	return NULL;
+}
+
+static json_t *fast_array(const char **pp, const char *end, int depth)
+{
+	json_t *arr = json_array();
+	const char *p = fast_space(*pp + 1, end);
+	if (!arr)
+		return NULL;
+	if (p < end && *p == ']') {
+		*pp = p + 1;
+		return arr;
+	}
+	for (;;) {
+		json_t *v = fast_value(&p, end, depth + 1);
+		if (!v || json_array_append_new(arr, v) != 0)
+			goto bail;
+		p = fast_space(p, end);
+		if (p < end && *p == ',') {
+			p = fast_space(p + 1, end);
+			continue;
+		}
+		if (p == end || *p != ']')
+			goto bail;
+		*pp = p + 1;
+		return arr;
+	}
+bail:
+	json_decref(arr);
+	return NULL;
+}
+
+/* An integer of up to 18 digits (no fraction, no exponent, no leading zero). */
+static json_t *fast_integer(const char **pp, const char *end)
+{
+	int negative = **pp == '-';
+	const char *p = *pp + negative, *digits = p;
+	long long v = 0;
+	for (; p < end && *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (*p - '0');
+	size_t n = (size_t)(p - digits);
+	if (n == 0 || n > 18 || (n > 1 && *digits == '0') ||
+	    (p < end && (*p == '.' || *p == 'e' || *p == 'E')))
+		return NULL;
+	*pp = p;
+	return json_integer(negative ? -v : v);
+}
+
+/* A value at *pp (not a space); *pp past it. What follows it is the caller's to check. */
+static json_t *fast_value(const char **pp, const char *end, int depth)
+{
+	const char *p = *pp;
+	size_t len;
+	if (depth > FAST_MAX_DEPTH)
+		return NULL;
+	switch (*p) {
+	case '{':
+		return fast_object(pp, end, depth);
+	case '[':
+		return fast_array(pp, end, depth);
+	case '"': {
+		const char *s = fast_string(pp, end, &len);
+		return s ? json_stringn_nocheck(s, len) : NULL;
+	}
+	case 't':
+		if (end - p < 4 || memcmp(p, "true", 4) != 0)
+			return NULL;
+		*pp = p + 4;
+		return json_true();
+	case 'f':
+		if (end - p < 5 || memcmp(p, "false", 5) != 0)
+			return NULL;
+		*pp = p + 5;
+		return json_false();
+	case 'n':
+		if (end - p < 4 || memcmp(p, "null", 4) != 0)
+			return NULL;
+		*pp = p + 4;
+		return json_null();
+	default:
+		return *p == '-' || (*p >= '0' && *p <= '9') ? fast_integer(pp, end) : NULL;
+	}
+}
+
+/* The object or array at data[pos] (the fast path, else jansson): *used is its length. NULL
+ * with jerr filled if it doesn't parse. */
+static json_t *parse_value(struct export_reader *r, size_t *used, json_error_t *jerr)
+{
+	const char *p = r->data + r->pos, *q = p;
+	json_t *v = fast_value(&q, r->data + r->len, 0);
+	if (v) {
+		*used = (size_t)(q - p);
+		return v;
+	}
+	v = json_loadb(p, r->len - r->pos, JSON_FLAGS | JSON_DISABLE_EOF_CHECK, jerr);
+	if (v && jerr->position <= 0) { /* jansson counts in an int */
+		json_decref(v);
+		snprintf(jerr->text, sizeof(jerr->text), "larger than 2 GB");
+		jerr->line = -1;
+		return NULL;
+	}
+	if (v)
+		*used = (size_t)jerr->position;
+	return v;
+}
+
 /* prefix + data[from..from+len) + suffix, parsed from a copy: a List's head or tail. NULL
  * with err filled (about the current document, at line) if it doesn't parse, or with
  * err->line -1 if memory ran out. */
@@ -313,7 +500,8 @@ static int json_list_next(struct export_reader *r, json_t **obj, struct export_p
 		return fail(err, r->line, "document %zu: items[%ld] is not an object", r->doc,
 			    r->item);
 	json_error_t jerr;
-	json_t *v = json_loadb(p, r->len - r->pos, JSON_FLAGS | JSON_DISABLE_EOF_CHECK, &jerr);
+	size_t used;
+	json_t *v = parse_value(r, &used, &jerr);
 	if (!v) {
 		char where[64];
 		snprintf(where, sizeof(where), "document %zu: items[%ld]", r->doc, r->item);
@@ -322,7 +510,7 @@ static int json_list_next(struct export_reader *r, json_t **obj, struct export_p
 	*obj = v;
 	pos->line = r->line;
 	pos->item = r->item++;
-	advance(r, r->pos + (size_t)jerr.position);
+	advance(r, r->pos + used);
 	return 1;
 cut:
 	advance(r, r->len);
@@ -359,21 +547,17 @@ static int json_next(struct export_reader *r, json_t **obj, struct export_pos *p
 				continue;
 		}
 		json_error_t jerr;
-		json_t *v = json_loadb(p, r->len - r->pos, JSON_FLAGS | JSON_DISABLE_EOF_CHECK,
-				       &jerr);
+		size_t used;
+		json_t *v = parse_value(r, &used, &jerr);
 		if (!v) {
 			char where[64];
 			snprintf(where, sizeof(where), "document %zu", r->doc);
 			return json_fail(err, r->line, &jerr, where);
 		}
-		if (jerr.position <= 0) {
-			json_decref(v);
-			return fail(err, r->line, "document %zu: larger than 2 GB", r->doc);
-		}
 		*obj = v;
 		pos->line = r->line;
 		pos->item = -1;
-		advance(r, r->pos + (size_t)jerr.position);
+		advance(r, r->pos + used);
 		return 1;
 	}
 }
