@@ -245,23 +245,23 @@ static json_t *fast_integer(const char **pp, const char *end)
 {
 	int negative = **pp == '-';
 	const char *p = *pp + negative, *digits = p;
-	long long v = 0;
+	unsigned long long v = 0; /* wraps past 19 digits, which are refused below */
 	for (; p < end && *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (*p - '0');
+		v = v * 10 + (unsigned)(*p - '0');
 	size_t n = (size_t)(p - digits);
 	if (n == 0 || n > 18 || (n > 1 && *digits == '0') ||
 	    (p < end && (*p == '.' || *p == 'e' || *p == 'E')))
 		return NULL;
 	*pp = p;
-	return json_integer(negative ? -v : v);
+	return json_integer(negative ? -(long long)v : (long long)v);
 }
 
-/* A value at *pp (not a space); *pp past it. What follows it is the caller's to check. */
+/* A value at *pp (not a space; NULL at the end); *pp past it. What follows it is the caller's to check. */
 static json_t *fast_value(const char **pp, const char *end, int depth)
 {
 	const char *p = *pp;
 	size_t len;
-	if (depth > FAST_MAX_DEPTH)
+	if (p == end || depth > FAST_MAX_DEPTH)
 		return NULL;
 	switch (*p) {
 	case '{':
