@@ -1266,6 +1266,10 @@ static int list_begin(struct yamljson_reader *r, const char *p, int n)
 	rc = span_parse(r, p, items, n, &head, &l, &ignored);
 	if (arena_on)
 		json_arena_begin();
+	/* The head holds its shared values' references itself (freed by json_decref): they
+	 * aren't the next document's, which yamljson_reader_discarded gives back. */
+	if (r->share)
+		r->share->n_held = 0;
 	if (rc != 0)
 		return rc == -ENOMEM ? rc : 0;
 	const char *api = json_string_value(json_object_get(head, "apiVersion"));
@@ -1302,7 +1306,10 @@ static int list_end(struct yamljson_reader *r, const char *p, int n, struct yaml
 	r->in_list = 0;
 	r->pos = (size_t)(at - r->data);
 	r->line = at_line;
-	if ((rc = span_parse(r, p, at, n, &tail, &l, err)) != 0) {
+	rc = span_parse(r, p, at, n, &tail, &l, err);
+	if (r->share)
+		r->share->n_held = 0; /* as the head's (list_begin) */
+	if (rc != 0) {
 		json_decref(head);
 		return rc;
 	}

@@ -69,7 +69,7 @@ int yamljson_reader_share(struct yamljson_reader *r);
  * usual way (json_decref), a document gives them back itself: then don't call this. */
 void yamljson_reader_discarded(struct yamljson_reader *r);
 /*
- * kubectl's List, streamed (streaming reader only; -ENOMEM): from then on, a document that is
+ * kubectl's List, streamed (streaming reader only; returns 0): from then on, a document that is
  * a `v1 List` written in block style, its items a "- " list (as `kubectl get -o yaml` writes
  * it), comes item by item: each item is a document of its own, and yamljson_reader_item says
  * which. Its items are cut at their "- " lines and parsed one at a time, once its members
