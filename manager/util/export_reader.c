@@ -256,7 +256,8 @@ static json_t *fast_integer(const char **pp, const char *end)
 	return json_integer(negative ? -(long long)v : (long long)v);
 }
 
-/* A value at *pp (not a space; NULL at the end); *pp past it. What follows it is the caller's to check. */
+/* A value at *pp (not a space; NULL at the end); *pp past it. What follows it is the
+ * caller's to check. */
 static json_t *fast_value(const char **pp, const char *end, int depth)
 {
 	const char *p = *pp;
@@ -355,8 +356,10 @@ static int json_list_begin(struct export_reader *r, struct yamljson_error *err)
 	const char *doc = r->data + r->pos, *end = r->data + r->len, *p = doc + 1;
 	size_t n;
 	for (;;) {
-		if (!space_to(&p, end) || *p != '"' || json_value_end(p, (size_t)(end - p), &n) != 0)
-			return 0; /* the object's end, or not JSON: jansson says which */
+		/* Not a key: the object's end, or not JSON (jansson says which). */
+		if (!space_to(&p, end) || *p != '"' ||
+		    json_value_end(p, (size_t)(end - p), &n) != 0)
+			return 0;
 		const char *key = p + 1;
 		size_t key_len = n - 2;
 		p += n;
@@ -411,15 +414,12 @@ static int json_list_end(struct export_reader *r, const char *after, struct yaml
 	advance(r, (size_t)(after - r->data));
 	for (;;) {
 		if (!space_to(&q, end))
-			return fail(err, r->line,
-				    "document %zu: the List ends after its items: the input is cut "
-				    "short",
-				    r->doc);
+			goto cut;
 		if (*q == '}')
 			break;
 		if (*q != ',')
-			return fail(err, r->line, "document %zu: malformed JSON after the List's items",
-				    r->doc);
+			return fail(err, r->line,
+				    "document %zu: malformed JSON after the List's items", r->doc);
 		q++;
 		/* A member: its key, ':' and value (jansson checks them in the copy). */
 		for (int part = 0; part < 3; part++) {
@@ -430,10 +430,7 @@ static int json_list_end(struct export_reader *r, const char *after, struct yaml
 				continue;
 			}
 			if (json_value_end(q, (size_t)(end - q), &n) != 0)
-				return fail(err, r->line,
-					    "document %zu: the List ends after its items: the input "
-					    "is cut short",
-					    r->doc);
+				goto cut;
 			q += n;
 		}
 	}
@@ -448,7 +445,8 @@ static int json_list_end(struct export_reader *r, const char *after, struct yaml
 	json_object_foreach(tail, key, v)
 	{
 		if (strcmp(key, "items") != 0 && json_object_get(r->head, key)) {
-			rc = fail(err, r->line, "document %zu: duplicate key \"%.100s\"", r->doc, key);
+			rc = fail(err, r->line, "document %zu: duplicate key \"%.100s\"", r->doc,
+				  key);
 			break;
 		}
 	}
@@ -472,6 +470,10 @@ static int json_list_end(struct export_reader *r, const char *after, struct yaml
 	if (rc == 0)
 		advance(r, (size_t)(doc_end - r->data));
 	return rc;
+cut:
+	return fail(err, r->line, "document %zu: the List ends after its items: the input is cut "
+				  "short",
+		    r->doc);
 }
 
 /* The next item of the List being streamed: 1, or 0 after its last (pos then past the List). */

@@ -1141,7 +1141,8 @@ static int line_indent(const char *p, const char *end, int *blank)
 	const char *t = p;
 	while (t < end && *t == ' ')
 		t++;
-	*blank = t == end || *t == '\n' || *t == '#' || (*t == '\r' && t + 1 < end && t[1] == '\n');
+	*blank = t == end || *t == '\n' || *t == '#' ||
+		 (*t == '\r' && t + 1 < end && t[1] == '\n');
 	return (int)(t - p);
 }
 
@@ -1149,7 +1150,8 @@ static int line_indent(const char *p, const char *end, int *blank)
 static int line_is_dash(const char *t, const char *end)
 {
 	return t < end && *t == '-' &&
-	       (t + 1 == end || t[1] == ' ' || t[1] == '\n' || (t[1] == '\r' && t + 2 < end && t[2] == '\n'));
+	       (t + 1 == end || t[1] == ' ' || t[1] == '\n' ||
+		(t[1] == '\r' && t + 2 < end && t[2] == '\n'));
 }
 
 /* Whether the line at p is key at column 0 with nothing after the ':' but spaces. */

@@ -85,8 +85,8 @@ static int yaml_plain_ok(const char *s)
 		if (!strcmp(s, words[i]))
 			return 0;
 	for (const char *p = s; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      *p == '.' || *p == '_' || *p == '/' || *p == '-'))
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '/' || *p == '-'))
 			return 0;
 	char *end;
 	(void)strtod(s, &end);
@@ -321,7 +321,8 @@ static json_t *priority_class(const char *name, int value)
 
 static json_t *local_queue(const char *ns, const char *cq)
 {
-	json_t *o = object("LocalQueue", json_pack("{s:s, s:s}", "name", "user-queue", "namespace", ns));
+	json_t *o = object("LocalQueue",
+			   json_pack("{s:s, s:s}", "name", "user-queue", "namespace", ns));
 	json_object_set_new(o, "spec", json_pack("{s:s}", "clusterQueue", cq));
 	return o;
 }
@@ -329,10 +330,10 @@ static json_t *local_queue(const char *ns, const char *cq)
 static json_t *cluster_queue(const char *name, const char *cohort, json_t *groups)
 {
 	json_t *o = object("ClusterQueue", json_pack("{s:s}", "name", name));
-	json_object_set_new(o, "spec",
-			    json_pack("{s:s, s:{}, s:{s:s, s:s}, s:o}", "cohortName", cohort,
-				      "namespaceSelector", "preemption", "reclaimWithinCohort", "Any",
-				      "withinClusterQueue", "LowerPriority", "resourceGroups", groups));
+	json_t *spec = json_pack("{s:s, s:{}, s:{s:s, s:s}, s:o}", "cohortName", cohort,
+				 "namespaceSelector", "preemption", "reclaimWithinCohort", "Any",
+				 "withinClusterQueue", "LowerPriority", "resourceGroups", groups);
+	json_object_set_new(o, "spec", spec);
 	return o;
 }
 
@@ -352,8 +353,9 @@ static json_t *workload(const char *name, const char *ns, const char *created,
 	json_t *spec = json_pack("{s:s}", "queueName", "user-queue");
 	if (priority_class_name)
 		json_object_set_new(spec, "priorityClassRef",
-				    json_pack("{s:s, s:s, s:s}", "group", "kueue.x-k8s.io", "kind",
-					      "WorkloadPriorityClass", "name", priority_class_name));
+				    json_pack("{s:s, s:s, s:s}", "group", "kueue.x-k8s.io",
+					      "kind", "WorkloadPriorityClass", "name",
+					      priority_class_name));
 	json_object_set_new(spec, "podSets", pod_sets);
 	json_object_set_new(o, "spec", spec);
 	return o;
@@ -510,7 +512,8 @@ static void large_workload(FILE *f, unsigned i)
 
 int main(int argc, char **argv)
 {
-	static const char *const formats[] = { "yaml-multi", "yaml-list", "json-multi", "json-list" };
+	static const char *const formats[] = { "yaml-multi", "yaml-list", "json-multi",
+					       "json-list" };
 	unsigned long n = 50000, seed = 1;
 	const char *fmt = "yaml-multi", *shape = "default";
 	int opt;

@@ -124,7 +124,8 @@ static void test_json_list_items_one_by_one(void **state)
 	assert_int_equal(g.lines[1], 5);
 	got_free(&g);
 	/* Kind and metadata first, then more documents after it. */
-	read_all("{\"kind\":\"List\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[" A "]}\n---\n" B,
+	read_all("{\"kind\":\"List\",\"apiVersion\":\"v1\",\"metadata\":{},"
+		 "\"items\":[" A "]}\n---\n" B,
 		 &g);
 	expect_ab(&g);
 	assert_int_equal(g.items[0], 0);
@@ -154,7 +155,8 @@ static void test_yaml_list_items_one_by_one(void **state)
 	got_free(&g);
 	/* Indented items, kind first, a document after it. */
 	read_all("apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Namespace\n"
-		 "    metadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n",
+		 "    metadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\n"
+		 "metadata: {name: b}\n",
 		 &g);
 	expect_ab(&g);
 	assert_int_equal(g.items[0], 0);
@@ -261,8 +263,10 @@ static void test_yaml_list_items_discarded_from_the_arena(void **state)
 	(void)state;
 	static const char list[] =
 		"apiVersion: v1\nkind: List\nmetadata: {annotations: {note: a shared head}}\n"
-		"items:\n- apiVersion: v1\n  kind: Namespace\n  metadata: {labels: {team: shared-a}}\n"
-		"- apiVersion: v1\n  kind: Namespace\n  metadata: {labels: {team: shared-a}}\n---\n";
+		"items:\n- apiVersion: v1\n  kind: Namespace\n"
+		"  metadata: {labels: {team: shared-a}}\n"
+		"- apiVersion: v1\n  kind: Namespace\n  metadata: {labels: {team: shared-a}}\n"
+		"---\n";
 	char text[6 * sizeof(list)];
 	text[0] = '\0';
 	for (int i = 0; i < 6; i++)
