@@ -99,8 +99,8 @@ static void skip_separators(struct export_reader *r)
 		int line_start = r->pos == 0 || p[-1] == '\n';
 		if (!line_start || !separator_at(p, end))
 			return;
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		advance(r, eol ? (size_t)(eol - r->data) : r->len);
+		/* What follows on its line, if anything, is the next document's ("--- {...}"). */
+		advance(r, r->pos + 3);
 	}
 }
 
@@ -132,11 +132,12 @@ static int space_to(const char **p, const char *end)
 /*
  * jansson reads a character at a time through its stream layer, and was three quarters of
  * simulating a JSON export. So each JSON document or List item is first tried by this parser,
- * written here for the subset exports are written in: objects, arrays, strings of printable
- * ASCII without escapes, integers of up to 18 digits, true, false, null. Anything else (an
- * escape, a byte outside printable ASCII, a fraction or exponent, a duplicate key, nesting
- * past FAST_MAX_DEPTH, any error) makes it give the value to jansson, which then decides, with
- * its own messages; its values and jansson's are the same JSON.
+ * written here for the subset exports are written in: objects, arrays, strings (escapes and
+ * UTF-8 in values, as kubectl's last-applied-configuration annotation has them; keys of
+ * printable ASCII), integers of up to 18 digits, true, false, null. Anything else (a
+ * fraction or exponent, a duplicate key, nesting past FAST_MAX_DEPTH, any error) makes it
+ * give the value to jansson, which then decides, with its own messages; its values and
+ * jansson's are the same JSON (fuzz_export_reader checks it).
  */
 #define FAST_MAX_DEPTH 64
 
@@ -166,6 +167,125 @@ static const char *fast_string(const char **pp, const char *end, size_t *len)
 	*len = (size_t)(q - s);
 	*pp = q + 1;
 	return s;
+}
+
+static int hex4(const char *p, unsigned *v)
+{
+	*v = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0') :
+			     c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) :
+			     c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) :
+						    16;
+		if (d == 16)
+			return -1;
+		*v = *v << 4 | d;
+	}
+	return 0;
+}
+
+/* The escapes of text[0..n) decoded into out (never longer than text): its length, or -1
+ * for what jansson refuses (an unknown escape, \u0000 or a lone surrogate) or decodes with
+ * its own message. */
+static long unescape(const char *text, size_t n, char *out)
+{
+	const char *p = text, *end = text + n;
+	char *o = out;
+	while (p < end) {
+		if (*p != '\\') {
+			*o++ = *p++;
+			continue;
+		}
+		if (end - p < 2)
+			return -1;
+		char c = p[1];
+		p += 2;
+		switch (c) {
+		case '"':
+		case '\\':
+		case '/':
+			*o++ = c;
+			continue;
+		case 'b':
+			*o++ = '\b';
+			continue;
+		case 'f':
+			*o++ = '\f';
+			continue;
+		case 'n':
+			*o++ = '\n';
+			continue;
+		case 'r':
+			*o++ = '\r';
+			continue;
+		case 't':
+			*o++ = '\t';
+			continue;
+		default:
+			break;
+		}
+		unsigned cp, low;
+		if (c != 'u' || end - p < 4 || hex4(p, &cp) != 0 || cp == 0)
+			return -1;
+		p += 4;
+		if (cp >= 0xDC00 && cp <= 0xDFFF)
+			return -1;
+		if (cp >= 0xD800 && cp <= 0xDBFF) {
+			if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &low) != 0 ||
+			    low < 0xDC00 || low > 0xDFFF)
+				return -1;
+			p += 6;
+			cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+		}
+		if (cp < 0x80) {
+			*o++ = (char)cp;
+		} else if (cp < 0x800) {
+			*o++ = (char)(0xC0 | cp >> 6);
+			*o++ = (char)(0x80 | (cp & 0x3F));
+		} else if (cp < 0x10000) {
+			*o++ = (char)(0xE0 | cp >> 12);
+			*o++ = (char)(0x80 | (cp >> 6 & 0x3F));
+			*o++ = (char)(0x80 | (cp & 0x3F));
+		} else {
+			*o++ = (char)(0xF0 | cp >> 18);
+			*o++ = (char)(0x80 | (cp >> 12 & 0x3F));
+			*o++ = (char)(0x80 | (cp >> 6 & 0x3F));
+			*o++ = (char)(0x80 | (cp & 0x3F));
+		}
+	}
+	return o - out;
+}
+
+/* A string value with escapes or bytes past ASCII at *pp: decoded, and its UTF-8 checked by
+ * json_stringn as jansson's parser checks it; *pp past it. NULL to hand it to jansson. */
+static json_t *fast_string_escaped(const char **pp, const char *end)
+{
+	const char *s = *pp + 1, *q = s;
+	int escaped = 0;
+	for (; q < end && *q != '"'; q++) {
+		if ((unsigned char)*q < 0x20)
+			return NULL;
+		if (*q == '\\') {
+			escaped = 1;
+			if (++q == end)
+				return NULL;
+		}
+	}
+	if (q == end)
+		return NULL;
+	size_t n = (size_t)(q - s);
+	*pp = q + 1;
+	if (!escaped)
+		return json_stringn(s, n);
+	char small[256], *buf = n <= sizeof(small) ? small : malloc(n);
+	if (!buf)
+		return NULL;
+	long len = unescape(s, n, buf);
+	json_t *v = len < 0 ? NULL : json_stringn(buf, (size_t)len);
+	if (buf != small)
+		free(buf);
+	return v;
 }
 
 static json_t *fast_value(const char **pp, const char *end, int depth);
@@ -271,7 +391,7 @@ static json_t *fast_value(const char **pp, const char *end, int depth)
 		return fast_array(pp, end, depth);
 	case '"': {
 		const char *s = fast_string(pp, end, &len);
-		return s ? json_stringn_nocheck(s, len) : NULL;
+		return s ? json_stringn_nocheck(s, len) : fast_string_escaped(pp, end);
 	}
 	case 't':
 		if (end - p < 4 || memcmp(p, "true", 4) != 0)

@@ -61,6 +61,8 @@ static void got_free(struct got *g)
 		free(g->objs[i]);
 }
 
+static void expect_error(const char *text, int objects, int line, const char *what);
+
 #define A "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"a\"}}"
 #define B "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"b\"}}"
 
@@ -100,6 +102,10 @@ static void test_json_documents_separated_and_concatenated(void **state)
 	expect_ab(&g);
 	assert_int_equal(g.lines[1], 2);
 	got_free(&g);
+	read_all(A "\n--- " B, &g); /* on the separator's line */
+	expect_ab(&g);
+	assert_int_equal(g.lines[1], 2);
+	got_free(&g);
 	read_all(A B, &g); /* simply concatenated */
 	expect_ab(&g);
 	got_free(&g);
@@ -107,6 +113,29 @@ static void test_json_documents_separated_and_concatenated(void **state)
 	assert_int_equal(g.rc, 0);
 	assert_int_equal(g.n, 0);
 	got_free(&g);
+}
+
+/* Strings with escapes and UTF-8, as kubectl's last-applied-configuration annotation has
+ * them: the values jansson gives; bytes that aren't UTF-8 get jansson's error. */
+static void test_json_strings_as_jansson_reads_them(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"{\"a\": \"q\\\"b\\\\s\\/n\\n\\u00e9\\ud83d\\ude00\\t\", \"b\": \"caf\xc3\xa9\","
+		" \"c\": [\"\\u0041\", -7, true, null, {}]}";
+	struct got g;
+	read_all(text, &g);
+	assert_int_equal(g.rc, 0);
+	assert_int_equal(g.n, 1);
+	json_t *want = json_loads(text, 0, NULL);
+	char *dump = json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(g.objs[0], dump);
+	free(dump);
+	json_decref(want);
+	got_free(&g);
+	expect_error("{\"a\": \"\xc3\"}", 0, 1, "document 1: ");
+	expect_error("{\"a\": \"\\u0000\"}", 0, 1, "document 1: ");
+	expect_error("{\"a\": \"\\udc00\"}", 0, 1, "document 1: ");
 }
 
 static void test_json_list_items_one_by_one(void **state)
@@ -222,6 +251,7 @@ static void test_json_bad_input(void **state)
 	expect_error(A "\n---\n{\"apiVersion\": \"v1\",\n \"kind\": }\n", 1, 4,
 		     "document 2: ");
 	expect_error(A "\nkind: Namespace\n", 1, 2, "document 2: not JSON");
+	expect_error(A "\n--- \"a\": 1\n", 1, 2, "document 2: not JSON");
 	/* Not a v1 List after all, duplicate keys. */
 	expect_error("{\"apiVersion\":\"v1\",\"items\":[" A "],\"kind\":\"PodList\"}", 1, 1,
 		     "its kind is not \"List\"");
@@ -305,6 +335,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_yaml_documents),
 		cmocka_unit_test(test_json_documents_separated_and_concatenated),
+		cmocka_unit_test(test_json_strings_as_jansson_reads_them),
 		cmocka_unit_test(test_json_list_items_one_by_one),
 		cmocka_unit_test(test_yaml_list_items_one_by_one),
 		cmocka_unit_test(test_every_format_same_objects),
