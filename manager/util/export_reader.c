@@ -63,7 +63,15 @@ static int is_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* Whether the line at p (of the len bytes from data) is a `---` document separator. */
+/* The first byte from p that isn't whitespace (end if none). */
+static const char *past_space(const char *p, const char *end)
+{
+	while (p < end && is_space(*p))
+		p++;
+	return p;
+}
+
+/* Whether the line at p (up to end) is a `---` document separator. */
 static int separator_at(const char *p, const char *end)
 {
 	return end - p >= 3 && !memcmp(p, "---", 3) &&
@@ -84,10 +92,7 @@ static void advance(struct export_reader *r, size_t to)
 /* Moves past whitespace. */
 static void skip_space(struct export_reader *r)
 {
-	size_t p = r->pos;
-	while (p < r->len && is_space(r->data[p]))
-		p++;
-	advance(r, p);
+	advance(r, (size_t)(past_space(r->data + r->pos, r->data + r->len) - r->data));
 }
 
 /* Moves past whitespace and `---` lines (at a line's start) between documents. */
@@ -122,8 +127,7 @@ static int json_fail(struct yamljson_error *err, int line, const json_error_t *j
 /* Moves *p past whitespace; 0 at the end. */
 static int space_to(const char **p, const char *end)
 {
-	while (*p < end && is_space(**p))
-		++*p;
+	*p = past_space(*p, end);
 	return *p < end;
 }
 
@@ -147,13 +151,6 @@ static const unsigned char string_byte[256] = {
 	[0x23 ... 0x5b] = 1, /* '\\' is 0x5c */
 	[0x5d ... 0x7e] = 1,
 };
-
-static const char *fast_space(const char *p, const char *end)
-{
-	while (p < end && is_space(*p))
-		p++;
-	return p;
-}
 
 /* A string at *pp (its opening quote): its bytes' start and length; *pp past it. NULL if not
  * in the subset. */
@@ -293,7 +290,7 @@ static json_t *fast_value(const char **pp, const char *end, int depth);
 static json_t *fast_object(const char **pp, const char *end, int depth)
 {
 	json_t *obj = json_object();
-	const char *p = fast_space(*pp + 1, end), *key;
+	const char *p = past_space(*pp + 1, end), *key;
 	size_t keys = 0, key_len;
 	if (!obj)
 		return NULL;
@@ -304,17 +301,17 @@ static json_t *fast_object(const char **pp, const char *end, int depth)
 	for (;;) {
 		if (p == end || *p != '"' || !(key = fast_string(&p, end, &key_len)))
 			goto bail;
-		p = fast_space(p, end);
+		p = past_space(p, end);
 		if (p == end || *p != ':')
 			goto bail;
-		p = fast_space(p + 1, end);
+		p = past_space(p + 1, end);
 		json_t *v = fast_value(&p, end, depth + 1);
 		if (!v || json_object_setn_new_nocheck(obj, key, key_len, v) != 0)
 			goto bail;
 		keys++;
-		p = fast_space(p, end);
+		p = past_space(p, end);
 		if (p < end && *p == ',') {
-			p = fast_space(p + 1, end);
+			p = past_space(p + 1, end);
 			continue;
 		}
 		if (p == end || *p != '}')
@@ -334,7 +331,7 @@ bail:
 static json_t *fast_array(const char **pp, const char *end, int depth)
 {
 	json_t *arr = json_array();
-	const char *p = fast_space(*pp + 1, end);
+	const char *p = past_space(*pp + 1, end);
 	if (!arr)
 		return NULL;
 	if (p < end && *p == ']') {
@@ -345,9 +342,9 @@ static json_t *fast_array(const char **pp, const char *end, int depth)
 		json_t *v = fast_value(&p, end, depth + 1);
 		if (!v || json_array_append_new(arr, v) != 0)
 			goto bail;
-		p = fast_space(p, end);
+		p = past_space(p, end);
 		if (p < end && *p == ',') {
-			p = fast_space(p + 1, end);
+			p = past_space(p + 1, end);
 			continue;
 		}
 		if (p == end || *p != ']')
