@@ -56,6 +56,7 @@ struct doc {
 	size_t file_no; /* position among the inputs, for ordering messages */
 	size_t ordinal; /* position among all documents (List items count), from 1 */
 	int line;
+	size_t item; /* a List's item: its index + 1 (messages name it); 0 for a document */
 	/* Borrowed from s->loaded; NULL once a Workload or Job is decoded (its record keeps what
 	 * it needs), and then name and ns (metadata's, as obj_name and obj_namespace read them)
 	 * stand in for it in messages. */

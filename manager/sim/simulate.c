@@ -27,10 +27,10 @@
 #include "sim/sim_internal.h"
 #include "util/buf.h"
 #include "util/flags.h"
+#include "util/export_reader.h"
 #include "util/heap_hint.h"
 #include "util/json_arena.h"
 #include "util/sanitizer.h"
-#include "util/yamljson.h"
 
 #define NS_PER_SECOND INT64_C(1000000000)
 
@@ -60,12 +60,14 @@ static const struct kind_info {
 __attribute__((format(printf, 3, 4))) static void report(struct sim *s, const struct doc *d,
 							  const char *fmt, ...)
 {
-	char head[600], body[2048];
+	char head[600], body[2048], item[40] = "";
 	va_list ap;
+	if (d->item)
+		snprintf(item, sizeof(item), "items[%zu]: ", d->item - 1);
 	if (d->line > 0)
-		snprintf(head, sizeof(head), "%.500s:%d: ", d->file, d->line);
+		snprintf(head, sizeof(head), "%.500s:%d: %s", d->file, d->line, item);
 	else
-		snprintf(head, sizeof(head), "%.500s: ", d->file);
+		snprintf(head, sizeof(head), "%.500s: %s", d->file, item);
 	va_start(ap, fmt);
 	vsnprintf(body, sizeof(body), fmt, ap);
 	va_end(ap);
@@ -226,8 +228,7 @@ static void stream_workload(struct sim *s, struct doc *d);
 static void reread_workload(struct sim *s, json_t *obj, size_t *cursor);
 static void dispatch(struct sim *s, struct doc *d);
 
-/* A document's apiVersion and kind, as classify reads them (read once for both it and the
- * List check). */
+/* A document's apiVersion and kind, as classify reads them. */
 static const char *obj_api_version(json_t *obj)
 {
 	return json_string_value(json_object_get(obj, "apiVersion"));
@@ -241,17 +242,19 @@ static const char *obj_kind(json_t *obj)
 /* One document of an input, or one item of a List: classified and, but for Pods (they need
  * every Node first), decoded at once. In the placement pass (see read_input) only Workloads
  * and Jobs whose JSON was dropped are read again. */
-static void take(struct sim *s, const struct sim_input *in, size_t file_no, int line, json_t *obj,
-		 const char *api, const char *kind, size_t *cursor)
+static void take(struct sim *s, const struct sim_input *in, size_t file_no,
+		 const struct export_pos *pos, json_t *obj, const char *api, const char *kind,
+		 size_t *cursor)
 {
 	if (cursor) {
 		s->n_docs++;
 		reread_workload(s, obj, cursor);
 		return;
 	}
-	struct doc *d = new_doc(s, in->name, file_no, line, obj);
+	struct doc *d = new_doc(s, in->name, file_no, pos->line, obj);
 	if (!d)
 		return;
+	d->item = pos->item >= 0 ? (size_t)pos->item + 1 : 0;
 	s->stage = ST_CLASSIFY;
 	classify(s, d, api, kind);
 	dispatch(s, d);
@@ -300,85 +303,55 @@ static void drop_read_pages(const struct sim_input *in, size_t offset, size_t *d
 }
 
 /*
- * Streams one input's documents through take(), so only what each object decodes to stays:
- * a Workload's JSON is dropped once decoded. A YAML error ends the input with one problem;
- * the documents before it were read. cursor non-NULL: the placement pass, which reads the
- * inputs again for the JSON of the Workloads and Jobs the placer needs (only when there are
- * Nodes); it reports nothing, every problem having been found by the first pass.
+ * Streams one input's objects (documents, and a List's items one by one: util/export_reader.h)
+ * through take(), so only what each object decodes to stays: a Workload's JSON is dropped once
+ * decoded. Malformed input ends the input with one problem; the objects before it were read.
+ * cursor non-NULL: the placement pass, which reads the inputs again for the JSON of the
+ * Workloads and Jobs the placer needs (only when there are Nodes); it reports nothing, every
+ * problem having been found by the first pass.
  */
 static int read_input(struct sim *s, const struct sim_input *in, size_t file_no, size_t *cursor)
 {
-	struct yamljson_reader *r;
+	struct export_reader *r;
 	struct yamljson_error yerr;
-	json_t *doc;
-	int line;
+	struct export_pos pos;
+	json_t *obj;
 
 	size_t dropped = 0;
-	int rc = yamljson_reader_new(in->data, in->len, &r, &yerr);
-	/* The simulator only reads what it parses (a List's items array, which it empties as
-	 * it goes, is left alone when shared): repeated pod templates are parsed once. */
-	if (rc == 0)
-		rc = yamljson_reader_share(r);
-	/* Each document's tree comes from the JSON arena when sim_main installed it (else this
-	 * is malloc as usual), and is handed back once take() and the List loop are done with
-	 * it: json_arena_end reuses its memory only if none of its nodes is still referenced,
-	 * so documents kept (queues, classes, deferred Workloads) stay valid; util/json_arena.h
-	 * says why that holds. */
+	int rc = export_reader_new(in->data, in->len, &r, &yerr);
+	/* Each object's tree comes from the JSON arena when sim_main installed it (else this is
+	 * malloc as usual), and is handed back once take() is done with it: json_arena_end
+	 * reuses its memory only if none of its nodes is still referenced, so objects kept
+	 * (queues, classes, deferred Workloads) stay valid; util/json_arena.h says why that
+	 * holds. */
 	while (rc == 0 && !s->failed) {
 		json_arena_begin();
-		rc = yamljson_reader_next(r, &doc, &line, &yerr);
+		rc = export_reader_next(r, &obj, &pos, &yerr);
 		json_arena_pause();
 		if (rc != 1)
 			break;
-		drop_read_pages(in, yamljson_reader_offset(r), &dropped);
-		const char *api = obj_api_version(doc), *kind = obj_kind(doc);
 		rc = 0;
-		/* kubectl's List: its items are documents of their own. */
-		if (api && kind && !strcmp(api, "v1") && !strcmp(kind, "List")) {
-			json_t *items = json_object_get(doc, "items"), *item;
-			size_t k;
-			if (items && !json_is_array(items) && !json_is_null(items)) {
-				if (!cursor) {
-					struct doc d = { .file = in->name, .file_no = file_no, .line = line };
-					s->stage = ST_LOAD;
-					report(s, &d, "List: items must be a list");
-				}
-				json_decref(doc);
-				json_arena_end();
-				continue;
-			}
-			json_array_foreach(items, k, item)
-			{
-				if (s->failed)
-					break;
-				take(s, in, file_no, line, item, obj_api_version(item),
-				     obj_kind(item), cursor);
-				/* A decoded item's JSON goes now, not with the whole List (unless
-				 * the array is shared: see yamljson_reader_share). */
-				if (items->refcount == 1 && json_array_set_new(items, k, json_null()) != 0)
-					s->failed = -ENOMEM;
-			}
-		} else {
-			s->doc_unreferenced = 0;
-			take(s, in, file_no, line, doc, api, kind, cursor);
-			/* A decoded Workload's document goes without a walk over its nodes to free
-			 * them (see json_arena_discard), unless something else still holds it. */
-			if (s->doc_unreferenced && doc->refcount == 1 && json_arena_discard() == 0) {
-				yamljson_reader_discarded(r);
-				continue;
-			}
+		drop_read_pages(in, export_reader_offset(r), &dropped);
+		s->doc_unreferenced = 0;
+		take(s, in, file_no, &pos, obj, obj_api_version(obj), obj_kind(obj), cursor);
+		/* A decoded Workload's tree goes without a walk over its nodes to free them (see
+		 * json_arena_discard), unless something else still holds it. */
+		if (s->doc_unreferenced && obj->refcount == 1 && json_arena_discard() == 0) {
+			export_reader_discarded(r);
+			continue;
 		}
-		json_decref(doc);
+		json_decref(obj);
 		json_arena_end();
 	}
-	json_arena_end(); /* a document the reader gave up on mid-way */
-	yamljson_reader_free(r);
+	json_arena_end(); /* an object the reader gave up on mid-way */
+	int json = r && export_reader_is_json(r);
+	export_reader_free(r);
 	if (rc == -ENOMEM || s->failed)
 		return s->failed ? s->failed : rc;
 	if (rc != 0 && !cursor) {
 		struct doc d = { .file = in->name, .file_no = file_no, .line = yerr.line };
 		s->stage = ST_LOAD;
-		report(s, &d, "malformed YAML: %s", yerr.text);
+		report(s, &d, "malformed %s: %s", json ? "JSON" : "YAML", yerr.text);
 	}
 	return 0;
 }

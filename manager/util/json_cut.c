@@ -149,3 +149,12 @@ int json_member_span(const char *text, size_t len, const char *const *path, size
 	*to = (size_t)(f.value_end - text);
 	return 0;
 }
+
+int json_value_end(const char *text, size_t len, size_t *end)
+{
+	struct scan s = { text, text + len };
+	if (skip_value(&s) != 0 || s.p == text)
+		return -1;
+	*end = (size_t)(s.p - text);
+	return 0;
+}

@@ -8,7 +8,8 @@
  * hand: it walks the text's structure (strings with their escapes, nesting) without
  * validating values, finds the member at the given path and removes it in place, or says
  * where its value is (the manager keeps a watched object's text as it came, instead of
- * serializing the tree parsed from it again).
+ * serializing the tree parsed from it again). util/export_reader.h also asks it where a value
+ * ends, to find a List's items without parsing the List.
  *
  * The result of a well-formed text is well-formed and parses to the same tree without that
  * member (the fuzz target fuzz_json_cut checks this). A text that isn't well-formed enough to
@@ -30,5 +31,11 @@ size_t json_cut_member(char *text, size_t len, const char *const *path);
  * to it. The span is what the text says, not validated: parse it before trusting it. */
 int json_member_span(const char *text, size_t len, const char *const *path, size_t *from,
 		     size_t *to);
+
+/* Where the value that starts at text (after any whitespace) ends in the len bytes: *end is
+ * the offset just past it. 0; or -1 when it doesn't end within them (a truncated text, or
+ * brackets that never close). Structure only, as json_cut_member walks it: the parser that
+ * follows validates the value. */
+int json_value_end(const char *text, size_t len, size_t *end);
 
 #endif

@@ -906,6 +906,17 @@ struct yamljson_reader {
 	int after, after_line;
 	char after_text[200];
 	struct share *share; /* NULL unless yamljson_reader_share */
+	int share_borrowed; /* a span reader's: its parent's table */
+	/* kubectl's List (yamljson_reader_lists): sub reads one span (a List's head, tail or
+	 * one item); while in_list, item_at is the next item's "- " line (its number item_line,
+	 * its index next_item) and items_col the column of its "- ". */
+	int lists;
+	struct yamljson_reader *sub;
+	int in_list;
+	json_t *list_head; /* its members before items */
+	const char *item_at;
+	int item_line, items_col;
+	long next_item, item;
 };
 
 /* What the fast path's cutting into lines and documents doesn't follow: line breaks libyaml
@@ -949,6 +960,7 @@ static int reader_open(const char *data, size_t len, int whole, struct yamljson_
 	r->data = data;
 	r->len = len;
 	r->line = 1;
+	r->item = -1;
 	r->whole = whole;
 	for (r->tail = data + len; r->tail > data && r->tail[-1] != '\n'; r->tail--)
 		;
@@ -1054,6 +1066,277 @@ static int is_marker(const char *q, const char *end, const char *m)
 	       (end - q == 3 || q[3] == ' ' || q[3] == '\t' || q[3] == '\n' || q[3] == '\r');
 }
 
+/* ----------------------------------------------------------------------- kubectl's List */
+
+/*
+ * A List is cut into spans by its lines alone (yamljson_reader_lists): the members before
+ * "items:" (its head), each item from its "- " line to the next at that column, and the
+ * members after the items (its tail); each span is parsed alone by a reader of its own
+ * (sub), which shares the parent's table of shared values. YAML's indentation makes the cut
+ * exact for what kubectl writes: an item's lines are deeper than its "- ", or comments. A
+ * document whose head or tail doesn't parse, isn't a v1 List or has "items" twice is read
+ * whole instead, and then errors are libyaml's own.
+ */
+
+static int stream_next(struct yamljson_reader *r, json_t **doc, int *line,
+		       struct yamljson_error *err);
+
+/* The line after the one at p (end if none). */
+static const char *next_line(const char *p, const char *end)
+{
+	const char *eol = memchr(p, '\n', (size_t)(end - p));
+	return eol ? eol + 1 : end;
+}
+
+/* A line's indentation; *blank set when it holds nothing but spaces or a comment. */
+static int line_indent(const char *p, const char *end, int *blank)
+{
+	const char *t = p;
+	while (t < end && *t == ' ')
+		t++;
+	*blank = t == end || *t == '\n' || *t == '#' ||
+		 (*t == '\r' && t + 1 < end && t[1] == '\n');
+	return (int)(t - p);
+}
+
+/* Whether the line at p, after its indent, is a "- " entry (or a lone "-"). */
+static int line_is_dash(const char *t, const char *end)
+{
+	return t < end && *t == '-' &&
+	       (t + 1 == end || t[1] == ' ' || t[1] == '\n' ||
+		(t[1] == '\r' && t + 2 < end && t[2] == '\n'));
+}
+
+/* Whether the line at p is key at column 0 with nothing after the ':' but spaces. */
+static int line_is_key(const char *p, const char *end, const char *key)
+{
+	size_t n = strlen(key);
+	if ((size_t)(end - p) <= n || memcmp(p, key, n) != 0 || p[n] != ':')
+		return 0;
+	for (p += n + 1; p < end && *p == ' '; p++)
+		;
+	return p == end || *p == '\n' || (*p == '\r' && p + 1 < end && p[1] == '\n');
+}
+
+/* Points sub at data[from..to), whose first line is line, sharing r's table. */
+static int span_open(struct yamljson_reader *r, const char *from, const char *to, int line)
+{
+	struct yamljson_reader *s = r->sub;
+	if (!s && !(s = r->sub = calloc(1, sizeof(*s))))
+		return -ENOMEM;
+	if (s->parser_live)
+		yaml_parser_delete(&s->parser);
+	memset(s, 0, sizeof(*s));
+	s->data = from;
+	s->len = (size_t)(to - from);
+	s->line = line;
+	s->share = r->share;
+	s->share_borrowed = 1;
+	for (s->tail = to; s->tail > from && s->tail[-1] != '\n'; s->tail--)
+		;
+	return 0;
+}
+
+/* The one document of data[from..to) (NULL if it has none) in *doc, its line in *line. 0;
+ * -EINVAL (err filled) if it doesn't parse or holds more than one; -ENOMEM. */
+static int span_parse(struct yamljson_reader *r, const char *from, const char *to, int first,
+		      json_t **doc, int *line, struct yamljson_error *err)
+{
+	json_t *extra;
+	int rc, extra_line;
+	*doc = NULL;
+	*line = first;
+	if ((rc = span_open(r, from, to, first)) != 0)
+		return rc;
+	struct yamljson_reader *s = r->sub;
+	if ((rc = stream_next(s, doc, line, err)) < 0)
+		return rc;
+	if (rc == 1 && s->after) {
+		set_error(err, s->after_line, s->after_text);
+		rc = -EINVAL;
+	} else if (rc == 1 && (rc = stream_next(s, &extra, &extra_line, err)) == 1) {
+		json_decref(extra);
+		set_error(err, extra_line, "more than one document");
+		rc = -EINVAL;
+	}
+	if (rc < 0) {
+		json_decref(*doc);
+		*doc = NULL;
+		return rc;
+	}
+	return 0;
+}
+
+/*
+ * Whether the document whose lines start at p (line n) is a block v1 List to stream: 1 with
+ * the List's state set (in_list); 0 to read it whole; -ENOMEM. Its head is looked for among
+ * the document's first lines: keys at column 0 with values on their line, and metadata's
+ * block; anything else first (a "spec:" block, a list) means it isn't a List. The head must
+ * say apiVersion v1, and kind List or none yet (kubectl writes kind after the items); the
+ * tail is checked when the items end (list_end). Nothing is read ahead of the items.
+ */
+static int list_begin(struct yamljson_reader *r, const char *p, int n)
+{
+	const char *end = r->data + r->len, *q = p, *items = NULL;
+	int line = n, blank, in_meta = 0;
+	for (int k = 0; k < 64 && q < end; k++, q = next_line(q, end), line++) {
+		int indent = line_indent(q, end, &blank);
+		if (blank)
+			continue;
+		if (indent > 0) {
+			if (!in_meta)
+				return 0;
+			continue;
+		}
+		if (line_is_dash(q, end) || is_marker(q, end, "---") || is_marker(q, end, "...") ||
+		    *q == '%')
+			return 0;
+		if (line_is_key(q, end, "items")) {
+			items = q;
+			break;
+		}
+		in_meta = line_is_key(q, end, "metadata");
+	}
+	if (!items)
+		return 0;
+	/* The first item: the first content line after "items:" is a "- " at some column. */
+	const char *first = next_line(items, end);
+	int first_line = line + 1, col;
+	for (;; first = next_line(first, end), first_line++) {
+		if (first == end)
+			return 0;
+		col = line_indent(first, end, &blank);
+		if (!blank)
+			break;
+	}
+	if (!line_is_dash(first + col, end))
+		return 0;
+	json_t *head;
+	struct yamljson_error ignored;
+	int rc, l;
+	/* The head outlives the document the first item is (which the caller may drop with
+	 * json_arena_discard): from malloc. */
+	int arena_on = json_arena_on();
+	json_arena_pause();
+	rc = span_parse(r, p, items, n, &head, &l, &ignored);
+	if (arena_on)
+		json_arena_begin();
+	/* The head holds its shared values' references itself (freed by json_decref): they
+	 * aren't the next document's, which yamljson_reader_discarded gives back. */
+	if (r->share)
+		r->share->n_held = 0;
+	if (rc != 0)
+		return rc == -ENOMEM ? rc : 0;
+	const char *api = json_string_value(json_object_get(head, "apiVersion"));
+	json_t *kind = json_object_get(head, "kind");
+	if (!json_is_object(head) || json_object_get(head, "items") || !api ||
+	    strcmp(api, "v1") != 0 ||
+	    (kind && (!json_is_string(kind) || strcmp(json_string_value(kind), "List") != 0))) {
+		json_decref(head);
+		return 0;
+	}
+	r->list_head = head;
+	r->in_list = 1;
+	r->item_at = first;
+	r->item_line = first_line;
+	r->items_col = col;
+	r->next_item = 0;
+	return 1;
+}
+
+/* The List's members after its items, whose lines start at p (line n), to the next "---"
+ * line: parsed and checked against its head. 0 (the reader goes on after them), -EINVAL. */
+static int list_end(struct yamljson_reader *r, const char *p, int n, struct yamljson_error *err)
+{
+	const char *end = r->data + r->len, *at = p;
+	int at_line = n, rc;
+	for (; at < end && !is_marker(at, end, "---"); at = next_line(at, end), at_line++)
+		if (is_marker(at, end, "...") || *at == '%')
+			break; /* the stream goes on in libyaml (see stream_next) */
+	json_t *tail, *head = r->list_head;
+	const char *key;
+	json_t *v;
+	int l;
+	r->list_head = NULL;
+	r->in_list = 0;
+	r->pos = (size_t)(at - r->data);
+	r->line = at_line;
+	rc = span_parse(r, p, at, n, &tail, &l, err);
+	if (r->share)
+		r->share->n_held = 0; /* as the head's (list_begin) */
+	if (rc != 0) {
+		json_decref(head);
+		return rc;
+	}
+	if (tail && !json_is_object(tail)) {
+		set_error(err, n, "the List's members after its items are not a mapping");
+		rc = -EINVAL;
+	}
+	json_object_foreach(json_is_object(tail) ? tail : NULL, key, v)
+	{
+		if (rc == 0 && (!strcmp(key, "items") || json_object_get(head, key))) {
+			char text[160];
+			snprintf(text, sizeof(text), "duplicate key \"%.100s\"", key);
+			set_error(err, n, text);
+			rc = -EINVAL;
+		}
+	}
+	json_t *kind = json_object_get(head, "kind");
+	if (!kind)
+		kind = json_object_get(tail, "kind");
+	if (rc == 0 && !kind) {
+		set_error(err, n, "a List (apiVersion v1, items) without \"kind: List\" after its "
+				  "items: is the input cut short?");
+		rc = -EINVAL;
+	} else if (rc == 0 && (!json_is_string(kind) || strcmp(json_string_value(kind), "List"))) {
+		set_error(err, n, "its items were read as a v1 List's, but its kind is not List");
+		rc = -EINVAL;
+	}
+	json_decref(tail);
+	json_decref(head);
+	return rc;
+}
+
+/* The next item of the List being streamed: 1; 0 after its last (the reader then goes on
+ * after the List); -EINVAL, -ENOMEM. An item runs from its "- " line to the next content line
+ * at its column or less. */
+static int list_next(struct yamljson_reader *r, json_t **doc, int *line,
+		     struct yamljson_error *err)
+{
+	const char *end = r->data + r->len, *from = r->item_at, *at;
+	int blank, n = r->item_line + 1;
+	int indent = from < end ? line_indent(from, end, &blank) : -1;
+	if (indent != r->items_col || !line_is_dash(from + indent, end))
+		return list_end(r, from, r->item_line, err);
+	for (at = next_line(from, end); at < end; at = next_line(at, end), n++)
+		if (line_indent(at, end, &blank) <= r->items_col && !blank)
+			break;
+	json_t *seq;
+	int rc = span_parse(r, from, at, r->item_line, &seq, line, err);
+	if (rc == 0 && (!json_is_array(seq) || json_array_size(seq) != 1)) {
+		set_error(err, r->item_line, "not one list entry");
+		rc = -EINVAL;
+	}
+	if (rc < 0) {
+		json_decref(seq);
+		if (err) {
+			char text[sizeof(err->text)];
+			snprintf(text, sizeof(text), "items[%ld]: %.170s", r->next_item, err->text);
+			snprintf(err->text, sizeof(err->text), "%s", text);
+		}
+		return rc;
+	}
+	*doc = json_incref(json_array_get(seq, 0));
+	json_decref(seq);
+	*line = r->item_line;
+	r->item = r->next_item++;
+	r->pos = (size_t)(from - r->data);
+	r->line = r->item_line;
+	r->item_at = at;
+	r->item_line = n;
+	return 1;
+}
+
 /*
  * Streaming: the next document by the fast path, or by libyaml when the fast path can't.
  * Documents are cut at "---" lines (a "---" at column 0 ends a document wherever it is, in
@@ -1071,6 +1354,11 @@ static int stream_next(struct yamljson_reader *r, json_t **doc, int *line,
 				json_decref(*doc);
 			return rc;
 		}
+		if (r->in_list) {
+			if ((rc = list_next(r, doc, line, err)) != 0)
+				return rc;
+			continue;
+		}
 		if (r->pos >= r->len)
 			return 0;
 		const char *start = r->data + r->pos, *p = start;
@@ -1081,6 +1369,12 @@ static int stream_next(struct yamljson_reader *r, json_t **doc, int *line,
 					fast = 0; /* "--- content": libyaml's */
 			p += p < end;
 			n++;
+		}
+		if (fast && r->lists) {
+			if ((rc = list_begin(r, p, n)) < 0)
+				return rc;
+			if (rc == 1)
+				continue;
 		}
 		const char *q;
 		int lines;
@@ -1157,6 +1451,7 @@ int yamljson_reader_next(struct yamljson_reader *r, json_t **doc, int *line,
 {
 	*doc = NULL;
 	*line = 0;
+	r->item = -1;
 	if (r->share)
 		r->share->n_held = 0; /* the last document's references are its own now */
 	if (r->done)
@@ -1187,6 +1482,17 @@ int yamljson_reader_share(struct yamljson_reader *r)
 	return 0;
 }
 
+int yamljson_reader_lists(struct yamljson_reader *r)
+{
+	r->lists = !r->whole;
+	return 0;
+}
+
+long yamljson_reader_item(const struct yamljson_reader *r)
+{
+	return r->item;
+}
+
 void yamljson_reader_discarded(struct yamljson_reader *r)
 {
 	if (!r->share)
@@ -1208,7 +1514,10 @@ void yamljson_reader_free(struct yamljson_reader *r)
 		return;
 	if (r->parser_live)
 		yaml_parser_delete(&r->parser);
-	share_free(r->share);
+	if (!r->share_borrowed)
+		share_free(r->share);
+	json_decref(r->list_head);
+	yamljson_reader_free(r->sub);
 	free(r);
 }
 

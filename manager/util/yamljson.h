@@ -68,6 +68,19 @@ int yamljson_reader_share(struct yamljson_reader *r);
  * (json_arena_discard): the references it held to shared values are given back. Freed the
  * usual way (json_decref), a document gives them back itself: then don't call this. */
 void yamljson_reader_discarded(struct yamljson_reader *r);
+/*
+ * kubectl's List, streamed (streaming reader only; returns 0): from then on, a document that is
+ * a `v1 List` written in block style, its items a "- " list (as `kubectl get -o yaml` writes
+ * it), comes item by item: each item is a document of its own, and yamljson_reader_item says
+ * which. Its items are cut at their "- " lines and parsed one at a time, once its members
+ * before items (parsed alone) say apiVersion v1 and kind List or none yet; those after the
+ * items are checked when they come (kind List, no key twice). A List written otherwise comes
+ * whole. An item's error names it ("items[3]: ...") and ends the input, as any error does.
+ */
+int yamljson_reader_lists(struct yamljson_reader *r);
+/* The last document next returned: its index among its List's items, or -1 if it is a
+ * document of its own. */
+long yamljson_reader_item(const struct yamljson_reader *r);
 /* How many bytes from the start of the input the reader is done with: it won't read them
  * again (a caller that mapped the input may drop their pages). */
 size_t yamljson_reader_offset(const struct yamljson_reader *r);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Fuzzes `muster simulate` (sim/simulate.h) with arbitrary bytes as its one input file: the
- * whole path from YAML through the decoders and the engine to the output. Every input must end
+ * whole path from the export reader (YAML or JSON documents, kubectl's v1 List in either:
+ * util/export_reader.h; the corpus has a seed of each, and Lists cut short or with an item
+ * that isn't an object) through the decoders and the engine to the output. Every input must end
  * in a clean result (status 0, every output line a JSON object, nothing on stderr) or a clean
  * error (status 2, no output, a message on stderr); never a crash, a leak, a livelock or
  * status 1, which only a failed allocation or an engine bug can cause. jansson allocates
