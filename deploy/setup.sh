@@ -8,6 +8,7 @@ packages=(
 	libcurl4-openssl-dev libjansson-dev libyaml-dev libuv1-dev libsqlite3-dev libssl-dev
 	libcmocka-dev                             # unit tests
 	clang libclang-rt-14-dev                  # libFuzzer targets and sanitizer runtimes
+	clang-format                              # the format check (tests/unit/test_format.sh)
 	openssl curl jq ca-certificates procps    # local cluster scripts and end-to-end tests
 	sqlite3                                   # the ledger's crash test reads the file it left
 	time                                      # peak RSS in tests/bench/bench_simulate_large.sh

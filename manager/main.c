@@ -35,27 +35,26 @@ static void manager_flags(struct flag t[MANAGER_NFLAGS], struct manager_options 
 		  .help = "configuration (Kueue's Configuration shape; see config/manager.yaml)" },
 		{ "state-dir", 0, FLAG_STRING, &opt->state_dir, "DIR",
 		  .help = "keep the webhook CA and certificate here across restarts\n"
-		  "(URL mode; with internalCertManagement.webhookServiceName\n"
-		  "they live in a Secret)" },
+			  "(URL mode; with internalCertManagement.webhookServiceName\n"
+			  "they live in a Secret)" },
 		{ "webhook-host", 0, FLAG_STRING, &opt->webhook_host, "ADDR",
 		  .help = "address the webhook listens on and, in URL mode, the apiserver\n"
-		  "calls (config webhook.host; 127.0.0.1, or all in service mode)" },
+			  "calls (config webhook.host; 127.0.0.1, or all in service mode)" },
 		{ "webhook-port", 0, FLAG_INT, &ports[0], "PORT",
 		  .help = "webhook HTTPS port (config webhook.port; 9443; 0 picks a free one)",
 		  .min = 0, .max = 65535 },
 		{ "health-host", 0, FLAG_STRING, &opt->health_host, "ADDR",
 		  .help = "address of /healthz and /readyz\n"
-		  "(config health.healthProbeBindAddress; 127.0.0.1)" },
+			  "(config health.healthProbeBindAddress; 127.0.0.1)" },
 		{ "health-port", 0, FLAG_INT, &ports[1], "PORT",
-		  .help = "port of /healthz and /readyz (likewise; 8081)",
-		  .min = 0, .max = 65535 },
+		  .help = "port of /healthz and /readyz (likewise; 8081)", .min = 0, .max = 65535 },
 		{ "metrics-port", 0, FLAG_INT, &ports[2], "PORT",
 		  .help = "port of /metrics, over the configuration's metrics.bindAddress\n"
-		  "(whose default is :8080)",
+			  "(whose default is :8080)",
 		  .min = 0, .max = 65535 },
 		{ "visibility-port", 0, FLAG_INT, &ports[3], "PORT",
 		  .help = "port of the visibility endpoint (HTTPS: positions, why, eta,\n"
-		  "history, usage), over visibilityServer.bindPort (8082)",
+			  "history, usage), over visibilityServer.bindPort (8082)",
 		  .min = 0, .max = 65535 },
 		{ "log-level", 0, FLAG_CHOICE, log_level, "LEVEL",
 		  .help = "debug, info, warn or error (info)", .choices = levels },
@@ -80,10 +79,13 @@ static void usage(FILE *out)
 		"  simulate    run admission on the objects in FILE... without a cluster\n"
 		"              (muster simulate --help)\n"
 		"  replay-openb\n"
-		"              replay the Alibaba GPU trace through placement under the FGD paper's\n"
+		"              replay the Alibaba GPU trace through placement under the FGD "
+		"paper's\n"
 		"              protocol (muster replay-openb --help)\n"
-		"  kubectl     the kubectl plugin: queues, pending workloads, why, eta, history, usage\n"
-		"              (muster kubectl --help; run as kubectl-muster, it is `kubectl muster`)\n"
+		"  kubectl     the kubectl plugin: queues, pending workloads, why, eta, history, "
+		"usage\n"
+		"              (muster kubectl --help; run as kubectl-muster, it is `kubectl "
+		"muster`)\n"
 		"  replay-philly\n"
 		"              replay the Philly job trace and measure how close the forecast's\n"
 		"              admission times come (muster replay-philly --help)\n"
@@ -103,8 +105,9 @@ static int cmd_manager(int argc, char **argv)
 	int level = -1, help = 0;
 	uint64_t seen;
 	manager_flags(flags, &opt, ports, &level, &help);
-	struct flag_parser parser = { .flags = flags, .nflags = MANAGER_NFLAGS,
-				      .prefix = "muster: ", .err = stderr };
+	struct flag_parser parser = {
+		.flags = flags, .nflags = MANAGER_NFLAGS, .prefix = "muster: ", .err = stderr
+	};
 	/* --help prints to stdout and exits 0, as every other command's does (before the shared
 	 * parser it went to stderr with status 2, getopt's '?' standing for both). */
 	int rc = flags_parse_command(&parser, argc, argv, &help, usage, &seen);

@@ -19,15 +19,17 @@
 #include "webhooks/webhooks.h"
 
 /* Appends value to the list at path (creating it when absent). */
-static void add_to_list(json_t *patch, json_t *obj, const char *dotted, const char *path, json_t *value)
+static void add_to_list(json_t *patch, json_t *obj, const char *dotted, const char *path,
+			json_t *value)
 {
 	char at[128];
 	if (json_is_array(obj_path(obj, dotted))) {
 		snprintf(at, sizeof(at), "%s/-", path);
-		json_array_append_new(patch, json_pack("{s:s, s:s, s:o}", "op", "add", "path", at, "value", value));
-	} else {
-		json_array_append_new(patch, json_pack("{s:s, s:s, s:[o]}", "op", "add", "path", path,
+		json_array_append_new(patch, json_pack("{s:s, s:s, s:o}", "op", "add", "path", at,
 						       "value", value));
+	} else {
+		json_array_append_new(patch, json_pack("{s:s, s:s, s:[o]}", "op", "add", "path",
+						       path, "value", value));
 	}
 }
 
@@ -38,7 +40,8 @@ char *webhook_mutate_pod(const struct admission_request *req)
 	json_t *patch = json_array();
 	char *out;
 
-	if (patch && queue && *queue && !strcmp(req->operation, "CREATE") && !integration_owned(pod)) {
+	if (patch && queue && *queue && !strcmp(req->operation, "CREATE") &&
+	    !integration_owned(pod)) {
 		if (!obj_list_has(obj_path(pod, "spec.schedulingGates"), "name", GATE_ADMISSION))
 			add_to_list(patch, pod, "spec.schedulingGates", "/spec/schedulingGates",
 				    json_pack("{s:s}", "name", GATE_ADMISSION));
@@ -47,8 +50,8 @@ char *webhook_mutate_pod(const struct admission_request *req)
 				    json_string(FINALIZER_MANAGED));
 		/* The label exists (the queue's), so the map does: add the member. */
 		json_array_append_new(patch, json_pack("{s:s, s:s, s:s}", "op", "add", "path",
-						       "/metadata/labels/kueue.x-k8s.io~1managed", "value",
-						       "true"));
+						       "/metadata/labels/kueue.x-k8s.io~1managed",
+						       "value", "true"));
 	}
 	out = review_response(req, 1, 0, NULL, patch);
 	json_decref(patch);
@@ -79,16 +82,19 @@ char *webhook_validate_pod(const struct admission_request *req)
 	if (!strcmp(req->operation, "UPDATE") && old && obj_label(old, LABEL_QUEUE_NAME)) {
 		static const char *const labels[] = { LABEL_QUEUE_NAME, LABEL_POD_GROUP };
 		for (size_t i = 0; i < 2; i++) {
-			if (strcmp(or_empty(obj_label(old, labels[i])), or_empty(obj_label(pod, labels[i]))) &&
+			if (strcmp(or_empty(obj_label(old, labels[i])),
+				   or_empty(obj_label(pod, labels[i]))) &&
 			    !(i == 0 && pod_gated(old))) {
-				snprintf(msg, sizeof(msg), "metadata.labels[%s]: Forbidden: field is immutable%s",
+				snprintf(msg, sizeof(msg),
+					 "metadata.labels[%s]: Forbidden: field is immutable%s",
 					 labels[i], i == 0 ? " once the pod is admitted" : "");
 				return review_response(req, 0, 422, msg, NULL);
 			}
 		}
 		if (strcmp(or_empty(obj_annotation(old, ANNOTATION_POD_GROUP_TOTAL)),
 			   or_empty(obj_annotation(pod, ANNOTATION_POD_GROUP_TOTAL)))) {
-			snprintf(msg, sizeof(msg), "metadata.annotations[%s]: Forbidden: field is immutable",
+			snprintf(msg, sizeof(msg),
+				 "metadata.annotations[%s]: Forbidden: field is immutable",
 				 ANNOTATION_POD_GROUP_TOTAL);
 			return review_response(req, 0, 422, msg, NULL);
 		}

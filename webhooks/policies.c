@@ -34,15 +34,19 @@ int policies_decide(int hold_mode, int gang_mode, int jobs, const struct policy_
 {
 	int gang_served = s->podgroups && s->job_scheduling;
 	if (hold_mode == HOLD_POLICY && !s->mutating_admission_policy) {
-		snprintf(err, errlen, "admissionHold.mode AdmissionPolicy: the server does not serve "
-				      "admissionregistration.k8s.io/v1 MutatingAdmissionPolicy (Kubernetes 1.36+)");
+		snprintf(err, errlen,
+			 "admissionHold.mode AdmissionPolicy: the server does not serve "
+			 "admissionregistration.k8s.io/v1 MutatingAdmissionPolicy (Kubernetes "
+			 "1.36+)");
 		return -ENOTSUP;
 	}
 	if (gang_mode == GANG_ENABLED && !gang_served) {
 		snprintf(err, errlen, "gangScheduling.mode Enabled: %s",
-			 !s->podgroups ? "the server does not serve scheduling.k8s.io/v1beta1 PodGroup "
-					 "(Kubernetes 1.37+ with GenericWorkload)" :
-					 "the server drops a Job's spec.scheduling (needs the WorkloadWithJob feature gate)");
+			 !s->podgroups ?
+				 "the server does not serve scheduling.k8s.io/v1beta1 PodGroup "
+				 "(Kubernetes 1.37+ with GenericWorkload)" :
+				 "the server drops a Job's spec.scheduling (needs the "
+				 "WorkloadWithJob feature gate)");
 		return -ENOTSUP;
 	}
 	*policy = s->mutating_admission_policy && hold_mode != HOLD_WEBHOOK;
@@ -69,11 +73,14 @@ static int owned_condition(char *buf, size_t size)
 {
 	size_t n;
 	const struct integration *const *all = integration_all(&n);
-	int len = snprintf(buf, size, "!has(object.metadata.ownerReferences) || "
-				      "!object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller && (");
+	int len = snprintf(buf, size,
+			   "!has(object.metadata.ownerReferences) || "
+			   "!object.metadata.ownerReferences.exists(r, has(r.controller) && "
+			   "r.controller && (");
 	for (size_t i = 0; i < n && len > 0 && (size_t)len < size; i++)
-		len += snprintf(buf + len, size - (size_t)len, "%s(r.apiVersion == '%s' && r.kind == '%s')",
-				i ? " || " : "", all[i]->api_version, all[i]->kind);
+		len += snprintf(buf + len, size - (size_t)len,
+				"%s(r.apiVersion == '%s' && r.kind == '%s')", i ? " || " : "",
+				all[i]->api_version, all[i]->kind);
 	if (len > 0 && (size_t)len < size)
 		len += snprintf(buf + len, size - (size_t)len, "))");
 	return len > 0 && (size_t)len < size ? 0 : -1;
@@ -93,9 +100,10 @@ static json_t *queued_conditions(int labelled_only, const char *probe_token)
 	json_t *c = json_array();
 	if (probe_token)
 		snprintf(queued, sizeof(queued),
-			 "(" HAS_QUEUE_LABEL " && " QUEUE_LABEL " != '') || (has(object.metadata.labels) && '"
-			 POLICY_PROBE_LABEL "' in object.metadata.labels && object.metadata.labels['"
-			 POLICY_PROBE_LABEL "'] == '%.40s')",
+			 "(" HAS_QUEUE_LABEL " && " QUEUE_LABEL
+			 " != '') || (has(object.metadata.labels) && '" POLICY_PROBE_LABEL
+			 "' in object.metadata.labels && "
+			 "object.metadata.labels['" POLICY_PROBE_LABEL "'] == '%.40s')",
 			 probe_token);
 	else
 		snprintf(queued, sizeof(queued), "%s", HAS_QUEUE_LABEL " && " QUEUE_LABEL " != ''");
@@ -112,21 +120,20 @@ static json_t *queued_conditions(int labelled_only, const char *probe_token)
 static json_t *resource_rule(const struct integration *in, int with_update)
 {
 	const char *version = integration_version(in);
-	return with_update ?
-		       json_pack("{s:[s], s:[s], s:[s, s], s:[s]}", "apiGroups", in->group,
-				 "apiVersions", version, "operations", "CREATE", "UPDATE",
-				 "resources", in->plural) :
-		       json_pack("{s:[s], s:[s], s:[s], s:[s]}", "apiGroups", in->group,
-				 "apiVersions", version, "operations", "CREATE", "resources",
-				 in->plural);
+	return with_update ? json_pack("{s:[s], s:[s], s:[s, s], s:[s]}", "apiGroups", in->group,
+				       "apiVersions", version, "operations", "CREATE", "UPDATE",
+				       "resources", in->plural) :
+			     json_pack("{s:[s], s:[s], s:[s], s:[s]}", "apiGroups", in->group,
+				       "apiVersions", version, "operations", "CREATE", "resources",
+				       in->plural);
 }
 
 /* The namespaces a webhook reaches (webhooks' namespaceSelector): all but the system's. */
 static json_t *default_namespaces(void)
 {
 	return json_pack("{s:[{s:s, s:s, s:[s, s, s]}]}", "matchExpressions", "key",
-			 "kubernetes.io/metadata.name", "operator", "NotIn", "values", "kube-system",
-			 "kube-public", "kube-node-lease");
+			 "kubernetes.io/metadata.name", "operator", "NotIn", "values",
+			 "kube-system", "kube-public", "kube-node-lease");
 }
 
 /* Appends a policy and its binding to out; steals rules, conditions and body (the spec's
@@ -138,10 +145,11 @@ static int add_policy(json_t *out, const char *kind, const char *name, json_t *r
 	char binding_kind[64];
 	json_t *policy = rules && conditions && body ?
 				 json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:{s:o, s:s}, s:o, s:o}}",
-					   "apiVersion", API_VERSION, "kind", kind, "metadata", "name", name,
-					   "spec", "failurePolicy", "Fail", "matchConstraints",
-					   "resourceRules", rules, "matchPolicy", "Equivalent",
-					   "matchConditions", conditions, body_key, body) :
+					   "apiVersion", API_VERSION, "kind", kind, "metadata",
+					   "name", name, "spec", "failurePolicy", "Fail",
+					   "matchConstraints", "resourceRules", rules,
+					   "matchPolicy", "Equivalent", "matchConditions",
+					   conditions, body_key, body) :
 				 NULL;
 	if (!policy) {
 		json_decref(rules);
@@ -155,11 +163,12 @@ static int add_policy(json_t *out, const char *kind, const char *name, json_t *r
 		json_object_set_new(json_object_get(policy, "spec"), "reinvocationPolicy",
 				    json_string("IfNeeded"));
 	snprintf(binding_kind, sizeof(binding_kind), "%sBinding", kind);
-	json_t *binding = namespaces ? json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:{s:o}}}", "apiVersion",
-						 API_VERSION, "kind", binding_kind, "metadata", "name",
-						 name, "spec", "policyName", name, "matchResources",
-						 "namespaceSelector", namespaces) :
-				       NULL;
+	json_t *binding = namespaces ?
+				  json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:{s:o}}}", "apiVersion",
+					    API_VERSION, "kind", binding_kind, "metadata", "name",
+					    name, "spec", "policyName", name, "matchResources",
+					    "namespaceSelector", namespaces) :
+				  NULL;
 	if (binding && !mutating)
 		json_object_set_new(json_object_get(binding, "spec"), "validationActions",
 				    json_pack("[s]", "Deny"));
@@ -175,8 +184,8 @@ static int add_policy(json_t *out, const char *kind, const char *name, json_t *r
 /* One ApplyConfiguration mutation. */
 static json_t *apply_mutation(const char *expression)
 {
-	return json_pack("[{s:s, s:{s:s}}]", "patchType", "ApplyConfiguration", "applyConfiguration",
-			 "expression", expression);
+	return json_pack("[{s:s, s:{s:s}}]", "patchType", "ApplyConfiguration",
+			 "applyConfiguration", "expression", expression);
 }
 
 static int add_owner_hold(json_t *out, const struct policy_inputs *in, const struct integration *k)
@@ -202,11 +211,12 @@ static int add_gang(json_t *out, const char *probe_token)
 		conditions = NULL;
 	}
 	return add_policy(out, MAP_KIND, POLICY_GANG,
-			  json_pack("[o]", resource_rule(&integration_job, 0)),
-			  conditions, "mutations",
-			  apply_mutation("Object{spec: Object.spec{scheduling: Object.spec.scheduling{"
-					 "schedulingPolicy: Object.spec.scheduling.schedulingPolicy{"
-					 "gang: Object.spec.scheduling.schedulingPolicy.gang{}}}}}"),
+			  json_pack("[o]", resource_rule(&integration_job, 0)), conditions,
+			  "mutations",
+			  apply_mutation(
+				  "Object{spec: Object.spec{scheduling: Object.spec.scheduling{"
+				  "schedulingPolicy: Object.spec.scheduling.schedulingPolicy{"
+				  "gang: Object.spec.scheduling.schedulingPolicy.gang{}}}}}"),
 			  default_namespaces());
 }
 
@@ -215,11 +225,12 @@ static int add_pod_hold(json_t *out, const char *probe_token)
 	return add_policy(out, MAP_KIND, POLICY_PODS,
 			  json_pack("[o]", resource_rule(&integration_pod, 0)),
 			  queued_conditions(1, probe_token), "mutations",
-			  apply_mutation("Object{metadata: Object.metadata{"
-					 "labels: {'" LABEL_MANAGED "': 'true'}, "
-					 "finalizers: ['" FINALIZER_MANAGED "']}, "
-					 "spec: Object.spec{schedulingGates: [Object.spec.schedulingGates{"
-					 "name: '" GATE_ADMISSION "'}]}}"),
+			  apply_mutation(
+				  "Object{metadata: Object.metadata{"
+				  "labels: {'" LABEL_MANAGED "': 'true'}, "
+				  "finalizers: ['" FINALIZER_MANAGED "']}, "
+				  "spec: Object.spec{schedulingGates: [Object.spec.schedulingGates{"
+				  "name: '" GATE_ADMISSION "'}]}}"),
 			  default_namespaces());
 }
 
@@ -247,30 +258,34 @@ static int add_queue_name(json_t *out, const struct policy_inputs *in)
 {
 	json_t *validations = json_pack(
 		"[{s:s, s:s, s:s}]", "expression",
-		"!(" HAS_QUEUE_LABEL ") || !format.dns1123Subdomain().validate(" QUEUE_LABEL ").hasValue()",
+		"!(" HAS_QUEUE_LABEL ") || !format.dns1123Subdomain().validate(" QUEUE_LABEL
+		").hasValue()",
 		"messageExpression",
 		"'metadata.labels[" LABEL_QUEUE_NAME "]: Invalid value: \"' + " QUEUE_LABEL
 		" + '\": must be a valid LocalQueue name (a lowercase RFC 1123 subdomain)'",
 		"reason", "Invalid");
 	return add_policy(out, VAP_KIND, POLICY_QUEUE_NAME, queued_kinds_rules(in, in->pods),
-			  queued_conditions(0, NULL), "validations", validations, default_namespaces());
+			  queued_conditions(0, NULL), "validations", validations,
+			  default_namespaces());
 }
 
 /* muster-queue-frozen: validate_owner's rule, a running owner (not held by spec.suspend)
  * keeps its queue. Pods have theirs in the pod webhook: they are not held by spec.suspend. */
 static int add_queue_frozen(json_t *out, const struct policy_inputs *in)
 {
-	json_t *validations = json_pack(
-		"[{s:s, s:s, s:s}]", "expression",
-		"request.operation != 'UPDATE' || !(" OLD_HAS_QUEUE_LABEL ") || "
-		"(has(oldObject.spec.suspend) && oldObject.spec.suspend == true) || ((" HAS_QUEUE_LABEL
-		") && " QUEUE_LABEL " == " OLD_QUEUE_LABEL ")",
-		"messageExpression",
-		"'metadata.labels[" LABEL_QUEUE_NAME "]: Forbidden: the queue of a running ' + "
-		"object.kind + ' cannot change; suspend it first'",
-		"reason", "Invalid");
-	return add_policy(out, VAP_KIND, POLICY_QUEUE_FROZEN, queued_kinds_rules(in, 0), queued_conditions(0, NULL),
-			  "validations", validations, default_namespaces());
+	json_t *validations =
+		json_pack("[{s:s, s:s, s:s}]", "expression",
+			  "request.operation != 'UPDATE' || !(" OLD_HAS_QUEUE_LABEL ") || "
+			  "(has(oldObject.spec.suspend) && oldObject.spec.suspend == true) || "
+			  "((" HAS_QUEUE_LABEL ") && " QUEUE_LABEL " == " OLD_QUEUE_LABEL ")",
+			  "messageExpression",
+			  "'metadata.labels[" LABEL_QUEUE_NAME
+			  "]: Forbidden: the queue of a running ' + "
+			  "object.kind + ' cannot change; suspend it first'",
+			  "reason", "Invalid");
+	return add_policy(out, VAP_KIND, POLICY_QUEUE_FROZEN, queued_kinds_rules(in, 0),
+			  queued_conditions(0, NULL), "validations", validations,
+			  default_namespaces());
 }
 
 json_t *policies_build(const struct policy_inputs *in)
@@ -300,10 +315,12 @@ static int uses(json_t *objects, const char *kind, const char *name)
 {
 	size_t i;
 	json_t *o;
-	json_array_foreach(objects, i, o)
-		if (!strcmp(json_string_value(json_object_get(o, "kind")), kind) &&
-		    !strcmp(json_string_value(json_object_get(json_object_get(o, "metadata"), "name")), name))
-			return 1;
+	json_array_foreach(objects, i,
+			   o) if (!strcmp(json_string_value(json_object_get(o, "kind")), kind) &&
+				  !strcmp(json_string_value(
+						  json_object_get(json_object_get(o, "metadata"),
+								  "name")),
+					  name)) return 1;
 	return 0;
 }
 
@@ -325,9 +342,11 @@ json_t *policies_unused(const struct policy_inputs *in)
 	json_array_foreach(possible, i, o)
 	{
 		const char *kind = json_string_value(json_object_get(o, "kind"));
-		const char *name = json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+		const char *name =
+			json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
 		if (rc == 0 && !uses(used, kind, name))
-			rc = json_array_append_new(out, json_pack("{s:s, s:s}", "kind", kind, "name", name));
+			rc = json_array_append_new(out, json_pack("{s:s, s:s}", "kind", kind,
+								  "name", name));
 	}
 	json_decref(possible);
 	json_decref(used);

@@ -62,7 +62,8 @@ json_t *policies_unused(const struct policy_inputs *in);
 
 /* What the apiserver serves, as the manager found out at start (ctrl/hold.c). */
 struct policy_served {
-	int mutating_admission_policy; /* admissionregistration.k8s.io/v1 mutatingadmissionpolicies */
+	/* admissionregistration.k8s.io/v1 mutatingadmissionpolicies */
+	int mutating_admission_policy;
 	int podgroups; /* scheduling.k8s.io/v1beta1 podgroups and workloads */
 	int job_scheduling; /* a Job created with spec.scheduling keeps it (dry run) */
 };

@@ -29,7 +29,8 @@ int review_decode(const char *body, size_t len, struct admission_request *req, c
 	req->object = json_object_get(r, "object");
 	req->old_object = json_object_get(r, "oldObject");
 	if (!json_is_object(r) || !req->uid || !req->operation || !req->kind) {
-		snprintf(err, errlen, "not an AdmissionReview request (missing uid, operation or kind)");
+		snprintf(err, errlen,
+			 "not an AdmissionReview request (missing uid, operation or kind)");
 		review_request_release(req);
 		return -EINVAL;
 	}
@@ -79,8 +80,9 @@ char *review_response(const struct admission_request *req, int allowed, int code
 	if (!resp)
 		return NULL;
 	if (!allowed || message) {
-		json_t *status = json_pack("{s:i, s:o}", "code", code ? code : (allowed ? 200 : 403),
-					   "message", message_string(message ? message : ""));
+		json_t *status = json_pack("{s:i, s:o}", "code",
+					   code ? code : (allowed ? 200 : 403), "message",
+					   message_string(message ? message : ""));
 		json_object_set_new(resp, "status", status);
 	}
 	if (patch && json_array_size(patch) > 0) {

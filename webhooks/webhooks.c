@@ -63,16 +63,20 @@ static char *mutate_owner(const struct admission_request *req, const struct inte
 	 * RayJob's labels) is its owner's to hold, never queued on its own. */
 	int ours = queue && *queue && !integration_owned(obj);
 
-	if (patch && obj && !(queue && *queue) && ctx && ctx->manage_without_queue_name && ns && *ns &&
-	    !integration_owned(obj) &&
-	    ctx->namespace_managed(ctx->arg, ns) && !strcmp(req->operation, "CREATE")) {
+	if (patch && obj && !(queue && *queue) && ctx && ctx->manage_without_queue_name && ns &&
+	    *ns && !integration_owned(obj) && ctx->namespace_managed(ctx->arg, ns) &&
+	    !strcmp(req->operation, "CREATE")) {
 		ours = 1;
 		if (ctx->has_local_queue(ctx->arg, ns, "default"))
-			json_array_append_new(patch, json_is_object(obj_path(obj, "metadata.labels")) ?
-				json_pack("{s:s, s:s, s:s}", "op", "add", "path",
-					  "/metadata/labels/kueue.x-k8s.io~1queue-name", "value", "default") :
-				json_pack("{s:s, s:s, s:{s:s}}", "op", "add", "path", "/metadata/labels",
-					  "value", LABEL_QUEUE_NAME, "default"));
+			json_array_append_new(
+				patch,
+				json_is_object(obj_path(obj, "metadata.labels")) ?
+					json_pack("{s:s, s:s, s:s}", "op", "add", "path",
+						  "/metadata/labels/kueue.x-k8s.io~1queue-name",
+						  "value", "default") :
+					json_pack("{s:s, s:s, s:{s:s}}", "op", "add", "path",
+						  "/metadata/labels", "value", LABEL_QUEUE_NAME,
+						  "default"));
 	}
 	/* Only objects muster queues are held; everything else passes untouched. */
 	if (patch && ours && strcmp(req->operation, "CREATE") == 0 && !in->held(obj)) {
@@ -84,8 +88,9 @@ static char *mutate_owner(const struct admission_request *req, const struct inte
 	if (patch && ours && ctx && ctx->gang && in->gang_by_scheduling &&
 	    !strcmp(req->operation, "CREATE") && json_is_object(json_object_get(obj, "spec")) &&
 	    !obj_path(obj, "spec.scheduling"))
-		json_array_append_new(patch, json_pack("{s:s, s:s, s:{s:{s:{}}}}", "op", "add", "path",
-						       "/spec/scheduling", "value", "schedulingPolicy", "gang"));
+		json_array_append_new(patch, json_pack("{s:s, s:s, s:{s:{s:{}}}}", "op", "add",
+						       "path", "/spec/scheduling", "value",
+						       "schedulingPolicy", "gang"));
 	out = review_response(req, 1, 0, NULL, patch);
 	json_decref(patch);
 	return out;
@@ -97,7 +102,8 @@ int webhook_check_queue_name(const char *queue, char *msg, size_t size)
 {
 	if (queue && !eobj_is_dns_subdomain(queue, strlen(queue))) {
 		snprintf(msg, size,
-			 "metadata.labels[%s]: Invalid value: \"%.253s\": must be a valid LocalQueue name (a lowercase RFC 1123 subdomain)",
+			 "metadata.labels[%s]: Invalid value: \"%.253s\": must be a valid "
+			 "LocalQueue name (a lowercase RFC 1123 subdomain)",
 			 LABEL_QUEUE_NAME, queue);
 		return -EINVAL;
 	}
@@ -126,7 +132,8 @@ static char *validate_owner(const struct admission_request *req, const struct in
 			      (old_queue && queue && strcmp(old_queue, queue) != 0);
 		if (changed && old_queue && !in->held(req->old_object)) {
 			snprintf(msg, sizeof(msg),
-				 "metadata.labels[%s]: Forbidden: the queue of a running %s cannot change; suspend it first",
+				 "metadata.labels[%s]: Forbidden: the queue of a running %s cannot "
+				 "change; suspend it first",
 				 LABEL_QUEUE_NAME, in->kind);
 			return review_response(req, 0, 422, msg, NULL);
 		}
@@ -150,11 +157,12 @@ static char *validate_cq(const struct admission_request *req)
 	eobj_cq_release(&cq);
 	if (rc == -ENOMEM)
 		return NULL;
-	return rc ? review_response(req, 0, 422, msg, NULL) : review_response(req, 1, 0, NULL, NULL);
+	return rc ? review_response(req, 0, 422, msg, NULL) :
+		    review_response(req, 1, 0, NULL, NULL);
 }
 
-int webhook_handle(const char *path, const char *body, size_t len, const struct webhook_context *ctx,
-		   char **out)
+int webhook_handle(const char *path, const char *body, size_t len,
+		   const struct webhook_context *ctx, char **out)
 {
 	struct admission_request req;
 	char err[256];
@@ -182,7 +190,9 @@ int webhook_handle(const char *path, const char *body, size_t len, const struct 
 		json_decref(e);
 		return 400;
 	}
-	*out = handler ? handler(&req) : mutate ? mutate_owner(&req, in, ctx) : validate_owner(&req, in);
+	*out = handler ? handler(&req) :
+	       mutate  ? mutate_owner(&req, in, ctx) :
+			 validate_owner(&req, in);
 	review_request_release(&req);
 	return 200;
 }

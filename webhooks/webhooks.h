@@ -60,7 +60,7 @@ struct webhook_context {
  * well-formed review, allowed or not; 400 for a body that is not a review; 404 for an unknown
  * path) and stores a new malloc'd body in *out (NULL on out of memory).
  */
-int webhook_handle(const char *path, const char *body, size_t len, const struct webhook_context *ctx,
-		   char **out);
+int webhook_handle(const char *path, const char *body, size_t len,
+		   const struct webhook_context *ctx, char **out);
 
 #endif

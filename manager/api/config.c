@@ -69,7 +69,8 @@ int config_split_address(const char *addr, char *host, size_t host_size, int *po
 	}
 	for (size_t i = 0; i < hlen; i++)
 		if (!strchr("0123456789abcdefABCDEF.:", h[i]))
-			return -EINVAL; /* numeric addresses only: the server does not resolve names */
+			/* numeric addresses only: the server does not resolve names */
+			return -EINVAL;
 	if (hlen >= host_size)
 		return -EINVAL;
 	memcpy(host, h, hlen);
@@ -96,8 +97,8 @@ static int only_keys(json_t *obj, const char *where, const char *const *allowed,
 		for (i = 0; allowed[i] && strcmp(allowed[i], key); i++)
 			;
 		if (!allowed[i]) {
-			snprintf(err, errlen, "%s%s%s: unknown or unsupported field", where, *where ? "." : "",
-				 key);
+			snprintf(err, errlen, "%s%s%s: unknown or unsupported field", where,
+				 *where ? "." : "", key);
 			return -EINVAL;
 		}
 	}
@@ -111,7 +112,8 @@ static int duration_field(json_t *obj, const char *name, const char *where, int6
 	if (!v)
 		return 0;
 	if (!json_is_string(v) || config_parse_duration(json_string_value(v), out) != 0) {
-		snprintf(err, errlen, "%s.%s: invalid duration (want e.g. \"90s\", \"5m\", \"1h30m\")", where,
+		snprintf(err, errlen,
+			 "%s.%s: invalid duration (want e.g. \"90s\", \"5m\", \"1h30m\")", where,
 			 name);
 		return -EINVAL;
 	}
@@ -190,8 +192,8 @@ static int parse_placement(json_t *p, struct muster_config *cfg, char *err, size
 
 /* A muster section whose one field is mode: NAME: {mode: one of names}; *out is the index of
  * the name given (left alone when the section or its mode is absent). */
-static int parse_mode_section(json_t *doc, const char *section, const char *const *names,
-			      int *out, char *err, size_t errlen)
+static int parse_mode_section(json_t *doc, const char *section, const char *const *names, int *out,
+			      char *err, size_t errlen)
 {
 	static const char *const keys[] = { "mode", NULL };
 	json_t *s = json_object_get(doc, section);
@@ -212,7 +214,8 @@ static int parse_mode_section(json_t *doc, const char *section, const char *cons
 			*out = i;
 			return 0;
 		}
-	snprintf(err, errlen, "%s.mode: must be %s, %s or %s", section, names[0], names[1], names[2]);
+	snprintf(err, errlen, "%s.mode: must be %s, %s or %s", section, names[0], names[1],
+		 names[2]);
 	return -EINVAL;
 }
 
@@ -244,14 +247,16 @@ static int parse_client_connection(json_t *c, struct muster_config *cfg, char *e
 	if ((rc = only_keys(c, "clientConnection", keys, err, errlen)) != 0)
 		return rc;
 	json_t *qps = json_object_get(c, "qps"), *burst = json_object_get(c, "burst");
-	if (qps && (!json_is_number(qps) || json_number_value(qps) <= 0 ||
-		    json_number_value(qps) > 1e6)) {
-		snprintf(err, errlen, "clientConnection.qps: must be a number above 0 and at most 1000000");
+	if (qps &&
+	    (!json_is_number(qps) || json_number_value(qps) <= 0 || json_number_value(qps) > 1e6)) {
+		snprintf(err, errlen,
+			 "clientConnection.qps: must be a number above 0 and at most 1000000");
 		return -EINVAL;
 	}
 	if (burst && (!json_is_integer(burst) || json_integer_value(burst) < 1 ||
 		      json_integer_value(burst) > 1000000)) {
-		snprintf(err, errlen, "clientConnection.burst: must be an integer from 1 to 1000000");
+		snprintf(err, errlen,
+			 "clientConnection.burst: must be an integer from 1 to 1000000");
 		return -EINVAL;
 	}
 	if (qps)
@@ -281,9 +286,10 @@ static int name_field(json_t *obj, const char *name, const char *where, char *ou
 /* leaderElection, as Kueue's (component-base's LeaderElectionConfiguration). */
 static int parse_leader_election(json_t *l, struct muster_config *cfg, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "leaderElect", "resourceLock", "resourceName",
-					    "resourceNamespace", "leaseDuration", "renewDeadline",
-					    "retryPeriod", NULL };
+	static const char *const keys[] = { "leaderElect",   "resourceLock",
+					    "resourceName",  "resourceNamespace",
+					    "leaseDuration", "renewDeadline",
+					    "retryPeriod",   NULL };
 	const char *where = "leaderElection";
 	int rc;
 	if (!l)
@@ -306,27 +312,33 @@ static int parse_leader_election(json_t *l, struct muster_config *cfg, char *err
 		snprintf(err, errlen, "leaderElection.resourceLock: only \"leases\" is supported");
 		return -EINVAL;
 	}
-	if ((rc = name_field(l, "resourceName", where, cfg->lease_name, sizeof(cfg->lease_name), err,
-			     errlen)) != 0 ||
+	if ((rc = name_field(l, "resourceName", where, cfg->lease_name, sizeof(cfg->lease_name),
+			     err, errlen)) != 0 ||
 	    (rc = name_field(l, "resourceNamespace", where, cfg->lease_namespace,
 			     sizeof(cfg->lease_namespace), err, errlen)) != 0 ||
-	    (rc = duration_field(l, "leaseDuration", where, &cfg->lease_duration_ms, err, errlen)) != 0 ||
-	    (rc = duration_field(l, "renewDeadline", where, &cfg->renew_deadline_ms, err, errlen)) != 0 ||
+	    (rc = duration_field(l, "leaseDuration", where, &cfg->lease_duration_ms, err,
+				 errlen)) != 0 ||
+	    (rc = duration_field(l, "renewDeadline", where, &cfg->renew_deadline_ms, err,
+				 errlen)) != 0 ||
 	    (rc = duration_field(l, "retryPeriod", where, &cfg->retry_period_ms, err, errlen)) != 0)
 		return rc;
 	/* client-go's rules: the lease outlives the deadline, which allows a retry or so. The
 	 * Lease holds whole seconds. */
 	if (cfg->lease_duration_ms < 1000 || cfg->lease_duration_ms % 1000 != 0) {
-		snprintf(err, errlen, "leaderElection.leaseDuration: must be whole seconds, at least 1s");
+		snprintf(err, errlen,
+			 "leaderElection.leaseDuration: must be whole seconds, at least 1s");
 		return -EINVAL;
 	}
 	if (cfg->renew_deadline_ms >= cfg->lease_duration_ms) {
-		snprintf(err, errlen, "leaderElection.renewDeadline: must be shorter than leaseDuration");
+		snprintf(err, errlen,
+			 "leaderElection.renewDeadline: must be shorter than leaseDuration");
 		return -EINVAL;
 	}
-	if (cfg->retry_period_ms < 100 || cfg->renew_deadline_ms * 10 <= cfg->retry_period_ms * 12) {
+	if (cfg->retry_period_ms < 100 ||
+	    cfg->renew_deadline_ms * 10 <= cfg->retry_period_ms * 12) {
 		snprintf(err, errlen,
-			 "leaderElection.retryPeriod: must be at least 100ms, and renewDeadline more than 1.2 times it");
+			 "leaderElection.retryPeriod: must be at least 100ms, and renewDeadline "
+			 "more than 1.2 times it");
 		return -EINVAL;
 	}
 	return 0;
@@ -351,7 +363,8 @@ static int parse_metrics(json_t *c, struct muster_config *cfg, char *err, size_t
 		     config_split_address(json_string_value(addr), cfg->metrics_host,
 					  sizeof(cfg->metrics_host), &cfg->metrics_port) != 0)) {
 		snprintf(err, errlen,
-			 "metrics.bindAddress: want host:port with a numeric host or none (\":8080\", \"127.0.0.1:8080\")");
+			 "metrics.bindAddress: want host:port with a numeric host or none "
+			 "(\":8080\", \"127.0.0.1:8080\")");
 		return -EINVAL;
 	}
 	if (res && !json_is_boolean(res)) {
@@ -414,7 +427,8 @@ static int parse_serving(json_t *doc, struct muster_config *cfg, char *err, size
 	    (rc = string_field(webhook, "host", "webhook", 1, cfg->webhook_host,
 			       sizeof(cfg->webhook_host), err, errlen)) != 0 ||
 	    (rc = string_field(icm, "webhookServiceName", "internalCertManagement", 0,
-			       cfg->webhook_service, sizeof(cfg->webhook_service), err, errlen)) != 0 ||
+			       cfg->webhook_service, sizeof(cfg->webhook_service), err, errlen)) !=
+		    0 ||
 	    (rc = string_field(icm, "webhookSecretName", "internalCertManagement", 0,
 			       cfg->webhook_secret, sizeof(cfg->webhook_secret), err, errlen)) != 0)
 		return rc;
@@ -423,15 +437,17 @@ static int parse_serving(json_t *doc, struct muster_config *cfg, char *err, size
 		cfg->has_webhook_host = 1;
 	json_t *enable = json_object_get(icm, "enable");
 	if (enable && !json_is_true(enable)) {
-		snprintf(err, errlen, "internalCertManagement.enable: muster always manages its webhook "
-				      "certificates; remove the field or set it to true");
+		snprintf(err, errlen,
+			 "internalCertManagement.enable: muster always manages its webhook "
+			 "certificates; remove the field or set it to true");
 		return -EINVAL;
 	}
 	json_t *bind = json_object_get(health, "healthProbeBindAddress");
 	if (bind && (!json_is_string(bind) ||
 		     config_split_address(json_string_value(bind), cfg->health_host,
 					  sizeof(cfg->health_host), &cfg->health_port) != 0)) {
-		snprintf(err, errlen, "health.healthProbeBindAddress: want \"host:port\" or \":port\"");
+		snprintf(err, errlen,
+			 "health.healthProbeBindAddress: want \"host:port\" or \":port\"");
 		return -EINVAL;
 	}
 	return 0;
@@ -447,11 +463,13 @@ static int parse_visibility(json_t *doc, struct muster_config *cfg, char *err, s
 	if ((rc = section(doc, "visibilityServer", keys, &v, err, errlen)) != 0 ||
 	    (rc = string_field(v, "bindAddress", "visibilityServer", 1, cfg->visibility_host,
 			       sizeof(cfg->visibility_host), err, errlen)) != 0 ||
-	    (rc = int_field(v, "bindPort", "visibilityServer", 0, 65535, &port, NULL, err, errlen)) != 0)
+	    (rc = int_field(v, "bindPort", "visibilityServer", 0, 65535, &port, NULL, err,
+			    errlen)) != 0)
 		return rc;
 	for (const char *c = cfg->visibility_host; *c; c++)
 		if (!strchr("0123456789abcdefABCDEF.:", *c)) {
-			snprintf(err, errlen, "visibilityServer.bindAddress: want a numeric address");
+			snprintf(err, errlen,
+				 "visibilityServer.bindAddress: want a numeric address");
 			return -EINVAL;
 		}
 	cfg->visibility_port = (int)port;
@@ -478,7 +496,8 @@ static int parse_ledger(json_t *doc, struct muster_config *cfg, char *err, size_
 		cfg->ledger_enable = json_is_true(enable);
 	int64_t milli;
 	if (size && (quantity_from_json(size, &milli) != 0 || milli < (int64_t)1000 << 20)) {
-		snprintf(err, errlen, "ledger.maxSize: want a size of at least 1Mi (e.g. \"256Mi\")");
+		snprintf(err, errlen,
+			 "ledger.maxSize: want a size of at least 1Mi (e.g. \"256Mi\")");
 		return -EINVAL;
 	}
 	if (size)
@@ -494,7 +513,8 @@ static int parse_ledger(json_t *doc, struct muster_config *cfg, char *err, size_
 static int parse_fair_sharing(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "preemptionStrategies", NULL };
-	static const char *const names[] = { "LessThanOrEqualToFinalShare", "LessThanInitialShare" };
+	static const char *const names[] = { "LessThanOrEqualToFinalShare",
+					     "LessThanInitialShare" };
 	static const enum eng_fs_strategy values[] = { ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
 						       ENG_FS_LESS_THAN_INITIAL_SHARE };
 	const char *where = "fairSharing.preemptionStrategies";
@@ -502,7 +522,8 @@ static int parse_fair_sharing(json_t *doc, struct muster_config *cfg, char *err,
 	json_t *section_obj, *list, *v;
 	size_t i;
 	int rc;
-	if ((rc = section(doc, "fairSharing", keys, &section_obj, err, errlen)) != 0 || !section_obj)
+	if ((rc = section(doc, "fairSharing", keys, &section_obj, err, errlen)) != 0 ||
+	    !section_obj)
 		return rc;
 	list = json_object_get(section_obj, "preemptionStrategies");
 	if (list && !json_is_array(list)) {
@@ -516,8 +537,8 @@ static int parse_fair_sharing(json_t *doc, struct muster_config *cfg, char *err,
 		for (k = 0; name && k < 2 && strcmp(name, names[k]); k++)
 			;
 		if (!name || k == 2) {
-			snprintf(err, errlen, "%s[%zu]: \"%.64s\" is not a strategy (%s, %s)", where, i,
-				 name ? name : "", names[0], names[1]);
+			snprintf(err, errlen, "%s[%zu]: \"%.64s\" is not a strategy (%s, %s)",
+				 where, i, name ? name : "", names[0], names[1]);
 			return -EINVAL;
 		}
 		if (i < 2)
@@ -525,15 +546,16 @@ static int parse_fair_sharing(json_t *doc, struct muster_config *cfg, char *err,
 	}
 	fs.n_strategies = json_array_size(list);
 	/* Kueue's only valid lists: [LTEFinal], [LTInitial] and [LTEFinal, LTInitial]. */
-	if (fs.n_strategies > 2 ||
-	    (fs.n_strategies == 2 && (fs.strategies[0] != ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE ||
-				      fs.strategies[1] != ENG_FS_LESS_THAN_INITIAL_SHARE))) {
-		snprintf(err, errlen, "%s: must be [%s], [%s] or [%s, %s]", where, names[0], names[1],
-			 names[0], names[1]);
+	if (fs.n_strategies > 2 || (fs.n_strategies == 2 &&
+				    (fs.strategies[0] != ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE ||
+				     fs.strategies[1] != ENG_FS_LESS_THAN_INITIAL_SHARE))) {
+		snprintf(err, errlen, "%s: must be [%s], [%s] or [%s, %s]", where, names[0],
+			 names[1], names[0], names[1]);
 		return -EINVAL;
 	}
 	if (fs.n_strategies == 0) {
-		fs.n_strategies = 2; /* Kueue's default, written out so it reads as what is in force */
+		fs.n_strategies =
+			2; /* Kueue's default, written out so it reads as what is in force */
 		fs.strategies[0] = ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE;
 		fs.strategies[1] = ENG_FS_LESS_THAN_INITIAL_SHARE;
 	}
@@ -558,8 +580,8 @@ static int duration_ns_field(json_t *obj, const char *name, const char *where, i
 }
 
 /* resourceWeights: resource -> weight >= 0, into one block that cfg owns. */
-static int parse_resource_weights(json_t *m, struct eng_afs_weight **out, size_t *n_out,
-				  char *err, size_t errlen)
+static int parse_resource_weights(json_t *m, struct eng_afs_weight **out, size_t *n_out, char *err,
+				  size_t errlen)
 {
 	const char *where = "admissionFairSharing.resourceWeights";
 	const char *name;
@@ -635,8 +657,10 @@ static int parse_admission_fair_sharing(json_t *doc, struct muster_config *cfg, 
 		return rc;
 	if (afs.usage_sampling_interval <= 0) {
 		/* Kueue turns 0 into its default; an operator who wrote 0 meant something else. */
-		snprintf(err, errlen, "%s.usageSamplingInterval: must be greater than 0 (leave it out "
-				      "for the default, 5m)", where);
+		snprintf(err, errlen,
+			 "%s.usageSamplingInterval: must be greater than 0 (leave it out "
+			 "for the default, 5m)",
+			 where);
 		return -EINVAL;
 	}
 	if ((rc = parse_resource_weights(json_object_get(a, "resourceWeights"), &weights,
@@ -706,7 +730,8 @@ void config_release(struct muster_config *cfg)
  * every quota, while the configuration says they are managed. */
 static int parse_integrations(json_t *c, struct muster_config *cfg, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "frameworks", "externalFrameworks", "labelKeysToCopy", NULL };
+	static const char *const keys[] = { "frameworks", "externalFrameworks", "labelKeysToCopy",
+					    NULL };
 	int rc;
 	if (!c)
 		return 0;
@@ -720,7 +745,8 @@ static int parse_integrations(json_t *c, struct muster_config *cfg, char *err, s
 	for (size_t i = 0; i < 2; i++) {
 		json_t *v = json_object_get(c, unsupported[i]);
 		if (v && !(json_is_array(v) && json_array_size(v) == 0)) {
-			snprintf(err, errlen, "integrations.%s: not implemented; remove it or leave it empty",
+			snprintf(err, errlen,
+				 "integrations.%s: not implemented; remove it or leave it empty",
 				 unsupported[i]);
 			return -EINVAL;
 		}
@@ -746,7 +772,8 @@ static int parse_integrations(json_t *c, struct muster_config *cfg, char *err, s
 				len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s",
 							k ? ", " : "", all[k]->framework);
 			snprintf(err, errlen,
-				 "integrations.frameworks[%zu]: \"%.64s\" is not a framework muster manages "
+				 "integrations.frameworks[%zu]: \"%.64s\" is not a framework "
+				 "muster manages "
 				 "(%s); its objects would run unqueued, so remove it",
 				 i, name ? name : "", known);
 			return -EINVAL;
@@ -803,15 +830,30 @@ fail:
 
 static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t errlen)
 {
-	static const char *const top[] = { "apiVersion", "kind", "waitForPodsReady", "placement",
-					   "clientConnection", "leaderElection", "metrics", "namespace",
-					   "webhook", "health", "internalCertManagement", "integrations",
-					   "manageJobsWithoutQueueName", "managedJobsNamespaceSelector",
-					   "visibilityServer", "ledger", "fairSharing",
-					   "admissionFairSharing", "admissionHold", "gangScheduling",
+	static const char *const top[] = { "apiVersion",
+					   "kind",
+					   "waitForPodsReady",
+					   "placement",
+					   "clientConnection",
+					   "leaderElection",
+					   "metrics",
+					   "namespace",
+					   "webhook",
+					   "health",
+					   "internalCertManagement",
+					   "integrations",
+					   "manageJobsWithoutQueueName",
+					   "managedJobsNamespaceSelector",
+					   "visibilityServer",
+					   "ledger",
+					   "fairSharing",
+					   "admissionFairSharing",
+					   "admissionHold",
+					   "gangScheduling",
 					   NULL };
-	static const char *const wfpr[] = { "enable", "timeout", "recoveryTimeout", "blockAdmission",
-					    "requeuingStrategy", NULL };
+	static const char *const wfpr[] = {
+		"enable", "timeout", "recoveryTimeout", "blockAdmission", "requeuingStrategy", NULL
+	};
 	static const char *const rs[] = { "timestamp", "backoffBaseSeconds", "backoffMaxSeconds",
 					  "backoffLimitCount", NULL };
 	int rc;
@@ -830,11 +872,14 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 	if ((rc = only_keys(doc, "", top, err, errlen)) != 0)
 		return rc;
 	if ((rc = parse_placement(json_object_get(doc, "placement"), cfg, err, errlen)) != 0 ||
-	    (rc = parse_client_connection(json_object_get(doc, "clientConnection"), cfg, err, errlen)) != 0 ||
-	    (rc = parse_leader_election(json_object_get(doc, "leaderElection"), cfg, err, errlen)) != 0 ||
+	    (rc = parse_client_connection(json_object_get(doc, "clientConnection"), cfg, err,
+					  errlen)) != 0 ||
+	    (rc = parse_leader_election(json_object_get(doc, "leaderElection"), cfg, err,
+					errlen)) != 0 ||
 	    (rc = parse_metrics(json_object_get(doc, "metrics"), cfg, err, errlen)) != 0 ||
 	    (rc = parse_serving(doc, cfg, err, errlen)) != 0 ||
-	    (rc = parse_integrations(json_object_get(doc, "integrations"), cfg, err, errlen)) != 0 ||
+	    (rc = parse_integrations(json_object_get(doc, "integrations"), cfg, err, errlen)) !=
+		    0 ||
 	    (rc = parse_managed_jobs(doc, cfg, err, errlen)) != 0 ||
 	    (rc = parse_visibility(doc, cfg, err, errlen)) != 0 ||
 	    (rc = parse_ledger(doc, cfg, err, errlen)) != 0 ||
@@ -858,17 +903,18 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 	if (enable)
 		cfg->wait_for_pods_ready = json_is_true(enable);
 	json_t *block = json_object_get(w, "blockAdmission");
-	if (block && !json_is_false(block) && !(json_is_string(block) &&
-						 !strcmp(json_string_value(block), "Disabled"))) {
+	if (block && !json_is_false(block) &&
+	    !(json_is_string(block) && !strcmp(json_string_value(block), "Disabled"))) {
 		snprintf(err, errlen,
-			 "waitForPodsReady.blockAdmission: not implemented yet; remove it or set it to false");
+			 "waitForPodsReady.blockAdmission: not implemented yet; remove it or set "
+			 "it to false");
 		return -EINVAL;
 	}
 	int64_t timeout = cfg->pods_ready_timeout_ms;
 	int explicit_recovery = json_object_get(w, "recoveryTimeout") != NULL;
 	if ((rc = duration_field(w, "timeout", "waitForPodsReady", &timeout, err, errlen)) != 0 ||
-	    (rc = duration_field(w, "recoveryTimeout", "waitForPodsReady", &cfg->recovery_timeout_ms,
-				 err, errlen)) != 0)
+	    (rc = duration_field(w, "recoveryTimeout", "waitForPodsReady",
+				 &cfg->recovery_timeout_ms, err, errlen)) != 0)
 		return rc;
 	if (timeout <= 0) {
 		snprintf(err, errlen, "waitForPodsReady.timeout: must be positive");
@@ -880,25 +926,29 @@ static int parse_doc(json_t *doc, struct muster_config *cfg, char *err, size_t e
 	json_t *r = json_object_get(w, "requeuingStrategy");
 	if (!r)
 		return 0;
-	if (!json_is_object(r) || (rc = only_keys(r, "waitForPodsReady.requeuingStrategy", rs, err,
-						   errlen)) != 0) {
+	if (!json_is_object(r) ||
+	    (rc = only_keys(r, "waitForPodsReady.requeuingStrategy", rs, err, errlen)) != 0) {
 		if (!json_is_object(r))
-			snprintf(err, errlen, "waitForPodsReady.requeuingStrategy: must be a mapping");
+			snprintf(err, errlen,
+				 "waitForPodsReady.requeuingStrategy: must be a mapping");
 		return -EINVAL;
 	}
 	const char *ts = json_string_value(json_object_get(r, "timestamp"));
-	if (json_object_get(r, "timestamp") && (!ts || (strcmp(ts, "Eviction") && strcmp(ts, "Creation")))) {
-		snprintf(err, errlen, "waitForPodsReady.requeuingStrategy.timestamp: must be Eviction or Creation");
+	if (json_object_get(r, "timestamp") &&
+	    (!ts || (strcmp(ts, "Eviction") && strcmp(ts, "Creation")))) {
+		snprintf(err, errlen,
+			 "waitForPodsReady.requeuingStrategy.timestamp: must be Eviction or "
+			 "Creation");
 		return -EINVAL;
 	}
 	if (ts)
 		cfg->requeue_at_creation = !strcmp(ts, "Creation");
 	int64_t limit = 0;
 	const char *where = "waitForPodsReady.requeuingStrategy";
-	if ((rc = int_field(r, "backoffBaseSeconds", where, 1, 86400, &cfg->backoff_base_s, NULL, err,
-			    errlen)) != 0 ||
-	    (rc = int_field(r, "backoffMaxSeconds", where, 1, 7 * 86400, &cfg->backoff_max_s, NULL, err,
-			    errlen)) != 0 ||
+	if ((rc = int_field(r, "backoffBaseSeconds", where, 1, 86400, &cfg->backoff_base_s, NULL,
+			    err, errlen)) != 0 ||
+	    (rc = int_field(r, "backoffMaxSeconds", where, 1, 7 * 86400, &cfg->backoff_max_s, NULL,
+			    err, errlen)) != 0 ||
 	    (rc = int_field(r, "backoffLimitCount", where, 0, INT32_MAX, &limit,
 			    &cfg->has_backoff_limit, err, errlen)) != 0)
 		return rc;

@@ -145,7 +145,8 @@ struct muster_config {
 	json_t *managed_namespaces;
 	struct eobj_arena *managed_arena;
 	const struct label_selector *managed_selector;
-	char visibility_host[CONFIG_HOST_MAX]; /* visibilityServer.bindAddress; "" = every address */
+	/* visibilityServer.bindAddress; "" = every address */
+	char visibility_host[CONFIG_HOST_MAX];
 	int visibility_port; /* visibilityServer.bindPort, 8082 */
 	int ledger_enable; /* ledger.enable, true */
 	char ledger_path[1024]; /* ledger.path; "" = <--state-dir>/ledger.db */

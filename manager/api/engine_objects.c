@@ -55,7 +55,8 @@ void *eobj_arena_alloc(struct eobj_arena *a, size_t n, size_t size)
 		size_t at = (a->used + align - 1) & ~(align - 1);
 		if (at <= a->cap && a->cap - at >= bytes) {
 			a->used = at + bytes;
-			return (char *)a->blocks->data + at; /* calloc'ed, never reused: still zero */
+			return (char *)a->blocks->data +
+			       at; /* calloc'ed, never reused: still zero */
 		}
 	}
 	size_t cap = a->blocks && a->blocks->next ? 2 * a->cap : ARENA_FIRST_BLOCK;
@@ -99,7 +100,7 @@ void eobj_template_memo_clear(struct eobj_template_memo *m)
 /* The memo's slot for template (by address: a jansson node is at least 16-byte aligned). */
 static size_t memo_slot(const json_t *template)
 {
-	uint64_t a = (uint64_t)(uintptr_t)template >> 4;
+	uint64_t a = (uint64_t)(uintptr_t) template >> 4;
 	return (size_t)((a * 0x9e3779b97f4a7c15u) >> 32) & (EOBJ_TEMPLATE_MEMO - 1);
 }
 
@@ -221,7 +222,8 @@ json_t *eobj_field(json_t *obj, const char *key)
 int eobj_want_object(json_t *v, const char *path, char *err, size_t errlen)
 {
 	if (v && !json_is_object(v))
-		return eobj_bad(err, errlen, "%s: must be an object, not %s", path, eobj_type_name(v));
+		return eobj_bad(err, errlen, "%s: must be an object, not %s", path,
+				eobj_type_name(v));
 	return 0;
 }
 
@@ -233,22 +235,22 @@ int eobj_want_array(json_t *v, const char *path, char *err, size_t errlen)
 }
 
 /* An optional string field's value v (NULL: absent), named prefix.key; *out NULL when absent. */
-static int string_value(json_t *v, const char *key, const char *prefix, const char **out,
-			char *err, size_t errlen)
+static int string_value(json_t *v, const char *key, const char *prefix, const char **out, char *err,
+			size_t errlen)
 {
 	*out = NULL;
 	if (!v)
 		return 0;
 	if (!json_is_string(v))
-		return eobj_bad(err, errlen, "%s%s%s: must be a string, not %s", prefix, *prefix ? "." : "",
-			   key, eobj_type_name(v));
+		return eobj_bad(err, errlen, "%s%s%s: must be a string, not %s", prefix,
+				*prefix ? "." : "", key, eobj_type_name(v));
 	*out = json_string_value(v);
 	return 0;
 }
 
 /* An optional string field; *out NULL when absent. */
-int eobj_get_string(json_t *obj, const char *key, const char *prefix, const char **out,
-		      char *err, size_t errlen)
+int eobj_get_string(json_t *obj, const char *key, const char *prefix, const char **out, char *err,
+		    size_t errlen)
 {
 	return string_value(eobj_field(obj, key), key, prefix, out, err, errlen);
 }
@@ -265,11 +267,12 @@ static int int_value(json_t *v, const char *key, const char *prefix, int64_t lo,
 		return 0;
 	if (!json_is_integer(v))
 		return eobj_bad(err, errlen, "%s%s%s: must be an integer, not %s", prefix, dot, key,
-			   json_is_string(v) ? eobj_show(v, text, sizeof(text)) : eobj_type_name(v));
+				json_is_string(v) ? eobj_show(v, text, sizeof(text)) :
+						    eobj_type_name(v));
 	json_int_t x = json_integer_value(v);
 	if (x < lo || x > hi)
-		return eobj_bad(err, errlen, "%s%s%s: %lld is out of range [%lld, %lld]", prefix, dot, key,
-			   (long long)x, (long long)lo, (long long)hi);
+		return eobj_bad(err, errlen, "%s%s%s: %lld is out of range [%lld, %lld]", prefix,
+				dot, key, (long long)x, (long long)lo, (long long)hi);
 	*has = 1;
 	*out = (int64_t)x;
 	return 0;
@@ -287,14 +290,15 @@ static int pick_fields(json_t *obj, const char *path, const char *const *allowed
 {
 	const char *unknown = obj_pick(obj, allowed, out);
 	if (unknown)
-		return eobj_bad(err, errlen, "%s%s%s: unknown field", path, *path ? "." : "", unknown);
+		return eobj_bad(err, errlen, "%s%s%s: unknown field", path, *path ? "." : "",
+				unknown);
 	return 0;
 }
 
 /* Fails on keys outside allowed (a NULL-terminated list), as kubectl's strict field validation
  * does: a misspelt field would otherwise be silently ignored. */
 int eobj_check_keys(json_t *obj, const char *path, const char *const *allowed, char *err,
-		      size_t errlen)
+		    size_t errlen)
 {
 	const char *key;
 	json_t *v;
@@ -305,7 +309,8 @@ int eobj_check_keys(json_t *obj, const char *path, const char *const *allowed, c
 			if (!strcmp(allowed[i], key))
 				break;
 		if (!allowed[i])
-			return eobj_bad(err, errlen, "%s%s%s: unknown field", path, *path ? "." : "", key);
+			return eobj_bad(err, errlen, "%s%s%s: unknown field", path,
+					*path ? "." : "", key);
 	}
 	return 0;
 }
@@ -332,20 +337,18 @@ static int get_enum(json_t *obj, const char *key, const char *prefix, const char
 			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s\"%s\"", i ? ", " : "",
 					      values[i]);
 	}
-	return eobj_bad(err, errlen, "%s%s%s: unsupported value \"%.64s\": must be one of %s", prefix,
-		   *prefix ? "." : "", key, s, list);
+	return eobj_bad(err, errlen, "%s%s%s: unsupported value \"%.64s\": must be one of %s",
+			prefix, *prefix ? "." : "", key, s, list);
 }
 
 /* The bytes of a DNS name part: 1 for [a-z0-9], 2 for '-'. A table, because every Workload's
  * names go through it, a byte at a time. */
 static const unsigned char dns_byte[256] = {
-	['-'] = 2,
-	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
-	['8'] = 1, ['9'] = 1,
-	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1,
-	['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1,
-	['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
-	['y'] = 1, ['z'] = 1,
+	['-'] = 2, ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1,
+	['7'] = 1, ['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1,
+	['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1,
+	['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1,
+	['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
 };
 
 /* [a-z0-9]([-a-z0-9]*[a-z0-9])?: one part of a label or subdomain, of any length. */
@@ -386,9 +389,10 @@ static int check_subdomain(const char *s, const char *path, char *err, size_t er
 {
 	if (!eobj_is_dns_subdomain(s, strlen(s)))
 		return eobj_bad(err, errlen,
-			   "%s: invalid name \"%.64s\": must be lowercase letters, digits, '-' and '.', "
-			   "start and end with a letter or digit, at most 253 characters",
-			   path, s);
+				"%s: invalid name \"%.64s\": must be lowercase letters, digits, "
+				"'-' and '.', "
+				"start and end with a letter or digit, at most 253 characters",
+				path, s);
 	return 0;
 }
 
@@ -396,9 +400,10 @@ static int check_label(const char *s, const char *path, char *err, size_t errlen
 {
 	if (!eobj_is_dns_label(s, strlen(s)))
 		return eobj_bad(err, errlen,
-			   "%s: invalid name \"%.64s\": must be lowercase letters, digits and '-', "
-			   "start and end with a letter or digit, at most 63 characters",
-			   path, s);
+				"%s: invalid name \"%.64s\": must be lowercase letters, digits and "
+				"'-', "
+				"start and end with a letter or digit, at most 63 characters",
+				path, s);
 	return 0;
 }
 
@@ -407,19 +412,22 @@ int eobj_get_quantity(json_t *v, const char *path, int64_t *out, char *err, size
 {
 	char text[96];
 	if (!json_is_string(v) && !json_is_number(v))
-		return eobj_bad(err, errlen, "%s: invalid quantity: must be a string or a number, not %s",
-			   path, eobj_type_name(v));
+		return eobj_bad(err, errlen,
+				"%s: invalid quantity: must be a string or a number, not %s", path,
+				eobj_type_name(v));
 	int rc = quantity_from_json(v, out);
 	if (rc == -ERANGE)
 		return eobj_bad(err, errlen,
-			   "%s: quantity \"%s\" is out of range: muster accounts quantities exactly in "
-			   "int64 milli-units (at most about 9.2e15 units)",
-			   path, eobj_show(v, text, sizeof(text)));
+				"%s: quantity \"%s\" is out of range: muster accounts quantities "
+				"exactly in "
+				"int64 milli-units (at most about 9.2e15 units)",
+				path, eobj_show(v, text, sizeof(text)));
 	if (rc != 0)
-		return eobj_bad(err, errlen, "%s: invalid quantity \"%s\"", path, eobj_show(v, text, sizeof(text)));
+		return eobj_bad(err, errlen, "%s: invalid quantity \"%s\"", path,
+				eobj_show(v, text, sizeof(text)));
 	if (*out < 0)
-		return eobj_bad(err, errlen, "%s: invalid quantity \"%s\": must not be negative", path,
-			   eobj_show(v, text, sizeof(text)));
+		return eobj_bad(err, errlen, "%s: invalid quantity \"%s\": must not be negative",
+				path, eobj_show(v, text, sizeof(text)));
 	return 0;
 }
 
@@ -481,7 +489,8 @@ int eobj_decode_string_map(struct eobj_arena *a, json_t *m, const char *path, si
 	json_object_foreach(m, key, v)
 	{
 		if (!json_is_string(v))
-			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", path, key, eobj_type_name(v));
+			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", path, key,
+					eobj_type_name(v));
 		(*out)[i].key = eobj_arena_strdup(a, key);
 		(*out)[i].value = eobj_arena_strdup(a, json_string_value(v));
 		if (!(*out)[i].key || !(*out)[i].value)
@@ -515,7 +524,8 @@ int eobj_decode_taints(struct eobj_arena *a, json_t *arr, const char *path, int 
 		int effect;
 		eobj_pathf(p, sizeof(p), "%s[%zu]", path, i);
 		if (!json_is_object(t))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(t));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p,
+					eobj_type_name(t));
 		if ((strict && (rc = eobj_check_keys(t, p, keys, err, errlen)) != 0) ||
 		    (rc = eobj_get_string(t, "key", p, &key, err, errlen)) != 0 ||
 		    (rc = eobj_get_string(t, "value", p, &value, err, errlen)) != 0 ||
@@ -542,7 +552,8 @@ int eobj_decode_taints(struct eobj_arena *a, json_t *arr, const char *path, int 
 static int check_tolerations(json_t *arr, const char *path, char *err, size_t errlen)
 {
 	static const char *const ops[] = { "Equal", "Exists", NULL };
-	static const char *const effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", "", NULL };
+	static const char *const effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", "",
+					       NULL };
 	json_t *t;
 	size_t i;
 	char p[PATH_MAX_LEN];
@@ -556,18 +567,21 @@ static int check_tolerations(json_t *arr, const char *path, char *err, size_t er
 		int64_t secs;
 		eobj_pathf(p, sizeof(p), "%s[%zu]", path, i);
 		if (!json_is_object(t))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(t));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p,
+					eobj_type_name(t));
 		if ((rc = eobj_get_string(t, "key", p, &key, err, errlen)) != 0 ||
 		    (rc = eobj_get_string(t, "value", p, &value, err, errlen)) != 0 ||
 		    (rc = get_enum(t, "operator", p, ops, 0, &op, err, errlen)) != 0 ||
 		    (rc = get_enum(t, "effect", p, effects, 3, &effect, err, errlen)) != 0 ||
-		    (rc = eobj_get_int(t, "tolerationSeconds", p, INT64_MIN, INT64_MAX, &has, &secs, err,
-				  errlen)) != 0)
+		    (rc = eobj_get_int(t, "tolerationSeconds", p, INT64_MIN, INT64_MAX, &has, &secs,
+				       err, errlen)) != 0)
 			return rc;
 		if (op == 1 && value && *value)
-			return eobj_bad(err, errlen, "%s.value: must be empty when operator is Exists", p);
+			return eobj_bad(err, errlen,
+					"%s.value: must be empty when operator is Exists", p);
 		if ((!key || !*key) && op != 1)
-			return eobj_bad(err, errlen, "%s.operator: must be Exists when key is empty", p);
+			return eobj_bad(err, errlen,
+					"%s.operator: must be Exists when key is empty", p);
 	}
 	return 0;
 }
@@ -607,7 +621,9 @@ static int decode_tolerations(struct eobj_arena *a, json_t *arr, const char *pat
 
 int eobj_flavor_decode(json_t *rf, struct eobj_flavor *out, char *err, size_t errlen)
 {
-	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
+	static const char *const top[] = {
+		"apiVersion", "kind", "metadata", "spec", "status", NULL
+	};
 	static const char *const spec_keys[] = { "nodeLabels", "nodeTaints", "tolerations",
 						 "topologyName", NULL };
 	const char *name;
@@ -626,13 +642,13 @@ int eobj_flavor_decode(json_t *rf, struct eobj_flavor *out, char *err, size_t er
 	if (!(f->name = eobj_arena_strdup(&out->arena, name)))
 		return eobj_nomem(err, errlen);
 	if ((rc = eobj_decode_string_map(&out->arena, eobj_field(spec, "nodeLabels"),
-					  "spec.nodeLabels", 0, &f->n_labels, &f->labels, err,
-					  errlen)) != 0 ||
-	    (rc = eobj_decode_taints(&out->arena, eobj_field(spec, "nodeTaints"),
-				     "spec.nodeTaints", 1, &f->n_taints, &f->taints, err,
-				     errlen)) != 0 ||
-	    (rc = decode_tolerations(&out->arena, eobj_field(spec, "tolerations"), "spec.tolerations",
-				     &f->n_tolerations, &f->tolerations, err, errlen)) != 0)
+					 "spec.nodeLabels", 0, &f->n_labels, &f->labels, err,
+					 errlen)) != 0 ||
+	    (rc = eobj_decode_taints(&out->arena, eobj_field(spec, "nodeTaints"), "spec.nodeTaints",
+				     1, &f->n_taints, &f->taints, err, errlen)) != 0 ||
+	    (rc = decode_tolerations(&out->arena, eobj_field(spec, "tolerations"),
+				     "spec.tolerations", &f->n_tolerations, &f->tolerations, err,
+				     errlen)) != 0)
 		return rc;
 	return 0;
 }
@@ -679,8 +695,9 @@ static int decode_groups(struct eobj_arena *a, json_t *groups, int has_parent, i
 	if (rc != 0)
 		return rc;
 	if (json_array_size(groups) > 16)
-		return eobj_bad(err, errlen, "spec.resourceGroups: at most 16 resource groups, got %zu",
-			   json_array_size(groups));
+		return eobj_bad(err, errlen,
+				"spec.resourceGroups: at most 16 resource groups, got %zu",
+				json_array_size(groups));
 	struct eng_resource_group *rgs = eobj_arena_alloc(a, json_array_size(groups), sizeof(*rgs));
 	if (!rgs)
 		return eobj_nomem(err, errlen);
@@ -689,18 +706,21 @@ static int decode_groups(struct eobj_arena *a, json_t *groups, int has_parent, i
 		struct eng_resource_group *rg = &rgs[gi];
 		eobj_pathf(p, sizeof(p), "spec.resourceGroups[%zu]", gi);
 		if (!json_is_object(g))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(g));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p,
+					eobj_type_name(g));
 		if ((rc = eobj_check_keys(g, p, group_keys, err, errlen)) != 0)
 			return rc;
-		json_t *covered = eobj_field(g, "coveredResources"), *flavors = eobj_field(g, "flavors");
+		json_t *covered = eobj_field(g, "coveredResources"),
+		       *flavors = eobj_field(g, "flavors");
 		eobj_pathf(fp, sizeof(fp), "%s.coveredResources", p);
 		if ((rc = eobj_want_array(covered, fp, err, errlen)) != 0)
 			return rc;
 		if (json_array_size(covered) == 0)
-			return eobj_bad(err, errlen, "%s: required: list at least one resource", fp);
+			return eobj_bad(err, errlen, "%s: required: list at least one resource",
+					fp);
 		if (json_array_size(covered) > 64)
 			return eobj_bad(err, errlen, "%s: at most 64 resources, got %zu", fp,
-				   json_array_size(covered));
+					json_array_size(covered));
 		const char **cov = eobj_arena_alloc(a, json_array_size(covered), sizeof(*cov));
 		if (!cov)
 			return eobj_nomem(err, errlen);
@@ -710,16 +730,19 @@ static int decode_groups(struct eobj_arena *a, json_t *groups, int has_parent, i
 		{
 			const char *s = json_string_value(c);
 			if (!s || !*s)
-				return eobj_bad(err, errlen, "%s[%zu]: must be a resource name, not %s", fp, ci,
-					   s ? "an empty string" : eobj_type_name(c));
+				return eobj_bad(err, errlen,
+						"%s[%zu]: must be a resource name, not %s", fp, ci,
+						s ? "an empty string" : eobj_type_name(c));
 			if (find_str(seen_res, n_res, s) >= 0)
 				return eobj_bad(err, errlen,
-					   "%s[%zu]: duplicate resource \"%.64s\": a resource can be covered "
-					   "by one resource group only",
-					   fp, ci, s);
+						"%s[%zu]: duplicate resource \"%.64s\": a resource "
+						"can be covered "
+						"by one resource group only",
+						fp, ci, s);
 			if (n_res == 256)
 				return eobj_bad(err, errlen,
-					   "spec.resourceGroups: at most 256 covered resources in all");
+						"spec.resourceGroups: at most 256 covered "
+						"resources in all");
 			if (!(cov[ci] = eobj_arena_strdup(a, s)))
 				return eobj_nomem(err, errlen);
 			seen_res[n_res++] = cov[ci];
@@ -734,8 +757,9 @@ static int decode_groups(struct eobj_arena *a, json_t *groups, int has_parent, i
 			return eobj_bad(err, errlen, "%s: required: list at least one flavor", fp);
 		if (json_array_size(flavors) > 64)
 			return eobj_bad(err, errlen, "%s: at most 64 flavors, got %zu", fp,
-				   json_array_size(flavors));
-		struct eng_flavor_quotas *fqs = eobj_arena_alloc(a, json_array_size(flavors), sizeof(*fqs));
+					json_array_size(flavors));
+		struct eng_flavor_quotas *fqs =
+			eobj_arena_alloc(a, json_array_size(flavors), sizeof(*fqs));
 		if (!fqs)
 			return eobj_nomem(err, errlen);
 		json_t *f;
@@ -745,7 +769,8 @@ static int decode_groups(struct eobj_arena *a, json_t *groups, int has_parent, i
 			const char *fname;
 			eobj_pathf(fp, sizeof(fp), "%s.flavors[%zu]", p, fi);
 			if (!json_is_object(f))
-				return eobj_bad(err, errlen, "%s: must be an object, not %s", fp, eobj_type_name(f));
+				return eobj_bad(err, errlen, "%s: must be an object, not %s", fp,
+						eobj_type_name(f));
 			if ((rc = eobj_check_keys(f, fp, flavor_keys, err, errlen)) != 0 ||
 			    (rc = eobj_get_string(f, "name", fp, &fname, err, errlen)) != 0)
 				return rc;
@@ -756,12 +781,14 @@ static int decode_groups(struct eobj_arena *a, json_t *groups, int has_parent, i
 				return rc;
 			if (find_str(seen_flavors, n_flavors, fname) >= 0)
 				return eobj_bad(err, errlen,
-					   "%s: duplicate flavor \"%.64s\": a flavor can appear in one "
-					   "resource group only, once",
-					   rp, fname);
+						"%s: duplicate flavor \"%.64s\": a flavor can "
+						"appear in one "
+						"resource group only, once",
+						rp, fname);
 			if (n_flavors == 256)
 				return eobj_bad(err, errlen,
-					   "spec.resourceGroups: at most 256 flavors in all resource groups");
+						"spec.resourceGroups: at most 256 flavors in all "
+						"resource groups");
 			struct eng_flavor_quotas *fq = &fqs[fi];
 			if (!(fq->flavor = eobj_arena_strdup(a, fname)))
 				return eobj_nomem(err, errlen);
@@ -773,10 +800,12 @@ static int decode_groups(struct eobj_arena *a, json_t *groups, int has_parent, i
 				return rc;
 			if (json_array_size(resources) != rg->n_covered)
 				return eobj_bad(err, errlen,
-					   "%s: must list exactly the %zu coveredResources, in their order "
-					   "(got %zu entries)",
-					   rp, rg->n_covered, json_array_size(resources));
-			struct eng_resource_quota *rq = eobj_arena_alloc(a, rg->n_covered, sizeof(*rq));
+						"%s: must list exactly the %zu coveredResources, "
+						"in their order "
+						"(got %zu entries)",
+						rp, rg->n_covered, json_array_size(resources));
+			struct eng_resource_quota *rq =
+				eobj_arena_alloc(a, rg->n_covered, sizeof(*rq));
 			if (!rq)
 				return eobj_nomem(err, errlen);
 			json_t *r;
@@ -786,8 +815,9 @@ static int decode_groups(struct eobj_arena *a, json_t *groups, int has_parent, i
 				const char *rname;
 				eobj_pathf(rp, sizeof(rp), "%s.resources[%zu]", fp, ri);
 				if (!json_is_object(r))
-					return eobj_bad(err, errlen, "%s: must be an object, not %s", rp,
-						   eobj_type_name(r));
+					return eobj_bad(err, errlen,
+							"%s: must be an object, not %s", rp,
+							eobj_type_name(r));
 				if ((rc = eobj_check_keys(r, rp, res_keys, err, errlen)) != 0 ||
 				    (rc = eobj_get_string(r, "name", rp, &rname, err, errlen)) != 0)
 					return rc;
@@ -795,9 +825,10 @@ static int decode_groups(struct eobj_arena *a, json_t *groups, int has_parent, i
 					return eobj_bad(err, errlen, "%s.name: required", rp);
 				if (strcmp(rname, cov[ri]) != 0)
 					return eobj_bad(err, errlen,
-						   "%s.name: \"%.64s\" must match coveredResources[%zu] "
-						   "(\"%.64s\")",
-						   rp, rname, ri, cov[ri]);
+							"%s.name: \"%.64s\" must match "
+							"coveredResources[%zu] "
+							"(\"%.64s\")",
+							rp, rname, ri, cov[ri]);
 				rq[ri].name = cov[ri];
 				json_t *nominal = eobj_field(r, "nominalQuota");
 				json_t *borrow = eobj_field(r, "borrowingLimit");
@@ -805,29 +836,37 @@ static int decode_groups(struct eobj_arena *a, json_t *groups, int has_parent, i
 				eobj_pathf(qp, sizeof(qp), "%s.nominalQuota", rp);
 				if (!nominal)
 					return eobj_bad(err, errlen, "%s: required", qp);
-				if ((rc = eobj_get_quantity(nominal, qp, &rq[ri].nominal, err, errlen)) != 0)
+				if ((rc = eobj_get_quantity(nominal, qp, &rq[ri].nominal, err,
+							    errlen)) != 0)
 					return rc;
 				if (borrow) {
 					eobj_pathf(qp, sizeof(qp), "%s.borrowingLimit", rp);
 					if (!has_parent)
-						return eobj_bad(err, errlen, "%s: must be unset when %s is empty",
-							   qp, is_cohort ? "parentName" : "cohortName");
-					if ((rc = eobj_get_quantity(borrow, qp, &rq[ri].borrowing_limit, err,
-							       errlen)) != 0)
+						return eobj_bad(
+							err, errlen,
+							"%s: must be unset when %s is empty", qp,
+							is_cohort ? "parentName" : "cohortName");
+					if ((rc = eobj_get_quantity(borrow, qp,
+								    &rq[ri].borrowing_limit, err,
+								    errlen)) != 0)
 						return rc;
 					rq[ri].has_borrowing_limit = 1;
 				}
 				if (lend) {
 					eobj_pathf(qp, sizeof(qp), "%s.lendingLimit", rp);
 					if (!has_parent)
-						return eobj_bad(err, errlen, "%s: must be unset when %s is empty",
-							   qp, is_cohort ? "parentName" : "cohortName");
-					if ((rc = eobj_get_quantity(lend, qp, &rq[ri].lending_limit, err,
-							       errlen)) != 0)
+						return eobj_bad(
+							err, errlen,
+							"%s: must be unset when %s is empty", qp,
+							is_cohort ? "parentName" : "cohortName");
+					if ((rc = eobj_get_quantity(lend, qp, &rq[ri].lending_limit,
+								    err, errlen)) != 0)
 						return rc;
 					if (!is_cohort && rq[ri].lending_limit > rq[ri].nominal)
 						return eobj_bad(err, errlen,
-							   "%s: must be less than or equal to nominalQuota", qp);
+								"%s: must be less than or equal to "
+								"nominalQuota",
+								qp);
 					rq[ri].has_lending_limit = 1;
 				}
 			}
@@ -861,7 +900,8 @@ static int check_match_expr(json_t *e, const char *ep, const char *const *allowe
 	size_t k;
 	int rc;
 	if (!json_is_object(e))
-		return eobj_bad(err, errlen, "%s: must be an object, not %s", ep, eobj_type_name(e));
+		return eobj_bad(err, errlen, "%s: must be an object, not %s", ep,
+				eobj_type_name(e));
 	if ((allowed && (rc = eobj_check_keys(e, ep, allowed, err, errlen)) != 0) ||
 	    (rc = eobj_get_string(e, "key", ep, key, err, errlen)) != 0)
 		return rc;
@@ -876,12 +916,13 @@ static int check_match_expr(json_t *e, const char *ep, const char *const *allowe
 	if ((rc = eobj_want_array(*values, vp, err, errlen)) != 0)
 		return rc;
 	if (count_rules && *op <= 1 && json_array_size(*values) == 0)
-		return eobj_bad(err, errlen, "%s: must be non-empty when operator is %s", vp, ops[*op]);
+		return eobj_bad(err, errlen, "%s: must be non-empty when operator is %s", vp,
+				ops[*op]);
 	if (count_rules && *op >= 2 && json_array_size(*values) > 0)
-		return eobj_bad(err, errlen, "%s: may not be specified when operator is %s", vp, ops[*op]);
-	json_array_foreach(*values, k, v)
-		if (!json_is_string(v))
-			return eobj_bad(err, errlen, "%s[%zu]: must be a string, not %s", vp, k, eobj_type_name(v));
+		return eobj_bad(err, errlen, "%s: may not be specified when operator is %s", vp,
+				ops[*op]);
+	json_array_foreach(*values, k, v) if (!json_is_string(v)) return eobj_bad(
+		err, errlen, "%s[%zu]: must be a string, not %s", vp, k, eobj_type_name(v));
 	return 0;
 }
 
@@ -906,7 +947,7 @@ int eobj_selector_decode(struct eobj_arena *a, json_t *sel, const char *path,
 	struct quota_kv *labels;
 	eobj_pathf(p, sizeof(p), "%s.matchLabels", path);
 	if ((rc = eobj_decode_string_map(a, eobj_field(sel, "matchLabels"), p, 0, &s->n_labels,
-					  &labels, err, errlen)) != 0)
+					 &labels, err, errlen)) != 0)
 		return rc;
 	s->labels = labels;
 	json_t *exprs = eobj_field(sel, "matchExpressions"), *e;
@@ -924,14 +965,16 @@ int eobj_selector_decode(struct eobj_arena *a, json_t *sel, const char *path,
 		json_t *values, *v;
 		size_t k;
 		eobj_pathf(ep, sizeof(ep), "%s[%zu]", p, i);
-		if ((rc = check_match_expr(e, ep, expr_keys, ops, 1, &key, &op, &values, err, errlen)) != 0)
+		if ((rc = check_match_expr(e, ep, expr_keys, ops, 1, &key, &op, &values, err,
+					   errlen)) != 0)
 			return rc;
 		const char **vals = eobj_arena_alloc(a, json_array_size(values), sizeof(*vals));
 		if (!vals)
 			return eobj_nomem(err, errlen);
-		json_array_foreach(values, k, v)
-			if (!(vals[k] = eobj_arena_strdup(a, json_string_value(v))))
-				return eobj_nomem(err, errlen);
+		json_array_foreach(values, k, v) if (
+			!(vals[k] = eobj_arena_strdup(a, json_string_value(
+								 v)))) return eobj_nomem(err,
+											 errlen);
 		me[i].key = eobj_arena_strdup(a, key);
 		me[i].op = ops[op]; /* static storage */
 		me[i].n_values = json_array_size(values);
@@ -969,13 +1012,14 @@ static int decode_preemption(json_t *pre, struct eng_preemption *out, char *err,
 	if ((rc = eobj_want_object(bwc, bp, err, errlen)) != 0 ||
 	    (rc = eobj_check_keys(bwc, bp, bwc_keys, err, errlen)) != 0 ||
 	    (rc = get_enum(bwc, "policy", bp, borrow, 0, &b, err, errlen)) != 0 ||
-	    (rc = eobj_get_int(bwc, "maxPriorityThreshold", bp, INT32_MIN, INT32_MAX, &has, &threshold,
-			  err, errlen)) != 0)
+	    (rc = eobj_get_int(bwc, "maxPriorityThreshold", bp, INT32_MIN, INT32_MAX, &has,
+			       &threshold, err, errlen)) != 0)
 		return rc;
 	if (r == 0 && b != 0)
 		return eobj_bad(err, errlen,
-			   "spec.preemption: reclaimWithinCohort=Never and borrowWithinCohort.policy!=Never: "
-			   "borrowing with preemption needs reclaimWithinCohort");
+				"spec.preemption: reclaimWithinCohort=Never and "
+				"borrowWithinCohort.policy!=Never: "
+				"borrowing with preemption needs reclaimWithinCohort");
 	static const enum eng_within_cq within_v[] = { ENG_WITHIN_NEVER, ENG_WITHIN_LOWER_PRIORITY,
 						       ENG_WITHIN_LOWER_OR_NEWER_EQUAL };
 	static const enum eng_reclaim reclaim_v[] = { ENG_RECLAIM_NEVER, ENG_RECLAIM_LOWER_PRIORITY,
@@ -992,7 +1036,8 @@ static int decode_fungibility(json_t *ff, struct eng_cq_spec *spec, char *err, s
 {
 	static const char *const keys[] = { "whenCanBorrow", "whenCanPreempt", "preference", NULL };
 	static const char *const when[] = { "MayStopSearch", "TryNextFlavor", NULL };
-	static const char *const pref[] = { "BorrowingOverPreemption", "PreemptionOverBorrowing", NULL };
+	static const char *const pref[] = { "BorrowingOverPreemption", "PreemptionOverBorrowing",
+					    NULL };
 	const char *path = "spec.flavorFungibility";
 	int borrow, preempt, p, rc;
 
@@ -1004,11 +1049,13 @@ static int decode_fungibility(json_t *ff, struct eng_cq_spec *spec, char *err, s
 		return rc;
 	if (p >= 0 && (borrow != 1 || preempt != 1))
 		return eobj_bad(err, errlen,
-			   "%s.preference: \"%s\" requires both whenCanBorrow and whenCanPreempt to be "
-			   "TryNextFlavor",
-			   path, pref[p]);
+				"%s.preference: \"%s\" requires both whenCanBorrow and "
+				"whenCanPreempt to be "
+				"TryNextFlavor",
+				path, pref[p]);
 	spec->when_can_borrow = borrow ? ENG_BORROW_TRY_NEXT_FLAVOR : ENG_BORROW_MAY_STOP_SEARCH;
-	spec->when_can_preempt = preempt ? ENG_PREEMPT_TRY_NEXT_FLAVOR : ENG_PREEMPT_MAY_STOP_SEARCH;
+	spec->when_can_preempt = preempt ? ENG_PREEMPT_TRY_NEXT_FLAVOR :
+					   ENG_PREEMPT_MAY_STOP_SEARCH;
 	spec->prefer_preemption_over_borrowing = p == 1;
 	return 0;
 }
@@ -1067,12 +1114,21 @@ static const enum eng_stop_policy stop_values[] = { ENG_STOP_NONE, ENG_STOP_HOLD
 
 int eobj_cq_decode(json_t *cq, struct eobj_cq *out, char *err, size_t errlen)
 {
-	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
-	static const char *const spec_keys[] = {
-		"resourceGroups", "cohortName", "queueingStrategy", "namespaceSelector",
-		"flavorFungibility", "preemption", "admissionChecksStrategy", "stopPolicy",
-		"fairSharing", "admissionScope", "concurrentAdmissionPolicy", NULL
+	static const char *const top[] = {
+		"apiVersion", "kind", "metadata", "spec", "status", NULL
 	};
+	static const char *const spec_keys[] = { "resourceGroups",
+						 "cohortName",
+						 "queueingStrategy",
+						 "namespaceSelector",
+						 "flavorFungibility",
+						 "preemption",
+						 "admissionChecksStrategy",
+						 "stopPolicy",
+						 "fairSharing",
+						 "admissionScope",
+						 "concurrentAdmissionPolicy",
+						 NULL };
 	static const char *const strategies[] = { "BestEffortFIFO", "StrictFIFO", NULL };
 	struct eng_cq_spec *s = &out->spec;
 	const char *name, *cohort;
@@ -1088,23 +1144,28 @@ int eobj_cq_decode(json_t *cq, struct eobj_cq *out, char *err, size_t errlen)
 	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(spec, "cohortName", "spec", &cohort, err, errlen)) != 0)
 		return rc;
-	if (cohort && *cohort && (rc = check_subdomain(cohort, "spec.cohortName", err, errlen)) != 0)
+	if (cohort && *cohort &&
+	    (rc = check_subdomain(cohort, "spec.cohortName", err, errlen)) != 0)
 		return rc;
 	if (!(s->name = eobj_arena_strdup(&out->arena, name)))
 		return eobj_nomem(err, errlen);
 	/* An empty cohortName is no cohort, as in Kueue. */
 	if (cohort && *cohort && !(s->cohort = eobj_arena_strdup(&out->arena, cohort)))
 		return eobj_nomem(err, errlen);
-	if ((rc = decode_groups(&out->arena, eobj_field(spec, "resourceGroups"), s->cohort != NULL, 0,
-				&s->n_groups, &s->groups, err, errlen)) != 0 ||
+	if ((rc = decode_groups(&out->arena, eobj_field(spec, "resourceGroups"), s->cohort != NULL,
+				0, &s->n_groups, &s->groups, err, errlen)) != 0 ||
 	    (rc = get_enum(spec, "queueingStrategy", "spec", strategies, 0, &strategy, err,
 			   errlen)) != 0 ||
 	    (rc = eobj_selector_decode(&out->arena, eobj_field(spec, "namespaceSelector"),
-				  "spec.namespaceSelector", &s->namespace_selector, err, errlen)) != 0 ||
-	    (rc = decode_preemption(eobj_field(spec, "preemption"), &s->preemption, err, errlen)) != 0 ||
+				       "spec.namespaceSelector", &s->namespace_selector, err,
+				       errlen)) != 0 ||
+	    (rc = decode_preemption(eobj_field(spec, "preemption"), &s->preemption, err, errlen)) !=
+		    0 ||
 	    (rc = decode_fungibility(eobj_field(spec, "flavorFungibility"), s, err, errlen)) != 0 ||
-	    (rc = get_enum(spec, "stopPolicy", "spec", stop_policies, 0, &stop, err, errlen)) != 0 ||
-	    (rc = decode_fair_weight(spec, &s->has_fair_weight, &s->fair_weight, err, errlen)) != 0 ||
+	    (rc = get_enum(spec, "stopPolicy", "spec", stop_policies, 0, &stop, err, errlen)) !=
+		    0 ||
+	    (rc = decode_fair_weight(spec, &s->has_fair_weight, &s->fair_weight, err, errlen)) !=
+		    0 ||
 	    (rc = decode_admission_scope(spec, &s->usage_based_afs, err, errlen)) != 0)
 		return rc;
 	s->queueing = strategy ? ENG_STRICT_FIFO : ENG_BEST_EFFORT_FIFO;
@@ -1112,9 +1173,11 @@ int eobj_cq_decode(json_t *cq, struct eobj_cq *out, char *err, size_t errlen)
 	/* Admission checks gate admission on external controllers; admitting without them, or
 	 * pretending to run them, would both be wrong, so the caller decides. */
 	if (eobj_field(spec, "admissionChecksStrategy"))
-		out->unsupported = "spec.admissionChecksStrategy: admission checks are not implemented";
+		out->unsupported =
+			"spec.admissionChecksStrategy: admission checks are not implemented";
 	else if (eobj_field(spec, "concurrentAdmissionPolicy"))
-		out->unsupported = "spec.concurrentAdmissionPolicy: concurrent admission is not implemented";
+		out->unsupported =
+			"spec.concurrentAdmissionPolicy: concurrent admission is not implemented";
 	return 0;
 }
 
@@ -1128,8 +1191,11 @@ void eobj_cq_release(struct eobj_cq *c)
 
 int eobj_cohort_decode(json_t *cohort, struct eobj_cohort *out, char *err, size_t errlen)
 {
-	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
-	static const char *const spec_keys[] = { "parentName", "resourceGroups", "fairSharing", NULL };
+	static const char *const top[] = {
+		"apiVersion", "kind", "metadata", "spec", "status", NULL
+	};
+	static const char *const spec_keys[] = { "parentName", "resourceGroups", "fairSharing",
+						 NULL };
 	struct eng_cohort_spec *s = &out->spec;
 	const char *name, *parent;
 	int rc;
@@ -1144,7 +1210,8 @@ int eobj_cohort_decode(json_t *cohort, struct eobj_cohort *out, char *err, size_
 	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(spec, "parentName", "spec", &parent, err, errlen)) != 0)
 		return rc;
-	if (parent && *parent && (rc = check_subdomain(parent, "spec.parentName", err, errlen)) != 0)
+	if (parent && *parent &&
+	    (rc = check_subdomain(parent, "spec.parentName", err, errlen)) != 0)
 		return rc;
 	/* A cohort that names itself as parent is a cycle of one: the API accepts it, and the
 	 * engine makes its ClusterQueues inactive as it does for any cohort cycle. */
@@ -1169,8 +1236,11 @@ void eobj_cohort_release(struct eobj_cohort *c)
 int eobj_local_queue_decode(json_t *lq, const char *default_namespace, struct eobj_local_queue *out,
 			    char *err, size_t errlen)
 {
-	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
-	static const char *const spec_keys[] = { "clusterQueue", "stopPolicy", "fairSharing", NULL };
+	static const char *const top[] = {
+		"apiVersion", "kind", "metadata", "spec", "status", NULL
+	};
+	static const char *const spec_keys[] = { "clusterQueue", "stopPolicy", "fairSharing",
+						 NULL };
 	const char *name, *ns, *cq;
 	int rc, stop;
 
@@ -1184,8 +1254,10 @@ int eobj_local_queue_decode(json_t *lq, const char *default_namespace, struct eo
 	    (rc = eobj_want_object(spec, "spec", err, errlen)) != 0 ||
 	    (rc = eobj_check_keys(spec, "spec", spec_keys, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(spec, "clusterQueue", "spec", &cq, err, errlen)) != 0 ||
-	    (rc = get_enum(spec, "stopPolicy", "spec", stop_policies, 0, &stop, err, errlen)) != 0 ||
-	    (rc = decode_fair_weight(spec, &out->has_fair_weight, &out->fair_weight, err, errlen)) != 0)
+	    (rc = get_enum(spec, "stopPolicy", "spec", stop_policies, 0, &stop, err, errlen)) !=
+		    0 ||
+	    (rc = decode_fair_weight(spec, &out->has_fair_weight, &out->fair_weight, err,
+				     errlen)) != 0)
 		return rc;
 	if (!cq || !*cq)
 		return eobj_bad(err, errlen, "spec.clusterQueue: required");
@@ -1234,16 +1306,18 @@ int eobj_local_queue_afs_decode(json_t *lq, struct eobj_afs_status *out, char *e
 	if (!last)
 		return eobj_bad(err, errlen, "%s.lastUpdate: required", path);
 	if (time_parse_rfc3339_ns(last, &out->last_update) != 0)
-		return eobj_bad(err, errlen, "%s.lastUpdate: invalid time \"%.64s\": want RFC 3339, "
-					     "e.g. \"2025-01-01T00:00:00Z\"", path, last);
+		return eobj_bad(err, errlen,
+				"%s.lastUpdate: invalid time \"%.64s\": want RFC 3339, "
+				"e.g. \"2025-01-01T00:00:00Z\"",
+				path, last);
 	eobj_pathf(p, sizeof(p), "%s.consumedResources", path);
 	if (!consumed)
 		return eobj_bad(err, errlen, "%s: required", p);
 	if ((rc = eobj_want_object(consumed, p, err, errlen)) != 0)
 		return rc;
 	if (json_object_size(consumed) > QUOTA_MAX_RESOURCES)
-		return eobj_bad(err, errlen, "%s: at most %d resources, got %zu", p, QUOTA_MAX_RESOURCES,
-				json_object_size(consumed));
+		return eobj_bad(err, errlen, "%s: at most %d resources, got %zu", p,
+				QUOTA_MAX_RESOURCES, json_object_size(consumed));
 	json_object_foreach(consumed, name, v)
 	{
 		char vp[PATH_MAX_LEN];
@@ -1307,10 +1381,11 @@ int eobj_namespace_decode(json_t *ns, struct eobj_namespace *out, char *err, siz
 		return eobj_bad(err, errlen, "Namespace: must be an object");
 	if ((rc = eobj_meta_name(ns, 1, &name, err, errlen)) != 0 ||
 	    (rc = eobj_decode_string_map(&out->arena,
-					  eobj_field(eobj_field(ns, "metadata"), "labels"),
-					  "metadata.labels", 0, &n, &labels, err, errlen)) != 0)
+					 eobj_field(eobj_field(ns, "metadata"), "labels"),
+					 "metadata.labels", 0, &n, &labels, err, errlen)) != 0)
 		return rc;
-	if (!(out->name = eobj_arena_strdup(&out->arena, name)) || add_name_label(out, n, labels) != 0)
+	if (!(out->name = eobj_arena_strdup(&out->arena, name)) ||
+	    add_name_label(out, n, labels) != 0)
 		return eobj_nomem(err, errlen);
 	return 0;
 }
@@ -1334,9 +1409,12 @@ void eobj_namespace_release(struct eobj_namespace *n)
 int eobj_priority_class_decode(json_t *obj, const char **name, int32_t *value, char *err,
 			       size_t errlen)
 {
-	/* The union of both kinds' fields; globalDefault and preemptionPolicy are PriorityClass's. */
-	static const char *const top[] = { "apiVersion", "kind", "metadata", "value", "description",
-					   "globalDefault", "preemptionPolicy", NULL };
+	/* The union of both kinds' fields; globalDefault and preemptionPolicy are
+	 * PriorityClass's. */
+	static const char *const top[] = { "apiVersion",       "kind",
+					   "metadata",         "value",
+					   "description",      "globalDefault",
+					   "preemptionPolicy", NULL };
 	int has, rc;
 	int64_t v;
 
@@ -1441,7 +1519,8 @@ static int add_amount(struct pod_requests *acc, const char *name, int64_t milli,
 			break;
 	if (i == acc->n) {
 		if (acc->n == QUOTA_MAX_RESOURCES) {
-			snprintf(msg, size, "more than %d resources requested", QUOTA_MAX_RESOURCES);
+			snprintf(msg, size, "more than %d resources requested",
+				 QUOTA_MAX_RESOURCES);
 			return -EINVAL;
 		}
 		acc->names[i] = name;
@@ -1507,10 +1586,12 @@ static void sum_container(struct request_sum *sum, size_t l, json_t *container,
 		for (size_t s = 0; s < sum->sidecars.n; s++)
 			if (!strcmp(sum->sidecars.names[s], one->names[k]) &&
 			    __builtin_add_overflow(v, sum->sidecars.milli[s], &v)) {
-				sum->rc = requests_overflow(one->names[k], sum->msg, sizeof(sum->msg));
+				sum->rc = requests_overflow(one->names[k], sum->msg,
+							    sizeof(sum->msg));
 				return;
 			}
-		sum->rc = add_amount(&sum->init_max, one->names[k], v, 1, sum->msg, sizeof(sum->msg));
+		sum->rc =
+			add_amount(&sum->init_max, one->names[k], v, 1, sum->msg, sizeof(sum->msg));
 	}
 }
 
@@ -1545,7 +1626,8 @@ static int spec_requests(json_t *const *f, struct path *p, struct request_sum *s
 			path_cut(p, at_list);
 			path_index(p, i);
 			if (!json_is_object(c))
-				return eobj_bad(err, errlen, "%s: must be an object, not %s", p->s, eobj_type_name(c));
+				return eobj_bad(err, errlen, "%s: must be an object, not %s", p->s,
+						eobj_type_name(c));
 			json_t *res = eobj_field(c, "resources");
 			const size_t at_res = path_add(p, ".resources", NULL);
 			if ((rc = eobj_want_object(res, p->s, err, errlen)) != 0)
@@ -1564,11 +1646,13 @@ static int spec_requests(json_t *const *f, struct path *p, struct request_sum *s
 					int64_t milli;
 					path_cut(p, at_kind);
 					path_add(p, ".", rname);
-					if ((rc = eobj_get_quantity(v, p->s, &milli, err, errlen)) != 0)
+					if ((rc = eobj_get_quantity(v, p->s, &milli, err,
+								    errlen)) != 0)
 						return rc;
-					if (sum->rc == 0 && (k == 0 || !json_object_get(requests, rname)))
-						sum->rc = add_amount(&one, rname, milli, 0, sum->msg,
-								     sizeof(sum->msg));
+					if (sum->rc == 0 &&
+					    (k == 0 || !json_object_get(requests, rname)))
+						sum->rc = add_amount(&one, rname, milli, 0,
+								     sum->msg, sizeof(sum->msg));
 				}
 			}
 			if (sum->rc == 0)
@@ -1618,8 +1702,8 @@ static int sum_failed(const struct request_sum *sum, const char *spec_path, char
 }
 
 /* spec_requests with a failure to sum reported at once; out is empty when it fails. */
-static int pod_spec_requests(json_t *const *f, struct path *p, struct pod_requests *out,
-			     char *err, size_t errlen)
+static int pod_spec_requests(json_t *const *f, struct path *p, struct pod_requests *out, char *err,
+			     size_t errlen)
 {
 	struct request_sum sum;
 	request_sum_init(&sum, out);
@@ -1637,11 +1721,15 @@ static int pod_spec_requests(json_t *const *f, struct path *p, struct pod_reques
 static int check_pod_spec(json_t *const *f, struct path *p, struct pod_requests *out, char *err,
 			  size_t errlen)
 {
-	static const char *const expr_ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
-						NULL };
-	enum { F_PRIORITY = POD_SPEC_PRIORITY, F_CLASS = POD_SPEC_CLASS,
-	       F_SELECTOR = POD_SPEC_SELECTOR, F_TOLERATIONS = POD_SPEC_TOLERATIONS,
-	       F_AFFINITY = POD_SPEC_AFFINITY };
+	static const char *const expr_ops[] = { "In", "NotIn", "Exists", "DoesNotExist",
+						"Gt", "Lt",    NULL };
+	enum {
+		F_PRIORITY = POD_SPEC_PRIORITY,
+		F_CLASS = POD_SPEC_CLASS,
+		F_SELECTOR = POD_SPEC_SELECTOR,
+		F_TOLERATIONS = POD_SPEC_TOLERATIONS,
+		F_AFFINITY = POD_SPEC_AFFINITY
+	};
 	const size_t at_spec = p->len;
 	struct request_sum sum;
 	json_t *v;
@@ -1652,9 +1740,10 @@ static int check_pod_spec(json_t *const *f, struct path *p, struct pod_requests 
 		int has;
 		int64_t prio;
 		const char *pc;
-		if ((rc = int_value(f[F_PRIORITY], "priority", p->s, INT32_MIN, INT32_MAX, &has, &prio, err,
-				    errlen)) != 0 ||
-		    (rc = string_value(f[F_CLASS], "priorityClassName", p->s, &pc, err, errlen)) != 0)
+		if ((rc = int_value(f[F_PRIORITY], "priority", p->s, INT32_MIN, INT32_MAX, &has,
+				    &prio, err, errlen)) != 0 ||
+		    (rc = string_value(f[F_CLASS], "priorityClassName", p->s, &pc, err, errlen)) !=
+			    0)
 			return rc;
 	}
 	request_sum_init(&sum, out);
@@ -1665,9 +1754,8 @@ static int check_pod_spec(json_t *const *f, struct path *p, struct pod_requests 
 	path_add(p, ".nodeSelector", NULL);
 	if ((rc = eobj_want_object(selector, p->s, err, errlen)) != 0)
 		return rc;
-	json_object_foreach(selector, rname, v)
-		if (!json_is_string(v))
-			return eobj_bad(err, errlen, "%s.%s: must be a string, not %s", p->s, rname, eobj_type_name(v));
+	json_object_foreach(selector, rname, v) if (!json_is_string(v)) return eobj_bad(
+		err, errlen, "%s.%s: must be a string, not %s", p->s, rname, eobj_type_name(v));
 	path_cut(p, at_spec);
 	path_add(p, ".tolerations", NULL);
 	if ((rc = check_tolerations(f[F_TOLERATIONS], p->s, err, errlen)) != 0)
@@ -1688,7 +1776,8 @@ static int check_pod_spec(json_t *const *f, struct path *p, struct pod_requests 
 		path_cut(p, at_terms);
 		path_index(p, i);
 		if (!json_is_object(t))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", p->s, eobj_type_name(t));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p->s,
+					eobj_type_name(t));
 		json_t *exprs = eobj_field(t, "matchExpressions"), *e;
 		size_t k;
 		const size_t at_exprs = path_add(p, ".matchExpressions", NULL);
@@ -1701,7 +1790,8 @@ static int check_pod_spec(json_t *const *f, struct path *p, struct pod_requests 
 			int op;
 			path_cut(p, at_exprs);
 			path_index(p, k);
-			if ((rc = check_match_expr(e, p->s, NULL, expr_ops, 0, &key, &op, &values, err, errlen)) != 0)
+			if ((rc = check_match_expr(e, p->s, NULL, expr_ops, 0, &key, &op, &values,
+						   err, errlen)) != 0)
 				return rc;
 		}
 	}
@@ -1770,8 +1860,8 @@ static int own_podset(struct eobj_arena *a, struct quota_podset *ps)
 	int64_t *per_pod = eobj_arena_alloc(a, ps->n_requests, sizeof(*per_pod));
 	/* Node constraints are rare: none takes no room (most Workloads then fit the arena's
 	 * first block). */
-	struct quota_kv *sel =
-		ps->n_selector ? eobj_arena_alloc(a, ps->n_selector, sizeof(*sel)) : NULL;
+	struct quota_kv *sel = ps->n_selector ? eobj_arena_alloc(a, ps->n_selector, sizeof(*sel)) :
+						NULL;
 	struct quota_affinity_term *terms =
 		ps->n_terms ? eobj_arena_alloc(a, ps->n_terms, sizeof(*terms)) : NULL;
 	struct quota_taint *tols =
@@ -1787,7 +1877,8 @@ static int own_podset(struct eobj_arena *a, struct quota_podset *ps)
 	}
 	for (size_t k = 0; k < ps->n_selector; k++) {
 		sel[k] = ps->node_selector[k];
-		if (own(a, (const char **)&sel[k].key) != 0 || own(a, (const char **)&sel[k].value) != 0)
+		if (own(a, (const char **)&sel[k].key) != 0 ||
+		    own(a, (const char **)&sel[k].value) != 0)
 			return -ENOMEM;
 	}
 	for (size_t t = 0; t < ps->n_terms; t++) {
@@ -1828,8 +1919,13 @@ static int own_podset(struct eobj_arena *a, struct quota_podset *ps)
 static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "clusterQueue", "podSetAssignments", NULL };
-	static const char *const psa_keys[] = { "name", "flavors", "resourceUsage", "count",
-						"topologyAssignment", "delayedTopologyRequest", NULL };
+	static const char *const psa_keys[] = { "name",
+						"flavors",
+						"resourceUsage",
+						"count",
+						"topologyAssignment",
+						"delayedTopologyRequest",
+						NULL };
 	struct eng_assignment *as;
 	const char *path = "status.admission";
 	const char *cq;
@@ -1839,7 +1935,8 @@ static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, s
 	if (!(as = out->admission = eobj_arena_alloc(&out->arena, 1, sizeof(*as))))
 		return eobj_nomem(err, errlen);
 	if (!adm)
-		return eobj_bad(err, errlen, "%s: required when the QuotaReserved condition is True", path);
+		return eobj_bad(err, errlen,
+				"%s: required when the QuotaReserved condition is True", path);
 	if ((rc = eobj_want_object(adm, path, err, errlen)) != 0 ||
 	    (rc = eobj_check_keys(adm, path, keys, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(adm, "clusterQueue", path, &cq, err, errlen)) != 0)
@@ -1862,7 +1959,8 @@ static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, s
 		const char *name;
 		eobj_pathf(p, sizeof(p), "%s.podSetAssignments[%zu]", path, i);
 		if (!json_is_object(psa))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(psa));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p,
+					eobj_type_name(psa));
 		if ((rc = eobj_check_keys(psa, p, psa_keys, err, errlen)) != 0 ||
 		    (rc = eobj_get_string(psa, "name", p, &name, err, errlen)) != 0)
 			return rc;
@@ -1873,20 +1971,24 @@ static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, s
 			if (!strcmp(out->spec.podsets[ps].name, name))
 				break;
 		if (ps == out->spec.n_podsets)
-			return eobj_bad(err, errlen, "%s.name: \"%.64s\" is not a podSet of spec.podSets", p,
-				   name);
+			return eobj_bad(err, errlen,
+					"%s.name: \"%.64s\" is not a podSet of spec.podSets", p,
+					name);
 		for (size_t k = 0; k < as->n_podsets; k++)
 			if (!strcmp(as->podsets[k].name, name))
-				return eobj_bad(err, errlen, "%s.name: duplicate podSet \"%.64s\"", p, name);
+				return eobj_bad(err, errlen, "%s.name: duplicate podSet \"%.64s\"",
+						p, name);
 		const struct eng_podset *sps = &out->spec.podsets[ps];
 		struct eng_podset_assignment *pa = &as->podsets[as->n_podsets];
 		int has;
 		int64_t count;
-		if ((rc = eobj_get_int(psa, "count", p, 0, INT32_MAX, &has, &count, err, errlen)) != 0)
+		if ((rc = eobj_get_int(psa, "count", p, 0, INT32_MAX, &has, &count, err, errlen)) !=
+		    0)
 			return rc;
 		pa->name = sps->name;
 		pa->count = has ? count : sps->count;
-		json_t *flavors = eobj_field(psa, "flavors"), *usage = eobj_field(psa, "resourceUsage"), *v;
+		json_t *flavors = eobj_field(psa, "flavors"),
+		       *usage = eobj_field(psa, "resourceUsage"), *v;
 		const char *res;
 		eobj_pathf(q, sizeof(q), "%s.flavors", p);
 		if ((rc = eobj_want_object(flavors, q, err, errlen)) != 0)
@@ -1897,19 +1999,21 @@ static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, s
 		json_object_foreach(usage, res, v)
 		{
 			if (!eobj_field(flavors, res))
-				return eobj_bad(err, errlen, "%s.resourceUsage.%s: no flavor for it in flavors", p,
-					   res);
+				return eobj_bad(err, errlen,
+						"%s.resourceUsage.%s: no flavor for it in flavors",
+						p, res);
 		}
 		json_object_foreach(flavors, res, v)
 		{
 			eobj_pathf(q, sizeof(q), "%s.flavors.%s", p, res);
 			if (!json_is_string(v))
-				return eobj_bad(err, errlen, "%s: must be a string, not %s", q, eobj_type_name(v));
+				return eobj_bad(err, errlen, "%s: must be a string, not %s", q,
+						eobj_type_name(v));
 			if ((rc = check_subdomain(json_string_value(v), q, err, errlen)) != 0)
 				return rc;
 			if (pa->n == QUOTA_MAX_RESOURCES)
-				return eobj_bad(err, errlen, "%s.flavors: more than %d resources", p,
-					   QUOTA_MAX_RESOURCES);
+				return eobj_bad(err, errlen, "%s.flavors: more than %d resources",
+						p, QUOTA_MAX_RESOURCES);
 			int64_t amount = 0;
 			json_t *u = eobj_field(usage, res);
 			if (u) {
@@ -1917,12 +2021,15 @@ static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, s
 				if ((rc = eobj_get_quantity(u, q, &amount, err, errlen)) != 0)
 					return rc;
 			} else {
-				/* Kueue always writes resourceUsage; without it, count x request. */
+				/* Kueue always writes resourceUsage; without it, count x
+				 * request. */
 				for (size_t r = 0; r < sps->pod.n_requests; r++)
 					if (!strcmp(sps->pod.resources[r], res) &&
-					    __builtin_mul_overflow(pa->count, sps->pod.per_pod[r], &amount))
-						return eobj_bad(err, errlen, "%s.flavors.%s: usage overflows", p,
-							   res);
+					    __builtin_mul_overflow(pa->count, sps->pod.per_pod[r],
+								   &amount))
+						return eobj_bad(err, errlen,
+								"%s.flavors.%s: usage overflows", p,
+								res);
 			}
 			if (dup_into(&out->arena, res, &pa->resources[pa->n]) != 0 ||
 			    dup_into(&out->arena, json_string_value(v), &pa->flavors[pa->n]) != 0)
@@ -1935,8 +2042,8 @@ static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, s
 		for (size_t r = 0; r < sps->pod.n_requests; r++)
 			if (!eobj_field(flavors, sps->pod.resources[r]))
 				return eobj_bad(err, errlen,
-					   "%s.flavors: no flavor for requested resource %s", p,
-					   sps->pod.resources[r]);
+						"%s.flavors: no flavor for requested resource %s",
+						p, sps->pod.resources[r]);
 		as->n_podsets++;
 	}
 	for (size_t ps = 0; ps < out->spec.n_podsets; ps++) {
@@ -1945,14 +2052,16 @@ static int decode_admission(struct eobj_workload *out, json_t *adm, char *err, s
 			if (!strcmp(as->podsets[k].name, out->spec.podsets[ps].name))
 				break;
 		if (k == as->n_podsets)
-			return eobj_bad(err, errlen, "%s.podSetAssignments: no assignment for podSet \"%s\"",
-				   path, out->spec.podsets[ps].name);
+			return eobj_bad(err, errlen,
+					"%s.podSetAssignments: no assignment for podSet \"%s\"",
+					path, out->spec.podsets[ps].name);
 	}
 	return 0;
 }
 
 /* Whether status (the Workload's, NULL when absent) has a condition of type that is True. */
-static int condition_status(json_t *status, const char *type, int *is_true, char *err, size_t errlen)
+static int condition_status(json_t *status, const char *type, int *is_true, char *err,
+			    size_t errlen)
 {
 	json_t *conds = json_object_get(status, "conditions"), *c;
 	size_t i;
@@ -1965,7 +2074,8 @@ static int condition_status(json_t *status, const char *type, int *is_true, char
 		char p[64];
 		eobj_pathf(p, sizeof(p), "status.conditions[%zu]", i);
 		if (!json_is_object(c))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(c));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p,
+					eobj_type_name(c));
 		const char *t = json_string_value(eobj_field(c, "type"));
 		const char *s = json_string_value(eobj_field(c, "status"));
 		if (t && !strcmp(t, type))
@@ -1976,7 +2086,7 @@ static int condition_status(json_t *status, const char *type, int *is_true, char
 
 /* Formats a field path for a message, or leaves it "" when no message is wanted (err NULL). */
 __attribute__((format(printf, 4, 5))) static void message_path(const char *err, char *dst,
-								 size_t size, const char *fmt, ...)
+							       size_t size, const char *fmt, ...)
 {
 	va_list ap;
 	dst[0] = '\0';
@@ -1993,12 +2103,15 @@ static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, 
 		       const struct integration *in, json_t *owner, struct eobj_arena *shared,
 		       struct eobj_workload *out, char *err, size_t errlen)
 {
-	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
-	static const char *const spec_keys[] = { "podSets", "queueName", "priorityClassRef",
-						 "priority", "active", "maximumExecutionTimeSeconds",
-						 "preemptionGates", NULL };
-	static const char *const podset_keys[] = { "name", "template", "count", "minCount",
-						   "topologyRequest", NULL };
+	static const char *const top[] = {
+		"apiVersion", "kind", "metadata", "spec", "status", NULL
+	};
+	static const char *const spec_keys[] = { "podSets",          "queueName",
+						 "priorityClassRef", "priority",
+						 "active",           "maximumExecutionTimeSeconds",
+						 "preemptionGates",  NULL };
+	static const char *const podset_keys[] = { "name",     "template",        "count",
+						   "minCount", "topologyRequest", NULL };
 	static const char *const ref_keys[] = { "group", "kind", "name", NULL };
 	static const char *const meta_keys[] = { "name", "namespace", "creationTimestamp", NULL };
 	/* Each object's fields are picked in one walk (obj_pick), in the lists' order. */
@@ -2052,9 +2165,10 @@ static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, 
 	if (created) {
 		if (time_parse_rfc3339_ns(created, &s->queue_time) != 0)
 			return eobj_bad(err, errlen,
-				   "metadata.creationTimestamp: invalid time \"%.64s\": must be RFC 3339, "
-				   "e.g. 2025-01-02T03:04:05Z",
-				   created);
+					"metadata.creationTimestamp: invalid time \"%.64s\": must "
+					"be RFC 3339, "
+					"e.g. 2025-01-02T03:04:05Z",
+					created);
 		out->has_queue_time = 1;
 	}
 
@@ -2083,24 +2197,27 @@ static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, 
 				!strcmp(kind, "PriorityClass");
 		if (!kueue_class && !pod_class)
 			return eobj_bad(err, errlen,
-				   "spec.priorityClassRef: must be a kueue.x-k8s.io WorkloadPriorityClass or "
-				   "a scheduling.k8s.io PriorityClass");
+					"spec.priorityClassRef: must be a kueue.x-k8s.io "
+					"WorkloadPriorityClass or "
+					"a scheduling.k8s.io PriorityClass");
 		json_t *cls = json_object_get(kueue_class ? wpcs : pcs, cname);
 		if (!cls)
-			return eobj_bad(err, errlen, "spec.priorityClassRef.name: %s \"%.64s\" doesn't exist",
-				   kind, cname);
+			return eobj_bad(err, errlen,
+					"spec.priorityClassRef.name: %s \"%.64s\" doesn't exist",
+					kind, cname);
 		s->priority = (int32_t)json_integer_value(json_object_get(cls, "value"));
 	}
 	/* Kueue's CRD: int32, at least 1. The manager doesn't enforce it yet; the forecast
 	 * (sim/forecast.h) takes it as the longest the Workload can run. */
-	if ((rc = int_value(sf[S_MAX_EXEC], "maximumExecutionTimeSeconds", "spec", 1, INT32_MAX, &has,
-			    &v, err, errlen)) != 0)
+	if ((rc = int_value(sf[S_MAX_EXEC], "maximumExecutionTimeSeconds", "spec", 1, INT32_MAX,
+			    &has, &v, err, errlen)) != 0)
 		return rc;
 	out->has_max_execution = has;
 	out->max_execution_seconds = has ? v : 0;
 	json_t *active = sf[S_ACTIVE];
 	if (active && !json_is_boolean(active))
-		return eobj_bad(err, errlen, "spec.active: must be a boolean, not %s", eobj_type_name(active));
+		return eobj_bad(err, errlen, "spec.active: must be a boolean, not %s",
+				eobj_type_name(active));
 	out->inactive = json_is_false(active);
 
 	json_t *podsets = sf[S_PODSETS], *ps;
@@ -2111,7 +2228,7 @@ static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, 
 		return eobj_bad(err, errlen, "spec.podSets: required: list 1 to 18 podSets");
 	if (json_array_size(podsets) > 18)
 		return eobj_bad(err, errlen, "spec.podSets: at most 18 podSets, got %zu",
-			   json_array_size(podsets));
+				json_array_size(podsets));
 	size_t n = json_array_size(podsets);
 	struct eng_podset *eps = eobj_arena_alloc(&out->arena, n, sizeof(*eps));
 	if (!eps)
@@ -2125,7 +2242,8 @@ static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, 
 		json_t *pf[P_N];
 		message_path(err, p, sizeof(p), "spec.podSets[%zu]", i);
 		if (!json_is_object(ps))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(ps));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p,
+					eobj_type_name(ps));
 		if ((rc = pick_fields(ps, p, podset_keys, pf, err, errlen)) != 0 ||
 		    (rc = string_value(pf[P_NAME], "name", p, &psname, err, errlen)) != 0)
 			return rc;
@@ -2136,8 +2254,10 @@ static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, 
 			return rc;
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(eps[k].name, psname))
-				return eobj_bad(err, errlen, "%s.name: duplicate podSet \"%s\"", p, psname);
-		if ((rc = int_value(pf[P_COUNT], "count", p, 0, INT32_MAX, &has, &v, err, errlen)) != 0)
+				return eobj_bad(err, errlen, "%s.name: duplicate podSet \"%s\"", p,
+						psname);
+		if ((rc = int_value(pf[P_COUNT], "count", p, 0, INT32_MAX, &has, &v, err,
+				    errlen)) != 0)
 			return rc;
 		if (has)
 			count = v;
@@ -2146,11 +2266,13 @@ static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, 
 			return rc;
 		if (has) {
 			if (v > count)
-				return eobj_bad(err, errlen, "%s.minCount: %lld must be at most count (%lld)", p,
-					   (long long)v, (long long)count);
+				return eobj_bad(err, errlen,
+						"%s.minCount: %lld must be at most count (%lld)", p,
+						(long long)v, (long long)count);
 			if (min_count_seen)
-				return eobj_bad(err, errlen, "%s.minCount: at most one podSet may set minCount",
-					   p);
+				return eobj_bad(err, errlen,
+						"%s.minCount: at most one podSet may set minCount",
+						p);
 			min_count_seen = 1;
 			min_count = v;
 		}
@@ -2165,7 +2287,8 @@ static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, 
 			json_t *f[POD_SPEC_N]; /* picked once, for the check and the view */
 			struct pod_requests requests;
 			struct path spec_path = { .len = 0, .quiet = !err };
-			if ((rc = pick_template(pf[P_TEMPLATE], tp, &spec_path, f, err, errlen)) != 0 ||
+			if ((rc = pick_template(pf[P_TEMPLATE], tp, &spec_path, f, err, errlen)) !=
+				    0 ||
 			    (rc = check_pod_spec(f, &spec_path, &requests, err, errlen)) != 0)
 				return rc;
 			/* The view is sized for 64 resources: a heap copy per Workload (over 1 KiB)
@@ -2196,8 +2319,9 @@ static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, 
 			int64_t total;
 			if (__builtin_mul_overflow(count, eps[i].pod.per_pod[r], &total))
 				return eobj_bad(err, errlen,
-					   "%s.count: %lld pods x %s request overflows int64 milli-units",
-					   p, (long long)count, eps[i].pod.resources[r]);
+						"%s.count: %lld pods x %s request overflows int64 "
+						"milli-units",
+						p, (long long)count, eps[i].pod.resources[r]);
 		}
 	}
 	s->n_podsets = n;
@@ -2224,8 +2348,9 @@ static int decode_pass(json_t *wl, const char *default_namespace, json_t *wpcs, 
 			out->admission->quota_reserved_time = reserved_ns;
 	} else if (adm && !json_is_null(adm)) {
 		return eobj_bad(err, errlen,
-			   "status.admission: set, but the QuotaReserved condition is not True: "
-			   "an admitted Workload has both, a pending one neither");
+				"status.admission: set, but the QuotaReserved condition is not "
+				"True: "
+				"an admitted Workload has both, a pending one neither");
 	}
 	return 0;
 }
@@ -2254,7 +2379,8 @@ static int decode_workload(json_t *wl, const char *default_namespace, json_t *wp
 int eobj_workload_decode(json_t *wl, const char *default_namespace, json_t *wpcs, json_t *pcs,
 			 struct eobj_workload *out, char *err, size_t errlen)
 {
-	return decode_workload(wl, default_namespace, wpcs, pcs, NULL, NULL, NULL, out, err, errlen);
+	return decode_workload(wl, default_namespace, wpcs, pcs, NULL, NULL, NULL, out, err,
+			       errlen);
 }
 
 int eobj_workload_decode_shared(struct eobj_arena *shared, json_t *wl,
@@ -2284,16 +2410,21 @@ int eobj_workload_decode_owner(const struct integration *in, json_t *obj,
 	if ((rc = eobj_meta_name(obj, 0, &name, err, errlen)) != 0 ||
 	    (rc = meta_namespace(obj, default_namespace, &ns, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(meta, "uid", "metadata", &uid, err, errlen)) != 0 ||
-	    (rc = eobj_get_string(meta, "creationTimestamp", "metadata", &created, err, errlen)) != 0 ||
-	    (rc = eobj_want_object(eobj_field(meta, "labels"), "metadata.labels", err, errlen)) != 0 ||
-	    (rc = eobj_want_object(eobj_field(meta, "annotations"), "metadata.annotations", err, errlen)) != 0)
+	    (rc = eobj_get_string(meta, "creationTimestamp", "metadata", &created, err, errlen)) !=
+		    0 ||
+	    (rc = eobj_want_object(eobj_field(meta, "labels"), "metadata.labels", err, errlen)) !=
+		    0 ||
+	    (rc = eobj_want_object(eobj_field(meta, "annotations"), "metadata.annotations", err,
+				   errlen)) != 0)
 		return rc;
 	queue = obj_label(obj, LABEL_QUEUE_NAME);
 	wpc = obj_label(obj, LABEL_PRIORITY_CLASS);
 	if (!queue || !*queue)
 		return eobj_bad(err, errlen,
-			   "metadata.labels[\"" LABEL_QUEUE_NAME "\"]: required: muster manages only "
-			   "%ss with this label", in->kind);
+				"metadata.labels[\"" LABEL_QUEUE_NAME
+				"\"]: required: muster manages only "
+				"%ss with this label",
+				in->kind);
 	rc = check_subdomain(queue, "metadata.labels[\"" LABEL_QUEUE_NAME "\"]", err, errlen);
 	if (rc != 0)
 		return rc;
@@ -2320,9 +2451,11 @@ int eobj_workload_decode_owner(const struct integration *in, json_t *obj,
 	}
 	json_t *podsets = obj_path(wl, "spec.podSets");
 	/* The manager's own resolution, so both agree on every object. */
-	if (workload_priority_resolve(obj, podsets, wpcs, pcs, &jp, &from, verr, sizeof(verr)) != 0) {
+	if (workload_priority_resolve(obj, podsets, wpcs, pcs, &jp, &from, verr, sizeof(verr)) !=
+	    0) {
 		if (wpc && *wpc)
-			rc = eobj_bad(err, errlen, "metadata.labels[\"" LABEL_PRIORITY_CLASS "\"]: %s", verr);
+			rc = eobj_bad(err, errlen,
+				      "metadata.labels[\"" LABEL_PRIORITY_CLASS "\"]: %s", verr);
 		else {
 			in->template_path(obj, from, path, sizeof(path));
 			rc = eobj_bad(err, errlen, "%s.spec.priorityClassName: %s", path, verr);
@@ -2330,7 +2463,8 @@ int eobj_workload_decode_owner(const struct integration *in, json_t *obj,
 		goto out;
 	}
 	if ((rc = workload_apply_priority(wl, &jp)) != 0) {
-		rc = rc == -ENOMEM ? eobj_nomem(err, errlen) : eobj_bad(err, errlen, "cannot set the priority");
+		rc = rc == -ENOMEM ? eobj_nomem(err, errlen) :
+				     eobj_bad(err, errlen, "cannot set the priority");
 		goto out;
 	}
 	if (created && json_object_set_new(json_object_get(wl, "metadata"), "creationTimestamp",

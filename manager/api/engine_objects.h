@@ -92,8 +92,8 @@ const char *eobj_show(json_t *v, char *buf, size_t size);
 json_t *eobj_field(json_t *obj, const char *key);
 int eobj_want_object(json_t *v, const char *path, char *err, size_t errlen);
 int eobj_want_array(json_t *v, const char *path, char *err, size_t errlen);
-int eobj_get_string(json_t *obj, const char *key, const char *prefix, const char **out,
-		    char *err, size_t errlen);
+int eobj_get_string(json_t *obj, const char *key, const char *prefix, const char **out, char *err,
+		    size_t errlen);
 int eobj_check_keys(json_t *obj, const char *path, const char *const *allowed, char *err,
 		    size_t errlen);
 int eobj_get_quantity(json_t *v, const char *path, int64_t *out, char *err, size_t errlen);
@@ -226,9 +226,11 @@ int eobj_priority_class_decode(json_t *obj, const char **name, int32_t *value, c
 
 /* Workload, pending or admitted. */
 struct eobj_workload {
-	struct eng_workload_spec spec; /* key "namespace/name"; queue "" when spec.queueName is unset */
+	struct eng_workload_spec
+		spec; /* key "namespace/name"; queue "" when spec.queueName is unset */
 	const char *name;
-	int has_queue_time; /* metadata.creationTimestamp was set (spec.queue_time is 0 otherwise) */
+	/* metadata.creationTimestamp was set (spec.queue_time is 0 otherwise) */
+	int has_queue_time;
 	int admitted; /* status.admission with QuotaReserved=True */
 	struct eng_assignment *admission; /* in the arena; NULL unless admitted */
 	int finished; /* the Finished condition is True: it holds no quota and never will */
@@ -275,7 +277,8 @@ int eobj_workload_decode_shared(struct eobj_arena *shared, json_t *wl,
  * queue-name label is an error: muster ignores it.
  */
 int eobj_workload_for(const struct integration *in, json_t *obj, const char *default_namespace,
-		      json_t *wpcs, json_t *pcs, struct eobj_workload *out, char *err, size_t errlen);
+		      json_t *wpcs, json_t *pcs, struct eobj_workload *out, char *err,
+		      size_t errlen);
 /* eobj_workload_for is defined in api/integrations.c, beside integration_workload_new, and
  * decodes with this, passing that function down: this file lies below the integration seam,
  * whose files use its helpers, and calls nothing of it. */

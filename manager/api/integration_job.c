@@ -20,8 +20,10 @@ static int min_count(const char *s, int64_t count, int64_t *out, char *err, size
 	int64_t v;
 	if (count < 2 || num_parse_i64(s, 1, count - 1, &v) != 0)
 		return eobj_bad(err, errlen,
-				"metadata.annotations[\"" ANNOTATION_JOB_MIN_PARALLELISM "\"]: invalid value "
-				"\"%.32s\": must be an integer from 1 to %lld (below the Job's pod count %lld)",
+				"metadata.annotations[\"" ANNOTATION_JOB_MIN_PARALLELISM
+				"\"]: invalid value "
+				"\"%.32s\": must be an integer from 1 to %lld (below the Job's pod "
+				"count %lld)",
 				s, (long long)count - 1, (long long)count);
 	*out = v;
 	return 0;
@@ -39,8 +41,10 @@ static json_t *job_podsets(json_t *job, char *err, size_t errlen)
 		return NULL;
 	}
 	if (eobj_want_object(spec, "spec", err, errlen) != 0 ||
-	    eobj_get_int(spec, "parallelism", "spec", 0, INT32_MAX, &has_par, &parallelism, err, errlen) != 0 ||
-	    eobj_get_int(spec, "completions", "spec", 0, INT32_MAX, &has_comp, &completions, err, errlen) != 0)
+	    eobj_get_int(spec, "parallelism", "spec", 0, INT32_MAX, &has_par, &parallelism, err,
+			 errlen) != 0 ||
+	    eobj_get_int(spec, "completions", "spec", 0, INT32_MAX, &has_comp, &completions, err,
+			 errlen) != 0)
 		return NULL;
 	/* parallelism defaults to 1 and completions to parallelism. */
 	if (!has_par)
@@ -50,11 +54,14 @@ static json_t *job_podsets(json_t *job, char *err, size_t errlen)
 	int64_t count = parallelism < completions ? parallelism : completions;
 	if (min_text && min_count(min_text, count, &min, err, errlen) != 0)
 		return NULL;
-	json_t *ps = integration_podset("main", count, eobj_field(spec, "template"), "spec.template",
-					"batch.kubernetes.io/job-completion-index", err, errlen);
+	json_t *ps = integration_podset("main", count, eobj_field(spec, "template"),
+					"spec.template", "batch.kubernetes.io/job-completion-index",
+					err, errlen);
 	/* The Job controller's own labels would tie the Workload to this Job's pods. */
-	static const char *const controller_labels[] = { "controller-uid", "batch.kubernetes.io/controller-uid",
-							 "job-name", "batch.kubernetes.io/job-name" };
+	static const char *const controller_labels[] = { "controller-uid",
+							 "batch.kubernetes.io/controller-uid",
+							 "job-name",
+							 "batch.kubernetes.io/job-name" };
 	json_t *labels = obj_path(ps, "template.metadata.labels");
 	for (size_t i = 0; i < sizeof(controller_labels) / sizeof(controller_labels[0]); i++)
 		json_object_del(labels, controller_labels[i]);
@@ -91,7 +98,8 @@ static int job_follow_gang(json_t *job, int64_t count)
 	json_t *min = json_object_get(gang, "minCount");
 	json_t *meta = json_object_get(job, "metadata");
 	json_t *annotations = json_object_get(meta, "annotations");
-	const char *kept = json_string_value(json_object_get(annotations, ANNOTATION_GANG_MIN_COUNT));
+	const char *kept =
+		json_string_value(json_object_get(annotations, ANNOTATION_GANG_MIN_COUNT));
 	int rc = 0;
 	if (kept) {
 		/* Restored: the user's minCount again, as far as the count allows. */
@@ -99,12 +107,14 @@ static int job_follow_gang(json_t *job, int64_t count)
 		if (num_parse_i64(kept, 1, INT64_MAX, &was) != 0)
 			was = 0; /* unreadable: as if none was kept */
 		if (json_is_object(gang) && was > 0)
-			rc = json_object_set_new(gang, "minCount", json_integer(was < count ? was : count));
+			rc = json_object_set_new(gang, "minCount",
+						 json_integer(was < count ? was : count));
 		json_object_del(annotations, ANNOTATION_GANG_MIN_COUNT);
 		if (rc == 0 && was > count && json_is_object(gang)) {
 			char text[32];
 			snprintf(text, sizeof(text), "%lld", (long long)was);
-			rc = json_object_set_new(annotations, ANNOTATION_GANG_MIN_COUNT, json_string(text));
+			rc = json_object_set_new(annotations, ANNOTATION_GANG_MIN_COUNT,
+						 json_string(text));
 		}
 		return rc ? -ENOMEM : 0;
 	}
@@ -114,10 +124,12 @@ static int job_follow_gang(json_t *job, int64_t count)
 	snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(min));
 	if (!json_is_object(annotations)) {
 		annotations = json_object();
-		if (!annotations || !json_is_object(meta) || json_object_set_new(meta, "annotations", annotations))
+		if (!annotations || !json_is_object(meta) ||
+		    json_object_set_new(meta, "annotations", annotations))
 			return -ENOMEM;
 	}
-	return json_object_set_new(annotations, ANNOTATION_GANG_MIN_COUNT, json_string(text)) == 0 &&
+	return json_object_set_new(annotations, ANNOTATION_GANG_MIN_COUNT, json_string(text)) ==
+				       0 &&
 			       json_object_set_new(gang, "minCount", json_integer(count)) == 0 ?
 		       0 :
 		       -ENOMEM;
@@ -141,7 +153,8 @@ static int job_held(json_t *job)
 static int job_set_held(json_t *job, int held)
 {
 	json_t *spec = json_object_get(job, "spec");
-	return json_is_object(spec) && json_object_set_new(spec, "suspend", json_boolean(held)) == 0 ?
+	return json_is_object(spec) &&
+			       json_object_set_new(spec, "suspend", json_boolean(held)) == 0 ?
 		       0 :
 		       -ENOMEM;
 }

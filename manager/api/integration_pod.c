@@ -50,31 +50,37 @@ int pod_group_of(json_t *pod, char *wl_name, size_t size, int64_t *total, char *
 	if (!group) {
 		if (count)
 			return eobj_bad(err, errlen,
-					"metadata.annotations[\"" ANNOTATION_POD_GROUP_TOTAL "\"]: Forbidden: "
-					"only a Pod with the label " LABEL_POD_GROUP " belongs to a group");
+					"metadata.annotations[\"" ANNOTATION_POD_GROUP_TOTAL
+					"\"]: Forbidden: "
+					"only a Pod with the label " LABEL_POD_GROUP
+					" belongs to a group");
 		*total = 1;
 		const char *name = obj_name(pod), *uid = obj_uid(pod);
 		if (!name || !uid)
 			return eobj_bad(err, errlen, "metadata: a Pod needs a name and a uid");
 		return integration_workload_name(&integration_pod, name, uid, wl_name, size) == 0 ?
 			       0 :
-			       eobj_bad(err, errlen, "metadata.name: cannot derive a Workload name");
+			       eobj_bad(err, errlen,
+					"metadata.name: cannot derive a Workload name");
 	}
 	/* The group names its Workload, so it must be an object name. */
 	if (!*group || !eobj_is_dns_subdomain(group, strlen(group)))
 		return eobj_bad(err, errlen,
-				"metadata.labels[\"" LABEL_POD_GROUP "\"]: Invalid value: \"%.63s\": must be "
+				"metadata.labels[\"" LABEL_POD_GROUP
+				"\"]: Invalid value: \"%.63s\": must be "
 				"a lowercase RFC 1123 subdomain, as it names the group's Workload",
 				group);
 	if (!count)
 		return eobj_bad(err, errlen,
-				"metadata.annotations[\"" ANNOTATION_POD_GROUP_TOTAL "\"]: Required value: "
+				"metadata.annotations[\"" ANNOTATION_POD_GROUP_TOTAL
+				"\"]: Required value: "
 				"a Pod of group %.63s must say how many pods the group has",
 				group);
 	int64_t n;
 	if (num_parse_i64(count, 1, POD_GROUP_MAX, &n) != 0)
 		return eobj_bad(err, errlen,
-				"metadata.annotations[\"" ANNOTATION_POD_GROUP_TOTAL "\"]: Invalid value: "
+				"metadata.annotations[\"" ANNOTATION_POD_GROUP_TOTAL
+				"\"]: Invalid value: "
 				"\"%.32s\": must be an integer from 1 to %d",
 				count, POD_GROUP_MAX);
 	*total = n;
@@ -86,7 +92,8 @@ int pod_group_of(json_t *pod, char *wl_name, size_t size, int64_t *total, char *
 /* The oldest first: a group's identity and its PodSets' templates come from its first pods. */
 static int older(json_t *a, json_t *b)
 {
-	const char *ta = obj_str(a, "metadata.creationTimestamp"), *tb = obj_str(b, "metadata.creationTimestamp");
+	const char *ta = obj_str(a, "metadata.creationTimestamp"),
+		   *tb = obj_str(b, "metadata.creationTimestamp");
 	int c = strcmp(ta ? ta : "", tb ? tb : "");
 	if (c == 0)
 		c = strcmp(obj_name(a) ? obj_name(a) : "", obj_name(b) ? obj_name(b) : "");
@@ -116,18 +123,18 @@ json_t *pod_group_new(json_t *const *pods, size_t n, char *err, size_t errlen)
 		}
 		if (strcmp(wl_name, first_name) != 0 || total != first_total) {
 			eobj_bad(err, errlen,
-				 "pods %.100s and %.100s of group %.63s disagree on "
-				 ANNOTATION_POD_GROUP_TOTAL ": %lld and %lld",
-				 obj_name(pods[0]), obj_name(pods[i]), first_name, (long long)first_total,
-				 (long long)total);
+				 "pods %.100s and %.100s of group %.63s disagree "
+				 "on " ANNOTATION_POD_GROUP_TOTAL ": %lld and %lld",
+				 obj_name(pods[0]), obj_name(pods[i]), first_name,
+				 (long long)first_total, (long long)total);
 			return NULL;
 		}
 		if (!q || !queue || strcmp(q, queue) != 0) {
 			eobj_bad(err, errlen,
-				 "pods %.100s and %.100s of group %.63s disagree on " LABEL_QUEUE_NAME
-				 ": \"%.63s\" and \"%.63s\"",
-				 obj_name(pods[0]), obj_name(pods[i]), first_name, queue ? queue : "",
-				 q ? q : "");
+				 "pods %.100s and %.100s of group %.63s disagree "
+				 "on " LABEL_QUEUE_NAME ": \"%.63s\" and \"%.63s\"",
+				 obj_name(pods[0]), obj_name(pods[i]), first_name,
+				 queue ? queue : "", q ? q : "");
 			return NULL;
 		}
 		if (!oldest || older(pods[i], oldest))
@@ -168,7 +175,7 @@ static json_t *role_shape(json_t *pod)
 {
 	json_t *spec = json_object_get(pod, "spec");
 	json_t *shape = json_object();
-	static const char *const fields[] = { "nodeSelector", "affinity", "tolerations",
+	static const char *const fields[] = { "nodeSelector",      "affinity", "tolerations",
 					      "priorityClassName", "priority", "overhead",
 					      "runtimeClassName" };
 	static const char *const lists[] = { "containers", "initContainers" };
@@ -281,7 +288,11 @@ static json_t *pod_podsets(json_t *group, char *err, size_t errlen)
 		json_array_foreach(list, k, ps)
 		{
 			if (!strcmp(json_string_value(json_object_get(ps, "name")), name)) {
-				json_object_set_new(ps, "count", json_integer(json_integer_value(json_object_get(ps, "count")) + 1));
+				json_object_set_new(ps, "count",
+						    json_integer(
+							    json_integer_value(
+								    json_object_get(ps, "count")) +
+							    1));
 				found = 1;
 			}
 		}
@@ -333,9 +344,7 @@ static int pod_held(json_t *group)
 {
 	size_t i;
 	json_t *p;
-	json_array_foreach(json_object_get(group, "pods"), i, p)
-		if (pod_gated(p))
-			return 1;
+	json_array_foreach(json_object_get(group, "pods"), i, p) if (pod_gated(p)) return 1;
 	return 0;
 }
 
@@ -364,14 +373,16 @@ static int pod_finished(json_t *group, struct integration_result *out)
 	{
 		const char *retriable = obj_annotation(p, ANNOTATION_RETRIABLE_IN_GROUP);
 		if (pod_phase_is(p, "Failed") && retriable && !strcmp(retriable, "false")) {
-			*out = (struct integration_result){ "Failed", "A pod of the group failed and is "
-								      "not retriable in its group" };
+			*out = (struct integration_result){ "Failed",
+							    "A pod of the group failed and is "
+							    "not retriable in its group" };
 			return 1;
 		}
 		succeeded += pod_phase_is(p, "Succeeded");
 	}
 	if (succeeded >= total) {
-		*out = (struct integration_result){ "Succeeded", "Every pod of the group succeeded" };
+		*out = (struct integration_result){ "Succeeded",
+						    "Every pod of the group succeeded" };
 		return 1;
 	}
 	return 0;
@@ -400,8 +411,7 @@ static int pod_pods_ready(json_t *group, int64_t want)
 	int64_t ready = 0;
 	size_t i;
 	json_t *p;
-	json_array_foreach(json_object_get(group, "pods"), i, p)
-		ready += pod_ready(p);
+	json_array_foreach(json_object_get(group, "pods"), i, p) ready += pod_ready(p);
 	return ready >= want;
 }
 
@@ -427,7 +437,8 @@ static int pod_workload_name(json_t *group, char *buf, size_t size)
 {
 	const char *name = obj_name(group);
 	if (obj_label(group, LABEL_POD_GROUP))
-		return (size_t)snprintf(buf, size, "%s", name ? name : "") < size && name ? 0 : -ENOSPC;
+		return (size_t)snprintf(buf, size, "%s", name ? name : "") < size && name ? 0 :
+											    -ENOSPC;
 	return integration_workload_name(&integration_pod, name, obj_uid(group), buf, size);
 }
 

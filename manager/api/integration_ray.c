@@ -52,7 +52,8 @@ static int cluster_podsets(json_t *spec, const char *path, json_t *list, char *e
 	if (eobj_want_object(head, p, err, errlen) != 0)
 		return -EINVAL;
 	cluster_template_path(path, 0, tp, sizeof(tp));
-	json_t *ps = integration_podset("head", 1, eobj_field(head, "template"), tp, NULL, err, errlen);
+	json_t *ps =
+		integration_podset("head", 1, eobj_field(head, "template"), tp, NULL, err, errlen);
 	if (!ps || json_array_append_new(list, ps) != 0)
 		return ps ? eobj_nomem(err, errlen) : -EINVAL;
 	snprintf(p, sizeof(p), "%s.workerGroupSpecs", path);
@@ -67,16 +68,20 @@ static int cluster_podsets(json_t *spec, const char *path, json_t *list, char *e
 		snprintf(p, sizeof(p), "%s.workerGroupSpecs[%zu]", path, i);
 		if (eobj_want_object(w, p, err, errlen) != 0 ||
 		    eobj_get_string(w, "groupName", p, &name, err, errlen) != 0 ||
-		    eobj_get_int(w, "replicas", p, 0, INT32_MAX, &has_rep, &replicas, err, errlen) != 0 ||
-		    eobj_get_int(w, "minReplicas", p, 0, INT32_MAX, &has_min, &min, err, errlen) != 0 ||
-		    eobj_get_int(w, "numOfHosts", p, 1, INT32_MAX, &has_hosts, &hosts, err, errlen) != 0)
+		    eobj_get_int(w, "replicas", p, 0, INT32_MAX, &has_rep, &replicas, err,
+				 errlen) != 0 ||
+		    eobj_get_int(w, "minReplicas", p, 0, INT32_MAX, &has_min, &min, err, errlen) !=
+			    0 ||
+		    eobj_get_int(w, "numOfHosts", p, 1, INT32_MAX, &has_hosts, &hosts, err,
+				 errlen) != 0)
 			return -EINVAL;
 		if (!w || !json_is_object(w))
 			return eobj_bad(err, errlen, "%s: must be an object", p);
-		if (!name || !*name || !eobj_is_dns_label(name, strlen(name)) || !strcmp(name, "head") ||
-		    !strcmp(name, "submitter"))
+		if (!name || !*name || !eobj_is_dns_label(name, strlen(name)) ||
+		    !strcmp(name, "head") || !strcmp(name, "submitter"))
 			return eobj_bad(err, errlen,
-					"%s.groupName: \"%.64s\" must be a DNS label other than \"head\" and "
+					"%s.groupName: \"%.64s\" must be a DNS label other than "
+					"\"head\" and "
 					"\"submitter\" (it names the Workload's PodSet)",
 					p, name ? name : "");
 		if (!has_rep)
@@ -84,13 +89,15 @@ static int cluster_podsets(json_t *spec, const char *path, json_t *list, char *e
 		if (!has_hosts)
 			hosts = 1;
 		cluster_template_path(path, i + 1, tp, sizeof(tp));
-		ps = integration_podset(name, replicas * hosts, eobj_field(w, "template"), tp, NULL, err,
-					errlen);
+		ps = integration_podset(name, replicas * hosts, eobj_field(w, "template"), tp, NULL,
+					err, errlen);
 		if (!ps)
 			return -EINVAL;
 		if (autoscaled && has_min && min < replicas && !min_seen) {
 			min_seen = 1;
-			if (json_object_set_new(ps, "minCount", json_integer(min * hosts > 0 ? min * hosts : 1)) != 0) {
+			if (json_object_set_new(ps, "minCount",
+						json_integer(min * hosts > 0 ? min * hosts : 1)) !=
+			    0) {
 				json_decref(ps);
 				return eobj_nomem(err, errlen);
 			}
@@ -105,7 +112,8 @@ static json_t *cluster_template_at(json_t *spec, size_t i)
 {
 	if (i == 0)
 		return obj_path(spec, "headGroupSpec.template");
-	return json_object_get(json_array_get(json_object_get(spec, "workerGroupSpecs"), i - 1), "template");
+	return json_object_get(json_array_get(json_object_get(spec, "workerGroupSpecs"), i - 1),
+			       "template");
 }
 
 static int cluster_set_count(json_t *spec, size_t i, int64_t count)
@@ -126,7 +134,8 @@ static int cluster_set_count(json_t *spec, size_t i, int64_t count)
 static int set_suspend(json_t *obj, int held)
 {
 	json_t *spec = json_object_get(obj, "spec");
-	return json_is_object(spec) && json_object_set_new(spec, "suspend", json_boolean(held)) == 0 ?
+	return json_is_object(spec) &&
+			       json_object_set_new(spec, "suspend", json_boolean(held)) == 0 ?
 		       0 :
 		       -ENOMEM;
 }
@@ -238,47 +247,56 @@ static json_t *rayjob_podsets(json_t *job, char *err, size_t errlen)
 		return NULL;
 	if (mode && strcmp(mode, "K8sJobMode") && strcmp(mode, "HTTPMode") &&
 	    strcmp(mode, "InteractiveMode") && strcmp(mode, "SidecarMode")) {
-		eobj_bad(err, errlen, "spec.submissionMode: unsupported value \"%.32s\": must be one of "
-				      "K8sJobMode, HTTPMode, InteractiveMode, SidecarMode", mode);
+		eobj_bad(err, errlen,
+			 "spec.submissionMode: unsupported value \"%.32s\": must be one of "
+			 "K8sJobMode, HTTPMode, InteractiveMode, SidecarMode",
+			 mode);
 		return NULL;
 	}
 	/* Kueue's RayJob webhook: quota is held for the cluster the RayJob brings, and given back
 	 * only when that cluster goes with the finished job. */
 	if (json_object_size(eobj_field(spec, "clusterSelector")) > 0) {
-		eobj_bad(err, errlen, "spec.clusterSelector: a queued RayJob must bring its own cluster "
-				      "(spec.rayClusterSpec), not use an existing one");
+		eobj_bad(err, errlen,
+			 "spec.clusterSelector: a queued RayJob must bring its own cluster "
+			 "(spec.rayClusterSpec), not use an existing one");
 		return NULL;
 	}
 	/* KubeRay ignores a RayJob managed by someone else: admitting it would hold quota for
 	 * nothing that runs. */
 	const char *managed_by = json_string_value(eobj_field(spec, "managedBy"));
 	if (managed_by && strcmp(managed_by, "ray.io/kuberay-operator") != 0) {
-		eobj_bad(err, errlen, "spec.managedBy: \"%.64s\": muster queues only RayJobs the KubeRay "
-				      "operator runs (ray.io/kuberay-operator)", managed_by);
+		eobj_bad(err, errlen,
+			 "spec.managedBy: \"%.64s\": muster queues only RayJobs the KubeRay "
+			 "operator runs (ray.io/kuberay-operator)",
+			 managed_by);
 		return NULL;
 	}
 	if (!json_is_true(eobj_field(spec, "shutdownAfterJobFinishes"))) {
-		eobj_bad(err, errlen, "spec.shutdownAfterJobFinishes: must be true for a queued RayJob, "
-				      "so that its cluster goes when the job finishes and its quota is free");
+		eobj_bad(err, errlen,
+			 "spec.shutdownAfterJobFinishes: must be true for a queued RayJob, "
+			 "so that its cluster goes when the job finishes and its quota is free");
 		return NULL;
 	}
 	if ((list = json_array()) == NULL) {
 		eobj_nomem(err, errlen);
 		return NULL;
 	}
-	if (cluster_podsets(eobj_field(spec, "rayClusterSpec"), "spec.rayClusterSpec", list, err, errlen) != 0)
+	if (cluster_podsets(eobj_field(spec, "rayClusterSpec"), "spec.rayClusterSpec", list, err,
+			    errlen) != 0)
 		goto fail;
 	if (has_submitter(job)) {
 		json_t *given = eobj_field(spec, "submitterPodTemplate");
 		tmpl = given ? json_incref(given) :
-			       json_pack("{s:{s:s, s:[{s:s, s:{s:{s:s, s:s}}}]}}", "spec", "restartPolicy",
-					 "Never", "containers", "name", "ray-job-submitter", "resources",
-					 "requests", "cpu", SUBMITTER_CPU, "memory", SUBMITTER_MEMORY);
+			       json_pack("{s:{s:s, s:[{s:s, s:{s:{s:s, s:s}}}]}}", "spec",
+					 "restartPolicy", "Never", "containers", "name",
+					 "ray-job-submitter", "resources", "requests", "cpu",
+					 SUBMITTER_CPU, "memory", SUBMITTER_MEMORY);
 		if (!tmpl) {
 			eobj_nomem(err, errlen);
 			goto fail;
 		}
-		ps = integration_podset("submitter", 1, tmpl, "spec.submitterPodTemplate", NULL, err, errlen);
+		ps = integration_podset("submitter", 1, tmpl, "spec.submitterPodTemplate", NULL,
+					err, errlen);
 		json_decref(tmpl);
 		if (!ps)
 			goto fail;
@@ -308,7 +326,9 @@ static json_t *rayjob_template_at(json_t *job, size_t i)
 	size_t n_workers = json_array_size(json_object_get(cluster, "workerGroupSpecs"));
 	if (i <= n_workers)
 		return cluster_template_at(cluster, i);
-	return i == n_workers + 1 && has_submitter(job) ? obj_path(job, "spec.submitterPodTemplate") : NULL;
+	return i == n_workers + 1 && has_submitter(job) ?
+		       obj_path(job, "spec.submitterPodTemplate") :
+		       NULL;
 }
 
 static int rayjob_set_count(json_t *job, size_t i, int64_t count)
@@ -332,13 +352,15 @@ static int rayjob_finished(json_t *job, struct integration_result *out)
 		int ok = status && !strcmp(status, "SUCCEEDED");
 		*out = (struct integration_result){ ok ? "Succeeded" : "Failed",
 						    message && *message ? message :
-						    ok			 ? "RayJob finished successfully" :
-									   "RayJob failed" };
+						    ok ? "RayJob finished successfully" :
+							 "RayJob failed" };
 		return 1;
 	}
 	/* ValidationFailed is where KubeRay leaves a RayJob it refused for good. */
 	if (!strcmp(deployment, "Failed") || !strcmp(deployment, "ValidationFailed")) {
-		*out = (struct integration_result){ "Failed", message && *message ? message : "RayJob failed" };
+		*out = (struct integration_result){ "Failed", message && *message ?
+								      message :
+								      "RayJob failed" };
 		return 1;
 	}
 	return 0;
@@ -355,7 +377,8 @@ static int rayjob_pods_ready(json_t *job, int64_t want)
 static int64_t rayjob_active_pods(json_t *job)
 {
 	const char *deployment = obj_str(job, "status.jobDeploymentStatus");
-	return !deployment || !strcmp(deployment, "Suspended") || !strcmp(deployment, "New") ? 0 : 1;
+	return !deployment || !strcmp(deployment, "Suspended") || !strcmp(deployment, "New") ? 0 :
+											       1;
 }
 
 static const char *rayjob_started_at(json_t *job)

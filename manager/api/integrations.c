@@ -15,8 +15,8 @@
 #include "api/objects.h"
 
 #define INTEGRATION_ADDRESS(name, in) &in,
-static const struct integration *const all[] = { INTEGRATED_OWNERS(INTEGRATION_ADDRESS)
-							 &integration_pod };
+static const struct integration *const all[] = { INTEGRATED_OWNERS(INTEGRATION_ADDRESS) &
+						 integration_pod };
 #undef INTEGRATION_ADDRESS
 #define N_ALL (sizeof(all) / sizeof(all[0]))
 
@@ -112,7 +112,9 @@ static int topology_request(json_t *template, const char *path, const char *pod_
 		if (!v)
 			continue;
 		if (!value[i] || (i < 2 && !*value[i]))
-			return eobj_bad(err, errlen, "%s.metadata.annotations[\"%s\"]: must be a non-empty string",
+			return eobj_bad(err, errlen,
+					"%s.metadata.annotations[\"%s\"]: must be a non-empty "
+					"string",
 					path, keys[i]);
 		found++;
 		if (which < 0)
@@ -120,17 +122,20 @@ static int topology_request(json_t *template, const char *path, const char *pod_
 	}
 	if (found > 1)
 		return eobj_bad(err, errlen,
-				"%s.metadata.annotations: must not contain more than one topology annotation: "
+				"%s.metadata.annotations: must not contain more than one topology "
+				"annotation: "
 				"[\"%s\", \"%s\", \"%s\"]",
 				path, keys[0], keys[1], keys[2]);
 	if (which < 0)
 		return 0;
-	json_t *tr = pod_index_label ? json_pack("{s:s}", "podIndexLabel", pod_index_label) : json_object();
+	json_t *tr = pod_index_label ? json_pack("{s:s}", "podIndexLabel", pod_index_label) :
+				       json_object();
 	if (!tr)
 		return eobj_nomem(err, errlen);
 	int rc = 0;
 	if (which < 2) {
-		rc = json_object_set_new(tr, which ? "preferred" : "required", json_string(value[which]));
+		rc = json_object_set_new(tr, which ? "preferred" : "required",
+					 json_string(value[which]));
 	} else {
 		int b = -1;
 		for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
@@ -142,7 +147,8 @@ static int topology_request(json_t *template, const char *path, const char *pod_
 		if (b < 0) {
 			json_decref(tr);
 			return eobj_bad(err, errlen,
-					"%s.metadata.annotations[\"%s\"]: invalid value \"%.64s\": must be a boolean value",
+					"%s.metadata.annotations[\"%s\"]: invalid value \"%.64s\": "
+					"must be a boolean value",
 					path, keys[2], value[2]);
 		}
 		rc = json_object_set_new(tr, "unconstrained", json_boolean(b));
@@ -185,8 +191,9 @@ json_t *integration_workload_new(const struct integration *in, json_t *obj, char
 		eobj_bad(err, errlen, "%s has no name, namespace, uid or queue name", in->kind);
 		return NULL;
 	}
-	if ((in->workload_name ? in->workload_name(obj, wl_name, sizeof(wl_name)) :
-				 integration_workload_name(in, name, uid, wl_name, sizeof(wl_name))) != 0) {
+	if ((in->workload_name ?
+		     in->workload_name(obj, wl_name, sizeof(wl_name)) :
+		     integration_workload_name(in, name, uid, wl_name, sizeof(wl_name))) != 0) {
 		eobj_bad(err, errlen, "cannot derive a workload name");
 		return NULL;
 	}
@@ -195,13 +202,13 @@ json_t *integration_workload_new(const struct integration *in, json_t *obj, char
 		return NULL;
 	json_t *refs = in->owner_references ?
 			       in->owner_references(obj) :
-			       json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion", in->api_version,
-					 "kind", in->kind, "name", name, "uid", uid, "controller", 1,
-					 "blockOwnerDeletion", 1);
+			       json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion",
+					 in->api_version, "kind", in->kind, "name", name, "uid",
+					 uid, "controller", 1, "blockOwnerDeletion", 1);
 	json_t *wl = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:o}, s:{s:s, s:o}}", "apiVersion",
 			       KUEUE_API_VERSION, "kind", "Workload", "metadata", "name", wl_name,
-			       "namespace", ns, "labels", LABEL_JOB_UID, uid, "ownerReferences", refs,
-			       "spec", "queueName", queue, "podSets", podsets);
+			       "namespace", ns, "labels", LABEL_JOB_UID, uid, "ownerReferences",
+			       refs, "spec", "queueName", queue, "podSets", podsets);
 	if (!wl)
 		eobj_nomem(err, errlen);
 	return wl;

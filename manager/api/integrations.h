@@ -110,9 +110,9 @@ struct integration {
  * integration_for() here, ctrl/'s kind K_<NAME> with its informer, store and reconciler
  * (ctrl/kinds.c), and the simulator's kinds. Plain Pods (integration_pod, below) are not among
  * them: their Workload is a pod group's, not one object's. */
-#define INTEGRATED_OWNERS(X)                  \
-	X(JOB, integration_job)               \
-	X(RAYJOB, integration_rayjob)         \
+#define INTEGRATED_OWNERS(X)          \
+	X(JOB, integration_job)       \
+	X(RAYJOB, integration_rayjob) \
 	X(RAYCLUSTER, integration_raycluster)
 
 #define INTEGRATION_DECLARE(name, in) extern const struct integration in;

@@ -180,9 +180,9 @@ int time_parse_rfc3339_ns(const char *s, int64_t *ns)
 	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
 	int32_t frac = 0;
 
-	if (!s || take_digits(&s, 4, &y) || *s++ != '-' || take_digits(&s, 2, &mo) ||
-	    *s++ != '-' || take_digits(&s, 2, &d) || *s++ != 'T' || take_digits(&s, 2, &h) ||
-	    *s++ != ':' || take_digits(&s, 2, &mi) || *s++ != ':' || take_digits(&s, 2, &sec))
+	if (!s || take_digits(&s, 4, &y) || *s++ != '-' || take_digits(&s, 2, &mo) || *s++ != '-' ||
+	    take_digits(&s, 2, &d) || *s++ != 'T' || take_digits(&s, 2, &h) || *s++ != ':' ||
+	    take_digits(&s, 2, &mi) || *s++ != ':' || take_digits(&s, 2, &sec))
 		return -EINVAL;
 	if (*s == '.') {
 		int n = 0;
@@ -264,9 +264,10 @@ json_t *conditions_with(json_t *obj, const char *type, const char *status, const
 	    json_integer_value(json_object_get(prev, "observedGeneration")) == generation) {
 		cond = json_incref(prev);
 	} else {
-		const char *since = prev && str_eq(json_object_get(prev, "status"), status) ?
-					    json_string_value(json_object_get(prev, "lastTransitionTime")) :
-					    NULL;
+		const char *since =
+			prev && str_eq(json_object_get(prev, "status"), status) ?
+				json_string_value(json_object_get(prev, "lastTransitionTime")) :
+				NULL;
 		cond = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", type, "status", status,
 				 "reason", reason, "message", message, "lastTransitionTime",
 				 since ? since : now, "observedGeneration", generation);
@@ -277,8 +278,7 @@ json_t *conditions_with(json_t *obj, const char *type, const char *status, const
 		*changed = 1;
 	}
 	/* Replace in place, as meta.SetStatusCondition does: the list keeps its order. */
-	json_array_foreach(old, i, c)
-		json_array_append(out, c == prev ? cond : c);
+	json_array_foreach(old, i, c) json_array_append(out, c == prev ? cond : c);
 	if (!prev)
 		json_array_append(out, cond);
 	json_decref(cond);
@@ -298,7 +298,8 @@ int quantity_from_json(json_t *v, int64_t *milli)
 		/* Whole units: the parser's answer without printing the number for it. Beyond
 		 * int64 milli-units the parser says -ERANGE as it does for the text. */
 		int64_t whole;
-		if (!__builtin_mul_overflow((int64_t)json_integer_value(v), INT64_C(1000), &whole)) {
+		if (!__builtin_mul_overflow((int64_t)json_integer_value(v), INT64_C(1000),
+					    &whole)) {
 			*milli = whole;
 			return 0;
 		}
@@ -335,10 +336,14 @@ void pod_requests_release(struct pod_requests *r)
 }
 
 const char *const pod_spec_fields[POD_SPEC_N + 1] = {
-	[POD_SPEC_CONTAINERS] = "containers",	[POD_SPEC_INIT] = "initContainers",
-	[POD_SPEC_OVERHEAD] = "overhead",	[POD_SPEC_SELECTOR] = "nodeSelector",
-	[POD_SPEC_TOLERATIONS] = "tolerations", [POD_SPEC_AFFINITY] = "affinity",
-	[POD_SPEC_PRIORITY] = "priority",	[POD_SPEC_CLASS] = "priorityClassName",
+	[POD_SPEC_CONTAINERS] = "containers",
+	[POD_SPEC_INIT] = "initContainers",
+	[POD_SPEC_OVERHEAD] = "overhead",
+	[POD_SPEC_SELECTOR] = "nodeSelector",
+	[POD_SPEC_TOLERATIONS] = "tolerations",
+	[POD_SPEC_AFFINITY] = "affinity",
+	[POD_SPEC_PRIORITY] = "priority",
+	[POD_SPEC_CLASS] = "priorityClassName",
 	[POD_SPEC_N] = NULL,
 };
 
@@ -385,8 +390,8 @@ int workload_priority_resolve(json_t *obj, json_t *podsets, json_t *wpcs, json_t
 	if (pc) {
 		json_t *cls = json_object_get(pcs, pc);
 		if (!cls) {
-			/* The apiserver refuses pods naming a missing PriorityClass, so this workload
-			 * could never run: waiting is the honest answer. */
+			/* The apiserver refuses pods naming a missing PriorityClass, so this
+			 * workload could never run: waiting is the honest answer. */
 			snprintf(err, errlen, "PriorityClass %s doesn't exist", pc);
 			return -ENOENT;
 		}
@@ -446,7 +451,9 @@ int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f,
 			    size_t errlen)
 {
 	json_t *selector = f[POD_SPEC_SELECTOR];
-	json_t *terms = obj_path(f[POD_SPEC_AFFINITY], "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
+	json_t *terms = obj_path(f[POD_SPEC_AFFINITY],
+				 "nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+				 "nodeSelectorTerms");
 	json_t *tolerations = f[POD_SPEC_TOLERATIONS];
 	const char *key;
 	json_t *val, *t;
@@ -472,15 +479,16 @@ int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f,
 	v->n_exprs = v->exprs ? n_exprs : 0;
 	v->tolerations = n_tolerations ? calloc(n_tolerations, sizeof(*v->tolerations)) : NULL;
 	rc = -ENOMEM;
-	if ((n_selector && !v->selector) || (n_terms && !v->terms) ||
-	    (n_exprs && !v->exprs) || (n_tolerations && !v->tolerations))
+	if ((n_selector && !v->selector) || (n_terms && !v->terms) || (n_exprs && !v->exprs) ||
+	    (n_tolerations && !v->tolerations))
 		goto fail;
 	/* Strings stay borrowed from the workload object, which outlives the view. */
 	json_object_foreach(selector, key, val)
 	{
 		if (!json_is_string(val))
 			continue;
-		v->selector[v->ps.n_selector++] = (struct quota_kv){ (char *)key, (char *)json_string_value(val) };
+		v->selector[v->ps.n_selector++] =
+			(struct quota_kv){ (char *)key, (char *)json_string_value(val) };
 	}
 	size_t e = 0;
 	json_array_foreach(terms, i, t)
@@ -497,19 +505,22 @@ int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f,
 			me->key = json_string_value(json_object_get(ex, "key"));
 			me->op = json_string_value(json_object_get(ex, "operator"));
 			if (!me->key || !me->op) {
-				snprintf(err, errlen, "node affinity expression without key or operator");
+				snprintf(err, errlen,
+					 "node affinity expression without key or operator");
 				rc = -EINVAL;
 				goto fail;
 			}
 			me->n_values = 0;
 			me->values = NULL;
 			if (json_array_size(values) > 0) {
-				/* jansson keeps array items contiguous only as json_t*; collect strings. */
+				/* jansson keeps array items contiguous only as json_t*; collect
+				 * strings. */
 				const char **vals = calloc(json_array_size(values), sizeof(char *));
 				if (!vals)
 					goto fail;
 				for (size_t x = 0; x < json_array_size(values); x++) {
-					const char *s = json_string_value(json_array_get(values, x));
+					const char *s =
+						json_string_value(json_array_get(values, x));
 					if (s)
 						vals[me->n_values++] = s;
 				}
@@ -524,7 +535,8 @@ int podset_view_from_fields(json_t *name, json_t *count, json_t *const *f,
 		v->tolerations[v->ps.n_tolerations++] = (struct quota_taint){
 			(char *)json_string_value(json_object_get(t, "key")),
 			(char *)json_string_value(json_object_get(t, "value")),
-			(char *)json_string_value(json_object_get(t, "effect")), op && !strcmp(op, "Exists")
+			(char *)json_string_value(json_object_get(t, "effect")),
+			op && !strcmp(op, "Exists")
 		};
 	}
 	v->ps.count = int_or(count, 1);
@@ -572,9 +584,7 @@ int obj_list_has(json_t *list, const char *field, const char *value)
 {
 	json_t *v;
 	size_t i;
-	json_array_foreach(list, i, v)
-		if (list_entry_is(v, field, value))
-			return 1;
+	json_array_foreach(list, i, v) if (list_entry_is(v, field, value)) return 1;
 	return 0;
 }
 
@@ -606,8 +616,9 @@ json_t *obj_merge_diff(json_t *from, json_t *to)
 		json_t *was = json_object_get(from, k);
 		if (was && json_equal(was, v))
 			continue;
-		json_t *sub = was && json_is_object(was) && json_is_object(v) ? obj_merge_diff(was, v) :
-										 json_deep_copy(v);
+		json_t *sub = was && json_is_object(was) && json_is_object(v) ?
+				      obj_merge_diff(was, v) :
+				      json_deep_copy(v);
 		if (!sub || json_object_set_new(patch, k, sub) != 0) {
 			json_decref(patch);
 			return NULL;

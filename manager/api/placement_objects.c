@@ -23,8 +23,8 @@ static int get_bool(json_t *obj, const char *key, const char *prefix, int *out, 
 	if (!v)
 		return 0;
 	if (!json_is_boolean(v))
-		return eobj_bad(err, errlen, "%s%s%s: must be a boolean, not %s", prefix, *prefix ? "." : "",
-			   key, eobj_type_name(v));
+		return eobj_bad(err, errlen, "%s%s%s: must be a boolean, not %s", prefix,
+				*prefix ? "." : "", key, eobj_type_name(v));
 	*out = json_is_true(v);
 	return 0;
 }
@@ -73,7 +73,8 @@ static int node_ready(json_t *node, char *err, size_t errlen)
 		const char *type, *status;
 		eobj_pathf(p, sizeof(p), "status.conditions[%zu]", i);
 		if (!json_is_object(c))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(c));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p,
+					eobj_type_name(c));
 		if ((rc = eobj_get_string(c, "type", p, &type, err, errlen)) != 0 ||
 		    (rc = eobj_get_string(c, "status", p, &status, err, errlen)) != 0)
 			return rc;
@@ -104,8 +105,8 @@ int pobj_node_decode(json_t *node, struct pobj_node *out, char *err, size_t errl
 
 	struct quota_kv *labels;
 	size_t n;
-	if ((rc = eobj_decode_string_map(&out->arena, eobj_field(meta, "labels"),
-					  "metadata.labels", 1, &n, &labels, err, errlen)) != 0)
+	if ((rc = eobj_decode_string_map(&out->arena, eobj_field(meta, "labels"), "metadata.labels",
+					 1, &n, &labels, err, errlen)) != 0)
 		return rc;
 	size_t k;
 	for (k = 0; k < n; k++)
@@ -172,7 +173,8 @@ int pobj_node_apply(struct placement *p, json_t *node, char *err, size_t errlen)
 {
 	struct pobj_node n;
 	char why[PLC_REFUSAL_MAX];
-	const char *name = json_string_value(json_object_get(json_object_get(node, "metadata"), "name"));
+	const char *name =
+		json_string_value(json_object_get(json_object_get(node, "metadata"), "name"));
 	int rc = pobj_node_decode(node, &n, why, sizeof(why));
 	if (rc == -EINVAL && name && *name)
 		rc = placement_refuse_node(p, name, why) ? -ENOMEM : POBJ_NODE_REFUSED;
@@ -236,7 +238,8 @@ static int pod_owner(struct pobj_pod *out, json_t *pod, const char *ns, char *er
 		const char *podset = obj_label(pod, LABEL_PODSET);
 		snprintf(key, sizeof(key), "%.290s/%.300s", ns, named);
 		out->spec.workload = eobj_arena_strdup(&out->arena, key);
-		out->spec.podset = eobj_arena_strdup(&out->arena, podset && *podset ? podset : "main");
+		out->spec.podset =
+			eobj_arena_strdup(&out->arena, podset && *podset ? podset : "main");
 		return out->spec.workload && out->spec.podset ? 0 : eobj_nomem(err, errlen);
 	}
 	/* Every entry is decoded, so a malformed one is refused wherever it is; the owner is
@@ -248,7 +251,8 @@ static int pod_owner(struct pobj_pod *out, json_t *pod, const char *ns, char *er
 		int controller;
 		eobj_pathf(p, sizeof(p), "metadata.ownerReferences[%zu]", i);
 		if (!json_is_object(r))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(r));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p,
+					eobj_type_name(r));
 		if ((rc = get_bool(r, "controller", p, &controller, err, errlen)) != 0 ||
 		    (rc = eobj_get_string(r, "apiVersion", p, &api, err, errlen)) != 0 ||
 		    (rc = eobj_get_string(r, "kind", p, &kind, err, errlen)) != 0 ||
@@ -266,11 +270,13 @@ static int pod_owner(struct pobj_pod *out, json_t *pod, const char *ns, char *er
 		}
 		if ((rc = integration_workload_name(in, name, uid, wl, sizeof(wl))) != 0)
 			return rc == -ENOMEM ? eobj_nomem(err, errlen) :
-					       eobj_bad(err, errlen, "%s: cannot derive the Workload's name", p);
+					       eobj_bad(err, errlen,
+							"%s: cannot derive the Workload's name", p);
 		snprintf(key, sizeof(key), "%s/%s", ns, wl);
 		const char *podset = obj_label(pod, LABEL_PODSET);
 		out->spec.workload = eobj_arena_strdup(&out->arena, key);
-		out->spec.podset = eobj_arena_strdup(&out->arena, podset && *podset ? podset : "main");
+		out->spec.podset =
+			eobj_arena_strdup(&out->arena, podset && *podset ? podset : "main");
 		if (!out->spec.workload || !out->spec.podset)
 			return eobj_nomem(err, errlen);
 		return 0;
@@ -293,7 +299,8 @@ int pobj_pod_decode(json_t *pod, const char *default_namespace, struct pobj_pod 
 	json_t *status = eobj_field(pod, "status");
 	if ((rc = eobj_meta_name(pod, 0, &name, err, errlen)) != 0 ||
 	    (rc = eobj_get_string(meta, "namespace", "metadata", &ns, err, errlen)) != 0 ||
-	    (rc = eobj_want_object(eobj_field(meta, "labels"), "metadata.labels", err, errlen)) != 0 ||
+	    (rc = eobj_want_object(eobj_field(meta, "labels"), "metadata.labels", err, errlen)) !=
+		    0 ||
 	    (rc = eobj_want_object(status, "status", err, errlen)) != 0 ||
 	    (rc = eobj_get_string(status, "phase", "status", &phase, err, errlen)) != 0)
 		return rc;
@@ -356,10 +363,10 @@ int pobj_topology_decode(json_t *topology, struct pobj_topology *out, char *err,
 	size_t n = json_array_size(levels), i;
 	if (n == 0)
 		return eobj_bad(err, errlen, "spec.levels: required: list 1 to %d levels",
-			   TOPOLOGY_MAX_LEVELS);
+				TOPOLOGY_MAX_LEVELS);
 	if (n > TOPOLOGY_MAX_LEVELS)
-		return eobj_bad(err, errlen, "spec.levels: at most %d levels, got %zu", TOPOLOGY_MAX_LEVELS,
-			   n);
+		return eobj_bad(err, errlen, "spec.levels: at most %d levels, got %zu",
+				TOPOLOGY_MAX_LEVELS, n);
 	const char **keys = eobj_arena_alloc(&out->arena, n, sizeof(*keys));
 	if (!(out->name = eobj_arena_strdup(&out->arena, name)) || !keys)
 		return eobj_nomem(err, errlen);
@@ -369,7 +376,8 @@ int pobj_topology_decode(json_t *topology, struct pobj_topology *out, char *err,
 		const char *label;
 		eobj_pathf(p, sizeof(p), "spec.levels[%zu]", i);
 		if (!json_is_object(l))
-			return eobj_bad(err, errlen, "%s: must be an object, not %s", p, eobj_type_name(l));
+			return eobj_bad(err, errlen, "%s: must be an object, not %s", p,
+					eobj_type_name(l));
 		if ((rc = eobj_check_keys(l, p, level_keys, err, errlen)) != 0 ||
 		    (rc = eobj_get_string(l, "nodeLabel", p, &label, err, errlen)) != 0)
 			return rc;
@@ -377,16 +385,22 @@ int pobj_topology_decode(json_t *topology, struct pobj_topology *out, char *err,
 			return eobj_bad(err, errlen, "%s.nodeLabel: required", p);
 		if (!is_label_key(label))
 			return eobj_bad(err, errlen,
-				   "%s.nodeLabel: invalid label key \"%.64s\": an optional DNS subdomain "
-				   "prefix and '/', then at most 63 letters, digits, '-', '_' or '.', "
-				   "starting and ending with a letter or digit",
-				   p, label);
+					"%s.nodeLabel: invalid label key \"%.64s\": an optional "
+					"DNS subdomain "
+					"prefix and '/', then at most 63 letters, digits, '-', '_' "
+					"or '.', "
+					"starting and ending with a letter or digit",
+					p, label);
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(keys[k], label))
-				return eobj_bad(err, errlen, "%s.nodeLabel: duplicate level \"%.64s\"", p, label);
+				return eobj_bad(err, errlen,
+						"%s.nodeLabel: duplicate level \"%.64s\"", p,
+						label);
 		if (!strcmp(label, LABEL_HOSTNAME) && i != n - 1)
 			return eobj_bad(err, errlen,
-				   "%s.nodeLabel: " LABEL_HOSTNAME " can only be the lowest (last) level", p);
+					"%s.nodeLabel: " LABEL_HOSTNAME
+					" can only be the lowest (last) level",
+					p);
 		if (!(keys[i] = eobj_arena_strdup(&out->arena, label)))
 			return eobj_nomem(err, errlen);
 	}
@@ -449,7 +463,8 @@ int pobj_catalog_set_flavor(struct pobj_catalog *c, json_t *rf, char *err, size_
 	if (!cf)
 		return eobj_nomem(err, errlen);
 	if ((rc = eobj_flavor_decode(rf, &cf->f, err, errlen)) != 0 ||
-	    (rc = eobj_get_string(eobj_field(rf, "spec"), "topologyName", "spec", &topo, err, errlen)) != 0)
+	    (rc = eobj_get_string(eobj_field(rf, "spec"), "topologyName", "spec", &topo, err,
+				  errlen)) != 0)
 		goto fail;
 	if (topo && !*topo) {
 		rc = eobj_bad(err, errlen, "spec.topologyName: must not be empty");
@@ -535,7 +550,7 @@ static int parse_bool(const char *s, int *out)
 }
 
 #define ANNOTATIONS_PATH "template.metadata.annotations"
-#define ONLY_ONE_ANNOTATION                                                                   \
+#define ONLY_ONE_ANNOTATION                                                                    \
 	"must not contain more than one topology annotation: [\"" ANNOTATION_REQUIRED_TOPOLOGY \
 	"\", \"" ANNOTATION_PREFERRED_TOPOLOGY "\", \"" ANNOTATION_UNCONSTRAINED_TOPOLOGY "\"]"
 
@@ -545,8 +560,8 @@ static int parse_bool(const char *s, int *out)
  * only have them). *level is the required or preferred level (NULL: neither), *level_path
  * the field it came from, for messages.
  */
-static int topology_request(json_t *podset, const char **level, int *required,
-			    int *unconstrained, const char **level_path, char *err, size_t errlen)
+static int topology_request(json_t *podset, const char **level, int *required, int *unconstrained,
+			    const char **level_path, char *err, size_t errlen)
 {
 	static const char *const ann_paths[] = {
 		ANNOTATIONS_PATH "[\"" ANNOTATION_REQUIRED_TOPOLOGY "\"]",
@@ -562,37 +577,43 @@ static int topology_request(json_t *podset, const char **level, int *required,
 	*required = *unconstrained = 0;
 	if (tr) {
 		if ((rc = eobj_want_object(tr, "topologyRequest", err, errlen)) != 0 ||
-		    (rc = eobj_get_string(tr, "required", "topologyRequest", &req, err, errlen)) != 0 ||
-		    (rc = eobj_get_string(tr, "preferred", "topologyRequest", &pref, err, errlen)) != 0 ||
+		    (rc = eobj_get_string(tr, "required", "topologyRequest", &req, err, errlen)) !=
+			    0 ||
+		    (rc = eobj_get_string(tr, "preferred", "topologyRequest", &pref, err,
+					  errlen)) != 0 ||
 		    (rc = get_bool(tr, "unconstrained", "topologyRequest", unconstrained, err,
 				   errlen)) != 0)
 			return rc;
 		if ((req != NULL) + (pref != NULL) + (*unconstrained != 0) > 1)
 			return eobj_bad(err, errlen,
-				   "topologyRequest: set at most one of required, preferred and "
-				   "unconstrained");
+					"topologyRequest: set at most one of required, preferred "
+					"and "
+					"unconstrained");
 		*level_path = req ? tr_paths[0] : tr_paths[1];
 	} else {
-		json_t *ann = eobj_field(eobj_field(eobj_field(podset, "template"), "metadata"), "annotations");
+		json_t *ann = eobj_field(eobj_field(eobj_field(podset, "template"), "metadata"),
+					 "annotations");
 		json_t *unc = eobj_field(ann, ANNOTATION_UNCONSTRAINED_TOPOLOGY);
 		if ((rc = eobj_want_object(ann, ANNOTATIONS_PATH, err, errlen)) != 0)
 			return rc;
 		if ((eobj_field(ann, ANNOTATION_REQUIRED_TOPOLOGY) != NULL) +
-			    (eobj_field(ann, ANNOTATION_PREFERRED_TOPOLOGY) != NULL) + (unc != NULL) >
+			    (eobj_field(ann, ANNOTATION_PREFERRED_TOPOLOGY) != NULL) +
+			    (unc != NULL) >
 		    1)
 			return eobj_bad(err, errlen, ANNOTATIONS_PATH ": " ONLY_ONE_ANNOTATION);
-		if ((rc = eobj_get_string(ann, ANNOTATION_REQUIRED_TOPOLOGY, ANNOTATIONS_PATH, &req, err,
-				     errlen)) != 0 ||
-		    (rc = eobj_get_string(ann, ANNOTATION_PREFERRED_TOPOLOGY, ANNOTATIONS_PATH, &pref, err,
-				     errlen)) != 0)
+		if ((rc = eobj_get_string(ann, ANNOTATION_REQUIRED_TOPOLOGY, ANNOTATIONS_PATH, &req,
+					  err, errlen)) != 0 ||
+		    (rc = eobj_get_string(ann, ANNOTATION_PREFERRED_TOPOLOGY, ANNOTATIONS_PATH,
+					  &pref, err, errlen)) != 0)
 			return rc;
 		if (unc && (!json_is_string(unc) ||
 			    parse_bool(json_string_value(unc), unconstrained) != 0)) {
 			char text[96];
 			return eobj_bad(err, errlen,
-				   ANNOTATIONS_PATH "[\"" ANNOTATION_UNCONSTRAINED_TOPOLOGY "\"]: invalid "
-				   "value \"%s\": must be a boolean value",
-				   eobj_show(unc, text, sizeof(text)));
+					ANNOTATIONS_PATH "[\"" ANNOTATION_UNCONSTRAINED_TOPOLOGY
+							 "\"]: invalid "
+							 "value \"%s\": must be a boolean value",
+					eobj_show(unc, text, sizeof(text)));
 		}
 		*level_path = req ? ann_paths[0] : ann_paths[1];
 	}
@@ -613,7 +634,8 @@ static int merge_flavors(const struct pobj_catalog *c, struct pobj_request *out,
 
 	for (size_t i = 0; i < n; i++) {
 		if (!(fl[i] = pobj_catalog_flavor(c, names[i], NULL)))
-			return eobj_bad(err, errlen, "ResourceFlavor \"%.64s\" doesn't exist", names[i]);
+			return eobj_bad(err, errlen, "ResourceFlavor \"%.64s\" doesn't exist",
+					names[i]);
 		n_labels += fl[i]->n_labels;
 		n_tols += fl[i]->n_tolerations;
 		name_len += strlen(names[i]) + 1;
@@ -649,9 +671,11 @@ static int merge_flavors(const struct pobj_catalog *c, struct pobj_request *out,
 						break;
 				}
 				return eobj_bad(err, errlen,
-					   "flavors %.64s and %.64s set node label %.64s to different "
-					   "values (\"%.64s\", \"%.64s\"): no node has both",
-					   names[j], names[i], kv->key, m->labels[k].value, kv->value);
+						"flavors %.64s and %.64s set node label %.64s to "
+						"different "
+						"values (\"%.64s\", \"%.64s\"): no node has both",
+						names[j], names[i], kv->key, m->labels[k].value,
+						kv->value);
 			}
 		}
 		for (size_t t = 0; t < fl[i]->n_tolerations; t++)
@@ -689,17 +713,19 @@ static int flavors_topology(const struct pobj_catalog *c, const char *const *nam
 			continue;
 		if (chosen && strcmp(chosen, tn) != 0)
 			return eobj_bad(err, errlen,
-				   "flavors %.64s and %.64s name different Topologies (%.64s, %.64s): a "
-				   "podSet is placed within one",
-				   *flavor, names[i], chosen, tn);
+					"flavors %.64s and %.64s name different Topologies (%.64s, "
+					"%.64s): a "
+					"podSet is placed within one",
+					*flavor, names[i], chosen, tn);
 		if (chosen)
 			continue;
 		chosen = tn;
 		*flavor = names[i];
 		if (!(*out = pobj_catalog_topology(c, tn)))
 			return eobj_bad(err, errlen,
-				   "ResourceFlavor %.64s names Topology \"%.64s\", which doesn't exist",
-				   names[i], tn);
+					"ResourceFlavor %.64s names Topology \"%.64s\", which "
+					"doesn't exist",
+					names[i], tn);
 	}
 	return 0;
 }
@@ -754,20 +780,23 @@ int pobj_request_build(const struct pobj_catalog *c, const char *workload_key, j
 		return rc;
 	if (level && !topo)
 		return eobj_bad(err, errlen,
-			   "%s: topology level \"%.64s\" requested, but no flavor of the podSet "
-			   "(%.200s) names a Topology (spec.topologyName)",
-			   level_path, level, n_names ? out->flavor.name : "none");
+				"%s: topology level \"%.64s\" requested, but no flavor of the "
+				"podSet "
+				"(%.200s) names a Topology (spec.topologyName)",
+				level_path, level, n_names ? out->flavor.name : "none");
 	if (level && !level_known(topo, level)) {
 		char levels[600];
 		levels_text(topo, levels, sizeof(levels));
 		return eobj_bad(err, errlen,
-			   "%s: \"%.64s\" is not a level of Topology %.64s (of flavor %.64s), whose "
-			   "levels are %.300s",
-			   level_path, level, topo->name, tflavor, levels);
+				"%s: \"%.64s\" is not a level of Topology %.64s (of flavor %.64s), "
+				"whose "
+				"levels are %.300s",
+				level_path, level, topo->name, tflavor, levels);
 	}
 	if (topo && !unconstrained) {
 		/* Copied: the catalog may replace the Topology while the request lives. */
-		const char **levels = eobj_arena_alloc(&out->arena, topo->n_levels, sizeof(*levels));
+		const char **levels =
+			eobj_arena_alloc(&out->arena, topo->n_levels, sizeof(*levels));
 		if (!levels)
 			return eobj_nomem(err, errlen);
 		for (size_t i = 0; i < topo->n_levels; i++)
@@ -819,14 +848,15 @@ static json_t *closest_json(const struct placement *p, const struct plc_request 
 			quota_format_amount(c[i].resources[r], c[i].free[r], q, sizeof(q));
 			json_object_set_new(free_, c[i].resources[r], json_string(q));
 			if (c[i].short_by[r] > 0) {
-				quota_format_amount(c[i].resources[r], c[i].short_by[r], q, sizeof(q));
+				quota_format_amount(c[i].resources[r], c[i].short_by[r], q,
+						    sizeof(q));
 				json_object_set_new(shortage, c[i].resources[r], json_string(q));
 			}
 		}
-		json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:o, s:o}", "podSet", podset,
-						     "node", c[i].node, "pods",
-						     (json_int_t)c[i].pods, "free", free_, "short",
-						     shortage));
+		json_array_append_new(out,
+				      json_pack("{s:s, s:s, s:I, s:o, s:o}", "podSet", podset,
+						"node", c[i].node, "pods", (json_int_t)c[i].pods,
+						"free", free_, "short", shortage));
 	}
 	return out;
 }
@@ -850,7 +880,8 @@ static int keep_plan(struct pobj_plan *out, const char *podset, int64_t count,
 		     const struct plc_plan *plan)
 {
 	struct pobj_podset_plan *pp = &out->podsets[out->n_podsets];
-	struct plc_slot *slots = eobj_arena_alloc(&out->arena, plan ? plan->n_slots : 0, sizeof(*slots));
+	struct plc_slot *slots =
+		eobj_arena_alloc(&out->arena, plan ? plan->n_slots : 0, sizeof(*slots));
 	if (!slots || !(pp->podset = eobj_arena_strdup(&out->arena, podset)))
 		return -ENOMEM;
 	pp->count = count;
@@ -916,8 +947,7 @@ int pobj_place_workload(struct placement *p, const struct pobj_catalog *c, json_
 				snprintf(msg, msg_size, "couldn't place pod set %.64s on nodes: %s",
 					 pa->name, why[0] ? why : "no layout fits every pod");
 				closest = closest_json(p, &req.req, pa->name);
-			}
-			else if (rc < 0)
+			} else if (rc < 0)
 				snprintf(msg, msg_size, "couldn't place pod set %.64s on nodes: %s",
 					 pa->name, strerror(-rc));
 		}

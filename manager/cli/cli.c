@@ -40,7 +40,7 @@ enum flag_id {
 };
 
 #define BIT(f) (1u << (f))
-#define COMMON_FLAGS                                                                             \
+#define COMMON_FLAGS                                                                               \
 	(BIT(F_NAMESPACE) | BIT(F_OUTPUT) | BIT(F_KUBECONFIG) | BIT(F_CONTEXT) | BIT(F_ENDPOINT) | \
 	 BIT(F_ENDPOINT_CA) | BIT(F_INSECURE) | BIT(F_HELP))
 
@@ -113,7 +113,7 @@ static void flag_table(struct flag t[NFLAGS], struct cli_options *opt, int *by)
 	const struct flag flags[NFLAGS] = {
 		[F_NAMESPACE] = { "namespace", 'n', FLAG_CALL, &opt->namespace_name, "NAMESPACE",
 				  .help = "the namespace (default: the kubeconfig context's, else\n"
-				  "\"default\")",
+					  "\"default\")",
 				  .call = namespace_flag },
 		[F_ALL_NAMESPACES] = { "all-namespaces", 'A', FLAG_BOOL, &opt->all_namespaces, NULL,
 				       .help = "list: LocalQueues of every namespace" },
@@ -122,18 +122,19 @@ static void flag_table(struct flag t[NFLAGS], struct cli_options *opt, int *by)
 			       .choices = outputs },
 		[F_KUBECONFIG] = { "kubeconfig", 0, FLAG_STRING, &opt->kubeconfig, "FILE",
 				   .help = "the kubeconfig (default: $KUBECONFIG, in-cluster,\n"
-				   "~/.kube/config)" },
+					   "~/.kube/config)" },
 		[F_CONTEXT] = { "context", 0, FLAG_STRING, &opt->context, "NAME",
 				.help = "a kubeconfig context other than the current one" },
 		[F_ENDPOINT] = { "endpoint", 0, FLAG_STRING, &opt->endpoint, "URL",
 				 .help = "muster's visibility endpoint, asked directly\n"
-				 "(default: $MUSTER_ENDPOINT, else through the apiserver)" },
+					 "(default: $MUSTER_ENDPOINT, else through the "
+					 "apiserver)" },
 		[F_ENDPOINT_CA] = { "endpoint-ca", 0, FLAG_STRING, &opt->endpoint_ca, "FILE",
 				    .help = "the CA that signed the endpoint's certificate\n"
-				    "(default: $MUSTER_ENDPOINT_CA, else the system's)" },
+					    "(default: $MUSTER_ENDPOINT_CA, else the system's)" },
 		[F_INSECURE] = { "insecure-skip-tls-verify", 0, FLAG_BOOL, &opt->insecure, NULL,
 				 .help = "verify neither the apiserver's nor the endpoint's\n"
-				 "certificate" },
+					 "certificate" },
 		[F_HELP] = { "help", 'h', FLAG_BOOL, &opt->help, NULL, .help = "this help" },
 		/* The commands' own flags: their help says what they do. */
 		[F_LIMIT] = { "limit", 0, FLAG_INT, &opt->limit, .min = 1, .max = CLI_MAX_LIMIT },
@@ -196,12 +197,18 @@ static enum cli_kind kind_of(const char *arg, const char **name)
 		const char *prefix;
 		enum cli_kind kind;
 	} kinds[] = {
-		{ "workload/", CLI_KIND_WORKLOAD }, { "workloads/", CLI_KIND_WORKLOAD },
-		{ "wl/", CLI_KIND_WORKLOAD },	    { "job/", CLI_KIND_JOB },
-		{ "jobs/", CLI_KIND_JOB },	    { "job.batch/", CLI_KIND_JOB },
-		{ "jobs.batch/", CLI_KIND_JOB },    { "cq/", CLI_KIND_CLUSTERQUEUE },
-		{ "clusterqueue/", CLI_KIND_CLUSTERQUEUE }, { "clusterqueues/", CLI_KIND_CLUSTERQUEUE },
-		{ "lq/", CLI_KIND_LOCALQUEUE },	    { "localqueue/", CLI_KIND_LOCALQUEUE },
+		{ "workload/", CLI_KIND_WORKLOAD },
+		{ "workloads/", CLI_KIND_WORKLOAD },
+		{ "wl/", CLI_KIND_WORKLOAD },
+		{ "job/", CLI_KIND_JOB },
+		{ "jobs/", CLI_KIND_JOB },
+		{ "job.batch/", CLI_KIND_JOB },
+		{ "jobs.batch/", CLI_KIND_JOB },
+		{ "cq/", CLI_KIND_CLUSTERQUEUE },
+		{ "clusterqueue/", CLI_KIND_CLUSTERQUEUE },
+		{ "clusterqueues/", CLI_KIND_CLUSTERQUEUE },
+		{ "lq/", CLI_KIND_LOCALQUEUE },
+		{ "localqueue/", CLI_KIND_LOCALQUEUE },
 		{ "localqueues/", CLI_KIND_LOCALQUEUE },
 	};
 	*name = arg;
@@ -281,10 +288,11 @@ static int endpoint_settings(struct cli_options *opt, FILE *err)
 		return usage_error(err, "--endpoint-ca needs --endpoint or MUSTER_ENDPOINT");
 	if (!opt->endpoint_ca && getenv("MUSTER_ENDPOINT_CA") && *getenv("MUSTER_ENDPOINT_CA"))
 		opt->endpoint_ca = getenv("MUSTER_ENDPOINT_CA");
-	if (opt->endpoint && ((strncmp(opt->endpoint, "https://", 8) &&
-			       strncmp(opt->endpoint, "http://", 7)) ||
-			      strlen(opt->endpoint) >= MAX_URL))
-		return usage_error(err, "%s must be an https:// URL, not \"%s\"", source, opt->endpoint);
+	if (opt->endpoint &&
+	    ((strncmp(opt->endpoint, "https://", 8) && strncmp(opt->endpoint, "http://", 7)) ||
+	     strlen(opt->endpoint) >= MAX_URL))
+		return usage_error(err, "%s must be an https:// URL, not \"%s\"", source,
+				   opt->endpoint);
 	return 0;
 }
 
@@ -351,16 +359,21 @@ int cli_parse(int argc, char **argv, struct cli_options *opt, FILE *err)
 	opt->command = -1;
 	opt->limit = opt->offset = -1;
 	flag_table(flags, opt, &by);
-	struct flag_parser parser = { .flags = flags, .nflags = NFLAGS, .prefix = "error: ",
-				      .err = err, .positional = take_positional, .arg = &pos };
+	struct flag_parser parser = { .flags = flags,
+				      .nflags = NFLAGS,
+				      .prefix = "error: ",
+				      .err = err,
+				      .positional = take_positional,
+				      .arg = &pos };
 	if (flags_parse(&parser, argc, argv, &seen) < 0)
 		return CLI_EXIT_USAGE;
 	opt->by = by >= 0 ? groupings[by] : NULL;
 	if (opt->help)
 		return 0;
 	if (opt->command < 0)
-		return usage_error(err, "a command is needed: list, pending, why, eta, history or usage "
-					"(kubectl muster --help)");
+		return usage_error(err,
+				   "a command is needed: list, pending, why, eta, history or usage "
+				   "(kubectl muster --help)");
 	uint64_t foreign = seen & ~(uint64_t)commands[opt->command].flags;
 	for (int f = 0; f < NFLAGS; f++)
 		if (foreign & BIT(f))
@@ -394,9 +407,11 @@ static int run_list(struct cli *c)
 	if (!c->opt.all_namespaces && cli_namespace(c, &ns) != 0)
 		return cli_fail(c);
 	if (ns)
-		rc = cli_namespaced_path(path, sizeof(path), CLI_API_KUEUE, ns, "localqueues", NULL);
+		rc = cli_namespaced_path(path, sizeof(path), CLI_API_KUEUE, ns, "localqueues",
+					 NULL);
 	else
-		rc = snprintf(path, sizeof(path), "%s/localqueues", CLI_API_KUEUE) < 0 ? -ENOSPC : 0;
+		rc = snprintf(path, sizeof(path), "%s/localqueues", CLI_API_KUEUE) < 0 ? -ENOSPC :
+											 0;
 	if (rc != 0)
 		return cli_failf(c, "namespace name too long");
 	if (cli_get(c, CLI_APISERVER, CLI_API_KUEUE "/clusterqueues", &cqs) != 0 ||
@@ -438,14 +453,16 @@ static int add_paging(struct cli *c, char *path, size_t size)
 		rc = cli_query_append(path, size, "limit", limit);
 	if (rc == 0 && c->opt.offset >= 0)
 		rc = cli_query_append(path, size, "offset", offset);
-	if (rc == 0 && c->opt.since && since_time(c->opt.since, c->now_ms, since, sizeof(since)) == 0)
+	if (rc == 0 && c->opt.since &&
+	    since_time(c->opt.since, c->now_ms, since, sizeof(since)) == 0)
 		rc = cli_query_append(path, size, "since", since);
 	return rc;
 }
 
 static int run_pending(struct cli *c)
 {
-	char path[CLI_MAX_PATH] = CLI_API_KUEUE_VISIBILITY "/clusterqueues/", what[2 * CLI_MAX_NAME + 32];
+	char path[CLI_MAX_PATH] = CLI_API_KUEUE_VISIBILITY "/clusterqueues/",
+	     what[2 * CLI_MAX_NAME + 32];
 	const char *ns;
 	json_t *summary;
 	int rc;
@@ -453,8 +470,8 @@ static int run_pending(struct cli *c)
 		if (cli_namespace(c, &ns) != 0)
 			return cli_fail(c);
 		snprintf(what, sizeof(what), "LocalQueue %s/%s", ns, c->opt.name);
-		rc = cli_namespaced_path(path, sizeof(path), CLI_API_KUEUE_VISIBILITY, ns, "localqueues",
-					 c->opt.name);
+		rc = cli_namespaced_path(path, sizeof(path), CLI_API_KUEUE_VISIBILITY, ns,
+					 "localqueues", c->opt.name);
 	} else {
 		snprintf(what, sizeof(what), "ClusterQueue %s", c->opt.name);
 		rc = kube_escape(path, sizeof(path), c->opt.name);
@@ -465,15 +482,17 @@ static int run_pending(struct cli *c)
 		return cli_failf(c, "name too long: %s", c->opt.name);
 	if (cli_get(c, CLI_MUSTER, path, &summary) != 0)
 		return cli_fail(c);
-	return finish(c, summary, c->opt.json ? 0 : cli_render_pending(c->out, c->err, summary, what,
-								       c->now_ms));
+	return finish(c, summary,
+		      c->opt.json ? 0 :
+				    cli_render_pending(c->out, c->err, summary, what, c->now_ms));
 }
 
 /* why, eta and history of a Workload, and history of a ClusterQueue. */
 static int run_workload(struct cli *c)
 {
-	static const char *const subresource[CLI_NCOMMANDS] = { [CLI_WHY] = "why", [CLI_ETA] = "eta",
-								[CLI_HISTORY] = "history" };
+	static const char *const subresource[CLI_NCOMMANDS] = {
+		[CLI_WHY] = "why", [CLI_ETA] = "eta", [CLI_HISTORY] = "history"
+	};
 	char path[CLI_MAX_PATH], name[CLI_MAX_NAME + 1], what[2 * CLI_MAX_NAME + 32];
 	const char *ns;
 	json_t *answer;
@@ -485,11 +504,12 @@ static int run_workload(struct cli *c)
 	} else {
 		if (cli_namespace(c, &ns) != 0)
 			return cli_fail(c);
-		if ((rc = cli_resolve_workload(c, ns, c->opt.kind, c->opt.name, name, sizeof(name))) != 0)
+		if ((rc = cli_resolve_workload(c, ns, c->opt.kind, c->opt.name, name,
+					       sizeof(name))) != 0)
 			return rc;
 		snprintf(what, sizeof(what), "Workload %s/%s", ns, name);
-		rc = cli_namespaced_path(path, sizeof(path), CLI_API_MUSTER_VISIBILITY, ns, "workloads",
-					 name);
+		rc = cli_namespaced_path(path, sizeof(path), CLI_API_MUSTER_VISIBILITY, ns,
+					 "workloads", name);
 	}
 	if (rc == 0 && (rc = path_append(path, sizeof(path), "/")) == 0)
 		rc = path_append(path, sizeof(path), subresource[c->opt.command]);

@@ -64,9 +64,9 @@ static int load_kubeconfig(struct cli *c)
 {
 	if (c->kubeconfig_state == 0) {
 		/* One run is short: an exec plugin's credential outlives it. */
-		int rc = kube_config_load_context(c->opt.kubeconfig, c->opt.context, KUBE_CONFIG_EXEC,
-						  &c->kubeconfig, c->kubeconfig_error,
-						  sizeof(c->kubeconfig_error));
+		int rc = kube_config_load_context(c->opt.kubeconfig, c->opt.context,
+						  KUBE_CONFIG_EXEC, &c->kubeconfig,
+						  c->kubeconfig_error, sizeof(c->kubeconfig_error));
 		c->kubeconfig_state = rc == 0 ? 1 : rc;
 		if (rc == 0 && c->opt.insecure)
 			c->kubeconfig.insecure = 1;
@@ -100,7 +100,8 @@ static int apiserver_client(struct cli *c, struct kube_client **out)
 		if ((rc = load_kubeconfig(c)) != 0)
 			return rc;
 		if ((rc = kube_client_new(c->loop, &c->kubeconfig, &c->apiserver)) != 0) {
-			snprintf(c->error, sizeof(c->error), "cannot make a client: %s", strerror(-rc));
+			snprintf(c->error, sizeof(c->error), "cannot make a client: %s",
+				 strerror(-rc));
 			return rc;
 		}
 	}
@@ -119,8 +120,10 @@ static char *read_ca(struct cli *c, const char *path)
 		fclose(f);
 	if (bad) {
 		snprintf(c->error, sizeof(c->error), "cannot read the endpoint CA %s: %s", path,
-			 !f ? strerror(errno) : n > MAX_CA_FILE ? "larger than 1 MiB" :
-				 !pem ? "out of memory" : "empty or unreadable");
+			 !f              ? strerror(errno) :
+			 n > MAX_CA_FILE ? "larger than 1 MiB" :
+			 !pem            ? "out of memory" :
+					   "empty or unreadable");
 		free(pem);
 		return NULL;
 	}
@@ -145,7 +148,8 @@ static int muster_client(struct cli *c, struct kube_client **out)
 			rc = kube_client_new(c->loop, &cfg, &c->endpoint);
 		kube_config_release(&cfg);
 		if (rc != 0) {
-			snprintf(c->error, sizeof(c->error), "cannot make a client: %s", strerror(-rc));
+			snprintf(c->error, sizeof(c->error), "cannot make a client: %s",
+				 strerror(-rc));
 			return rc;
 		}
 	}
@@ -174,7 +178,8 @@ static int http_error(struct cli *c, const struct kube_reply *r, const char *who
 			      r->status == 503)) {
 		size_t n = strlen(c->error);
 		snprintf(c->error + n, sizeof(c->error) - n,
-			 " (muster's visibility API through the apiserver: is its APIService installed "
+			 " (muster's visibility API through the apiserver: is its APIService "
+			 "installed "
 			 "and available? --endpoint or MUSTER_ENDPOINT reach muster directly)");
 	}
 	json_decref(status);
@@ -202,8 +207,8 @@ int cli_get(struct cli *c, enum cli_target target, const char *path, json_t **ou
 	} else if (r.status < 200 || r.status > 299) {
 		rc = http_error(c, &r, who, target == CLI_MUSTER && !direct);
 	} else if (!(*out = json_loadb(r.body, r.body_len, 0, NULL))) {
-		snprintf(c->error, sizeof(c->error), "%s answered %s with something other than JSON",
-			 who, path);
+		snprintf(c->error, sizeof(c->error),
+			 "%s answered %s with something other than JSON", who, path);
 		rc = -EPROTO;
 	}
 	kube_reply_release(&r);
@@ -220,15 +225,16 @@ static json_t *owned_workload(json_t *list, const char *uid)
 	size_t i;
 	json_array_foreach(json_object_get(list, "items"), i, wl)
 	{
-		const char *owner = json_string_value(
-			json_object_get(integration_owner_ref(wl, NULL), "uid"));
+		const char *owner =
+			json_string_value(json_object_get(integration_owner_ref(wl, NULL), "uid"));
 		if (!owner || strcmp(owner, uid) != 0 || !obj_name(wl))
 			continue;
 		int64_t ms = INT64_MIN + 1;
 		time_parse_rfc3339(obj_str(wl, "metadata.creationTimestamp"), &ms);
 		int deleting = obj_path(wl, "metadata.deletionTimestamp") != NULL;
 		int best_deleting = best && obj_path(best, "metadata.deletionTimestamp") != NULL;
-		if (!best || (best_deleting && !deleting) || (best_deleting == deleting && ms > best_ms)) {
+		if (!best || (best_deleting && !deleting) ||
+		    (best_deleting == deleting && ms > best_ms)) {
 			best = wl;
 			best_ms = ms;
 		}
@@ -274,7 +280,8 @@ static int job_workload(struct cli *c, const char *ns, const char *job, int bare
 		}
 		json_decref(list);
 	}
-	return cli_failf(c, "job %s/%s has no Workload (yet: muster makes one when it sees the Job)",
+	return cli_failf(c,
+			 "job %s/%s has no Workload (yet: muster makes one when it sees the Job)",
 			 ns, job);
 }
 

@@ -21,7 +21,8 @@ static int expect_kind(FILE *err, json_t *v, const char *kind)
 	const char *got = json_string_value(json_object_get(v, "kind"));
 	if (json_is_object(v) && got && !strcmp(got, kind))
 		return 0;
-	fprintf(err, "error: unexpected answer: kind %s, expected %s\n", got ? got : "<none>", kind);
+	fprintf(err, "error: unexpected answer: kind %s, expected %s\n", got ? got : "<none>",
+		kind);
 	return -EPROTO;
 }
 
@@ -150,7 +151,8 @@ static int print_items(FILE *out, const char *indent, json_t *items, const struc
 				cells[c] = workload_text(item, text[c], sizeof(text[c]));
 				break;
 			case CELL_TIME:
-				cells[c] = time_text(json_string_value(v), text[c], sizeof(text[c]));
+				cells[c] =
+					time_text(json_string_value(v), text[c], sizeof(text[c]));
 				break;
 			case CELL_AGE:
 				cli_age(json_string_value(v), now_ms, text[c], sizeof(text[c]));
@@ -171,7 +173,8 @@ static int print_items(FILE *out, const char *indent, json_t *items, const struc
 
 /* An answer of kind as a table of its items; an empty list gets empty_note on err instead. */
 static int print_answer(FILE *out, FILE *err, json_t *answer, const char *kind,
-			const struct column *cols, size_t ncols, int64_t now_ms, const char *empty_note)
+			const struct column *cols, size_t ncols, int64_t now_ms,
+			const char *empty_note)
 {
 	int rc = expect_kind(err, answer, kind);
 	json_t *items = json_object_get(answer, "items");
@@ -218,7 +221,8 @@ static int append_flavor_entry(struct buf *b, int first_of_flavor, const char *f
 		rc = buf_append_str(b, ":");
 	if (rc == 0 && !first_of_flavor)
 		rc = buf_append_str(b, ",");
-	if (rc == 0 && (rc = buf_append_str(b, resource)) == 0 && (rc = buf_append_str(b, "=")) == 0)
+	if (rc == 0 && (rc = buf_append_str(b, resource)) == 0 &&
+	    (rc = buf_append_str(b, "=")) == 0)
 		rc = buf_append_str(b, value);
 	return rc;
 }
@@ -248,10 +252,12 @@ static int usage_cells(json_t *cq, struct buf *usage, struct buf *borrowed)
 				const char *res = json_string_value(json_object_get(r, "name"));
 				if (!flavor || !res || rc != 0)
 					continue;
-				json_t *used = json_object_get(flavor_resource(status_list, flavor, res), "total");
+				json_t *used =
+					json_object_get(flavor_resource(status_list, flavor, res),
+							"total");
 				const char *u = scalar_text(used, num[0], sizeof(num[0]));
-				const char *n = scalar_text(json_object_get(r, "nominalQuota"), num[1],
-							    sizeof(num[1]));
+				const char *n = scalar_text(json_object_get(r, "nominalQuota"),
+							    num[1], sizeof(num[1]));
 				snprintf(pair, sizeof(pair), "%s/%s", u ? u : "0", n ? n : "0");
 				rc = append_flavor_entry(usage, first, flavor, res, pair);
 				first = 0;
@@ -278,7 +284,8 @@ static int usage_cells(json_t *cq, struct buf *usage, struct buf *borrowed)
 	return rc;
 }
 
-int cli_render_list(FILE *out, FILE *err, json_t *clusterqueues, json_t *localqueues, const char *ns)
+int cli_render_list(FILE *out, FILE *err, json_t *clusterqueues, json_t *localqueues,
+		    const char *ns)
 {
 	json_t *cqs = json_object_get(clusterqueues, "items");
 	json_t *lqs = json_object_get(localqueues, "items");
@@ -304,16 +311,17 @@ int cli_render_list(FILE *out, FILE *err, json_t *clusterqueues, json_t *localqu
 			usage.len = borrowed.len = 0;
 			if ((rc = usage_cells(item, &usage, &borrowed)) != 0)
 				break;
-			cli_table_row(&t, (const char *[]){
-						  obj_name(item),
-						  obj_str(item, "spec.cohortName"),
-						  count_text(obj_path(item, "status.pendingWorkloads"), num[0],
-							     sizeof(num[0])),
-						  count_text(obj_path(item, "status.admittedWorkloads"),
-							     num[1], sizeof(num[1])),
-						  usage.len ? usage.data : NULL,
-						  borrowed.len ? borrowed.data : "0",
-					  });
+			cli_table_row(&t,
+				      (const char *[]){
+					      obj_name(item),
+					      obj_str(item, "spec.cohortName"),
+					      count_text(obj_path(item, "status.pendingWorkloads"),
+							 num[0], sizeof(num[0])),
+					      count_text(obj_path(item, "status.admittedWorkloads"),
+							 num[1], sizeof(num[1])),
+					      usage.len ? usage.data : NULL,
+					      borrowed.len ? borrowed.data : "0",
+				      });
 		}
 		buf_release(&usage);
 		buf_release(&borrowed);
@@ -344,10 +352,10 @@ int cli_render_list(FILE *out, FILE *err, json_t *clusterqueues, json_t *localqu
 					  obj_namespace(item),
 					  obj_name(item),
 					  obj_str(item, "spec.clusterQueue"),
-					  count_text(obj_path(item, "status.pendingWorkloads"), num[0],
-						     sizeof(num[0])),
-					  count_text(obj_path(item, "status.admittedWorkloads"), num[1],
-						     sizeof(num[1])),
+					  count_text(obj_path(item, "status.pendingWorkloads"),
+						     num[0], sizeof(num[0])),
+					  count_text(obj_path(item, "status.admittedWorkloads"),
+						     num[1], sizeof(num[1])),
 				  });
 	}
 	return print_table(out, &t, "");
@@ -368,7 +376,8 @@ int cli_render_pending(FILE *out, FILE *err, json_t *summary, const char *what, 
 	};
 	char note[512];
 	snprintf(note, sizeof(note), "No pending workloads in %s.", what);
-	return print_answer(out, err, summary, "PendingWorkloadsSummary", COLUMNS(cols), now_ms, note);
+	return print_answer(out, err, summary, "PendingWorkloadsSummary", COLUMNS(cols), now_ms,
+			    note);
 }
 
 /* --- why ------------------------------------------------------------------------------------- */
@@ -380,13 +389,16 @@ static int why_fields(FILE *out, json_t *e)
 	char num[3][32], position[1024];
 	const char *lq = json_string_value(json_object_get(wl, "localQueue"));
 	const char *cq = json_string_value(json_object_get(wl, "clusterQueue"));
-	const char *pcq = scalar_text(json_object_get(e, "positionInClusterQueue"), num[0], sizeof(num[0]));
-	const char *plq = scalar_text(json_object_get(e, "positionInLocalQueue"), num[1], sizeof(num[1]));
+	const char *pcq =
+		scalar_text(json_object_get(e, "positionInClusterQueue"), num[0], sizeof(num[0]));
+	const char *plq =
+		scalar_text(json_object_get(e, "positionInLocalQueue"), num[1], sizeof(num[1]));
 	/* 0-based, as the API counts: "0 in ClusterQueue cq-a" is the next one tried. */
 	position[0] = '\0';
 	if (pcq && plq)
-		snprintf(position, sizeof(position), "%s in ClusterQueue %s, %s in LocalQueue %s (0 is next)",
-			 pcq, cq ? cq : "<none>", plq, lq ? lq : "<none>");
+		snprintf(position, sizeof(position),
+			 "%s in ClusterQueue %s, %s in LocalQueue %s (0 is next)", pcq,
+			 cq ? cq : "<none>", plq, lq ? lq : "<none>");
 	else if (pcq)
 		snprintf(position, sizeof(position), "%s in ClusterQueue %s (0 is next)", pcq,
 			 cq ? cq : "<none>");
@@ -397,7 +409,8 @@ static int why_fields(FILE *out, json_t *e)
 		{ "Namespace:", json_string_value(json_object_get(wl, "namespace")) },
 		{ "LocalQueue:", lq },
 		{ "ClusterQueue:", cq },
-		{ "Priority:", scalar_text(json_object_get(wl, "priority"), num[2], sizeof(num[2])) },
+		{ "Priority:",
+		  scalar_text(json_object_get(wl, "priority"), num[2], sizeof(num[2])) },
 		{ "State:", json_string_value(json_object_get(e, "state")) },
 		{ "Reason:", json_string_value(json_object_get(e, "reason")) },
 		{ "Message:", json_string_value(json_object_get(e, "message")) },

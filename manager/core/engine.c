@@ -216,7 +216,8 @@ static struct elq *lq_record(struct engine *e, const char *ns, const char *name)
 	struct elq *lq = strmap_get(&e->lqs, key);
 	if (lq)
 		return lq;
-	const char *ikey = eng_intern(e, key), *iname = eng_intern(e, name), *ins = eng_intern(e, ns);
+	const char *ikey = eng_intern(e, key), *iname = eng_intern(e, name),
+		   *ins = eng_intern(e, ns);
 	int rc1, rc2;
 	rc1 = GROW(e->all_lqs, e->cap_all_lqs, e->n_all_lqs + 1);
 	rc2 = GROW(e->dirty_lqs, e->cap_dirty_lqs, e->n_all_lqs + 1);
@@ -703,8 +704,8 @@ static int spec_copy(struct engine *e, const struct eng_workload_spec *s, struct
 						bump_alloc(&b, x->n_values * sizeof(*values),
 							   _Alignof(char *));
 					for (size_t v = 0; v < x->n_values; v++) {
-						char *c = bump_str(&b, x->values[v] ? x->values[v]
-										    : "");
+						char *c = bump_str(&b, x->values[v] ? x->values[v] :
+										      "");
 						if (values)
 							values[v] = c;
 					}
@@ -1280,10 +1281,10 @@ static void finish_slots(struct qnode *n)
 {
 	for (uint32_t s = 0; s < n->n_slots; s++) {
 		struct qslot *q = &n->slots[s];
-		q->local = q->has_lending_limit
-				   ? (q->subtree > q->lending_limit ? q->subtree - q->lending_limit
-								    : 0)
-				   : 0;
+		q->local = q->has_lending_limit ?
+				   (q->subtree > q->lending_limit ? q->subtree - q->lending_limit :
+								    0) :
+				   0;
 		q->usage = 0;
 	}
 }
@@ -1329,9 +1330,9 @@ static int build_cohort_slots(struct engine *e, struct ecohort *c)
 	/* SubtreeQuota(C) = nominal + sum over children of (SubtreeQuota - localQuota). */
 	int height = c->n_child_cohorts + c->n_child_cqs > 0;
 	for (uint32_t i = 0; i < c->n_child_cohorts + c->n_child_cqs; i++) {
-		struct qnode *child = i < c->n_child_cohorts
-					      ? &c->child_cohorts[i]->node
-					      : &c->child_cqs[i - c->n_child_cohorts]->node;
+		struct qnode *child = i < c->n_child_cohorts ?
+					      &c->child_cohorts[i]->node :
+					      &c->child_cqs[i - c->n_child_cohorts]->node;
 		if (i < c->n_child_cohorts && child->height + 1 > height)
 			height = child->height + 1;
 		child->parent = &c->node;
@@ -2060,9 +2061,9 @@ int engine_set_admitted(struct engine *e, const char *key, const struct eng_assi
 	uint32_t k = 0;
 	for (size_t i = 0; i < a->n_podsets; i++) {
 		const struct eng_podset_assignment *ps = &a->podsets[i];
-		const char *name =
-			ps->name ? ps->name
-				 : (i < w->spec->n_podsets ? w->spec->ps[i].name : "main");
+		const char *name = ps->name ?
+					   ps->name :
+					   (i < w->spec->n_podsets ? w->spec->ps[i].name : "main");
 		adm->count[i] = ps->count;
 		if (!(adm->podset[i] = eng_intern(e, name)))
 			goto nomem;
@@ -2380,13 +2381,14 @@ static void admit_adm(struct cycle *cx, struct ecq *cq, struct ewl *w, struct ea
 	/* Within quota plus borrowing: the caller found that it fits now (eng_fits_now), so no
 	 * slot it is charged on is over what the ClusterQueue may use, borrowing included. */
 	for (uint32_t i = 0; i < a->n_items; i++)
-		MUSTER_ASSERT(a->items[i].slot >= 0 &&
-			      (a->items[i].amount == 0 ||
-			       q_available(&cq->node, a->items[i].slot) >= 0));
+		MUSTER_ASSERT(
+			a->items[i].slot >= 0 &&
+			(a->items[i].amount == 0 || q_available(&cq->node, a->items[i].slot) >= 0));
 	eng_changed(e);
 	eng_afs_admitted(e, cq, w, a);
-	struct eng_decision d = { ENG_ADMIT, w->key, materialize(e, cq, w), NULL, NULL, NULL,
-				  w->tag };
+	struct eng_decision d = {
+		ENG_ADMIT, w->key, materialize(e, cq, w), NULL, NULL, NULL, w->tag
+	};
 	cx->fn(cx->arg, &d);
 	cx->actions++;
 }
@@ -2446,13 +2448,13 @@ static int start_preemption(struct cycle *cx, struct ecq *cq, struct ewl *w, str
 		if (v->evicting)
 			continue; /* already going: Kueue counts it without a second eviction */
 		v->evicting = 1;
-		snprintf(
-			msg, sizeof(msg),
-			"Preempted to accommodate a workload (%s) due to %s; preemptor path: %s; preemptee path: %s",
-			w->key, reason_words(ev->targets[i].reason),
-			cq_path(cq, from, sizeof(from)), cq_path(v->adm_cq, to, sizeof(to)));
-		struct eng_decision d = { ENG_PREEMPT, v->key, NULL, w->key, ev->targets[i].reason,
-					  msg, v->tag };
+		snprintf(msg, sizeof(msg),
+			 "Preempted to accommodate a workload (%s) due to %s; preemptor path: %s; "
+			 "preemptee path: %s",
+			 w->key, reason_words(ev->targets[i].reason),
+			 cq_path(cq, from, sizeof(from)), cq_path(v->adm_cq, to, sizeof(to)));
+		struct eng_decision d = { ENG_PREEMPT,           v->key, NULL,  w->key,
+					  ev->targets[i].reason, msg,    v->tag };
 		cx->fn(cx->arg, &d);
 		cx->actions++;
 	}
@@ -2557,9 +2559,8 @@ static void shape_remember(struct engine *e, struct ecq *q, const struct ewl *w,
 		return;
 	char *copy = memcpy(e->arena + e->arena_used, ev->msg, n);
 	e->arena_used += n;
-	q->shapes[q->shape_next++ % ENG_SHAPE_CACHE] = (struct shape_fail){
-		w, w->spec, w->priority, e->cycle, copy, ev->why, ev->needs
-	};
+	q->shapes[q->shape_next++ % ENG_SHAPE_CACHE] =
+		(struct shape_fail){ w, w->spec, w->priority, e->cycle, copy, ev->why, ev->needs };
 }
 
 /*
@@ -2947,10 +2948,10 @@ static int process_tree(struct cycle *cx, struct etree *t)
 		struct ewl *w = m.wl;
 		struct eval *ev = &e->ev_full;
 		if (!could_fit_now(q, w)) {
-			/* Still short: back to the parked list, unexamined (its message stands). The
-			 * first time in a cycle, so does every queued workload that can't fit now
-			 * either: availability only falls during a cycle, so each would be parked the
-			 * same way when its turn came, one heap removal at a time. */
+			/* Still short: back to the parked list, unexamined (its message stands).
+			 * The first time in a cycle, so does every queued workload that can't fit
+			 * now either: availability only falls during a cycle, so each would be
+			 * parked the same way when its turn came, one heap removal at a time. */
 			if (q->swept_cycle != e->cycle) {
 				q->swept_cycle = e->cycle;
 				if ((rc = park_unfit(q)) != 0)
@@ -3103,19 +3104,20 @@ static int check_specs(const struct engine *e, char *msg, size_t size)
 			refs += s->refs;
 			if (s->refs == 0 ||
 			    (size_t)(mix64(s->shape, 0) & (e->spec_buckets - 1)) != i) {
-				snprintf(msg, size, "spec %p: %u references, in bucket %zu", (const void *)s,
-					 s->refs, i);
+				snprintf(msg, size, "spec %p: %u references, in bucket %zu",
+					 (const void *)s, s->refs, i);
 				return -EPROTO;
 			}
 			for (const struct wspec *t = s->next; t; t = t->next)
 				if (spec_same_content(s, t)) {
-					snprintf(msg, size, "specs %p and %p are equal, not one", (const void *)s,
-						 (const void *)t);
+					snprintf(msg, size, "specs %p and %p are equal, not one",
+						 (const void *)s, (const void *)t);
 					return -EPROTO;
 				}
 		}
 	if (n != e->n_specs || refs != e->workloads.len) {
-		snprintf(msg, size, "%zu specs counted, %zu listed; %zu references for %zu workloads",
+		snprintf(msg, size,
+			 "%zu specs counted, %zu listed; %zu references for %zu workloads",
 			 e->n_specs, n, refs, e->workloads.len);
 		return -EPROTO;
 	}
@@ -3131,8 +3133,10 @@ static int check_queues(const struct engine *e, char *msg, size_t size)
 		const struct ecq *q = e->all_cqs[i];
 		int64_t bad = eng_heap_check(&q->heap);
 		if (bad >= 0) {
-			snprintf(msg, size, "ClusterQueue %s: %s is out of place or order in its "
-				 "heap", q->name, q->heap.v[bad]->key);
+			snprintf(msg, size,
+				 "ClusterQueue %s: %s is out of place or order in its "
+				 "heap",
+				 q->name, q->heap.v[bad]->key);
 			return -EPROTO;
 		}
 		const struct {
@@ -3150,16 +3154,19 @@ static int check_queues(const struct engine *e, char *msg, size_t size)
 				if (w->where == lists[l].where && w->pos == k && w->cq == q &&
 				    !w->admitted)
 					continue;
-				snprintf(msg, size, "ClusterQueue %s: %s is at %u of list %u, but "
-					 "says %u at %u (admitted %u)", q->name, w->key, k,
-					 (unsigned)lists[l].where, (unsigned)w->where, w->pos,
-					 (unsigned)w->admitted);
+				snprintf(msg, size,
+					 "ClusterQueue %s: %s is at %u of list %u, but "
+					 "says %u at %u (admitted %u)",
+					 q->name, w->key, k, (unsigned)lists[l].where,
+					 (unsigned)w->where, w->pos, (unsigned)w->admitted);
 				return -EPROTO;
 			}
 		for (const struct ewl *w = q->adm_head; w; w = w->adm_next)
 			if (!w->admitted || w->adm_cq != q || !w->adm) {
-				snprintf(msg, size, "ClusterQueue %s lists %s as admitted here, "
-					 "which it is not", q->name, w->key);
+				snprintf(msg, size,
+					 "ClusterQueue %s lists %s as admitted here, "
+					 "which it is not",
+					 q->name, w->key);
 				return -EPROTO;
 			}
 	}
@@ -3168,9 +3175,10 @@ static int check_queues(const struct engine *e, char *msg, size_t size)
 		for (uint32_t k = 0; k < lq->held.n; k++) {
 			const struct ewl *w = lq->held.v[k];
 			if (w->where != WL_HELD || w->pos != k) {
-				snprintf(msg, size, "LocalQueue %s: %s is held at %u, but says "
-					 "%u at %u", lq->key, w->key, k, (unsigned)w->where,
-					 w->pos);
+				snprintf(msg, size,
+					 "LocalQueue %s: %s is held at %u, but says "
+					 "%u at %u",
+					 lq->key, w->key, k, (unsigned)w->where, w->pos);
 				return -EPROTO;
 			}
 		}
@@ -3190,10 +3198,9 @@ static int check_node(const struct qnode *n, const struct ecohort *parent, const
 	for (uint32_t s = 0; s < n->n_slots; s++) {
 		const struct qslot *q = &n->slots[s];
 		int32_t ps = q->parent_slot;
-		if (q->usage < 0 ||
-		    (n->parent && (ps < 0 || (uint32_t)ps >= n->parent->n_slots ||
-				   n->parent->slots[ps].flavor != q->flavor ||
-				   n->parent->slots[ps].resource != q->resource))) {
+		if (q->usage < 0 || (n->parent && (ps < 0 || (uint32_t)ps >= n->parent->n_slots ||
+						   n->parent->slots[ps].flavor != q->flavor ||
+						   n->parent->slots[ps].resource != q->resource))) {
 			snprintf(msg, size, "%s: %s/%s uses %lld, parent slot %d", name, q->flavor,
 				 q->resource, (long long)q->usage, ps);
 			return -EPROTO;
@@ -3229,10 +3236,12 @@ int engine_check(const struct engine *e, char *msg, size_t size)
 					if (w->adm->items[k].slot == (int32_t)s)
 						want = sat_add(want, w->adm->items[k].amount);
 			if (want != q->node.slots[s].usage) {
-				snprintf(msg, size, "ClusterQueue %s: usage of %s/%s is %lld, its admitted "
-					 "workloads add up to %lld", q->name, q->node.slots[s].flavor,
-					 q->node.slots[s].resource, (long long)q->node.slots[s].usage,
-					 (long long)want);
+				snprintf(msg, size,
+					 "ClusterQueue %s: usage of %s/%s is %lld, its admitted "
+					 "workloads add up to %lld",
+					 q->name, q->node.slots[s].flavor,
+					 q->node.slots[s].resource,
+					 (long long)q->node.slots[s].usage, (long long)want);
 				return -EPROTO;
 			}
 		}
@@ -3242,13 +3251,14 @@ int engine_check(const struct engine *e, char *msg, size_t size)
 		for (const struct ewl *w = q->adm_head; w; w = w->adm_next)
 			fresh += w->adm_cycle == q->fresh_cycle;
 		if (fresh != q->n_fresh) {
-			snprintf(msg, size, "ClusterQueue %s: %u admitted in cycle %llu counted, %u listed",
+			snprintf(msg, size,
+				 "ClusterQueue %s: %u admitted in cycle %llu counted, %u listed",
 				 q->name, q->n_fresh, (unsigned long long)q->fresh_cycle, fresh);
 			return -EPROTO;
 		}
 		if (n != q->n_admitted) {
-			snprintf(msg, size, "ClusterQueue %s: %u admitted counted, %u listed", q->name,
-				 q->n_admitted, n);
+			snprintf(msg, size, "ClusterQueue %s: %u admitted counted, %u listed",
+				 q->name, q->n_admitted, n);
 			return -EPROTO;
 		}
 	}
@@ -3258,19 +3268,24 @@ int engine_check(const struct engine *e, char *msg, size_t size)
 			int64_t want = 0;
 			for (uint32_t k = 0; k < c->n_child_cqs; k++) {
 				const struct qnode *ch = &c->child_cqs[k]->node;
-				for (uint32_t cs = 0; ch->parent == &c->node && cs < ch->n_slots; cs++)
+				for (uint32_t cs = 0; ch->parent == &c->node && cs < ch->n_slots;
+				     cs++)
 					if (ch->slots[cs].parent_slot == (int32_t)s)
 						want = sat_add(want, beyond_local(&ch->slots[cs]));
 			}
 			for (uint32_t k = 0; k < c->n_child_cohorts; k++) {
 				const struct qnode *ch = &c->child_cohorts[k]->node;
-				for (uint32_t cs = 0; ch->parent == &c->node && cs < ch->n_slots; cs++)
+				for (uint32_t cs = 0; ch->parent == &c->node && cs < ch->n_slots;
+				     cs++)
 					if (ch->slots[cs].parent_slot == (int32_t)s)
 						want = sat_add(want, beyond_local(&ch->slots[cs]));
 			}
 			if (want != c->node.slots[s].usage) {
-				snprintf(msg, size, "cohort %s: usage of %s/%s is %lld, its children push up "
-					 "%lld", c->name, c->node.slots[s].flavor, c->node.slots[s].resource,
+				snprintf(msg, size,
+					 "cohort %s: usage of %s/%s is %lld, its children push up "
+					 "%lld",
+					 c->name, c->node.slots[s].flavor,
+					 c->node.slots[s].resource,
 					 (long long)c->node.slots[s].usage, (long long)want);
 				return -EPROTO;
 			}
@@ -3335,9 +3350,9 @@ int engine_cq_usage(const struct engine *ce, const char *cq, const char *flavor,
 	if (s < 0)
 		return -ENOENT;
 	out->total = q->node.slots[s].usage;
-	out->borrowed = q->node.slots[s].usage > q->node.slots[s].nominal
-				? q->node.slots[s].usage - q->node.slots[s].nominal
-				: 0;
+	out->borrowed = q->node.slots[s].usage > q->node.slots[s].nominal ?
+				q->node.slots[s].usage - q->node.slots[s].nominal :
+				0;
 	return 0;
 }
 

@@ -36,8 +36,8 @@
  *                "LocalQueueStopped", Kueue's Evicted reasons; the caller writes Evicted, not
  *                Preempted); it too keeps its quota until engine_evict. (A drain reuses
  *                ENG_PREEMPT rather than adding a kind so that callers' switches stay whole.)
- *   ENG_PENDING  the workload waits; reason (one of ENG_WHY_*) and message say why. Reported only when a look at
- *                the workload gives a new (reason, message): a workload that is still short of
+ *   ENG_PENDING  the workload waits; reason (one of ENG_WHY_*) and message say why. Reported only
+ * when a look at the workload gives a new (reason, message): a workload that is still short of
  *                quota after a release (others took it first) is not looked at again, and
  *                keeps its last message (its "N more needed" may be stale, as Kueue leaves
  *                workloads that are not heads), so that callers don't rewrite statuses.
@@ -60,8 +60,8 @@
  *
  * Threads: none. An engine is used by one thread at a time, including the const observers
  * (they may bring internal indexes up to date). The decision callback must not call back into
- * the engine.
- */
+ * the
+ * engine. */
 #ifndef MUSTER_ENGINE_H
 #define MUSTER_ENGINE_H
 
@@ -238,8 +238,9 @@ struct eng_decision {
 	const char *preemptor; /* ENG_PREEMPT: the workload the victim makes room for; NULL for
 				* a HoldAndDrain eviction */
 	const char *reason; /* Kueue's: ENG_PREEMPT "InClusterQueue", "InCohortReclamation",
-			     * "InCohortReclaimWhileBorrowing", "InCohortFairSharing", drains "ClusterQueueStopped",
-			     * "LocalQueueStopped"; ENG_PENDING one of ENG_WHY_* below */
+			     * "InCohortReclaimWhileBorrowing", "InCohortFairSharing", drains
+			     * "ClusterQueueStopped", "LocalQueueStopped"; ENG_PENDING one of
+			     * ENG_WHY_* below */
 	const char *message; /* for people: what is missing and where */
 	void *tag; /* the workload's eng_workload_spec.tag (of the latest engine_add_workload) */
 };
@@ -290,9 +291,9 @@ int engine_cycle(struct engine *e, eng_decision_fn fn, void *arg);
  * feasibility open, kueue#407). Return 0 when its pods have a node layout (the callee keeps
  * it, e.g. as a placement reservation), 1 when not, with a message for people in msg, or
  * -errno (taken as "not now", with the error as message). A workload refused here stays
- * pending (ENG_PENDING, reason TopologyPlacementFailed) without touching quota, and is looked at again only
- * after engine_capacity_changed. The callback must not call back into the engine; a is valid
- * during the call only. A preemptor whose victims are gone is asked too. */
+ * pending (ENG_PENDING, reason TopologyPlacementFailed) without touching quota, and is looked at
+ * again only after engine_capacity_changed. The callback must not call back into the engine; a is
+ * valid during the call only. A preemptor whose victims are gone is asked too. */
 typedef int (*eng_place_fn)(void *arg, const char *workload, const struct eng_assignment *a,
 			    char *msg, size_t msg_size);
 /* Installs (or with fn NULL removes) the node-feasibility check. */
@@ -384,7 +385,8 @@ struct eng_admission_fair_sharing {
 	const struct eng_afs_weight *weights; /* resourceWeights; >= 0 each */
 };
 /* Turns admission fair sharing on or off (afs NULL: off). 0, -EINVAL, -ENOMEM. */
-int engine_set_admission_fair_sharing(struct engine *e, const struct eng_admission_fair_sharing *afs);
+int engine_set_admission_fair_sharing(struct engine *e,
+				      const struct eng_admission_fair_sharing *afs);
 /* A LocalQueue's spec.fairSharing.weight (default 1; >= 0, finite). The LocalQueue need not
  * exist yet; the weight stays until it is set again. 0, -EINVAL, -ENOMEM. */
 int engine_set_lq_fair_weight(struct engine *e, const char *namespace_name, const char *name,

@@ -106,8 +106,8 @@ static void pending_fill(const struct ecq *q, const struct order *o, uint32_t i,
 	size_t ns_len = strlen(w->ns);
 	p->key = w->key;
 	p->namespace_name = w->ns;
-	p->name = !strncmp(w->key, w->ns, ns_len) && w->key[ns_len] == '/' ? w->key + ns_len + 1
-									     : w->key;
+	p->name = !strncmp(w->key, w->ns, ns_len) && w->key[ns_len] == '/' ? w->key + ns_len + 1 :
+									     w->key;
 	p->local_queue = w->queue;
 	p->cluster_queue = q->name;
 	p->priority = w->priority;
@@ -230,8 +230,8 @@ static int add_item(struct xctx *x, uint16_t podset, const char *resource, const
 
 /* The flavor index of group g the engine nominated for (podset, resource) in ev, or the first
  * one the podSet may use; -1 when none may. */
-static int nominated_flavor(const struct ecq *cq, uint32_t g, const struct wps *ps,
-			    uint16_t podset, const char *resource, const struct eval *ev)
+static int nominated_flavor(const struct ecq *cq, uint32_t g, const struct wps *ps, uint16_t podset,
+			    const char *resource, const struct eval *ev)
 {
 	const struct egroup *grp = &cq->groups.g[g];
 	for (uint32_t i = 0; ev && i < ev->n_items; i++) {
@@ -322,8 +322,7 @@ static int64_t avail_raw(const struct ecq *cq, int32_t slot)
 static void note_pair(struct xctx *x, const char *flavor, const char *resource, int64_t missing)
 {
 	uint32_t k = 0;
-	while (k < x->n_pairs &&
-	       !(x->pair_flavor[k] == flavor && x->pair_resource[k] == resource))
+	while (k < x->n_pairs && !(x->pair_flavor[k] == flavor && x->pair_resource[k] == resource))
 		k++;
 	if (k == X_PAIRS)
 		return;
@@ -645,8 +644,9 @@ static int explain_quota(struct xctx *x)
 	find_lacking(x);
 	note_reserved(x);
 	if (out->lacking_total == 0) {
-		out->wait = waiting ? ENG_WAIT_PREEMPTION
-				    : x->w->no_layout ? ENG_WAIT_NODES : ENG_WAIT_TURN;
+		out->wait = waiting         ? ENG_WAIT_PREEMPTION :
+			    x->w->no_layout ? ENG_WAIT_NODES :
+					      ENG_WAIT_TURN;
 		return 0;
 	}
 	out->wait = waiting ? ENG_WAIT_PREEMPTION : ENG_WAIT_QUOTA;

@@ -412,6 +412,6 @@ void eng_afs_admitted(struct engine *e, struct ecq *cq, const struct ewl *w, con
 	for (uint32_t i = 0; i < a->n_items; i++)
 		if (a->items[i].amount > 0)
 			eng_afs_add(lq, a->items[i].resource,
-				(double)a->items[i].amount / 1000.0 * e->afs_entry_alpha);
+				    (double)a->items[i].amount / 1000.0 * e->afs_entry_alpha);
 	eng_lq_changed(e, lq);
 }

@@ -77,7 +77,8 @@ static void lq_changed(struct engine *e, struct elq *lq)
 		eng_cq_reordered(e, lq->cq);
 }
 
-int engine_set_admission_fair_sharing(struct engine *e, const struct eng_admission_fair_sharing *afs)
+int engine_set_admission_fair_sharing(struct engine *e,
+				      const struct eng_admission_fair_sharing *afs)
 {
 	eng_changed(e); /* what evaluations found may no longer hold */
 	const char **res = NULL;
@@ -112,9 +113,10 @@ int engine_set_admission_fair_sharing(struct engine *e, const struct eng_admissi
 	e->afs_on = (uint8_t)on;
 	e->afs_half_life = on ? afs->usage_half_life : 0;
 	e->afs_interval = on ? afs->usage_sampling_interval : 0;
-	e->afs_entry_alpha = on && e->afs_half_life > 0
-				     ? 1.0 - pow(0.5, (double)e->afs_interval / (double)e->afs_half_life)
-				     : 0;
+	e->afs_entry_alpha =
+		on && e->afs_half_life > 0 ?
+			1.0 - pow(0.5, (double)e->afs_interval / (double)e->afs_half_life) :
+			0;
 	for (uint32_t i = 0; i < e->n_all_lqs; i++)
 		eng_lq_usage(e, e->all_lqs[i]);
 	for (uint32_t i = 0; i < e->n_all_cqs; i++) {
@@ -184,10 +186,11 @@ int engine_afs_sample(struct engine *e, int64_t now)
 	 * (Kueue's CalculateDecayedConsumed); half-life 0 resets it. */
 	for (uint32_t i = 0; i < e->n_all_lqs; i++) {
 		struct elq *lq = e->all_lqs[i];
-		double elapsed = lq->afs_last && now > lq->afs_last ? (double)(now - lq->afs_last) : 0;
-		double alpha = e->afs_half_life > 0
-				       ? 1.0 - pow(0.5, elapsed / (double)e->afs_half_life)
-				       : 1;
+		double elapsed = lq->afs_last && now > lq->afs_last ? (double)(now - lq->afs_last) :
+								      0;
+		double alpha = e->afs_half_life > 0 ?
+				       1.0 - pow(0.5, elapsed / (double)e->afs_half_life) :
+				       1;
 		if (e->afs_half_life == 0)
 			lq->afs_n = 0;
 		for (uint32_t k = 0; k < lq->afs_n; k++)
@@ -204,8 +207,8 @@ int engine_afs_sample(struct engine *e, int64_t now)
 			for (uint32_t k = 0; k < w->adm->n_items; k++)
 				if (w->adm->items[k].amount > 0)
 					eng_afs_add(lq, w->adm->items[k].resource,
-						(double)w->adm->items[k].amount / 1000.0 *
-							lq->afs_alpha);
+						    (double)w->adm->items[k].amount / 1000.0 *
+							    lq->afs_alpha);
 		}
 	for (uint32_t i = 0; i < e->n_all_lqs; i++)
 		lq_changed(e, e->all_lqs[i]);
@@ -225,7 +228,8 @@ int engine_afs_status(const struct engine *ce, const char *namespace_name, const
 	memset(out, 0, sizeof(*out));
 	out->applies = ce->afs_on && lq->exists && lq->cq && lq->cq->usage_based_afs;
 	for (uint32_t i = 0; i < lq->afs_n && i < QUOTA_MAX_RESOURCES; i++)
-		out->consumed[out->n++] = (struct eng_afs_resource){ lq->afs_res[i], lq->afs_val[i] };
+		out->consumed[out->n++] =
+			(struct eng_afs_resource){ lq->afs_res[i], lq->afs_val[i] };
 	out->last_update = lq->afs_last;
 	out->usage = lq->afs_usage;
 	return 0;

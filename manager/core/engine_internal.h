@@ -765,8 +765,8 @@ int eng_get_targets(struct engine *e, struct ecq *cq, const struct ewl *w, struc
 /* The workloads preemption may take from for the items marked preempt (a preemptor asking for
  * items): Kueue's candidates in the order the greedy search removes them, in e->cands. The
  * number of candidates or -errno. Usage is left as it was. */
-int eng_candidates(struct engine *e, struct ecq *cq, const struct ewl *w,
-		   const struct eitem *items, uint32_t n_items);
+int eng_candidates(struct engine *e, struct ecq *cq, const struct ewl *w, const struct eitem *items,
+		   uint32_t n_items);
 
 /* engine_queue.c: the containers of pending workloads. Each keeps w->pos, w's index in it. */
 int wvec_reserve(struct wvec *v, uint32_t n);

@@ -591,7 +591,8 @@ static int first_strategy(const struct pctx *pc, enum eng_fs_strategy s, uint32_
 	struct ecq *q;
 	while ((q = next_cq(pc)) != NULL) {
 		if (q == pc->cq || within_nominal) {
-			take(pc, pop_cand(pc, q), q == pc->cq ? V_WITHIN_CQ : V_HIERARCHICAL_RECLAIM, n);
+			take(pc, pop_cand(pc, q),
+			     q == pc->cq ? V_WITHIN_CQ : V_HIERARCHICAL_RECLAIM, n);
 			if (fair_fits(pc))
 				return 1;
 			continue;
@@ -600,7 +601,8 @@ static int first_strategy(const struct pctx *pc, enum eng_fs_strategy s, uint32_
 		sides(pc, q, &pre, &tgt);
 		struct drs pre_new = share(pre), tgt_old = share(tgt);
 		if (isinf(eng_drs_precise(&pre_new)) && !isinf(eng_drs_precise(&tgt_old))) {
-			/* No candidate here can pass either strategy (Kueue's fsStrategyUnsatisfiable). */
+			/* No candidate here can pass either strategy (Kueue's
+			 * fsStrategyUnsatisfiable). */
 			while (q->fp_head >= 0)
 				e->fp_retry[(*n_retry)++] = pop_cand(pc, q);
 			continue;
@@ -835,8 +837,8 @@ static void request_sets(struct engine *e, const struct eitem *items, uint32_t n
 	}
 }
 
-int eng_candidates(struct engine *e, struct ecq *cq, const struct ewl *w,
-		   const struct eitem *items, uint32_t n_items)
+int eng_candidates(struct engine *e, struct ecq *cq, const struct ewl *w, const struct eitem *items,
+		   uint32_t n_items)
 {
 	struct pctx pc = { e, cq, w, &e->pf, &e->pr, 0, 0, 0, e->fs.enabled };
 	if (n_items > ENG_MAX_ITEMS)

@@ -459,8 +459,8 @@ static struct gmode fits_resource_quota(struct engine *e, struct ecq *cq, const 
 	if (opts->messages) {
 		size_t na = quota_format_amount_in(q->in_bytes, val - available, a, sizeof(a));
 		/* Blocked by a borrowing limit when the tree's unused quota would cover it. */
-		enum cause cause = val <= q_available_unlimited(&cq->node, s) ? CAUSE_BORROW_LIMIT
-									      : CAUSE_WAIT;
+		enum cause cause = val <= q_available_unlimited(&cq->node, s) ? CAUSE_BORROW_LIMIT :
+										CAUSE_WAIT;
 		const struct piece p[] = {
 			PIECE_LIT("insufficient unused quota for "),
 			piece_str(q->resource),
@@ -539,8 +539,7 @@ static int find_flavor(struct engine *e, struct ecq *cq, const struct ewl *w, co
 					     taint->effect ? taint->effect : "", grp->fl[f]);
 			else
 				reasons_addf(&e->reasons, CAUSE_NO_MATCH,
-					     "flavor %s doesn't match node affinity",
-					     grp->fl[f]);
+					     "flavor %s doesn't match node affinity", grp->fl[f]);
 			continue;
 		}
 		cur.mode = (struct gmode){ PM_FIT, 0 };
@@ -664,10 +663,10 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 				continue; /* Kueue sets "pods" to the pod count itself */
 			if (mul_checked(ps->pod.per_pod[r], counts[i], &amount) != 0) {
 				if (opts->messages)
-					snprintf(
-						ev->msg, ENG_MSG_MAX,
-						"couldn't assign flavors to pod set %s: request for %s times %lld pods overflows",
-						ps->name, res, (long long)counts[i]);
+					snprintf(ev->msg, ENG_MSG_MAX,
+						 "couldn't assign flavors to pod set %s: request "
+						 "for %s times %lld pods overflows",
+						 ps->name, res, (long long)counts[i]);
 				ev->mode = PM_NOFIT;
 				ev->cause = CAUSE_EXCEEDS;
 				return 0;
@@ -691,10 +690,10 @@ int eng_assign(struct engine *e, struct ecq *cq, const struct ewl *w, const int6
 			uint32_t g, pos;
 			if (n_req == QUOTA_MAX_RESOURCES) {
 				if (opts->messages)
-					snprintf(
-						ev->msg, ENG_MSG_MAX,
-						"couldn't assign flavors to pod set %s: more than %d resources requested",
-						ps->name, QUOTA_MAX_RESOURCES);
+					snprintf(ev->msg, ENG_MSG_MAX,
+						 "couldn't assign flavors to pod set %s: more than "
+						 "%d resources requested",
+						 ps->name, QUOTA_MAX_RESOURCES);
 				ev->mode = PM_NOFIT;
 				ev->cause = CAUSE_NO_MATCH;
 				return 0;

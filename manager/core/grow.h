@@ -22,10 +22,12 @@
 
 /* The common case, room enough, costs a comparison and no call: need and cap are read
  * twice, so they must have no side effects. */
-#define GROW(arr, cap, need)                                                              \
-	(grow_has_room((need), (cap)) ? 0                                                \
-				      : _Generic((cap), uint32_t: grow_u32, default: grow_size)( \
-						(void *)&(arr), &(cap), (need), sizeof(*(arr))))
+#define GROW(arr, cap, need)                  \
+	(grow_has_room((need), (cap)) ?       \
+		 0 :                          \
+		 _Generic((cap), uint32_t     \
+			  : grow_u32, default \
+			  : grow_size)((void *)&(arr), &(cap), (need), sizeof(*(arr))))
 
 static inline int grow_has_room(size_t need, size_t cap)
 {

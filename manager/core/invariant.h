@@ -23,7 +23,7 @@
 	((cond) ? (void)0 : muster_invariant_broken(#cond, __FILE__, __LINE__, __func__))
 
 static inline _Noreturn void muster_invariant_broken(const char *cond, const char *file, int line,
-						      const char *func)
+						     const char *func)
 {
 	fprintf(stderr, "%s:%d: %s: invariant broken: %s\n", file, line, func, cond);
 	abort();

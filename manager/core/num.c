@@ -63,8 +63,9 @@ int num_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 		return -EINVAL;
 	if (rc != 0)
 		return rc;
-	int64_t v = !negative ? (int64_t)mag
-		    : mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+	int64_t v = !negative                      ? (int64_t)mag :
+		    mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN :
+						     -(int64_t)mag;
 	if (v < min || v > max)
 		return -ERANGE;
 	*out = v;
@@ -118,8 +119,9 @@ int num_parse_duration_ms(const char *s, int days, int64_t max_ms, int64_t *ms)
 	static const struct {
 		const char *name;
 		int64_t ms;
-	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
-		      { "d", 86400000 } };
+	} units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "d", 86400000 }
+	};
 	size_t n_units = sizeof(units) / sizeof(units[0]) - (days ? 0 : 1);
 	uint64_t total = 0;
 	if (!s || !*s || max_ms < 0)
@@ -150,7 +152,8 @@ int num_parse_duration_ms(const char *s, int days, int64_t max_ms, int64_t *ms)
 		for (u = 0; u < n_units; u++) {
 			size_t len = strlen(units[u].name);
 			/* "m" must not take the "m" of "ms". */
-			if (!strncmp(s, units[u].name, len) && !(len == 1 && s[0] == 'm' && s[1] == 's'))
+			if (!strncmp(s, units[u].name, len) &&
+			    !(len == 1 && s[0] == 'm' && s[1] == 's'))
 				break;
 		}
 		if (u == n_units)
@@ -162,9 +165,11 @@ int num_parse_duration_ms(const char *s, int days, int64_t max_ms, int64_t *ms)
 			continue;
 		}
 		total += whole * unit;
-		/* frac / scale of a unit, cut to whole ms; frac < scale <= 10^18 and unit <= 8.64e7,
-		 * so the product is done in long double only for the rare long fraction. */
-		uint64_t part = (uint64_t)((long double)frac * (long double)unit / (long double)scale);
+		/* frac / scale of a unit, cut to whole ms; frac < scale <= 10^18 and unit
+		 * <= 8.64e7, so the product is done in long double only for the rare long
+		 * fraction. */
+		uint64_t part =
+			(uint64_t)((long double)frac * (long double)unit / (long double)scale);
 		if (part > (uint64_t)max_ms - total)
 			over = 1;
 		else

@@ -464,7 +464,8 @@ static int state_is(const struct placement *p, const struct fstate *s, const str
 {
 	/* A state without GPUs has no runs, and the pool may not exist yet. */
 	return s->cpu == k->cpu && s->ngpu == k->ngpu && s->nrun == k->nrun &&
-	       (!k->nrun || !memcmp(p->pool + s->run_off, k->run, (size_t)k->nrun * sizeof(*k->run)));
+	       (!k->nrun ||
+		!memcmp(p->pool + s->run_off, k->run, (size_t)k->nrun * sizeof(*k->run)));
 }
 
 /*
@@ -626,8 +627,7 @@ static int32_t share_run(const struct fkey *k, int64_t d)
 
 /* The state after one pod of (c, d) lands, by the same rule as gpu_take, its runs in buf (the
  * other kbuf). 0, or -1 if its GPUs don't fit. */
-static int key_after(const struct fkey *k, int64_t c, int64_t d, struct grun *buf,
-		     struct fkey *out)
+static int key_after(const struct fkey *k, int64_t c, int64_t d, struct grun *buf, struct fkey *out)
 {
 	*out = *k;
 	out->run = buf;
@@ -1185,7 +1185,7 @@ int placement_refuse_node(struct placement *p, const char *name, const char *rea
 
 /* Refuses the node with a formatted reason: -EINVAL, or -ENOMEM if it couldn't be noted. */
 __attribute__((format(printf, 3, 4))) static int refuse(struct placement *p, const char *name,
-							 const char *fmt, ...)
+							const char *fmt, ...)
 {
 	char why[PLC_REFUSAL_MAX];
 	va_list ap;
@@ -1225,7 +1225,8 @@ int placement_set_node(struct placement *p, const struct plc_node_spec *spec)
 		return -EINVAL;
 	if ((spec->n_resources && (!spec->resources || !spec->allocatable)) ||
 	    (spec->n_labels && !spec->labels) || (spec->n_taints && !spec->taints))
-		return refuse(p, spec->name, "its spec is incomplete (resources, labels or taints missing)");
+		return refuse(p, spec->name,
+			      "its spec is incomplete (resources, labels or taints missing)");
 	for (size_t i = 0; i < spec->n_labels; i++)
 		if (!spec->labels[i].key)
 			return refuse(p, spec->name, "label %zu has no key", i);
@@ -1262,8 +1263,7 @@ int placement_set_node(struct placement *p, const struct plc_node_spec *spec)
 	    copy_taints(spec->taints, spec->n_taints, &taints) != 0)
 		goto fail;
 	n = node_get_or_add(p, spec->name);
-	if (!n ||
-	    (!n->present && GROW(p->arr, p->arrcap, p->narr + 1)))
+	if (!n || (!n->present && GROW(p->arr, p->arrcap, p->narr + 1)))
 		goto fail;
 	/* A node that reads well again is no longer refused. */
 	free(strmap_remove(&p->refused, spec->name));
@@ -1460,8 +1460,8 @@ int placement_reserve(struct placement *p, const char *workload, const char *pod
 	if (!p || !workload || !podset || !pod || !plan || (plan->n_slots && !plan->slots))
 		return -EINVAL;
 	for (size_t i = 0; i < plan->n_slots; i++) {
-		struct pnode *n = plan->slots[i].node ? strmap_get(&p->nodes, plan->slots[i].node)
-						      : NULL;
+		struct pnode *n = plan->slots[i].node ? strmap_get(&p->nodes, plan->slots[i].node) :
+							NULL;
 		if (plan->slots[i].count < 0)
 			return -EINVAL;
 		if (!n || !n->present)
@@ -2003,8 +2003,8 @@ static int attempt(struct pctx *x, struct cand **cs, size_t nc, int lvl)
 			if (sum > x->dom_fit) {
 				x->dom_fit = sum;
 				x->dom_nodes = e - s;
-				x->dom_value =
-					lvl >= 0 ? node_label(p->cp3[s]->n, x->levels[lvl]) : NULL;
+				x->dom_value = lvl >= 0 ? node_label(p->cp3[s]->n, x->levels[lvl]) :
+							  NULL;
 			}
 			s = e;
 			continue;
@@ -2016,11 +2016,10 @@ static int attempt(struct pctx *x, struct cand **cs, size_t nc, int lvl)
 		const char *name = lvl >= 0 ? node_label(p->cp3[s]->n, x->levels[lvl]) : "";
 		int64_t gl = gsum - x->count * x->take, cl = csum - x->count * x->rq.cpu;
 		/* Fewest nodes, then the fullest domain, then the least fragmentation. */
-		if (rc == 0 &&
-		    (!bnode || x->nlay < bestn ||
-		     (x->nlay == bestn &&
-		      better(gl, cl, df, name, bgl, bcl, bdf,
-			     lvl >= 0 ? node_label(bnode, x->levels[lvl]) : "")))) {
+		if (rc == 0 && (!bnode || x->nlay < bestn ||
+				(x->nlay == bestn &&
+				 better(gl, cl, df, name, bgl, bcl, bdf,
+					lvl >= 0 ? node_label(bnode, x->levels[lvl]) : "")))) {
 			bestn = x->nlay;
 			bgl = gl;
 			bcl = cl;
@@ -2111,8 +2110,9 @@ static struct cand *pick_baseline(struct pctx *x, struct cand **cs, size_t nc)
 			/* The FGD paper's BestFit: the least of cpu and GPU left, each as a share
 			 * of the largest node's, for every pod (a CPU-only pod, too, prefers nodes
 			 * with few GPUs free rather than stranding whole ones). */
-			double score = 0.5 * (double)(c->n->free[RES_CPU] - x->rq.cpu) / (double)cpu_max +
-				       0.5 * (double)(node_gpu_free(c->n) - x->take) / (double)gpu_max;
+			double score =
+				0.5 * (double)(c->n->free[RES_CPU] - x->rq.cpu) / (double)cpu_max +
+				0.5 * (double)(node_gpu_free(c->n) - x->take) / (double)gpu_max;
 			if (!best || score < bscore - 1e-12 ||
 			    (score <= bscore + 1e-12 && strcmp(c->n->name, best->n->name) < 0)) {
 				best = c;
@@ -2301,8 +2301,8 @@ static void explain(struct pctx *x, char *why, size_t why_size)
 	else if (x->dom_tried && x->dom_level)
 		msg_add(&m, "; in one %.60s domain at most %lld (%zu node%s in %.60s=%.60s)",
 			x->dom_level, (long long)x->dom_fit, x->dom_nodes,
-			x->dom_nodes == 1 ? "" : "s",
-			x->dom_level, x->dom_value ? x->dom_value : "");
+			x->dom_nodes == 1 ? "" : "s", x->dom_level,
+			x->dom_value ? x->dom_value : "");
 	explain_refused(x->p, &m);
 }
 
@@ -2589,8 +2589,8 @@ int placement_closest(const struct placement *p, const struct plc_request *req,
 	int rc = res && ids && vals ? 0 : -ENOMEM;
 	/* Without interning, resolving only looks names up: the cast changes nothing. */
 	if (rc == 0)
-		rc = rq_resolve((struct placement *)p, ps->n_requests, ps->resources,
-				ps->per_pod, 0, &rq);
+		rc = rq_resolve((struct placement *)p, ps->n_requests, ps->resources, ps->per_pod,
+				0, &rq);
 	/* The request's resources, each once (amounts of a name given twice add up). */
 	for (size_t i = 0; rc == 0 && i < ps->n_requests; i++) {
 		size_t k = 0;

@@ -36,22 +36,14 @@ struct suffix {
 
 /* In order of length (parse_suffix relies on it). */
 static const struct suffix suffixes[] = {
-	{ "", 0, 0, QUANTITY_DECIMAL_SI },
-	{ "n", -9, 0, QUANTITY_DECIMAL_SI },
-	{ "u", -6, 0, QUANTITY_DECIMAL_SI },
-	{ "m", -3, 0, QUANTITY_DECIMAL_SI },
-	{ "k", 3, 0, QUANTITY_DECIMAL_SI },
-	{ "M", 6, 0, QUANTITY_DECIMAL_SI },
-	{ "G", 9, 0, QUANTITY_DECIMAL_SI },
-	{ "T", 12, 0, QUANTITY_DECIMAL_SI },
-	{ "P", 15, 0, QUANTITY_DECIMAL_SI },
-	{ "E", 18, 0, QUANTITY_DECIMAL_SI },
-	{ "Ki", 0, 10, QUANTITY_BINARY_SI },
-	{ "Mi", 0, 20, QUANTITY_BINARY_SI },
-	{ "Gi", 0, 30, QUANTITY_BINARY_SI },
-	{ "Ti", 0, 40, QUANTITY_BINARY_SI },
-	{ "Pi", 0, 50, QUANTITY_BINARY_SI },
-	{ "Ei", 0, 60, QUANTITY_BINARY_SI },
+	{ "", 0, 0, QUANTITY_DECIMAL_SI },   { "n", -9, 0, QUANTITY_DECIMAL_SI },
+	{ "u", -6, 0, QUANTITY_DECIMAL_SI }, { "m", -3, 0, QUANTITY_DECIMAL_SI },
+	{ "k", 3, 0, QUANTITY_DECIMAL_SI },  { "M", 6, 0, QUANTITY_DECIMAL_SI },
+	{ "G", 9, 0, QUANTITY_DECIMAL_SI },  { "T", 12, 0, QUANTITY_DECIMAL_SI },
+	{ "P", 15, 0, QUANTITY_DECIMAL_SI }, { "E", 18, 0, QUANTITY_DECIMAL_SI },
+	{ "Ki", 0, 10, QUANTITY_BINARY_SI }, { "Mi", 0, 20, QUANTITY_BINARY_SI },
+	{ "Gi", 0, 30, QUANTITY_BINARY_SI }, { "Ti", 0, 40, QUANTITY_BINARY_SI },
+	{ "Pi", 0, 50, QUANTITY_BINARY_SI }, { "Ei", 0, 60, QUANTITY_BINARY_SI },
 };
 
 /* Suffixes printed for powers of 1024, index = power. */

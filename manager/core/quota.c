@@ -31,7 +31,8 @@ void quota_flavor_free(struct quota_flavor *f)
 
 static int taint_tolerated(const struct quota_taint *tol, const struct quota_taint *taint)
 {
-	if (tol->effect && *tol->effect && strcmp(tol->effect, taint->effect ? taint->effect : "") != 0)
+	if (tol->effect && *tol->effect &&
+	    strcmp(tol->effect, taint->effect ? taint->effect : "") != 0)
 		return 0;
 	if (!tol->key || !*tol->key) /* an empty key with Exists tolerates every taint */
 		return tol->exists;
@@ -42,7 +43,8 @@ static int taint_tolerated(const struct quota_taint *tol, const struct quota_tai
 	return !strcmp(tol->value ? tol->value : "", taint->value ? taint->value : "");
 }
 
-int quota_tolerates(const struct quota_taint *tolerations, size_t n, const struct quota_taint *taint)
+int quota_tolerates(const struct quota_taint *tolerations, size_t n,
+		    const struct quota_taint *taint)
 {
 	for (size_t i = 0; i < n; i++)
 		if (taint_tolerated(&tolerations[i], taint))

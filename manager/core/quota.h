@@ -20,7 +20,8 @@
 struct quota_taint {
 	char *key;
 	char *value;
-	char *effect; /* "NoSchedule", "PreferNoSchedule", "NoExecute"; NULL/"" = any (tolerations) */
+	/* "NoSchedule", "PreferNoSchedule", "NoExecute"; NULL/"" = any (tolerations) */
+	char *effect;
 	int exists; /* toleration operator Exists (else Equal) */
 };
 
@@ -76,9 +77,11 @@ size_t quota_format_amount_in(int in_bytes, int64_t milli, char *buf, size_t siz
 /* Why a flavor's nodes can't take a podSet's pods (QUOTA_MATCH: they can). */
 enum quota_mismatch {
 	QUOTA_MATCH = 0,
-	QUOTA_MISMATCH_TAINT, /* a NoSchedule/NoExecute taint neither the pods nor the flavor tolerate */
+	QUOTA_MISMATCH_TAINT, /* a NoSchedule/NoExecute taint neither the pods nor the flavor
+				 tolerate */
 	QUOTA_MISMATCH_SELECTOR, /* nodeSelector contradicts the flavor's nodeLabels */
-	QUOTA_MISMATCH_AFFINITY, /* no required node-affinity term matches the flavor's nodeLabels */
+	/* no required node-affinity term matches the flavor's nodeLabels */
+	QUOTA_MISMATCH_AFFINITY,
 };
 
 /* Matches a podSet's node constraints against a flavor: label keys the flavor doesn't set are
@@ -88,6 +91,7 @@ enum quota_mismatch quota_flavor_match(const struct quota_flavor *f, const struc
 				       const struct quota_taint **taint);
 
 /* Whether tolerations tolerate taint (Kubernetes' rules). */
-int quota_tolerates(const struct quota_taint *tolerations, size_t n, const struct quota_taint *taint);
+int quota_tolerates(const struct quota_taint *tolerations, size_t n,
+		    const struct quota_taint *taint);
 
 #endif

@@ -57,17 +57,20 @@ static void report_unsupported(struct mgr *m, const char *key, json_t *wl)
 	char notes[1024] = "";
 	size_t n = 0, i;
 	json_t *ps;
-#define NOTE(cond, text)                                                                             \
-	do {                                                                                         \
-		if ((cond) && n < sizeof(notes) && !strstr(notes, (text)))                           \
-			n += (size_t)snprintf(notes + n, sizeof(notes) - n, "%s%s", n ? "; " : "", (text)); \
+#define NOTE(cond, text)                                                                           \
+	do {                                                                                       \
+		if ((cond) && n < sizeof(notes) && !strstr(notes, (text)))                         \
+			n += (size_t)snprintf(notes + n, sizeof(notes) - n, "%s%s", n ? "; " : "", \
+					      (text));                                             \
 	} while (0)
 	json_array_foreach(obj_path(wl, "spec.podSets"), i, ps)
 	{
 		NOTE(obj_path(ps, "topologyRequest.podSetSliceRequiredTopology"),
-		     "podSets[].topologyRequest.podSetSliceRequiredTopology: slices are not implemented yet");
+		     "podSets[].topologyRequest.podSetSliceRequiredTopology: slices are not "
+		     "implemented yet");
 		NOTE(obj_path(ps, "topologyRequest.podSetGroupName"),
-		     "podSets[].topologyRequest.podSetGroupName: podSet groups are not implemented yet");
+		     "podSets[].topologyRequest.podSetGroupName: podSet groups are not implemented "
+		     "yet");
 	}
 	NOTE(obj_path(wl, "spec.maximumExecutionTimeSeconds"),
 	     "spec.maximumExecutionTimeSeconds is not enforced yet");
@@ -75,7 +78,8 @@ static void report_unsupported(struct mgr *m, const char *key, json_t *wl)
 	if (!notes[0] || writer_busy(m, K_WORKLOAD, key))
 		return;
 	int changed;
-	json_t *conds = conditions_with(wl, "UnsupportedFields", "True", "NotImplemented", notes, &changed);
+	json_t *conds =
+		conditions_with(wl, "UnsupportedFields", "True", "NotImplemented", notes, &changed);
 	if (!conds || !changed) {
 		json_decref(conds);
 		return;
@@ -147,7 +151,8 @@ void workload_reconcile(struct mgr *m, const char *key)
 	if (r && r->assumed) {
 		/* Our admission is in flight or not yet seen by the watch: the engine's charge
 		 * stands. Only muster reserves quota, so once the cache shows the reservation the
-		 * cache is the truth, even if other writes (an eviction) are in flight meanwhile. */
+		 * cache is the truth, even if other writes (an eviction) are in flight
+		 * meanwhile. */
 		if (!condition_true(wl, "QuotaReserved"))
 			return;
 		drop_assumed(r);
@@ -195,7 +200,8 @@ void workload_reconcile(struct mgr *m, const char *key)
 			rc = engine_set_admitted(m->engine, key, w.admission);
 		wl_record_set_pending(m, key, 0);
 		if (w.inactive)
-			workload_evict(m, key, wl, "Deactivated", "The workload is deactivated", NULL);
+			workload_evict(m, key, wl, "Deactivated", "The workload is deactivated",
+				       NULL);
 	} else {
 		/* Released after an eviction: the engine still counted it; requeue it there. */
 		if (engine_admission(m->engine, key))
@@ -206,31 +212,38 @@ void workload_reconcile(struct mgr *m, const char *key)
 			wl_record_set_pending(m, key, 0);
 			set_pending(m, key, wl, "Deactivated",
 				    "The workload is deactivated: spec.active is false");
-		} else if (time_parse_rfc3339(obj_str(wl, "status.requeueState.requeueAt"), &requeue_at) == 0 &&
+		} else if (time_parse_rfc3339(obj_str(wl, "status.requeueState.requeueAt"),
+					      &requeue_at) == 0 &&
 			   requeue_at > m->now_ms()) {
-			/* Backing off after a PodsReadyTimeout eviction: out of the queue until then. */
+			/* Backing off after a PodsReadyTimeout eviction: out of the queue until
+			 * then. */
 			char wait[200], at[32];
 			engine_remove_workload(m->engine, key);
 			wl_record_set_pending(m, key, 1);
 			time_format_rfc3339(requeue_at, at, sizeof(at));
-			snprintf(wait, sizeof(wait), "Waiting until %s to be requeued (backoff after an eviction)", at);
+			snprintf(wait, sizeof(wait),
+				 "Waiting until %s to be requeued (backoff after an eviction)", at);
 			set_pending(m, key, wl, "Pending", wait);
 			state_at(m, K_WORKLOAD, key, requeue_at);
 		} else {
-			/* requeuingStrategy Eviction: a workload evicted for PodsReadyTimeout re-enters
-			 * its queue at the eviction time, behind the others. */
+			/* requeuingStrategy Eviction: a workload evicted for PodsReadyTimeout
+			 * re-enters its queue at the eviction time, behind the others. */
 			json_t *ev = condition_get(wl, "Evicted");
 			const char *why = json_string_value(json_object_get(ev, "reason"));
 			int64_t at;
-			if (!m->conf.requeue_at_creation && why && !strcmp(why, "PodsReadyTimeout") &&
-			    time_parse_rfc3339(json_string_value(json_object_get(ev, "lastTransitionTime")), &at) == 0)
+			if (!m->conf.requeue_at_creation && why &&
+			    !strcmp(why, "PodsReadyTimeout") &&
+			    time_parse_rfc3339(json_string_value(
+						       json_object_get(ev, "lastTransitionTime")),
+					       &at) == 0)
 				w.spec.queue_time = at * 1000000;
 			rc = engine_add_workload(m->engine, &w.spec);
 			wl_record_set_pending(m, key, 1);
 		}
 	}
 	if (rc != 0)
-		log_error("engine refused workload", LF_STR("workload", key), LF_INT("rc", rc), LF_END);
+		log_error("engine refused workload", LF_STR("workload", key), LF_INT("rc", rc),
+			  LF_END);
 	int finished = w.finished;
 	eobj_workload_release(&w);
 	if (!finished)
@@ -303,8 +316,8 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 	json_t *cur = condition_get(wl, "QuotaReserved");
 	const char *cur_status = json_string_value(json_object_get(cur, "status"));
 	const char *cur_reason = json_string_value(json_object_get(cur, "reason"));
-	if (cur_status && !strcmp(cur_status, "False") && cur_reason && !strcmp(cur_reason, reason) &&
-	    strstr(msg, "more needed") &&
+	if (cur_status && !strcmp(cur_status, "False") && cur_reason &&
+	    !strcmp(cur_reason, reason) && strstr(msg, "more needed") &&
 	    same_but_numbers(json_string_value(json_object_get(cur, "message")), msg)) {
 		remember_pending(m, key, NULL, NULL);
 		return;
@@ -330,7 +343,8 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 		json_decref(conds);
 		return; /* the write in flight brings the Workload back here when it lands */
 	}
-	workload_write_status(m, key, wl, json_pack("{s:o}", "conditions", conds), on_pending_written);
+	workload_write_status(m, key, wl, json_pack("{s:o}", "conditions", conds),
+			      on_pending_written);
 }
 
 /* What a waiting Workload still owes its status: the condition the engine reported last. */
@@ -366,13 +380,14 @@ static void on_admitted(struct mgr *m, enum kind kind, const char *key, enum wri
 	json_t *assumed = r ? r->assumed : NULL;
 	if (outcome == WRITE_OK) {
 		/* The answer is the assumed object as written, at a new resourceVersion (the apply
-		 * was guarded by the one it was decided on), so it is parsed only when the watch got
-		 * there first and took the assumed object over. */
+		 * was guarded by the one it was decided on), so it is parsed only when the watch
+		 * got there first and took the assumed object over. */
 		json_t *wl = assumed ? assumed : write_answer_object(answer);
 		observe_admitted(m, wl);
 		history_admitted(m, wl);
 		log_info("workload admitted", LF_STR("workload", key),
-			 LF_STR("clusterQueue", obj_str(wl, "status.admission.clusterQueue")), LF_END);
+			 LF_STR("clusterQueue", obj_str(wl, "status.admission.clusterQueue")),
+			 LF_END);
 		if (!assumed)
 			return; /* the watch got there first and took over */
 		json_t *cached = store_get(m, K_WORKLOAD, key);
@@ -397,8 +412,8 @@ static void on_admitted(struct mgr *m, enum kind kind, const char *key, enum wri
 
 /* The conditions Kueue's admission apply carries (and so owns) when the Workload has them. */
 static const char *const admission_conditions[] = {
-	"QuotaReserved", "BlockedOnPreemptionGates", "Evicted", "Admitted", "Preempted",
-	"Requeued", "DeactivationTarget", "Finished", NULL,
+	"QuotaReserved", "BlockedOnPreemptionGates", "Evicted",  "Admitted", "Preempted",
+	"Requeued",      "DeactivationTarget",       "Finished", NULL,
 };
 
 /* The apply configuration of an admission: the Workload's identity, status.admission and the
@@ -420,7 +435,8 @@ static json_t *admission_config(json_t *wl, json_t *admission, json_t *conds)
 }
 
 /* Writes the engine's admission into the Workload's status (the engine has charged it). */
-static void write_admission(struct mgr *m, const char *key, json_t *wl, const struct eng_assignment *a)
+static void write_admission(struct mgr *m, const char *key, json_t *wl,
+			    const struct eng_assignment *a)
 {
 	json_t *psas = json_array();
 	char qmsg[300];
@@ -435,11 +451,12 @@ static void write_admission(struct mgr *m, const char *key, json_t *wl, const st
 			json_object_set_new(flavors, p->resources[k], json_string(p->flavors[k]));
 			json_object_set_new(usage, p->resources[k], json_string(q));
 		}
-		json_array_append_new(psas, json_pack("{s:s, s:o, s:o, s:I}", "name", p->name, "flavors",
-						      flavors, "resourceUsage", usage, "count",
-						      (json_int_t)p->count));
+		json_array_append_new(psas, json_pack("{s:s, s:o, s:o, s:I}", "name", p->name,
+						      "flavors", flavors, "resourceUsage", usage,
+						      "count", (json_int_t)p->count));
 	}
-	json_t *admission = json_pack("{s:s, s:o}", "clusterQueue", a->cluster_queue, "podSetAssignments", psas);
+	json_t *admission = json_pack("{s:s, s:o}", "clusterQueue", a->cluster_queue,
+				      "podSetAssignments", psas);
 	snprintf(qmsg, sizeof(qmsg), "Quota reserved in ClusterQueue %s", a->cluster_queue);
 	/* The assumed object: wl with new metadata and status objects, the rest shared with the
 	 * cached view (nothing changes a cached value in place; a deep copy of the podSets'
@@ -449,14 +466,17 @@ static void write_admission(struct mgr *m, const char *key, json_t *wl, const st
 	json_object_set_new(tmp, "status", status);
 	json_object_set_new(tmp, "metadata", json_copy(json_object_get(wl, "metadata")));
 	json_object_set_new(status, "conditions",
-			    conditions_with(tmp, "QuotaReserved", "True", "QuotaReserved", qmsg, &changed));
+			    conditions_with(tmp, "QuotaReserved", "True", "QuotaReserved", qmsg,
+					    &changed));
 	json_object_set_new(status, "conditions",
-			    conditions_with(tmp, "Admitted", "True", "Admitted", "The workload is admitted", &changed));
+			    conditions_with(tmp, "Admitted", "True", "Admitted",
+					    "The workload is admitted", &changed));
 	/* A previous eviction is over: left True, it would suspend the Job again at once. */
 	if (condition_get(tmp, "Evicted"))
 		json_object_set_new(status, "conditions",
 				    conditions_with(tmp, "Evicted", "False", "QuotaReserved",
-						    "The workload has quota reserved again", &changed));
+						    "The workload has quota reserved again",
+						    &changed));
 	json_object_set(status, "admission", admission);
 	struct wl_record *r = wl_record_make(m, key);
 	if (r) {
@@ -496,7 +516,8 @@ void workload_log_landed(enum write_outcome outcome, const char *msg, const char
 	if (outcome == WRITE_OK)
 		log_info(msg, LF_STR("workload", key),
 			 LF_STR("reason", json_string_value(json_object_get(c, "reason"))),
-			 LF_STR("message", json_string_value(json_object_get(c, "message"))), LF_END);
+			 LF_STR("message", json_string_value(json_object_get(c, "message"))),
+			 LF_END);
 }
 
 static void on_deactivated(struct mgr *m, enum kind kind, const char *key,
@@ -506,7 +527,8 @@ static void on_deactivated(struct mgr *m, enum kind kind, const char *key,
 	(void)kind;
 	if (outcome == WRITE_OK && updated)
 		history_deactivated(m, updated);
-	workload_log_landed(outcome, "workload deactivated: requeuing limit exceeded", key, updated, NULL);
+	workload_log_landed(outcome, "workload deactivated: requeuing limit exceeded", key, updated,
+			    NULL);
 }
 
 static void on_evicted(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
@@ -537,7 +559,8 @@ void workload_evict_pods_ready(struct mgr *m, const char *key, json_t *wl, const
 					   obj_str(wl, "metadata.resourceVersion"), on_deactivated);
 		return;
 	}
-	/* base * 2^(n-1) seconds, capped, plus up to 10% jitter so evictions don't return in step. */
+	/* base * 2^(n-1) seconds, capped, plus up to 10% jitter so evictions don't return in
+	 * step. */
 	int64_t delay_s = c->backoff_base_s;
 	for (json_int_t i = 1; i < count && delay_s < c->backoff_max_s; i++)
 		delay_s *= 2;
@@ -560,10 +583,12 @@ static void evict_with(struct mgr *m, const char *key, json_t *wl, const char *r
 	}
 	json_t *conds = conditions_with(wl, "Evicted", "True", reason, message, &changed);
 	if (conds && preempted_reason) {
-		json_t *tmp = json_pack("{s:O, s:{s:O}}", "metadata", json_object_get(wl, "metadata"),
-					"status", "conditions", conds);
+		json_t *tmp = json_pack("{s:O, s:{s:O}}", "metadata",
+					json_object_get(wl, "metadata"), "status", "conditions",
+					conds);
 		json_decref(conds);
-		conds = conditions_with(tmp, "Preempted", "True", preempted_reason, message, &changed);
+		conds = conditions_with(tmp, "Preempted", "True", preempted_reason, message,
+					&changed);
 		json_decref(tmp);
 	}
 	if (!conds)
@@ -650,7 +675,8 @@ static void front_pass(struct mgr *m)
 	{
 		size_t pending = 0, admitted = 0;
 		engine_cq_counts(m->engine, name, &pending, &admitted);
-		if (pending > 0 && engine_pending_order(m->engine, name, on_front, &look) == -ENOMEM)
+		if (pending > 0 &&
+		    engine_pending_order(m->engine, name, on_front, &look) == -ENOMEM)
 			log_error("out of memory: the front of a queue is not looked at",
 				  LF_STR("clusterQueue", name), LF_END);
 	}

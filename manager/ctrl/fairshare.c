@@ -35,7 +35,8 @@
 
 static const char *strategy_name(enum eng_fs_strategy s)
 {
-	return s == ENG_FS_LESS_THAN_INITIAL_SHARE ? "LessThanInitialShare" : "LessThanOrEqualToFinalShare";
+	return s == ENG_FS_LESS_THAN_INITIAL_SHARE ? "LessThanInitialShare" :
+						     "LessThanOrEqualToFinalShare";
 }
 
 int fairshare_init(struct mgr *m)
@@ -52,8 +53,8 @@ int fairshare_init(struct mgr *m)
 	if (!fs->enabled && !afs->enabled)
 		return 0;
 	for (size_t i = 0; fs->enabled && i < fs->n_strategies && i < 2; i++)
-		snprintf(strategies + strlen(strategies), sizeof(strategies) - strlen(strategies), "%s%s",
-			 i ? "," : "", strategy_name(fs->strategies[i]));
+		snprintf(strategies + strlen(strategies), sizeof(strategies) - strlen(strategies),
+			 "%s%s", i ? "," : "", strategy_name(fs->strategies[i]));
 	log_info("fair sharing", LF_INT("fair_sharing", fs->enabled),
 		 LF_STR("preemption_strategies", fs->enabled ? strategies : NULL),
 		 LF_INT("admission_fair_sharing", afs->enabled),
@@ -67,17 +68,19 @@ int fairshare_init(struct mgr *m)
 /* Seeds the engine from the LocalQueue's admissionFairSharingStatus, if it has one. One that
  * can't be read is said (log and Event) and ignored: the LocalQueue starts from nothing, and
  * the next status written replaces it. */
-static void seed_usage(struct mgr *m, const char *key, json_t *obj, const char *ns, const char *name)
+static void seed_usage(struct mgr *m, const char *key, json_t *obj, const char *ns,
+		       const char *name)
 {
 	struct eobj_afs_status st;
 	char err[256] = "";
 	int rc = eobj_local_queue_afs_decode(obj, &st, err, sizeof(err));
 	if (rc != 0) {
-		log_error("cannot read LocalQueue admission fair sharing status", LF_STR("localQueue", key),
-			  LF_STR("error", err), LF_END);
-		writer_event(m, K_LQ, obj, EVENT_WARNING, "AdmissionFairSharingStatusNotUsable", err);
-	} else if (st.present &&
-		   (rc = engine_afs_seed(m->engine, ns, name, st.consumed, st.n, st.last_update)) != 0) {
+		log_error("cannot read LocalQueue admission fair sharing status",
+			  LF_STR("localQueue", key), LF_STR("error", err), LF_END);
+		writer_event(m, K_LQ, obj, EVENT_WARNING, "AdmissionFairSharingStatusNotUsable",
+			     err);
+	} else if (st.present && (rc = engine_afs_seed(m->engine, ns, name, st.consumed, st.n,
+						       st.last_update)) != 0) {
 		log_error("engine refused LocalQueue admission fair sharing status",
 			  LF_STR("localQueue", key), LF_INT("rc", rc), LF_END);
 	}
@@ -121,8 +124,7 @@ int fairshare_sample(struct mgr *m)
 		log_error("admission fair sharing: sampling failed", LF_INT("rc", rc), LF_END);
 		return rc;
 	}
-	json_object_foreach(m->stores[K_LQ], key, v)
-		state_mark(m, K_LQ, key);
+	json_object_foreach(m->stores[K_LQ], key, v) state_mark(m, K_LQ, key);
 	return 0;
 }
 
@@ -141,13 +143,13 @@ void fairshare_lead(struct mgr *m)
 		return;
 	m->fair_leading = 1;
 	if (m->conf.fair_sharing.enabled)
-		json_object_foreach(m->stores[K_COHORT], key, v)
-			state_mark(m, K_COHORT, key);
+		json_object_foreach(m->stores[K_COHORT], key, v) state_mark(m, K_COHORT, key);
 	if (!m->conf.admission_fair_sharing.enabled)
 		return;
 	/* Usage decays from each LocalQueue's lastUpdate to now, and the interval starts now. */
 	fairshare_sample(m);
-	uint64_t every = (uint64_t)(m->conf.admission_fair_sharing.usage_sampling_interval / 1000000);
+	uint64_t every =
+		(uint64_t)(m->conf.admission_fair_sharing.usage_sampling_interval / 1000000);
 	m->afs_timer.data = m;
 	uv_timer_start(&m->afs_timer, on_sample_timer, every ? every : 1, every ? every : 1);
 }
@@ -181,10 +183,10 @@ json_t *fairshare_lq_status(struct mgr *m, json_t *lq)
 	 * half-life of 0 forgets everything) is written as 0 rather than left standing. */
 	const char *res;
 	json_t *v;
-	json_object_foreach(obj_path(lq, "status.fairSharing.admissionFairSharingStatus.consumedResources"),
-			    res, v)
-		if (consumed)
-			json_object_set_new(consumed, res, json_string("0"));
+	json_object_foreach(obj_path(lq, "status.fairSharing.admissionFairSharingStatus."
+					 "consumedResources"),
+			    res, v) if (consumed)
+		json_object_set_new(consumed, res, json_string("0"));
 	for (size_t i = 0; consumed && i < st.n; i++)
 		json_object_set_new(consumed, st.consumed[i].resource,
 				    consumed_qty(st.consumed[i].resource, st.consumed[i].consumed));
@@ -203,7 +205,8 @@ json_t *fairshare_share_status(struct mgr *m, enum kind kind, const char *name)
 		return NULL;
 	int rc = kind == K_COHORT ? engine_cohort_share(m->engine, name, &share) :
 				    engine_cq_share(m->engine, name, &share);
-	return rc == 0 ? json_pack("{s:I}", "weightedShare", (json_int_t)share.weighted_share) : NULL;
+	return rc == 0 ? json_pack("{s:I}", "weightedShare", (json_int_t)share.weighted_share) :
+			 NULL;
 }
 
 void fairshare_mark_tree(struct mgr *m, const char *cq)
@@ -230,8 +233,6 @@ void fairshare_mark_all(struct mgr *m)
 	 * the lead): a thousand ClusterQueues listed must not mark a thousand each. */
 	if (!m->conf.fair_sharing.enabled || !m->synced)
 		return;
-	json_object_foreach(m->stores[K_CQ], key, v)
-		state_mark(m, K_CQ, key);
-	json_object_foreach(m->stores[K_COHORT], key, v)
-		state_mark(m, K_COHORT, key);
+	json_object_foreach(m->stores[K_CQ], key, v) state_mark(m, K_CQ, key);
+	json_object_foreach(m->stores[K_COHORT], key, v) state_mark(m, K_COHORT, key);
 }

@@ -62,7 +62,8 @@ static void owner_event(struct mgr *m, json_t *wl, enum event_class cls, const c
 static int64_t condition_time(json_t *wl, const char *type)
 {
 	int64_t ms;
-	const char *t = json_string_value(json_object_get(condition_get(wl, type), "lastTransitionTime"));
+	const char *t =
+		json_string_value(json_object_get(condition_get(wl, type), "lastTransitionTime"));
 	return time_parse_rfc3339(t, &ms) == 0 ? ms : 0;
 }
 
@@ -107,8 +108,8 @@ int history_init(struct mgr *m)
 	int rc = ledger_open(&o, &m->ledger);
 	/* Losing history is acceptable, not admitting is not: the manager runs on without. */
 	if (rc != 0)
-		log_error("cannot open the decision ledger; running without it", LF_STR("path", path),
-			  LF_STR("error", strerror(-rc)), LF_END);
+		log_error("cannot open the decision ledger; running without it",
+			  LF_STR("path", path), LF_STR("error", strerror(-rc)), LF_END);
 	else
 		log_info("decision ledger open", LF_STR("path", path), LF_END);
 	return 0;
@@ -228,8 +229,8 @@ static void record_at(struct mgr *m, int64_t time_ms, enum ledger_event event, j
 	};
 	int rc = ledger_append(m->ledger, &r);
 	if (rc != 0 && rc != -ENOBUFS)
-		log_warn("cannot record a decision", LF_STR("workload", obj_name(wl)), LF_INT("rc", rc),
-			 LF_END);
+		log_warn("cannot record a decision", LF_STR("workload", obj_name(wl)),
+			 LF_INT("rc", rc), LF_END);
 	/* Which admissions are open, so a Workload deleted while admitted gets its end. */
 	char key[600];
 	if (informer_key(wl, key, sizeof(key)) == 0) {
@@ -285,12 +286,13 @@ static int close_if_ended(void *arg, const struct ledger_admission *a)
 	}
 	/* The record of its end was lost (a kill -9 loses the last batch): it is written now,
 	 * at the time the cluster says it happened when it says so. */
-	json_t *gone = json_pack("{s:{s:s, s:s, s:s}, s:{s:{s:s?}}}", "metadata", "namespace", a->ns,
-				 "name", a->name, "uid", a->uid, "status", "admission",
+	json_t *gone = json_pack("{s:{s:s, s:s, s:s}, s:{s:{s:s?}}}", "metadata", "namespace",
+				 a->ns, "name", a->name, "uid", a->uid, "status", "admission",
 				 "clusterQueue", a->cluster_queue);
 	static const char note[] = "recorded after a restart: the ledger had missed it";
 	if (same && condition_true(wl, "Finished"))
-		record_at(m, end_time(m, wl, "Finished"), LEDGER_FINISH, gone, "Recovered", note, NULL);
+		record_at(m, end_time(m, wl, "Finished"), LEDGER_FINISH, gone, "Recovered", note,
+			  NULL);
 	else if (same)
 		record_at(m, condition_time(wl, "QuotaReserved"), LEDGER_REQUEUE, gone, "Recovered",
 			  note, NULL);
@@ -310,7 +312,8 @@ void history_reconcile(struct mgr *m)
 	if (!m->ledger || !r.open)
 		goto out;
 	/* Our own records first, so that what this process recorded is not taken as missing. */
-	if (ledger_flush(m->ledger) != 0 || ledger_open_admissions(m->ledger, close_if_ended, &r) != 0) {
+	if (ledger_flush(m->ledger) != 0 ||
+	    ledger_open_admissions(m->ledger, close_if_ended, &r) != 0) {
 		log_warn("cannot reconcile the decision ledger", LF_END);
 		goto out;
 	}
@@ -325,13 +328,15 @@ void history_reconcile(struct mgr *m)
 		const char *uid = obj_uid(wl);
 		if (uid && condition_true(wl, "QuotaReserved") && !condition_true(wl, "Finished") &&
 		    !json_object_get(r.open, uid)) {
-			record_at(m, condition_time(wl, "QuotaReserved"), LEDGER_ADMIT, wl, "Recovered",
-				  "recorded after a restart: the ledger had missed it", NULL);
+			record_at(m, condition_time(wl, "QuotaReserved"), LEDGER_ADMIT, wl,
+				  "Recovered", "recorded after a restart: the ledger had missed it",
+				  NULL);
 			r.opened++;
 		}
 		state_release_views(m);
 	}
-	log_info("decision ledger reconciled with the cluster", LF_INT("ends_recovered", (long long)r.closed),
+	log_info("decision ledger reconciled with the cluster",
+		 LF_INT("ends_recovered", (long long)r.closed),
 		 LF_INT("admissions_recovered", (long long)r.opened), LF_END);
 out:
 	json_decref(r.open);
@@ -361,11 +366,11 @@ void history_deleted(struct mgr *m, const char *key)
 		char ns[300];
 		snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
 		const char *cq = uid + strlen(uid) + 1;
-		json_t *gone = json_pack("{s:{s:s, s:s, s:s}, s:{s:{s:s}}}", "metadata", "namespace", ns,
-					 "name", slash + 1, "uid", uid, "status", "admission",
-					 "clusterQueue", cq);
-		record(m, LEDGER_FINISH, gone, "Deleted",
-		       "the Workload was deleted while admitted", NULL);
+		json_t *gone = json_pack("{s:{s:s, s:s, s:s}, s:{s:{s:s}}}", "metadata",
+					 "namespace", ns, "name", slash + 1, "uid", uid, "status",
+					 "admission", "clusterQueue", cq);
+		record(m, LEDGER_FINISH, gone, "Deleted", "the Workload was deleted while admitted",
+		       NULL);
 		json_decref(gone);
 	}
 	free(uid);
@@ -390,11 +395,13 @@ void history_admitted(struct mgr *m, json_t *wl)
 	const char *cq = obj_str(wl, "status.admission.clusterQueue");
 	if (!cq)
 		return;
-	snprintf(msg, sizeof(msg), "Quota reserved in ClusterQueue %s, wait time since queued was %llds",
-		 cq, seconds_between(wl, NULL, "QuotaReserved"));
+	snprintf(msg, sizeof(msg),
+		 "Quota reserved in ClusterQueue %s, wait time since queued was %llds", cq,
+		 seconds_between(wl, NULL, "QuotaReserved"));
 	writer_event(m, K_WORKLOAD, wl, EVENT_ROUTINE, "QuotaReserved", msg);
-	snprintf(msg, sizeof(msg), "Admitted by ClusterQueue %s, wait time since reservation was %llds",
-		 cq, seconds_between(wl, "QuotaReserved", "Admitted"));
+	snprintf(msg, sizeof(msg),
+		 "Admitted by ClusterQueue %s, wait time since reservation was %llds", cq,
+		 seconds_between(wl, "QuotaReserved", "Admitted"));
 	writer_event(m, K_WORKLOAD, wl, EVENT_ROUTINE, "Admitted", msg);
 	const char *reason, *message;
 	condition_text(wl, "QuotaReserved", &reason, &message);

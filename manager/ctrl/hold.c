@@ -39,10 +39,10 @@
 #define HOLD_VERIFY_EVERY_MS 250
 /* The probes' pod (template): one the restricted Pod Security Standard admits, as the manager's
  * own namespace enforces it (deploy/cluster/namespace.yaml). */
-#define PROBE_POD_SPEC                                                                             \
-	"{\"restartPolicy\":\"Never\",\"securityContext\":{\"runAsNonRoot\":true,"                  \
-	"\"seccompProfile\":{\"type\":\"RuntimeDefault\"}},\"containers\":[{\"name\":\"probe\","      \
-	"\"image\":\"probe\",\"securityContext\":{\"allowPrivilegeEscalation\":false,"                \
+#define PROBE_POD_SPEC                                                                           \
+	"{\"restartPolicy\":\"Never\",\"securityContext\":{\"runAsNonRoot\":true,"               \
+	"\"seccompProfile\":{\"type\":\"RuntimeDefault\"}},\"containers\":[{\"name\":\"probe\"," \
+	"\"image\":\"probe\",\"securityContext\":{\"allowPrivilegeEscalation\":false,"           \
 	"\"capabilities\":{\"drop\":[\"ALL\"]}}}]}"
 #define HOLD_UNCHECKED_WAIT_MS 3000
 #define HOLD_VERIFY_TRIES 120 /* 30 s: the apiserver's policy caches lag by well under a second */
@@ -56,11 +56,13 @@ static struct kube_client *setup_client(struct mgr *m)
 /* Creates an object with dryRun=All in the manager's namespace (nothing is stored): of kind
  * (apiVersion api_version, at prefix/resource), named from generate_name, with spec; labelled
  * with this process's probe token (policies.h), which only the hold's own policies look at. */
-static int dry_run_create(struct mgr *m, const char *prefix, const char *resource, const char *api_version,
-			  const char *kind, const char *generate_name, const char *spec, kube_done_fn done)
+static int dry_run_create(struct mgr *m, const char *prefix, const char *resource,
+			  const char *api_version, const char *kind, const char *generate_name,
+			  const char *spec, kube_done_fn done)
 {
 	char path[512], body[1024];
-	snprintf(path, sizeof(path), "%s/namespaces/%s/%s?dryRun=All", prefix, m->conf.namespace_name, resource);
+	snprintf(path, sizeof(path), "%s/namespaces/%s/%s?dryRun=All", prefix,
+		 m->conf.namespace_name, resource);
 	snprintf(body, sizeof(body),
 		 "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"generateName\":\"%s\","
 		 "\"labels\":{\"%s\":\"%s\"}},\"spec\":%s}",
@@ -109,10 +111,10 @@ static int lists(const char *body, size_t len, const char *const *names)
 		size_t i;
 		json_t *r;
 		found = 0;
-		json_array_foreach(json_object_get(doc, "resources"), i, r)
-			if (json_is_string(json_object_get(r, "name")) &&
-			    !strcmp(json_string_value(json_object_get(r, "name")), names[n]))
-				found = 1;
+		json_array_foreach(json_object_get(doc, "resources"), i,
+				   r) if (json_is_string(json_object_get(r, "name")) &&
+					  !strcmp(json_string_value(json_object_get(r, "name")),
+						  names[n])) found = 1;
 	}
 	json_decref(doc);
 	return doc && found;
@@ -141,8 +143,8 @@ static void decided(struct mgr *m)
 	const struct policy_served served = { m->hold.served_map, m->hold.served_podgroups,
 					      m->hold.job_scheduling };
 	if (policies_decide((int)m->conf.hold_mode, (int)m->conf.gang_mode,
-			    config_framework_enabled(&m->conf, "batch/job"), &served, &m->hold.policy,
-			    &m->hold.gang, err, sizeof(err)) != 0) {
+			    config_framework_enabled(&m->conf, "batch/job"), &served,
+			    &m->hold.policy, &m->hold.gang, err, sizeof(err)) != 0) {
 		log_error("cannot start as configured", LF_STR("error", err), LF_END);
 		m->failed = 1;
 		uv_stop(m->loop);
@@ -178,9 +180,11 @@ static void on_job_probe(void *arg, const struct kube_response *resp)
 		return;
 	json_error_t jerr;
 	json_t *job = resp->status < 300 ? json_loadb(resp->body, resp->body_len, 0, &jerr) : NULL;
-	m->hold.job_scheduling = json_is_object(obj_path(job, "spec.scheduling.schedulingPolicy.gang"));
+	m->hold.job_scheduling =
+		json_is_object(obj_path(job, "spec.scheduling.schedulingPolicy.gang"));
 	if (!m->hold.job_scheduling)
-		log_info("the server does not keep a Job's spec.scheduling", LF_INT("status", resp->status),
+		log_info("the server does not keep a Job's spec.scheduling",
+			 LF_INT("status", resp->status),
 			 LF_STR("body", resp->status < 300 ? NULL : resp->body), LF_END);
 	json_decref(job);
 	m->hold.step++;
@@ -194,7 +198,9 @@ static void on_group_version(void *arg, const struct kube_response *resp)
 	static const char *const wl[] = { "podgroups", "workloads", NULL };
 	struct mgr *m = arg;
 	int ok = resp->status == 200;
-	if (try_again(m, resp, m->hold.step == 0 ? "admissionregistration.k8s.io/v1" : "scheduling.k8s.io/v1beta1"))
+	if (try_again(m, resp,
+		      m->hold.step == 0 ? "admissionregistration.k8s.io/v1" :
+					  "scheduling.k8s.io/v1beta1"))
 		return;
 	/* 404: the group-version is not served at all. */
 	if (m->hold.step == 0)
@@ -211,15 +217,17 @@ static void discovery_step(struct mgr *m)
 {
 	int rc = 0;
 	if (m->hold.step == 0) {
-		rc = kube_request(setup_client(m), "GET", "/apis/admissionregistration.k8s.io/v1", NULL, NULL,
-				  on_group_version, m, NULL);
+		rc = kube_request(setup_client(m), "GET", "/apis/admissionregistration.k8s.io/v1",
+				  NULL, NULL, on_group_version, m, NULL);
 	} else if (m->hold.step == 1 && m->conf.gang_mode != GANG_DISABLED) {
-		rc = kube_request(setup_client(m), "GET", "/apis/scheduling.k8s.io/v1beta1", NULL, NULL,
-				  on_group_version, m, NULL);
+		rc = kube_request(setup_client(m), "GET", "/apis/scheduling.k8s.io/v1beta1", NULL,
+				  NULL, on_group_version, m, NULL);
 	} else if (m->hold.step == 2 && m->hold.served_podgroups) {
 		/* Suspended, and never stored, so nothing runs and nothing is left. */
-		rc = dry_run_create(m, "/apis/batch/v1", "jobs", "batch/v1", "Job", "muster-gang-probe-",
-				    "{\"suspend\":true,\"scheduling\":{\"schedulingPolicy\":{\"gang\":{}}},"
+		rc = dry_run_create(m, "/apis/batch/v1", "jobs", "batch/v1", "Job",
+				    "muster-gang-probe-",
+				    "{\"suspend\":true,\"scheduling\":{\"schedulingPolicy\":{"
+				    "\"gang\":{}}},"
 				    "\"template\":{\"spec\":" PROBE_POD_SPEC "}}",
 				    on_job_probe);
 	} else if (m->hold.step < 3) {
@@ -261,10 +269,10 @@ static json_t *client_config(struct mgr *m, const char *path, const char *ca_b64
 	char url[512];
 	if (m->conf.webhook_service[0])
 		return json_pack("{s:{s:s, s:s, s:s, s:i}, s:s}", "service", "namespace",
-				 m->conf.namespace_name, "name", m->conf.webhook_service, "path", path,
-				 "port", 443, "caBundle", ca_b64);
-	snprintf(url, sizeof(url), "https://%s:%d%s", m->opt.webhook_host, httpd_port(m->webhook_srv),
-		 path);
+				 m->conf.namespace_name, "name", m->conf.webhook_service, "path",
+				 path, "port", 443, "caBundle", ca_b64);
+	snprintf(url, sizeof(url), "https://%s:%d%s", m->opt.webhook_host,
+		 httpd_port(m->webhook_srv), path);
 	return json_pack("{s:s, s:s}", "url", url, "caBundle", ca_b64);
 }
 
@@ -276,8 +284,8 @@ static json_t *managed_namespace_selector(struct mgr *m)
 	if (m->conf.managed_namespaces)
 		return json_deep_copy(m->conf.managed_namespaces);
 	return json_pack("{s:[{s:s, s:s, s:[s, s]}]}", "matchExpressions", "key",
-			 "kubernetes.io/metadata.name", "operator", "NotIn", "values", "kube-system",
-			 m->conf.namespace_name);
+			 "kubernetes.io/metadata.name", "operator", "NotIn", "values",
+			 "kube-system", m->conf.namespace_name);
 }
 
 /* A webhook of the configurations. queued_only: only objects with the queue-name label reach
@@ -291,11 +299,11 @@ static json_t *webhook_entry(struct mgr *m, const char *name, const char *path, 
 	json_t *w = json_pack("{s:s, s:[s], s:o, s:o, s:s, s:s, s:s, s:i,"
 			      " s:{s:[{s:s, s:s, s:[s, s, s]}]}}",
 			      "name", name, "admissionReviewVersions", "v1", "clientConfig",
-			      client_config(m, path, ca_b64), "rules", rules, "sideEffects", "None", "failurePolicy",
-			      fail_open ? "Ignore" : "Fail", "matchPolicy", "Equivalent", "timeoutSeconds", 10,
-			      "namespaceSelector", "matchExpressions", "key",
-			      "kubernetes.io/metadata.name", "operator", "NotIn", "values", "kube-system",
-			      "kube-public", "kube-node-lease");
+			      client_config(m, path, ca_b64), "rules", rules, "sideEffects", "None",
+			      "failurePolicy", fail_open ? "Ignore" : "Fail", "matchPolicy",
+			      "Equivalent", "timeoutSeconds", 10, "namespaceSelector",
+			      "matchExpressions", "key", "kubernetes.io/metadata.name", "operator",
+			      "NotIn", "values", "kube-system", "kube-public", "kube-node-lease");
 	if (w && queued_only > 0)
 		json_object_set_new(w, "objectSelector",
 				    json_pack("{s:[{s:s, s:s}]}", "matchExpressions", "key",
@@ -318,9 +326,10 @@ static void install_landed(struct mgr *m)
 
 static void install_failed(struct mgr *m, const char *what, const struct kube_response *resp)
 {
-	log_error("cannot install the hold", LF_STR("step", what), LF_INT("status", resp ? resp->status : 0),
-		  LF_STR("error", resp ? resp->error_text : NULL), LF_STR("body", resp ? resp->body : NULL),
-		  LF_END);
+	log_error("cannot install the hold", LF_STR("step", what),
+		  LF_INT("status", resp ? resp->status : 0),
+		  LF_STR("error", resp ? resp->error_text : NULL),
+		  LF_STR("body", resp ? resp->body : NULL), LF_END);
 	/* Without its hold muster would let queued Jobs start unadmitted. */
 	m->failed = 1;
 	uv_stop(m->loop);
@@ -352,13 +361,16 @@ static void on_deleted(void *arg, const struct kube_response *resp)
 static int apply(struct mgr *m, const char *resource, json_t *obj)
 {
 	char path[256];
-	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+	const char *name =
+		json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 	char *body = name ? json_dumps(obj, JSON_COMPACT) : NULL;
 	int rc = -ENOMEM;
-	snprintf(path, sizeof(path), "/apis/admissionregistration.k8s.io/v1/%s/%s?fieldManager=muster&force=true",
+	snprintf(path, sizeof(path),
+		 "/apis/admissionregistration.k8s.io/v1/%s/%s?fieldManager=muster&force=true",
 		 resource, name ? name : "");
 	if (body)
-		rc = kube_request(setup_client(m), "PATCH", path, "application/apply-patch+yaml", body, on_applied, m, NULL);
+		rc = kube_request(setup_client(m), "PATCH", path, "application/apply-patch+yaml",
+				  body, on_applied, m, NULL);
 	if (rc == 0)
 		m->hold.installing++;
 	free(body);
@@ -368,8 +380,9 @@ static int apply(struct mgr *m, const char *resource, json_t *obj)
 
 static json_t *configuration(const char *kind, const char *name, json_t *webhooks)
 {
-	return json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", "admissionregistration.k8s.io/v1",
-			 "kind", kind, "metadata", "name", name, "webhooks", webhooks);
+	return json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion",
+			 "admissionregistration.k8s.io/v1", "kind", kind, "metadata", "name", name,
+			 "webhooks", webhooks);
 }
 
 /* The mutating (CREATE) and validating (CREATE, UPDATE) entries of one kind; all_objects: every
@@ -391,13 +404,14 @@ static int add_kind_webhooks(struct mgr *m, json_t *mutating, json_t *validating
 			       "resources", in->plural, "scope", "Namespaced");
 	int want_mutating = !m->hold.policy || all_objects;
 	snprintf(name, sizeof(name), "m%s.muster.kueue.x-k8s.io", short_name);
-	json_t *mw = create && want_mutating ?
-			     webhook_entry(m, name, mutate_path, create, queued_only, open, ca_b64) :
-			     NULL;
+	json_t *mw = create && want_mutating ? webhook_entry(m, name, mutate_path, create,
+							     queued_only, open, ca_b64) :
+					       NULL;
 	if (!want_mutating)
 		json_decref(create);
 	snprintf(name, sizeof(name), "v%s.muster.kueue.x-k8s.io", short_name);
-	json_t *vw = cu ? webhook_entry(m, name, validate_path, cu, queued_only, open, ca_b64) : NULL;
+	json_t *vw = cu ? webhook_entry(m, name, validate_path, cu, queued_only, open, ca_b64) :
+			  NULL;
 	int rc = (mw || !want_mutating) && vw &&
 				 (!mw || json_array_append_new(mutating, mw) == 0) &&
 				 json_array_append_new(validating, vw) == 0 ?
@@ -433,17 +447,19 @@ static int build_webhooks(struct mgr *m, json_t **mutating_out, json_t **validat
 		rc = add_kind_webhooks(m, mutating, validating, &integration_pod,
 				       WEBHOOK_PATH_MUTATE_POD, WEBHOOK_PATH_VALIDATE_POD, "pod", 0,
 				       ca_b64);
-	json_t *cq_cu = json_pack("[{s:[s], s:[s], s:[s, s], s:[s], s:s}]", "apiGroups", KUEUE_GROUP,
-				  "apiVersions", "v1beta2", "operations", "CREATE", "UPDATE",
-				  "resources", "clusterqueues", "scope", "Cluster");
+	json_t *cq_cu = json_pack("[{s:[s], s:[s], s:[s, s], s:[s], s:s}]", "apiGroups",
+				  KUEUE_GROUP, "apiVersions", "v1beta2", "operations", "CREATE",
+				  "UPDATE", "resources", "clusterqueues", "scope", "Cluster");
 	/* Administrators' objects: refused while muster can't check them, as before. */
-	json_t *cq = rc == 0 && cq_cu ? webhook_entry(m, "vclusterqueue.muster.kueue.x-k8s.io",
-						      WEBHOOK_PATH_VALIDATE_CQ, cq_cu, 0, 0, ca_b64) :
-					NULL;
+	json_t *cq = rc == 0 && cq_cu ?
+			     webhook_entry(m, "vclusterqueue.muster.kueue.x-k8s.io",
+					   WEBHOOK_PATH_VALIDATE_CQ, cq_cu, 0, 0, ca_b64) :
+			     NULL;
 	if (!cq || json_array_append_new(validating, cq) != 0)
 		rc = -ENOMEM;
 	free(ca_b64);
-	*mutating_out = configuration("MutatingWebhookConfiguration", MUTATING_CONFIG, rc == 0 ? mutating : NULL);
+	*mutating_out = configuration("MutatingWebhookConfiguration", MUTATING_CONFIG,
+				      rc == 0 ? mutating : NULL);
 	*validating_out = configuration("ValidatingWebhookConfiguration", VALIDATING_CONFIG,
 					rc == 0 ? validating : NULL);
 	if (rc != 0 || !*mutating_out || !*validating_out) {
@@ -457,7 +473,8 @@ static int build_webhooks(struct mgr *m, json_t **mutating_out, json_t **validat
 	}
 	/* Which hold and whether gang: visible to anyone who can read the configuration. */
 	json_object_set_new(json_object_get(*mutating_out, "metadata"), "annotations",
-			    json_pack("{s:s, s:s}", ANNOTATION_HOLD, m->hold.policy ? "AdmissionPolicy" : "Webhook",
+			    json_pack("{s:s, s:s}", ANNOTATION_HOLD,
+				      m->hold.policy ? "AdmissionPolicy" : "Webhook",
 				      ANNOTATION_GANG, m->hold.gang ? "true" : "false"));
 	return 0;
 }
@@ -466,8 +483,13 @@ static int build_webhooks(struct mgr *m, json_t **mutating_out, json_t **validat
 static struct policy_inputs policy_inputs(struct mgr *m, const struct integration **owners,
 					  json_t *managed)
 {
-	struct policy_inputs in = { owners, 0, config_framework_enabled(&m->conf, "pod"), m->hold.gang,
-				    m->conf.manage_without_queue_name, managed, m->hold.token };
+	struct policy_inputs in = { owners,
+				    0,
+				    config_framework_enabled(&m->conf, "pod"),
+				    m->hold.gang,
+				    m->conf.manage_without_queue_name,
+				    managed,
+				    m->hold.token };
 	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
 		if (owner_enabled(m, k) && owner_integration(k)->holds_by_suspend)
 			owners[in.n_owners++] = owner_integration(k);
@@ -479,10 +501,11 @@ static struct policy_inputs policy_inputs(struct mgr *m, const struct integratio
  * label), so only a policy in force can hold them. */
 static void on_probe(void *arg, const struct kube_response *resp);
 
-static int send_probe(struct mgr *m, const char *prefix, const char *resource, const char *api_version,
-		      const char *kind, const char *spec)
+static int send_probe(struct mgr *m, const char *prefix, const char *resource,
+		      const char *api_version, const char *kind, const char *spec)
 {
-	int rc = dry_run_create(m, prefix, resource, api_version, kind, "muster-hold-probe-", spec, on_probe);
+	int rc = dry_run_create(m, prefix, resource, api_version, kind, "muster-hold-probe-", spec,
+				on_probe);
 	if (rc == 0)
 		m->hold.installing++;
 	return rc;
@@ -504,7 +527,8 @@ static int probe_held(struct mgr *m, json_t *obj)
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	if (kind && !strcmp(kind, "Job"))
 		return json_is_true(obj_path(obj, "spec.suspend")) &&
-		       (!m->hold.gang || json_is_object(obj_path(obj, "spec.scheduling.schedulingPolicy.gang")));
+		       (!m->hold.gang ||
+			json_is_object(obj_path(obj, "spec.scheduling.schedulingPolicy.gang")));
 	return pod_gated(obj);
 }
 
@@ -519,7 +543,8 @@ static void on_probe(void *arg, const struct kube_response *resp)
 		/* Refused by something else (a policy engine of the cluster's, say): it tells
 		 * nothing of ours, so the check can't be made. */
 		m->hold.probe_refused = 1;
-		log_warn("a hold probe was refused; the admission policies can't be checked, going on in a moment",
+		log_warn("a hold probe was refused; the admission policies can't be checked, going "
+			 "on in a moment",
 			 LF_INT("status", resp->status), LF_STR("body", resp->body), LF_END);
 	} else if (!obj || !probe_held(m, obj)) {
 		m->hold.probe_unheld++;
@@ -528,13 +553,15 @@ static void on_probe(void *arg, const struct kube_response *resp)
 	if (--m->hold.installing > 0 || m->failed)
 		return;
 	if (m->hold.probe_unheld == 0 && !m->hold.probe_refused) {
-		log_info("the admission policies are in force", LF_INT("checks", m->hold.verify_tries + 1), LF_END);
+		log_info("the admission policies are in force",
+			 LF_INT("checks", m->hold.verify_tries + 1), LF_END);
 		m->hold.phase++;
 		install_phase(m);
 		return;
 	}
 	if (m->hold.probe_refused) {
-		/* Unchecked: give the apiserver's caches the time they take (well under a second). */
+		/* Unchecked: give the apiserver's caches the time they take (well under a
+		 * second). */
 		m->hold.phase++;
 		uv_timer_start(&m->hold.retry, on_unchecked_timer, HOLD_UNCHECKED_WAIT_MS, 0);
 		return;
@@ -563,7 +590,8 @@ static void on_probe(void *arg, const struct kube_response *resp)
 static void install_phase(struct mgr *m)
 {
 	const struct integration *owners[K_OWNER_LAST - K_OWNER_FIRST + 1];
-	json_t *managed = managed_namespace_selector(m), *objects = NULL, *mutating = NULL, *validating = NULL;
+	json_t *managed = managed_namespace_selector(m), *objects = NULL, *mutating = NULL,
+	       *validating = NULL;
 	struct policy_inputs in = policy_inputs(m, owners, managed);
 	size_t i;
 	json_t *o;
@@ -574,10 +602,9 @@ static void install_phase(struct mgr *m)
 	case HOLD_APPLY_POLICIES:
 		objects = m->hold.policy ? policies_build(&in) : policies_build(NULL);
 		rc = objects ? 0 : -ENOMEM;
-		json_array_foreach(objects, i, o)
-			if (rc == 0)
-				rc = apply(m, policies_resource(json_string_value(json_object_get(o, "kind"))),
-					   json_incref(o));
+		json_array_foreach(objects, i, o) if (rc == 0) rc =
+			apply(m, policies_resource(json_string_value(json_object_get(o, "kind"))),
+			      json_incref(o));
 		break;
 	case HOLD_VERIFY:
 		/* Under manageJobsWithoutQueueName the hold's bindings take the managed namespaces,
@@ -607,14 +634,16 @@ static void install_phase(struct mgr *m)
 			snprintf(path, sizeof(path), "/apis/admissionregistration.k8s.io/v1/%s/%s",
 				 policies_resource(json_string_value(json_object_get(o, "kind"))),
 				 json_string_value(json_object_get(o, "name")));
-			rc = kube_request(setup_client(m), "DELETE", path, NULL, NULL, on_deleted, m, NULL);
+			rc = kube_request(setup_client(m), "DELETE", path, NULL, NULL, on_deleted,
+					  m, NULL);
 			if (rc == 0)
 				m->hold.installing++;
 		}
 		break;
 	case HOLD_INSTALLED:
 		m->hold.installing = 0;
-		log_info("hold installed", LF_STR("hold", m->hold.policy ? "AdmissionPolicy" : "Webhook"),
+		log_info("hold installed",
+			 LF_STR("hold", m->hold.policy ? "AdmissionPolicy" : "Webhook"),
 			 LF_INT("gang_scheduling", m->hold.gang), LF_END);
 		json_decref(managed);
 		return;
@@ -629,8 +658,10 @@ static void install_phase(struct mgr *m)
 		/* The probes' answers move on (on_probe), not install_landed. */
 		if (--m->hold.installing == 0) {
 			m->hold.phase++;
-			if (m->hold.policy) /* unchecked (manageJobsWithoutQueueName): wait instead */
-				uv_timer_start(&m->hold.retry, on_unchecked_timer, HOLD_UNCHECKED_WAIT_MS, 0);
+			/* unchecked (manageJobsWithoutQueueName): wait instead */
+			if (m->hold.policy)
+				uv_timer_start(&m->hold.retry, on_unchecked_timer,
+					       HOLD_UNCHECKED_WAIT_MS, 0);
 			else
 				install_phase(m);
 		}

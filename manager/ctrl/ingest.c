@@ -73,8 +73,7 @@ static void mark_all(struct mgr *m, enum kind store_kind, enum kind mark_kind)
 {
 	const char *key;
 	json_t *v;
-	json_object_foreach(m->stores[store_kind], key, v)
-		state_mark(m, mark_kind, key);
+	json_object_foreach(m->stores[store_kind], key, v) state_mark(m, mark_kind, key);
 }
 
 static void on_workload(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj)
@@ -89,7 +88,8 @@ static void on_workload(struct mgr *m, enum watch_event_type type, const char *k
 /* Whether an update changed the object's spec (not only its status: our own writes). */
 static int spec_changed(json_t *old, json_t *obj)
 {
-	return !old || !obj || !json_equal(json_object_get(old, "spec"), json_object_get(obj, "spec"));
+	return !old || !obj ||
+	       !json_equal(json_object_get(old, "spec"), json_object_get(obj, "spec"));
 }
 
 static void on_cq(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
@@ -122,9 +122,11 @@ static void on_lq(struct mgr *m, enum watch_event_type type, const char *key, js
 	struct eobj_local_queue q;
 	char err[256] = "";
 	const char *slash = strchr(key, '/');
-	if (type == WATCH_DELETED || eobj_local_queue_decode(obj, NULL, &q, err, sizeof(err)) != 0) {
+	if (type == WATCH_DELETED ||
+	    eobj_local_queue_decode(obj, NULL, &q, err, sizeof(err)) != 0) {
 		if (type != WATCH_DELETED) {
-			log_error("cannot use LocalQueue", LF_STR("localQueue", key), LF_STR("error", err), LF_END);
+			log_error("cannot use LocalQueue", LF_STR("localQueue", key),
+				  LF_STR("error", err), LF_END);
 			writer_event(m, K_LQ, obj, EVENT_WARNING, "LocalQueueNotUsable", err);
 		}
 		char ns[300];
@@ -133,7 +135,8 @@ static void on_lq(struct mgr *m, enum watch_event_type type, const char *key, js
 		if (type == WATCH_DELETED)
 			fairshare_on_lq(m, key, old, NULL, ns, slash ? slash + 1 : key, 0, 1);
 	} else {
-		if (engine_set_local_queue(m->engine, q.namespace_name, q.name, q.cluster_queue, q.stop) != 0) {
+		if (engine_set_local_queue(m->engine, q.namespace_name, q.name, q.cluster_queue,
+					   q.stop) != 0) {
 			log_error("engine refused LocalQueue", LF_STR("localQueue", key), LF_END);
 			writer_event(m, K_LQ, obj, EVENT_WARNING, "LocalQueueNotUsable",
 				     "the admission engine refused this LocalQueue");
@@ -155,7 +158,8 @@ static void on_flavor(struct mgr *m, enum watch_event_type type, const char *key
 		engine_remove_flavor(m->engine, key);
 	} else if (eobj_flavor_decode(obj, &f, err, sizeof(err)) != 0) {
 		/* Treated as missing: ClusterQueues that name it are inactive and say so. */
-		log_error("cannot use ResourceFlavor", LF_STR("flavor", key), LF_STR("error", err), LF_END);
+		log_error("cannot use ResourceFlavor", LF_STR("flavor", key), LF_STR("error", err),
+			  LF_END);
 		writer_event(m, K_FLAVOR, obj, EVENT_WARNING, "ResourceFlavorNotUsable", err);
 		engine_remove_flavor(m->engine, key);
 		eobj_flavor_release(&f);
@@ -206,8 +210,8 @@ static void on_priority_class(struct mgr *m, enum watch_event_type type)
 	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
 		mark_all(m, k, k);
 	WL_RECORDS_FOREACH(m, i, r)
-		if (r->pending)
-			keyset_add(&m->dirty[K_WORKLOAD], r->key);
+	if (r->pending)
+		keyset_add(&m->dirty[K_WORKLOAD], r->key);
 	state_want_cycle(m);
 }
 
@@ -222,7 +226,8 @@ static void on_namespace(struct mgr *m, enum watch_event_type type, const char *
 			log_error("engine refused Namespace", LF_STR("namespace", key), LF_END);
 		eobj_namespace_release(&ns);
 	} else {
-		log_error("cannot use Namespace", LF_STR("namespace", key), LF_STR("error", err), LF_END);
+		log_error("cannot use Namespace", LF_STR("namespace", key), LF_STR("error", err),
+			  LF_END);
 		eobj_namespace_release(&ns);
 	}
 	state_want_cycle(m);
@@ -274,7 +279,8 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 		nodes_on_pod(m, type, key, old, obj);
 		break;
 	case K_GPOD:
-		/* The store keeps a stub of a compact kind: the group is read from the whole pod. */
+		/* The store keeps a stub of a compact kind: the group is read from the whole
+		 * pod. */
 		(void)obj;
 		podgroups_on_pod(m, key, type == WATCH_DELETED ? NULL : store_get(m, K_GPOD, key));
 		break;
@@ -327,9 +333,14 @@ static int start_informer(struct mgr *m, enum kind kind)
 	if (m->conf.manage_without_queue_name && kind >= K_OWNER_FIRST && kind <= K_OWNER_LAST)
 		selector = NULL;
 	m->informer_args[kind] = (struct kind_arg){ m, kind };
-	struct informer_options o = { d->informer ? d->informer : kind_plural(kind), path,
-				      selector, on_informer_event, &m->informer_args[kind],
-				      on_informer_synced, keep, kind_optional(kind),
+	struct informer_options o = { d->informer ? d->informer : kind_plural(kind),
+				      path,
+				      selector,
+				      on_informer_event,
+				      &m->informer_args[kind],
+				      on_informer_synced,
+				      keep,
+				      kind_optional(kind),
 				      m->compact[kind] };
 	rc = informer_start(m->loop, m->kube, &o, &m->informers[kind]);
 	if (rc != 0) {

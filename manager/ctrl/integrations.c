@@ -41,9 +41,9 @@ static void on_owner_written(struct mgr *m, enum kind kind, const char *key,
 	int held = updated && in->held(updated);
 	char wl_key[600], msg[600];
 	/* The assumed copy of a fresh admission, which the cache may not show yet. */
-	json_t *wl = updated && workload_key_of(in, updated, wl_key, sizeof(wl_key)) == 0
-			     ? workload_view(m, wl_key)
-			     : NULL;
+	json_t *wl = updated && workload_key_of(in, updated, wl_key, sizeof(wl_key)) == 0 ?
+			     workload_view(m, wl_key) :
+			     NULL;
 	/* Kueue's Job events: Started when admitted and let go, Stopped when held again. */
 	const char *cq = obj_str(wl, "status.admission.clusterQueue");
 	if (updated && cq && !held) {
@@ -52,10 +52,11 @@ static void on_owner_written(struct mgr *m, enum kind kind, const char *key,
 	} else if (updated && wl && condition_true(wl, "Evicted")) {
 		json_t *evicted = condition_get(wl, "Evicted");
 		const char *why = json_string_value(json_object_get(evicted, "message"));
-		writer_event(m, kind, updated, EVENT_NOTABLE, "Stopped", why ? why : "The workload was evicted");
+		writer_event(m, kind, updated, EVENT_NOTABLE, "Stopped",
+			     why ? why : "The workload was evicted");
 	}
-	log_info(held ? "workload owner held" : "workload owner released",
-		 LF_STR("kind", in->kind), LF_STR("object", key), LF_END);
+	log_info(held ? "workload owner held" : "workload owner released", LF_STR("kind", in->kind),
+		 LF_STR("object", key), LF_END);
 }
 
 /* Patches obj (or its subresource) with the difference to edited, guarded by the
@@ -66,8 +67,8 @@ static int patch_owner(struct mgr *m, enum kind kind, const char *key, json_t *o
 		       const char *subresource)
 {
 	char path[1024];
-	int rc = kind_path(kind, obj_namespace(obj), obj_name(obj), subresource, path,
-			   sizeof(path));
+	int rc =
+		kind_path(kind, obj_namespace(obj), obj_name(obj), subresource, path, sizeof(path));
 	if (rc != 0)
 		return rc;
 	json_t *patch = obj_merge_diff(obj, edited);
@@ -77,8 +78,8 @@ static int patch_owner(struct mgr *m, enum kind kind, const char *key, json_t *o
 		json_decref(patch);
 		return 1;
 	}
-	return writer_merge_patch(m, kind, key, path, patch, obj_str(obj, "metadata.resourceVersion"),
-				  on_owner_written);
+	return writer_merge_patch(m, kind, key, path, patch,
+				  obj_str(obj, "metadata.resourceVersion"), on_owner_written);
 }
 
 /* Holds obj (spec.suspend for Jobs and Ray). */
@@ -117,12 +118,14 @@ static void create_workload(struct mgr *m, enum kind kind, const char *key, json
 	struct eobj_workload w;
 
 	/* The simulator converts with the same function, so both see the same Workload. */
-	if (eobj_workload_for(in, obj, NULL, m->stores[K_WPC], m->stores[K_PC], &w, err, sizeof(err)) != 0) {
-		/* Admitting at a guessed priority or count would break the queue's rules; the object
-		 * waits, held, and the event says why. A new class brings it back here. */
+	if (eobj_workload_for(in, obj, NULL, m->stores[K_WPC], m->stores[K_PC], &w, err,
+			      sizeof(err)) != 0) {
+		/* Admitting at a guessed priority or count would break the queue's rules; the
+		 * object waits, held, and the event says why. A new class brings it back here. */
 		writer_event(m, kind, obj, EVENT_WARNING,
-			     strstr(err, "PriorityClass") && strstr(err, "doesn't exist") ? "PriorityClassNotFound" :
-											     "CreatingWorkloadFailed",
+			     strstr(err, "PriorityClass") && strstr(err, "doesn't exist") ?
+				     "PriorityClassNotFound" :
+				     "CreatingWorkloadFailed",
 			     err);
 		log_warn("cannot build workload", LF_STR("kind", in->kind), LF_STR("object", key),
 			 LF_STR("error", err), LF_END);
@@ -184,7 +187,8 @@ void owner_release_template(struct mgr *m, const char *wl_key, json_t *wl, const
 		const char *k;
 		json_t *v, *t;
 		size_t i;
-		/* Admission matched the flavor against the pod's own selector, so no key clashes. */
+		/* Admission matched the flavor against the pod's own selector, so no key
+		 * clashes. */
 		json_object_foreach(obj_path(rf, "spec.nodeLabels"), k, v)
 			json_object_set(selector, k, v);
 		json_array_foreach(obj_path(rf, "spec.tolerations"), i, t)
@@ -192,8 +196,7 @@ void owner_release_template(struct mgr *m, const char *wl_key, json_t *wl, const
 			int dup = 0;
 			size_t j;
 			json_t *have;
-			json_array_foreach(tolerations, j, have)
-				dup |= json_equal(have, t);
+			json_array_foreach(tolerations, j, have) dup |= json_equal(have, t);
 			if (!dup)
 				json_array_append(tolerations, t);
 		}
@@ -228,7 +231,8 @@ static void release(struct mgr *m, enum kind kind, const char *key, json_t *obj,
 			owner_release_template(m, wl_key, wl, name, psa, tmpl);
 		/* Partial admission may lower the count. */
 		json_t *count = json_object_get(psa, "count");
-		if (json_is_integer(count) && json_integer_value(count) < json_integer_value(json_object_get(ps, "count")))
+		if (json_is_integer(count) &&
+		    json_integer_value(count) < json_integer_value(json_object_get(ps, "count")))
 			in->set_count(copy, i, json_integer_value(count));
 	}
 	if (in->set_held(copy, 0) == 0)
@@ -308,7 +312,8 @@ void owner_finish_workload(struct mgr *m, const char *wl_key, json_t *wl,
 	int changed;
 	if (condition_true(wl, "Finished") || writer_busy(m, K_WORKLOAD, wl_key))
 		return;
-	json_t *conds = conditions_with(wl, "Finished", "True", result->reason, result->message, &changed);
+	json_t *conds =
+		conditions_with(wl, "Finished", "True", result->reason, result->message, &changed);
 	workload_write_status(m, wl_key, wl, json_pack("{s:o}", "conditions", conds), on_finished);
 }
 
@@ -330,7 +335,8 @@ void owner_release_evicted(struct mgr *m, const char *wl_key, json_t *wl)
 	conds = conditions_with(tmp, "Requeued", "True", reason ? reason : "Evicted",
 				"The workload is requeued after its eviction", &changed);
 	json_decref(tmp);
-	workload_write_status(m, wl_key, wl, json_pack("{s:n, s:o}", "admission", "conditions", conds),
+	workload_write_status(m, wl_key, wl,
+			      json_pack("{s:n, s:o}", "admission", "conditions", conds),
 			      on_requeued);
 }
 
@@ -351,12 +357,13 @@ static void evict_step(struct mgr *m, enum kind kind, const char *key, json_t *o
 	}
 	if (in->before_restore && in->before_restore(obj, &patch, &sub)) {
 		char path[1024];
-		if (kind_path(kind, obj_namespace(obj), obj_name(obj), sub, path,
-			      sizeof(path)) != 0) {
+		if (kind_path(kind, obj_namespace(obj), obj_name(obj), sub, path, sizeof(path)) !=
+		    0) {
 			json_decref(patch);
 			return;
 		}
-		if (writer_merge_patch(m, kind, key, path, patch, obj_str(obj, "metadata.resourceVersion"),
+		if (writer_merge_patch(m, kind, key, path, patch,
+				       obj_str(obj, "metadata.resourceVersion"),
 				       on_owner_written) == 0)
 			log_debug("evicting: step before restore", LF_STR("object", key), LF_END);
 		return;
@@ -394,12 +401,17 @@ void owner_track_pods_ready(struct mgr *m, enum kind kind, const char *key, json
 	int was_ready = prev_status && !strcmp(prev_status, "True");
 	const char *prev_reason = json_string_value(json_object_get(prev, "reason"));
 	int ready = in->pods_ready(obj, want);
-	const char *reason = ready ? (prev_reason && !strcmp(prev_reason, "WaitForRecovery") ? "Recovered" : "Started") :
-			     (was_ready || (prev_reason && !strcmp(prev_reason, "WaitForRecovery")) ? "WaitForRecovery" : "WaitForStart");
+	const char *reason =
+		ready ? (prev_reason && !strcmp(prev_reason, "WaitForRecovery") ? "Recovered" :
+										  "Started") :
+			(was_ready || (prev_reason && !strcmp(prev_reason, "WaitForRecovery")) ?
+				 "WaitForRecovery" :
+				 "WaitForStart");
 	const char *msg = ready ? "All pods reached readiness and the workload is running" :
 				  "Not all pods are ready or succeeded";
 	int changed;
-	json_t *conds = conditions_with(wl, "PodsReady", ready ? "True" : "False", reason, msg, &changed);
+	json_t *conds =
+		conditions_with(wl, "PodsReady", ready ? "True" : "False", reason, msg, &changed);
 	if (conds && changed && !writer_busy(m, K_WORKLOAD, wl_key)) {
 		workload_write_status(m, wl_key, wl, json_pack("{s:o}", "conditions", conds), NULL);
 		return; /* decide on the timeout once the condition is written */
@@ -413,9 +425,11 @@ void owner_track_pods_ready(struct mgr *m, enum kind kind, const char *key, json
 	 * its time, and one started later than its admission counts from its start (a Job's
 	 * status.startTime, which the Job controller resets on every resume). */
 	int recovering = !strcmp(reason, "WaitForRecovery");
-	int64_t since, started, limit = recovering ? m->conf.recovery_timeout_ms : m->conf.pods_ready_timeout_ms;
-	const char *start = json_string_value(json_object_get(
-		recovering ? prev : condition_get(wl, "Admitted"), "lastTransitionTime"));
+	int64_t since, started,
+		limit = recovering ? m->conf.recovery_timeout_ms : m->conf.pods_ready_timeout_ms;
+	const char *start =
+		json_string_value(json_object_get(recovering ? prev : condition_get(wl, "Admitted"),
+						  "lastTransitionTime"));
 	if (limit <= 0 || time_parse_rfc3339(start, &since) != 0)
 		return;
 	if (!recovering) {
@@ -427,7 +441,8 @@ void owner_track_pods_ready(struct mgr *m, enum kind kind, const char *key, json
 		 * Job's status.startTime (which, when later, counts instead). */
 		int64_t released;
 		if (prev_reason && !strcmp(prev_reason, "WaitForStart") &&
-		    time_parse_rfc3339(json_string_value(json_object_get(prev, "lastTransitionTime")),
+		    time_parse_rfc3339(json_string_value(
+					       json_object_get(prev, "lastTransitionTime")),
 				       &released) == 0 &&
 		    released > since)
 			since = released;
@@ -468,7 +483,8 @@ void owner_reconcile(struct mgr *m, enum kind kind, const char *key)
 		return;
 	const char *queue = obj_label(obj, LABEL_QUEUE_NAME);
 	if ((!queue || !*queue) && m->conf.manage_without_queue_name &&
-	    config_namespace_managed(&m->conf, obj_namespace(obj), obj_path(ns, "metadata.labels")) &&
+	    config_namespace_managed(&m->conf, obj_namespace(obj),
+				     obj_path(ns, "metadata.labels")) &&
 	    !in->finished(obj, &result)) {
 		/* manageJobsWithoutQueueName: it may not run unqueued, and no queue is a guess. */
 		if (!in->held(obj))
@@ -479,12 +495,14 @@ void owner_reconcile(struct mgr *m, enum kind kind, const char *key)
 			     "LocalQueue in the label kueue.x-k8s.io/queue-name");
 		return;
 	}
-	if (!queue || !*queue || !obj_uid(obj) || workload_key_of(in, obj, wl_key, sizeof(wl_key)) != 0)
+	if (!queue || !*queue || !obj_uid(obj) ||
+	    workload_key_of(in, obj, wl_key, sizeof(wl_key)) != 0)
 		return;
 	json_t *wl = workload_view(m, wl_key);
 	json_t *cached_wl = store_get(m, K_WORKLOAD, wl_key);
 	/* Likewise for a write to its Workload. */
-	if (cached_wl && writer_lagging(m, K_WORKLOAD, wl_key, obj_str(cached_wl, "metadata.resourceVersion")))
+	if (cached_wl &&
+	    writer_lagging(m, K_WORKLOAD, wl_key, obj_str(cached_wl, "metadata.resourceVersion")))
 		return;
 	int held = in->held(obj);
 
@@ -505,7 +523,8 @@ void owner_reconcile(struct mgr *m, enum kind kind, const char *key)
 	const char *owner_uid =
 		json_string_value(json_object_get(integration_owner_ref(wl, NULL), "uid"));
 	if (!owner_uid || strcmp(owner_uid, obj_uid(obj)) != 0)
-		return; /* a workload of an older object with the same name, about to be collected */
+		/* a workload of an older object with the same name, about to be collected */
+		return;
 
 	int admitted = condition_true(wl, "QuotaReserved") && condition_true(wl, "Admitted") &&
 		       !condition_true(wl, "Finished");

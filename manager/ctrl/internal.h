@@ -61,8 +61,7 @@
  * api/integrations.h's INTEGRATED_OWNERS: K_JOB, K_RAYJOB, K_RAYCLUSTER. */
 #define KIND_OF_OWNER(name, in) K_##name,
 enum kind {
-	INTEGRATED_OWNERS(KIND_OF_OWNER)
-	K_WORKLOAD,
+	INTEGRATED_OWNERS(KIND_OF_OWNER) K_WORKLOAD,
 	K_CQ,
 	K_LQ,
 	K_FLAVOR,
@@ -267,8 +266,13 @@ struct mgr {
 		int gang; /* queued Jobs are created with gang scheduling */
 		/* The installation (hold.c, install_phase); HOLD_INSTALLED: every policy and
 		 * configuration in place, and in force. */
-		enum hold_phase { HOLD_APPLY_POLICIES, HOLD_VERIFY, HOLD_APPLY_WEBHOOKS, HOLD_DELETE_UNUSED,
-				  HOLD_INSTALLED } phase;
+		enum hold_phase {
+			HOLD_APPLY_POLICIES,
+			HOLD_VERIFY,
+			HOLD_APPLY_WEBHOOKS,
+			HOLD_DELETE_UNUSED,
+			HOLD_INSTALLED
+		} phase;
 		int installing; /* its writes (or probes) in flight */
 		int probe_unheld, verify_tries; /* the verification's round */
 		int probe_refused; /* a probe was refused by someone else: can't check, wait */
@@ -339,7 +343,8 @@ struct mgr {
 	int fair_leading;
 };
 
-/* --- observe.c: metrics ------------------------------------------------------------------------ */
+/* --- observe.c: metrics
+ * ------------------------------------------------------------------------ */
 
 /* Makes the registry (m->metrics) and its series, and watches the kube client's calls. */
 int observe_init(struct mgr *m);
@@ -373,8 +378,8 @@ size_t keyset_size(const struct keyset *s);
  * meanwhile wait for the next pass, so one busy object can't starve the rest). */
 void keyset_take(struct keyset *s, struct keyset *out);
 void keyset_release(struct keyset *s);
-#define KEYSET_FOREACH(s, i, var)                                                                  \
-	for (size_t i = 0; i < (s)->map.cap; i++)                                                  \
+#define KEYSET_FOREACH(s, i, var)                 \
+	for (size_t i = 0; i < (s)->map.cap; i++) \
 		if (((var) = (s)->map.slots[i].key) != NULL)
 
 /* Marks (kind, key) dirty and makes sure the pump runs. */
@@ -442,9 +447,9 @@ void queue_contrib_free(struct queue_contrib *c);
 void wl_record_forget(struct mgr *m, const char *key);
 /* How many Workload records there are (tests: none outlives its Workload). */
 size_t wl_records_count(struct mgr *m);
-#define WL_RECORDS_FOREACH(m, i, rec)                                                              \
-	for (size_t i = 0; i < (m)->records.workloads.cap; i++)                                    \
-		if ((m)->records.workloads.slots[i].key &&                                         \
+#define WL_RECORDS_FOREACH(m, i, rec)                           \
+	for (size_t i = 0; i < (m)->records.workloads.cap; i++) \
+		if ((m)->records.workloads.slots[i].key &&      \
 		    ((rec) = (m)->records.workloads.slots[i].value) != NULL)
 /* For tests and debug builds: every record whose Workload is not cached has a reason to be
  * (a write in flight, a deadline, an expected create, a reconcile coming). 0, or -EPROTO
@@ -534,8 +539,8 @@ typedef void (*write_done_fn)(struct mgr *m, enum kind kind, const char *key,
  * for the same object version. A failure schedules (kind, key) again after a per-key backoff;
  * a transport error, 5xx or 429 also pauses every write and admission cycles (writer_paused)
  * for a global backoff. Returns 0 (done will run), -EAGAIN while paused (the key is scheduled
- * for when the pause ends), or -errno.
- */
+ * for when the pause ends), or
+ * -errno. */
 int writer_send(struct mgr *m, enum kind kind, const char *key, const char *method,
 		const char *path, const char *content_type, json_t *body, const char *base_rv,
 		write_done_fn done);
@@ -546,7 +551,8 @@ int writer_merge_patch(struct mgr *m, enum kind kind, const char *key, const cha
  * fields field_manager owns; JSON is YAML) as field_manager, taking over fields another
  * manager set (force); guarded by base_rv as a merge patch is. path has no query. */
 int writer_apply(struct mgr *m, enum kind kind, const char *key, const char *path,
-		 const char *field_manager, json_t *config, const char *base_rv, write_done_fn done);
+		 const char *field_manager, json_t *config, const char *base_rv,
+		 write_done_fn done);
 int writer_busy(struct mgr *m, enum kind kind, const char *key);
 /* Whether a write based on cached_rv has landed but the cache still shows cached_rv: acting on
  * the cached object now would repeat that write. Forgets the record once the cache moved on. */
@@ -617,7 +623,8 @@ int queues_check(struct mgr *m);
 int queues_init(struct mgr *m);
 void queues_release(struct mgr *m);
 
-/* --- history.c: what happened, as Events and ledger records ------------------------------------ */
+/* --- history.c: what happened, as Events and ledger records
+ * ------------------------------------ */
 
 /* Opens the ledger (ledger.path, else <--state-dir>/ledger.db; none when neither or
  * ledger.enable is false). A ledger that can't be opened is logged and left out: 0 anyway. */
@@ -671,13 +678,15 @@ void nodes_release(struct mgr *m, const char *key);
 json_t *nodes_closest(struct mgr *m, const char *key);
 /* Adds the placement hints of the workload's PodSet podset to a pod template spec, in place
  * (see nodes.c). */
-void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, const char *podset, json_t *tspec);
+void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, const char *podset,
+		       json_t *tspec);
 /* Puts back what nodes_start_hints changed, from the Workload's template spec, in place. */
 void nodes_stop_restore(json_t *orig, json_t *tspec);
 /* Once per pump: capacity news for the engine, node assignments for gated pods. */
 void nodes_sync(struct mgr *m);
 
-/* --- admission.c -------------------------------------------------------------------------------- */
+/* --- admission.c
+ * -------------------------------------------------------------------------------- */
 
 void workload_reconcile(struct mgr *m, const char *key);
 /* Marks the Job that owns a Workload: its reconcile follows the Workload's state. */
@@ -749,7 +758,8 @@ void visibility_handle(struct mgr *m, const struct httpd_request *req, struct ht
 /* Frees what the endpoint keeps between requests (the latest forecast). */
 void visibility_release(struct mgr *m);
 
-/* --- ingest.c ------------------------------------------------------------------------------------ */
+/* --- ingest.c
+ * ------------------------------------------------------------------------------------ */
 
 /* The kind table's slim functions (struct kind_def): Workloads with their pod templates'
  * containers cut to what muster reads, and Nodes and Pods as placement reads them (nodes.c). */
@@ -771,7 +781,8 @@ json_t *ingest_keep(struct mgr *m, enum kind kind, json_t *obj, const char *text
 void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, const char *key,
 		  json_t *old, json_t *obj);
 
-/* --- manager.c ----------------------------------------------------------------------------------- */
+/* --- manager.c
+ * ----------------------------------------------------------------------------------- */
 
 /* For unit tests: a manager without informers, webhooks or servers, on loop, talking to the
  * apiserver cfg points at; stores are the test's own (key -> object, per kind). */

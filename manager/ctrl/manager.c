@@ -48,8 +48,7 @@ static void pump(struct mgr *m)
 		for (enum kind k = K_JOB; k <= K_LQ; k++) {
 			const char *sk;
 			json_t *v;
-			json_object_foreach(m->stores[k], sk, v)
-				keyset_add(&m->dirty[k], sk);
+			json_object_foreach(m->stores[k], sk, v) keyset_add(&m->dirty[k], sk);
 		}
 		m->admission_needed = 1;
 		log_info("caches synced; admission starts", LF_END);
@@ -66,8 +65,8 @@ static void pump(struct mgr *m)
 	if (keyset_size(&m->dirty[K_WORKLOAD]) == 0 && !owners_dirty &&
 	    keyset_size(&m->dirty[K_CQ]) == 0 && keyset_size(&m->dirty[K_LQ]) == 0 &&
 	    keyset_size(&m->dirty[K_COHORT]) == 0 &&
-	    (!m->admission_needed || writer_paused(m) || mgr_cycle_held(m)) && !m->capacity_changed &&
-	    keyset_size(&m->dirty[K_POD]) == 0)
+	    (!m->admission_needed || writer_paused(m) || mgr_cycle_held(m)) &&
+	    !m->capacity_changed && keyset_size(&m->dirty[K_POD]) == 0)
 		uv_idle_stop(&m->pump);
 }
 
@@ -83,7 +82,8 @@ static int cycle_due(struct mgr *m)
 	if (now - m->last_cycle >= m->cycle_ms)
 		return 1;
 	if (!uv_is_active((uv_handle_t *)&m->cycle_timer))
-		uv_timer_start(&m->cycle_timer, on_cycle_timer, m->last_cycle + m->cycle_ms - now, 0);
+		uv_timer_start(&m->cycle_timer, on_cycle_timer, m->last_cycle + m->cycle_ms - now,
+			       0);
 	return 0;
 }
 
@@ -149,12 +149,14 @@ static int webhook_has_local_queue(void *arg, const char *ns, const char *name)
 	return store_get(arg, K_LQ, key) != NULL;
 }
 
-static void on_webhook_request(void *arg, const struct httpd_request *req, struct httpd_response *resp)
+static void on_webhook_request(void *arg, const struct httpd_request *req,
+			       struct httpd_response *resp)
 {
 	struct mgr *m = arg;
 	char *body = NULL;
-	const struct webhook_context ctx = { m->conf.manage_without_queue_name, webhook_namespace_managed,
-					     webhook_has_local_queue, m, m->hold.gang };
+	const struct webhook_context ctx = { m->conf.manage_without_queue_name,
+					     webhook_namespace_managed, webhook_has_local_queue, m,
+					     m->hold.gang };
 	resp->content_type = "application/json";
 	if (strcmp(req->method, "POST") != 0) {
 		resp->status = 405;
@@ -173,7 +175,8 @@ static void on_webhook_request(void *arg, const struct httpd_request *req, struc
 	resp->body_len = strlen(body);
 }
 
-static void on_health_request(void *arg, const struct httpd_request *req, struct httpd_response *resp)
+static void on_health_request(void *arg, const struct httpd_request *req,
+			      struct httpd_response *resp)
 {
 	struct mgr *m = arg;
 	const char *text = NULL;
@@ -185,10 +188,13 @@ static void on_health_request(void *arg, const struct httpd_request *req, struct
 		/* A follower is ready once its caches are and it knows the hold: it serves the
 		 * webhooks and can take over at once. The leader also needs the hold installed. */
 		int synced = caches_synced(m);
-		int ready = synced && m->hold.known && (!m->leading || m->hold.phase == HOLD_INSTALLED);
+		int ready = synced && m->hold.known &&
+			    (!m->leading || m->hold.phase == HOLD_INSTALLED);
 		resp->status = ready ? 200 : 503;
-		text = ready ? "ok\n" : !synced ? "caches not synced\n" :
-			!m->hold.known ? "discovering what the server serves\n" : "hold not installed\n";
+		text = ready          ? "ok\n" :
+		       !synced        ? "caches not synced\n" :
+		       !m->hold.known ? "discovering what the server serves\n" :
+					"hold not installed\n";
 	} else {
 		resp->status = 404;
 		text = "not found\n";
@@ -198,7 +204,8 @@ static void on_health_request(void *arg, const struct httpd_request *req, struct
 }
 
 /* GET /metrics: the Prometheus text format (observe.c). */
-static void on_metrics_request(void *arg, const struct httpd_request *req, struct httpd_response *resp)
+static void on_metrics_request(void *arg, const struct httpd_request *req,
+			       struct httpd_response *resp)
 {
 	struct mgr *m = arg;
 	struct buf out;
@@ -211,7 +218,8 @@ static void on_metrics_request(void *arg, const struct httpd_request *req, struc
 		resp->body = strdup("method not allowed\n");
 	} else {
 		buf_init(&out, 64u << 20);
-		if (observe_render(m, &out) == 0 && (resp->body = out.data ? buf_take(&out) : strdup("")) != NULL) {
+		if (observe_render(m, &out) == 0 &&
+		    (resp->body = out.data ? buf_take(&out) : strdup("")) != NULL) {
 			resp->status = 200;
 			resp->content_type = METRICS_CONTENT_TYPE;
 		} else {
@@ -321,24 +329,27 @@ static void lease_identity(char *buf, size_t size)
 static int start_election(struct mgr *m)
 {
 	/* resourceNamespace, else the manager's own namespace (resolve_serving filled it in). */
-	const char *ns = m->conf.lease_namespace[0] ? m->conf.lease_namespace : m->conf.namespace_name;
+	const char *ns = m->conf.lease_namespace[0] ? m->conf.lease_namespace :
+						      m->conf.namespace_name;
 	int rc;
 
 	if ((rc = kube_client_new(m->loop, &m->cfg, &m->lease_kube)) != 0)
 		return rc;
 	/* A renewal that takes longer than this can't keep the lease anyway. */
 	kube_client_set_request_timeout(m->lease_kube, (long)(m->conf.renew_deadline_ms / 2000));
-	struct lease_options lo = { .namespace_name = ns, .name = m->conf.lease_name,
+	struct lease_options lo = { .namespace_name = ns,
+				    .name = m->conf.lease_name,
 				    .identity = m->identity,
 				    .lease_duration_ms = m->conf.lease_duration_ms,
 				    .renew_deadline_ms = m->conf.renew_deadline_ms,
 				    .retry_period_ms = m->conf.retry_period_ms,
-				    .on_started = on_started_leading, .on_stopped = on_stopped_leading,
+				    .on_started = on_started_leading,
+				    .on_stopped = on_stopped_leading,
 				    .arg = m };
 	if ((rc = lease_elector_start(m->loop, m->lease_kube, &lo, &m->elector)) != 0)
 		return rc;
-	log_info("leader election started", LF_STR("lease", m->conf.lease_name), LF_STR("namespace", ns),
-		 LF_STR("identity", m->identity), LF_END);
+	log_info("leader election started", LF_STR("lease", m->conf.lease_name),
+		 LF_STR("namespace", ns), LF_STR("identity", m->identity), LF_END);
 	return 0;
 }
 
@@ -371,9 +382,8 @@ static int core_init(struct mgr *m, uv_loop_t *loop)
 	m->front_ms = FRONT_PASS_MS;
 	if ((rc = state_init(m)) != 0 || (rc = writer_init(m)) != 0 || (rc = queues_init(m)) != 0 ||
 	    (rc = engine_new(&m->engine)) != 0 || (rc = fairshare_init(m)) != 0 ||
-	    (rc = nodes_init(m)) != 0 ||
-	    (rc = observe_init(m)) != 0 || (rc = podgroups_init(m)) != 0 ||
-	    (rc = history_init(m)) != 0)
+	    (rc = nodes_init(m)) != 0 || (rc = observe_init(m)) != 0 ||
+	    (rc = podgroups_init(m)) != 0 || (rc = history_init(m)) != 0)
 		return rc;
 	if (m->kube)
 		kube_client_set_rate(m->kube, m->conf.client_qps, m->conf.client_burst);
@@ -456,12 +466,16 @@ static int resolve_serving(struct mgr *m)
 	if (!c->namespace_name[0])
 		default_namespace(c->namespace_name, sizeof(c->namespace_name));
 	if (!o->webhook_host)
-		o->webhook_host = c->has_webhook_host ? c->webhook_host :
-				  c->webhook_service[0] ? "" : "127.0.0.1";
+		o->webhook_host = c->has_webhook_host   ? c->webhook_host :
+				  c->webhook_service[0] ? "" :
+							  "127.0.0.1";
 	if (!*o->webhook_host && !c->webhook_service[0]) {
-		log_error("invalid configuration", LF_STR("error", "webhook.host: URL mode (no "
-				"internalCertManagement.webhookServiceName) needs the address the "
-				"apiserver calls"), LF_END);
+		log_error("invalid configuration",
+			  LF_STR("error",
+				 "webhook.host: URL mode (no "
+				 "internalCertManagement.webhookServiceName) needs the address the "
+				 "apiserver calls"),
+			  LF_END);
 		return -EINVAL;
 	}
 	if (!*o->webhook_host)
@@ -469,8 +483,9 @@ static int resolve_serving(struct mgr *m)
 	if (o->webhook_port < 0)
 		o->webhook_port = c->webhook_port;
 	if (!o->health_host)
-		o->health_host = c->health_port < 0 ? "127.0.0.1" : c->health_host[0] ? c->health_host :
-											"0.0.0.0";
+		o->health_host = c->health_port < 0 ? "127.0.0.1" :
+				 c->health_host[0]  ? c->health_host :
+						      "0.0.0.0";
 	if (o->health_port < 0)
 		o->health_port = c->health_port < 0 ? 8081 : c->health_port;
 	return 0;
@@ -515,8 +530,8 @@ int manager_run(const struct manager_options *opt)
 	const char *dns[] = { "localhost", NULL };
 	const char *ips[] = { m.opt.webhook_host, NULL };
 	rc = m.conf.webhook_service[0] ? 0 :
-	     opt->state_dir		   ? certs_load_or_create(opt->state_dir, dns, ips, &m.certs) :
-					     certs_generate(dns, ips, &m.certs);
+	     opt->state_dir            ? certs_load_or_create(opt->state_dir, dns, ips, &m.certs) :
+					 certs_generate(dns, ips, &m.certs);
 	if (rc != 0) {
 		log_error("cannot create webhook certificates", LF_INT("rc", rc), LF_END);
 		goto fail_config;
@@ -542,28 +557,40 @@ int manager_run(const struct manager_options *opt)
 		log_error("cannot initialise the controller", LF_INT("rc", rc), LF_END);
 		goto fail_core;
 	}
-	struct httpd_options wh = { .host = m.opt.webhook_host, .port = m.opt.webhook_port,
-				    .cert_pem = m.certs.cert_pem, .key_pem = m.certs.key_pem,
-				    .max_body = WEBHOOK_MAX_BODY, .handler = on_webhook_request,
+	struct httpd_options wh = { .host = m.opt.webhook_host,
+				    .port = m.opt.webhook_port,
+				    .cert_pem = m.certs.cert_pem,
+				    .key_pem = m.certs.key_pem,
+				    .max_body = WEBHOOK_MAX_BODY,
+				    .handler = on_webhook_request,
 				    .handler_arg = &m };
-	struct httpd_options hh = { .host = m.opt.health_host, .port = m.opt.health_port,
-				    .handler = on_health_request, .handler_arg = &m };
+	struct httpd_options hh = { .host = m.opt.health_host,
+				    .port = m.opt.health_port,
+				    .handler = on_health_request,
+				    .handler_arg = &m };
 	/* metrics.bindAddress; an empty host listens on every IPv4 address, as Go's ":8080". */
-	struct httpd_options mh = { .host = m.conf.metrics_host[0] ? m.conf.metrics_host : "0.0.0.0",
-				    .port = opt->metrics_port >= 0 ? opt->metrics_port : m.conf.metrics_port,
-				    .handler = on_metrics_request, .handler_arg = &m };
+	struct httpd_options mh = {
+		.host = m.conf.metrics_host[0] ? m.conf.metrics_host : "0.0.0.0",
+		.port = opt->metrics_port >= 0 ? opt->metrics_port : m.conf.metrics_port,
+		.handler = on_metrics_request,
+		.handler_arg = &m
+	};
 	/* visibilityServer.bindAddress; "" listens on every IPv4 address, as Kueue's server. */
-	struct httpd_options vh = { .host = m.conf.visibility_host[0] ? m.conf.visibility_host : "0.0.0.0",
-				    .port = opt->visibility_port >= 0 ? opt->visibility_port
-								      : m.conf.visibility_port,
-				    .cert_pem = m.certs.cert_pem, .key_pem = m.certs.key_pem,
-				    .max_body = 4096, .handler = on_visibility_request,
-				    .handler_arg = &m };
+	struct httpd_options vh = {
+		.host = m.conf.visibility_host[0] ? m.conf.visibility_host : "0.0.0.0",
+		.port = opt->visibility_port >= 0 ? opt->visibility_port : m.conf.visibility_port,
+		.cert_pem = m.certs.cert_pem,
+		.key_pem = m.certs.key_pem,
+		.max_body = 4096,
+		.handler = on_visibility_request,
+		.handler_arg = &m
+	};
 	if ((rc = httpd_start(m.loop, &wh, &m.webhook_srv)) != 0 ||
 	    (rc = httpd_start(m.loop, &hh, &m.health_srv)) != 0 ||
 	    (rc = httpd_start(m.loop, &mh, &m.metrics_srv)) != 0 ||
 	    (rc = httpd_start(m.loop, &vh, &m.visibility_srv)) != 0) {
-		log_error("cannot listen", LF_INT("rc", rc), LF_STR("error", strerror(-rc)), LF_END);
+		log_error("cannot listen", LF_INT("rc", rc), LF_STR("error", strerror(-rc)),
+			  LF_END);
 		goto fail_servers;
 	}
 	uv_signal_init(m.loop, &m.sigterm);
@@ -581,7 +608,8 @@ int manager_run(const struct manager_options *opt)
 			goto fail_election;
 		}
 	} else {
-		/* The webhook server already answers, so registering it can't block Job creation. */
+		/* The webhook server already answers, so registering it can't block Job
+		 * creation. */
 		m.leading = 1;
 	}
 	/* Then the hold: the leader installs it once it is known (install_when_known). */
@@ -595,14 +623,15 @@ int manager_run(const struct manager_options *opt)
 		 LF_INT("wait_for_pods_ready", m.conf.wait_for_pods_ready),
 		 LF_INT("pods_ready_timeout_ms", m.conf.pods_ready_timeout_ms),
 		 LF_STR("placement", m.conf.placement_mode == PLACEMENT_PREFERRED ? "Preferred" :
-				     m.conf.placement_mode == PLACEMENT_EXACT	  ? "Exact" :
+				     m.conf.placement_mode == PLACEMENT_EXACT     ? "Exact" :
 										    "None"),
 		 LF_INT("node_feasibility", m.conf.node_feasibility),
 		 LF_INT("client_qps", (long long)m.conf.client_qps),
 		 LF_INT("client_burst", m.conf.client_burst),
 		 LF_INT("leader_elect", m.conf.leader_elect),
 		 LF_STR("namespace", m.conf.namespace_name),
-		 LF_STR("webhook_service", m.conf.webhook_service[0] ? m.conf.webhook_service : NULL),
+		 LF_STR("webhook_service",
+			m.conf.webhook_service[0] ? m.conf.webhook_service : NULL),
 		 LF_INT("webhook_port", httpd_port(m.webhook_srv)),
 		 LF_INT("health_port", httpd_port(m.health_srv)),
 		 LF_INT("metrics_port", httpd_port(m.metrics_srv)),

@@ -45,7 +45,8 @@ json_t *nodes_slim_node(void *arg, json_t *obj)
 {
 	(void)arg;
 	json_t *meta = json_object(), *spec = json_object(), *status = json_object();
-	json_t *out = json_pack("{s:o, s:o, s:o}", "metadata", meta, "spec", spec, "status", status);
+	json_t *out =
+		json_pack("{s:o, s:o, s:o}", "metadata", meta, "spec", spec, "status", status);
 	if (!out)
 		return NULL;
 	json_t *m = json_object_get(obj, "metadata");
@@ -76,7 +77,8 @@ json_t *nodes_slim_pod(void *arg, json_t *obj)
 {
 	(void)arg;
 	json_t *meta = json_object(), *spec = json_object(), *status = json_object();
-	json_t *out = json_pack("{s:o, s:o, s:o}", "metadata", meta, "spec", spec, "status", status);
+	json_t *out =
+		json_pack("{s:o, s:o, s:o}", "metadata", meta, "spec", spec, "status", status);
 	if (!out)
 		return NULL;
 	json_t *m = json_object_get(obj, "metadata");
@@ -91,7 +93,8 @@ json_t *nodes_slim_pod(void *arg, json_t *obj)
 	 * the RayCluster it made, and plain Pods by nothing. */
 	const char *workload = obj_annotation(obj, ANNOTATION_WORKLOAD);
 	if (workload)
-		json_object_set_new(meta, "annotations", json_pack("{s:s}", ANNOTATION_WORKLOAD, workload));
+		json_object_set_new(meta, "annotations",
+				    json_pack("{s:s}", ANNOTATION_WORKLOAD, workload));
 	/* Its controller only: placement reads the pod's integrated owner from it. */
 	json_t *controller = obj_owner_ref(obj, 1, NULL, NULL, NULL);
 	if (controller)
@@ -134,9 +137,8 @@ static int same_but_version(json_t *a, json_t *b)
 	json_t *v;
 	if (json_object_size(ma) != json_object_size(mb))
 		return 0;
-	json_object_foreach(ma, k, v)
-		if (strcmp(k, "resourceVersion") != 0 && !json_equal(v, json_object_get(mb, k)))
-			return 0;
+	json_object_foreach(ma, k, v) if (strcmp(k, "resourceVersion") != 0 &&
+					  !json_equal(v, json_object_get(mb, k))) return 0;
 	return 1;
 }
 
@@ -154,7 +156,8 @@ void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key, j
 	if (rc == POBJ_NODE_REFUSED) {
 		/* A node muster can't model takes no gangs, rather than some on a guess; the Node
 		 * says why, and so does every "no node layout fits" message. */
-		log_warn("cannot use Node for placement", LF_STR("node", key), LF_STR("error", err), LF_END);
+		log_warn("cannot use Node for placement", LF_STR("node", key), LF_STR("error", err),
+			 LF_END);
 		writer_event(m, K_NODE, obj, EVENT_WARNING, "NodeNotUsable", err);
 	} else if (rc != 0) {
 		log_warn("cannot use Node for placement", LF_STR("node", key), LF_STR("error", err),
@@ -173,8 +176,9 @@ void nodes_on_pod(struct mgr *m, enum watch_event_type type, const char *key, js
 {
 	const char *old_node = obj_str(old, "spec.nodeName");
 	const char *old_phase = obj_str(old, "status.phase");
-	int was_bound = old_node && *old_node &&
-			!(old_phase && (!strcmp(old_phase, "Succeeded") || !strcmp(old_phase, "Failed")));
+	int was_bound =
+		old_node && *old_node &&
+		!(old_phase && (!strcmp(old_phase, "Succeeded") || !strcmp(old_phase, "Failed")));
 	if (type == WATCH_DELETED) {
 		placement_unbind_pod(m->placement, key);
 		keyset_del(&m->dirty[K_POD], key);
@@ -211,7 +215,8 @@ void nodes_on_topology(struct mgr *m, enum watch_event_type type, const char *ke
 	if (type == WATCH_DELETED)
 		pobj_catalog_remove_topology(&m->catalog, key);
 	else if (pobj_catalog_set_topology(&m->catalog, obj, err, sizeof(err)) != 0) {
-		log_warn("cannot use Topology", LF_STR("topology", key), LF_STR("error", err), LF_END);
+		log_warn("cannot use Topology", LF_STR("topology", key), LF_STR("error", err),
+			 LF_END);
 		pobj_catalog_remove_topology(&m->catalog, key);
 	}
 	/* Gangs refused for a missing topology may fit now. */
@@ -251,8 +256,8 @@ static int podset_plan_copy(const struct pobj_podset_plan *ps, struct podset_pla
 static struct wl_plan *plan_copy(const struct pobj_plan *plan)
 {
 	struct wl_plan *out = calloc(1, sizeof(*out));
-	if (!out || (plan->n_podsets &&
-		     !(out->podsets = calloc(plan->n_podsets, sizeof(*out->podsets))))) {
+	if (!out ||
+	    (plan->n_podsets && !(out->podsets = calloc(plan->n_podsets, sizeof(*out->podsets))))) {
 		wl_plan_free(out);
 		return NULL;
 	}
@@ -275,8 +280,8 @@ static struct podset_plan *podset_of(struct wl_plan *plan, const char *podset)
 	return NULL;
 }
 
-static int place_workload(struct mgr *m, const char *key, json_t *wl, const struct eng_assignment *a,
-			  char *msg, size_t size)
+static int place_workload(struct mgr *m, const char *key, json_t *wl,
+			  const struct eng_assignment *a, char *msg, size_t size)
 {
 	struct pobj_plan plan;
 	memset(&plan, 0, sizeof(plan));
@@ -365,7 +370,9 @@ static const char *required_level(json_t *wl, const char *podset)
 		if (!name || strcmp(name, podset) != 0)
 			continue;
 		const char *r = obj_str(ps, "topologyRequest.required");
-		return r ? r : obj_annotation(json_object_get(ps, "template"), ANNOTATION_REQUIRED_TOPOLOGY);
+		return r ? r :
+			   obj_annotation(json_object_get(ps, "template"),
+					  ANNOTATION_REQUIRED_TOPOLOGY);
 	}
 	return NULL;
 }
@@ -379,7 +386,8 @@ static const char *required_level(json_t *wl, const char *podset)
  *   - the required domain as a nodeSelector entry, when the podSet's topology is required;
  *   - in Exact mode, Kueue's topology scheduling gate: each pod then gets its node (ungate).
  */
-void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, const char *podset, json_t *tspec)
+void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, const char *podset,
+		       json_t *tspec)
 {
 	if (m->conf.placement_mode == PLACEMENT_NONE)
 		return;
@@ -404,12 +412,15 @@ void nodes_start_hints(struct mgr *m, const char *key, json_t *wl, const char *p
 	}
 	for (size_t i = 0; i < n; i++) {
 		const char *node = plan->slots[i].node;
-		json_int_t weight = n == 1 ? HINT_WEIGHT_MAX :
-					     HINT_WEIGHT_MAX - (json_int_t)((HINT_WEIGHT_MAX - HINT_WEIGHT_MIN) * i / (n - 1));
-		json_array_append_new(
-			pref, json_pack("{s:I, s:{s:[{s:s, s:s, s:[s]}]}}", "weight", weight, "preference",
-					"matchExpressions", "key", LABEL_HOSTNAME, "operator", "In",
-					"values", hostname_of(m, node)));
+		json_int_t weight =
+			n == 1 ?
+				HINT_WEIGHT_MAX :
+				HINT_WEIGHT_MAX - (json_int_t)((HINT_WEIGHT_MAX - HINT_WEIGHT_MIN) *
+							       i / (n - 1));
+		json_array_append_new(pref, json_pack("{s:I, s:{s:[{s:s, s:s, s:[s]}]}}", "weight",
+						      weight, "preference", "matchExpressions",
+						      "key", LABEL_HOSTNAME, "operator", "In",
+						      "values", hostname_of(m, node)));
 	}
 	const char *level = required_level(wl, podset);
 	const char *first = plan->slots[0].node;
@@ -508,7 +519,8 @@ static void on_ungated(struct mgr *m, enum kind kind, const char *key, enum writ
 static void ungate(struct mgr *m, const char *key)
 {
 	json_t *pod = store_get(m, K_POD, key);
-	if (!pod || !gated_by_us(pod) || obj_str(pod, "spec.nodeName") || writer_busy(m, K_POD, key))
+	if (!pod || !gated_by_us(pod) || obj_str(pod, "spec.nodeName") ||
+	    writer_busy(m, K_POD, key))
 		return;
 	struct pobj_pod p;
 	char err[256];
@@ -534,7 +546,8 @@ static void ungate(struct mgr *m, const char *key)
 	}
 	json_t *gates =
 		obj_list_without(obj_path(pod, "spec.schedulingGates"), "name", GATE_TOPOLOGY);
-	json_t *spec = json_pack("{s:o}", "schedulingGates", json_array_size(gates) ? gates : json_null());
+	json_t *spec =
+		json_pack("{s:o}", "schedulingGates", json_array_size(gates) ? gates : json_null());
 	if (!json_array_size(gates))
 		json_decref(gates);
 	if (node) {
@@ -552,7 +565,8 @@ static void ungate(struct mgr *m, const char *key)
 		json_decref(patch);
 	else if (writer_merge_patch(m, K_POD, key, path, patch,
 				    obj_str(pod, "metadata.resourceVersion"), on_ungated) == 0)
-		log_debug("ungating pod", LF_STR("pod", key), LF_STR("node", node ? node : "(any)"), LF_END);
+		log_debug("ungating pod", LF_STR("pod", key), LF_STR("node", node ? node : "(any)"),
+			  LF_END);
 	pobj_pod_release(&p);
 }
 

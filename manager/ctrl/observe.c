@@ -34,11 +34,10 @@
 #define L(...) ((const char *[]){ __VA_ARGS__, NULL })
 
 /* Kueue's wait-time buckets: 1 s, then 2.5 s doubling up to 40960 s (about 11.4 h). */
-static const double wait_buckets[] = { 1,   2.5,  5,    10,   20,   40,    80,    160,
+static const double wait_buckets[] = { 1,   2.5, 5,    10,   20,   40,    80,    160,
 				       320, 640, 1280, 2560, 5120, 10240, 20480, 40960 };
 /* Prometheus' default buckets, which Kueue's admission_attempt_duration_seconds uses. */
-static const double default_buckets[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-					  0.5,	 1,    2.5,   5,    10 };
+static const double default_buckets[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
 /* client-go's rest_client_request_duration_seconds buckets. */
 static const double api_buckets[] = { 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60 };
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -46,8 +45,8 @@ static const double api_buckets[] = { 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 
 struct observe {
 	/* Counters and histograms. */
 	struct metric_family *attempts, *attempt_duration, *quota_reserved, *quota_reserved_wait,
-		*admitted, *admission_wait, *evicted, *preempted, *placement, *webhook, *api_requests,
-		*api_duration;
+		*admitted, *admission_wait, *evicted, *preempted, *placement, *webhook,
+		*api_requests, *api_duration;
 	/* Gauges rebuilt at scrape time. */
 	struct metric_family *pending, *reserving_active, *admitted_active, *cq_status,
 		*resource_reservation, *resource_usage, *nominal_quota, *borrowing_limit,
@@ -57,11 +56,11 @@ struct observe {
 };
 
 /* Adds a family or fails init: every name here is a constant, so NULL means out of memory. */
-#define FAMILY(field, type, name, help, labels, buckets, n)                                          \
-	do {                                                                                         \
-		if (!(o->field = metrics_add_family(m->metrics, type, name, help, labels, buckets, n, \
-						    METRIC_WITH_ROLE)))                               \
-			goto fail;                                                                   \
+#define FAMILY(field, type, name, help, labels, buckets, n)                                        \
+	do {                                                                                       \
+		if (!(o->field = metrics_add_family(m->metrics, type, name, help, labels, buckets, \
+						    n, METRIC_WITH_ROLE)))                         \
+			goto fail;                                                                 \
 	} while (0)
 
 static void on_api_call(void *arg, const char *method, const char *path, long status, int error,
@@ -82,16 +81,18 @@ int observe_init(struct mgr *m)
 	       "How long an admission cycle took, by result.", L("result"), default_buckets,
 	       N(default_buckets));
 	FAMILY(quota_reserved, METRIC_COUNTER, "kueue_quota_reserved_workloads_total",
-	       "Workloads whose quota reservation was written, per cluster_queue.", L("cluster_queue"),
-	       NULL, 0);
+	       "Workloads whose quota reservation was written, per cluster_queue.",
+	       L("cluster_queue"), NULL, 0);
 	FAMILY(quota_reserved_wait, METRIC_HISTOGRAM, "kueue_quota_reserved_wait_time_seconds",
 	       "Time from a workload's creation or last requeue to its quota reservation, per "
 	       "cluster_queue.",
 	       L("cluster_queue"), wait_buckets, N(wait_buckets));
 	FAMILY(admitted, METRIC_COUNTER, "kueue_admitted_workloads_total",
-	       "Workloads whose admission was written, per cluster_queue.", L("cluster_queue"), NULL, 0);
+	       "Workloads whose admission was written, per cluster_queue.", L("cluster_queue"),
+	       NULL, 0);
 	FAMILY(admission_wait, METRIC_HISTOGRAM, "kueue_admission_wait_time_seconds",
-	       "Time from a workload's creation or last requeue to its admission, per cluster_queue.",
+	       "Time from a workload's creation or last requeue to its admission, per "
+	       "cluster_queue.",
 	       L("cluster_queue"), wait_buckets, N(wait_buckets));
 	FAMILY(evicted, METRIC_COUNTER, "kueue_evicted_workloads_total",
 	       "Workloads whose eviction was written, per cluster_queue and reason (Preempted, "
@@ -102,7 +103,8 @@ int observe_init(struct mgr *m)
 	       "InCohortReclamation, InCohortFairSharing, InCohortReclaimWhileBorrowing).",
 	       L("preempting_cluster_queue", "reason"), NULL, 0);
 	FAMILY(placement, METRIC_COUNTER, "muster_placement_attempts_total",
-	       "Node placements tried for workloads the quota admits: result planned (a node layout "
+	       "Node placements tried for workloads the quota admits: result planned (a node "
+	       "layout "
 	       "was found and reserved), no_layout (none fits now; the workload waits) or error.",
 	       L("result"), NULL, 0);
 	FAMILY(webhook, METRIC_HISTOGRAM, "muster_webhook_latency_seconds",
@@ -122,14 +124,17 @@ int observe_init(struct mgr *m)
 	       "ClusterQueue's status.pendingWorkloads.",
 	       L("cluster_queue", "status"), NULL, 0);
 	FAMILY(reserving_active, METRIC_GAUGE, "kueue_reserving_active_workloads",
-	       "Workloads holding a quota reservation, per cluster_queue.", L("cluster_queue"), NULL, 0);
+	       "Workloads holding a quota reservation, per cluster_queue.", L("cluster_queue"),
+	       NULL, 0);
 	FAMILY(admitted_active, METRIC_GAUGE, "kueue_admitted_active_workloads",
 	       "Admitted workloads not finished, per cluster_queue.", L("cluster_queue"), NULL, 0);
 	FAMILY(cq_status, METRIC_GAUGE, "kueue_cluster_queue_status",
-	       "1 for the ClusterQueue's status (pending, active or terminating), 0 for the others.",
+	       "1 for the ClusterQueue's status (pending, active or terminating), 0 for the "
+	       "others.",
 	       L("cluster_queue", "status"), NULL, 0);
 	FAMILY(resource_reservation, METRIC_GAUGE, "kueue_cluster_queue_resource_reservation",
-	       "Quota reserved in the ClusterQueue per flavor and resource, in the resource's units.",
+	       "Quota reserved in the ClusterQueue per flavor and resource, in the resource's "
+	       "units.",
 	       L("cohort", "cluster_queue", "flavor", "resource"), NULL, 0);
 	FAMILY(resource_usage, METRIC_GAUGE, "kueue_cluster_queue_resource_usage",
 	       "Usage of admitted workloads in the ClusterQueue per flavor and resource.",
@@ -143,28 +148,33 @@ int observe_init(struct mgr *m)
 	FAMILY(lending_limit, METRIC_GAUGE, "kueue_cluster_queue_lending_limit",
 	       "The ClusterQueue's lendingLimit per flavor and resource (+Inf when unset).",
 	       L("cohort", "cluster_queue", "flavor", "resource"), NULL, 0);
-	if (!(o->leader = metrics_add_family(m->metrics, METRIC_GAUGE, "muster_leader",
-					     "1 when this replica admits and writes (the leader, or "
-					     "standalone without leader election), 0 for a follower.",
-					     NULL, NULL, 0, 0)) ||
+	if (!(o->leader =
+		      metrics_add_family(m->metrics, METRIC_GAUGE, "muster_leader",
+					 "1 when this replica admits and writes (the leader, or "
+					 "standalone without leader election), 0 for a follower.",
+					 NULL, NULL, 0, 0)) ||
 	    !(o->build_info = metrics_add_family(m->metrics, METRIC_GAUGE, "muster_build_info",
 						 "Always 1; the labels name the build.",
 						 L("version", "git"), NULL, 0, 0)))
 		goto fail;
 	if (m->conf.fair_sharing.enabled) {
 		FAMILY(cq_share, METRIC_GAUGE, "kueue_cluster_queue_weighted_share",
-		       "The ClusterQueue's share: the largest ratio, over resources, of what it uses "
-		       "beyond its nominal quota to what its cohort could lend, divided by its weight "
+		       "The ClusterQueue's share: the largest ratio, over resources, of what it "
+		       "uses "
+		       "beyond its nominal quota to what its cohort could lend, divided by its "
+		       "weight "
 		       "(0 when not borrowing; 9223372036854775807 for weight 0 and borrowing).",
 		       L("cluster_queue", "cohort"), NULL, 0);
 		FAMILY(cohort_share, METRIC_GAUGE, "kueue_cohort_weighted_share",
-		       "The cohort's share, as a ClusterQueue's, against its parent cohort (0 for a "
+		       "The cohort's share, as a ClusterQueue's, against its parent cohort (0 for "
+		       "a "
 		       "root).",
 		       L("cohort"), NULL, 0);
 	}
 	if (m->conf.admission_fair_sharing.enabled)
 		FAMILY(lq_afs_usage, METRIC_GAUGE, "kueue_local_queue_admission_fair_sharing_usage",
-		       "The LocalQueue's admission fair sharing usage, which orders its workloads in "
+		       "The LocalQueue's admission fair sharing usage, which orders its workloads "
+		       "in "
 		       "its ClusterQueue: consumed resources (decayed, with the admission penalty) "
 		       "weighted by resourceWeights, summed, divided by the LocalQueue's weight.",
 		       L("name", "namespace", "cluster_queue"), NULL, 0);
@@ -213,7 +223,8 @@ static double queued_seconds(struct mgr *m, json_t *wl)
 	if (time_parse_rfc3339(obj_str(wl, "metadata.creationTimestamp"), &since) != 0)
 		since = -1;
 	json_t *c = condition_get(wl, "Requeued");
-	if (time_parse_rfc3339(json_string_value(json_object_get(c, "lastTransitionTime")), &requeued) == 0 &&
+	if (time_parse_rfc3339(json_string_value(json_object_get(c, "lastTransitionTime")),
+			       &requeued) == 0 &&
 	    requeued > since)
 		since = requeued;
 	if (since < 0)
@@ -229,7 +240,8 @@ void observe_admitted(struct mgr *m, json_t *wl)
 		return;
 	double wait = queued_seconds(m, wl);
 	/* muster has no admission checks: quota reservation and admission are one write. */
-	checked(metrics_add(m->obs->quota_reserved, V(cq), 1), "kueue_quota_reserved_workloads_total");
+	checked(metrics_add(m->obs->quota_reserved, V(cq), 1),
+		"kueue_quota_reserved_workloads_total");
 	checked(metrics_add(m->obs->admitted, V(cq), 1), "kueue_admitted_workloads_total");
 	if (wait >= 0) {
 		checked(metrics_observe(m->obs->quota_reserved_wait, V(cq), wait),
@@ -260,11 +272,13 @@ void observe_evicted(struct mgr *m, const char *key, json_t *wl)
 	if (r)
 		r->preempting_cq = NULL;
 	const char *cq = obj_str(wl, "status.admission.clusterQueue");
-	const char *reason = json_string_value(json_object_get(condition_get(wl, "Evicted"), "reason"));
+	const char *reason =
+		json_string_value(json_object_get(condition_get(wl, "Evicted"), "reason"));
 	json_t *preempted = condition_get(wl, "Preempted");
 	const char *why = json_string_value(json_object_get(preempted, "reason"));
 	if (cq && reason)
-		checked(metrics_add(m->obs->evicted, V(cq, reason), 1), "kueue_evicted_workloads_total");
+		checked(metrics_add(m->obs->evicted, V(cq, reason), 1),
+			"kueue_evicted_workloads_total");
 	if (preemptor && why && condition_true(wl, "Preempted"))
 		checked(metrics_add(m->obs->preempted, V(preemptor, why), 1),
 			"kueue_preempted_workloads_total");
@@ -318,7 +332,7 @@ static void verb_and_resource(const char *method, const char *path, char *verb, 
 		p = q;
 	}
 	/* Skip "api/v1" or "apis/<group>/<version>", then "namespaces/<ns>" when more follows. */
-	size_t i = n >= 2 && len[0] == 3 && !strncmp(seg[0], "api", 3) ? 2 :
+	size_t i = n >= 2 && len[0] == 3 && !strncmp(seg[0], "api", 3)  ? 2 :
 		   n >= 3 && len[0] == 4 && !strncmp(seg[0], "apis", 4) ? 3 :
 									  n;
 	if (i + 2 < n && len[i] == 10 && !strncmp(seg[i], "namespaces", 10))
@@ -327,14 +341,15 @@ static void verb_and_resource(const char *method, const char *path, char *verb, 
 	if (rest == 0)
 		snprintf(resource, rsize, "%s", "");
 	else if (rest >= 3)
-		snprintf(resource, rsize, "%.*s/%.*s", (int)len[i], seg[i], (int)len[i + 2], seg[i + 2]);
+		snprintf(resource, rsize, "%.*s/%.*s", (int)len[i], seg[i], (int)len[i + 2],
+			 seg[i + 2]);
 	else
 		snprintf(resource, rsize, "%.*s", (int)len[i], seg[i]);
 	const char *v = method;
 	if (!strcmp(method, "GET"))
 		v = query && (strstr(query, "watch=true") || strstr(query, "watch=1")) ? "watch" :
-		    rest >= 2									  ? "get" :
-											    "list";
+		    rest >= 2                                                          ? "get" :
+											 "list";
 	else if (!strcmp(method, "POST"))
 		v = "create";
 	else if (!strcmp(method, "PUT"))
@@ -361,7 +376,8 @@ static void on_api_call(void *arg, const char *method, const char *path, long st
 	checked(metrics_add(m->obs->api_requests, V(verb, resource, code), 1),
 		"muster_apiserver_requests_total");
 	if (strcmp(verb, "watch") != 0)
-		checked(metrics_observe(m->obs->api_duration, V(verb, resource), (double)duration_ns / 1e9),
+		checked(metrics_observe(m->obs->api_duration, V(verb, resource),
+					(double)duration_ns / 1e9),
 			"muster_apiserver_request_duration_seconds");
 }
 
@@ -396,14 +412,18 @@ static void collect_quotas(struct mgr *m, const char *name, json_t *cq)
 					continue;
 				const char *const *lv = V(cohort, name, flavor, res);
 				engine_cq_usage(m->engine, name, flavor, res, &u);
-				checked(metrics_set(o->resource_reservation, lv, (double)u.total / 1000),
+				checked(metrics_set(o->resource_reservation, lv,
+						    (double)u.total / 1000),
 					"kueue_cluster_queue_resource_reservation");
 				checked(metrics_set(o->resource_usage, lv, (double)u.total / 1000),
 					"kueue_cluster_queue_resource_usage");
-				if (quantity_from_json(json_object_get(r, "nominalQuota"), &milli) == 0)
-					checked(metrics_set(o->nominal_quota, lv, (double)milli / 1000),
+				if (quantity_from_json(json_object_get(r, "nominalQuota"),
+						       &milli) == 0)
+					checked(metrics_set(o->nominal_quota, lv,
+							    (double)milli / 1000),
 						"kueue_cluster_queue_nominal_quota");
-				checked(metrics_set(o->borrowing_limit, lv, limit(r, "borrowingLimit")),
+				checked(metrics_set(o->borrowing_limit, lv,
+						    limit(r, "borrowingLimit")),
 					"kueue_cluster_queue_borrowing_limit");
 				checked(metrics_set(o->lending_limit, lv, limit(r, "lendingLimit")),
 					"kueue_cluster_queue_lending_limit");
@@ -436,16 +456,16 @@ static void collect_fair_sharing(struct mgr *m)
 			if (cohort && cohorts)
 				json_object_set_new(cohorts, cohort, json_true());
 			if (engine_cq_share(m->engine, name, &share) == 0)
-				checked(metrics_set(o->cq_share, V(name, cohort), share_value(&share)),
+				checked(metrics_set(o->cq_share, V(name, cohort),
+						    share_value(&share)),
 					"kueue_cluster_queue_weighted_share");
 		}
-		json_object_foreach(m->stores[K_COHORT], name, obj)
-			if (cohorts)
-				json_object_set_new(cohorts, name, json_true());
-		json_object_foreach(cohorts, name, obj)
-			if (engine_cohort_share(m->engine, name, &share) == 0)
-				checked(metrics_set(o->cohort_share, V(name), share_value(&share)),
-					"kueue_cohort_weighted_share");
+		json_object_foreach(m->stores[K_COHORT], name, obj) if (cohorts)
+			json_object_set_new(cohorts, name, json_true());
+		json_object_foreach(cohorts, name,
+				    obj) if (engine_cohort_share(m->engine, name, &share) == 0)
+			checked(metrics_set(o->cohort_share, V(name), share_value(&share)),
+				"kueue_cohort_weighted_share");
 		json_decref(cohorts);
 	}
 	if (o->lq_afs_usage) {
@@ -455,7 +475,8 @@ static void collect_fair_sharing(struct mgr *m)
 			const char *ns = obj_namespace(obj), *lq = obj_name(obj);
 			if (engine_afs_status(m->engine, ns, lq, &st) == 0)
 				checked(metrics_set(o->lq_afs_usage,
-						    V(lq, ns, obj_str(obj, "spec.clusterQueue")), st.usage),
+						    V(lq, ns, obj_str(obj, "spec.clusterQueue")),
+						    st.usage),
 					"kueue_local_queue_admission_fair_sharing_usage");
 		}
 	}
@@ -465,10 +486,17 @@ static void collect_fair_sharing(struct mgr *m)
 static void collect(struct mgr *m)
 {
 	struct observe *o = m->obs;
-	struct metric_family *mirrors[] = { o->pending,	       o->reserving_active, o->admitted_active,
-					    o->cq_status,      o->resource_reservation, o->resource_usage,
-					    o->nominal_quota,  o->borrowing_limit,	o->lending_limit,
-					    o->leader,	       o->build_info };
+	struct metric_family *mirrors[] = { o->pending,
+					    o->reserving_active,
+					    o->admitted_active,
+					    o->cq_status,
+					    o->resource_reservation,
+					    o->resource_usage,
+					    o->nominal_quota,
+					    o->borrowing_limit,
+					    o->lending_limit,
+					    o->leader,
+					    o->build_info };
 	for (size_t i = 0; i < N(mirrors); i++)
 		metrics_reset(mirrors[i]);
 	struct metric_family *fair[] = { o->cq_share, o->cohort_share, o->lq_afs_usage };
@@ -484,7 +512,8 @@ static void collect(struct mgr *m)
 		const char *reason = NULL, *message = NULL;
 		engine_cq_pending(m->engine, name, &active, &inadmissible);
 		engine_cq_counts(m->engine, name, &pending, &admitted);
-		checked(metrics_set(o->pending, V(name, "active"), (double)active), "kueue_pending_workloads");
+		checked(metrics_set(o->pending, V(name, "active"), (double)active),
+			"kueue_pending_workloads");
 		checked(metrics_set(o->pending, V(name, "inadmissible"), (double)inadmissible),
 			"kueue_pending_workloads");
 		/* No admission checks: every reservation is an admission, as in the status. */
@@ -492,13 +521,14 @@ static void collect(struct mgr *m)
 			"kueue_reserving_active_workloads");
 		checked(metrics_set(o->admitted_active, V(name), (double)admitted),
 			"kueue_admitted_active_workloads");
-		/* As the Active condition says (queues.c): inactive when muster refused the spec. */
+		/* As the Active condition says (queues.c): inactive when muster refused the
+		 * spec. */
 		const struct cq_record *r = cq_record_get(m, name);
 		int is_active = !(r && r->inactive) &&
 				engine_cq_active(m->engine, name, &reason, &message) == 1;
 		const char *status = obj_path(cq, "metadata.deletionTimestamp") ? "terminating" :
-				     is_active					     ? "active" :
-											       "pending";
+				     is_active                                  ? "active" :
+										  "pending";
 		static const char *const statuses[] = { "pending", "active", "terminating" };
 		for (size_t s = 0; s < N(statuses); s++)
 			checked(metrics_set(o->cq_status, V(name, statuses[s]),

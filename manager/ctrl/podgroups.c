@@ -118,8 +118,8 @@ static int pod_path(json_t *pod, char *buf, size_t size)
 	return kind_path(K_GPOD, obj_namespace(pod), obj_name(pod), NULL, buf, size);
 }
 
-static void on_pod_written(struct mgr *m, enum kind kind, const char *key, enum write_outcome outcome,
-			   struct write_answer *answer)
+static void on_pod_written(struct mgr *m, enum kind kind, const char *key,
+			   enum write_outcome outcome, struct write_answer *answer)
 {
 	(void)m, (void)kind;
 	if (outcome == WRITE_OK && log_enabled(LOG_DEBUG))
@@ -143,7 +143,8 @@ static void drop_finalizer(struct mgr *m, const char *key, json_t *pod)
 		json_decref(rest);
 		return;
 	}
-	writer_merge_patch(m, K_GPOD, key, path, json_pack("{s:{s:o}}", "metadata", "finalizers", rest),
+	writer_merge_patch(m, K_GPOD, key, path,
+			   json_pack("{s:{s:o}}", "metadata", "finalizers", rest),
 			   obj_str(pod, "metadata.resourceVersion"), on_pod_written);
 }
 
@@ -169,7 +170,8 @@ static void release_pod(struct mgr *m, const char *key, json_t *pod, json_t *gro
 		/* A pod of another shape than the group's pods had when its Workload was made (a
 		 * replacement that changed): no quota was reserved for it. */
 		writer_event(m, K_GPOD, pod, EVENT_WARNING, "PodSetNotAdmitted",
-			     "This pod's spec differs from every PodSet its group was admitted with, so no "
+			     "This pod's spec differs from every PodSet its group was admitted "
+			     "with, so no "
 			     "quota covers it; it waits at its gate");
 		return;
 	}
@@ -188,8 +190,9 @@ static void release_pod(struct mgr *m, const char *key, json_t *pod, json_t *gro
 		json_decref(patch);
 		return;
 	}
-	if (patch && writer_merge_patch(m, K_GPOD, key, path, patch, obj_str(pod, "metadata.resourceVersion"),
-					on_pod_written) == 0)
+	if (patch &&
+	    writer_merge_patch(m, K_GPOD, key, path, patch,
+			       obj_str(pod, "metadata.resourceVersion"), on_pod_written) == 0)
 		log_info("pod released", LF_STR("pod", key), LF_STR("workload", wl_key),
 			 LF_STR("podset", podset), LF_END);
 }
@@ -211,16 +214,16 @@ static void create_workload(struct mgr *m, const char *key, json_t *group, json_
 {
 	char err[512], path[512];
 	struct eobj_workload w;
-	if (eobj_workload_for(&integration_pod, group, NULL, m->stores[K_WPC], m->stores[K_PC], &w, err,
-			      sizeof(err)) != 0) {
+	if (eobj_workload_for(&integration_pod, group, NULL, m->stores[K_WPC], m->stores[K_PC], &w,
+			      err, sizeof(err)) != 0) {
 		for (size_t i = 0; i < n; i++)
 			writer_event(m, K_GPOD, pods[i], EVENT_WARNING,
 				     strstr(err, "PriorityClass") && strstr(err, "doesn't exist") ?
 					     "PriorityClassNotFound" :
 					     "CreatingWorkloadFailed",
 				     err);
-		log_warn("cannot build workload for pod group", LF_STR("group", key), LF_STR("error", err),
-			 LF_END);
+		log_warn("cannot build workload for pod group", LF_STR("group", key),
+			 LF_STR("error", err), LF_END);
 		eobj_workload_release(&w);
 		return;
 	}
@@ -251,7 +254,8 @@ static void wait_for_pods(struct mgr *m, const char *key, json_t *group, json_t 
 	char msg[512], at[32];
 	time_format_rfc3339(*since, at, sizeof(at));
 	snprintf(msg, sizeof(msg),
-		 "%zu of %lld pods of group %s exist (waiting since %s); the group is admitted only "
+		 "%zu of %lld pods of group %s exist (waiting since %s); the group is admitted "
+		 "only "
 		 "whole, once all of them exist, and holds no quota until then",
 		 live, (long long)json_integer_value(json_object_get(group, "totalCount")),
 		 obj_name(group), at);
@@ -272,7 +276,8 @@ static void group_gone(struct mgr *m, const char *key)
 		owner_release_evicted(m, key, wl);
 		return;
 	}
-	const struct integration_result gone = { "Failed", "The pods of the workload were deleted" };
+	const struct integration_result gone = { "Failed",
+						 "The pods of the workload were deleted" };
 	owner_finish_workload(m, key, wl, &gone);
 }
 
@@ -304,11 +309,14 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 		if (writer_busy(m, K_GPOD, pk) ||
 		    writer_lagging(m, K_GPOD, pk, obj_str(pod, "metadata.resourceVersion")))
 			goto out;
-		/* Made before muster's webhook was up: it runs ungated, and muster can't hold it. */
+		/* Made before muster's webhook was up: it runs ungated, and muster can't hold
+		 * it. */
 		if (!pod_gated(pod) && !obj_label(pod, LABEL_MANAGED)) {
 			writer_event(m, K_GPOD, pod, EVENT_WARNING, "NotManaged",
-				     "This Pod was created without muster's admission gate (its webhook was "
-				     "not installed yet), so it runs unqueued; recreate it to queue it");
+				     "This Pod was created without muster's admission gate (its "
+				     "webhook was "
+				     "not installed yet), so it runs unqueued; recreate it to "
+				     "queue it");
 			continue;
 		}
 		/* A pod being deleted ends there, unless it succeeded already: that one is still
@@ -331,13 +339,16 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 	if (!group) {
 		/* Admitting on a guess would break the group's promise; each pod says why. */
 		for (size_t i = 0; i < n; i++)
-			writer_event(m, K_GPOD, pods[i], EVENT_WARNING, "PodGroupInconsistent", err);
-		log_warn("pod group not usable", LF_STR("group", key), LF_STR("error", err), LF_END);
+			writer_event(m, K_GPOD, pods[i], EVENT_WARNING, "PodGroupInconsistent",
+				     err);
+		log_warn("pod group not usable", LF_STR("group", key), LF_STR("error", err),
+			 LF_END);
 		goto out;
 	}
 	json_t *wl = workload_view(m, key);
 	json_t *cached_wl = store_get(m, K_WORKLOAD, key);
-	if (cached_wl && writer_lagging(m, K_WORKLOAD, key, obj_str(cached_wl, "metadata.resourceVersion")))
+	if (cached_wl &&
+	    writer_lagging(m, K_WORKLOAD, key, obj_str(cached_wl, "metadata.resourceVersion")))
 		goto out;
 	struct integration_result result;
 	int64_t total = json_integer_value(json_object_get(group, "totalCount"));
@@ -376,7 +387,8 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 		/* A gate can't be put back: the pods go, as Kueue stops a pod group, and the quota
 		 * with them once none runs. Whatever made them may make them again. */
 		for (size_t i = 0; i < n; i++)
-			if (!obj_path(pods[i], "metadata.deletionTimestamp") && !pod_terminal(pods[i]))
+			if (!obj_path(pods[i], "metadata.deletionTimestamp") &&
+			    !pod_terminal(pods[i]))
 				delete_pod(m, keys[i], pods[i]);
 		if (integration_pod.active_pods(group) == 0 && !writer_busy(m, K_WORKLOAD, key))
 			owner_release_evicted(m, key, wl);
@@ -387,13 +399,15 @@ void podgroup_reconcile(struct mgr *m, const char *key)
 		 * failed pod it replaces was counted out) waits at its gate. */
 		int64_t running = 0;
 		for (size_t i = 0; i < n; i++)
-			running += !pod_gated(pods[i]) && (!pod_terminal(pods[i]) || pod_succeeded(pods[i]));
+			running += !pod_gated(pods[i]) &&
+				   (!pod_terminal(pods[i]) || pod_succeeded(pods[i]));
 		for (size_t i = 0; i < n; i++) {
 			if (!pod_gated(pods[i]))
 				continue;
 			if (running >= total) {
 				writer_event(m, K_GPOD, pods[i], EVENT_NOTABLE, "ExcessPod",
-					     "The group already runs all of its pods; this one waits at its gate");
+					     "The group already runs all of its pods; this one "
+					     "waits at its gate");
 				continue;
 			}
 			release_pod(m, keys[i], pods[i], group, key, wl);

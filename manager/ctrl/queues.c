@@ -252,7 +252,8 @@ int queues_check(struct mgr *m)
 	struct wl_record *r;
 	int rc = 0;
 	/* Every tracked contribution must be what the workload adds now ... */
-	WL_RECORDS_FOREACH(m, i, r) {
+	WL_RECORDS_FOREACH(m, i, r)
+	{
 		if (!r->queued)
 			continue;
 		struct queue_contrib *now = contrib_now(m, r->key, r);
@@ -269,8 +270,8 @@ int queues_check(struct mgr *m)
 	memset(&sum, 0, sizeof(sum));
 	strmap_init(&sum.lqs);
 	WL_RECORDS_FOREACH(m, i, r)
-		if (r->queued)
-			apply(&sum, r->queued, 1);
+	if (r->queued)
+		apply(&sum, r->queued, 1);
 	for (int pass = 0; pass < 2; pass++) {
 		const struct strmap *a = pass ? &sum.lqs : &q->lqs, *b = pass ? &q->lqs : &sum.lqs;
 		for (size_t i = 0; i < a->cap; i++) {
@@ -283,13 +284,13 @@ int queues_check(struct mgr *m)
 			for (size_t j = 0; same && j < x->usage.cap; j++) {
 				const char *k = x->usage.slots[j].key;
 				const struct usage_total *ux = x->usage.slots[j].value, *uy;
-				if (k && (!(uy = strmap_get(&y->usage, k)) || ux->milli != uy->milli ||
-					  ux->refs != uy->refs))
+				if (k && (!(uy = strmap_get(&y->usage, k)) ||
+					  ux->milli != uy->milli || ux->refs != uy->refs))
 					same = 0;
 			}
 			if (!same) {
-				log_error("queue totals differ from a recount", LF_STR("localQueue", lq),
-					  LF_END);
+				log_error("queue totals differ from a recount",
+					  LF_STR("localQueue", lq), LF_END);
 				rc = -EPROTO;
 			}
 		}
@@ -320,8 +321,8 @@ void cq_apply(struct mgr *m, const char *name, json_t *obj)
 	if (!decoded) {
 		engine_remove_cq(m->engine, name);
 		inactive = err;
-		log_error("cannot use ClusterQueue", LF_STR("clusterQueue", name), LF_STR("error", err),
-			  LF_END);
+		log_error("cannot use ClusterQueue", LF_STR("clusterQueue", name),
+			  LF_STR("error", err), LF_END);
 	} else {
 		if (cq.unsupported && *cq.unsupported)
 			notes = cq.unsupported;
@@ -401,16 +402,18 @@ static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)
 		snprintf(msg, sizeof(msg), "Can't admit new workloads: %s", inactive);
 	} else {
 		active = engine_cq_active(m->engine, name, &reason, &message);
-		snprintf(msg, sizeof(msg), "%s", message ? message : (active ? "Can admit new workloads" : ""));
+		snprintf(msg, sizeof(msg), "%s",
+			 message ? message : (active ? "Can admit new workloads" : ""));
 	}
-	json_t *conds = conditions_with(obj, "Active", active ? "True" : "False", reason ? reason : "Ready",
-					msg, &changed);
+	json_t *conds = conditions_with(obj, "Active", active ? "True" : "False",
+					reason ? reason : "Ready", msg, &changed);
 	json_t *tmp = json_pack("{s:O, s:{s:O}}", "metadata", json_object_get(obj, "metadata"),
 				"status", "conditions", conds);
 	json_decref(conds);
 	conds = conditions_with(tmp, "UnsupportedFields", notes ? "True" : "False",
 				notes ? "NotImplemented" : "AllFieldsSupported",
-				notes ? notes : "muster implements every field this ClusterQueue sets",
+				notes ? notes :
+					"muster implements every field this ClusterQueue sets",
 				&changed);
 	json_decref(tmp);
 	return conds;
@@ -438,12 +441,15 @@ json_t *cq_flavors_usage(struct mgr *m, const char *name)
 				if (!fname || !rname)
 					continue;
 				engine_cq_usage(m->engine, name, fname, rname, &u);
-				json_array_append_new(res, json_pack("{s:s, s:o, s:o}", "name", rname, "total",
-								     qty(rname, u.total), "borrowed",
-								     qty(rname, u.borrowed)));
+				json_array_append_new(res,
+						      json_pack("{s:s, s:o, s:o}", "name", rname,
+								"total", qty(rname, u.total),
+								"borrowed",
+								qty(rname, u.borrowed)));
 			}
 			if (fname)
-				json_array_append_new(usage, json_pack("{s:s, s:o}", "name", fname, "resources", res));
+				json_array_append_new(usage, json_pack("{s:s, s:o}", "name", fname,
+								       "resources", res));
 			else
 				json_decref(res);
 		}
@@ -461,9 +467,10 @@ static void cq_status(struct mgr *m, const char *name)
 	json_t *usage = cq_flavors_usage(m, name);
 	engine_cq_counts(m->engine, name, &pending, &admitted);
 	json_t *status = json_pack("{s:o, s:I, s:I, s:I, s:O, s:O}", "conditions",
-				   cq_conditions(m, obj, name), "pendingWorkloads", (json_int_t)pending,
-				   "reservingWorkloads", (json_int_t)admitted, "admittedWorkloads",
-				   (json_int_t)admitted, "flavorsReservation", usage, "flavorsUsage", usage);
+				   cq_conditions(m, obj, name), "pendingWorkloads",
+				   (json_int_t)pending, "reservingWorkloads", (json_int_t)admitted,
+				   "admittedWorkloads", (json_int_t)admitted, "flavorsReservation",
+				   usage, "flavorsUsage", usage);
 	json_decref(usage);
 	json_t *fair = fairshare_share_status(m, K_CQ, name);
 	if (fair) /* json_object_set_new drops it when status is NULL */
@@ -506,7 +513,8 @@ static json_t *lq_usage(struct mgr *m, const char *key)
 		    flavor[sep - keys[i]] != '\0') {
 			snprintf(flavor, sizeof(flavor), "%.*s", (int)(sep - keys[i]), keys[i]);
 			list = json_array();
-			json_array_append_new(usage, json_pack("{s:s, s:o}", "name", flavor, "resources", list));
+			json_array_append_new(usage, json_pack("{s:s, s:o}", "name", flavor,
+							       "resources", list));
 		}
 		json_array_append_new(list, json_pack("{s:s, s:o}", "name", sep + 1, "total",
 						      qty(sep + 1, u->milli)));
@@ -530,14 +538,15 @@ static void lq_status(struct mgr *m, const char *key)
 	int active = cq_name && store_get(m, K_CQ, cq_name) != NULL;
 	if (!active) {
 		reason = "ClusterQueueDoesNotExist";
-		snprintf(msg, sizeof(msg), "Can't submit new workloads to ClusterQueue %s: it doesn't exist",
+		snprintf(msg, sizeof(msg),
+			 "Can't submit new workloads to ClusterQueue %s: it doesn't exist",
 			 cq_name ? cq_name : "");
 	} else if (((cqr = cq_record_get(m, cq_name)) != NULL && cqr->inactive) ||
 		   !engine_cq_active(m->engine, cq_name, &cq_reason, &cq_message)) {
 		active = 0;
 		reason = "ClusterQueueIsInactive";
-		snprintf(msg, sizeof(msg), "Can't submit new workloads to ClusterQueue %s: it is inactive",
-			 cq_name);
+		snprintf(msg, sizeof(msg),
+			 "Can't submit new workloads to ClusterQueue %s: it is inactive", cq_name);
 	}
 	const char *stop = obj_str(obj, "spec.stopPolicy");
 	if (stop && strcmp(stop, "None") != 0) {
@@ -546,12 +555,13 @@ static void lq_status(struct mgr *m, const char *key)
 		snprintf(msg, sizeof(msg), "LocalQueue is stopped (stopPolicy %s)", stop);
 	}
 	json_t *usage = lq_usage(m, key);
-	json_t *conds = conditions_with(obj, "Active", active ? "True" : "False", reason, msg, &changed);
+	json_t *conds =
+		conditions_with(obj, "Active", active ? "True" : "False", reason, msg, &changed);
 	json_t *status = json_pack("{s:o, s:I, s:I, s:I, s:O, s:O}", "conditions", conds,
-				   "pendingWorkloads", (json_int_t)(t ? t->pending : 0), "reservingWorkloads",
-				   (json_int_t)(t ? t->reserving : 0), "admittedWorkloads",
-				   (json_int_t)(t ? t->admitted : 0), "flavorsReservation", usage, "flavorsUsage",
-				   usage);
+				   "pendingWorkloads", (json_int_t)(t ? t->pending : 0),
+				   "reservingWorkloads", (json_int_t)(t ? t->reserving : 0),
+				   "admittedWorkloads", (json_int_t)(t ? t->admitted : 0),
+				   "flavorsReservation", usage, "flavorsUsage", usage);
 	json_decref(usage);
 	json_t *fair = fairshare_lq_status(m, obj);
 	if (fair) /* json_object_set_new drops it when status is NULL */
@@ -599,8 +609,9 @@ static int due(struct mgr *m, enum kind kind, const char *key)
 void queues_sync(struct mgr *m)
 {
 	static const enum kind kinds[N_SLOTS] = { K_CQ, K_LQ, K_COHORT };
-	static void (*const status_of[N_SLOTS])(struct mgr *, const char *) = { cq_status, lq_status,
-										  cohort_status };
+	static void (*const status_of[N_SLOTS])(struct mgr *, const char *) = { cq_status,
+										lq_status,
+										cohort_status };
 	struct keyset batch;
 	const char *key;
 	for (int slot = 0; slot < N_SLOTS; slot++) {

@@ -62,8 +62,7 @@ void wl_record_set_pending(struct mgr *m, const char *key, int pending)
 			  LF_STR("workload", key), LF_END);
 }
 
-int wl_record_set_unwritten(struct mgr *m, struct wl_record *r, const char *reason,
-			    const char *msg)
+int wl_record_set_unwritten(struct mgr *m, struct wl_record *r, const char *reason, const char *msg)
 {
 	char *want;
 	if (!reason) {
@@ -167,7 +166,8 @@ void wl_record_forget(struct mgr *m, const char *key)
 	/* Still counted in its LocalQueue's totals, it would count there for ever. */
 	MUSTER_ASSERT(!r->queued); /* queues_forget comes before wl_record_forget */
 	if (r->write.inflight) {
-		/* The writer's completion needs the flag, and brings the key back to be forgotten. */
+		/* The writer's completion needs the flag, and brings the key back to be
+		 * forgotten. */
 		clear_state(m, r);
 		clear_write(&r->write);
 		return;
@@ -186,7 +186,8 @@ int wl_records_check(struct mgr *m)
 	struct wl_record *r;
 	size_t pending = 0, unwritten = 0;
 	int rc = 0;
-	WL_RECORDS_FOREACH(m, i, r) {
+	WL_RECORDS_FOREACH(m, i, r)
+	{
 		pending += r->pending;
 		unwritten += r->unwritten != NULL;
 		if (rc || json_object_get(m->stores[K_WORKLOAD], r->key) || r->write.inflight ||
@@ -197,7 +198,8 @@ int wl_records_check(struct mgr *m)
 		rc = -EPROTO;
 	}
 	if (pending != m->records.pending || unwritten != m->records.unwritten) {
-		log_error("Workload records: counts disagree", LF_INT("pending", (long long)pending),
+		log_error("Workload records: counts disagree",
+			  LF_INT("pending", (long long)pending),
 			  LF_INT("counted", (long long)m->records.pending), LF_END);
 		rc = -EPROTO;
 	}
@@ -251,7 +253,8 @@ void records_init(struct mgr *m)
 void records_release(struct mgr *m)
 {
 	struct wl_record *r;
-	WL_RECORDS_FOREACH(m, i, r) {
+	WL_RECORDS_FOREACH(m, i, r)
+	{
 		r->write.inflight = 0;
 		record_free(m, r);
 	}

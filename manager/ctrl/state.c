@@ -110,8 +110,9 @@ int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *n
 /* The stub a compact store keeps: what relists compare, and what a deletion needs. */
 static json_t *stub_of(json_t *obj)
 {
-	static const char *const keep[] = { "name", "namespace", "uid", "resourceVersion",
-					    "ownerReferences", NULL };
+	static const char *const keep[] = {
+		"name", "namespace", "uid", "resourceVersion", "ownerReferences", NULL
+	};
 	json_t *meta = json_object_get(obj, "metadata"), *stub_meta = json_object();
 	json_t *stub = json_pack("{s:o}", "metadata", stub_meta);
 	for (const char *const *k = keep; stub && *k; k++) {

@@ -68,8 +68,9 @@ static void reply_error(struct httpd_response *resp, int code, const char *reaso
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	reply(resp, code,
-	      json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
-			"metadata", "status", "Failure", "message", msg, "reason", reason, "code", code));
+	      json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion",
+			"v1", "metadata", "status", "Failure", "message", msg, "reason", reason,
+			"code", code));
 }
 
 static json_t *quantity(const char *resource, int64_t milli)
@@ -97,7 +98,8 @@ static int query_count(const char *query, const char *name, long def, long max, 
 	return 0;
 }
 
-/* --- Kueue's visibility API -------------------------------------------------------------------- */
+/* --- Kueue's visibility API
+ * -------------------------------------------------------------------- */
 
 struct pending_page {
 	struct mgr *m;
@@ -133,18 +135,19 @@ static void pending_workloads(struct mgr *m, const struct httpd_request *req, co
 {
 	struct pending_page pg = { m, 0, 0, 0, json_array() };
 	if (query_count(req->query, "offset", 0, 1L << 30, &pg.offset) != 0 ||
-	    query_count(req->query, "limit", PENDING_LIMIT_DEFAULT, PENDING_LIMIT_MAX, &pg.limit) != 0) {
+	    query_count(req->query, "limit", PENDING_LIMIT_DEFAULT, PENDING_LIMIT_MAX, &pg.limit) !=
+		    0) {
 		json_decref(pg.items);
-		reply_error(resp, 400, "BadRequest", "limit must be 0..%d and offset a whole number",
-			    PENDING_LIMIT_MAX);
+		reply_error(resp, 400, "BadRequest",
+			    "limit must be 0..%d and offset a whole number", PENDING_LIMIT_MAX);
 		return;
 	}
-	int rc = ns ? engine_pending_order_lq(m->engine, ns, queue, add_pending, &pg)
-		    : engine_pending_order(m->engine, queue, add_pending, &pg);
+	int rc = ns ? engine_pending_order_lq(m->engine, ns, queue, add_pending, &pg) :
+		      engine_pending_order(m->engine, queue, add_pending, &pg);
 	if (rc == -ENOENT) {
 		json_decref(pg.items);
-		reply_error(resp, 404, "NotFound", "%s \"%s\" not found", ns ? "localqueues" : "clusterqueues",
-			    queue);
+		reply_error(resp, 404, "NotFound", "%s \"%s\" not found",
+			    ns ? "localqueues" : "clusterqueues", queue);
 		return;
 	}
 	if (rc < 0) {
@@ -154,11 +157,12 @@ static void pending_workloads(struct mgr *m, const struct httpd_request *req, co
 	}
 	reply(resp, 200,
 	      json_pack("{s:s, s:s, s:{s:n}, s:o}", "kind", "PendingWorkloadsSummary", "apiVersion",
-			"visibility.kueue.x-k8s.io/v1beta2", "metadata", "creationTimestamp", "items",
-			pg.items));
+			"visibility.kueue.x-k8s.io/v1beta2", "metadata", "creationTimestamp",
+			"items", pg.items));
 }
 
-/* --- muster's answers ---------------------------------------------------------------------------- */
+/* --- muster's answers
+ * ---------------------------------------------------------------------------- */
 
 /* What the Workload's QuotaReserved=False says now: the reason the engine gave last even when
  * it is not written yet (a new workload's quiet period, a write in flight). */
@@ -207,10 +211,12 @@ static json_t *explanation(struct mgr *m, const char *key, json_t *wl, struct en
 				workload_summary(x, obj_namespace(wl), obj_name(wl)));
 	if (x->state == ENG_STATE_ADMITTED) {
 		json_object_set_new(out, "state", json_string("Admitted"));
-		json_object_set_new(out, "reason", json_string(x->evicting ? "Evicting" : "Admitted"));
+		json_object_set_new(out, "reason",
+				    json_string(x->evicting ? "Evicting" : "Admitted"));
 		json_object_set_new(out, "message",
-				    json_string(x->evicting ? "told to go; its quota is released once its pods are gone"
-							    : "admitted: it holds its quota"));
+				    json_string(x->evicting ? "told to go; its quota is released "
+							      "once its pods are gone" :
+							      "admitted: it holds its quota"));
 		return out;
 	}
 	pending_reason(m, key, wl, &reason, &message);
@@ -218,8 +224,10 @@ static json_t *explanation(struct mgr *m, const char *key, json_t *wl, struct en
 	json_object_set_new(out, "reason", json_string(reason));
 	json_object_set_new(out, "message", json_string(message ? message : ""));
 	if (x->has_position) {
-		json_object_set_new(out, "positionInClusterQueue", json_integer((json_int_t)x->position_in_cq));
-		json_object_set_new(out, "positionInLocalQueue", json_integer((json_int_t)x->position_in_lq));
+		json_object_set_new(out, "positionInClusterQueue",
+				    json_integer((json_int_t)x->position_in_cq));
+		json_object_set_new(out, "positionInLocalQueue",
+				    json_integer((json_int_t)x->position_in_lq));
 	}
 	json_t *lacking = json_array(), *holders = json_array(), *to_fit = json_array();
 	for (size_t i = 0; i < x->n_lacking; i++) {
@@ -231,7 +239,8 @@ static json_t *explanation(struct mgr *m, const char *key, json_t *wl, struct en
 		if (l->flavor)
 			json_object_set_new(e, "flavor", json_string(l->flavor));
 		if (l->reserved)
-			json_object_set_new(e, "reservedForPreemptors", quantity(l->resource, l->reserved));
+			json_object_set_new(e, "reservedForPreemptors",
+					    quantity(l->resource, l->reserved));
 		if (l->exceeds_capacity)
 			json_object_set_new(e, "exceedsCapacity", json_true());
 		json_array_append_new(lacking, e);
@@ -241,23 +250,25 @@ static json_t *explanation(struct mgr *m, const char *key, json_t *wl, struct en
 		const char *slash = strchr(h->key, '/');
 		json_array_append_new(
 			holders,
-			json_pack("{s:s%, s:s, s:s, s:s, s:i, s:s, s:s, s:o, s:b, s:b, s:b}", "namespace",
-				  h->key, slash ? (size_t)(slash - h->key) : 0, "name", key_name(h->key),
-				  "clusterQueue", h->cluster_queue, "via",
-				  h->same_cq ? "ClusterQueue" : "Cohort", "priority", (int)h->priority,
-				  "flavor", h->flavor, "resource", h->resource, "amount",
-				  quantity(h->resource, h->amount), "borrowing", h->borrowing,
-				  "preemptible", h->preemptible, "evicting", h->evicting));
+			json_pack("{s:s%, s:s, s:s, s:s, s:i, s:s, s:s, s:o, s:b, s:b, s:b}",
+				  "namespace", h->key, slash ? (size_t)(slash - h->key) : 0, "name",
+				  key_name(h->key), "clusterQueue", h->cluster_queue, "via",
+				  h->same_cq ? "ClusterQueue" : "Cohort", "priority",
+				  (int)h->priority, "flavor", h->flavor, "resource", h->resource,
+				  "amount", quantity(h->resource, h->amount), "borrowing",
+				  h->borrowing, "preemptible", h->preemptible, "evicting",
+				  h->evicting));
 	}
 	for (size_t i = 0; x->to_fit_found && i < x->n_to_fit; i++) {
 		const struct eng_fit_step *f = &x->to_fit[i];
 		const char *slash = strchr(f->key, '/');
-		json_array_append_new(
-			to_fit, json_pack("{s:s, s:s%, s:s, s:s, s:s, s:o}", "action",
-					  f->preempt ? "preempt" : "end", "namespace", f->key,
-					  slash ? (size_t)(slash - f->key) : 0, "name", key_name(f->key),
-					  "flavor", f->flavor, "resource", f->resource, "frees",
-					  quantity(f->resource, f->frees)));
+		json_array_append_new(to_fit,
+				      json_pack("{s:s, s:s%, s:s, s:s, s:s, s:o}", "action",
+						f->preempt ? "preempt" : "end", "namespace", f->key,
+						slash ? (size_t)(slash - f->key) : 0, "name",
+						key_name(f->key), "flavor", f->flavor, "resource",
+						f->resource, "frees",
+						quantity(f->resource, f->frees)));
 	}
 	json_object_set_new(out, "lacking", lacking);
 	json_object_set_new(out, "holders", holders);
@@ -270,9 +281,10 @@ static json_t *explanation(struct mgr *m, const char *key, json_t *wl, struct en
 		json_object_set(out, "nodes", closest);
 	if (x->wait == ENG_WAIT_QUOTA && !x->to_fit_found)
 		json_object_set_new(out, "toFitNote",
-				    json_string("no set of releases lets it fit: it asks for more than "
-						"its ClusterQueue can ever have, or for quota held for "
-						"waiting preemptors"));
+				    json_string(
+					    "no set of releases lets it fit: it asks for more than "
+					    "its ClusterQueue can ever have, or for quota held for "
+					    "waiting preemptors"));
 	return out;
 }
 
@@ -288,7 +300,8 @@ static void why(struct mgr *m, const char *ns, const char *name, struct httpd_re
 	json_t *wl = store_get(m, K_WORKLOAD, key);
 	int rc = wl ? engine_explain(m->engine, key, x) : -ENOENT;
 	if (!wl) {
-		reply_error(resp, 404, "NotFound", "workloads \"%s\" not found in namespace %s", name, ns);
+		reply_error(resp, 404, "NotFound", "workloads \"%s\" not found in namespace %s",
+			    name, ns);
 	} else if (rc == -ENOENT) {
 		/* Not in the engine: finished, deactivated, not queued, or unreadable. */
 		const char *reason, *message;
@@ -301,11 +314,14 @@ static void why(struct mgr *m, const char *ns, const char *name, struct httpd_re
 			pending_reason(m, key, wl, &reason, &message);
 		}
 		reply(resp, 200,
-		      json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s}", "kind", "WorkloadExplanation",
-				"apiVersion", MUSTER_VIS_VERSION, "workload", "namespace", ns, "name",
-				name, "state", finished ? "Finished" : "Unknown", "reason",
-				reason ? reason : finished ? "Finished" : "Unknown", "message",
-				message ? message : ""));
+		      json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s}", "kind",
+				"WorkloadExplanation", "apiVersion", MUSTER_VIS_VERSION, "workload",
+				"namespace", ns, "name", name, "state",
+				finished ? "Finished" : "Unknown", "reason",
+				reason   ? reason :
+				finished ? "Finished" :
+					   "Unknown",
+				"message", message ? message : ""));
 	} else if (rc < 0) {
 		reply_error(resp, 500, "InternalError", "%s", strerror(-rc));
 	} else {
@@ -314,7 +330,8 @@ static void why(struct mgr *m, const char *ns, const char *name, struct httpd_re
 	free(x);
 }
 
-/* --- the ledger's answers ------------------------------------------------------------------------ */
+/* --- the ledger's answers
+ * ------------------------------------------------------------------------ */
 
 #define HISTORY_LIMIT_DEFAULT 100
 
@@ -341,7 +358,8 @@ static int ledger_ready(struct mgr *m, struct httpd_response *resp)
 	if (m->ledger)
 		return 1;
 	reply_error(resp, 503, "ServiceUnavailable",
-		    "the decision ledger is off on this replica (ledger.enable, ledger.path or --state-dir)");
+		    "the decision ledger is off on this replica (ledger.enable, ledger.path or "
+		    "--state-dir)");
 	return 0;
 }
 
@@ -352,9 +370,11 @@ static void reply_ledger(struct httpd_response *resp, int rc, json_t *out)
 	else if (rc == -EINVAL)
 		reply_error(resp, 400, "BadRequest", "invalid query");
 	else if (rc == -E2BIG)
-		reply_error(resp, 400, "BadRequest", "too many admissions in the window: narrow it with since");
+		reply_error(resp, 400, "BadRequest",
+			    "too many admissions in the window: narrow it with since");
 	else
-		reply_error(resp, 500, "InternalError", "the ledger could not answer: %s", strerror(-rc));
+		reply_error(resp, 500, "InternalError", "the ledger could not answer: %s",
+			    strerror(-rc));
 }
 
 /* A ledger query: it does disk I/O (a usage report over a busy day reads some 100,000
@@ -444,8 +464,10 @@ static void history(struct mgr *m, const struct httpd_request *req, const char *
 	int64_t since = 0;
 	if (!ledger_ready(m, resp))
 		return;
-	if (query_count(req->query, "limit", HISTORY_LIMIT_DEFAULT, LEDGER_HISTORY_MAX, &limit) != 0 ||
-	    limit == 0 || (!ns && query_since(m, req->query, (int64_t)24 * 3600 * 1000, &since) != 0)) {
+	if (query_count(req->query, "limit", HISTORY_LIMIT_DEFAULT, LEDGER_HISTORY_MAX, &limit) !=
+		    0 ||
+	    limit == 0 ||
+	    (!ns && query_since(m, req->query, (int64_t)24 * 3600 * 1000, &since) != 0)) {
 		reply_error(resp, 400, "BadRequest",
 			    "limit must be 1..%u, since a duration (\"24h\") or an RFC 3339 time",
 			    LEDGER_HISTORY_MAX);
@@ -474,7 +496,8 @@ static void usage(struct mgr *m, const struct httpd_request *req, struct httpd_r
 	    query_since(m, req->query, (int64_t)24 * 3600 * 1000, &since) != 0 ||
 	    (strcmp(by, "queue") != 0 && strcmp(by, "namespace") != 0)) {
 		reply_error(resp, 400, "BadRequest",
-			    "since must be a duration (\"24h\") or an RFC 3339 time, by queue or namespace");
+			    "since must be a duration (\"24h\") or an RFC 3339 time, by queue or "
+			    "namespace");
 		return;
 	}
 	struct ledger_query *q = calloc(1, sizeof(*q));
@@ -489,7 +512,8 @@ static void usage(struct mgr *m, const struct httpd_request *req, struct httpd_r
 	submit_query(m, req, q, resp);
 }
 
-/* --- eta: the forecast (sim/forecast.h) on a copy of what the controller holds ------------------- */
+/* --- eta: the forecast (sim/forecast.h) on a copy of what the controller holds
+ * ------------------- */
 
 /* How long one forecast answers eta for every workload: a forecast decodes every object again
  * (about 0.8 s for 50,000 Workloads), so requests in a burst share one. */
@@ -586,7 +610,8 @@ static void run_forecast(struct forecast_job *job)
 	{
 		size_t n = 0;
 		if (!job->ledger ||
-		    ledger_recent_runtimes(job->ledger, key, recent, ETA_RUNTIME_SAMPLE, &n) != 0 || !n)
+		    ledger_recent_runtimes(job->ledger, key, recent, ETA_RUNTIME_SAMPLE, &n) != 0 ||
+		    !n)
 			continue;
 		int64_t *sample = samples + n_rt * ETA_RUNTIME_SAMPLE;
 		for (size_t i = 0; i < n; i++)
@@ -608,8 +633,12 @@ static void run_forecast(struct forecast_job *job)
 	objs.topologies = job->topologies;
 	objs.workloads = wls;
 	struct forecast_input in = { .objects = &objs };
-	struct forecast_options opt = { .now_ms = job->now_ms, .deadlines = dl, .n_deadlines = n_dl,
-					.runtimes = rt, .n_runtimes = n_rt, .skip_invalid = 1 };
+	struct forecast_options opt = { .now_ms = job->now_ms,
+					.deadlines = dl,
+					.n_deadlines = n_dl,
+					.runtimes = rt,
+					.n_runtimes = n_rt,
+					.skip_invalid = 1 };
 	job->rc = forecast_pending(&in, &opt, &job->cache->result, job->err, sizeof(job->err));
 	job->cache->made_ms = job->now_ms;
 out:
@@ -643,8 +672,8 @@ static int copy_texts(const struct strmap *from, struct strmap *to)
 
 static void forecast_job_free(struct forecast_job *job)
 {
-	json_t *objs[] = { job->flavors, job->cohorts, job->cqs, job->lqs, job->namespaces,
-			   job->wpcs, job->pcs, job->topologies };
+	json_t *objs[] = { job->flavors,    job->cohorts, job->cqs, job->lqs,
+			   job->namespaces, job->wpcs,    job->pcs, job->topologies };
 	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++)
 		json_decref(objs[i]);
 	strmap_release(&job->wl_texts, free);
@@ -666,13 +695,14 @@ static struct forecast_job *forecast_job_new(struct mgr *m)
 	job->ledger = m->ledger;
 	strmap_init(&job->wl_texts);
 	strmap_init(&job->job_texts);
-	json_t **to[] = { &job->flavors, &job->cohorts, &job->cqs, &job->lqs, &job->namespaces,
-			  &job->wpcs, &job->pcs, &job->topologies };
+	json_t **to[] = { &job->flavors,    &job->cohorts, &job->cqs, &job->lqs,
+			  &job->namespaces, &job->wpcs,    &job->pcs, &job->topologies };
 	enum kind from[] = { K_FLAVOR, K_COHORT, K_CQ, K_LQ, K_NAMESPACE, K_WPC, K_PC, K_TOPOLOGY };
 	int ok = copy_texts(&m->texts[K_WORKLOAD], &job->wl_texts) == 0 &&
 		 copy_texts(&m->texts[K_JOB], &job->job_texts) == 0;
 	for (size_t i = 0; ok && i < sizeof(from) / sizeof(from[0]); i++)
-		ok = (*to[i] = json_deep_copy(m->stores[from[i]] ? m->stores[from[i]] : json_object())) != NULL;
+		ok = (*to[i] = json_deep_copy(m->stores[from[i]] ? m->stores[from[i]] :
+								   json_object())) != NULL;
 	if (!ok) {
 		forecast_job_free(job);
 		return NULL;
@@ -720,7 +750,8 @@ static void eta_answer(struct mgr *m, const char *ns, const char *name, struct h
 	snprintf(key, sizeof(key), "%s/%s", ns, name);
 	json_t *wl = store_get(m, K_WORKLOAD, key);
 	if (!wl) {
-		reply_error(resp, 404, "NotFound", "workloads \"%s\" not found in namespace %s", name, ns);
+		reply_error(resp, 404, "NotFound", "workloads \"%s\" not found in namespace %s",
+			    name, ns);
 		return;
 	}
 	json_t *summary = json_pack("{s:s, s:s}", "namespace", ns, "name", name);
@@ -736,8 +767,10 @@ static void eta_answer(struct mgr *m, const char *ns, const char *name, struct h
 		const char *t = json_string_value(
 			json_object_get(condition_get(wl, "QuotaReserved"), "lastTransitionTime"));
 		json_object_set_new(out, "state", json_string(fin ? "Finished" : "Admitted"));
-		json_object_set_new(out, "estimatedAdmission", !fin && t ? json_string(t) : json_null());
-		json_object_set_new(out, "basis", json_string(fin ? "it has finished" : "it is admitted"));
+		json_object_set_new(out, "estimatedAdmission",
+				    !fin && t ? json_string(t) : json_null());
+		json_object_set_new(out, "basis",
+				    json_string(fin ? "it has finished" : "it is admitted"));
 		reply(resp, 200, out);
 		return;
 	}
@@ -749,7 +782,8 @@ static void eta_answer(struct mgr *m, const char *ns, const char *name, struct h
 		json_object_set_new(out, "state", json_string("Unknown"));
 		json_object_set_new(out, "estimatedAdmission", json_null());
 		json_object_set_new(out, "basis",
-				    json_string("no basis: the workload is not queued (inactive, without a "
+				    json_string("no basis: the workload is not queued (inactive, "
+						"without a "
 						"queue, or not read yet)"));
 		reply(resp, 200, out);
 		return;
@@ -757,9 +791,11 @@ static void eta_answer(struct mgr *m, const char *ns, const char *name, struct h
 	time_format_rfc3339(e->admission_ms, when, sizeof(when));
 	json_t *sources = json_object();
 	for (int src = 0; src < FORECAST_N_SOURCES; src++)
-		json_object_set_new(sources, forecast_source_name(src), json_integer((json_int_t)e->sources[src]));
+		json_object_set_new(sources, forecast_source_name(src),
+				    json_integer((json_int_t)e->sources[src]));
 	json_object_set_new(out, "state", json_string("Pending"));
-	json_object_set_new(out, "estimatedAdmission", e->has_admission ? json_string(when) : json_null());
+	json_object_set_new(out, "estimatedAdmission",
+			    e->has_admission ? json_string(when) : json_null());
 	json_object_set_new(out, "ahead", json_integer((json_int_t)e->ahead));
 	json_object_set_new(out, "basis", json_string(e->basis));
 	json_object_set_new(out, "runtimeSources", sources);
@@ -790,7 +826,8 @@ static void on_forecast_done(uv_work_t *w, int status)
 		next = wt->next;
 		if (status != 0 || job->rc != 0)
 			reply_error(&resp, 500, "InternalError", "the forecast failed: %s",
-				    job->err[0] ? job->err : strerror(status ? ECANCELED : -job->rc));
+				    job->err[0] ? job->err :
+						  strerror(status ? ECANCELED : -job->rc));
 		else
 			eta_answer(m, wt->ns, wt->name, &resp);
 		state_release_views(m);
@@ -841,7 +878,8 @@ static void eta(struct mgr *m, const struct httpd_request *req, const char *ns, 
 				eta_answer(m, ns, name, resp);
 			forecast_job_free(job);
 		} else {
-			reply_error(resp, 503, "ServiceUnavailable", "a forecast is running; ask again");
+			reply_error(resp, 503, "ServiceUnavailable",
+				    "a forecast is running; ask again");
 		}
 		return;
 	}
@@ -910,7 +948,8 @@ void visibility_handle(struct mgr *m, const struct httpd_request *req, struct ht
 			return;
 		}
 	} else if (!strncmp(req->path, MUSTER_VIS, strlen(MUSTER_VIS)) &&
-		   (n = http_path_split(req->path + strlen(MUSTER_VIS), buf, sizeof(buf), s)) >= 0) {
+		   (n = http_path_split(req->path + strlen(MUSTER_VIS), buf, sizeof(buf), s)) >=
+			   0) {
 		if (n == 0) {
 			discovery(MUSTER_VIS_VERSION,
 				  json_pack("[o, o, o, o, o]",

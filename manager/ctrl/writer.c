@@ -147,8 +147,9 @@ static void on_resume(uv_timer_t *t)
 static void pause_writes(struct mgr *m)
 {
 	struct writer *w = m->writer;
-	w->pause_ms = w->pause_ms ? (w->pause_ms * 2 > PAUSE_MAX_MS ? PAUSE_MAX_MS : w->pause_ms * 2) :
-				    PAUSE_START_MS;
+	w->pause_ms = w->pause_ms ?
+			      (w->pause_ms * 2 > PAUSE_MAX_MS ? PAUSE_MAX_MS : w->pause_ms * 2) :
+			      PAUSE_START_MS;
 	unsigned ms = jitter(m, w->pause_ms);
 	w->paused_until = m->now_ms() + ms;
 	uv_timer_start(&w->resume, on_resume, ms, 0);
@@ -172,7 +173,8 @@ static json_t *load_answer(const struct kube_response *resp)
 		return NULL;
 	memcpy(text, resp->body, resp->body_len);
 	text[resp->body_len] = '\0';
-	json_t *obj = json_loadb(text, json_cut_member(text, resp->body_len, managed_fields), 0, &jerr);
+	json_t *obj =
+		json_loadb(text, json_cut_member(text, resp->body_len, managed_fields), 0, &jerr);
 	free(text);
 	return obj;
 }
@@ -199,7 +201,8 @@ const char *write_answer_meta(struct write_answer *a, const char *field, char *b
 	if (json_member_span(body, a->resp->body_len, path, &from, &to) == 0 && to - from >= 2 &&
 	    to - from - 2 < size && body[from] == '"' && body[to - 1] == '"') {
 		size_t n = to - from - 2, i = 0;
-		while (i < n && body[from + 1 + i] != '\\' && (unsigned char)body[from + 1 + i] >= 0x20)
+		while (i < n && body[from + 1 + i] != '\\' &&
+		       (unsigned char)body[from + 1 + i] >= 0x20)
 			i++;
 		if (i == n) {
 			memcpy(buf, body + from + 1, n);
@@ -207,7 +210,8 @@ const char *write_answer_meta(struct write_answer *a, const char *field, char *b
 			return buf;
 		}
 	}
-	return json_string_value(json_object_get(json_object_get(write_answer_object(a), "metadata"), field));
+	return json_string_value(
+		json_object_get(json_object_get(write_answer_object(a), "metadata"), field));
 }
 
 const char *write_answer_rv(struct write_answer *a)
@@ -279,10 +283,13 @@ static void on_written(void *arg, const struct kube_response *resp)
 		w->stats.rejected++;
 		delay = next_delay(m, kind, key, KEY_REJECTED_START_MS, KEY_REJECTED_MAX_MS);
 		log_failure(m, kind, key,
-			    resp->status == 403 && resp->body && strstr(resp->body, FENCE_MESSAGE) &&
+			    resp->status == 403 && resp->body &&
+					    strstr(resp->body, FENCE_MESSAGE) &&
 					    lease_elector_is_leader(m->elector) ?
-				    "write rejected: the apiserver's leader fence refuses our writes although we "
-				    "hold the Lease, so its copy of the Lease is stale (kubernetes#130887); "
+				    "write rejected: the apiserver's leader fence refuses our "
+				    "writes although we "
+				    "hold the Lease, so its copy of the Lease is stale "
+				    "(kubernetes#130887); "
 				    "restart the kube-apiservers" :
 				    "write rejected",
 			    resp);
@@ -390,7 +397,8 @@ static int send_guarded(struct mgr *m, enum kind kind, const char *key, const ch
 int writer_merge_patch(struct mgr *m, enum kind kind, const char *key, const char *path,
 		       json_t *patch, const char *base_rv, write_done_fn done)
 {
-	return send_guarded(m, kind, key, path, "application/merge-patch+json", patch, base_rv, done);
+	return send_guarded(m, kind, key, path, "application/merge-patch+json", patch, base_rv,
+			    done);
 }
 
 int writer_apply(struct mgr *m, enum kind kind, const char *key, const char *path,
@@ -468,7 +476,8 @@ void writer_get_stats(struct mgr *m, struct writer_stats *out)
 	*out = m->writer->stats;
 }
 
-/* --- events ------------------------------------------------------------------------------------ */
+/* --- events
+ * ------------------------------------------------------------------------------------ */
 
 /* What was recorded of the object's Events goes, so the next report tries again. */
 static void forget_events(struct mgr *m, enum kind kind, const char *key)
@@ -496,8 +505,8 @@ static void on_event_written(void *arg, const struct kube_response *resp)
 	}
 	if (resp->error || resp->status >= 300) {
 		forget_events(ctx->m, ctx->kind, ctx->key);
-		log_warn("cannot record event", LF_STR("object", ctx->key), LF_INT("status", resp->status),
-			 LF_STR("error", resp->error_text), LF_END);
+		log_warn("cannot record event", LF_STR("object", ctx->key),
+			 LF_INT("status", resp->status), LF_STR("error", resp->error_text), LF_END);
 	}
 	free(ctx);
 }
@@ -609,19 +618,19 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, enum event_class c
 	snprintf(note, sizeof(note), "%s", message); /* the API takes at most 1 kB */
 	json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s,"
 			       " s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:s}",
-			       "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name",
-			       name, "namespace", ns ? ns : "default", "eventTime", when,
+			       "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata",
+			       "name", name, "namespace", ns ? ns : "default", "eventTime", when,
 			       "reportingController", EVENT_CONTROLLER, "reportingInstance",
-			       m->identity[0] ? m->identity : "muster", "action",
-			       reason, "reason", reason, "regarding", "apiVersion",
-			       kind_api_version(kind), "kind", kind_name(kind), "name",
-			       obj_name(obj), "namespace", ns ? ns : "", "uid", uid ? uid : "",
-			       "note", note, "type", type);
+			       m->identity[0] ? m->identity : "muster", "action", reason, "reason",
+			       reason, "regarding", "apiVersion", kind_api_version(kind), "kind",
+			       kind_name(kind), "name", obj_name(obj), "namespace", ns ? ns : "",
+			       "uid", uid ? uid : "", "note", note, "type", type);
 	char *body = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
 	snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
 		 ns ? ns : "default");
 	struct kube_client *client = m->event_kube ? m->event_kube : m->kube;
-	if (!body || kube_request(client, "POST", path, NULL, body, on_event_written, ctx, NULL) != 0) {
+	if (!body ||
+	    kube_request(client, "POST", path, NULL, body, on_event_written, ctx, NULL) != 0) {
 		forget_events(m, kind, ctx->key);
 		log_warn("cannot record event", LF_STR("reason", reason), LF_END);
 		free(ctx);
@@ -629,7 +638,8 @@ void writer_event(struct mgr *m, enum kind kind, json_t *obj, enum event_class c
 		w->stats.events_sent++;
 	}
 	log_info("event", LF_STR("kind", kind_name(kind)), LF_STR("object", obj_name(obj)),
-		 LF_STR("reason", reason), LF_STR("type", type), LF_STR("message", message), LF_END);
+		 LF_STR("reason", reason), LF_STR("type", type), LF_STR("message", message),
+		 LF_END);
 	free(body);
 	json_decref(ev);
 }
@@ -656,7 +666,8 @@ int writer_init(struct mgr *m)
 		strmap_init(&w->objs[k]);
 	w->last_log_ms = INT64_MIN / 2;
 	w->buckets[0] = (struct bucket){ (int64_t)EVENT_BURST * 1000, m->now_ms ? m->now_ms() : 0 };
-	w->buckets[1] = (struct bucket){ (int64_t)EVENT_ROUTINE_BURST * 1000, w->buckets[0].refilled_ms };
+	w->buckets[1] =
+		(struct bucket){ (int64_t)EVENT_ROUTINE_BURST * 1000, w->buckets[0].refilled_ms };
 	uv_timer_init(m->loop, &w->resume);
 	w->resume.data = m;
 	m->writer = w;

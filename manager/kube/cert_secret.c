@@ -159,7 +159,9 @@ static void write_secret(struct sync *s, const char *rv)
 		rc = -ENOMEM;
 	if (rc == 0 && rv)
 		rc = json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion",
-					 json_string(rv)) == 0 ? 0 : -ENOMEM;
+					 json_string(rv)) == 0 ?
+			     0 :
+			     -ENOMEM;
 	if (rc == 0 && !(body = json_dumps(obj, JSON_COMPACT)))
 		rc = -ENOMEM;
 	json_decref(obj);
@@ -209,8 +211,9 @@ static void on_got(void *arg, const struct kube_response *resp)
 	} else {
 		if (rc == 0)
 			certs_release(&found);
-		log_info("webhook certificate Secret unusable, replacing it", LF_STR("namespace", s->ns),
-			 LF_STR("secret", s->name), LF_STR("reason", why), LF_END);
+		log_info("webhook certificate Secret unusable, replacing it",
+			 LF_STR("namespace", s->ns), LF_STR("secret", s->name),
+			 LF_STR("reason", why), LF_END);
 		if (rv)
 			write_secret(s, rv);
 		else
@@ -237,8 +240,12 @@ static void on_retry_closed(uv_handle_t *h)
 int cert_secret_sync(uv_loop_t *loop, struct kube_client *kube, const char *ns, const char *name,
 		     const char *const *dns_names, struct certs *out)
 {
-	struct sync s = { .loop = loop, .kube = kube, .ns = ns, .name = name,
-			  .dns_names = dns_names, .out = out };
+	struct sync s = { .loop = loop,
+			  .kube = kube,
+			  .ns = ns,
+			  .name = name,
+			  .dns_names = dns_names,
+			  .out = out };
 	char ens[256] = "", ename[256] = "";
 	memset(out, 0, sizeof(*out));
 	if (kube_escape(ens, sizeof(ens), ns) != 0 || kube_escape(ename, sizeof(ename), name) != 0)
@@ -250,7 +257,8 @@ int cert_secret_sync(uv_loop_t *loop, struct kube_client *kube, const char *ns, 
 	/* Nothing else runs yet: turn the loop until this round trip is settled. */
 	while (!s.done) {
 		if (uv_run(loop, UV_RUN_ONCE) == 0 && !s.done) {
-			finish(&s, -EIO); /* nothing left to wait for: cannot happen, but never spin */
+			finish(&s,
+			       -EIO); /* nothing left to wait for: cannot happen, but never spin */
 			break;
 		}
 	}

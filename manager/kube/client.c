@@ -177,8 +177,9 @@ static void check_multi_info(struct kube_client *c)
 			resp.body = call->body.data ? call->body.data : "";
 			resp.body_len = call->body.len;
 			if (c->observe)
-				c->observe(c->observe_arg, call->method, call->url + strlen(c->cfg.server),
-					   resp.status, resp.error, uv_hrtime() - call->started_ns);
+				c->observe(c->observe_arg, call->method,
+					   call->url + strlen(c->cfg.server), resp.status,
+					   resp.error, uv_hrtime() - call->started_ns);
 			call->done(call->arg, &resp);
 		}
 		call_free(call);
@@ -230,7 +231,8 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
 	int events = 0;
 
 	if (what == CURL_POLL_REMOVE) {
-		/* libcurl may report a socket it already closed; stop before close, free in close_cb. */
+		/* libcurl may report a socket it already closed; stop before close, free in
+		 * close_cb. */
 		if (ctx) {
 			uv_poll_stop(&ctx->poll);
 			uv_close((uv_handle_t *)&ctx->poll, on_sock_closed);
@@ -283,7 +285,8 @@ static int build_easy(struct kube_client *c, struct kube_call *call);
 static void start_call(struct kube_client *c, struct kube_call *call)
 {
 	if (build_easy(c, call) != 0) {
-		struct kube_response resp = { .error = -ENOMEM, .error_text = "out of memory",
+		struct kube_response resp = { .error = -ENOMEM,
+					      .error_text = "out of memory",
 					      .body = "" };
 		call->done(call->arg, &resp);
 		call_free(call);
@@ -291,7 +294,8 @@ static void start_call(struct kube_client *c, struct kube_call *call)
 	}
 	CURLMcode mrc = curl_multi_add_handle(c->multi, call->easy);
 	if (mrc != CURLM_OK) {
-		struct kube_response resp = { .error = -EIO, .error_text = curl_multi_strerror(mrc),
+		struct kube_response resp = { .error = -EIO,
+					      .error_text = curl_multi_strerror(mrc),
 					      .body = "" };
 		call->done(call->arg, &resp);
 		call_free(call);
@@ -343,7 +347,8 @@ static void on_kick(uv_timer_t *t)
 				break;
 			if (c->qps > 0) {
 				if (c->tokens < 1.0) {
-					uint64_t wait = (uint64_t)((1.0 - c->tokens) * 1000.0 / c->qps) + 1;
+					uint64_t wait =
+						(uint64_t)((1.0 - c->tokens) * 1000.0 / c->qps) + 1;
 					uv_timer_start(&c->kick, on_kick, wait, 0);
 					break;
 				}
@@ -370,7 +375,8 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 	if (call->streaming) {
 		long status = 0;
 		curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &status);
-		/* An error status carries a Status body, not a stream: keep it for the done callback. */
+		/* An error status carries a Status body, not a stream: keep it for the done
+		 * callback. */
 		if (status == 200)
 			return call->data(call->arg, ptr, n) < 0 ? 0 : n;
 	}
@@ -460,8 +466,9 @@ void kube_client_free(struct kube_client *c)
 		return;
 	c->closing = 1;
 	while (c->streams.head || c->requests.head || c->active) {
-		struct kube_call *call = c->streams.head ? c->streams.head :
-					 c->requests.head ? c->requests.head : c->active;
+		struct kube_call *call = c->streams.head  ? c->streams.head :
+					 c->requests.head ? c->requests.head :
+							    c->active;
 		if (call == c->streams.head) {
 			queue_remove(&c->streams, call);
 		} else if (call == c->requests.head) {
@@ -471,7 +478,8 @@ void kube_client_free(struct kube_client *c)
 			curl_multi_remove_handle(c->multi, call->easy);
 		}
 		if (!call->cancelled && call->done) {
-			struct kube_response resp = { .error = -ECANCELED, .error_text = "client closed",
+			struct kube_response resp = { .error = -ECANCELED,
+						      .error_text = "client closed",
 						      .body = "" };
 			call->done(call->arg, &resp);
 		}
@@ -481,8 +489,8 @@ void kube_client_free(struct kube_client *c)
 	uv_close((uv_handle_t *)&c->kick, on_handle_closed);
 }
 
-static int call_new(struct kube_client *c, const char *method, const char *path,
-		    kube_done_fn done, void *arg, struct kube_call **out)
+static int call_new(struct kube_client *c, const char *method, const char *path, kube_done_fn done,
+		    void *arg, struct kube_call **out)
 {
 	char url[8192];
 	struct kube_call *call;
@@ -548,7 +556,8 @@ static int build_easy(struct kube_client *c, struct kube_call *call)
 		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
 	}
 	if (c->cfg.cert_pem && c->cfg.key_pem) {
-		struct curl_blob cert = { c->cfg.cert_pem, strlen(c->cfg.cert_pem), CURL_BLOB_COPY };
+		struct curl_blob cert = { c->cfg.cert_pem, strlen(c->cfg.cert_pem),
+					  CURL_BLOB_COPY };
 		struct curl_blob key = { c->cfg.key_pem, strlen(c->cfg.key_pem), CURL_BLOB_COPY };
 		curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cert);
 		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
@@ -597,8 +606,9 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 	if (rc != 0)
 		return rc;
 	call->timeout_s = c->request_timeout_s;
-	if (body && (!(call->request = strdup(body)) ||
-		     !(call->content_type = strdup(content_type ? content_type : "application/json")))) {
+	if (body &&
+	    (!(call->request = strdup(body)) ||
+	     !(call->content_type = strdup(content_type ? content_type : "application/json")))) {
 		call_free(call);
 		return -ENOMEM;
 	}
@@ -648,8 +658,8 @@ static void on_sync_done(void *arg, const struct kube_response *resp)
 	s->out->body_len = resp->body_len;
 }
 
-int kube_request_sync(struct kube_client *c, const char *method, const char *path,
-		      const char *body, struct kube_reply *out)
+int kube_request_sync(struct kube_client *c, const char *method, const char *path, const char *body,
+		      struct kube_reply *out)
 {
 	struct sync_call s = { .out = out };
 	struct kube_call *call;
@@ -715,7 +725,8 @@ int kube_escape(char *dst, size_t size, const char *s)
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
 		int plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-			    (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~';
+			    (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' ||
+			    ch == '~';
 		if (n + (plain ? 1 : 3) >= size)
 			return -ENOSPC;
 		if (plain) {

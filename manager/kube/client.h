@@ -34,7 +34,8 @@ struct kube_call;
 
 struct kube_response {
 	long status; /* HTTP status, 0 when no response arrived */
-	int error; /* 0, or a negative errno for transport failures (-ETIMEDOUT, -ECONNREFUSED, …) */
+	/* 0, or a negative errno for transport failures (-ETIMEDOUT, -ECONNREFUSED, …) */
+	int error;
 	const char *error_text; /* human-readable transport error, "" when none */
 	const char *body; /* NUL-terminated response body (empty for streams), borrowed */
 	size_t body_len;
@@ -106,8 +107,8 @@ struct kube_reply {
  * Returns 0 with *out filled, a transport failure included (out->error), or -errno when the
  * request could not start (*out is then empty). Release *out with kube_reply_release.
  */
-int kube_request_sync(struct kube_client *c, const char *method, const char *path,
-		      const char *body, struct kube_reply *out);
+int kube_request_sync(struct kube_client *c, const char *method, const char *path, const char *body,
+		      struct kube_reply *out);
 void kube_reply_release(struct kube_reply *r);
 
 /* Stops a call; its callbacks never run afterwards. Safe from inside its own data callback. */

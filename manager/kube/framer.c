@@ -42,8 +42,9 @@ int watch_event_parse(const char *line, size_t len, struct watch_event *ev)
 		const char *name;
 		enum watch_event_type type;
 	} types[] = {
-		{ "ADDED", WATCH_ADDED },	{ "MODIFIED", WATCH_MODIFIED }, { "DELETED", WATCH_DELETED },
-		{ "BOOKMARK", WATCH_BOOKMARK }, { "ERROR", WATCH_ERROR },
+		{ "ADDED", WATCH_ADDED },     { "MODIFIED", WATCH_MODIFIED },
+		{ "DELETED", WATCH_DELETED }, { "BOOKMARK", WATCH_BOOKMARK },
+		{ "ERROR", WATCH_ERROR },
 	};
 	json_error_t jerr;
 	json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -68,8 +69,8 @@ int watch_event_parse(const char *line, size_t len, struct watch_event *ev)
 		json_int_t code = json_integer_value(json_object_get(obj, "code"));
 		ev->error_code = code > 0 && code < 1000 ? (int)code : 500;
 	}
-	ev->resource_version =
-		json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	ev->resource_version = json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 	rc = 0;
 out:
 	json_decref(root);

@@ -17,7 +17,8 @@
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 #define MAX_FILE (1u << 20)
 
-static void errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -233,11 +234,12 @@ static int load_exec(json_t *exec, const char *dir, struct kube_config *cfg, cha
 		errf(err, errlen, "kubeconfig: exec needs a command and an apiVersion");
 		return -EINVAL;
 	}
-	int n = strchr(command, '/') && command[0] != '/'
-			? snprintf(path, sizeof(path), "%s/%s", dir, command)
-			: snprintf(path, sizeof(path), "%s", command);
+	int n = strchr(command, '/') && command[0] != '/' ?
+			snprintf(path, sizeof(path), "%s/%s", dir, command) :
+			snprintf(path, sizeof(path), "%s", command);
 	int m = snprintf(info, sizeof(info),
-			 "{\"apiVersion\":\"%s\",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":%s}}",
+			 "{\"apiVersion\":\"%s\",\"kind\":\"ExecCredential\",\"spec\":{"
+			 "\"interactive\":%s}}",
 			 api, isatty(STDIN_FILENO) ? "true" : "false");
 	if (n < 0 || (size_t)n >= sizeof(path) || m < 0 || (size_t)m >= sizeof(info)) {
 		errf(err, errlen, "kubeconfig: exec command or apiVersion too long");
@@ -267,8 +269,9 @@ static int load_exec(json_t *exec, const char *dir, struct kube_config *cfg, cha
 	const char *key = json_string_value(json_object_get(status, "clientKeyData"));
 	rc = -EINVAL;
 	if (!kind || strcmp(kind, "ExecCredential") || (!token && !(cert && key))) {
-		errf(err, errlen, "exec plugin %s: no ExecCredential with a token or a client certificate "
-				  "and key",
+		errf(err, errlen,
+		     "exec plugin %s: no ExecCredential with a token or a client certificate "
+		     "and key",
 		     command);
 	} else if ((token && !(cfg->token = strdup(token))) ||
 		   (!token && (!(cfg->cert_pem = strdup(cert)) || !(cfg->key_pem = strdup(key))))) {
@@ -309,8 +312,8 @@ static int load_in_cluster(struct kube_config *cfg, char *err, size_t errlen)
 	return kube_config_refresh_token(cfg);
 }
 
-static int load_file(const char *path, const char *context, unsigned flags,
-		     struct kube_config *cfg, char *err, size_t errlen)
+static int load_file(const char *path, const char *context, unsigned flags, struct kube_config *cfg,
+		     char *err, size_t errlen)
 {
 	struct yamljson_error yerr;
 	json_t *docs = NULL;
@@ -328,8 +331,8 @@ static int load_file(const char *path, const char *context, unsigned flags,
 		snprintf(dir, sizeof(dir), ".");
 
 	json_t *root = json_array_get(docs, 0);
-	const char *ctx_name = context ? context :
-					 json_string_value(json_object_get(root, "current-context"));
+	const char *ctx_name =
+		context ? context : json_string_value(json_object_get(root, "current-context"));
 	json_t *ctx = ctx_name ? named(root, "contexts", ctx_name, "context") : NULL;
 	const char *cluster_name = json_string_value(json_object_get(ctx, "cluster"));
 	const char *user_name = json_string_value(json_object_get(ctx, "user"));
@@ -350,7 +353,8 @@ static int load_file(const char *path, const char *context, unsigned flags,
 	while (server_len && server[server_len - 1] == '/')
 		server_len--;
 	if (!ctx || !cluster || !server_len) {
-		errf(err, errlen, "kubeconfig %s: no usable current-context with a cluster server", path);
+		errf(err, errlen, "kubeconfig %s: no usable current-context with a cluster server",
+		     path);
 		goto out;
 	}
 	cfg->server = strndup(server, server_len);
@@ -378,7 +382,8 @@ static int load_file(const char *path, const char *context, unsigned flags,
 		if (token_file) {
 			cfg->token_file = strdup(token_file);
 			if (!cfg->token_file || (rc = kube_config_refresh_token(cfg)) != 0) {
-				errf(err, errlen, "kubeconfig: cannot read tokenFile %s", token_file);
+				errf(err, errlen, "kubeconfig: cannot read tokenFile %s",
+				     token_file);
 				rc = -ENOENT;
 				goto out;
 			}
@@ -425,7 +430,8 @@ int kube_config_load_context(const char *path, const char *context, unsigned fla
 			path = home_path;
 		} else if (getenv("KUBERNETES_SERVICE_HOST")) {
 			if (context) {
-				errf(err, errlen, "context \"%s\" not found: in-cluster, no kubeconfig",
+				errf(err, errlen,
+				     "context \"%s\" not found: in-cluster, no kubeconfig",
 				     context);
 				return -ENOENT;
 			}

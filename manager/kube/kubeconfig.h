@@ -17,7 +17,8 @@ struct kube_config {
 	char *token; /* bearer token, or NULL */
 	char *token_file; /* file the token is re-read from (in-cluster rotation), or NULL */
 	int insecure; /* insecure-skip-tls-verify */
-	char *namespace_name; /* the context's namespace (in-cluster: the service account's), or NULL */
+	char *namespace_name; /* the context's namespace (in-cluster: the service account's), or
+				 NULL */
 };
 
 /*

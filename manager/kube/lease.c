@@ -124,7 +124,8 @@ static void on_watch(void *arg, struct informer *inf, enum watch_event_type type
 		     json_t *old, json_t *obj)
 {
 	struct lease_elector *e = arg;
-	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+	const char *name =
+		json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 	(void)inf;
 	(void)key;
 	(void)old;
@@ -138,7 +139,9 @@ static void on_watch(void *arg, struct informer *inf, enum watch_event_type type
 		observe(e, obj);
 	}
 	if (e->leader && !is_holder(e))
-		lose(e, type == WATCH_DELETED ? "the Lease was deleted" : "another replica holds the Lease",
+		lose(e,
+		     type == WATCH_DELETED ? "the Lease was deleted" :
+					     "another replica holds the Lease",
 		     type != WATCH_DELETED);
 	if (!e->leader && !e->call)
 		tick(e); /* a follower decides at once: free now, or when it expires */
@@ -162,22 +165,25 @@ static int send_record(struct lease_elector *e, const char *holder)
 	char now[40];
 	int taking = strcmp(holder, e->holder) != 0 || !e->exists;
 	lease_format_micro_time(wall_now_ms(), now, sizeof(now));
-	json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:I, s:s, s:s, s:I}}", "apiVersion",
-				"coordination.k8s.io/v1", "kind", "Lease", "metadata", "name", e->name,
-				"namespace", e->ns, "spec", "holderIdentity", holder,
-				"leaseDurationSeconds", (json_int_t)(*holder ? e->duration_ms / 1000 : 1),
-				"acquireTime", taking || !e->acquire_time[0] ? now : e->acquire_time,
-				"renewTime", now, "leaseTransitions",
-				(json_int_t)(e->transitions + (taking && e->exists && *holder ? 1 : 0)));
+	json_t *obj =
+		json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:I, s:s, s:s, s:I}}", "apiVersion",
+			  "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name", e->name,
+			  "namespace", e->ns, "spec", "holderIdentity", holder,
+			  "leaseDurationSeconds", (json_int_t)(*holder ? e->duration_ms / 1000 : 1),
+			  "acquireTime", taking || !e->acquire_time[0] ? now : e->acquire_time,
+			  "renewTime", now, "leaseTransitions",
+			  (json_int_t)(e->transitions + (taking && e->exists && *holder ? 1 : 0)));
 	if (obj && e->exists)
-		json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(e->rv));
+		json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion",
+				    json_string(e->rv));
 	char *body = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
 	json_decref(obj);
 	if (!body)
 		return -ENOMEM;
 	e->call_sent_ms = mono_ms();
-	int rc = kube_request(e->client, e->exists ? "PUT" : "POST", e->exists ? e->object : e->collection,
-			      "application/json", body, on_write, e, &e->call);
+	int rc = kube_request(e->client, e->exists ? "PUT" : "POST",
+			      e->exists ? e->object : e->collection, "application/json", body,
+			      on_write, e, &e->call);
 	free(body);
 	return rc;
 }
@@ -226,7 +232,8 @@ static void on_write(void *arg, const struct kube_response *resp)
 		e->released = NULL;
 		if (!obj)
 			log_warn("could not release the Lease", LF_STR("lease", e->name),
-				 LF_INT("status", resp->status), LF_STR("error", resp->error_text), LF_END);
+				 LF_INT("status", resp->status), LF_STR("error", resp->error_text),
+				 LF_END);
 		done(e->released_arg);
 		return;
 	}
@@ -234,7 +241,8 @@ static void on_write(void *arg, const struct kube_response *resp)
 		e->renewed_ms = e->call_sent_ms;
 		if (!e->leader) {
 			e->leader = 1;
-			log_info("became the leader", LF_STR("lease", e->name), LF_STR("identity", e->identity),
+			log_info("became the leader", LF_STR("lease", e->name),
+				 LF_STR("identity", e->identity),
 				 LF_INT("transitions", e->transitions), LF_END);
 			if (e->on_started)
 				e->on_started(e->arg);
@@ -244,12 +252,13 @@ static void on_write(void *arg, const struct kube_response *resp)
 	}
 	if (resp->status == 409) {
 		/* Someone wrote first: read the record now rather than wait for the watch. */
-		if (kube_request(e->client, "GET", e->object, NULL, NULL, on_read, e, &e->call) == 0)
+		if (kube_request(e->client, "GET", e->object, NULL, NULL, on_read, e, &e->call) ==
+		    0)
 			return;
 		e->call = NULL;
 	} else if (resp->error || resp->status >= 300) {
-		log_warn("Lease write failed", LF_STR("lease", e->name), LF_INT("status", resp->status),
-			 LF_STR("error", resp->error_text), LF_END);
+		log_warn("Lease write failed", LF_STR("lease", e->name),
+			 LF_INT("status", resp->status), LF_STR("error", resp->error_text), LF_END);
 	}
 	schedule(e, (uint64_t)e->retry_ms);
 }
@@ -278,8 +287,8 @@ static void on_read(void *arg, const struct kube_response *resp)
 		schedule(e, 0);
 }
 
-int lease_elector_start(uv_loop_t *loop, struct kube_client *client, const struct lease_options *opt,
-			struct lease_elector **out)
+int lease_elector_start(uv_loop_t *loop, struct kube_client *client,
+			const struct lease_options *opt, struct lease_elector **out)
 {
 	struct lease_elector *e = calloc(1, sizeof(*e));
 	int rc = -ENOMEM;
@@ -308,8 +317,11 @@ int lease_elector_start(uv_loop_t *loop, struct kube_client *client, const struc
 	snprintf(e->object, sizeof(e->object), "%s/", e->collection);
 	if ((rc = kube_escape(e->object, sizeof(e->object), e->name)) != 0)
 		goto fail;
-	struct informer_options io = { .name = "leases", .path = e->collection, .on_event = on_watch,
-				       .on_synced = on_synced, .arg = e };
+	struct informer_options io = { .name = "leases",
+				       .path = e->collection,
+				       .on_event = on_watch,
+				       .on_synced = on_synced,
+				       .arg = e };
 	/* The informer's callbacks run from the loop only, after the timer exists. */
 	if ((rc = informer_start(loop, client, &io, &e->informer)) != 0)
 		goto fail;

@@ -54,8 +54,8 @@ struct lease_options {
 };
 
 /* Starts watching the Lease and campaigning. Strings are copied. 0 or -errno. */
-int lease_elector_start(uv_loop_t *loop, struct kube_client *client, const struct lease_options *opt,
-			struct lease_elector **out);
+int lease_elector_start(uv_loop_t *loop, struct kube_client *client,
+			const struct lease_options *opt, struct lease_elector **out);
 /* Whether we lead now and our last renewal is recent enough to write (see Fencing above). */
 int lease_elector_may_write(const struct lease_elector *e);
 int lease_elector_is_leader(const struct lease_elector *e);

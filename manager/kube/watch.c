@@ -61,7 +61,8 @@ int informer_key(json_t *obj, char *buf, size_t size)
 
 static const char *rv_of(json_t *obj)
 {
-	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	return json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
 static void set_rv(struct informer *inf, const char *rv)
@@ -95,7 +96,8 @@ static void back_off(struct informer *inf, int relist, int busy, const char *why
 	if (relist)
 		set_rv(inf, NULL);
 	if (!busy)
-		inf->backoff_ms = inf->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : inf->backoff_ms * 2;
+		inf->backoff_ms = inf->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
+									 inf->backoff_ms * 2;
 	uv_timer_start(&inf->retry, on_retry, delay, 0);
 }
 
@@ -189,8 +191,9 @@ static void on_list(void *arg, const struct kube_response *resp)
 		json_decref(inf->listing);
 		inf->listing = NULL;
 		if (!inf->absent)
-			log_info("resource not served; watching for it", LF_STR("resource", inf->name),
-				 LF_INT("retry_ms", ABSENT_RETRY_MS), LF_END);
+			log_info("resource not served; watching for it",
+				 LF_STR("resource", inf->name), LF_INT("retry_ms", ABSENT_RETRY_MS),
+				 LF_END);
 		inf->absent = 1;
 		if (!inf->synced) {
 			inf->synced = 1;
@@ -203,7 +206,8 @@ static void on_list(void *arg, const struct kube_response *resp)
 	}
 	if (resp->error || resp->status != 200) {
 		char why[256];
-		snprintf(why, sizeof(why), "list failed: status %ld %s", resp->status, resp->error_text);
+		snprintf(why, sizeof(why), "list failed: status %ld %s", resp->status,
+			 resp->error_text);
 		json_decref(inf->listing);
 		inf->listing = NULL;
 		back_off(inf, 1, !resp->error && resp->status == 429, why);
@@ -326,7 +330,8 @@ static void on_watch_done(void *arg, const struct kube_response *resp)
 
 	if (resp->status == 410 || !inf->resource_version) {
 		/* Our resourceVersion is too old: list again and report the difference. */
-		log_info("resourceVersion expired, relisting", LF_STR("resource", inf->name), LF_END);
+		log_info("resourceVersion expired, relisting", LF_STR("resource", inf->name),
+			 LF_END);
 		set_rv(inf, NULL);
 		list_page(inf, NULL);
 		return;
@@ -346,8 +351,8 @@ static void start_watch(struct informer *inf)
 	char path[4096];
 	long timeout = WATCH_TIMEOUT_MIN + rand() % WATCH_TIMEOUT_MIN;
 	int n = snprintf(path, sizeof(path),
-			 "%s?watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld&resourceVersion=", inf->path,
-			 timeout);
+			 "%s?watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld&resourceVersion=",
+			 inf->path, timeout);
 	int rc = n < 0 || (size_t)n >= sizeof(path) || !inf->resource_version ? -EINVAL : 0;
 	if (rc == 0)
 		rc = kube_escape(path, sizeof(path), inf->resource_version);
@@ -384,7 +389,8 @@ int informer_start(uv_loop_t *loop, struct kube_client *client, const struct inf
 	inf->optional = opt->optional;
 	inf->store = json_object();
 	inf->backoff_ms = BACKOFF_START_MS;
-	if (!inf->name || !inf->path || !inf->store || (opt->label_selector && !inf->label_selector)) {
+	if (!inf->name || !inf->path || !inf->store ||
+	    (opt->label_selector && !inf->label_selector)) {
 		free(inf->name);
 		free(inf->path);
 		free(inf->label_selector);

@@ -63,8 +63,8 @@ struct ledger {
 	/* The writer thread's own: the write connection and its statements. */
 	uv_thread_t thread;
 	sqlite3 *wdb;
-	sqlite3_stmt *close_admission, *insert, *any_aged, *delete_aged, *delete_oldest,
-		*id_range, *page_count, *freelist_count;
+	sqlite3_stmt *close_admission, *insert, *any_aged, *delete_aged, *delete_oldest, *id_range,
+		*page_count, *freelist_count;
 	int64_t page_size;
 	uint64_t last_error_log_ns, errors_unlogged;
 
@@ -76,9 +76,9 @@ struct ledger {
 };
 
 static const char *const event_names[] = {
-	[LEDGER_ADMIT] = "admit",	  [LEDGER_PREEMPT] = "preempt", [LEDGER_EVICT] = "evict",
-	[LEDGER_REQUEUE] = "requeue",	  [LEDGER_FINISH] = "finish",
-	[LEDGER_DEACTIVATE] = "deactivate",
+	[LEDGER_ADMIT] = "admit",   [LEDGER_PREEMPT] = "preempt",
+	[LEDGER_EVICT] = "evict",   [LEDGER_REQUEUE] = "requeue",
+	[LEDGER_FINISH] = "finish", [LEDGER_DEACTIVATE] = "deactivate",
 };
 
 const char *ledger_event_name(enum ledger_event event)
@@ -273,7 +273,8 @@ static int configure_writer(sqlite3 *db, const char *path)
 	rc = step == SQLITE_ROW ? 0 : sqlite_errno(db, step);
 	sqlite3_finalize(st);
 	if (rc == 0 && !wal) {
-		log_error("ledger file cannot use write-ahead logging", LF_STR("path", path), LF_END);
+		log_error("ledger file cannot use write-ahead logging", LF_STR("path", path),
+			  LF_END);
 		rc = -ENOTSUP;
 	}
 	if (rc == 0)
@@ -282,19 +283,19 @@ static int configure_writer(sqlite3 *db, const char *path)
 	return rc;
 }
 
-#define DECISION_COLUMNS                                                                 \
+#define DECISION_COLUMNS                                                                  \
 	"id, time_ms, event, namespace, name, uid, cluster_queue, local_queue, flavors, " \
 	"resources, reason, message, preemptor, cluster_queue_usage"
 
 /* One query per usage grouping: the admissions that overlap [?1 since, ?2 until], each with
  * its group key, uid, resources and the overlap in ms. Two branches so that each uses its
  * partial index: admissions still open, and admissions that ended after since. */
-#define USAGE_SQL(key)                                                                     \
+#define USAGE_SQL(key)                                                                         \
 	"SELECT grp, uid, resources, min(coalesce(ended_ms, ?2), ?2) - max(time_ms, ?1) AS ms" \
-	" FROM (SELECT coalesce(" key ", '') AS grp, uid, resources, time_ms, ended_ms"       \
-	"  FROM decisions WHERE event = 'admit' AND ended_ms IS NULL AND time_ms < ?2"        \
-	"  UNION ALL"                                                                         \
-	"  SELECT coalesce(" key ", '') AS grp, uid, resources, time_ms, ended_ms"            \
+	" FROM (SELECT coalesce(" key ", '') AS grp, uid, resources, time_ms, ended_ms"        \
+	"  FROM decisions WHERE event = 'admit' AND ended_ms IS NULL AND time_ms < ?2"         \
+	"  UNION ALL"                                                                          \
+	"  SELECT coalesce(" key ", '') AS grp, uid, resources, time_ms, ended_ms"             \
 	"  FROM decisions WHERE event = 'admit' AND ended_ms > ?1 AND time_ms < ?2)"           \
 	" WHERE ms > 0 ORDER BY grp, uid"
 
@@ -324,10 +325,12 @@ static int prepare_writer(struct ledger *l)
 	if (rc == 0)
 		rc = prepare(db, l->path,
 			     "DELETE FROM decisions WHERE id IN (SELECT id FROM decisions"
-			     " WHERE NOT (event = 'admit' AND ended_ms IS NULL) ORDER BY id LIMIT ?1)",
+			     " WHERE NOT (event = 'admit' AND ended_ms IS NULL) ORDER BY id LIMIT "
+			     "?1)",
 			     &l->delete_oldest);
 	if (rc == 0)
-		rc = prepare(db, l->path, "SELECT coalesce(max(id) - min(id) + 1, 0) FROM decisions",
+		rc = prepare(db, l->path,
+			     "SELECT coalesce(max(id) - min(id) + 1, 0) FROM decisions",
 			     &l->id_range);
 	if (rc == 0)
 		rc = prepare(db, l->path, "PRAGMA page_count", &l->page_count);
@@ -357,7 +360,8 @@ static int prepare_reader(struct ledger *l)
 	if (rc == 0)
 		rc = prepare(db, l->path,
 			     "SELECT ended_ms, ended_ms - time_ms FROM decisions"
-			     " WHERE event = 'admit' AND end_event = 'finish' AND cluster_queue = ?1"
+			     " WHERE event = 'admit' AND end_event = 'finish' AND cluster_queue = "
+			     "?1"
 			     " ORDER BY ended_ms DESC LIMIT ?2",
 			     &l->runtimes);
 	if (rc == 0)
@@ -378,9 +382,10 @@ static void finalize_all(sqlite3_stmt **stmts, size_t n)
 
 static void close_writer_db(struct ledger *l)
 {
-	sqlite3_stmt *stmts[] = { l->close_admission, l->insert,	 l->any_aged,
-				  l->delete_aged,     l->delete_oldest, l->id_range,
-				  l->page_count,      l->freelist_count };
+	sqlite3_stmt *stmts[] = {
+		l->close_admission, l->insert,   l->any_aged,   l->delete_aged,
+		l->delete_oldest,   l->id_range, l->page_count, l->freelist_count
+	};
 	finalize_all(stmts, sizeof(stmts) / sizeof(stmts[0]));
 	if (l->wdb)
 		sqlite3_exec(l->wdb, "PRAGMA optimize", NULL, NULL, NULL);
@@ -391,8 +396,8 @@ static void close_writer_db(struct ledger *l)
 static void close_reader_db(struct ledger *l)
 {
 	sqlite3_stmt *stmts[] = { l->workload_history, l->cluster_queue_history,
-				  l->usage_by_queue, l->usage_by_namespace, l->runtimes,
-				  l->open_admissions };
+				  l->usage_by_queue,   l->usage_by_namespace,
+				  l->runtimes,         l->open_admissions };
 	finalize_all(stmts, sizeof(stmts) / sizeof(stmts[0]));
 	sqlite3_close(l->rdb);
 	l->rdb = NULL;
@@ -522,8 +527,8 @@ static int delete_aged(struct ledger *l, uint64_t *deleted)
  * Trims the file to its bounds (see ledger.h): rows past the age, a chunk per batch, then the
  * oldest rows while the pages in use exceed retention_bytes, down to 90 % of it. The number to
  * delete is estimated from the id range, which is the row count but for the open admissions
- * kept behind; a few rounds correct the estimate. Writer thread only.
- */
+ * kept behind; a few rounds correct the estimate. Writer thread
+ * only. */
 static int apply_retention(struct ledger *l, uint64_t *deleted, int64_t *db_bytes)
 {
 	int rc = l->opts.retention_age_ms >= 0 ? delete_aged(l, deleted) : 0;
@@ -682,8 +687,9 @@ static int open_databases(struct ledger *l)
 				 l->opts.busy_timeout_ms, &l->wdb);
 	if (rc < 0)
 		return rc;
-	if ((rc = configure_writer(l->wdb, l->path)) < 0 || (rc = ensure_schema(l->wdb, l->path)) < 0 ||
-	    (rc = prepare_writer(l)) < 0 || (rc = used_bytes(l, &l->stats.db_bytes)) < 0)
+	if ((rc = configure_writer(l->wdb, l->path)) < 0 ||
+	    (rc = ensure_schema(l->wdb, l->path)) < 0 || (rc = prepare_writer(l)) < 0 ||
+	    (rc = used_bytes(l, &l->stats.db_bytes)) < 0)
 		goto fail_writer;
 	/* Readers wait briefly at most: in WAL mode only recovery or a truncating checkpoint
 	 * holds them off, and the caller may be the loop. */
@@ -1008,7 +1014,8 @@ static int add_resource_hours(json_t *hours, const char *resources, size_t len, 
 	const char *resource;
 	json_t *value;
 	int rc = 0;
-	json_object_foreach(list, resource, value) {
+	json_object_foreach(list, resource, value)
+	{
 		struct quantity q;
 		if (!json_is_string(value) || quantity_parse(json_string_value(value), &q) < 0)
 			continue;
@@ -1087,7 +1094,8 @@ static int usage_items(struct ledger *l, sqlite3_stmt *st, json_t *items)
 			workloads++;
 		}
 		rc = add_resource_hours(hours, (const char *)sqlite3_column_text(st, 2),
-					(size_t)sqlite3_column_bytes(st, 2), sqlite3_column_int64(st, 3));
+					(size_t)sqlite3_column_bytes(st, 2),
+					sqlite3_column_int64(st, 3));
 	}
 	if (rc == 0 && step != SQLITE_DONE)
 		rc = sqlite_errno(l->rdb, step);
@@ -1106,7 +1114,8 @@ static int usage_items(struct ledger *l, sqlite3_stmt *st, json_t *items)
 int ledger_usage(struct ledger *l, int64_t since_ms, int64_t until_ms, enum ledger_usage_by by,
 		 json_t **out)
 {
-	if (!l || !out || until_ms < since_ms || (by != LEDGER_BY_QUEUE && by != LEDGER_BY_NAMESPACE))
+	if (!l || !out || until_ms < since_ms ||
+	    (by != LEDGER_BY_QUEUE && by != LEDGER_BY_NAMESPACE))
 		return -EINVAL;
 	json_t *answer = answer_new("UsageReport"), *items = json_array();
 	int rc = 0;
@@ -1117,7 +1126,8 @@ int ledger_usage(struct ledger *l, int64_t since_ms, int64_t until_ms, enum ledg
 		rc = -ENOMEM;
 	if (rc == 0) {
 		uv_mutex_lock(&l->read_lock);
-		sqlite3_stmt *st = by == LEDGER_BY_QUEUE ? l->usage_by_queue : l->usage_by_namespace;
+		sqlite3_stmt *st = by == LEDGER_BY_QUEUE ? l->usage_by_queue :
+							   l->usage_by_namespace;
 		int bind = sqlite3_bind_int64(st, 1, since_ms);
 		if (bind == SQLITE_OK)
 			bind = sqlite3_bind_int64(st, 2, until_ms);
@@ -1170,8 +1180,10 @@ int ledger_open_admissions(struct ledger *l, ledger_admission_fn fn, void *arg)
 	int rc, stop = 0;
 	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct ledger_admission a = {
-			(const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
-			(const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+			(const char *)sqlite3_column_text(st, 0),
+			(const char *)sqlite3_column_text(st, 1),
+			(const char *)sqlite3_column_text(st, 2),
+			(const char *)sqlite3_column_text(st, 3),
 			sqlite3_column_int64(st, 4),
 		};
 		stop = fn(arg, &a);

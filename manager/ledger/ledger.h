@@ -119,7 +119,8 @@
 
 #define LEDGER_TEXT_MAX 65536u /* bytes per text field of a record, NUL excluded */
 #define LEDGER_WAKE_RECORDS 4096u /* a queue this long is committed without waiting batch_ms */
-#define LEDGER_BATCH_MAX 8192u /* records per transaction, at most: bigger ones outgrow the cache */
+/* Records per transaction, at most: bigger ones outgrow the cache. */
+#define LEDGER_BATCH_MAX 8192u
 #define LEDGER_RETENTION_CHUNK 10000 /* rows deleted by age per batch, at most */
 #define LEDGER_HISTORY_MAX 10000u /* largest limit of a history query */
 #define LEDGER_USAGE_MAX_INTERVALS 1000000u /* admissions a usage report may add up */

@@ -117,8 +117,7 @@ static int add_ext(X509 *subject, X509 *issuer, int nid, const char *value)
  * The SAN extension, built from GENERAL_NAMEs rather than an "DNS:a,IP:b" config string so no
  * name can smuggle in another entry.
  */
-static int add_subject_alt_names(X509 *x, const char *const *dns_names,
-				 const char *const *ip_addrs)
+static int add_subject_alt_names(X509 *x, const char *const *dns_names, const char *const *ip_addrs)
 {
 	int rc = -EIO;
 	GENERAL_NAMES *names = sk_GENERAL_NAME_new_null();
@@ -359,7 +358,7 @@ static bool has_ip_san(const GENERAL_NAMES *names, const char *want)
 }
 
 /* Verifies leaf against ca for serverAuth as of time at. Returns NULL or why not. */
-static const char *verify_at(X509 *ca, X509 *leaf, STACK_OF(X509) *chain, time_t at)
+static const char *verify_at(X509 *ca, X509 *leaf, STACK_OF(X509) * chain, time_t at)
 {
 	const char *why = "cannot set up verification";
 	X509_STORE *store = X509_STORE_new();
@@ -580,8 +579,8 @@ static int ensure_dir(const char *dir)
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
-int certs_load_or_create(const char *dir, const char *const *dns_names,
-			 const char *const *ip_addrs, struct certs *out)
+int certs_load_or_create(const char *dir, const char *const *dns_names, const char *const *ip_addrs,
+			 struct certs *out)
 {
 	struct certs found = { NULL, NULL, NULL };
 	int rc;

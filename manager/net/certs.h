@@ -46,8 +46,8 @@ int certs_generate(const char *const *dns_names, const char *const *ip_addrs, st
  * Returns 0 and fills *out, or a negative errno (from certs_generate, or the file system when
  * writing fails, e.g. -EROFS); on error *out is left empty.
  */
-int certs_load_or_create(const char *dir, const char *const *dns_names,
-			 const char *const *ip_addrs, struct certs *out);
+int certs_load_or_create(const char *dir, const char *const *dns_names, const char *const *ip_addrs,
+			 struct certs *out);
 
 /* Whether a set (loaded from files or a Secret) can serve these names: the key matches, the
  * serving certificate chains to ca_pem for serverAuth, both stay valid for at least

@@ -340,10 +340,10 @@ int http_path_split(const char *path, char *buf, size_t size, char **seg)
 
 static int hex_digit(char c)
 {
-	return c >= '0' && c <= '9' ? c - '0'
-	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-				      : -1;
+	return c >= '0' && c <= '9' ? c - '0' :
+	       c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 :
+				      -1;
 }
 
 int http_query_param(const char *query, const char *name, char *out, size_t size)

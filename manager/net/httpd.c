@@ -153,35 +153,64 @@ static void log_tls_error(enum log_level level, const char *msg)
 static const char *status_reason(int status)
 {
 	switch (status) {
-	case 100: return "Continue";
-	case 200: return "OK";
-	case 201: return "Created";
-	case 202: return "Accepted";
-	case 204: return "No Content";
-	case 301: return "Moved Permanently";
-	case 302: return "Found";
-	case 304: return "Not Modified";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 408: return "Request Timeout";
-	case 409: return "Conflict";
-	case 411: return "Length Required";
-	case 413: return "Content Too Large";
-	case 415: return "Unsupported Media Type";
-	case 417: return "Expectation Failed";
-	case 422: return "Unprocessable Content";
-	case 429: return "Too Many Requests";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 501: return "Not Implemented";
-	case 502: return "Bad Gateway";
-	case 503: return "Service Unavailable";
-	case 504: return "Gateway Timeout";
-	case 505: return "HTTP Version Not Supported";
-	default: return ""; /* the reason phrase may be empty (RFC 9112 4) */
+	case 100:
+		return "Continue";
+	case 200:
+		return "OK";
+	case 201:
+		return "Created";
+	case 202:
+		return "Accepted";
+	case 204:
+		return "No Content";
+	case 301:
+		return "Moved Permanently";
+	case 302:
+		return "Found";
+	case 304:
+		return "Not Modified";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
+	case 409:
+		return "Conflict";
+	case 411:
+		return "Length Required";
+	case 413:
+		return "Content Too Large";
+	case 415:
+		return "Unsupported Media Type";
+	case 417:
+		return "Expectation Failed";
+	case 422:
+		return "Unprocessable Content";
+	case 429:
+		return "Too Many Requests";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 501:
+		return "Not Implemented";
+	case 502:
+		return "Bad Gateway";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	case 505:
+		return "HTTP Version Not Supported";
+	default:
+		return ""; /* the reason phrase may be empty (RFC 9112 4) */
 	}
 }
 
@@ -353,7 +382,7 @@ struct head_builder {
 };
 
 __attribute__((format(printf, 2, 3))) static void head_printf(struct head_builder *b,
-							       const char *fmt, ...)
+							      const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -1207,12 +1236,12 @@ int httpd_start(uv_loop_t *loop, const struct httpd_options *opt, struct httpd *
 	h->max_body = max_body;
 	h->max_buffered = opt->max_buffered ? opt->max_buffered : HTTPD_DEFAULT_MAX_BUFFERED;
 	h->in_cap = HTTP_HEAD_MAX + max_body + READ_CHUNK;
-	h->max_connections = opt->max_connections ? opt->max_connections
-						  : HTTPD_DEFAULT_MAX_CONNECTIONS;
-	h->request_timeout_ms = opt->request_timeout_ms ? opt->request_timeout_ms
-							: HTTPD_DEFAULT_REQUEST_TIMEOUT_MS;
-	h->idle_timeout_ms = opt->idle_timeout_ms ? opt->idle_timeout_ms
-						  : HTTPD_DEFAULT_IDLE_TIMEOUT_MS;
+	h->max_connections = opt->max_connections ? opt->max_connections :
+						    HTTPD_DEFAULT_MAX_CONNECTIONS;
+	h->request_timeout_ms = opt->request_timeout_ms ? opt->request_timeout_ms :
+							  HTTPD_DEFAULT_REQUEST_TIMEOUT_MS;
+	h->idle_timeout_ms = opt->idle_timeout_ms ? opt->idle_timeout_ms :
+						    HTTPD_DEFAULT_IDLE_TIMEOUT_MS;
 	if (opt->cert_pem) {
 		r = tls_ctx_new(opt->cert_pem, opt->key_pem, &h->ssl_ctx);
 		if (r < 0) {

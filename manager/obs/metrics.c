@@ -87,8 +87,8 @@ static int valid_name(const char *s, int colon)
 	if (!s || !*s || (*s >= '0' && *s <= '9'))
 		return 0;
 	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-		      *s == '_' || (colon && *s == ':')))
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || (colon && *s == ':')))
 			return 0;
 	return 1;
 }
@@ -110,8 +110,8 @@ struct metric_family *metrics_add_family(struct metrics *reg, enum metric_type t
 		if (!strcmp(f->name, name))
 			return NULL;
 	for (; labels && labels[n]; n++)
-		if (n == METRICS_MAX_LABELS || !valid_name(labels[n], 0) || !strcmp(labels[n], "le") ||
-		    !strcmp(labels[n], "replica_role"))
+		if (n == METRICS_MAX_LABELS || !valid_name(labels[n], 0) ||
+		    !strcmp(labels[n], "le") || !strcmp(labels[n], "replica_role"))
 			return NULL;
 	struct metric_family *f = calloc(1, sizeof(*f));
 	if (!f)
@@ -285,7 +285,8 @@ void metrics_remove_matching(struct metric_family *f, const char *label, const c
 		removed = 0;
 		for (size_t i = 0; i < f->series.cap; i++) {
 			struct strmap_slot *slot = &f->series.slots[i];
-			if (!slot->key || strcmp(((struct series *)slot->value)->values[l], value ? value : ""))
+			if (!slot->key ||
+			    strcmp(((struct series *)slot->value)->values[l], value ? value : ""))
 				continue;
 			series_free(strmap_remove(&f->series, slot->key));
 			removed = 1;
@@ -341,7 +342,10 @@ static int append_escaped(struct buf *out, const char *s, int quote)
 	int rc = 0;
 	const char *run = s;
 	for (; *s && rc == 0; s++) {
-		const char *esc = *s == '\\' ? "\\\\" : *s == '\n' ? "\\n" : quote && *s == '"' ? "\\\"" : NULL;
+		const char *esc = *s == '\\'         ? "\\\\" :
+				  *s == '\n'         ? "\\n" :
+				  quote && *s == '"' ? "\\\"" :
+						       NULL;
 		if (!esc)
 			continue;
 		if ((rc = buf_append(out, run, (size_t)(s - run))) == 0)
@@ -377,7 +381,8 @@ static int append_sample(struct buf *out, const struct metric_family *f, const s
 			value = le;
 		}
 		if ((rc = buf_append_str(out, any ? "," : "{")) == 0 &&
-		    (rc = buf_append_str(out, name)) == 0 && (rc = buf_append_str(out, "=\"")) == 0 &&
+		    (rc = buf_append_str(out, name)) == 0 &&
+		    (rc = buf_append_str(out, "=\"")) == 0 &&
 		    (rc = append_escaped(out, value, 1)) == 0)
 			rc = buf_append_str(out, "\"");
 		any = 1;
@@ -394,7 +399,8 @@ static size_t sort_labels; /* qsort has no argument: the label count of the fami
 
 static int cmp_series(const void *a, const void *b)
 {
-	const struct series *x = *(const struct series *const *)a, *y = *(const struct series *const *)b;
+	const struct series *x = *(const struct series *const *)a,
+			    *y = *(const struct series *const *)b;
 	for (size_t i = 0; i < sort_labels; i++) {
 		int c = strcmp(x->values[i], y->values[i]);
 		if (c)
@@ -416,10 +422,12 @@ static int render_family(const struct metric_family *f, struct buf *out)
 			list[n++] = f->series.slots[i].value;
 	sort_labels = f->n_labels;
 	qsort(list, n, sizeof(*list), cmp_series);
-	if ((rc = buf_append_str(out, "# HELP ")) == 0 && (rc = buf_append_str(out, f->name)) == 0 &&
-	    (rc = buf_append_str(out, " ")) == 0 && (rc = append_escaped(out, f->help, 0)) == 0 &&
-	    (rc = buf_append_str(out, "\n# TYPE ")) == 0 && (rc = buf_append_str(out, f->name)) == 0 &&
-	    (rc = buf_append_str(out, " ")) == 0 && (rc = buf_append_str(out, types[f->type])) == 0)
+	if ((rc = buf_append_str(out, "# HELP ")) == 0 &&
+	    (rc = buf_append_str(out, f->name)) == 0 && (rc = buf_append_str(out, " ")) == 0 &&
+	    (rc = append_escaped(out, f->help, 0)) == 0 &&
+	    (rc = buf_append_str(out, "\n# TYPE ")) == 0 &&
+	    (rc = buf_append_str(out, f->name)) == 0 && (rc = buf_append_str(out, " ")) == 0 &&
+	    (rc = buf_append_str(out, types[f->type])) == 0)
 		rc = buf_append_str(out, "\n");
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const struct series *s = list[i];

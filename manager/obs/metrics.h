@@ -58,8 +58,8 @@ struct metric_family *metrics_add_family(struct metrics *reg, enum metric_type t
  * Updates the series with these label values (one per label of the family, in its order; NULL
  * reads as ""), creating it at 0 first. Values are copied. metrics_add is for counters (v >= 0)
  * and gauges; metrics_set for gauges; metrics_observe for histograms. 0, -EINVAL (wrong type
- * or a negative counter increment), -ENOSPC (the family is full) or -ENOMEM.
- */
+ * or a negative counter increment), -ENOSPC (the family is full) or
+ * -ENOMEM. */
 int metrics_add(struct metric_family *f, const char *const *values, double v);
 int metrics_set(struct metric_family *f, const char *const *values, double v);
 int metrics_observe(struct metric_family *f, const char *const *values, double v);

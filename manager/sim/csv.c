@@ -66,7 +66,7 @@ static int csv_split(struct csv *c, const char *s, size_t len)
 			for (;;) {
 				if (i == len) {
 					csv_problem(c, c->line, "field %zu: no closing quote",
-						c->n_fields);
+						    c->n_fields);
 					return -1;
 				}
 				if (s[i] == '"') {
@@ -84,7 +84,7 @@ static int csv_split(struct csv *c, const char *s, size_t len)
 				i++;
 			if (i < len && s[i] != ',') {
 				csv_problem(c, c->line, "field %zu: text after the closing quote",
-					c->n_fields);
+					    c->n_fields);
 				return -1;
 			}
 			f->len = (size_t)(out - f->s);
@@ -92,8 +92,8 @@ static int csv_split(struct csv *c, const char *s, size_t len)
 			while (i < len && s[i] != ',') {
 				if (s[i] == '"') {
 					csv_problem(c, c->line,
-						"field %zu: a quote inside an unquoted field",
-						c->n_fields);
+						    "field %zu: a quote inside an unquoted field",
+						    c->n_fields);
 					return -1;
 				}
 				*out++ = s[i++];
@@ -187,8 +187,8 @@ char *csv_text(struct csv *c, const struct csv_field *f, const char *column, int
 	for (size_t i = 0; i < f->len; i++) {
 		unsigned char ch = (unsigned char)f->s[i];
 		if (ch < 0x20 || ch >= 0x7f) {
-			csv_problem(c, c->line, "%s \"%s\": only printable ASCII is accepted", column,
-				csv_shown(f, buf, sizeof(buf)));
+			csv_problem(c, c->line, "%s \"%s\": only printable ASCII is accepted",
+				    column, csv_shown(f, buf, sizeof(buf)));
 			return NULL;
 		}
 	}
@@ -201,8 +201,7 @@ char *csv_text(struct csv *c, const struct csv_field *f, const char *column, int
 }
 
 /* A whole decimal number in 0..max ("12.0" is accepted: pandas writes floats so). 0 or -1. */
-int csv_int(struct csv *c, const struct csv_field *f, const char *column, int64_t max,
-		    int64_t *out)
+int csv_int(struct csv *c, const struct csv_field *f, const char *column, int64_t max, int64_t *out)
 {
 	char buf[64];
 	if (f->len == 0) {
@@ -226,12 +225,12 @@ int csv_int(struct csv *c, const struct csv_field *f, const char *column, int64_
 	}
 	if (digits == 0 || i != f->len) {
 		csv_problem(c, c->line, "%s \"%s\" is not a whole number", column,
-			csv_shown(f, buf, sizeof(buf)));
+			    csv_shown(f, buf, sizeof(buf)));
 		return -1;
 	}
 	if (range) {
 		csv_problem(c, c->line, "%s %s is out of range (0..%" PRId64 ")", column,
-			csv_shown(f, buf, sizeof(buf)), max);
+			    csv_shown(f, buf, sizeof(buf)), max);
 		return -1;
 	}
 	*out = v;
@@ -253,7 +252,7 @@ static void csv_init(struct csv *c, const char *name, const char *data, size_t l
 /* Starts reading a file: the reader set up and its header row read into cols. 0; -ENOMEM; or
  * -1 for a header that is wrong (reported: csv_finish says REPLAY_INVALID). */
 int csv_start(struct csv *c, const char *name, const char *data, size_t len, FILE *errout,
-		     struct csv_column *cols, size_t n, size_t *width)
+	      struct csv_column *cols, size_t n, size_t *width)
 {
 	csv_init(c, name, data, len, errout);
 	c->scratch = malloc(CSV_MAX_LINE + 1);
@@ -273,7 +272,8 @@ int csv_row(struct csv *c, size_t width, size_t have, size_t max, const char *wh
 		if (rc < 0)
 			continue;
 		if (c->n_fields != width) {
-			csv_problem(c, c->line, "%zu fields, the header has %zu", c->n_fields, width);
+			csv_problem(c, c->line, "%zu fields, the header has %zu", c->n_fields,
+				    width);
 			continue;
 		}
 		if (have == max) {

@@ -122,11 +122,14 @@ static void format_time(const struct fc *fc, int64_t ms, char *buf, size_t size)
 static void format_span(int64_t ms, char *buf, size_t size)
 {
 	if (ms % MS_PER_DAY == 0)
-		snprintf(buf, size, "%lld day%s", (long long)(ms / MS_PER_DAY), plural((size_t)(ms / MS_PER_DAY)));
+		snprintf(buf, size, "%lld day%s", (long long)(ms / MS_PER_DAY),
+			 plural((size_t)(ms / MS_PER_DAY)));
 	else if (ms % 3600000 == 0)
-		snprintf(buf, size, "%lld hour%s", (long long)(ms / 3600000), plural((size_t)(ms / 3600000)));
+		snprintf(buf, size, "%lld hour%s", (long long)(ms / 3600000),
+			 plural((size_t)(ms / 3600000)));
 	else
-		snprintf(buf, size, "%lld minute%s", (long long)(ms / 60000), plural((size_t)(ms / 60000)));
+		snprintf(buf, size, "%lld minute%s", (long long)(ms / 60000),
+			 plural((size_t)(ms / 60000)));
 }
 
 /* The resource of a target that the ends of this step released most to the point: the first
@@ -152,7 +155,8 @@ static const char *freed_resource(const struct fc *fc, size_t wl, int64_t *amoun
 				if (pod->per_pod[k] <= 0 || (extended && !strchr(res, '/')))
 					continue;
 				for (size_t i = 0; i < fc->n_freed; i++)
-					if (fc->freed[i].tree == tree && !strcmp(fc->freed[i].resource, res))
+					if (fc->freed[i].tree == tree &&
+					    !strcmp(fc->freed[i].resource, res))
 						sum += fc->freed[i].amount;
 				if (sum > 0) {
 					best = res;
@@ -176,7 +180,8 @@ static void admitted_basis(const struct fc *fc, size_t wl, size_t ahead, char *b
 		return;
 	if (w->preempted_for)
 		snprintf(preempt, sizeof(preempt), " once %zu workload%s %s preempted",
-			 w->preempted_for, plural(w->preempted_for), w->preempted_for == 1 ? "is" : "are");
+			 w->preempted_for, plural(w->preempted_for),
+			 w->preempted_for == 1 ? "is" : "are");
 	if (fc->initial) {
 		snprintf(buf + len, size - (size_t)len, "; it fits now%s", preempt);
 		return;
@@ -213,8 +218,10 @@ static void waiting_basis(const struct fc *fc, size_t wl, char *buf, size_t size
 			 t->first_unknown);
 	} else if (t->unknown_running > 1) {
 		snprintf(buf, size,
-			 "no basis: it waits for %zu running workloads with no expected end (%s and "
-			 "%zu more; no maximumExecutionTimeSeconds, activeDeadlineSeconds or runtime "
+			 "no basis: it waits for %zu running workloads with no expected end (%s "
+			 "and "
+			 "%zu more; no maximumExecutionTimeSeconds, activeDeadlineSeconds or "
+			 "runtime "
 			 "history)",
 			 t->unknown_running, t->first_unknown, t->unknown_running - 1);
 	} else if (r->reason && !strcmp(r->reason, "Inadmissible")) {
@@ -302,7 +309,8 @@ static int start_running(struct fc *fc, size_t wl, int64_t start, const char *cl
 	if (runtime < 0)
 		return 0;
 	int64_t end = start + runtime; /* both bounded: no overflow */
-	return event_heap_push(&fc->ends, (struct event){ .t = end < fc->cur ? fc->cur : end, .id = wl,
+	return event_heap_push(&fc->ends, (struct event){ .t = end < fc->cur ? fc->cur : end,
+							  .id = wl,
 							  .gen = f->gen });
 }
 
@@ -368,9 +376,11 @@ static int end_workloads(struct fc *fc, int64_t t)
 				char *res = strdup(a->podsets[p].resources[k]);
 				if (!res)
 					return -ENOMEM;
-				fc->freed[fc->n_freed++] = (struct freed){
-					.wl = wl, .tree = fc->w[wl].tree, .resource = res,
-					.amount = a->podsets[p].usage[k] };
+				fc->freed[fc->n_freed++] =
+					(struct freed){ .wl = wl,
+							.tree = fc->w[wl].tree,
+							.resource = res,
+							.amount = a->podsets[p].usage[k] };
 			}
 		}
 		fc->w[wl].running = 0;
@@ -422,7 +432,8 @@ static int prepare(struct fc *fc, const char *only)
 	}
 	for (size_t i = 0; rc == 0 && i < fc->opt->n_runtimes; i++) {
 		const struct forecast_runtime *r = &fc->opt->runtimes[i];
-		if (!r->cluster_queue || r->ms < 0 || r->ms > MAX_RUNTIME_MS || (r->n_sample && !r->sample))
+		if (!r->cluster_queue || r->ms < 0 || r->ms > MAX_RUNTIME_MS ||
+		    (r->n_sample && !r->sample))
 			return -EINVAL;
 		for (size_t k = 0; k < r->n_sample; k++)
 			if (r->sample[k] < 0 || r->sample[k] > MAX_RUNTIME_MS ||
@@ -436,11 +447,13 @@ static int prepare(struct fc *fc, const char *only)
 	}
 	for (size_t i = 0; rc == 0 && i < s->n_cohorts; i++) {
 		const struct eng_cohort_spec *c = &s->cohorts[i].spec;
-		rc = strmap_put(&fc->cohort_parent, c->name, (void *)(c->parent ? c->parent : ""), NULL);
+		rc = strmap_put(&fc->cohort_parent, c->name, (void *)(c->parent ? c->parent : ""),
+				NULL);
 	}
 	for (size_t i = 0; rc == 0 && i < s->n_cqs; i++) {
 		const struct eng_cq_spec *c = &s->cqs[i].c.spec;
-		rc = strmap_put(&fc->cq_cohort, c->name, (void *)(c->cohort ? c->cohort : ""), NULL);
+		rc = strmap_put(&fc->cq_cohort, c->name, (void *)(c->cohort ? c->cohort : ""),
+				NULL);
 	}
 	if (rc != 0)
 		return rc;
@@ -453,12 +466,13 @@ static int prepare(struct fc *fc, const char *only)
 		return -ENOMEM;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		struct wl_rec *r = &s->wls[i];
-		const struct eng_assignment *a = r->fixed_reason ? NULL :
-						engine_admission(s->engine, r->w.spec.key);
+		const struct eng_assignment *a =
+			r->fixed_reason ? NULL : engine_admission(s->engine, r->w.spec.key);
 		const char *cq = a ? a->cluster_queue : NULL;
 		fc->w[i].slot = NO_SLOT;
 		if (!cq) {
-			snprintf(key, sizeof(key), "%s/%s", r->w.spec.namespace_name, r->w.spec.queue);
+			snprintf(key, sizeof(key), "%s/%s", r->w.spec.namespace_name,
+				 r->w.spec.queue);
 			cq = strmap_get(&fc->lq_cq, key);
 		}
 		if (!cq) /* no LocalQueue: a tree of its own, shared with nobody */
@@ -466,7 +480,9 @@ static int prepare(struct fc *fc, const char *only)
 		if ((rc = tree_of(fc, cq ? cq : key, &fc->w[i].tree)) != 0)
 			break;
 		if (a) {
-			int64_t start = a->quota_reserved_time ? a->quota_reserved_time / NS_PER_MS : fc->now;
+			int64_t start = a->quota_reserved_time ?
+						a->quota_reserved_time / NS_PER_MS :
+						fc->now;
 			rc = start_running(fc, i, start, cq);
 			fc->running_at_now++;
 		} else if (!r->fixed_reason && (!only || !strcmp(only, r->w.spec.key))) {
@@ -606,8 +622,8 @@ static void fc_release(struct fc *fc)
 }
 
 /* Loads, prepares and runs; only: the one target (NULL: every pending workload). */
-static int fc_start(struct fc *fc, const struct forecast_input *in, const struct forecast_options *opt,
-		    const char *only)
+static int fc_start(struct fc *fc, const struct forecast_input *in,
+		    const struct forecast_options *opt, const char *only)
 {
 	memset(fc, 0, sizeof(*fc));
 	strmap_init(&fc->tree_index);
@@ -692,7 +708,8 @@ int forecast_workload(const struct forecast_input *in, const struct forecast_opt
 		} else {
 			out->state = FORECAST_ADMITTED;
 			out->has_admission = a && a->quota_reserved_time != 0;
-			out->admission_ms = out->has_admission ? a->quota_reserved_time / NS_PER_MS : 0;
+			out->admission_ms =
+				out->has_admission ? a->quota_reserved_time / NS_PER_MS : 0;
 			snprintf(out->basis, sizeof(out->basis), "admitted");
 			if (out->has_admission) {
 				char when[64];

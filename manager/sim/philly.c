@@ -64,7 +64,8 @@ static int cell_time(struct csv *c, const struct csv_field *f, int64_t *ms)
 			text[19] = 'Z';
 			text[20] = '\0';
 		}
-		if (time_parse_rfc3339_ns(text, &ns) == 0 && ns >= 0 && ns / NS_PER_MS < PHILLY_MAX_TIME_MS) {
+		if (time_parse_rfc3339_ns(text, &ns) == 0 && ns >= 0 &&
+		    ns / NS_PER_MS < PHILLY_MAX_TIME_MS) {
 			*ms = ns / NS_PER_MS;
 			return 0;
 		}
@@ -139,14 +140,16 @@ int philly_parse(const char *name, const char *data, size_t len, struct philly_t
 		char shown[64];
 		cell_time(c, &c->fields[cols[PH_TIME].index], &job.submit_ms);
 		cell_seconds(c, &c->fields[cols[PH_DURATION].index], &job.duration_ms);
-		if (csv_int(c, &c->fields[cols[PH_GPUS].index], "num_gpus", PHILLY_MAX_GPUS, &gpus) == 0 &&
+		if (csv_int(c, &c->fields[cols[PH_GPUS].index], "num_gpus", PHILLY_MAX_GPUS,
+			    &gpus) == 0 &&
 		    gpus == 0)
 			csv_problem(c, c->line, "num_gpus is 0: a job asks for at least one GPU");
 		job.gpus = (int)gpus;
 		const struct csv_field *cf = &c->fields[cols[PH_CLUSTER].index];
 		if (cf->len > PHILLY_MAX_CLUSTER || !eobj_is_dns_label(cf->s, cf->len))
 			csv_problem(c, c->line,
-				    "cluster \"%s\" is not a DNS label (lower-case letters, digits and "
+				    "cluster \"%s\" is not a DNS label (lower-case letters, digits "
+				    "and "
 				    "'-', at most %d): it names a ClusterQueue",
 				    csv_shown(cf, shown, sizeof(shown)), PHILLY_MAX_CLUSTER);
 		if (c->problems != before)
@@ -157,7 +160,8 @@ int philly_parse(const char *name, const char *data, size_t len, struct philly_t
 		uintptr_t at = (uintptr_t)strmap_get(&names, cluster);
 		if (!at) {
 			if (out->n_clusters == PHILLY_MAX_CLUSTERS) {
-				csv_problem(c, c->line, "more than %d clusters", PHILLY_MAX_CLUSTERS);
+				csv_problem(c, c->line, "more than %d clusters",
+					    PHILLY_MAX_CLUSTERS);
 				continue;
 			}
 			if (GROW(out->clusters, cap_clusters, out->n_clusters + 1) != 0) {
@@ -326,8 +330,8 @@ static json_t *cq_object(const struct replay *r, const struct queue *q)
 	return json_pack("{s:{s:s},s:{s:{},s:s,s:[{s:[s],s:[{s:s,s:[{s:s,s:s}]}]}]}}", "metadata",
 			 "name", q->name, "spec", "namespaceSelector", "queueingStrategy",
 			 r->opt->strict_fifo ? "StrictFIFO" : "BestEffortFIFO", "resourceGroups",
-			 "coveredResources", GPU, "flavors", "name", FLAVOR, "resources", "name", GPU,
-			 "nominalQuota", quota);
+			 "coveredResources", GPU, "flavors", "name", FLAVOR, "resources", "name",
+			 GPU, "nominalQuota", quota);
 }
 
 static json_t *lq_object(const struct queue *q)
@@ -361,12 +365,13 @@ static json_t *job_object(const struct replay *r, size_t i)
 	job_name(i, name, sizeof(name));
 	format_ns(j->queue_ns, created, sizeof(created));
 	snprintf(gpus, sizeof(gpus), "%d", j->per_pod);
-	return json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s,s:[{s:s,s:i,s:{s:{s:[{s:s,s:{s:{s:s}}}]}}}]}}",
-			 "apiVersion", KUEUE_API_VERSION, "kind", "Workload", "metadata", "name", name,
-			 "namespace", NAMESPACE, "creationTimestamp", created, "spec", "queueName",
-			 r->queues[j->queue].name, "podSets", "name", "main", "count", j->pods,
-			 "template", "spec", "containers", "name", "c", "resources", "requests", GPU,
-			 gpus);
+	return json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s,s:[{s:s,s:i,s:{s:{s:[{s:s,s:{s:{s:s}}}]}}"
+			 "}]}}",
+			 "apiVersion", KUEUE_API_VERSION, "kind", "Workload", "metadata", "name",
+			 name, "namespace", NAMESPACE, "creationTimestamp", created, "spec",
+			 "queueName", r->queues[j->queue].name, "podSets", "name", "main", "count",
+			 j->pods, "template", "spec", "containers", "name", "c", "resources",
+			 "requests", GPU, gpus);
 }
 
 /* What a manager's cache shows of an admitted Workload: status.admission and QuotaReserved. */
@@ -376,12 +381,13 @@ static int set_admitted_status(const struct replay *r, size_t i, int64_t at_ms)
 	char when[64], usage[32];
 	time_format_rfc3339(at_ms, when, sizeof(when));
 	snprintf(usage, sizeof(usage), "%" PRId64, total_gpus(j));
-	json_t *status = json_pack(
-		"{s:[{s:s,s:s,s:s,s:s,s:s}],s:{s:s,s:[{s:s,s:i,s:{s:s},s:{s:s}}]}}", "conditions",
-		"type", "QuotaReserved", "status", "True", "reason", "QuotaReserved", "message",
-		"admitted", "lastTransitionTime", when, "admission", "clusterQueue",
-		r->queues[j->queue].name, "podSetAssignments", "name", "main", "count", j->pods,
-		"flavors", GPU, FLAVOR, "resourceUsage", GPU, usage);
+	json_t *status =
+		json_pack("{s:[{s:s,s:s,s:s,s:s,s:s}],s:{s:s,s:[{s:s,s:i,s:{s:s},s:{s:s}}]}}",
+			  "conditions", "type", "QuotaReserved", "status", "True", "reason",
+			  "QuotaReserved", "message", "admitted", "lastTransitionTime", when,
+			  "admission", "clusterQueue", r->queues[j->queue].name,
+			  "podSetAssignments", "name", "main", "count", j->pods, "flavors", GPU,
+			  FLAVOR, "resourceUsage", GPU, usage);
 	if (!status || json_object_set_new(j->obj, "status", status) != 0)
 		return -ENOMEM;
 	return 0;
@@ -411,9 +417,10 @@ static int build_model(struct replay *r)
 			rc = -ENOMEM;
 		if (rc == 0 && (rc = eobj_cq_decode(co, &cq, err, sizeof(err))) == 0)
 			rc = engine_set_cq(r->engine, &cq.spec);
-		if (rc == 0 && (rc = eobj_local_queue_decode(lo, NAMESPACE, &lq, err, sizeof(err))) == 0)
-			rc = engine_set_local_queue(r->engine, lq.namespace_name, lq.name, lq.cluster_queue,
-						    lq.stop);
+		if (rc == 0 &&
+		    (rc = eobj_local_queue_decode(lo, NAMESPACE, &lq, err, sizeof(err))) == 0)
+			rc = engine_set_local_queue(r->engine, lq.namespace_name, lq.name,
+						    lq.cluster_queue, lq.stop);
 		eobj_cq_release(&cq);
 		eobj_local_queue_release(&lq);
 	}
@@ -427,7 +434,8 @@ static int select_jobs(struct replay *r)
 {
 	const struct philly_trace *t = r->trace;
 	const struct philly_options *opt = r->opt;
-	size_t *queue_of = malloc((t->n_clusters + 1) * sizeof(*queue_of)); /* cluster -> queue + 1 */
+	size_t *queue_of =
+		malloc((t->n_clusters + 1) * sizeof(*queue_of)); /* cluster -> queue + 1 */
 	const struct philly_job **order = malloc((t->n + 1) * sizeof(*order));
 	size_t *count = calloc(t->n_clusters + 1, sizeof(*count));
 	int rc = 0;
@@ -488,7 +496,8 @@ static int select_jobs(struct replay *r)
 		philly_shape(order[i]->gpus, &j->pods, &j->per_pod);
 		/* Jobs of the same millisecond keep file order (at most a million of them). */
 		rank = i > 0 && order[i - 1]->submit_ms == order[i]->submit_ms ? rank + 1 : 0;
-		j->queue_ns = order[i]->submit_ms * NS_PER_MS + (rank < NS_PER_MS ? rank : NS_PER_MS - 1);
+		j->queue_ns =
+			order[i]->submit_ms * NS_PER_MS + (rank < NS_PER_MS ? rank : NS_PER_MS - 1);
 		r->queues[j->queue].jobs++;
 	}
 	r->n_jobs = n;
@@ -576,8 +585,10 @@ static int settle(struct replay *r, int64_t t)
 			size_t i = r->admitted_now[k];
 			r->jobs[i].admitted_ms = t;
 			if ((rc = set_admitted_status(r, i, t)) != 0 ||
-			    (rc = event_heap_push(&r->ends, (struct event){
-					     .t = t + r->jobs[i].job->duration_ms, .id = i })) != 0)
+			    (rc = event_heap_push(&r->ends,
+						  (struct event){ .t = t +
+								       r->jobs[i].job->duration_ms,
+								  .id = i })) != 0)
 				return rc;
 		}
 		if (decided == 0)
@@ -599,8 +610,10 @@ static int record(struct variant *v, const struct forecast_result *res, int64_t 
 		const struct forecast_estimate *e = &res->items[i];
 		if (GROW(v->v, v->cap, v->n + 1) != 0)
 			return -ENOMEM;
-		v->v[v->n++] = (struct guess){ .job = job_of_key(e->workload), .at_ms = now,
-					       .estimate_ms = e->has_admission ? e->admission_ms : -1 };
+		v->v[v->n++] =
+			(struct guess){ .job = job_of_key(e->workload),
+					.at_ms = now,
+					.estimate_ms = e->has_admission ? e->admission_ms : -1 };
 		for (int s = 0; s < FORECAST_N_SOURCES; s++)
 			v->sources[s] += e->sources[s];
 	}
@@ -638,7 +651,8 @@ static int sample(struct replay *r, size_t arrived, int64_t now)
 		char *key = keys + KEY_MAX * n_dls;
 		snprintf(key, KEY_MAX, NAMESPACE "/j%zu", i);
 		/* Whole seconds, rounded up: the trace's durations are whole already. */
-		dls[n_dls++] = (struct forecast_deadline){ key, (j->job->duration_ms + 999) / 1000 };
+		dls[n_dls++] =
+			(struct forecast_deadline){ key, (j->job->duration_ms + 999) / 1000 };
 	}
 	if (pending > r->max_pending)
 		r->max_pending = pending;
@@ -653,14 +667,17 @@ static int sample(struct replay *r, size_t arrived, int64_t now)
 		}
 		memcpy(sorted[n_rts], qu->finished, qu->n_finished * sizeof(**sorted));
 		medians[n_rts] = (struct forecast_runtime){
-			.cluster_queue = qu->name, .ms = median_i64(sorted[n_rts], qu->n_finished) };
+			.cluster_queue = qu->name, .ms = median_i64(sorted[n_rts], qu->n_finished)
+		};
 		samples[n_rts] = (struct forecast_runtime){ .cluster_queue = qu->name,
 							    .sample = sorted[n_rts],
 							    .n_sample = qu->n_finished };
 		n_rts++;
 	}
-	struct sim_objects objs = { .flavors = r->flavors, .cluster_queues = r->cqs,
-				    .local_queues = r->lqs, .workloads = wls };
+	struct sim_objects objs = { .flavors = r->flavors,
+				    .cluster_queues = r->cqs,
+				    .local_queues = r->lqs,
+				    .workloads = wls };
 	struct forecast_input in = { .objects = &objs };
 	for (int variant = 0; rc == 0 && variant < 3; variant++) {
 		struct forecast_options o = { .now_ms = now };
@@ -786,8 +803,8 @@ static int report(struct replay *r, const struct variant *v)
 	qsort(abs_err, n, sizeof(double), cmp_double);
 	qsort(signed_err, n, sizeof(double), cmp_double);
 	qsort(rel, n_rel, sizeof(double), cmp_double);
-	fprintf(r->out, "FORECAST runtime=%s estimates=%zu no_basis=%zu compared=%zu", v->name, v->n,
-		no_basis, n);
+	fprintf(r->out, "FORECAST runtime=%s estimates=%zu no_basis=%zu compared=%zu", v->name,
+		v->n, no_basis, n);
 	put_figure(r->out, "within_1min_pct", n ? 100.0 * (double)close / (double)n : NAN);
 	put_figure(r->out, "abs_mean_min", n ? sum / (double)n : NAN);
 	put_figure(r->out, "abs_median_min", quantile(abs_err, n, 0.5));
@@ -798,12 +815,14 @@ static int report(struct replay *r, const struct variant *v)
 	fprintf(r->out, "\n");
 	double per = v->n ? 1.0 / (double)v->n : 0;
 	fprintf(r->out,
-		"replay-philly: runtime=%s: %zu estimates of workloads never admitted in the replay; "
+		"replay-philly: runtime=%s: %zu estimates of workloads never admitted in the "
+		"replay; "
 		"runtime sources per estimate (mean): activeDeadlineSeconds %.1f, "
 		"maximumExecutionTimeSeconds %.1f, history %.1f, none %.1f\n",
 		v->name, unresolved, (double)v->sources[FORECAST_ACTIVE_DEADLINE] * per,
 		(double)v->sources[FORECAST_MAX_EXECUTION] * per,
-		(double)v->sources[FORECAST_HISTORY] * per, (double)v->sources[FORECAST_NO_RUNTIME] * per);
+		(double)v->sources[FORECAST_HISTORY] * per,
+		(double)v->sources[FORECAST_NO_RUNTIME] * per);
 	free(abs_err);
 	free(signed_err);
 	free(rel);
@@ -819,8 +838,8 @@ static int print_setup(struct replay *r)
 	for (size_t q = 0; q < r->n_queues; q++) {
 		const struct queue *qu = &r->queues[q];
 		fprintf(r->out,
-			"replay-philly: cluster %s: %zu jobs, peak demand %" PRId64 " GPUs, quota %" PRId64
-			" GPUs, %s\n",
+			"replay-philly: cluster %s: %zu jobs, peak demand %" PRId64
+			" GPUs, quota %" PRId64 " GPUs, %s\n",
 			qu->name, qu->jobs, qu->peak, qu->quota,
 			r->opt->strict_fifo ? "StrictFIFO" : "BestEffortFIFO");
 	}
@@ -832,7 +851,8 @@ static int print_setup(struct replay *r)
 	}
 	qsort(wait, n, sizeof(double), cmp_double);
 	fprintf(r->out,
-		"replay-philly: shape: ceil(g/8) pods x min(8,g) nvidia.com/gpu; ground truth: %zu jobs, "
+		"replay-philly: shape: ceil(g/8) pods x min(8,g) nvidia.com/gpu; ground truth: %zu "
+		"jobs, "
 		"%zu admitted, %zu waited; wait median %.2f min, p90 %.2f min, max %.2f min\n",
 		r->n_jobs, n, waited, quantile(wait, n, 0.5), quantile(wait, n, 0.9),
 		n ? wait[n - 1] : 0.0);
@@ -901,13 +921,20 @@ static void usage(FILE *f)
 		"                            --quota-fraction F] [--queueing best-effort|strict]\n"
 		"                            [--jobs N] [--sample-every N] [--max-samples N]\n"
 		"\n"
-		"Replays the Philly job trace (CSV: timestamp,duration,num_gpus,cluster) through the\n"
-		"admission engine, one ClusterQueue per virtual cluster (default: the one with the\n"
-		"most jobs; quota F of its peak demand, default 0.3), and at sampled arrivals asks the\n"
-		"forecast when every pending workload will be admitted: with the median runtime of the\n"
-		"jobs finished so far, with those runtimes as a sample (the median of those longer than\n"
-		"a job has run), and with the true runtimes. Prints how far the estimates were from\n"
-		"the replay's admission times. Exit status: 0 done, 2 invalid input (FILE:LINE: on\n"
+		"Replays the Philly job trace (CSV: timestamp,duration,num_gpus,cluster) through "
+		"the\n"
+		"admission engine, one ClusterQueue per virtual cluster (default: the one with "
+		"the\n"
+		"most jobs; quota F of its peak demand, default 0.3), and at sampled arrivals asks "
+		"the\n"
+		"forecast when every pending workload will be admitted: with the median runtime of "
+		"the\n"
+		"jobs finished so far, with those runtimes as a sample (the median of those longer "
+		"than\n"
+		"a job has run), and with the true runtimes. Prints how far the estimates were "
+		"from\n"
+		"the replay's admission times. Exit status: 0 done, 2 invalid input (FILE:LINE: "
+		"on\n"
 		"stderr), 1 failure.\n");
 }
 
@@ -948,7 +975,8 @@ int philly_main(int argc, char **argv)
 	};
 	const struct flag_parser parser = { .flags = flags,
 					    .nflags = sizeof(flags) / sizeof(flags[0]),
-					    .prefix = "muster replay-philly: ", .err = stderr };
+					    .prefix = "muster replay-philly: ",
+					    .err = stderr };
 	int parsed = flags_parse_command(&parser, argc, argv, &help, usage, &seen);
 	if (parsed != 0)
 		return parsed > 0 ? PHILLY_OK : PHILLY_INVALID;

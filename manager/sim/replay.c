@@ -37,7 +37,7 @@ int replay_parse_nodes(const char *name, const char *data, size_t len, struct re
 		       FILE *errout)
 {
 	struct csv_column cols[NC_COUNT] = {
-		[NC_SN] = { "sn", 1, -1 },	   [NC_CPU] = { "cpu_milli", 1, -1 },
+		[NC_SN] = { "sn", 1, -1 },          [NC_CPU] = { "cpu_milli", 1, -1 },
 		[NC_MEM] = { "memory_mib", 1, -1 }, [NC_GPU] = { "gpu", 1, -1 },
 		[NC_MODEL] = { "model", 0, -1 },
 	};
@@ -58,9 +58,9 @@ int replay_parse_nodes(const char *name, const char *data, size_t len, struct re
 		int before = c->problems;
 		nd.name = csv_text(c, &c->fields[cols[NC_SN].index], "sn", 0);
 		csv_int(c, &c->fields[cols[NC_CPU].index], "cpu_milli", REPLAY_MAX_CPU_MILLI,
-			 &nd.cpu_milli);
+			&nd.cpu_milli);
 		csv_int(c, &c->fields[cols[NC_MEM].index], "memory_mib", REPLAY_MAX_MEMORY_MIB,
-			 &nd.memory_mib);
+			&nd.memory_mib);
 		csv_int(c, &c->fields[cols[NC_GPU].index], "gpu", PLC_MAX_GPUS, &gpus);
 		nd.gpus = (int)gpus;
 		if (cols[NC_MODEL].index >= 0)
@@ -74,7 +74,7 @@ int replay_parse_nodes(const char *name, const char *data, size_t len, struct re
 			uintptr_t dup = (uintptr_t)strmap_get(&names, nd.name);
 			if (dup) {
 				csv_problem(c, c->line, "node %s is already on line %d", nd.name,
-					out->v[dup - 1].line);
+					    out->v[dup - 1].line);
 			} else if (GROW(out->v, cap, out->n + 1) != 0) {
 				oom = 1;
 			}
@@ -135,7 +135,7 @@ static int check_gpu(struct csv *c, const struct replay_pod *p)
 {
 	if (p->num_gpu == 0 && p->gpu_milli != 0) {
 		csv_problem(c, c->line, "gpu_milli %" PRId64 " without a GPU (num_gpu 0)",
-			p->gpu_milli);
+			    p->gpu_milli);
 		return -1;
 	}
 	if (p->num_gpu == 1 && p->gpu_milli == 0) {
@@ -144,9 +144,9 @@ static int check_gpu(struct csv *c, const struct replay_pod *p)
 	}
 	if (p->num_gpu > 1 && p->gpu_milli != 1000) {
 		csv_problem(c, c->line,
-			"num_gpu %d with gpu_milli %" PRId64
-			": a multi-GPU pod takes whole GPUs (1000)",
-			p->num_gpu, p->gpu_milli);
+			    "num_gpu %d with gpu_milli %" PRId64
+			    ": a multi-GPU pod takes whole GPUs (1000)",
+			    p->num_gpu, p->gpu_milli);
 		return -1;
 	}
 	return 0;
@@ -156,8 +156,8 @@ int replay_parse_pods(const char *name, const char *data, size_t len, struct rep
 		      FILE *errout)
 {
 	struct csv_column cols[PC_COUNT] = {
-		[PC_NAME] = { "name", 1, -1 },	  [PC_CPU] = { "cpu_milli", 1, -1 },
-		[PC_MEM] = { "memory_mib", 1, -1 }, [PC_NGPU] = { "num_gpu", 1, -1 },
+		[PC_NAME] = { "name", 1, -1 },        [PC_CPU] = { "cpu_milli", 1, -1 },
+		[PC_MEM] = { "memory_mib", 1, -1 },   [PC_NGPU] = { "num_gpu", 1, -1 },
 		[PC_GMILLI] = { "gpu_milli", 1, -1 }, [PC_SPEC] = { "gpu_spec", 0, -1 },
 	};
 	struct csv *c = malloc(sizeof(*c));
@@ -175,13 +175,13 @@ int replay_parse_pods(const char *name, const char *data, size_t len, struct rep
 		int before = c->problems;
 		pd.name = csv_text(c, &c->fields[cols[PC_NAME].index], "name", 0);
 		csv_int(c, &c->fields[cols[PC_CPU].index], "cpu_milli", REPLAY_MAX_CPU_MILLI,
-			 &pd.cpu_milli);
+			&pd.cpu_milli);
 		csv_int(c, &c->fields[cols[PC_MEM].index], "memory_mib", REPLAY_MAX_MEMORY_MIB,
-			 &pd.memory_mib);
-		int ok = csv_int(c, &c->fields[cols[PC_NGPU].index], "num_gpu",
-				  REPLAY_MAX_POD_GPUS, &ngpu) == 0;
+			&pd.memory_mib);
+		int ok = csv_int(c, &c->fields[cols[PC_NGPU].index], "num_gpu", REPLAY_MAX_POD_GPUS,
+				 &ngpu) == 0;
 		ok &= csv_int(c, &c->fields[cols[PC_GMILLI].index], "gpu_milli", 1000,
-			       &pd.gpu_milli) == 0;
+			      &pd.gpu_milli) == 0;
 		pd.num_gpu = (int)ngpu;
 		if (ok)
 			check_gpu(c, &pd);
@@ -375,8 +375,8 @@ static void print_line(struct run *r)
 {
 	struct plc_totals t;
 	placement_totals(r->p, &t);
-	double alloc = t.gpu_capacity > 0 ? 100.0 * (double)t.gpu_allocated / (double)t.gpu_capacity
-					  : 0.0;
+	double alloc =
+		t.gpu_capacity > 0 ? 100.0 * (double)t.gpu_allocated / (double)t.gpu_capacity : 0.0;
 	fprintf(r->out,
 		"{\"arrived_pct\":%d,\"allocated_gpu_pct\":%.2f,\"free_8gpu_nodes\":%zu,"
 		"\"failed_pods\":%zu}\n",
@@ -657,8 +657,9 @@ int replay_main(int argc, char **argv)
 		[F_FAILURES] = { "failures", 0, FLAG_BOOL, &opt.log_failures, .help = NULL },
 		[F_HELP] = { "help", 0, FLAG_BOOL, &help, .help = NULL },
 	};
-	const struct flag_parser parser = { .flags = flags, .nflags = NFLAGS,
-					    .prefix = "muster replay-openb: ", .err = stderr };
+	const struct flag_parser parser = {
+		.flags = flags, .nflags = NFLAGS, .prefix = "muster replay-openb: ", .err = stderr
+	};
 	int parsed = flags_parse_command(&parser, argc, argv, &help, usage, &seen);
 	if (parsed != 0)
 		return parsed > 0 ? REPLAY_OK : REPLAY_INVALID;
@@ -679,9 +680,9 @@ int replay_main(int argc, char **argv)
 		/* Both files are checked, so one run reports every problem. */
 		int s1 = replay_parse_nodes(nodes_path, nd ? nd : "", nd_len, &nodes, stderr);
 		int s2 = replay_parse_pods(pods_path, pd ? pd : "", pd_len, &pods, stderr);
-		status = s1 == REPLAY_FAILED || s2 == REPLAY_FAILED ? REPLAY_FAILED
-			 : s1 != REPLAY_OK			     ? s1
-								     : s2;
+		status = s1 == REPLAY_FAILED || s2 == REPLAY_FAILED ? REPLAY_FAILED :
+			 s1 != REPLAY_OK                            ? s1 :
+								      s2;
 	}
 	free(nd);
 	free(pd);

@@ -95,7 +95,8 @@ struct wl_rec {
 	 * may engine_admission find it admitted, which it alone says for sure. */
 	int ever_admitted;
 	struct pobj_plan *plan; /* allocated by the placer: most runs have no Nodes */
-	int deferred; /* not decoded while streaming (it failed then): decoded after the last file */
+	/* not decoded while streaming (it failed then): decoded after the last file */
+	int deferred;
 	int detached; /* decoded while streaming, its JSON dropped (eobj_workload_detach) */
 	json_t *obj; /* for the placer, when detached: the Workload object, read again */
 };

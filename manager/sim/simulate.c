@@ -58,7 +58,7 @@ static const struct kind_info {
 /* ------------------------------------------------------------------------------ reporting */
 
 __attribute__((format(printf, 3, 4))) static void report(struct sim *s, const struct doc *d,
-							  const char *fmt, ...)
+							 const char *fmt, ...)
 {
 	char head[600], body[2048], item[40] = "";
 	va_list ap;
@@ -157,7 +157,8 @@ static int claim(struct sim *s, const struct doc *d, const char *kind, const cha
 			snprintf(what, sizeof(what), "%s %.100s/%.200s", kind, ns, name);
 		else
 			snprintf(what, sizeof(what), "%s %.200s", kind, name);
-		report(s, d, "duplicate %s: first defined at %s:%d", what, first->file, first->line);
+		report(s, d, "duplicate %s: first defined at %s:%d", what, first->file,
+		       first->line);
 		return -EEXIST;
 	}
 	if (strmap_put(&s->seen, key, (void *)d, NULL) != 0) {
@@ -209,8 +210,9 @@ static struct doc *new_doc(struct sim *s, const char *file, size_t file_no, int 
 		s->docs = c;
 	}
 	struct doc *d = &s->docs->docs[s->docs->n++];
-	*d = (struct doc){ .file = file, .file_no = file_no, .ordinal = ++s->n_docs, .line = line,
-			   .obj = obj };
+	*d = (struct doc){
+		.file = file, .file_no = file_no, .ordinal = ++s->n_docs, .line = line, .obj = obj
+	};
 	return d;
 }
 
@@ -273,8 +275,8 @@ static void dispatch(struct sim *s, struct doc *d)
 			stream_workload(s, d);
 		break;
 	case K_POD:
-		if (keep(s, obj) == 0 &&
-		    reserve(s, &s->pod_docs, s->n_pod_docs, &s->cap_pod_docs, sizeof(*s->pod_docs)) == 0)
+		if (keep(s, obj) == 0 && reserve(s, &s->pod_docs, s->n_pod_docs, &s->cap_pod_docs,
+						 sizeof(*s->pod_docs)) == 0)
 			s->pod_docs[s->n_pod_docs++] = d;
 		break;
 	default:
@@ -384,8 +386,8 @@ static void classify(struct sim *s, struct doc *d, const char *api, const char *
 		if (in == &integration_pod || strcmp(name, kind) != 0)
 			continue;
 		if (strcmp(want, api) != 0) {
-			report(s, d, "%s: apiVersion \"%.100s\" is not supported: use %s", kind, api,
-			       want);
+			report(s, d, "%s: apiVersion \"%.100s\" is not supported: use %s", kind,
+			       api, want);
 			return;
 		}
 		d->kind = in ? K_OWNER : kinds[i].kind;
@@ -427,7 +429,9 @@ static void decode_configuration(struct sim *s, const struct doc *d)
 {
 	char err[512];
 	if (s->config_doc) {
-		report(s, d, "Configuration: a second one; the simulator takes one (the first is at %s:%d)",
+		report(s, d,
+		       "Configuration: a second one; the simulator takes one (the first is at "
+		       "%s:%d)",
 		       s->config_doc->file, s->config_doc->line);
 		return;
 	}
@@ -483,7 +487,8 @@ static void decode_config(struct sim *s, const struct doc *d)
 	case K_PRIORITY_CLASS: {
 		const char *name;
 		int32_t value;
-		if ((rc = eobj_priority_class_decode(d->obj, &name, &value, err, sizeof(err))) != 0) {
+		if ((rc = eobj_priority_class_decode(d->obj, &name, &value, err, sizeof(err))) !=
+		    0) {
 			report_decode(s, d, rc, err);
 			return;
 		}
@@ -494,7 +499,8 @@ static void decode_config(struct sim *s, const struct doc *d)
 		return;
 	}
 	case K_FLAVOR: {
-		if (reserve(s, &s->flavors, s->n_flavors, &s->cap_flavors, sizeof(*s->flavors)) != 0)
+		if (reserve(s, &s->flavors, s->n_flavors, &s->cap_flavors, sizeof(*s->flavors)) !=
+		    0)
 			return;
 		struct eobj_flavor *f = &s->flavors[s->n_flavors];
 		if ((rc = eobj_flavor_decode(d->obj, f, err, sizeof(err))) != 0) {
@@ -528,7 +534,8 @@ static void decode_config(struct sim *s, const struct doc *d)
 	case K_NODE: {
 		if (reserve(s, &s->nodes, s->n_nodes, &s->cap_nodes, sizeof(*s->nodes)) != 0)
 			return;
-		if (reserve(s, &s->node_docs, s->n_nodes, &s->cap_node_docs, sizeof(*s->node_docs)) != 0)
+		if (reserve(s, &s->node_docs, s->n_nodes, &s->cap_node_docs,
+			    sizeof(*s->node_docs)) != 0)
 			return;
 		struct pobj_node *n = &s->nodes[s->n_nodes];
 		if ((rc = pobj_node_decode(d->obj, n, err, sizeof(err))) != 0) {
@@ -544,9 +551,11 @@ static void decode_config(struct sim *s, const struct doc *d)
 		return;
 	}
 	case K_COHORT: {
-		if (reserve(s, &s->cohorts, s->n_cohorts, &s->cap_cohorts, sizeof(*s->cohorts)) != 0)
+		if (reserve(s, &s->cohorts, s->n_cohorts, &s->cap_cohorts, sizeof(*s->cohorts)) !=
+		    0)
 			return;
-		if (reserve(s, &s->cohort_docs, s->n_cohorts, &s->cap_cohort_docs, sizeof(*s->cohort_docs)) != 0)
+		if (reserve(s, &s->cohort_docs, s->n_cohorts, &s->cap_cohort_docs,
+			    sizeof(*s->cohort_docs)) != 0)
 			return;
 		struct eobj_cohort *c = &s->cohorts[s->n_cohorts];
 		if ((rc = eobj_cohort_decode(d->obj, c, err, sizeof(err))) != 0) {
@@ -591,7 +600,8 @@ static void decode_config(struct sim *s, const struct doc *d)
 		if (reserve(s, &s->lq_docs, s->n_lqs, &s->cap_lq_docs, sizeof(*s->lq_docs)) != 0)
 			return;
 		struct eobj_local_queue *q = &s->lqs[s->n_lqs];
-		if ((rc = eobj_local_queue_decode(d->obj, SIM_DEFAULT_NAMESPACE, q, err, sizeof(err))) != 0) {
+		if ((rc = eobj_local_queue_decode(d->obj, SIM_DEFAULT_NAMESPACE, q, err,
+						  sizeof(err))) != 0) {
 			eobj_local_queue_release(q);
 			report_decode(s, d, rc, err);
 			return;
@@ -661,10 +671,11 @@ static int decode_workload(struct sim *s, const struct doc *d, json_t *obj, stru
 			   int record, char *err, size_t errlen)
 {
 	if (d->kind == K_OWNER)
-		return eobj_workload_for(d->in, obj, SIM_DEFAULT_NAMESPACE, s->wpcs, s->pcs, w, err, errlen);
+		return eobj_workload_for(d->in, obj, SIM_DEFAULT_NAMESPACE, s->wpcs, s->pcs, w, err,
+					 errlen);
 	if (record)
-		return eobj_workload_decode_shared(&s->wl_arena, obj, SIM_DEFAULT_NAMESPACE, s->wpcs,
-						   s->pcs, w, err, errlen);
+		return eobj_workload_decode_shared(&s->wl_arena, obj, SIM_DEFAULT_NAMESPACE,
+						   s->wpcs, s->pcs, w, err, errlen);
 	return eobj_workload_decode(obj, SIM_DEFAULT_NAMESPACE, s->wpcs, s->pcs, w, err, errlen);
 }
 
@@ -689,7 +700,8 @@ static void stream_workload(struct sim *s, struct doc *d)
 	json_t *obj = d->obj;
 	if (d->kind == K_OWNER) {
 		const char *name = obj_name(obj), *ns = obj_namespace(obj);
-		if (name && claim(s, d, d->kind_name, ns && *ns ? ns : SIM_DEFAULT_NAMESPACE, name) != 0) {
+		if (name &&
+		    claim(s, d, d->kind_name, ns && *ns ? ns : SIM_DEFAULT_NAMESPACE, name) != 0) {
 			d->obj = NULL; /* reported and done with: the message is made */
 			return;
 		}
@@ -873,8 +885,7 @@ static int build_placement(struct sim *s)
 		rc = placement_set_node(s->placement, &s->nodes[i].spec);
 		if (rc == -EINVAL) {
 			char what[400];
-			report(s, s->node_docs[i],
-			       "%s: rejected by the placement module: %s",
+			report(s, s->node_docs[i], "%s: rejected by the placement module: %s",
 			       describe(s->node_docs[i], what, sizeof(what)),
 			       placement_node_refusal(s->placement, s->nodes[i].spec.name));
 		} else if (rc != 0) {
@@ -918,7 +929,8 @@ static void set_fair_sharing(struct sim *s)
 	    (rc = engine_set_fair_sharing(s->engine, &s->config.fair_sharing)) != 0)
 		engine_problem(s, s->config_doc, rc, "fairSharing");
 	if (s->config.admission_fair_sharing.enabled &&
-	    (rc = engine_set_admission_fair_sharing(s->engine, &s->config.admission_fair_sharing)) != 0)
+	    (rc = engine_set_admission_fair_sharing(s->engine,
+						    &s->config.admission_fair_sharing)) != 0)
 		engine_problem(s, s->config_doc, rc, "admissionFairSharing");
 }
 
@@ -944,7 +956,8 @@ static void set_lq_fair_sharing(struct sim *s)
 					     a.last_update);
 		eobj_afs_status_release(&a);
 		if (rc != 0)
-			engine_problem(s, s->lq_docs[i], rc, "status.fairSharing.admissionFairSharingStatus");
+			engine_problem(s, s->lq_docs[i], rc,
+				       "status.fairSharing.admissionFairSharingStatus");
 	}
 }
 
@@ -978,8 +991,9 @@ static int build_engine(struct sim *s)
 		if ((rc = engine_set_cq(s->engine, &s->cqs[i].c.spec)) != 0)
 			engine_problem(s, s->cqs[i].doc, rc, NULL);
 	for (size_t i = 0; i < s->n_lqs; i++)
-		if ((rc = engine_set_local_queue(s->engine, s->lqs[i].namespace_name, s->lqs[i].name,
-						 s->lqs[i].cluster_queue, s->lqs[i].stop)) != 0)
+		if ((rc = engine_set_local_queue(s->engine, s->lqs[i].namespace_name,
+						 s->lqs[i].name, s->lqs[i].cluster_queue,
+						 s->lqs[i].stop)) != 0)
 			engine_problem(s, s->lq_docs[i], rc, NULL);
 	set_lq_fair_sharing(s);
 
@@ -993,18 +1007,21 @@ static int build_engine(struct sim *s)
 	for (size_t i = 0; i < s->n_wls; i++) {
 		struct wl_rec *r = &s->wls[i];
 		if (!r->w.has_queue_time)
-			r->w.spec.queue_time = now < INT64_MAX - (int64_t)i ? now + (int64_t)i : INT64_MAX;
+			r->w.spec.queue_time = now < INT64_MAX - (int64_t)i ? now + (int64_t)i :
+									      INT64_MAX;
 		if (r->fixed_reason)
 			continue; /* decided before: a pod group short of pods */
 		if (r->w.finished) {
 			r->fixed_reason = "Finished";
-			r->fixed_message = "the Workload finished before the simulation: it holds no quota";
+			r->fixed_message =
+				"the Workload finished before the simulation: it holds no quota";
 			continue;
 		}
 		if (r->w.inactive) {
 			r->fixed_reason = "Deactivated";
-			r->fixed_message = "spec.active is false: the Workload is neither admitted nor "
-					   "queued until it is activated";
+			r->fixed_message =
+				"spec.active is false: the Workload is neither admitted nor "
+				"queued until it is activated";
 			continue;
 		}
 		if (!*r->w.spec.queue) {
@@ -1142,9 +1159,9 @@ static void drop_reason(struct wl_rec *r)
 static void keep_reason(struct sim *s, struct wl_rec *r, const char *reason)
 {
 	static const char *const whys[] = {
-		ENG_WHY_MISCONFIGURED,	   ENG_WHY_NO_MATCHING_FLAVOR, ENG_WHY_SUSPENDED,
+		ENG_WHY_MISCONFIGURED,     ENG_WHY_NO_MATCHING_FLAVOR, ENG_WHY_SUSPENDED,
 		ENG_WHY_EXCEEDS_MAX_QUOTA, ENG_WHY_BORROWING_LIMIT,    ENG_WHY_WAITING_FOR_QUOTA,
-		ENG_WHY_NO_NODE_LAYOUT,	   ENG_WHY_PREEMPTION_PENDING,
+		ENG_WHY_NO_NODE_LAYOUT,    ENG_WHY_PREEMPTION_PENDING,
 	};
 	const char *why = reason ? reason : "";
 	if (r->reason && (r->reason == why || !strcmp(r->reason, why)))
@@ -1177,8 +1194,8 @@ static void on_decision(void *arg, const struct eng_decision *d)
 		char note[2600];
 		/* No preemptor: a HoldAndDrain stop evicts it, which is no preemption. */
 		if (d->preemptor) {
-			snprintf(note, sizeof(note), "Preempted to accommodate %s due to %s", d->preemptor,
-				 preemption_cause(d->reason));
+			snprintf(note, sizeof(note), "Preempted to accommodate %s due to %s",
+				 d->preemptor, preemption_cause(d->reason));
 			r->preempted = 1;
 			r->drain_reason = NULL;
 		} else {
@@ -1224,7 +1241,8 @@ int sim_settle(struct sim *s)
 	for (size_t cycle = 0;; cycle++) {
 		if (cycle == max_cycles) {
 			fprintf(s->errout,
-				"muster simulate: admission did not reach a fixed point after %zu cycles\n",
+				"muster simulate: admission did not reach a fixed point after %zu "
+				"cycles\n",
 				max_cycles);
 			return -ELOOP;
 		}
@@ -1265,8 +1283,11 @@ static json_t *jstr(const char *text)
 		return NULL;
 	const unsigned char *p = (const unsigned char *)text;
 	for (size_t i = 0; i < n;) {
-		size_t len = p[i] < 0x80 ? 1 : (p[i] >> 5) == 6 ? 2 : (p[i] >> 4) == 14 ? 3 :
-					       (p[i] >> 3) == 30 ? 4 : 0;
+		size_t len = p[i] < 0x80       ? 1 :
+			     (p[i] >> 5) == 6  ? 2 :
+			     (p[i] >> 4) == 14 ? 3 :
+			     (p[i] >> 3) == 30 ? 4 :
+						 0;
 		int ok = len > 0 && i + len <= n;
 		for (size_t k = 1; ok && k < len; k++)
 			ok = (p[i + k] & 0xC0) == 0x80;
@@ -1316,22 +1337,15 @@ static inline int put(struct buf *b, const char *text)
 
 /* Bytes put_str copies as they are: ASCII from ' ' up, but '"' and '\\'. */
 static const unsigned char json_plain[256] = {
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
 /* Whether put_str copies text as it is (quoted). */
@@ -1385,14 +1399,30 @@ static int put_str(struct buf *b, const char *text)
 		if (*p >= 0x20 && *p != '"' && *p != '\\')
 			continue;
 		switch (*p) {
-		case '"': snprintf(esc, sizeof(esc), "\\\""); break;
-		case '\\': snprintf(esc, sizeof(esc), "\\\\"); break;
-		case '\b': snprintf(esc, sizeof(esc), "\\b"); break;
-		case '\f': snprintf(esc, sizeof(esc), "\\f"); break;
-		case '\n': snprintf(esc, sizeof(esc), "\\n"); break;
-		case '\r': snprintf(esc, sizeof(esc), "\\r"); break;
-		case '\t': snprintf(esc, sizeof(esc), "\\t"); break;
-		default: snprintf(esc, sizeof(esc), "\\u%04X", *p); break;
+		case '"':
+			snprintf(esc, sizeof(esc), "\\\"");
+			break;
+		case '\\':
+			snprintf(esc, sizeof(esc), "\\\\");
+			break;
+		case '\b':
+			snprintf(esc, sizeof(esc), "\\b");
+			break;
+		case '\f':
+			snprintf(esc, sizeof(esc), "\\f");
+			break;
+		case '\n':
+			snprintf(esc, sizeof(esc), "\\n");
+			break;
+		case '\r':
+			snprintf(esc, sizeof(esc), "\\r");
+			break;
+		case '\t':
+			snprintf(esc, sizeof(esc), "\\t");
+			break;
+		default:
+			snprintf(esc, sizeof(esc), "\\u%04X", *p);
+			break;
 		}
 		if ((rc = put_n(b, run, (size_t)(p - run))) == 0)
 			rc = put(b, esc);
@@ -1564,7 +1594,8 @@ static int put_workload(struct sim *s, struct buf *b, const struct wl_rec *r)
 	} else if (r->evicted_note) {
 		reason = r->drain_reason ? r->drain_reason : "Preempted";
 		snprintf(message, sizeof(message), "%s%s%s", r->evicted_note,
-			 r->message && *r->message ? "; now waiting: " : "", r->message ? r->message : "");
+			 r->message && *r->message ? "; now waiting: " : "",
+			 r->message ? r->message : "");
 	} else if (r->reason) {
 		reason = r->reason;
 		text = cut_to(r->message ? r->message : "", message, sizeof(message));
@@ -1694,11 +1725,12 @@ static int put_cq(struct sim *s, struct buf *b, const struct cq_rec *c)
 			for (size_t r = 0; rc == 0 && r < fq->n_resources; r++) {
 				struct eng_cq_usage u = { 0, 0 };
 				char total[64], borrowed[64];
-				rc = engine_cq_usage(s->engine, spec->name, fq->flavor, fq->resources[r].name,
-						     &u);
+				rc = engine_cq_usage(s->engine, spec->name, fq->flavor,
+						     fq->resources[r].name, &u);
 				if (rc != 0)
 					return s->failed = rc;
-				quota_format_amount(fq->resources[r].name, u.total, total, sizeof(total));
+				quota_format_amount(fq->resources[r].name, u.total, total,
+						    sizeof(total));
 				quota_format_amount(fq->resources[r].name, u.borrowed, borrowed,
 						    sizeof(borrowed));
 				rc = put(b, r ? ",{\"name\":" : "{\"name\":");
@@ -1817,7 +1849,9 @@ static int put_lq(struct sim *s, struct buf *b, const struct eobj_local_queue *q
 	for (size_t i = 0; rc == 0 && i < st.n; i++) {
 		char qty[QUANTITY_FORMAT_SIZE];
 		double milli = st.consumed[i].consumed * 1000.0;
-		int64_t m = !(milli > 0) ? 0 : milli >= 9.2e18 ? QUANTITY_MILLI_MAX : llround(milli);
+		int64_t m = !(milli > 0)    ? 0 :
+			    milli >= 9.2e18 ? QUANTITY_MILLI_MAX :
+					      llround(milli);
 		if ((rc = quantity_format_milli(m, QUANTITY_DECIMAL_SI, qty, sizeof(qty))) < 0)
 			return s->failed = rc;
 		rc = put_key(b, i == 0, st.consumed[i].resource);
@@ -1864,10 +1898,16 @@ static int print_result(struct sim *s)
 	}
 	for (size_t i = 0; i < s->n_wls; i++) {
 		/* Both are set for every decoded Workload; "" sorts as cmp_str sorted NULL. */
-		const char *ns = s->wls[i].w.spec.namespace_name ? s->wls[i].w.spec.namespace_name : "";
+		const char *ns = s->wls[i].w.spec.namespace_name ? s->wls[i].w.spec.namespace_name :
+								   "";
 		const char *name = s->wls[i].w.name ? s->wls[i].w.name : "";
-		wls[i] = (struct wl_order){ ns, name, head8(ns), head8(name), &s->wls[i],
-					    s->wls[i].message, s->wls[i].w.spec.podsets };
+		wls[i] = (struct wl_order){ ns,
+					    name,
+					    head8(ns),
+					    head8(name),
+					    &s->wls[i],
+					    s->wls[i].message,
+					    s->wls[i].w.spec.podsets };
 	}
 	for (size_t i = 0; i < s->n_cqs; i++)
 		cqs[i] = &s->cqs[i];
@@ -1882,7 +1922,8 @@ static int print_result(struct sim *s)
 			__builtin_prefetch(wls[i + 8].message);
 			__builtin_prefetch(wls[i + 8].podsets);
 		}
-		rc = i < s->n_wls ? put_workload(s, &b, wls[i].r) : put_cq(s, &b, cqs[i - s->n_wls]);
+		rc = i < s->n_wls ? put_workload(s, &b, wls[i].r) :
+				    put_cq(s, &b, cqs[i - s->n_wls]);
 		if (rc == 0)
 			rc = write_line(s, &b);
 	}
@@ -1984,7 +2025,8 @@ struct pod_group_docs {
 static void form_pod_groups(struct sim *s)
 {
 	struct strmap index; /* group key -> its pod_group_docs */
-	struct pod_group_docs *groups = calloc(s->n_queued_pods ? s->n_queued_pods : 1, sizeof(*groups));
+	struct pod_group_docs *groups =
+		calloc(s->n_queued_pods ? s->n_queued_pods : 1, sizeof(*groups));
 	size_t n_groups = 0;
 	char err[512], wl[300], key[600];
 	strmap_init(&index);
@@ -2030,8 +2072,8 @@ static void form_pod_groups(struct sim *s)
 		struct wl_rec *r = &s->wls[s->n_wls];
 		memset(r, 0, sizeof(*r));
 		r->doc = g->first;
-		int rc = eobj_workload_for(&integration_pod, group, SIM_DEFAULT_NAMESPACE, s->wpcs, s->pcs, &r->w,
-					   err, sizeof(err));
+		int rc = eobj_workload_for(&integration_pod, group, SIM_DEFAULT_NAMESPACE, s->wpcs,
+					   s->pcs, &r->w, err, sizeof(err));
 		json_decref(group);
 		if (rc != 0) {
 			eobj_workload_release(&r->w);
@@ -2040,8 +2082,9 @@ static void form_pod_groups(struct sim *s)
 		}
 		if ((int64_t)g->n < g->total) {
 			r->fixed_reason = "WaitingForPods";
-			r->fixed_message = "the pod group is admitted only whole, once all of its pods "
-					   "exist; until then it holds no quota";
+			r->fixed_message =
+				"the pod group is admitted only whole, once all of its pods "
+				"exist; until then it holds no quota";
 		}
 		s->n_wls++;
 	}
@@ -2220,27 +2263,40 @@ int sim_run(const struct sim_input *inputs, size_t n, FILE *out, FILE *errout)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: muster simulate FILE...\n"
-		"\n"
-		"Runs admission on the Kueue objects, Namespaces and workloads in FILEs (YAML or JSON,\n"
-		"any number of documents each; - reads stdin) with no cluster, and prints one JSON line\n"
-		"per Workload, then per ClusterQueue. Workloads: Workload, Job (batch/v1), RayJob and\n"
-		"RayCluster (ray.io/v1), and Pods (v1) naming a LocalQueue and not bound to a node, alone\n"
-		"or in pod groups (kueue.x-k8s.io/pod-group-name), each made into its Workload as the\n"
-		"manager would. Exit status: 0 done, 2 invalid input (FILE:LINE: on stderr), 1 failure.\n"
-		"\n"
-		"With Nodes (v1) among the inputs, admitted gangs are also placed on nodes: each admitted\n"
-		"podSet lists \"placement\": [{\"node\", \"count\"}, ...], and a gang that fits the\n"
-		"quota but no node layout stays pending with the reason. Pods (v1) bound to a node\n"
-		"(spec.nodeName) take their requests from it; Topology objects and ResourceFlavors'\n"
-		"spec.topologyName give podSets' topology requests their levels.\n"
-		"\n"
-		"A Configuration (config.kueue.x-k8s.io/v1beta2, at most one) among the inputs turns on\n"
-		"fair sharing (fairSharing: ClusterQueue lines gain \"weightedShare\", and a line per\n"
-		"Cohort follows them) and admission fair sharing (admissionFairSharing: a line per\n"
-		"LocalQueue with its consumed usage follows). Usage decays up to the latest time the\n"
-		"inputs state.\n");
+	fprintf(f, "usage: muster simulate FILE...\n"
+		   "\n"
+		   "Runs admission on the Kueue objects, Namespaces and workloads in FILEs (YAML "
+		   "or JSON,\n"
+		   "any number of documents each; - reads stdin) with no cluster, and prints one "
+		   "JSON line\n"
+		   "per Workload, then per ClusterQueue. Workloads: Workload, Job (batch/v1), "
+		   "RayJob and\n"
+		   "RayCluster (ray.io/v1), and Pods (v1) naming a LocalQueue and not bound to a "
+		   "node, alone\n"
+		   "or in pod groups (kueue.x-k8s.io/pod-group-name), each made into its Workload "
+		   "as the\n"
+		   "manager would. Exit status: 0 done, 2 invalid input (FILE:LINE: on stderr), 1 "
+		   "failure.\n"
+		   "\n"
+		   "With Nodes (v1) among the inputs, admitted gangs are also placed on nodes: "
+		   "each admitted\n"
+		   "podSet lists \"placement\": [{\"node\", \"count\"}, ...], and a gang that fits "
+		   "the\n"
+		   "quota but no node layout stays pending with the reason. Pods (v1) bound to a "
+		   "node\n"
+		   "(spec.nodeName) take their requests from it; Topology objects and "
+		   "ResourceFlavors'\n"
+		   "spec.topologyName give podSets' topology requests their levels.\n"
+		   "\n"
+		   "A Configuration (config.kueue.x-k8s.io/v1beta2, at most one) among the inputs "
+		   "turns on\n"
+		   "fair sharing (fairSharing: ClusterQueue lines gain \"weightedShare\", and a "
+		   "line per\n"
+		   "Cohort follows them) and admission fair sharing (admissionFairSharing: a line "
+		   "per\n"
+		   "LocalQueue with its consumed usage follows). Usage decays up to the latest "
+		   "time the\n"
+		   "inputs state.\n");
 }
 
 /* Stdin or a pipe, whole: the input is trusted, so no cap but memory. */
@@ -2293,8 +2349,9 @@ int sim_main(int argc, char **argv)
 	uint64_t seen;
 	const struct flag flags[] = { { "help", 'h', FLAG_BOOL, &help, .help = NULL } };
 	/* POSIX: the flags end at the first FILE, so any name after it is a file's. */
-	const struct flag_parser parser = { .flags = flags, .nflags = 1,
-					    .prefix = "muster simulate: ", .err = stderr };
+	const struct flag_parser parser = {
+		.flags = flags, .nflags = 1, .prefix = "muster simulate: ", .err = stderr
+	};
 	int first = flags_parse(&parser, argc, argv, &seen);
 	if (first >= 0 && help) {
 		usage(stdout);

@@ -435,8 +435,8 @@ static json_t *parse_value(struct export_reader *r, size_t *used, json_error_t *
 /* prefix + data[from..from+len) + suffix, parsed from a copy: a List's head or tail. NULL
  * with err filled (about the current document, at line) if it doesn't parse, or with
  * err->line -1 if memory ran out. */
-static json_t *parse_copy(struct export_reader *r, const char *prefix, const char *from,
-			  size_t len, const char *suffix, int line, struct yamljson_error *err)
+static json_t *parse_copy(struct export_reader *r, const char *prefix, const char *from, size_t len,
+			  const char *suffix, int line, struct yamljson_error *err)
 {
 	size_t a = strlen(prefix), b = strlen(suffix);
 	char *copy = malloc(a + len + b);
@@ -466,8 +466,8 @@ static json_t *parse_copy(struct export_reader *r, const char *prefix, const cha
  * List, or no kind yet (kubectl writes kind after items), makes it a List, whose items come
  * one at a time; the members after them (its tail) are checked when they come (json_list_end).
  * Nothing is read ahead: a List cut short hands out the items before the cut, then fails.
- * 1: streaming from its first item; 0: read it whole; -EINVAL, -ENOMEM.
- */
+ * 1: streaming from its first item; 0: read it whole; -EINVAL,
+ * -ENOMEM. */
 static int json_list_begin(struct export_reader *r, struct yamljson_error *err)
 {
 	const char *doc = r->data + r->pos, *end = r->data + r->len, *p = doc + 1;
@@ -488,8 +488,8 @@ static int json_list_begin(struct export_reader *r, struct yamljson_error *err)
 		int is_items = key_len == 5 && !memcmp(key, "items", 5);
 		if (is_items && *p == '[')
 			break;
-		if (is_items || ((*p == '{' || *p == '[') &&
-				 !(key_len == 8 && !memcmp(key, "metadata", 8))))
+		if (is_items ||
+		    ((*p == '{' || *p == '[') && !(key_len == 8 && !memcmp(key, "metadata", 8))))
 			return 0;
 		size_t room = (size_t)(end - p) < LIST_HEAD_MAX ? (size_t)(end - p) : LIST_HEAD_MAX;
 		if (json_value_end(p, room, &n) != 0)
@@ -552,8 +552,8 @@ static int json_list_end(struct export_reader *r, const char *after, struct yaml
 		}
 	}
 	const char *doc_end = q + 1;
-	json_t *tail = parse_copy(r, "{\"items\":[]", after, (size_t)(doc_end - after), "",
-				  r->line, err);
+	json_t *tail =
+		parse_copy(r, "{\"items\":[]", after, (size_t)(doc_end - after), "", r->line, err);
 	if (!tail)
 		return err->line < 0 ? -ENOMEM : -EINVAL;
 	const char *key;
@@ -588,8 +588,9 @@ static int json_list_end(struct export_reader *r, const char *after, struct yaml
 		advance(r, (size_t)(doc_end - r->data));
 	return rc;
 cut:
-	return fail(err, r->line, "document %zu: the List ends after its items: the input is cut "
-				  "short",
+	return fail(err, r->line,
+		    "document %zu: the List ends after its items: the input is cut "
+		    "short",
 		    r->doc);
 }
 
@@ -633,8 +634,9 @@ static int json_list_next(struct export_reader *r, json_t **obj, struct export_p
 	return 1;
 cut:
 	advance(r, r->len);
-	return fail(err, r->line, "document %zu: the List ends after %ld items: the input is cut "
-				  "short",
+	return fail(err, r->line,
+		    "document %zu: the List ends after %ld items: the input is cut "
+		    "short",
 		    r->doc, r->item);
 }
 

@@ -119,8 +119,8 @@ static int parse_long(const struct flag_parser *p, int argc, char **argv, int *i
 	const char *name = argv[*i] + 2, *eq = strchr(name, '=');
 	size_t len = eq ? (size_t)(eq - name) : strlen(name);
 	size_t k = 0;
-	while (k < p->nflags && (strlen(p->flags[k].name) != len ||
-				 strncmp(p->flags[k].name, name, len) != 0))
+	while (k < p->nflags &&
+	       (strlen(p->flags[k].name) != len || strncmp(p->flags[k].name, name, len) != 0))
 		k++;
 	if (k == p->nflags)
 		return fail(p, "unknown flag: --%.*s", (int)len, name);
@@ -141,8 +141,7 @@ static int parse_long(const struct flag_parser *p, int argc, char **argv, int *i
 }
 
 /* One argument of shorthands, "-A", "-Ah", "-n NS", "-nNS" or "-n=NS". */
-static int parse_short(const struct flag_parser *p, int argc, char **argv, int *i,
-		       uint64_t *seen)
+static int parse_short(const struct flag_parser *p, int argc, char **argv, int *i, uint64_t *seen)
 {
 	const char *arg = argv[*i];
 	for (const char *c = arg + 1; *c; c++) {

@@ -38,8 +38,8 @@ int heap_hint_huge_pages(size_t expect)
 	uintptr_t end = (uintptr_t)brk_end;
 	int rc = -ENOTSUP;
 	/* The probe must lie in the brk heap, just below its end (else glibc mapped it). */
-	if ((uintptr_t)probe + probe_size <= end && end - (uintptr_t)probe <= pad + probe_size + huge &&
-	    end > from)
+	if ((uintptr_t)probe + probe_size <= end &&
+	    end - (uintptr_t)probe <= pad + probe_size + huge && end > from)
 		rc = madvise((void *)from, end - from, MADV_HUGEPAGE) == 0 ? 0 : -ENOTSUP;
 	free(probe);
 	return rc;

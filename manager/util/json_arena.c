@@ -45,7 +45,8 @@ static int commit(size_t need)
 	size_t want = (need + COMMIT_STEP - 1) / COMMIT_STEP * COMMIT_STEP;
 	if (need > RESERVE || want > RESERVE)
 		return -1;
-	if (mprotect(arena.base + arena.committed, want - arena.committed, PROT_READ | PROT_WRITE) != 0)
+	if (mprotect(arena.base + arena.committed, want - arena.committed,
+		     PROT_READ | PROT_WRITE) != 0)
 		return -1;
 	POISON(arena.base + arena.committed, want - arena.committed);
 	arena.committed = want;
@@ -80,7 +81,8 @@ static __attribute__((noinline)) void *arena_malloc_slow(size_t size)
 			return bump(n, size);
 	}
 	if (arena.on)
-		arena.current_malloc = 1; /* the document can't be discarded: this block needs free */
+		arena.current_malloc =
+			1; /* the document can't be discarded: this block needs free */
 	return malloc(size);
 }
 
@@ -111,7 +113,8 @@ int json_arena_install(void)
 {
 	if (arena.base)
 		return 0;
-	void *p = mmap(NULL, RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p =
+		mmap(NULL, RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	arena.base = p;

@@ -103,7 +103,8 @@ static int locate(const char *text, size_t len, const char *const *path, struct 
 			if (skip_string(&s) != 0)
 				return -1;
 			/* Keys are compared as written: one spelled with escapes isn't found. */
-			int match = (size_t)(s.p - 1 - key) == want && !memcmp(key, path[depth], want);
+			int match = (size_t)(s.p - 1 - key) == want &&
+				    !memcmp(key, path[depth], want);
 			if (!skip_ws(&s) || *s.p != ':')
 				return -1;
 			s.p++;

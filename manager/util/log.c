@@ -78,7 +78,8 @@ void log_emit(enum log_level level, const char *msg, ...)
 	if (!log_enabled(level))
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(num, sizeof(num), "{\"ts\":%lld.%03ld,\"level\":\"%s\",\"msg\":", (long long)ts.tv_sec,
+	snprintf(num, sizeof(num),
+		 "{\"ts\":%lld.%03ld,\"level\":\"%s\",\"msg\":", (long long)ts.tv_sec,
 		 ts.tv_nsec / 1000000, names[level]);
 	put_str(&l, num);
 	put_json_string(&l, msg ? msg : "");

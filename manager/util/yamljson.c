@@ -116,8 +116,8 @@ static json_t *convert(struct conv *c, yaml_node_t *node, int depth)
 			return NULL;
 		}
 		json_t *v = node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ?
-				   plain_scalar(s, node->data.scalar.length) :
-				   json_stringn(s, node->data.scalar.length);
+				    plain_scalar(s, node->data.scalar.length) :
+				    json_stringn(s, node->data.scalar.length);
 		if (!v)
 			set_error(c->err, line, "scalar is not valid UTF-8");
 		return v;
@@ -551,8 +551,7 @@ static uint64_t text_hash(const char *s, size_t n)
 	return h ^ (h >> 29);
 }
 
-static struct share_entry *share_slot(struct share *sh, uint64_t hash, const char *text,
-				      size_t len)
+static struct share_entry *share_slot(struct share *sh, uint64_t hash, const char *text, size_t len)
 {
 	for (size_t i = (size_t)hash & (SHARE_SLOTS - 1);; i = (i + 1) & (SHARE_SLOTS - 1)) {
 		struct share_entry *e = &sh->slot[i];
@@ -575,8 +574,7 @@ static json_t *share_get(struct share *sh, uint64_t hash, const char *text, size
 
 /* text just parsed to v: the second time its hash comes, a copy of v is kept to share. A
  * copy that can't be had is no error: the text is parsed again next time. */
-static void share_note(struct share *sh, uint64_t hash, const char *text, size_t len,
-		       json_t *v)
+static void share_note(struct share *sh, uint64_t hash, const char *text, size_t len, json_t *v)
 {
 	uint64_t *seen = &sh->seen[(size_t)hash & (SEEN_SLOTS - 1)];
 	if (*seen != hash) {
@@ -720,8 +718,8 @@ static int fast_fill(struct fast *f, json_t *v)
 
 /* What follows key (at: its ':', already known to end the key) in the mapping on top of
  * the stack: a value to the line's end, or nothing (pending). *next past the line's '\n'. */
-static inline int fast_entry_value(struct fast *f, const char *key, size_t klen,
-				   const char *at, int indent, const char **next)
+static inline int fast_entry_value(struct fast *f, const char *key, size_t klen, const char *at,
+				   int indent, const char **next)
 {
 	at = skip_spaces(at + 1);
 	if (*at == '\n') {
@@ -753,8 +751,8 @@ static int fast_line(struct fast *f, int indent, const char *text, const char **
 			return -1;
 	} else if (f->pending) {
 		/* The pending value's lines: deeper, or a "- " list at a key's own column. */
-		if (indent > f->pending_indent ||
-		    (dash && indent == f->pending_indent && json_is_object(f->stack[f->depth - 1].node))) {
+		if (indent > f->pending_indent || (dash && indent == f->pending_indent &&
+						   json_is_object(f->stack[f->depth - 1].node))) {
 			json_t *child = dash ? json_array() : json_object();
 			if (!child || fast_fill(f, json_incref(child)) != 0 ||
 			    fast_push(f, child, indent) != 0) {
@@ -820,7 +818,8 @@ static int fast_line(struct fast *f, int indent, const char *text, const char **
  * "..." or directive line included (the caller then finds them as it does for libyaml).
  */
 static int fast_document(const char *p, const char *end, const char *tail, int first,
-			 struct share *share, json_t **doc, int *line, const char **stop, int *lines)
+			 struct share *share, json_t **doc, int *line, const char **stop,
+			 int *lines)
 {
 	struct fast f; /* not zeroed whole: its stack is a few KB, and per document */
 	f.depth = 0;
@@ -1003,7 +1002,8 @@ static int yaml_from(struct yamljson_reader *r, size_t off, int line)
 	if (!yaml_parser_initialize(&r->parser))
 		return -ENOMEM;
 	r->parser_live = 1;
-	yaml_parser_set_input_string(&r->parser, (const unsigned char *)r->data + off, r->len - off);
+	yaml_parser_set_input_string(&r->parser, (const unsigned char *)r->data + off,
+				     r->len - off);
 	r->base = line - 1;
 	return 0;
 }
@@ -1094,8 +1094,7 @@ static int line_indent(const char *p, const char *end, int *blank)
 	const char *t = p;
 	while (t < end && *t == ' ')
 		t++;
-	*blank = t == end || *t == '\n' || *t == '#' ||
-		 (*t == '\r' && t + 1 < end && t[1] == '\n');
+	*blank = t == end || *t == '\n' || *t == '#' || (*t == '\r' && t + 1 < end && t[1] == '\n');
 	return (int)(t - p);
 }
 
@@ -1285,8 +1284,9 @@ static int list_end(struct yamljson_reader *r, const char *p, int n, struct yaml
 	if (!kind)
 		kind = json_object_get(tail, "kind");
 	if (rc == 0 && !kind) {
-		set_error(err, n, "a List (apiVersion v1, items) without \"kind: List\" after its "
-				  "items: is the input cut short?");
+		set_error(err, n,
+			  "a List (apiVersion v1, items) without \"kind: List\" after its "
+			  "items: is the input cut short?");
 		rc = -EINVAL;
 	} else if (rc == 0 && (!json_is_string(kind) || strcmp(json_string_value(kind), "List"))) {
 		set_error(err, n, "its items were read as a v1 List's, but its kind is not List");
@@ -1300,8 +1300,7 @@ static int list_end(struct yamljson_reader *r, const char *p, int n, struct yaml
 /* The next item of the List being streamed: 1; 0 after its last (the reader then goes on
  * after the List); -EINVAL, -ENOMEM. An item runs from its "- " line to the next content line
  * at its column or less. */
-static int list_next(struct yamljson_reader *r, json_t **doc, int *line,
-		     struct yamljson_error *err)
+static int list_next(struct yamljson_reader *r, json_t **doc, int *line, struct yamljson_error *err)
 {
 	const char *end = r->data + r->len, *from = r->item_at, *at;
 	int blank, n = r->item_line + 1;
@@ -1417,7 +1416,8 @@ static int stream_next(struct yamljson_reader *r, json_t **doc, int *line,
 			continue;
 		}
 		/* What follows the document must be the next "---" or the end (else, in the whole
-		 * stream, libyaml fails right after it: "did not find expected <document start>"). */
+		 * stream, libyaml fails right after it: "did not find expected <document
+		 * start>"). */
 		if (rc == 1) {
 			yaml_event_t ev;
 			if (!yaml_parser_parse(&r->parser, &ev)) {
@@ -1522,7 +1522,8 @@ void yamljson_reader_free(struct yamljson_reader *r)
 }
 
 /* Loads every document; when lines is non-NULL also collects each kept document's first line. */
-static int load(const char *data, size_t len, json_t **docs, int **lines, struct yamljson_error *err)
+static int load(const char *data, size_t len, json_t **docs, int **lines,
+		struct yamljson_error *err)
 {
 	struct yamljson_reader *r;
 	json_t *out, *v;

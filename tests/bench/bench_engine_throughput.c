@@ -46,7 +46,7 @@
 #include "bench_common.h"
 #include "core/engine.h"
 
-#define CPU(x) ((int64_t)(x) * 1000)
+#define CPU(x) ((int64_t)(x)*1000)
 #define BORROWING_LIMIT CPU(100)
 #define KEY_STRIDE 32
 #define MAX_CYCLES 100000 /* per fixed point: far beyond any sane need */
@@ -218,10 +218,12 @@ static int settle(struct run *r, long *cycles)
 		int64_t t0 = r->o->verbose ? bench_cpu_ns() : 0;
 		int rc = engine_cycle(r->e, on_decision, r);
 		if (r->o->verbose)
-			fprintf(stderr, "  %s round %ld cycle %ld: %.2f ms cpu, %ld admitted, %ld preempted, "
-				"%ld pending decisions\n", r->phase, r->round, n + 1,
-				BENCH_MS(bench_cpu_ns() - t0), r->admits - a0, r->preempts - p0,
-				r->pendings - d0);
+			fprintf(stderr,
+				"  %s round %ld cycle %ld: %.2f ms cpu, %ld admitted, %ld "
+				"preempted, "
+				"%ld pending decisions\n",
+				r->phase, r->round, n + 1, BENCH_MS(bench_cpu_ns() - t0),
+				r->admits - a0, r->preempts - p0, r->pendings - d0);
 		(*cycles)++;
 		if (rc < 0) {
 			fail(r, "engine_cycle: %s", strerror(-rc));
@@ -259,29 +261,38 @@ static int check(struct run *r, const char *when)
 			struct eng_cq_usage u;
 			int rc = engine_cq_usage(r->e, r->cq_name[q], "rf", "cpu", &u);
 			if (rc) {
-				fail(r, "%s: engine_cq_usage(%s): %s", when, r->cq_name[q], strerror(-rc));
+				fail(r, "%s: engine_cq_usage(%s): %s", when, r->cq_name[q],
+				     strerror(-rc));
 				return -1;
 			}
 			if (u.total != r->used[q]) {
-				fail(r, "%s: %s usage %" PRId64 "m, its admitted workloads sum to %" PRId64 "m",
+				fail(r,
+				     "%s: %s usage %" PRId64
+				     "m, its admitted workloads sum to %" PRId64 "m",
 				     when, r->cq_name[q], u.total, r->used[q]);
 				return -1;
 			}
 			if (u.total > r->nominal[q] + BORROWING_LIMIT) {
-				fail(r, "%s: %s over nominal + borrowingLimit: %" PRId64 "m > %" PRId64 "m",
+				fail(r,
+				     "%s: %s over nominal + borrowingLimit: %" PRId64 "m > %" PRId64
+				     "m",
 				     when, r->cq_name[q], u.total, r->nominal[q] + BORROWING_LIMIT);
 				return -1;
 			}
 			if (u.borrowed != (u.total > r->nominal[q] ? u.total - r->nominal[q] : 0)) {
-				fail(r, "%s: %s borrowed %" PRId64 "m with usage %" PRId64 "m, nominal %" PRId64
-				     "m", when, r->cq_name[q], u.borrowed, u.total, r->nominal[q]);
+				fail(r,
+				     "%s: %s borrowed %" PRId64 "m with usage %" PRId64
+				     "m, nominal %" PRId64 "m",
+				     when, r->cq_name[q], u.borrowed, u.total, r->nominal[q]);
 				return -1;
 			}
 			size_t pending, adm;
 			rc = engine_cq_counts(r->e, r->cq_name[q], &pending, &adm);
 			if (rc || pending != r->n_pend[q] || adm != r->n_adm[q]) {
-				fail(r, "%s: %s counts %zu pending %zu admitted, bench counts %u and %u", when,
-				     r->cq_name[q], pending, adm, r->n_pend[q], r->n_adm[q]);
+				fail(r,
+				     "%s: %s counts %zu pending %zu admitted, bench counts %u and "
+				     "%u",
+				     when, r->cq_name[q], pending, adm, r->n_pend[q], r->n_adm[q]);
 				return -1;
 			}
 			r->n_borrowing += u.borrowed > 0;
@@ -298,8 +309,10 @@ static int check(struct run *r, const char *when)
 			return -1;
 		}
 		if (u.total != sum || sum > quota) {
-			fail(r, "%s: %s usage %" PRId64 "m, ClusterQueues sum to %" PRId64 "m, quota %" PRId64
-			     "m", when, co, u.total, sum, quota);
+			fail(r,
+			     "%s: %s usage %" PRId64 "m, ClusterQueues sum to %" PRId64
+			     "m, quota %" PRId64 "m",
+			     when, co, u.total, sum, quota);
 			return -1;
 		}
 	}
@@ -322,18 +335,24 @@ static int setup(struct run *r)
 		for (int k = 0; k < r->per_cohort; k++) {
 			int q = c * r->per_cohort + k;
 			snprintf(r->cq_name[q], sizeof(r->cq_name[q]), "cq-%d-%d", c, k);
-			/* A tenth of the ClusterQueues have no quota of their own (they only borrow),
-			 * a tenth more than their demand (they lend), the rest 20..80 cpu. */
+			/* A tenth of the ClusterQueues have no quota of their own (they only
+			 * borrow), a tenth more than their demand (they lend), the rest 20..80
+			 * cpu. */
 			uint64_t x = bench_rnd(&rng) % 70;
-			r->nominal[q] = x < 7 ? 0 : x < 14 ? CPU(200) : CPU(20 + 10 * (int64_t)(x % 7));
+			r->nominal[q] = x < 7  ? 0 :
+					x < 14 ? CPU(200) :
+						 CPU(20 + 10 * (int64_t)(x % 7));
 			if (r->o->uniform)
 				r->nominal[q] = CPU(20);
-			struct eng_resource_quota rq = { "cpu", r->nominal[q], 1, BORROWING_LIMIT, 0, 0 };
+			struct eng_resource_quota rq = { "cpu", r->nominal[q],
+							 1,     BORROWING_LIMIT,
+							 0,     0 };
 			struct eng_flavor_quotas fq = { "rf", 1, &rq };
 			struct eng_resource_group rg = { 1, covered, 1, &fq };
 			struct eng_cq_spec spec = {
 				.name = r->cq_name[q],
-				.cohort = co, /* implicit cohorts, as Kueue's generator leaves them */
+				.cohort =
+					co, /* implicit cohorts, as Kueue's generator leaves them */
 				.n_groups = 1,
 				.groups = &rg,
 				.queueing = ENG_BEST_EFFORT_FIFO,
@@ -341,11 +360,16 @@ static int setup(struct run *r)
 						.reclaim_within_cohort = ENG_RECLAIM_ANY },
 				.namespace_selector = &everything,
 				.has_fair_weight = r->o->fair,
-				.fair_weight = q % 3 == 0 ? 1 : q % 3 == 1 ? 2 : 0.5,
+				.fair_weight = q % 3 == 0 ? 1 :
+					       q % 3 == 1 ? 2 :
+							    0.5,
 			};
-			/* One namespace and LocalQueue per ClusterQueue, named after it, as in Kueue. */
-			if (engine_set_cq(r->e, &spec) || engine_set_namespace(r->e, r->cq_name[q], 0, NULL) ||
-			    engine_set_local_queue(r->e, r->cq_name[q], "lq", r->cq_name[q], ENG_STOP_NONE))
+			/* One namespace and LocalQueue per ClusterQueue, named after it, as in
+			 * Kueue. */
+			if (engine_set_cq(r->e, &spec) ||
+			    engine_set_namespace(r->e, r->cq_name[q], 0, NULL) ||
+			    engine_set_local_queue(r->e, r->cq_name[q], "lq", r->cq_name[q],
+						   ENG_STOP_NONE))
 				return fail(r, "setting up %s failed", r->cq_name[q]), -1;
 		}
 	}
@@ -388,7 +412,9 @@ static void one_rep(const struct opts *o, struct result *res)
 {
 	int n_cohorts = o->n_cohorts, per_cohort = o->per_cohort;
 	uint64_t seed = o->seed;
-	struct run run = { .o = o, .n_cohorts = n_cohorts, .per_cohort = per_cohort, .phase = "fill" };
+	struct run run = {
+		.o = o, .n_cohorts = n_cohorts, .per_cohort = per_cohort, .phase = "fill"
+	};
 	struct run *r = &run;
 	r->n_cqs = n_cohorts * per_cohort;
 	r->n_wl = (size_t)r->n_cqs * 50;
@@ -405,8 +431,8 @@ static void one_rep(const struct opts *o, struct result *res)
 	size_t admitted_cap = r->n_wl;
 	r->admitted = calloc(admitted_cap, sizeof(*r->admitted));
 	uint32_t *order = calloc(r->n_wl, sizeof(*order));
-	if (!r->cq_name || !r->nominal || !r->used || !r->n_adm || !r->n_pend || !r->wl || !r->keys ||
-	    !r->victims || !r->admitted || !order) {
+	if (!r->cq_name || !r->nominal || !r->used || !r->n_adm || !r->n_pend || !r->wl ||
+	    !r->keys || !r->victims || !r->admitted || !order) {
 		snprintf(res->err, sizeof(res->err), "out of memory");
 		return;
 	}
@@ -414,9 +440,12 @@ static void one_rep(const struct opts *o, struct result *res)
 		struct bwl *w = &r->wl[i];
 		int k = (int)(i % 50);
 		w->cq = (uint32_t)(i / 50);
-		w->cls = k < classes[0].per_cq ? 0 : k < classes[0].per_cq + classes[1].per_cq ? 1 : 2;
+		w->cls = k < classes[0].per_cq                     ? 0 :
+			 k < classes[0].per_cq + classes[1].per_cq ? 1 :
+								     2;
 		snprintf(r->keys + i * KEY_STRIDE, KEY_STRIDE, "cq-%d-%d/w%zu",
-			 (int)(w->cq / (uint32_t)per_cohort), (int)(w->cq % (uint32_t)per_cohort), i);
+			 (int)(w->cq / (uint32_t)per_cohort), (int)(w->cq % (uint32_t)per_cohort),
+			 i);
 		order[i] = (uint32_t)i;
 	}
 	/* calloc'd pages are not resident until written. */
@@ -465,9 +494,9 @@ static void one_rep(const struct opts *o, struct result *res)
 	res->fix_borrowed_cpu = (long)(r->borrowed / 1000);
 
 	/* Phase 2: a random quarter of what runs finishes, the engine admits what is next, until
-	 * everything has run. Partial releases are what a live cluster sees: they leave ClusterQueues
-	 * below nominal while others borrow, so reclaim preempts, and each cycle has to find the
-	 * few workloads that fit among tens of thousands that don't. */
+	 * everything has run. Partial releases are what a live cluster sees: they leave
+	 * ClusterQueues below nominal while others borrow, so reclaim preempts, and each cycle has
+	 * to find the few workloads that fit among tens of thousands that don't. */
 	size_t left = r->o->fixed_only ? 0 : r->n_wl;
 	double turn_ns = 0, turn_cpu_ns = 0;
 	uint64_t churn_rng = seed ^ 0xd1b54a32d192ed03ull;
@@ -505,7 +534,8 @@ static void one_rep(const struct opts *o, struct result *res)
 		turn_ns += (double)(bench_wall_ns() - t0);
 		turn_cpu_ns += (double)(bench_cpu_ns() - c0);
 		if (left && !r->n_admitted) {
-			fail(r, "churn round %ld: %zu workloads pending, none admitted, none running",
+			fail(r,
+			     "churn round %ld: %zu workloads pending, none admitted, none running",
 			     res->turn_rounds, left);
 			goto out;
 		}
@@ -519,7 +549,8 @@ static void one_rep(const struct opts *o, struct result *res)
 	res->turn_pendings = r->pendings - res->fix_pendings;
 	for (int q = 0; q < r->n_cqs && !r->o->fixed_only; q++)
 		if (r->used[q] || r->n_adm[q] || r->n_pend[q])
-			fail(r, "at the end %s still has usage %" PRId64 "m, %u admitted, %u pending",
+			fail(r,
+			     "at the end %s still has usage %" PRId64 "m, %u admitted, %u pending",
 			     r->cq_name[q], r->used[q], r->n_adm[q], r->n_pend[q]);
 	if (!r->failed)
 		check(r, "at the end");
@@ -561,7 +592,8 @@ static int run_child(const struct opts *o, struct result *res)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (WIFSIGNALED(status)) {
-		snprintf(res->err, sizeof(res->err), "the repetition crashed: signal %d", WTERMSIG(status));
+		snprintf(res->err, sizeof(res->err), "the repetition crashed: signal %d",
+			 WTERMSIG(status));
 		res->ok = 0;
 	} else if (got != (ssize_t)sizeof(*res)) {
 		snprintf(res->err, sizeof(res->err), "the repetition exited %d without a result",
@@ -616,7 +648,9 @@ int main(int argc, char **argv)
 			verbose = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-r reps] [-s seed] [-q] [-k] [-f] [-l] [-F] [-v]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [-r reps] [-s seed] [-q] [-k] [-f] [-l] [-F] [-v]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -636,8 +670,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (!res[i].ok) {
-			fprintf(stderr, "bench_engine_throughput: repetition %d FAILED: %s\n", i + 1,
-				res[i].err);
+			fprintf(stderr, "bench_engine_throughput: repetition %d FAILED: %s\n",
+				i + 1, res[i].err);
 			if (bad < 0)
 				bad = i;
 		}
@@ -649,10 +683,15 @@ int main(int argc, char **argv)
 
 	/* Every repetition is the same deterministic run: counts must agree exactly. */
 	for (int i = 1; i < reps; i++)
-		if (res[i].fix_admits != res[0].fix_admits || res[i].fix_cycles != res[0].fix_cycles ||
-		    res[i].turn_admits != res[0].turn_admits || res[i].fix_preempts != res[0].fix_preempts) {
-			fprintf(stderr, "bench_engine_throughput: repetition %d decided differently from the "
-					"first: the engine is not deterministic\n", i + 1);
+		if (res[i].fix_admits != res[0].fix_admits ||
+		    res[i].fix_cycles != res[0].fix_cycles ||
+		    res[i].turn_admits != res[0].turn_admits ||
+		    res[i].fix_preempts != res[0].fix_preempts) {
+			fprintf(stderr,
+				"bench_engine_throughput: repetition %d decided differently from "
+				"the "
+				"first: the engine is not deterministic\n",
+				i + 1);
 			printf("BENCH engine_throughput status=FAIL reason=\"nondeterministic\"\n");
 			return 1;
 		}
@@ -660,7 +699,8 @@ int main(int argc, char **argv)
 	const struct result *r0 = &res[0];
 	double fix_ms = MEDIAN(fix_ms), fix_cpu_ms = MEDIAN(fix_cpu_ms), load_ms = MEDIAN(load_ms);
 	double turn_ms = MEDIAN(turn_ms), turn_cpu_ms = MEDIAN(turn_cpu_ms);
-	double base = MEDIAN(rss_base_kib), cqs = MEDIAN(rss_cqs_kib), loaded = MEDIAN(hwm_loaded_kib);
+	double base = MEDIAN(rss_base_kib), cqs = MEDIAN(rss_cqs_kib),
+	       loaded = MEDIAN(hwm_loaded_kib);
 	double hwm_fix = MEDIAN(hwm_fix_kib), hwm_end = MEDIAN(hwm_end_kib);
 	double heap_loaded = MEDIAN(heap_loaded) - MEDIAN(heap_base);
 	double heap_fix = MEDIAN(heap_fix) - MEDIAN(heap_base);
@@ -671,11 +711,14 @@ int main(int argc, char **argv)
 	double dec_s = RATE(fix_dec, fix_ms), dec_cpu_s = RATE(fix_dec, fix_cpu_ms);
 	long demand = (long)n_cohorts * per_cohort * (35 * 1 + 11 * 5 + 4 * 20); /* cpu */
 
-	printf("engine throughput%s%s: %d cohorts x %d ClusterQueues, %ld workloads (35 small, 11 medium, "
+	printf("engine throughput%s%s: %d cohorts x %d ClusterQueues, %ld workloads (35 small, 11 "
+	       "medium, "
 	       "4 large per ClusterQueue), seed %" PRIu64 ", %d repetitions (medians)\n",
-	       fair ? " with fair sharing" : "", fair > 1 ? " (LessThanOrEqualToFinalShare alone)" : "",
-	       n_cohorts, per_cohort, r0->n_wl, seed, reps);
-	printf("  quota (%s): %ld cpu nominal in all, %.0f%% of the %ld cpu demand; borrowingLimit 100\n",
+	       fair ? " with fair sharing" : "",
+	       fair > 1 ? " (LessThanOrEqualToFinalShare alone)" : "", n_cohorts, per_cohort,
+	       r0->n_wl, seed, reps);
+	printf("  quota (%s): %ld cpu nominal in all, %.0f%% of the %ld cpu demand; borrowingLimit "
+	       "100\n",
 	       uniform ? "Kueue's, 20 each" : "mixed 0/20..80/200", r0->total_nominal_cpu,
 	       100.0 * (double)r0->total_nominal_cpu / (double)demand, demand);
 	printf("  %-40s %12s %12s %12s\n", "phase", "wall ms", "cpu ms", "cycles");
@@ -684,7 +727,8 @@ int main(int argc, char **argv)
 	       r0->fix_cycles);
 	printf("  %-40s %12.1f %12.1f %12ld\n", "churn: quarter finishes, to fixed point", turn_ms,
 	       turn_cpu_ms, r0->turn_cycles);
-	printf("  %-40s %12s %12s %12s %12s\n", "decisions", "admit", "preempt", "pending", "rounds");
+	printf("  %-40s %12s %12s %12s %12s\n", "decisions", "admit", "preempt", "pending",
+	       "rounds");
 	printf("  %-40s %12ld %12ld %12ld %12d\n", "to the first fixed point", r0->fix_admits,
 	       r0->fix_preempts, r0->fix_pendings, 1);
 	printf("  %-40s %12ld %12ld %12ld %12ld\n", "churn", r0->turn_admits, r0->turn_preempts,
@@ -692,33 +736,40 @@ int main(int argc, char **argv)
 	printf("  %-40s %12s %12s\n", "rates", "per wall s", "per cpu s");
 	printf("  %-40s %12.0f %12.0f\n", "fixed point: admissions", RATE(r0->fix_admits, fix_ms),
 	       RATE(r0->fix_admits, fix_cpu_ms));
-	printf("  %-40s %12.0f %12.0f\n", "fixed point: decisions (incl. pending)", dec_s, dec_cpu_s);
+	printf("  %-40s %12.0f %12.0f\n", "fixed point: decisions (incl. pending)", dec_s,
+	       dec_cpu_s);
 	printf("  %-40s %12.0f %12.0f\n", "churn: admissions", RATE(r0->turn_admits, turn_ms),
 	       RATE(r0->turn_admits, turn_cpu_ms));
 	printf("  %-40s %12.0f %12.0f\n", "churn: decisions", RATE(turn_dec, turn_ms),
 	       RATE(turn_dec, turn_cpu_ms));
-	printf("  at the first fixed point %ld ClusterQueues borrow %ld cpu in all\n", r0->fix_borrowing,
-	       r0->fix_borrowed_cpu);
-	printf("  memory, KiB: RSS before the engine %.0f, with the ClusterQueues %.0f; peak RSS after "
-	       "load %.0f, at the fixed point %.0f, at the end %.0f; engine heap with all pending %.0f, "
-	       "at the fixed point %.0f\n", base, cqs, loaded, hwm_fix, hwm_end, heap_loaded / 1024,
-	       heap_fix / 1024);
-	printf("  targets: >= 100,000 decisions/s to the fixed point (%s), <= 64 MiB peak RSS (%s)\n",
+	printf("  at the first fixed point %ld ClusterQueues borrow %ld cpu in all\n",
+	       r0->fix_borrowing, r0->fix_borrowed_cpu);
+	printf("  memory, KiB: RSS before the engine %.0f, with the ClusterQueues %.0f; peak RSS "
+	       "after "
+	       "load %.0f, at the fixed point %.0f, at the end %.0f; engine heap with all pending "
+	       "%.0f, "
+	       "at the fixed point %.0f\n",
+	       base, cqs, loaded, hwm_fix, hwm_end, heap_loaded / 1024, heap_fix / 1024);
+	printf("  targets: >= 100,000 decisions/s to the fixed point (%s), <= 64 MiB peak RSS "
+	       "(%s)\n",
 	       dec_s >= 100000 ? "met" : "NOT met", hwm_end <= 64 * 1024 ? "met" : "NOT met");
-	printf("BENCH engine_throughput%s status=ok quota=%s cqs=%d cohorts=%d workloads=%ld seed=%" PRIu64
-	       " reps=%d load_ms=%.1f fixpoint_ms=%.1f fixpoint_cpu_ms=%.1f cycles=%ld admitted=%ld "
+	printf("BENCH engine_throughput%s status=ok quota=%s cqs=%d cohorts=%d workloads=%ld "
+	       "seed=%" PRIu64 " reps=%d load_ms=%.1f fixpoint_ms=%.1f fixpoint_cpu_ms=%.1f "
+	       "cycles=%ld admitted=%ld "
 	       "preemptions=%ld pending_decisions=%ld admissions_per_s=%.0f decisions_per_s=%.0f "
 	       "decisions_per_cpu_s=%.0f borrowing_cqs=%ld borrowed_cpu=%ld churn_ms=%.1f "
 	       "churn_cpu_ms=%.1f churn_rounds=%ld churn_cycles=%ld churn_admissions=%ld "
 	       "churn_preemptions=%ld churn_admissions_per_s=%.0f churn_decisions_per_s=%.0f "
 	       "rss_base_kib=%.0f rss_cqs_kib=%.0f hwm_loaded_kib=%.0f hwm_fixpoint_kib=%.0f "
 	       "hwm_end_kib=%.0f engine_heap_kib=%.0f\n",
-	       fair > 1 ? "_fair_sharing_lte" : fair ? "_fair_sharing" : "", uniform ? "uniform20" : "mixed",
-	       n_cohorts * per_cohort, n_cohorts, r0->n_wl, seed, reps,
-	       load_ms, fix_ms, fix_cpu_ms, r0->fix_cycles, r0->fix_admits, r0->fix_preempts,
+	       fair > 1 ? "_fair_sharing_lte" :
+	       fair     ? "_fair_sharing" :
+			  "",
+	       uniform ? "uniform20" : "mixed", n_cohorts * per_cohort, n_cohorts, r0->n_wl, seed,
+	       reps, load_ms, fix_ms, fix_cpu_ms, r0->fix_cycles, r0->fix_admits, r0->fix_preempts,
 	       r0->fix_pendings, RATE(r0->fix_admits, fix_ms), dec_s, dec_cpu_s, r0->fix_borrowing,
 	       r0->fix_borrowed_cpu, turn_ms, turn_cpu_ms, r0->turn_rounds, r0->turn_cycles,
-	       r0->turn_admits, r0->turn_preempts, RATE(r0->turn_admits, turn_ms), RATE(turn_dec, turn_ms),
-	       base, cqs, loaded, hwm_fix, hwm_end, heap_fix / 1024);
+	       r0->turn_admits, r0->turn_preempts, RATE(r0->turn_admits, turn_ms),
+	       RATE(turn_dec, turn_ms), base, cqs, loaded, hwm_fix, hwm_end, heap_fix / 1024);
 	return 0;
 }

@@ -44,7 +44,7 @@
 #include "bench_common.h"
 #include "core/engine.h"
 
-#define CPU(x) ((int64_t)(x) * 1000)
+#define CPU(x) ((int64_t)(x)*1000)
 #define N_COHORTS 5
 #define CQ_PER 6
 #define N_CQS (N_COHORTS * CQ_PER)
@@ -215,7 +215,8 @@ static void on_decision(void *arg, const struct eng_decision *d)
 			fail(s, "%s admitted in state %d", d->workload, w->state);
 			return;
 		}
-		if (!a || a->n_podsets != 1 || a->podsets[0].n != 1 || a->podsets[0].usage[0] != c->cpu ||
+		if (!a || a->n_podsets != 1 || a->podsets[0].n != 1 ||
+		    a->podsets[0].usage[0] != c->cpu ||
 		    strcmp(a->cluster_queue, s->cq_name[w->cq])) {
 			fail(s, "%s: wrong assignment", d->workload);
 			return;
@@ -274,7 +275,8 @@ static int settle(struct sim *s)
 			struct swl *w = &s->wl[s->victims[k]];
 			int erc = engine_evict(s->e, s->keys[s->victims[k]]);
 			if (erc) {
-				fail(s, "engine_evict(%s): %s", s->keys[s->victims[k]], strerror(-erc));
+				fail(s, "engine_evict(%s): %s", s->keys[s->victims[k]],
+				     strerror(-erc));
 				return -1;
 			}
 			release(s, w);
@@ -297,8 +299,10 @@ static int check(struct sim *s)
 			struct eng_cq_usage u;
 			int rc = engine_cq_usage(s->e, s->cq_name[q], "rf", "cpu", &u);
 			if (rc || u.total != s->used[q] || u.total > NOMINAL + BORROWING_LIMIT) {
-				fail(s, "t=%" PRId64 " ms: %s usage %" PRId64 "m (rc %d), admitted sum %" PRId64
-				     "m, limit %" PRId64 "m", s->now, s->cq_name[q], u.total, rc, s->used[q],
+				fail(s,
+				     "t=%" PRId64 " ms: %s usage %" PRId64
+				     "m (rc %d), admitted sum %" PRId64 "m, limit %" PRId64 "m",
+				     s->now, s->cq_name[q], u.total, rc, s->used[q],
 				     NOMINAL + BORROWING_LIMIT);
 				return -1;
 			}
@@ -309,8 +313,10 @@ static int check(struct sim *s)
 		struct eng_cq_usage u;
 		int rc = engine_cohort_usage(s->e, co, "rf", "cpu", &u);
 		if (rc || u.total != sum || sum > CQ_PER * NOMINAL) {
-			fail(s, "t=%" PRId64 " ms: %s usage %" PRId64 "m (rc %d), ClusterQueues sum %" PRId64
-			     "m, quota %" PRId64 "m", s->now, co, u.total, rc, sum, CQ_PER * NOMINAL);
+			fail(s,
+			     "t=%" PRId64 " ms: %s usage %" PRId64
+			     "m (rc %d), ClusterQueues sum %" PRId64 "m, quota %" PRId64 "m",
+			     s->now, co, u.total, rc, sum, CQ_PER * NOMINAL);
 			return -1;
 		}
 	}
@@ -341,7 +347,8 @@ static int setup(struct sim *s)
 					.reclaim_within_cohort = ENG_RECLAIM_ANY },
 			.namespace_selector = &everything,
 		};
-		if (engine_set_cq(s->e, &spec) || engine_set_namespace(s->e, s->cq_name[q], 0, NULL) ||
+		if (engine_set_cq(s->e, &spec) ||
+		    engine_set_namespace(s->e, s->cq_name[q], 0, NULL) ||
 		    engine_set_local_queue(s->e, s->cq_name[q], "lq", s->cq_name[q], ENG_STOP_NONE))
 			return fail(s, "setting up %s failed", s->cq_name[q]), -1;
 	}
@@ -493,9 +500,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		/* Virtual time has no noise: every repetition must decide exactly the same. */
-		if (r && (res[r].makespan_ms != res[0].makespan_ms || res[r].admits != res[0].admits ||
-			  res[r].preempts != res[0].preempts || res[r].cycles != res[0].cycles)) {
-			fprintf(stderr, "bench_kueue_baseline: repetition %d differs from the first\n", r + 1);
+		if (r &&
+		    (res[r].makespan_ms != res[0].makespan_ms || res[r].admits != res[0].admits ||
+		     res[r].preempts != res[0].preempts || res[r].cycles != res[0].cycles)) {
+			fprintf(stderr,
+				"bench_kueue_baseline: repetition %d differs from the first\n",
+				r + 1);
 			printf("BENCH kueue_baseline status=FAIL reason=\"nondeterministic\"\n");
 			free(s);
 			return 1;
@@ -522,30 +532,36 @@ int main(int argc, char **argv)
 		bound_s = 61;
 
 	printf("Kueue baseline shape in virtual time: %d cohorts x %d ClusterQueues, %d workloads, "
-	       "%d repetitions (CPU time: median)\n", N_COHORTS, CQ_PER, N_WL, reps);
+	       "%d repetitions (CPU time: median)\n",
+	       N_COHORTS, CQ_PER, N_WL, reps);
 	printf("  makespan %.1f s virtual (lower bound %.1f s; Kueue's run: %.1f s of wall time)\n",
 	       (double)r0->makespan_ms / 1e3, bound_s, KUEUE_WALL_MS / 1e3);
 	printf("  usage %.1f%% (Kueue's run: %.1f%%); of it completed work %.1f%%, preempted runs "
-	       "%.1f%%\n", r0->usage_pct, KUEUE_USAGE_PCT, r0->useful_pct, r0->usage_pct - r0->useful_pct);
-	printf("  %-7s %10s %10s %10s %10s %12s %10s %12s\n", "class", "tta mean", "p50", "p95", "max",
-	       "first mean", "evictions", "Kueue mean");
+	       "%.1f%%\n",
+	       r0->usage_pct, KUEUE_USAGE_PCT, r0->useful_pct, r0->usage_pct - r0->useful_pct);
+	printf("  %-7s %10s %10s %10s %10s %12s %10s %12s\n", "class", "tta mean", "p50", "p95",
+	       "max", "first mean", "evictions", "Kueue mean");
 	for (int k = 2; k >= 0; k--)
 		printf("  %-7s %10.0f %10.0f %10.0f %10.0f %12.0f %10ld %12.0f\n", classes[k].name,
-		       r0->tta_mean[k], r0->tta_p50[k], r0->tta_p95[k], r0->tta_max[k], r0->first_mean[k],
-		       r0->evictions[k], kueue_tta_ms[k]);
+		       r0->tta_mean[k], r0->tta_p50[k], r0->tta_p95[k], r0->tta_max[k],
+		       r0->first_mean[k], r0->evictions[k], kueue_tta_ms[k]);
 	printf("  (times to admission in ms: virtual here, wall clock for Kueue; tta counts from "
 	       "creation to the latest admission, as Kueue's recorder does)\n");
-	printf("  preemptions %ld, admissions %ld, cycles %ld at %ld instants, pending decisions %ld\n",
+	printf("  preemptions %ld, admissions %ld, cycles %ld at %ld instants, pending decisions "
+	       "%ld\n",
 	       r0->preempts, r0->admits, r0->cycles, r0->instants, r0->pendings);
-	printf("  real time for the whole simulation: %.1f ms CPU, %.1f ms wall; peak RSS %.0f KiB\n",
+	printf("  real time for the whole simulation: %.1f ms CPU, %.1f ms wall; peak RSS %.0f "
+	       "KiB\n",
 	       cpu_ms, wall_ms, r0->hwm_kib);
-	printf("BENCH kueue_baseline status=ok workloads=%d makespan_s=%.1f bound_s=%.1f usage_pct=%.1f "
+	printf("BENCH kueue_baseline status=ok workloads=%d makespan_s=%.1f bound_s=%.1f "
+	       "usage_pct=%.1f "
 	       "useful_pct=%.1f tta_large_ms=%.0f tta_medium_ms=%.0f tta_small_ms=%.0f "
-	       "p95_large_ms=%.0f p95_medium_ms=%.0f p95_small_ms=%.0f preemptions=%ld evictions=%ld "
+	       "p95_large_ms=%.0f p95_medium_ms=%.0f p95_small_ms=%.0f preemptions=%ld "
+	       "evictions=%ld "
 	       "admissions=%ld cycles=%ld instants=%ld cpu_ms=%.1f wall_ms=%.1f hwm_kib=%.0f\n",
 	       N_WL, (double)r0->makespan_ms / 1e3, bound_s, r0->usage_pct, r0->useful_pct,
 	       r0->tta_mean[2], r0->tta_mean[1], r0->tta_mean[0], r0->tta_p95[2], r0->tta_p95[1],
-	       r0->tta_p95[0], r0->preempts, evictions, r0->admits, r0->cycles, r0->instants, cpu_ms,
-	       wall_ms, r0->hwm_kib);
+	       r0->tta_p95[0], r0->preempts, evictions, r0->admits, r0->cycles, r0->instants,
+	       cpu_ms, wall_ms, r0->hwm_kib);
 	return 0;
 }

@@ -77,8 +77,8 @@ static void die(const char *what)
  * (not a number, bool or null), and it holds no indicator. */
 static int yaml_plain_ok(const char *s)
 {
-	static const char *const words[] = { "null", "Null", "NULL", "~", "true", "True", "TRUE",
-					     "false", "False", "FALSE" };
+	static const char *const words[] = { "null", "Null", "NULL",  "~",     "true",
+					     "True", "TRUE", "false", "False", "FALSE" };
 	if (!*s || *s == '-' || *s == '.')
 		return 0;
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -353,8 +353,8 @@ static json_t *workload(const char *name, const char *ns, const char *created,
 	json_t *spec = json_pack("{s:s}", "queueName", "user-queue");
 	if (priority_class_name)
 		json_object_set_new(spec, "priorityClassRef",
-				    json_pack("{s:s, s:s, s:s}", "group", "kueue.x-k8s.io",
-					      "kind", "WorkloadPriorityClass", "name",
+				    json_pack("{s:s, s:s, s:s}", "group", "kueue.x-k8s.io", "kind",
+					      "WorkloadPriorityClass", "name",
 					      priority_class_name));
 	json_object_set_new(spec, "podSets", pod_sets);
 	json_object_set_new(o, "spec", spec);
@@ -411,18 +411,19 @@ static void default_config(FILE *f)
 		snprintf(mem, sizeof(mem), "%uGi", 4 * cpu);
 		snprintf(mem_limit, sizeof(mem_limit), "%uGi", 4 * (cpu + 100));
 		snprintf(spot_mem, sizeof(spot_mem), "%uGi", 4 * spot);
-		json_t *groups = json_pack(
-			"[{s:[s,s], s:[{s:s, s:[{s:s, s:i, s:i}, {s:s, s:s, s:s}]},"
-			" {s:s, s:[{s:s, s:i, s:i}, {s:s, s:s}]}]},"
-			" {s:[s], s:[{s:s, s:[{s:s, s:i, s:i}]}]}]",
-			"coveredResources", "cpu", "memory", "flavors", "name", "on-demand",
-			"resources", "name", "cpu", "nominalQuota", (int)cpu, "borrowingLimit",
-			(int)cpu + 100, "name", "memory", "nominalQuota", mem, "borrowingLimit",
-			mem_limit, "name", "spot", "resources", "name", "cpu", "nominalQuota",
-			(int)spot, "lendingLimit", (int)spot / 2, "name", "memory", "nominalQuota",
-			spot_mem, "coveredResources", "nvidia.com/gpu", "flavors", "name", "a100",
-			"resources", "name", "nvidia.com/gpu", "nominalQuota", (int)gpus,
-			"borrowingLimit", 16);
+		json_t *groups =
+			json_pack("[{s:[s,s], s:[{s:s, s:[{s:s, s:i, s:i}, {s:s, s:s, s:s}]},"
+				  " {s:s, s:[{s:s, s:i, s:i}, {s:s, s:s}]}]},"
+				  " {s:[s], s:[{s:s, s:[{s:s, s:i, s:i}]}]}]",
+				  "coveredResources", "cpu", "memory", "flavors", "name",
+				  "on-demand", "resources", "name", "cpu", "nominalQuota", (int)cpu,
+				  "borrowingLimit", (int)cpu + 100, "name", "memory",
+				  "nominalQuota", mem, "borrowingLimit", mem_limit, "name", "spot",
+				  "resources", "name", "cpu", "nominalQuota", (int)spot,
+				  "lendingLimit", (int)spot / 2, "name", "memory", "nominalQuota",
+				  spot_mem, "coveredResources", "nvidia.com/gpu", "flavors", "name",
+				  "a100", "resources", "name", "nvidia.com/gpu", "nominalQuota",
+				  (int)gpus, "borrowingLimit", 16);
 		snprintf(name, sizeof(name), "cq-%02u", q);
 		snprintf(cohort, sizeof(cohort), "cohort-%u", q / CQS_PER_COHORT);
 		emit(f, cluster_queue(name, cohort, groups));
@@ -505,8 +506,7 @@ static void large_workload(FILE *f, unsigned i)
 	snprintf(ns, sizeof(ns), "ns-%03u", i % LARGE_CQS);
 	timestamp(created, sizeof(created), i / 10);
 	json_t *sets = json_array();
-	json_array_append_new(sets, pod_set("main", 0, "c",
-					    json_pack("{s:i}", "cpu", cpus[cls])));
+	json_array_append_new(sets, pod_set("main", 0, "c", json_pack("{s:i}", "cpu", cpus[cls])));
 	emit(f, workload(name, ns, created, classes[cls], sets));
 }
 

@@ -53,7 +53,8 @@ static void check_response(const char *body, size_t size, int status, const char
 	if (status != 200)
 		abort();
 	json_t *req = json_loadb(body, size, JSON_REJECT_DUPLICATES, NULL);
-	const char *uid = json_string_value(json_object_get(json_object_get(req, "request"), "uid"));
+	const char *uid =
+		json_string_value(json_object_get(json_object_get(req, "request"), "uid"));
 	json_t *resp = json_object_get(v, "response");
 	const char *got = json_string_value(json_object_get(resp, "uid"));
 	if (!uid || !got || strcmp(uid, got) != 0)
@@ -76,11 +77,13 @@ static void check_response(const char *body, size_t size, int status, const char
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const paths[] = { WEBHOOK_PATH_MUTATE_JOB,	WEBHOOK_PATH_VALIDATE_JOB,
-					     WEBHOOK_PATH_VALIDATE_CQ,	WEBHOOK_PATH_MUTATE_POD,
-					     WEBHOOK_PATH_VALIDATE_POD, "/mutate-ray-io-v1-rayjob",
-					     "/validate-ray-io-v1-rayjob", "/mutate-ray-io-v1-raycluster",
-					     "/validate-ray-io-v1-raycluster" };
+	static const char *const paths[] = {
+		WEBHOOK_PATH_MUTATE_JOB,         WEBHOOK_PATH_VALIDATE_JOB,
+		WEBHOOK_PATH_VALIDATE_CQ,        WEBHOOK_PATH_MUTATE_POD,
+		WEBHOOK_PATH_VALIDATE_POD,       "/mutate-ray-io-v1-rayjob",
+		"/validate-ray-io-v1-rayjob",    "/mutate-ray-io-v1-raycluster",
+		"/validate-ray-io-v1-raycluster"
+	};
 	const char *body = (const char *)data;
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		char *out = NULL;

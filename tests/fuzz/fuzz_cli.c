@@ -24,7 +24,8 @@ static void parse_args(const char *text, FILE *sink)
 	struct cli_options opt;
 	if (!copy)
 		return;
-	for (char *w = strtok_r(copy, "\n", &save); w && argc < MAX_ARGS; w = strtok_r(NULL, "\n", &save))
+	for (char *w = strtok_r(copy, "\n", &save); w && argc < MAX_ARGS;
+	     w = strtok_r(NULL, "\n", &save))
 		argv[argc++] = w;
 	argv[argc] = NULL;
 	int rc = cli_parse(argc, argv, &opt, sink);
@@ -54,7 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	switch (data[0] % 6) {
 	case 0:
-		cli_render_list(sink, sink, json_object_get(v, "cqs"), json_object_get(v, "lqs"), "ns");
+		cli_render_list(sink, sink, json_object_get(v, "cqs"), json_object_get(v, "lqs"),
+				"ns");
 		break;
 	case 1:
 		cli_render_pending(sink, sink, v, "ClusterQueue q", 0);

@@ -14,8 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[256];
 	config_defaults(&c);
 	if (config_parse((const char *)data, size, &c, err, sizeof(err)) == 0) {
-		if (c.pods_ready_timeout_ms <= 0 || c.recovery_timeout_ms < 0 || c.backoff_base_s < 1 ||
-		    c.backoff_max_s < 1 || c.backoff_limit_count < 0)
+		if (c.pods_ready_timeout_ms <= 0 || c.recovery_timeout_ms < 0 ||
+		    c.backoff_base_s < 1 || c.backoff_max_s < 1 || c.backoff_limit_count < 0)
 			abort();
 		if (c.fair_sharing.enabled &&
 		    (c.fair_sharing.n_strategies < 1 || c.fair_sharing.n_strategies > 2))

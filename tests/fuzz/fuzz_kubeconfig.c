@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		context[n] = '\0';
 	}
 	err[0] = '\0';
-	int rc = kube_config_load_context(path, context[0] ? context : NULL, 0, &cfg, err, sizeof(err));
+	int rc = kube_config_load_context(path, context[0] ? context : NULL, 0, &cfg, err,
+					  sizeof(err));
 	if (rc == 0) {
 		if (!cfg.server || cfg.server[0] == '\0')
 			abort(); /* a loaded configuration has somewhere to go */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The strict number and duration parsers on arbitrary bytes, as flags and query parameters bring them.
- * Whatever parses must be within its range and print back to text that parses to the same
+ * The strict number and duration parsers on arbitrary bytes, as flags and query parameters bring
+ * them. Whatever parses must be within its range and print back to text that parses to the same
  * value; whatever does not must fail with -EINVAL or -ERANGE and leave the value alone. The
  * first byte picks the range, the rest is the text. Violations abort(), in every build.
  */

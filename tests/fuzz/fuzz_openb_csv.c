@@ -91,16 +91,16 @@ static void replay(const struct replay_nodes *nodes, const struct replay_pods *p
 }
 
 /* Parses text as nodes or pods; the status must be clean and agree with what was parsed. */
-static int parse(int pods, const char *name, const char *text, size_t len,
-		 struct replay_nodes *n, struct replay_pods *p)
+static int parse(int pods, const char *name, const char *text, size_t len, struct replay_nodes *n,
+		 struct replay_pods *p)
 {
 	char *err = NULL;
 	size_t err_len = 0;
 	FILE *ferr = open_memstream(&err, &err_len);
 	if (!ferr)
 		abort();
-	int status = pods ? replay_parse_pods(name, text, len, p, ferr)
-			  : replay_parse_nodes(name, text, len, n, ferr);
+	int status = pods ? replay_parse_pods(name, text, len, p, ferr) :
+			    replay_parse_nodes(name, text, len, n, ferr);
 	fclose(ferr);
 	size_t count = pods ? p->n : n->n;
 	if (status == REPLAY_OK) {

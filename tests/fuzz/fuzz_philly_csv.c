@@ -23,7 +23,8 @@ static void replay(const struct philly_trace *t)
 	FILE *ferr = open_memstream(&err, &err_len);
 	if (!fout || !ferr)
 		abort();
-	struct philly_options opt = { .max_jobs = 64, .max_samples = 4,
+	struct philly_options opt = { .max_jobs = 64,
+				      .max_samples = 4,
 				      .strict_fifo = (int)(t->n % 2) };
 	int status = philly_replay(t, &opt, fout, ferr);
 	fclose(fout);

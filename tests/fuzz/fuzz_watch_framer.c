@@ -63,7 +63,7 @@ static void check_event(const struct watch_event *ev)
 	if (ev->resource_version &&
 	    ev->resource_version !=
 		    json_string_value(json_object_get(json_object_get(ev->object, "metadata"),
-						       "resourceVersion")))
+						      "resourceVersion")))
 		abort();
 }
 

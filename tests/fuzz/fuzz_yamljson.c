@@ -57,8 +57,8 @@ static void same_as_reader(const char *data, size_t size, int share, int rc, jso
 	while (rrc == 0 && (rrc = yamljson_reader_next(r, &doc, &line, &rerr)) == 1) {
 		/* Documents before an error are returned: they must be the loader's up to there,
 		 * to the text (json_equal would let keys come in another order). */
-		if (rc == 0 && (n >= json_array_size(docs) || !same_text(doc, json_array_get(docs, n)) ||
-				line != lines[n]))
+		if (rc == 0 && (n >= json_array_size(docs) ||
+				!same_text(doc, json_array_get(docs, n)) || line != lines[n]))
 			abort();
 		json_decref(doc);
 		n++;
@@ -75,8 +75,9 @@ static void same_as_reader(const char *data, size_t size, int share, int rc, jso
 			abort();
 		return;
 	}
-	if (rc == 0 ? (rrc != 0 || n != json_array_size(docs)) :
-		      (rrc != -EINVAL || rerr.line != err->line || strcmp(rerr.text, err->text) != 0))
+	if (rc == 0 ?
+		    (rrc != 0 || n != json_array_size(docs)) :
+		    (rrc != -EINVAL || rerr.line != err->line || strcmp(rerr.text, err->text) != 0))
 		abort();
 }
 

@@ -71,7 +71,8 @@ static void fake_apply(json_t *target, json_t *config)
 				int replaced = 0;
 				json_array_foreach(have, j, h)
 				{
-					const char *t = json_string_value(json_object_get(h, "type"));
+					const char *t =
+						json_string_value(json_object_get(h, "type"));
 					if (type && t && !strcmp(type, t)) {
 						json_array_set(have, j, c);
 						replaced = 1;
@@ -97,8 +98,9 @@ static void answer(struct httpd_response *resp, int status, json_t *obj)
 
 static void answer_status(struct httpd_response *resp, int status, const char *reason)
 {
-	json_t *s = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
-			      "metadata", "status", "Failure", "reason", reason, "code", status);
+	json_t *s = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:i}", "kind", "Status", "apiVersion",
+			      "v1", "metadata", "status", "Failure", "reason", reason, "code",
+			      status);
 	answer(resp, status, s);
 	json_decref(s);
 }
@@ -134,7 +136,8 @@ static void queue_event(struct fake_api *f, const char *path, json_t *obj)
 static int collect(struct fake_api *f, const char *path, json_t *obj)
 {
 	json_t *meta = json_object_get(obj, "metadata");
-	if (!json_object_get(meta, "deletionTimestamp") || json_array_size(json_object_get(meta, "finalizers")))
+	if (!json_object_get(meta, "deletionTimestamp") ||
+	    json_array_size(json_object_get(meta, "finalizers")))
 		return 0;
 	queue_event_of(f, path, obj, 1);
 	json_object_del(f->store, path);
@@ -142,7 +145,8 @@ static int collect(struct fake_api *f, const char *path, json_t *obj)
 }
 
 /* DELETE: an object with finalizers is marked (deletionTimestamp) and stays until they go. */
-static void on_delete(struct fake_api *f, const struct httpd_request *req, struct httpd_response *resp)
+static void on_delete(struct fake_api *f, const struct httpd_request *req,
+		      struct httpd_response *resp)
 {
 	json_t *obj = json_incref(json_object_get(f->store, req->path));
 	if (!obj) {
@@ -210,10 +214,10 @@ static void on_patch(struct fake_api *f, const struct httpd_request *req, json_t
 		answer_status(resp, 404, "NotFound");
 		return;
 	}
-	const char *want = json_string_value(json_object_get(json_object_get(patch, "metadata"),
-							     "resourceVersion"));
-	const char *have = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-							     "resourceVersion"));
+	const char *want = json_string_value(
+		json_object_get(json_object_get(patch, "metadata"), "resourceVersion"));
+	const char *have = json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 	if (want && (!have || strcmp(want, have) != 0)) {
 		answer_status(resp, 409, "Conflict");
 		return;
@@ -222,8 +226,10 @@ static void on_patch(struct fake_api *f, const struct httpd_request *req, json_t
 	json_object_del(json_object_get(apply, "metadata"), "resourceVersion");
 	if (status_sub) {
 		/* The status subresource changes status only. */
-		json_t *only = json_pack("{s:O}", "status", json_object_get(apply, "status") ?
-								json_object_get(apply, "status") : json_null());
+		json_t *only = json_pack("{s:O}", "status",
+					 json_object_get(apply, "status") ?
+						 json_object_get(apply, "status") :
+						 json_null());
 		if (!json_object_get(apply, "status"))
 			json_object_clear(only);
 		json_decref(apply);
@@ -257,14 +263,15 @@ static void on_put(struct fake_api *f, const struct httpd_request *req, json_t *
 {
 	json_t *obj = json_object_get(f->store, req->path);
 	json_t *meta = json_object_get(obj, "metadata");
-	const char *want = json_string_value(json_object_get(json_object_get(body, "metadata"),
-							     "resourceVersion"));
+	const char *want = json_string_value(
+		json_object_get(json_object_get(body, "metadata"), "resourceVersion"));
 	const char *have = json_string_value(json_object_get(meta, "resourceVersion"));
 	if (!obj) {
 		answer_status(resp, 404, "NotFound");
 		return;
 	}
-	if (!json_is_object(json_object_get(body, "metadata")) || (want && (!have || strcmp(want, have)))) {
+	if (!json_is_object(json_object_get(body, "metadata")) ||
+	    (want && (!have || strcmp(want, have)))) {
 		answer_status(resp, json_is_object(json_object_get(body, "metadata")) ? 409 : 422,
 			      "Conflict");
 		return;
@@ -299,7 +306,8 @@ static void on_request(void *arg, const struct httpd_request *req, struct httpd_
 		f->responder(f->arg, req, resp);
 	} else {
 		json_error_t jerr;
-		json_t *body = req->body_len ? json_loadb(req->body, req->body_len, 0, &jerr) : NULL;
+		json_t *body = req->body_len ? json_loadb(req->body, req->body_len, 0, &jerr) :
+					       NULL;
 		if (!strcmp(req->method, "GET")) {
 			json_t *obj = json_object_get(f->store, req->path);
 			if (obj)
@@ -325,8 +333,12 @@ static void on_request(void *arg, const struct httpd_request *req, struct httpd_
 
 static int listen_on(struct fake_api *f, int port)
 {
-	struct httpd_options o = { .host = "127.0.0.1", .port = port, .cert_pem = f->cert_pem,
-				   .key_pem = f->key_pem, .handler = on_request, .handler_arg = f };
+	struct httpd_options o = { .host = "127.0.0.1",
+				   .port = port,
+				   .cert_pem = f->cert_pem,
+				   .key_pem = f->key_pem,
+				   .handler = on_request,
+				   .handler_arg = f };
 	int rc = httpd_start(f->loop, &o, &f->srv);
 	if (rc == 0)
 		f->port = httpd_port(f->srv);

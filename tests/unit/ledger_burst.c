@@ -92,8 +92,8 @@ static int report(struct ledger *l, uint64_t first, uint64_t appended, uint64_t 
 	if (st.written == *last_written)
 		return 0;
 	*last_written = st.written;
-	printf("committed %" PRIu64 " appended %" PRIu64 " ms %" PRIu64 "\n", first + st.written - 1,
-	       appended, (uv_hrtime() - start_ns) / 1000000);
+	printf("committed %" PRIu64 " appended %" PRIu64 " ms %" PRIu64 "\n",
+	       first + st.written - 1, appended, (uv_hrtime() - start_ns) / 1000000);
 	fflush(stdout);
 	return 0;
 }
@@ -155,8 +155,8 @@ int main(int argc, char **argv)
 	}
 	ledger_close(l);
 	if (rc == 0 && count) {
-		printf("committed %" PRIu64 " appended %" PRIu64 " ms %" PRIu64 " closed\n", seq - 1,
-		       seq - 1, (uv_hrtime() - start_ns) / 1000000);
+		printf("committed %" PRIu64 " appended %" PRIu64 " ms %" PRIu64 " closed\n",
+		       seq - 1, seq - 1, (uv_hrtime() - start_ns) / 1000000);
 	}
 	return rc < 0;
 }

@@ -287,8 +287,8 @@ static void write_self_signed(const char *dir, int days)
 	X509V3_CTX ctx;
 	X509V3_set_ctx_nodb(&ctx);
 	X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
-	X509_EXTENSION *san = X509V3_EXT_nconf_nid(NULL, &ctx, NID_subject_alt_name,
-						   "IP:127.0.0.1");
+	X509_EXTENSION *san =
+		X509V3_EXT_nconf_nid(NULL, &ctx, NID_subject_alt_name, "IP:127.0.0.1");
 	assert_non_null(san);
 	assert_int_equal(X509_add_ext(x, san, -1), 1);
 	X509_EXTENSION_free(san);

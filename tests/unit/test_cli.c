@@ -188,7 +188,9 @@ static int run(struct t *t, const char *line)
 	argv[argc++] = "kubectl-muster";
 	for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
 		assert_true(argc < MAX_ARGS);
-		argv[argc++] = !strcmp(w, "{E}") ? t->endpoint : !strcmp(w, "{CA}") ? t->ca_file : w;
+		argv[argc++] = !strcmp(w, "{E}")  ? t->endpoint :
+			       !strcmp(w, "{CA}") ? t->ca_file :
+						    w;
 	}
 	free(t->out);
 	free(t->err);
@@ -263,7 +265,8 @@ static const char localqueues_all[] =
 	"\"team-b\"},\"spec\":{\"clusterQueue\":\"cq-b\"},\"status\":{}}]}";
 
 static const char pending[] =
-	"{\"kind\":\"PendingWorkloadsSummary\",\"apiVersion\":\"visibility.kueue.x-k8s.io/v1beta2\","
+	"{\"kind\":\"PendingWorkloadsSummary\",\"apiVersion\":\"visibility.kueue.x-k8s.io/"
+	"v1beta2\","
 	"\"metadata\":{\"creationTimestamp\":null},\"items\":["
 	"{\"metadata\":{\"name\":\"job-a-1b2c3\",\"namespace\":\"team-a\",\"creationTimestamp\":"
 	"\"2026-11-27T08:00:00Z\"},\"priority\":100,\"localQueueName\":\"lq-a\","
@@ -275,21 +278,25 @@ static const char pending[] =
 static const char why[] =
 	"{\"kind\":\"WorkloadExplanation\",\"apiVersion\":\"visibility.muster.io/v1alpha1\","
 	"\"workload\":{\"namespace\":\"team-a\",\"name\":\"job-a-1b2c3\",\"clusterQueue\":\"cq-a\","
-	"\"localQueue\":\"lq-a\",\"priority\":0},\"state\":\"Pending\",\"reason\":\"WaitingForQuota\","
+	"\"localQueue\":\"lq-a\",\"priority\":0},\"state\":\"Pending\",\"reason\":"
+	"\"WaitingForQuota\","
 	"\"message\":\"couldn't assign flavors to pod set main: insufficient unused quota for "
 	"nvidia.com/gpu in flavor a100, 6 more needed\",\"positionInClusterQueue\":3,"
 	"\"positionInLocalQueue\":1,\"lacking\":[{\"podSet\":\"main\",\"flavor\":\"a100\","
-	"\"resource\":\"nvidia.com/gpu\",\"requested\":\"8\",\"available\":\"2\",\"missing\":\"6\"}],"
+	"\"resource\":\"nvidia.com/"
+	"gpu\",\"requested\":\"8\",\"available\":\"2\",\"missing\":\"6\"}],"
 	"\"holders\":[{\"namespace\":\"team-b\",\"name\":\"job-b-9f8e7\",\"clusterQueue\":\"cq-b\","
 	"\"via\":\"Cohort\",\"priority\":0,\"flavor\":\"a100\",\"resource\":\"nvidia.com/gpu\","
 	"\"amount\":\"4\",\"borrowing\":true,\"preemptible\":true},{\"namespace\":\"team-a\","
-	"\"name\":\"job-a-0a0a0\",\"clusterQueue\":\"cq-a\",\"via\":\"ClusterQueue\",\"priority\":10,"
+	"\"name\":\"job-a-0a0a0\",\"clusterQueue\":\"cq-a\",\"via\":\"ClusterQueue\",\"priority\":"
+	"10,"
 	"\"flavor\":\"a100\",\"resource\":\"nvidia.com/gpu\",\"amount\":\"4\",\"borrowing\":false,"
 	"\"preemptible\":false}],\"toFit\":[{\"action\":\"preempt\",\"namespace\":\"team-b\","
 	"\"name\":\"job-b-9f8e7\",\"frees\":\"4\"},{\"action\":\"end\",\"namespace\":\"team-a\","
 	"\"name\":\"job-a-0a0a0\",\"frees\":\"4\"}],\"nodes\":[{\"name\":\"node-3\",\"free\":"
 	"{\"nvidia.com/gpu\":\"6\"},\"short\":{\"nvidia.com/gpu\":\"2\"}},{\"name\":\"node-1\","
-	"\"free\":{\"nvidia.com/gpu\":\"4\",\"cpu\":\"30\"},\"short\":{\"nvidia.com/gpu\":\"4\"}}]}";
+	"\"free\":{\"nvidia.com/gpu\":\"4\",\"cpu\":\"30\"},\"short\":{\"nvidia.com/"
+	"gpu\":\"4\"}}]}";
 
 static const char why_out[] =
 	"Name:           job-a-1b2c3\n"
@@ -329,19 +336,25 @@ static const char eta[] =
 	"{\"kind\":\"WorkloadEstimate\",\"apiVersion\":\"visibility.muster.io/v1alpha1\","
 	"\"workload\":{\"namespace\":\"team-a\",\"name\":\"job-a-1b2c3\",\"clusterQueue\":\"cq-a\","
 	"\"localQueue\":\"lq-a\",\"priority\":0},\"state\":\"Pending\",\"estimatedAdmission\":"
-	"\"2026-11-27T14:20:00Z\",\"ahead\":3,\"basis\":\"3 workloads ahead; the earliest end frees 8 "
+	"\"2026-11-27T14:20:00Z\",\"ahead\":3,\"basis\":\"3 workloads ahead; the earliest end "
+	"frees 8 "
 	"nvidia.com/gpu at ~14:20\",\"runtimeSources\":{\"activeDeadlineSeconds\":1,"
 	"\"maximumExecutionTimeSeconds\":0,\"history\":2,\"none\":0}}";
 
 static const char history[] =
 	"{\"kind\":\"DecisionList\",\"apiVersion\":\"visibility.muster.io/v1alpha1\",\"items\":["
-	"{\"id\":18,\"time\":\"2026-11-27T09:30:00.5Z\",\"event\":\"preempt\",\"namespace\":\"team-a\","
+	"{\"id\":18,\"time\":\"2026-11-27T09:30:00.5Z\",\"event\":\"preempt\",\"namespace\":\"team-"
+	"a\","
 	"\"name\":\"job-a-1b2c3\",\"clusterQueue\":\"cq-a\",\"reason\":\"InCohortReclamation\","
-	"\"message\":\"Preempted to accommodate a workload (UID: u-9) due to reclamation within the "
+	"\"message\":\"Preempted to accommodate a workload (UID: u-9) due to reclamation within "
+	"the "
 	"cohort\",\"preemptor\":\"team-b/job-b-9f8e7\"},"
-	"{\"id\":17,\"time\":\"2026-11-27T08:01:02.123Z\",\"event\":\"admit\",\"namespace\":\"team-a\","
-	"\"name\":\"job-a-1b2c3\",\"uid\":\"u-1\",\"clusterQueue\":\"cq-a\",\"localQueue\":\"lq-a\","
-	"\"flavors\":{\"main\":{\"nvidia.com/gpu\":\"a100\"}},\"resources\":{\"nvidia.com/gpu\":\"8\","
+	"{\"id\":17,\"time\":\"2026-11-27T08:01:02.123Z\",\"event\":\"admit\",\"namespace\":\"team-"
+	"a\","
+	"\"name\":\"job-a-1b2c3\",\"uid\":\"u-1\",\"clusterQueue\":\"cq-a\",\"localQueue\":\"lq-"
+	"a\","
+	"\"flavors\":{\"main\":{\"nvidia.com/gpu\":\"a100\"}},\"resources\":{\"nvidia.com/"
+	"gpu\":\"8\","
 	"\"cpu\":\"4\"},\"reason\":\"QuotaReserved\",\"message\":\"Quota reserved in ClusterQueue "
 	"cq-a\",\"preemptor\":null,\"clusterQueueUsage\":{\"a100\":{\"nvidia.com/gpu\":\"8\"}}}]}";
 
@@ -360,7 +373,8 @@ static const char job_trainer[] =
 #define JOB_CONTROLLER "\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"controller\":true,"
 static const char trainer_workloads[] =
 	"{\"kind\":\"WorkloadList\",\"items\":[{\"metadata\":{\"name\":\"job-trainer-3c4d5\","
-	"\"namespace\":\"team-a\",\"creationTimestamp\":\"2026-11-27T09:00:00Z\",\"ownerReferences\":"
+	"\"namespace\":\"team-a\",\"creationTimestamp\":\"2026-11-27T09:00:00Z\","
+	"\"ownerReferences\":"
 	"[{" JOB_CONTROLLER "\"name\":\"trainer\",\"uid\":\"uid-trainer\"}]}}]}";
 static const char all_workloads[] =
 	"{\"kind\":\"WorkloadList\",\"items\":[{\"metadata\":{\"name\":\"job-trainer-aaaaa\","
@@ -413,18 +427,22 @@ static void test_usage_errors_exit_2_before_any_request(void **state)
 		{ "why job/", "error: invalid name \"\"\n" },
 		{ "why job/a/b", "error: invalid name \"a/b\"\n" },
 		{ "why -n a/b x", "error: invalid namespace \"a/b\"\n" },
-		{ "pending", "error: pending needs an argument: kubectl muster pending CLUSTERQUEUE | "
-			     "lq/LOCALQUEUE [-n NAMESPACE] [--limit N] [--offset N]\n" },
+		{ "pending",
+		  "error: pending needs an argument: kubectl muster pending CLUSTERQUEUE | "
+		  "lq/LOCALQUEUE [-n NAMESPACE] [--limit N] [--offset N]\n" },
 		{ "pending job/x", "error: pending does not take \"job/x\": kubectl muster pending "
 				   "CLUSTERQUEUE | lq/LOCALQUEUE [-n NAMESPACE] [--limit N] "
 				   "[--offset N]\n" },
 		{ "pending cq-a --limit 0", "error: --limit must be a number from 1 to 100000, not "
 					    "\"0\"\n" },
-		{ "pending cq-a --limit 100001", "error: --limit must be a number from 1 to 100000, "
-						 "not \"100001\"\n" },
-		{ "pending cq-a --offset -1", "error: --offset must be a number from 0, not \"-1\"\n" },
-		{ "pending cq-a --limit 5x", "error: --limit must be a number from 1 to 100000, not "
-					     "\"5x\"\n" },
+		{ "pending cq-a --limit 100001",
+		  "error: --limit must be a number from 1 to 100000, "
+		  "not \"100001\"\n" },
+		{ "pending cq-a --offset -1",
+		  "error: --offset must be a number from 0, not \"-1\"\n" },
+		{ "pending cq-a --limit 5x",
+		  "error: --limit must be a number from 1 to 100000, not "
+		  "\"5x\"\n" },
 		{ "history job-a --since 1h", "error: --since applies to a ClusterQueue's history "
 					      "(cq/NAME)\n" },
 		{ "history cq/cq-a --since yesterday", "error: --since must be a duration (90m, "
@@ -474,8 +492,8 @@ static void test_flag_spellings(void **state)
 	struct cli_options o;
 	FILE *err = fopen("/dev/null", "w");
 	(void)state;
-	char *a1[] = { "k", "-nteam-a", "--output=json", "history", "--limit", "7", "job/trainer",
-		       "--since=", NULL };
+	char *a1[] = { "k", "-nteam-a",    "--output=json", "history", "--limit",
+		       "7", "job/trainer", "--since=",      NULL };
 	assert_int_equal(cli_parse(8, a1, &o, err), CLI_EXIT_USAGE); /* an empty --since */
 	assert_int_equal(cli_parse(7, a1, &o, err), 0);
 	assert_int_equal(o.command, CLI_HISTORY);
@@ -485,8 +503,15 @@ static void test_flag_spellings(void **state)
 	assert_int_equal(o.offset, -1);
 	assert_int_equal(o.kind, CLI_KIND_JOB);
 	assert_string_equal(o.name, "trainer");
-	char *a2[] = { "k", "list", "-n=team-b", "-A", "--all-namespaces=false",
-		       "--insecure-skip-tls-verify", "--endpoint", "https://m:8082/", NULL };
+	char *a2[] = { "k",
+		       "list",
+		       "-n=team-b",
+		       "-A",
+		       "--all-namespaces=false",
+		       "--insecure-skip-tls-verify",
+		       "--endpoint",
+		       "https://m:8082/",
+		       NULL };
 	assert_int_equal(cli_parse(8, a2, &o, err), 0);
 	assert_string_equal(o.namespace_name, "team-b");
 	assert_false(o.all_namespaces);
@@ -518,11 +543,14 @@ static void test_flag_spellings(void **state)
 /* --- list ------------------------------------------------------------------------------------ */
 
 #define LIST_CQ_TABLE                                                                              \
-	"CLUSTERQUEUE   COHORT   PENDING   ADMITTED   USAGE                                             " \
-	"BORROWED\n"                                                                                   \
-	"cq-a           pool     3         2          a100:cpu=4/32,nvidia.com/gpu=18/16                " \
-	"a100:nvidia.com/gpu=2\n"                                                                      \
-	"cq-b           <none>   0         0          h100:nvidia.com/gpu=0/8;default:memory=2Gi/64Gi   " \
+	"CLUSTERQUEUE   COHORT   PENDING   ADMITTED   USAGE                                      " \
+	"       "                                                                                  \
+	"BORROWED\n"                                                                               \
+	"cq-a           pool     3         2          a100:cpu=4/32,nvidia.com/gpu=18/16         " \
+	"       "                                                                                  \
+	"a100:nvidia.com/gpu=2\n"                                                                  \
+	"cq-b           <none>   0         0          "                                            \
+	"h100:nvidia.com/gpu=0/8;default:memory=2Gi/64Gi   "                                       \
 	"0\n"
 
 static void test_list_tables(void **state)
@@ -533,18 +561,16 @@ static void test_list_tables(void **state)
 	route(&t->api_routes, KUEUE "/localqueues", NULL, 200, localqueues_all);
 	/* The namespace is the kubeconfig context's. */
 	expect(t, "list", 0,
-	       LIST_CQ_TABLE
-	       "\n"
-	       "NAMESPACE   LOCALQUEUE   CLUSTERQUEUE   PENDING   ADMITTED\n"
-	       "team-a      lq-a         cq-a           1         1\n",
+	       LIST_CQ_TABLE "\n"
+			     "NAMESPACE   LOCALQUEUE   CLUSTERQUEUE   PENDING   ADMITTED\n"
+			     "team-a      lq-a         cq-a           1         1\n",
 	       "");
 	assert_string_equal(t->api_routes.auth, "Bearer secret-token");
 	expect(t, "list -A", 0,
-	       LIST_CQ_TABLE
-	       "\n"
-	       "NAMESPACE   LOCALQUEUE   CLUSTERQUEUE   PENDING   ADMITTED\n"
-	       "team-a      lq-a         cq-a           1         1\n"
-	       "team-b      research     cq-b           0         0\n",
+	       LIST_CQ_TABLE "\n"
+			     "NAMESPACE   LOCALQUEUE   CLUSTERQUEUE   PENDING   ADMITTED\n"
+			     "team-a      lq-a         cq-a           1         1\n"
+			     "team-b      research     cq-b           0         0\n",
 	       "");
 	assert_string_equal(last_path(t->api), KUEUE "/localqueues");
 	/* Nothing is printed until both lists are in. */
@@ -623,12 +649,13 @@ static void test_exec_credential_plugin(void **state)
 	char plugin[192], config[192], text[2048], line[256];
 	snprintf(plugin, sizeof(plugin), "%s/plugin.sh", t->dir);
 	snprintf(config, sizeof(config), "%s/exec-config", t->dir);
-	write_file(plugin, "#!/bin/sh\n"
-			   "case \"$KUBERNETES_EXEC_INFO\" in *ExecCredential*) ;; *) exit 3 ;; esac\n"
-			   "[ \"$1\" = fail ] && exit 4\n"
-			   "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",'\n"
-			   "printf '\"kind\":\"ExecCredential\",\"status\":{\"token\":\"%s-%s\"}}' "
-			   "\"$1\" \"$PLUGIN_SUFFIX\"\n");
+	write_file(plugin,
+		   "#!/bin/sh\n"
+		   "case \"$KUBERNETES_EXEC_INFO\" in *ExecCredential*) ;; *) exit 3 ;; esac\n"
+		   "[ \"$1\" = fail ] && exit 4\n"
+		   "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",'\n"
+		   "printf '\"kind\":\"ExecCredential\",\"status\":{\"token\":\"%s-%s\"}}' "
+		   "\"$1\" \"$PLUGIN_SUFFIX\"\n");
 	assert_int_equal(chmod(plugin, 0700), 0);
 	snprintf(text, sizeof(text),
 		 "apiVersion: v1\n"
@@ -693,9 +720,10 @@ static void test_kubeconfig_server_must_name_somewhere(void **state)
 		assert_int_equal(kube_config_load(path, &cfg, err, sizeof(err)), -EINVAL);
 		assert_non_null(strstr(err, "no usable current-context with a cluster server"));
 	}
-	write_file(path, "current-context: main\n"
-			 "contexts: [{name: main, context: {cluster: c, user: u}}]\n"
-			 "clusters: [{name: c, cluster: {server: 'https://api.example:6443//'}}]\n");
+	write_file(path,
+		   "current-context: main\n"
+		   "contexts: [{name: main, context: {cluster: c, user: u}}]\n"
+		   "clusters: [{name: c, cluster: {server: 'https://api.example:6443//'}}]\n");
 	assert_int_equal(kube_config_load(path, &cfg, err, sizeof(err)), 0);
 	assert_string_equal(cfg.server, "https://api.example:6443");
 	kube_config_release(&cfg);
@@ -736,14 +764,16 @@ static void test_pending_cluster_and_local_queue(void **state)
 static void test_why_sections(void **state)
 {
 	struct t *t = *state;
-	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/job-a-1b2c3/why", NULL, 200, why);
+	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/job-a-1b2c3/why", NULL, 200,
+	      why);
 	expect(t, "why workload/job-a-1b2c3 --endpoint {E} --endpoint-ca {CA}", 0, why_out, "");
 	/* Only the apiserver resolves names: workload/ asks it nothing. */
 	assert_int_equal(fake_api_nrequests(t->api), 0);
 	/* An admitted Workload: no queue position, no sections. */
 	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/done/why", NULL, 200,
 	      "{\"kind\":\"WorkloadExplanation\",\"workload\":{\"namespace\":\"team-a\",\"name\":"
-	      "\"done\",\"clusterQueue\":\"cq-a\",\"localQueue\":\"lq-a\",\"priority\":5},\"state\":"
+	      "\"done\",\"clusterQueue\":\"cq-a\",\"localQueue\":\"lq-a\",\"priority\":5},"
+	      "\"state\":"
 	      "\"Admitted\",\"reason\":\"QuotaReserved\",\"message\":\"Quota reserved\\nin "
 	      "ClusterQueue \\u001b[31mcq-a\",\"lacking\":[],\"holders\":[]}");
 	expect(t, "why wl/done --endpoint {E} --endpoint-ca {CA}", 0,
@@ -761,7 +791,8 @@ static void test_why_sections(void **state)
 static void test_eta_line(void **state)
 {
 	struct t *t = *state;
-	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/job-a-1b2c3/eta", NULL, 200, eta);
+	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/job-a-1b2c3/eta", NULL, 200,
+	      eta);
 	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/stuck/eta", NULL, 200,
 	      "{\"kind\":\"WorkloadEstimate\",\"workload\":{\"namespace\":\"team-a\",\"name\":"
 	      "\"stuck\"},\"state\":\"Pending\",\"estimatedAdmission\":null,\"ahead\":0,\"basis\":"
@@ -780,7 +811,9 @@ static void test_eta_line(void **state)
 	expect(t, "eta workload/late --endpoint {E} --endpoint-ca {CA}", 0,
 	       "team-a/late: Pending, estimated admission 2026-11-27T09:55:00Z (5m ago)\n", "");
 	/* -o json: the server's answer, pretty-printed. */
-	assert_int_equal(run(t, "eta workload/job-a-1b2c3 -o json --endpoint {E} --endpoint-ca {CA}"), 0);
+	assert_int_equal(run(t,
+			     "eta workload/job-a-1b2c3 -o json --endpoint {E} --endpoint-ca {CA}"),
+			 0);
 	json_t *back = json_loads(t->out, 0, NULL), *sent = json_loads(eta, 0, NULL);
 	assert_true(json_equal(back, sent));
 	assert_true(starts_with(t->out, "{\n    \"kind\": \"WorkloadEstimate\",\n"));
@@ -807,7 +840,8 @@ static void test_history_of_workload_and_cluster_queue(void **state)
 	       history_table, "");
 	assert_string_equal(last_query(t->muster), "limit=2");
 	expect(t, "history cq/cq-a --since 90m --endpoint {E} --endpoint-ca {CA}", 0,
-	       "TIME                   EVENT     WORKLOAD             REASON                MESSAGE\n"
+	       "TIME                   EVENT     WORKLOAD             REASON                "
+	       "MESSAGE\n"
 	       "2026-11-27T09:30:00Z   preempt   team-a/job-a-1b2c3   InCohortReclamation   "
 	       "Preempted to accommodate a workload (UID: u-9) due to reclamation within the "
 	       "cohort\n"
@@ -829,16 +863,19 @@ static void test_history_of_workload_and_cluster_queue(void **state)
 static void test_job_names_resolve_by_owner_uid(void **state)
 {
 	struct t *t = *state;
-	route(&t->api_routes, "/apis/batch/v1/namespaces/team-a/jobs/trainer", NULL, 200, job_trainer);
+	route(&t->api_routes, "/apis/batch/v1/namespaces/team-a/jobs/trainer", NULL, 200,
+	      job_trainer);
 	route(&t->api_routes, KUEUE "/namespaces/team-a/workloads", TRAINER_SELECTOR, 200,
 	      trainer_workloads);
 	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/job-trainer-3c4d5/why", NULL,
 	      200, why);
-	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/job-a-1b2c3/why", NULL, 200, why);
+	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/job-a-1b2c3/why", NULL, 200,
+	      why);
 	expect(t, "why job/trainer --endpoint {E} --endpoint-ca {CA}", 0, why_out, "");
 	assert_string_equal(last_path(t->muster),
 			    MUSTER "/namespaces/team-a/workloads/job-trainer-3c4d5/why");
-	assert_int_equal(fake_api_count(t->api, "GET", KUEUE "/namespaces/team-a/workloads/", 0), 0);
+	assert_int_equal(fake_api_count(t->api, "GET", KUEUE "/namespaces/team-a/workloads/", 0),
+			 0);
 	/* A bare name: a Workload first (none is called trainer), then the Job. */
 	expect(t, "why trainer --endpoint {E} --endpoint-ca {CA}", 0, why_out, "");
 	assert_int_equal(fake_api_count(t->api, "GET", KUEUE "/namespaces/team-a/workloads/trainer",
@@ -850,8 +887,8 @@ static void test_job_names_resolve_by_owner_uid(void **state)
 	route(&t->api_routes, KUEUE "/namespaces/team-a/workloads/job-a-1b2c3", NULL, 200,
 	      "{\"kind\":\"Workload\",\"metadata\":{\"name\":\"job-a-1b2c3\"}}");
 	expect(t, "why job-a-1b2c3 --endpoint {E} --endpoint-ca {CA}", 0, why_out, "");
-	assert_int_equal(fake_api_count(t->api, "GET", "/apis/batch/v1/namespaces/team-a/jobs/job-a",
-					0),
+	assert_int_equal(fake_api_count(t->api, "GET",
+					"/apis/batch/v1/namespaces/team-a/jobs/job-a", 0),
 			 0);
 	/* Neither, and a Job that isn't there. */
 	expect(t, "why ghost --endpoint {E} --endpoint-ca {CA}", 1, "",
@@ -872,10 +909,11 @@ static void test_job_workload_without_label(void **state)
 	      "{\"metadata\":{\"name\":\"lonely\",\"uid\":\"uid-lonely\"}}");
 	route(&t->api_routes, KUEUE "/namespaces/team-a/workloads", "", 200, all_workloads);
 	route(&t->api_routes, KUEUE "/namespaces/team-a/workloads", NULL, 200, empty_list);
-	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/job-trainer-new/history", NULL,
-	      200, history);
+	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/job-trainer-new/history",
+	      NULL, 200, history);
 	expect(t, "history job/trainer --endpoint {E} --endpoint-ca {CA}", 0, history_table, "");
-	assert_int_equal(fake_api_count(t->api, "GET", KUEUE "/namespaces/team-a/workloads", 200), 2);
+	assert_int_equal(fake_api_count(t->api, "GET", KUEUE "/namespaces/team-a/workloads", 200),
+			 2);
 	expect(t, "history job/lonely --endpoint {E} --endpoint-ca {CA}", 1, "",
 	       "error: job team-a/lonely has no Workload (yet: muster makes one when it sees the "
 	       "Job)\n");
@@ -910,23 +948,27 @@ static void test_server_errors_exit_1(void **state)
 	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/text/why", NULL, 502,
 	      "bad gateway\nmore");
 	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/empty/why", NULL, 500, "");
-	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/garbled/why", NULL, 200, "{oops");
+	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/garbled/why", NULL, 200,
+	      "{oops");
 	route(&t->muster_routes, MUSTER "/namespaces/team-a/workloads/other/why", NULL, 200, eta);
 	expect(t, "why workload/broken --endpoint {E} --endpoint-ca {CA}", 1, "",
 	       "error: the ledger is unavailable\n");
-	expect(t, "why workload/text --endpoint {E} --endpoint-ca {CA}", 1, "", "error: bad gateway\n");
+	expect(t, "why workload/text --endpoint {E} --endpoint-ca {CA}", 1, "",
+	       "error: bad gateway\n");
 	expect(t, "why workload/empty --endpoint {E} --endpoint-ca {CA}", 1, "",
 	       "error: muster's endpoint answered HTTP 500\n");
 	expect(t, "why workload/garbled --endpoint {E} --endpoint-ca {CA}", 1, "",
-	       "error: muster's endpoint answered " MUSTER "/namespaces/team-a/workloads/garbled/why "
+	       "error: muster's endpoint answered " MUSTER
+	       "/namespaces/team-a/workloads/garbled/why "
 	       "with something other than JSON\n");
 	expect(t, "why workload/other --endpoint {E} --endpoint-ca {CA}", 1, "",
 	       "error: unexpected answer: kind WorkloadEstimate, expected WorkloadExplanation\n");
 	/* The apiserver, unreachable. */
 	fake_api_down(t->api);
 	char want[256];
-	snprintf(want, sizeof(want), "error: cannot reach the apiserver at %s: Couldn't connect to "
-				     "server\n",
+	snprintf(want, sizeof(want),
+		 "error: cannot reach the apiserver at %s: Couldn't connect to "
+		 "server\n",
 		 fake_api_url(t->api));
 	expect(t, "list", 1, "", want);
 	assert_int_equal(fake_api_up(t->api), 0);
@@ -937,7 +979,8 @@ static void test_server_errors_exit_1(void **state)
 static void test_through_the_apiserver(void **state)
 {
 	struct t *t = *state;
-	route(&t->api_routes, MUSTER "/namespaces/team-a/workloads/job-a-1b2c3/eta", NULL, 200, eta);
+	route(&t->api_routes, MUSTER "/namespaces/team-a/workloads/job-a-1b2c3/eta", NULL, 200,
+	      eta);
 	route(&t->api_routes, VIS "/clusterqueues/cq-a/pendingworkloads", NULL, 200, pending);
 	route(&t->api_routes, MUSTER "/usage", NULL, 404,
 	      "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
@@ -971,13 +1014,15 @@ static void test_endpoint_tls(void **state)
 	assert_int_equal(run(t, "usage --endpoint {E} --endpoint-ca {CA}"), 0);
 	assert_int_equal(run(t, "usage --endpoint {E} --insecure-skip-tls-verify"), 0);
 	assert_int_equal(run(t, "usage --endpoint {E}"), 1);
-	assert_true(starts_with(t->err, "error: cannot reach muster's endpoint at https://127.0.0.1:"));
+	assert_true(
+		starts_with(t->err, "error: cannot reach muster's endpoint at https://127.0.0.1:"));
 	setenv("MUSTER_ENDPOINT", t->endpoint, 1);
 	setenv("MUSTER_ENDPOINT_CA", t->ca_file, 1);
 	assert_int_equal(run(t, "usage"), 0);
 	assert_string_equal(t->err, "");
 	expect(t, "usage --endpoint-ca /nonexistent/ca.crt", 1, "",
-	       "error: cannot read the endpoint CA /nonexistent/ca.crt: No such file or directory\n");
+	       "error: cannot read the endpoint CA /nonexistent/ca.crt: No such file or "
+	       "directory\n");
 	char empty[192], line[256];
 	snprintf(empty, sizeof(empty), "%s/empty", t->dir);
 	write_file(empty, "");
@@ -1062,10 +1107,10 @@ static void test_human_durations_as_kubectl(void **state)
 		int64_t s;
 		const char *want;
 	} cases[] = {
-		{ -5, "<invalid>" }, { -1, "0s" },	      { 0, "0s" },	     { 119, "119s" },
-		{ 120, "2m" },	     { 303, "5m3s" },	      { 600, "10m" },	     { 10799, "179m" },
-		{ 10800, "3h" },     { 12000, "3h20m" },      { 28800, "8h" },	     { 172799, "47h" },
-		{ 172800, "2d" },    { 180000, "2d2h" },      { 691200, "8d" },	     { 63072000, "2y" },
+		{ -5, "<invalid>" },   { -1, "0s" },        { 0, "0s" },      { 119, "119s" },
+		{ 120, "2m" },         { 303, "5m3s" },     { 600, "10m" },   { 10799, "179m" },
+		{ 10800, "3h" },       { 12000, "3h20m" },  { 28800, "8h" },  { 172799, "47h" },
+		{ 172800, "2d" },      { 180000, "2d2h" },  { 691200, "8d" }, { 63072000, "2y" },
 		{ 63936000, "2y10d" }, { 252288000, "8y" },
 	};
 	char buf[32];
@@ -1122,11 +1167,12 @@ static void test_render_tolerates_odd_answers(void **state)
 	assert_int_equal(cli_render_eta(out, err, odd, 0), 0);
 	assert_int_equal(cli_render_pending(out, err, odd, "x", 0), -EPROTO);
 	json_decref(odd);
-	json_t *cqs = json_loads("{\"items\":[{\"spec\":{\"resourceGroups\":[{\"flavors\":[{\"name\":"
-				 "\"f\",\"resources\":[{\"name\":\"cpu\"},{}]},{}]}]},\"status\":"
-				 "{\"flavorsReservation\":[{\"name\":\"f\",\"resources\":[{\"name\":"
-				 "\"cpu\",\"borrowed\":\"1x\"}]}]}}]}",
-				 0, NULL);
+	json_t *cqs =
+		json_loads("{\"items\":[{\"spec\":{\"resourceGroups\":[{\"flavors\":[{\"name\":"
+			   "\"f\",\"resources\":[{\"name\":\"cpu\"},{}]},{}]}]},\"status\":"
+			   "{\"flavorsReservation\":[{\"name\":\"f\",\"resources\":[{\"name\":"
+			   "\"cpu\",\"borrowed\":\"1x\"}]}]}}]}",
+			   0, NULL);
 	json_t *lqs = json_loads("{\"items\":[{}]}", 0, NULL);
 	assert_int_equal(cli_render_list(out, err, cqs, lqs, NULL), 0);
 	assert_int_equal(cli_render_list(out, err, lqs, cqs, "ns"), 0);
@@ -1145,15 +1191,18 @@ int main(void)
 		cmocka_unit_test(test_flag_spellings),
 		cmocka_unit_test_setup_teardown(test_list_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_empty_and_json, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_namespace_from_kubeconfig_context, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_namespace_from_kubeconfig_context, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_exec_credential_plugin, setup, teardown),
 		cmocka_unit_test(test_kubeconfig_server_must_name_somewhere),
-		cmocka_unit_test_setup_teardown(test_pending_cluster_and_local_queue, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pending_cluster_and_local_queue, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_why_sections, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_eta_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_history_of_workload_and_cluster_queue, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_job_names_resolve_by_owner_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_names_resolve_by_owner_uid, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_job_workload_without_label, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_server_errors_exit_1, setup, teardown),

@@ -40,7 +40,8 @@ static void test_config_placement_section(void **state)
 {
 	struct muster_config c;
 	char err[256];
-	assert_int_equal(parse("placement: {mode: Exact, nodeFeasibility: false, gpuResource: amd.com/gpu}\n",
+	assert_int_equal(parse("placement: {mode: Exact, nodeFeasibility: false, gpuResource: "
+			       "amd.com/gpu}\n",
 			       &c, err, sizeof(err)),
 			 0);
 	assert_int_equal(c.placement_mode, PLACEMENT_EXACT);
@@ -59,13 +60,14 @@ static void test_config_hold_and_gang(void **state)
 	assert_int_equal(parse("placement: {}\n", &c, err, sizeof(err)), 0);
 	assert_int_equal(c.hold_mode, HOLD_AUTO);
 	assert_int_equal(c.gang_mode, GANG_AUTO);
-	assert_int_equal(parse("admissionHold: {mode: Webhook}\ngangScheduling: {mode: Disabled}\n", &c, err,
-			       sizeof(err)),
+	assert_int_equal(parse("admissionHold: {mode: Webhook}\ngangScheduling: {mode: Disabled}\n",
+			       &c, err, sizeof(err)),
 			 0);
 	assert_int_equal(c.hold_mode, HOLD_WEBHOOK);
 	assert_int_equal(c.gang_mode, GANG_DISABLED);
-	assert_int_equal(parse("admissionHold: {mode: AdmissionPolicy}\ngangScheduling: {mode: Enabled}\n", &c,
-			       err, sizeof(err)),
+	assert_int_equal(parse("admissionHold: {mode: AdmissionPolicy}\ngangScheduling: {mode: "
+			       "Enabled}\n",
+			       &c, err, sizeof(err)),
 			 0);
 	assert_int_equal(c.hold_mode, HOLD_POLICY);
 	assert_int_equal(c.gang_mode, GANG_ENABLED);
@@ -119,59 +121,84 @@ static void test_config_refusals_name_the_field(void **state)
 	} cases[] = {
 		{ "queueVisibility: {}\n", "queueVisibility: unknown or unsupported field" },
 		{ "waitForPodsReady: {tiemout: 5m}\n", "waitForPodsReady.tiemout: unknown" },
-		{ "waitForPodsReady: {blockAdmission: true}\n", "blockAdmission: not implemented yet" },
-		{ "waitForPodsReady: {timeout: 5 minutes}\n", "waitForPodsReady.timeout: invalid duration" },
+		{ "waitForPodsReady: {blockAdmission: true}\n",
+		  "blockAdmission: not implemented yet" },
+		{ "waitForPodsReady: {timeout: 5 minutes}\n",
+		  "waitForPodsReady.timeout: invalid duration" },
 		{ "waitForPodsReady: {timeout: 0s}\n", "timeout: must be positive" },
-		{ "waitForPodsReady: {requeuingStrategy: {timestamp: Later}}\n", "must be Eviction or Creation" },
-		{ "waitForPodsReady: {requeuingStrategy: {backoffLimitCount: -1}}\n", "backoffLimitCount: must be an integer" },
-		{ "waitForPodsReady: {requeuingStrategy: {backoffBaseSeconds: x}}\n", "backoffBaseSeconds: must be an integer" },
+		{ "waitForPodsReady: {requeuingStrategy: {timestamp: Later}}\n",
+		  "must be Eviction or Creation" },
+		{ "waitForPodsReady: {requeuingStrategy: {backoffLimitCount: -1}}\n",
+		  "backoffLimitCount: must be an integer" },
+		{ "waitForPodsReady: {requeuingStrategy: {backoffBaseSeconds: x}}\n",
+		  "backoffBaseSeconds: must be an integer" },
 		{ "kind: Deployment\n", "want kind Configuration" },
-		{ "admissionHold: {mode: Policy}\n", "admissionHold.mode: must be Auto, AdmissionPolicy or Webhook" },
+		{ "admissionHold: {mode: Policy}\n",
+		  "admissionHold.mode: must be Auto, AdmissionPolicy or Webhook" },
 		{ "admissionHold: Webhook\n", "admissionHold: must be a mapping" },
-		{ "gangScheduling: {mode: Auto, minCount: 2}\n", "gangScheduling.minCount: unknown" },
+		{ "gangScheduling: {mode: Auto, minCount: 2}\n",
+		  "gangScheduling.minCount: unknown" },
 		{ "a: b\n---\nc: d\n", "expected one document" },
 		{ "- 1\n", "must be a mapping" },
 		{ "waitForPodsReady: [1]\n", "waitForPodsReady: must be a mapping" },
 		{ "waitForPodsReady: {timeout: [}\n", "line" },
-		{ "placement: {mode: Hints}\n", "placement.mode: must be Preferred, Exact or None" },
-		{ "placement: {nodeFeasibility: yes please}\n", "placement.nodeFeasibility: must be true or false" },
-		{ "placement: {gpuResource: \"\"}\n", "placement.gpuResource: must be a resource name" },
+		{ "placement: {mode: Hints}\n",
+		  "placement.mode: must be Preferred, Exact or None" },
+		{ "placement: {nodeFeasibility: yes please}\n",
+		  "placement.nodeFeasibility: must be true or false" },
+		{ "placement: {gpuResource: \"\"}\n",
+		  "placement.gpuResource: must be a resource name" },
 		{ "placement: {spread: true}\n", "placement.spread: unknown" },
 		{ "placement: 1\n", "placement: must be a mapping" },
-		{ "visibilityServer: {bindPort: 70000}\n", "visibilityServer.bindPort: must be an integer from 0" },
-		{ "visibilityServer: {bindAddress: localhost}\n", "visibilityServer.bindAddress: want a numeric address" },
+		{ "visibilityServer: {bindPort: 70000}\n",
+		  "visibilityServer.bindPort: must be an integer from 0" },
+		{ "visibilityServer: {bindAddress: localhost}\n",
+		  "visibilityServer.bindAddress: want a numeric address" },
 		{ "visibilityServer: {port: 1}\n", "visibilityServer.port: unknown" },
 		{ "ledger: {maxSize: 10k}\n", "ledger.maxSize: want a size of at least 1Mi" },
 		{ "ledger: {maxSize: lots}\n", "ledger.maxSize: want a size" },
 		{ "ledger: {maxAge: forever}\n", "ledger.maxAge: invalid duration" },
 		{ "ledger: {enable: sure}\n", "ledger.enable: must be true or false" },
 		{ "ledger: {path: [a]}\n", "ledger.path" },
-		{ "clientConnection: {qps: 0}\n", "clientConnection.qps: must be a number above 0" },
-		{ "clientConnection: {qps: fast}\n", "clientConnection.qps: must be a number above 0" },
-		{ "clientConnection: {burst: 0}\n", "clientConnection.burst: must be an integer from 1" },
-		{ "clientConnection: {burst: 2.5}\n", "clientConnection.burst: must be an integer from 1" },
+		{ "clientConnection: {qps: 0}\n",
+		  "clientConnection.qps: must be a number above 0" },
+		{ "clientConnection: {qps: fast}\n",
+		  "clientConnection.qps: must be a number above 0" },
+		{ "clientConnection: {burst: 0}\n",
+		  "clientConnection.burst: must be an integer from 1" },
+		{ "clientConnection: {burst: 2.5}\n",
+		  "clientConnection.burst: must be an integer from 1" },
 		{ "clientConnection: {kubeconfig: x}\n", "clientConnection.kubeconfig: unknown" },
 		{ "clientConnection: []\n", "clientConnection: must be a mapping" },
-		{ "leaderElection: {leaderElect: maybe}\n", "leaderElection.leaderElect: must be true or false" },
+		{ "leaderElection: {leaderElect: maybe}\n",
+		  "leaderElection.leaderElect: must be true or false" },
 		{ "leaderElection: {resourceLock: configmaps}\n", "resourceLock: only \"leases\"" },
-		{ "leaderElection: {resourceName: My_Lease}\n", "resourceName: must be a lowercase DNS name" },
-		{ "leaderElection: {resourceNamespace: \"\"}\n", "resourceNamespace: must be a lowercase DNS name" },
-		{ "leaderElection: {leaseDuration: 1500ms}\n", "leaseDuration: must be whole seconds" },
-		{ "leaderElection: {leaseDuration: 10s}\n", "renewDeadline: must be shorter than leaseDuration" },
+		{ "leaderElection: {resourceName: My_Lease}\n",
+		  "resourceName: must be a lowercase DNS name" },
+		{ "leaderElection: {resourceNamespace: \"\"}\n",
+		  "resourceNamespace: must be a lowercase DNS name" },
+		{ "leaderElection: {leaseDuration: 1500ms}\n",
+		  "leaseDuration: must be whole seconds" },
+		{ "leaderElection: {leaseDuration: 10s}\n",
+		  "renewDeadline: must be shorter than leaseDuration" },
 		{ "leaderElection: {retryPeriod: 9s}\n", "renewDeadline more than 1.2 times it" },
 		{ "leaderElection: {retryPeriod: 50ms}\n", "retryPeriod: must be at least 100ms" },
-		{ "leaderElection: {leaseDuration: soon}\n", "leaderElection.leaseDuration: invalid duration" },
+		{ "leaderElection: {leaseDuration: soon}\n",
+		  "leaderElection.leaseDuration: invalid duration" },
 		{ "leaderElection: {lockName: x}\n", "leaderElection.lockName: unknown" },
 		{ "leaderElection: true\n", "leaderElection: must be a mapping" },
 		{ "metrics: {bindAddress: 8080}\n", "metrics.bindAddress: want host:port" },
 		{ "metrics: {bindAddress: \":http\"}\n", "metrics.bindAddress: want host:port" },
 		{ "metrics: {bindAddress: \":70000\"}\n", "metrics.bindAddress: want host:port" },
-		{ "metrics: {bindAddress: \"localhost:8080\"}\n", "metrics.bindAddress: want host:port" },
+		{ "metrics: {bindAddress: \"localhost:8080\"}\n",
+		  "metrics.bindAddress: want host:port" },
 		{ "metrics: {bindAddress: \"::1:8080\"}\n", "metrics.bindAddress: want host:port" },
-		{ "metrics: {enableClusterQueueResources: maybe}\n", "enableClusterQueueResources: must be true or false" },
+		{ "metrics: {enableClusterQueueResources: maybe}\n",
+		  "enableClusterQueueResources: must be true or false" },
 		{ "metrics: {customLabels: []}\n", "metrics.customLabels: unknown" },
 		{ "fairSharing: true\n", "fairSharing: must be a mapping" },
-		{ "fairSharing: {enable: true}\n", "fairSharing.enable: unknown or unsupported field" },
+		{ "fairSharing: {enable: true}\n",
+		  "fairSharing.enable: unknown or unsupported field" },
 		{ "fairSharing: {preemptionStrategies: LessThanInitialShare}\n",
 		  "fairSharing.preemptionStrategies: must be a list" },
 		{ "fairSharing: {preemptionStrategies: [LessThanFinalShare]}\n",
@@ -179,12 +206,15 @@ static void test_config_refusals_name_the_field(void **state)
 		  "(LessThanOrEqualToFinalShare, LessThanInitialShare)" },
 		{ "fairSharing: {preemptionStrategies: [LessThanInitialShare, 3]}\n",
 		  "fairSharing.preemptionStrategies[1]: \"\" is not a strategy" },
-		{ "fairSharing: {preemptionStrategies: [LessThanInitialShare, LessThanOrEqualToFinalShare]}\n",
+		{ "fairSharing: {preemptionStrategies: [LessThanInitialShare, "
+		  "LessThanOrEqualToFinalShare]}\n",
 		  "fairSharing.preemptionStrategies: must be [LessThanOrEqualToFinalShare], "
 		  "[LessThanInitialShare] or [LessThanOrEqualToFinalShare, LessThanInitialShare]" },
-		{ "fairSharing: {preemptionStrategies: [LessThanInitialShare, LessThanInitialShare]}\n",
+		{ "fairSharing: {preemptionStrategies: [LessThanInitialShare, "
+		  "LessThanInitialShare]}\n",
 		  "fairSharing.preemptionStrategies: must be [" },
-		{ "fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare, "
+		{ "fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare, "
+		  "LessThanInitialShare, "
 		  "LessThanInitialShare]}\n",
 		  "fairSharing.preemptionStrategies: must be [" },
 		{ "admissionFairSharing: []\n", "admissionFairSharing: must be a mapping" },
@@ -193,14 +223,16 @@ static void test_config_refusals_name_the_field(void **state)
 		{ "admissionFairSharing: {usageHalfLifeTime: -1h}\n",
 		  "admissionFairSharing.usageHalfLifeTime: invalid duration" },
 		{ "admissionFairSharing: {usageSamplingInterval: 0s}\n",
-		  "admissionFairSharing.usageSamplingInterval: must be greater than 0 (leave it out for "
+		  "admissionFairSharing.usageSamplingInterval: must be greater than 0 (leave it "
+		  "out for "
 		  "the default, 5m)" },
 		{ "admissionFairSharing: {usageSamplingInterval: often}\n",
 		  "admissionFairSharing.usageSamplingInterval: invalid duration" },
 		{ "admissionFairSharing: {usageHalfLifeTime: 3000000h}\n",
 		  "admissionFairSharing.usageHalfLifeTime: too long" },
 		{ "admissionFairSharing: {resourceWeights: [cpu]}\n",
-		  "admissionFairSharing.resourceWeights: must be a mapping of resource names to weights" },
+		  "admissionFairSharing.resourceWeights: must be a mapping of resource names to "
+		  "weights" },
 		{ "admissionFairSharing: {resourceWeights: {cpu: -1}}\n",
 		  "admissionFairSharing.resourceWeights.cpu: must be a number of at least 0" },
 		{ "admissionFairSharing: {resourceWeights: {cpu: heavy}}\n",
@@ -230,7 +262,8 @@ static void test_config_fair_sharing(void **state)
 		assert_int_equal(parse(defaults[i], &c, err, sizeof(err)), 0);
 		assert_true(c.fair_sharing.enabled);
 		assert_int_equal(c.fair_sharing.n_strategies, 2);
-		assert_int_equal(c.fair_sharing.strategies[0], ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE);
+		assert_int_equal(c.fair_sharing.strategies[0],
+				 ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE);
 		assert_int_equal(c.fair_sharing.strategies[1], ENG_FS_LESS_THAN_INITIAL_SHARE);
 	}
 	assert_int_equal(parse("fairSharing: {preemptionStrategies: [LessThanInitialShare]}\n", &c,
@@ -238,7 +271,8 @@ static void test_config_fair_sharing(void **state)
 			 0);
 	assert_int_equal(c.fair_sharing.n_strategies, 1);
 	assert_int_equal(c.fair_sharing.strategies[0], ENG_FS_LESS_THAN_INITIAL_SHARE);
-	assert_int_equal(parse("fairSharing:\n  preemptionStrategies:\n  - LessThanOrEqualToFinalShare\n",
+	assert_int_equal(parse("fairSharing:\n  preemptionStrategies:\n  - "
+			       "LessThanOrEqualToFinalShare\n",
 			       &c, err, sizeof(err)),
 			 0);
 	assert_int_equal(c.fair_sharing.n_strategies, 1);
@@ -298,7 +332,8 @@ static void test_config_admission_fair_sharing(void **state)
 	assert_int_equal(c.admission_fair_sharing.n_weights, 0);
 
 	/* A failed parse leaves nothing owned behind. */
-	assert_int_equal(parse("admissionFairSharing: {resourceWeights: {cpu: 1}}\nfairSharing: 1\n",
+	assert_int_equal(parse("admissionFairSharing: {resourceWeights: {cpu: 1}}\nfairSharing: "
+			       "1\n",
 			       &c, err, sizeof(err)),
 			 -EINVAL);
 	assert_null(c.afs_weights);
@@ -310,7 +345,8 @@ static void test_config_client_connection(void **state)
 	char err[256] = "";
 	config_defaults(&c);
 	assert_true(c.client_qps == 300 && c.client_burst == 500); /* Kueue's defaults */
-	assert_int_equal(parse("clientConnection: {qps: 50, burst: 100}\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(parse("clientConnection: {qps: 50, burst: 100}\n", &c, err, sizeof(err)),
+			 0);
 	assert_true(c.client_qps == 50 && c.client_burst == 100);
 	assert_int_equal(parse("clientConnection: {qps: 2.5}\n", &c, err, sizeof(err)), 0);
 	assert_true(c.client_qps == 2.5 && c.client_burst == 500);
@@ -330,11 +366,12 @@ static void test_config_leader_election(void **state)
 	assert_int_equal(c.retry_period_ms, 2000);
 	assert_int_equal(parse("leaderElection:\n  leaderElect: false\n", &c, err, sizeof(err)), 0);
 	assert_false(c.leader_elect);
-	assert_int_equal(parse("leaderElection: {leaderElect: true, resourceLock: leases, resourceName: "
-			       "c1f6bfd2.kueue.x-k8s.io, resourceNamespace: kueue-system, leaseDuration: "
-			       "30s, renewDeadline: 20s, retryPeriod: 500ms}\n",
-			       &c, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+		parse("leaderElection: {leaderElect: true, resourceLock: leases, resourceName: "
+		      "c1f6bfd2.kueue.x-k8s.io, resourceNamespace: kueue-system, leaseDuration: "
+		      "30s, renewDeadline: 20s, retryPeriod: 500ms}\n",
+		      &c, err, sizeof(err)),
+		0);
 	assert_true(c.leader_elect);
 	assert_string_equal(c.lease_name, "c1f6bfd2.kueue.x-k8s.io");
 	assert_string_equal(c.lease_namespace, "kueue-system");
@@ -361,12 +398,15 @@ static void test_config_metrics(void **state)
 	assert_string_equal(c.metrics_host, "");
 	assert_int_equal(c.metrics_port, 8080);
 	assert_false(c.metrics_cq_resources); /* Kueue's code default */
-	assert_int_equal(parse("metrics: {bindAddress: \"127.0.0.1:18082\", enableClusterQueueResources: true}\n",
-			       &c, err, sizeof(err)), 0);
+	assert_int_equal(parse("metrics: {bindAddress: \"127.0.0.1:18082\", "
+			       "enableClusterQueueResources: true}\n",
+			       &c, err, sizeof(err)),
+			 0);
 	assert_string_equal(c.metrics_host, "127.0.0.1");
 	assert_int_equal(c.metrics_port, 18082);
 	assert_true(c.metrics_cq_resources);
-	assert_int_equal(parse("metrics: {bindAddress: \"[::1]:9090\"}\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(parse("metrics: {bindAddress: \"[::1]:9090\"}\n", &c, err, sizeof(err)),
+			 0);
 	assert_string_equal(c.metrics_host, "::1");
 	assert_int_equal(c.metrics_port, 9090);
 	assert_int_equal(parse("metrics: {bindAddress: \":0\"}\n", &c, err, sizeof(err)), 0);
@@ -386,8 +426,10 @@ static void test_config_visibility_and_ledger(void **state)
 	assert_int_equal(c.ledger_max_age_ms, (int64_t)720 * 3600 * 1000);
 	assert_int_equal(c.ledger_max_bytes, (int64_t)256 << 20);
 	assert_int_equal(parse("visibilityServer: {bindAddress: 127.0.0.1, bindPort: 0}\n"
-			       "ledger: {path: /var/lib/muster/ledger.db, maxAge: 24h, maxSize: 1Gi}\n",
-			       &c, err, sizeof(err)), 0);
+			       "ledger: {path: /var/lib/muster/ledger.db, maxAge: 24h, maxSize: "
+			       "1Gi}\n",
+			       &c, err, sizeof(err)),
+			 0);
 	assert_string_equal(c.visibility_host, "127.0.0.1");
 	assert_int_equal(c.visibility_port, 0);
 	assert_string_equal(c.ledger_path, "/var/lib/muster/ledger.db");
@@ -491,8 +533,8 @@ static void test_config_bind_address(void **state)
 	assert_int_equal(config_split_address("[::1]:8443", host, sizeof(host), &port), 0);
 	assert_string_equal(host, "::1");
 	assert_int_equal(port, 8443);
-	static const char *const bad[] = { "", "8081", ":", ":65536", ":80x", "::1:80",
-					   "host:", ":-1", "[::1:80", "name:80", NULL };
+	static const char *const bad[] = { "",      "8081", ":",       ":65536",  ":80x", "::1:80",
+					   "host:", ":-1",  "[::1:80", "name:80", NULL };
 	for (size_t i = 0; bad[i]; i++)
 		assert_int_equal(config_split_address(bad[i], host, sizeof(host), &port), -EINVAL);
 	assert_int_equal(config_split_address(NULL, host, sizeof(host), &port), -EINVAL);
@@ -548,11 +590,17 @@ static void test_config_integrations(void **state)
 	json_decref(other);
 
 	static const char *const bad[][2] = {
-		{ "integrations:\n  frameworks: [kubeflow.org/mpijob]\n", "integrations.frameworks[0]: \"kubeflow.org/mpijob\" is not a framework muster manages" },
-		{ "integrations:\n  frameworks: batch/job\n", "integrations.frameworks: must be a list" },
-		{ "integrations:\n  externalFrameworks: [Foo.v1.example.com]\n", "integrations.externalFrameworks: not implemented" },
-		{ "manageJobsWithoutQueueName: yes please\n", "manageJobsWithoutQueueName: must be true or false" },
-		{ "managedJobsNamespaceSelector:\n  matchExpressions: [{key: a, operator: Near}]\n", "managedJobsNamespaceSelector.matchExpressions[0].operator" },
+		{ "integrations:\n  frameworks: [kubeflow.org/mpijob]\n",
+		  "integrations.frameworks[0]: \"kubeflow.org/mpijob\" is not a framework muster "
+		  "manages" },
+		{ "integrations:\n  frameworks: batch/job\n",
+		  "integrations.frameworks: must be a list" },
+		{ "integrations:\n  externalFrameworks: [Foo.v1.example.com]\n",
+		  "integrations.externalFrameworks: not implemented" },
+		{ "manageJobsWithoutQueueName: yes please\n",
+		  "manageJobsWithoutQueueName: must be true or false" },
+		{ "managedJobsNamespaceSelector:\n  matchExpressions: [{key: a, operator: Near}]\n",
+		  "managedJobsNamespaceSelector.matchExpressions[0].operator" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		config_defaults(&c);

@@ -278,27 +278,33 @@ static void seed_queue(struct t *t, const char *cpu_quota, const char *cohort)
 	if (cohort)
 		snprintf(cohort_field, sizeof(cohort_field), "'cohortName':'%s',", cohort);
 	seed(t, K_FLAVOR, J("{'metadata':{'name':'default'}}"));
-	seed(t, K_NAMESPACE, J("{'metadata':{'name':'ns','labels':{'kubernetes.io/metadata.name':'ns'}}}"));
-	seed(t, K_CQ, J("{'metadata':{'name':'cq'},'spec':{%s'namespaceSelector':{},"
-			"'preemption':{'withinClusterQueue':'LowerPriority'},"
-			"'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'default',"
-			"'resources':[{'name':'cpu','nominalQuota':'%s'}]}]}]}}",
-			cohort_field, cpu_quota));
-	seed(t, K_LQ, J("{'metadata':{'namespace':'ns','name':'lq'},'spec':{'clusterQueue':'cq'}}"));
+	seed(t, K_NAMESPACE,
+	     J("{'metadata':{'name':'ns','labels':{'kubernetes.io/metadata.name':'ns'}}}"));
+	seed(t, K_CQ,
+	     J("{'metadata':{'name':'cq'},'spec':{%s'namespaceSelector':{},"
+	       "'preemption':{'withinClusterQueue':'LowerPriority'},"
+	       "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'default',"
+	       "'resources':[{'name':'cpu','nominalQuota':'%s'}]}]}]}}",
+	       cohort_field, cpu_quota));
+	seed(t, K_LQ,
+	     J("{'metadata':{'namespace':'ns','name':'lq'},'spec':{'clusterQueue':'cq'}}"));
 }
 
 static json_t *workload(const char *name, const char *cpu, int priority, const char *created)
 {
-	return J("{'metadata':{'namespace':'ns','name':'%s','uid':'uid-%s','creationTimestamp':'%s'},"
+	return J("{'metadata':{'namespace':'ns','name':'%s','uid':'uid-%s','creationTimestamp':'%s'"
+		 "},"
 		 "'spec':{'queueName':'lq','priority':%d,'podSets':[{'name':'main','count':1,"
-		 "'template':{'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'%s'}}}]}}}]}}",
+		 "'template':{'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'%s'"
+		 "}}}]}}}]}}",
 		 name, name, created, priority, cpu);
 }
 
 static json_t *job(const char *name, const char *cpu)
 {
 	return J("{'metadata':{'namespace':'ns','name':'%s','uid':'job-uid-%s',"
-		 "'labels':{'kueue.x-k8s.io/queue-name':'lq'},'creationTimestamp':'2026-01-01T00:00:00Z'},"
+		 "'labels':{'kueue.x-k8s.io/"
+		 "queue-name':'lq'},'creationTimestamp':'2026-01-01T00:00:00Z'},"
 		 "'spec':{'suspend':true,'parallelism':1,'completions':1,'template':{'spec':{"
 		 "'restartPolicy':'Never','containers':[{'name':'c','image':'busybox',"
 		 "'resources':{'requests':{'cpu':'%s'}}}]}}}}",
@@ -331,7 +337,9 @@ static json_t *job_workload(struct t *t, const char *job_name, char *path, size_
 	char name[300];
 	char uid[64];
 	snprintf(uid, sizeof(uid), "job-uid-%s", job_name);
-	assert_int_equal(integration_workload_name(&integration_job, job_name, uid, name, sizeof(name)), 0);
+	assert_int_equal(integration_workload_name(&integration_job, job_name, uid, name,
+						   sizeof(name)),
+			 0);
 	snprintf(path, size, WL_PATH("%s"), name);
 	return fake_api_get(t->api, path);
 }
@@ -357,7 +365,8 @@ static void finish_elsewhere(struct t *t, const char *path)
 {
 	json_t *done = json_deep_copy(fake_api_get(t->api, path));
 	json_array_append_new(obj_path(done, "status.conditions"),
-			      J("{'type':'Finished','status':'True','reason':'Succeeded','message':'done',"
+			      J("{'type':'Finished','status':'True','reason':'Succeeded','message':"
+				"'done',"
 				"'lastTransitionTime':'2026-01-01T00:01:00Z'}"));
 	seed(t, K_WORKLOAD, done);
 }
@@ -393,8 +402,9 @@ static void complete_job(struct t *t, const char *name, const char *path)
 }
 
 /* The value of one series in the manager's /metrics text: series is its name and labels as
- * rendered, e.g. "kueue_admitted_workloads_total{cluster_queue=\"cq\",replica_role=\"standalone\"}".
- * -1 when the series is absent. */
+ * rendered, e.g.
+ * "kueue_admitted_workloads_total{cluster_queue=\"cq\",replica_role=\"standalone\"}". -1 when the
+ * series is absent. */
 static double metric(struct t *t, const char *series)
 {
 	struct buf out;
@@ -446,14 +456,14 @@ static void test_admit_once(void **state)
 	json_t *assumed = wl_record_get(&t->m, "ns/w1")->assumed;
 	const char *rv = obj_str(assumed, "metadata.resourceVersion");
 	assert_non_null(rv);
-	assert_string_equal(rv, obj_str(fake_api_get(t->api, WL_PATH("w1")), "metadata.resourceVersion"));
+	assert_string_equal(rv, obj_str(fake_api_get(t->api, WL_PATH("w1")),
+					"metadata.resourceVersion"));
 	/* It shares what didn't change with the cached view, which stays as the cache has it. */
 	json_t *cached = store_get(&t->m, K_WORKLOAD, "ns/w1");
 	assert_false(condition_true(cached, "QuotaReserved"));
 	assert_null(obj_path(cached, "status.admission"));
 	assert_string_not_equal(obj_str(cached, "metadata.resourceVersion"), rv);
-	assert_ptr_equal(obj_path(cached, "spec.podSets"),
-			 obj_path(assumed, "spec.podSets"));
+	assert_ptr_equal(obj_path(cached, "spec.podSets"), obj_path(assumed, "spec.podSets"));
 	converge(t);
 	assert_true(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
 	assert_true(fake_cond(t, WL_PATH("w1"), "Admitted"));
@@ -488,7 +498,8 @@ static void test_write_answer(void **state)
 	char buf[16];
 	struct kube_response r = { .status = 200 };
 	struct write_answer a = { .resp = &r };
-	r.body = "{\"metadata\":{\"name\":\"w\",\"uid\":\"u-1\",\"resourceVersion\":\"42\"},\"spec\":{}}";
+	r.body = "{\"metadata\":{\"name\":\"w\",\"uid\":\"u-1\",\"resourceVersion\":\"42\"},"
+		 "\"spec\":{}}";
 	r.body_len = strlen(r.body);
 	assert_string_equal(write_answer_rv(&a), "42");
 	assert_string_equal(write_answer_meta(&a, "uid", buf, sizeof(buf)), "u-1");
@@ -503,7 +514,8 @@ static void test_write_answer(void **state)
 	r.body_len = strlen(r.body);
 	assert_string_equal(write_answer_meta(&b, "uid", buf, sizeof(buf)), "abc");
 	assert_string_equal(buf, "");
-	assert_string_equal(write_answer_meta(&b, "name", buf, sizeof(buf)), "a-name-longer-than-16");
+	assert_string_equal(write_answer_meta(&b, "name", buf, sizeof(buf)),
+			    "a-name-longer-than-16");
 	json_decref(b.obj);
 
 	/* Not JSON: no answer at all. A failed write has none either. */
@@ -550,7 +562,8 @@ static void test_store_views_kept_until_bound(void **state)
 	for (int i = 0; i <= STORE_VIEWS_MAX; i++) {
 		char key[64], text[128];
 		snprintf(key, sizeof(key), "ns/v%d", i);
-		snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"v%d\",\"namespace\":\"ns\"}}", i);
+		snprintf(text, sizeof(text),
+			 "{\"metadata\":{\"name\":\"v%d\",\"namespace\":\"ns\"}}", i);
 		json_t *obj = json_loads(text, 0, NULL);
 		json_decref(store_keep(m, K_WORKLOAD, obj, NULL, 0));
 		json_decref(obj);
@@ -580,11 +593,13 @@ static void test_store_keeps_event_text(void **state)
 	struct t *t = *state;
 	struct mgr *m = &t->m;
 	static const char slim[] =
-		"{\"metadata\": {\"name\": \"a\", \"namespace\": \"ns\", \"resourceVersion\": \"7\"},"
+		"{\"metadata\": {\"name\": \"a\", \"namespace\": \"ns\", \"resourceVersion\": "
+		"\"7\"},"
 		" \"spec\": {\"podSets\": [{\"count\": 1, \"template\": {\"spec\": {\"containers\":"
 		" [{\"name\": \"c\", \"resources\": {\"requests\": {\"cpu\": \"1\"}}}]}}}]}}";
 	static const char fat[] =
-		"{\"metadata\": {\"name\": \"b\", \"namespace\": \"ns\", \"resourceVersion\": \"8\"},"
+		"{\"metadata\": {\"name\": \"b\", \"namespace\": \"ns\", \"resourceVersion\": "
+		"\"8\"},"
 		" \"spec\": {\"podSets\": [{\"count\": 1, \"template\": {\"spec\": {\"containers\":"
 		" [{\"name\": \"c\", \"image\": \"big\", \"resources\": {}}]}}}]}}";
 	json_t *a = json_loads(slim, 0, NULL), *b = json_loads(fat, 0, NULL);
@@ -600,10 +615,12 @@ static void test_store_keeps_event_text(void **state)
 	json_t *va = store_get(m, K_WORKLOAD, "ns/a"), *vb = store_get(m, K_WORKLOAD, "ns/b");
 	assert_string_equal(obj_str(va, "metadata.resourceVersion"), "7");
 	assert_non_null(obj_path(va, "spec.podSets"));
-	assert_null(json_object_get(json_array_get(obj_path(json_array_get(obj_path(vb, "spec.podSets"), 0),
-								 "template.spec.containers"),
-						     0),
-				    "image"));
+	assert_null(
+		json_object_get(json_array_get(obj_path(json_array_get(obj_path(vb, "spec.podSets"),
+								       0),
+							"template.spec.containers"),
+					       0),
+				"image"));
 	/* What a text holds is known without parsing it; a kind kept whole says "may". */
 	assert_true(store_may_hold(m, K_WORKLOAD, "ns/a", "\"cpu\""));
 	assert_false(store_may_hold(m, K_WORKLOAD, "ns/a", "\"QuotaReserved\""));
@@ -663,7 +680,8 @@ static void test_admission_while_write_in_flight(void **state)
 	struct t *t = *state;
 	seed_queue(t, "4", NULL);
 	json_t *w = workload("w1", "2", 0, "2026-01-01T00:00:00Z");
-	json_object_set_new(json_object_get(w, "spec"), "maximumExecutionTimeSeconds", json_integer(600));
+	json_object_set_new(json_object_get(w, "spec"), "maximumExecutionTimeSeconds",
+			    json_integer(600));
 	seed(t, K_WORKLOAD, w);
 	settle(t);
 	assert_null(engine_admission(t->m.engine, "ns/w1"));
@@ -684,8 +702,9 @@ static void test_outage_backs_off(void **state)
 	seed_queue(t, "4", NULL);
 	fake_api_down(t->api);
 	for (int i = 0; i < 4; i++)
-		seed(t, K_WORKLOAD, workload((const char *[]){ "w1", "w2", "w3", "w4" }[i], "1", 0,
-					     "2026-01-01T00:00:00Z"));
+		seed(t, K_WORKLOAD,
+		     workload((const char *[]){ "w1", "w2", "w3", "w4" }[i], "1", 0,
+			      "2026-01-01T00:00:00Z"));
 	settle(t);
 	/* 25 s of outage in 100 ms steps. */
 	for (int i = 0; i < 250; i++)
@@ -804,7 +823,8 @@ static void test_eviction_sequence(void **state)
 	admitted_job(t, "2", "low", "2", low, sizeof(low));
 	/* The low Job is running. */
 	json_t *running = json_deep_copy(fake_api_get(t->api, JOB_PATH("low")));
-	json_object_set_new(running, "status", J("{'active':1,'startTime':'2026-01-01T00:00:00Z'}"));
+	json_object_set_new(running, "status",
+			    J("{'active':1,'startTime':'2026-01-01T00:00:00Z'}"));
 	seed(t, K_JOB, running);
 	converge(t);
 	/* A higher-priority Workload arrives. */
@@ -832,10 +852,12 @@ static void test_eviction_sequence(void **state)
 	assert_non_null(engine_admission(t->m.engine, "ns/high"));
 	/* Counted once each, when the writes landed: the eviction for the victim's queue, the
 	 * preemption for the preemptor's, and two admissions. */
-	assert_true(metric(t, "kueue_evicted_workloads_total{cluster_queue=\"cq\",reason=\"Preempted\"," ROLE "}") == 1);
+	assert_true(metric(t, "kueue_evicted_workloads_total{cluster_queue=\"cq\",reason="
+			      "\"Preempted\"," ROLE "}") == 1);
 	assert_true(metric(t, "kueue_preempted_workloads_total{preempting_cluster_queue=\"cq\","
 			      "reason=\"InClusterQueue\"," ROLE "}") == 1);
-	assert_true(metric(t, "kueue_admitted_workloads_total{cluster_queue=\"cq\"," ROLE "}") == 2);
+	assert_true(metric(t, "kueue_admitted_workloads_total{cluster_queue=\"cq\"," ROLE "}") ==
+		    2);
 }
 
 /* An admission is counted when its write lands, not when it is sent: a 409 counts nothing, the
@@ -846,7 +868,8 @@ static void test_metrics_follow_landed_writes(void **state)
 	struct t *t = *state;
 	const char *admitted = "kueue_admitted_workloads_total{cluster_queue=\"cq\"," ROLE "}";
 	seed_queue(t, "2", NULL);
-	assert_true(metric(t, "muster_build_info{version=\"" MUSTER_VERSION "\",git=\"" MUSTER_GIT "\"}") == 1);
+	assert_true(metric(t, "muster_build_info{version=\"" MUSTER_VERSION "\",git=\"" MUSTER_GIT
+			      "\"}") == 1);
 	assert_true(metric(t, "muster_leader") == 1); /* standalone */
 	fake_api_fail(t->api, "PATCH", WL_PATH("w1") "/status", 409, 1);
 	seed(t, K_WORKLOAD, workload("w1", "2", 0, "2026-01-01T00:00:00Z"));
@@ -854,32 +877,47 @@ static void test_metrics_follow_landed_writes(void **state)
 	settle(t);
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("w1"), 409), 1);
 	assert_true(metric(t, admitted) == -1);
-	assert_true(metric(t, "muster_apiserver_requests_total{verb=\"patch\",resource=\"workloads/status\","
+	assert_true(metric(t, "muster_apiserver_requests_total{verb=\"patch\",resource=\"workloads/"
+			      "status\","
 			      "code=\"409\"," ROLE "}") >= 1);
 	advance(t, 1000);
 	converge(t);
 	advance(t, 3000); /* the queue status interval */
 	converge(t);
 	assert_true(metric(t, admitted) == 1);
-	assert_true(metric(t, "kueue_quota_reserved_workloads_total{cluster_queue=\"cq\"," ROLE "}") == 1);
-	assert_true(metric(t, "kueue_admission_wait_time_seconds_count{cluster_queue=\"cq\"," ROLE "}") == 1);
+	assert_true(metric(t, "kueue_quota_reserved_workloads_total{cluster_queue=\"cq\"," ROLE
+			      "}") == 1);
+	assert_true(metric(t, "kueue_admission_wait_time_seconds_count{cluster_queue=\"cq\"," ROLE
+			      "}") == 1);
 	assert_true(metric(t, "kueue_admission_attempts_total{result=\"success\"," ROLE "}") >= 1);
-	assert_true(metric(t, "kueue_reserving_active_workloads{cluster_queue=\"cq\"," ROLE "}") == 1);
-	assert_true(metric(t, "kueue_cluster_queue_status{cluster_queue=\"cq\",status=\"active\"," ROLE "}") == 1);
-	assert_true(metric(t, "kueue_cluster_queue_status{cluster_queue=\"cq\",status=\"pending\"," ROLE "}") == 0);
+	assert_true(metric(t, "kueue_reserving_active_workloads{cluster_queue=\"cq\"," ROLE "}") ==
+		    1);
+	assert_true(metric(t,
+			   "kueue_cluster_queue_status{cluster_queue=\"cq\",status=\"active\"," ROLE
+			   "}") == 1);
+	assert_true(
+		metric(t, "kueue_cluster_queue_status{cluster_queue=\"cq\",status=\"pending\"," ROLE
+			  "}") == 0);
 	/* One waits for quota: the metric and the written status agree. */
-	json_int_t status_pending = json_integer_value(
-		obj_path(fake_api_get(t->api, KUEUE "/clusterqueues/cq"), "status.pendingWorkloads"));
+	json_int_t status_pending =
+		json_integer_value(obj_path(fake_api_get(t->api, KUEUE "/clusterqueues/cq"),
+					    "status.pendingWorkloads"));
 	assert_int_equal(status_pending, 1);
-	double active = metric(t, "kueue_pending_workloads{cluster_queue=\"cq\",status=\"active\"," ROLE "}");
-	double inadmissible = metric(t, "kueue_pending_workloads{cluster_queue=\"cq\",status=\"inadmissible\"," ROLE "}");
+	double active =
+		metric(t,
+		       "kueue_pending_workloads{cluster_queue=\"cq\",status=\"active\"," ROLE "}");
+	double inadmissible =
+		metric(t,
+		       "kueue_pending_workloads{cluster_queue=\"cq\",status=\"inadmissible\"," ROLE
+		       "}");
 	assert_true(active >= 0 && inadmissible >= 0);
 	assert_true(active + inadmissible == (double)status_pending);
 	/* Resource series are off by default, as in Kueue. */
 	assert_true(metric(t, "kueue_cluster_queue_nominal_quota{cohort=\"\",cluster_queue=\"cq\","
 			      "flavor=\"default\",resource=\"cpu\"," ROLE "}") == -1);
 	next_in_line_for_a_while(t); /* the waiting one says why */
-	assert_true(metric(t, "muster_apiserver_requests_total{verb=\"patch\",resource=\"workloads/status\","
+	assert_true(metric(t, "muster_apiserver_requests_total{verb=\"patch\",resource=\"workloads/"
+			      "status\","
 			      "code=\"200\"," ROLE "}") >= 2);
 }
 
@@ -906,9 +944,11 @@ static void test_metrics_cq_resources_and_deletion(void **state)
 	assert_true(metric(t, usage) == 1.5);
 	assert_true(metric(t, "kueue_cluster_queue_nominal_quota{cohort=\"\",cluster_queue=\"cq\","
 			      "flavor=\"default\",resource=\"cpu\"," ROLE "}") == 4);
-	assert_true(isinf(metric(t, "kueue_cluster_queue_borrowing_limit{cohort=\"\",cluster_queue=\"cq\","
-				    "flavor=\"default\",resource=\"cpu\"," ROLE "}")));
-	assert_true(metric(t, "kueue_admitted_workloads_total{cluster_queue=\"cq\"," ROLE "}") == 1);
+	assert_true(isinf(
+		metric(t, "kueue_cluster_queue_borrowing_limit{cohort=\"\",cluster_queue=\"cq\","
+			  "flavor=\"default\",resource=\"cpu\"," ROLE "}")));
+	assert_true(metric(t, "kueue_admitted_workloads_total{cluster_queue=\"cq\"," ROLE "}") ==
+		    1);
 	/* The ClusterQueue is deleted. */
 	json_t *old = json_incref(json_object_get(t->stores[K_CQ], "cq"));
 	json_object_del(t->stores[K_CQ], "cq");
@@ -916,9 +956,13 @@ static void test_metrics_cq_resources_and_deletion(void **state)
 	json_decref(old);
 	settle(t);
 	assert_true(metric(t, usage) == -1);
-	assert_true(metric(t, "kueue_admitted_workloads_total{cluster_queue=\"cq\"," ROLE "}") == -1);
-	assert_true(metric(t, "kueue_pending_workloads{cluster_queue=\"cq\",status=\"active\"," ROLE "}") == -1);
-	assert_true(metric(t, "kueue_cluster_queue_status{cluster_queue=\"cq\",status=\"active\"," ROLE "}") == -1);
+	assert_true(metric(t, "kueue_admitted_workloads_total{cluster_queue=\"cq\"," ROLE "}") ==
+		    -1);
+	assert_true(metric(t, "kueue_pending_workloads{cluster_queue=\"cq\",status=\"active\"," ROLE
+			      "}") == -1);
+	assert_true(metric(t,
+			   "kueue_cluster_queue_status{cluster_queue=\"cq\",status=\"active\"," ROLE
+			   "}") == -1);
 }
 
 /* A restart rebuilds usage from status.admission: the admitted Workload is charged, not
@@ -927,13 +971,14 @@ static void test_restart_rebuilds_usage(void **state)
 {
 	struct t *t = *state;
 	json_t *admitted = workload("w1", "3", 0, "2026-01-01T00:00:00Z");
-	json_object_set_new(admitted, "status",
-			    J("{'admission':{'clusterQueue':'cq','podSetAssignments':[{'name':'main',"
-			      "'flavors':{'cpu':'default'},'resourceUsage':{'cpu':'3'},'count':1}]},"
-			      "'conditions':[{'type':'QuotaReserved','status':'True','reason':'QuotaReserved',"
-			      "'message':'m','lastTransitionTime':'2026-01-01T00:00:01Z'},"
-			      "{'type':'Admitted','status':'True','reason':'Admitted','message':'m',"
-			      "'lastTransitionTime':'2026-01-01T00:00:01Z'}]}"));
+	json_object_set_new(
+		admitted, "status",
+		J("{'admission':{'clusterQueue':'cq','podSetAssignments':[{'name':'main',"
+		  "'flavors':{'cpu':'default'},'resourceUsage':{'cpu':'3'},'count':1}]},"
+		  "'conditions':[{'type':'QuotaReserved','status':'True','reason':'QuotaReserved',"
+		  "'message':'m','lastTransitionTime':'2026-01-01T00:00:01Z'},"
+		  "{'type':'Admitted','status':'True','reason':'Admitted','message':'m',"
+		  "'lastTransitionTime':'2026-01-01T00:00:01Z'}]}"));
 	seed(t, K_WORKLOAD, admitted);
 	seed_queue(t, "4", NULL);
 	seed(t, K_WORKLOAD, workload("w2", "2", 0, "2026-01-01T00:00:02Z"));
@@ -1043,11 +1088,12 @@ static void test_stale_admission_repaired(void **state)
 	struct t *t = *state;
 	seed_queue(t, "4", NULL);
 	json_t *w = workload("w1", "2", 0, "2026-01-01T00:00:00Z");
-	json_object_set_new(w, "status",
-			    J("{'admission':{'clusterQueue':'cq','podSetAssignments':[{'name':'main',"
-			      "'flavors':{'cpu':'default'},'resourceUsage':{'cpu':'2'},'count':1}]},"
-			      "'conditions':[{'type':'QuotaReserved','status':'False','reason':'Pending',"
-			      "'message':'m','lastTransitionTime':'2026-01-01T00:00:01Z'}]}"));
+	json_object_set_new(
+		w, "status",
+		J("{'admission':{'clusterQueue':'cq','podSetAssignments':[{'name':'main',"
+		  "'flavors':{'cpu':'default'},'resourceUsage':{'cpu':'2'},'count':1}]},"
+		  "'conditions':[{'type':'QuotaReserved','status':'False','reason':'Pending',"
+		  "'message':'m','lastTransitionTime':'2026-01-01T00:00:01Z'}]}"));
 	seed(t, K_WORKLOAD, w);
 	settle(t);
 	size_t pending = 0, admitted = 0;
@@ -1081,24 +1127,33 @@ static void test_refused_objects_get_events(void **state)
 {
 	struct t *t = *state;
 	seed_queue(t, "4", NULL);
-	seed(t, K_LQ, J("{'metadata':{'namespace':'ns','name':'broken','uid':'lq-uid'},'spec':{}}"));
-	seed(t, K_COHORT, J("{'metadata':{'name':'c1','uid':'co-uid'},'spec':{'resourceGroups':[{"
-			    "'coveredResources':['cpu'],'flavors':[{'name':'default','resources':[{'name':'cpu',"
-			    "'nominalQuota':'12x'}]}]}]}}"));
+	seed(t, K_LQ,
+	     J("{'metadata':{'namespace':'ns','name':'broken','uid':'lq-uid'},'spec':{}}"));
+	seed(t, K_COHORT,
+	     J("{'metadata':{'name':'c1','uid':'co-uid'},'spec':{'resourceGroups':[{"
+	       "'coveredResources':['cpu'],'flavors':[{'name':'default','resources':[{'name':'cpu',"
+	       "'nominalQuota':'12x'}]}]}]}}"));
 	converge(t);
-	assert_int_equal(fake_api_count(t->api, "POST", "/apis/events.k8s.io/v1/namespaces/ns/events", 201), 1);
-	assert_int_equal(fake_api_count(t->api, "POST", "/apis/events.k8s.io/v1/namespaces/default/events", 201), 1);
+	assert_int_equal(fake_api_count(t->api, "POST",
+					"/apis/events.k8s.io/v1/namespaces/ns/events", 201),
+			 1);
+	assert_int_equal(fake_api_count(t->api, "POST",
+					"/apis/events.k8s.io/v1/namespaces/default/events", 201),
+			 1);
 	int found = 0;
 	for (size_t i = 0; i < fake_api_nrequests(t->api); i++) {
 		const struct fake_request *r = fake_api_request(t->api, i);
 		if (!strcmp(r->method, "POST") && strstr(r->path, "/events")) {
-			found += strstr(r->body, "\"LocalQueueNotUsable\"") && strstr(r->body, "spec.clusterQueue");
+			found += strstr(r->body, "\"LocalQueueNotUsable\"") &&
+				 strstr(r->body, "spec.clusterQueue");
 			found += strstr(r->body, "\"CohortNotUsable\"") && strstr(r->body, "12x");
 		}
 	}
 	/* A Node placement can't model (more GPUs than it tracks) is refused, and says why. */
-	seed(t, K_NODE, J("{'metadata':{'name':'huge','uid':'node-uid'},'status':{'allocatable':"
-			  "{'cpu':'64','nvidia.com/gpu':'5000'},'conditions':[{'type':'Ready','status':'True'}]}}"));
+	seed(t, K_NODE,
+	     J("{'metadata':{'name':'huge','uid':'node-uid'},'status':{'allocatable':"
+	       "{'cpu':'64','nvidia.com/"
+	       "gpu':'5000'},'conditions':[{'type':'Ready','status':'True'}]}}"));
 	converge(t);
 	assert_non_null(placement_node_refusal(t->m.placement, "huge"));
 	for (size_t i = 0; i < fake_api_nrequests(t->api); i++) {
@@ -1109,9 +1164,12 @@ static void test_refused_objects_get_events(void **state)
 	}
 	assert_int_equal(found, 3);
 	/* Once per object and reason, however often it is seen. */
-	seed(t, K_LQ, J("{'metadata':{'namespace':'ns','name':'broken','uid':'lq-uid'},'spec':{}}"));
+	seed(t, K_LQ,
+	     J("{'metadata':{'namespace':'ns','name':'broken','uid':'lq-uid'},'spec':{}}"));
 	converge(t);
-	assert_int_equal(fake_api_count(t->api, "POST", "/apis/events.k8s.io/v1/namespaces/ns/events", 0), 1);
+	assert_int_equal(fake_api_count(t->api, "POST",
+					"/apis/events.k8s.io/v1/namespaces/ns/events", 0),
+			 1);
 }
 
 /* Events are not writes (converge doesn't wait for them): runs the loop until n POSTs to path
@@ -1141,9 +1199,11 @@ static void test_job_events(void **state)
 		created = started = 0;
 		for (size_t i = 0; i < fake_api_nrequests(t->api); i++) {
 			const struct fake_request *r = fake_api_request(t->api, i);
-			if (strcmp(r->method, "POST") || strcmp(r->path, events) || r->status != 201)
+			if (strcmp(r->method, "POST") || strcmp(r->path, events) ||
+			    r->status != 201)
 				continue;
-			created |= strstr(r->body, "\"CreatedWorkload\"") && strstr(r->body, "\"Job\"");
+			created |= strstr(r->body, "\"CreatedWorkload\"") &&
+				   strstr(r->body, "\"Job\"");
 			started |= strstr(r->body, "\"Started\"") &&
 				   strstr(r->body, "Admitted by clusterQueue cq") != NULL;
 		}
@@ -1218,7 +1278,8 @@ static void test_events_shape_and_rate_limit(void **state)
 	/* Routine news has a budget of its own: spent by its own burst, not by the others'. */
 	for (int i = 0; i < EVENT_ROUTINE_BURST + 10; i++) {
 		snprintf(name, sizeof(name), "routine%d", i);
-		event_about(t, name, EVENT_ROUTINE, "QuotaReserved", "Quota reserved in ClusterQueue cq");
+		event_about(t, name, EVENT_ROUTINE, "QuotaReserved",
+			    "Quota reserved in ClusterQueue cq");
 	}
 	await_posts(t, path, EVENT_BURST + EVENT_QPS + EVENT_ROUTINE_BURST);
 	assert_int_equal(fake_api_count(t->api, "POST", path, 201),
@@ -1256,7 +1317,8 @@ static void test_queue_status_coalesced(void **state)
 	struct t *t = *state;
 	seed_queue(t, "100", NULL);
 	converge(t);
-	size_t before = fake_api_count(t->api, "PATCH", KUEUE "/namespaces/ns/localqueues/lq/status", 0);
+	size_t before =
+		fake_api_count(t->api, "PATCH", KUEUE "/namespaces/ns/localqueues/lq/status", 0);
 	for (int i = 0; i < 20; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "w%d", i);
@@ -1265,15 +1327,19 @@ static void test_queue_status_coalesced(void **state)
 	converge(t);
 	advance(t, 2500);
 	converge(t);
-	size_t writes = fake_api_count(t->api, "PATCH", KUEUE "/namespaces/ns/localqueues/lq/status", 0) - before;
+	size_t writes =
+		fake_api_count(t->api, "PATCH", KUEUE "/namespaces/ns/localqueues/lq/status", 0) -
+		before;
 	assert_true(writes >= 1 && writes <= 2);
-	json_t *st = obj_path(fake_api_get(t->api, KUEUE "/namespaces/ns/localqueues/lq"), "status");
+	json_t *st =
+		obj_path(fake_api_get(t->api, KUEUE "/namespaces/ns/localqueues/lq"), "status");
 	assert_int_equal(json_integer_value(json_object_get(st, "admittedWorkloads")), 20);
 	assert_int_equal(json_integer_value(json_object_get(st, "pendingWorkloads")), 0);
 	json_t *usage = json_array_get(json_object_get(st, "flavorsUsage"), 0);
 	assert_string_equal(json_string_value(json_object_get(usage, "name")), "default");
-	assert_string_equal(json_string_value(obj_path(json_array_get(json_object_get(usage, "resources"), 0),
-						       "total")),
+	assert_string_equal(json_string_value(
+				    obj_path(json_array_get(json_object_get(usage, "resources"), 0),
+					     "total")),
 			    "20");
 }
 
@@ -1323,7 +1389,8 @@ static void test_requeue_backoff_and_deactivation(void **state)
 	converge(t);
 	assert_false(json_is_true(obj_path(fake_api_get(t->api, path), "spec.active")));
 	assert_true(json_is_false(obj_path(fake_api_get(t->api, path), "spec.active")));
-	/* Once its quota is released it says why it waits: Deactivated, Kueue v0.20's first tier. */
+	/* Once its quota is released it says why it waits: Deactivated, Kueue v0.20's first
+	 * tier. */
 	for (int i = 0; i < 20 && fake_cond(t, path, "QuotaReserved"); i++) {
 		advance(t, 1000);
 		converge(t);
@@ -1353,7 +1420,8 @@ static void test_pods_ready_off_writes_nothing(void **state)
 	json_t *started = json_deep_copy(fake_api_get(t->api, JOB_PATH("j1")));
 	time_format_rfc3339(t->m.now_ms(), when, sizeof(when));
 	json_object_set_new(started, "status",
-			    json_pack("{s:s, s:i, s:i}", "startTime", when, "active", 1, "ready", 1));
+			    json_pack("{s:s, s:i, s:i}", "startTime", when, "active", 1, "ready",
+				      1));
 	seed(t, K_JOB, started);
 	converge(t);
 	advance(t, 60000);
@@ -1372,7 +1440,8 @@ static void test_pods_ready_counts_from_start(void **state)
 	advance(t, 8000);
 	json_t *started = json_deep_copy(fake_api_get(t->api, JOB_PATH("j1")));
 	time_format_rfc3339(t->m.now_ms(), when, sizeof(when));
-	json_object_set_new(started, "status", json_pack("{s:s, s:i}", "startTime", when, "active", 1));
+	json_object_set_new(started, "status",
+			    json_pack("{s:s, s:i}", "startTime", when, "active", 1));
 	seed(t, K_JOB, started);
 	converge(t);
 	advance(t, 5000); /* 13 s after admission, 5 s after the start: within the 10 s */
@@ -1413,16 +1482,21 @@ static void test_pods_ready_counts_from_release(void **state)
 
 #define RAY_PATH "/apis/ray.io/v1/namespaces/ns/"
 #define POD_PATH(name) "/api/v1/namespaces/ns/pods/" name
-#define CPU_TEMPLATE(c) "{'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'" c "'}}}]}}"
+#define CPU_TEMPLATE(c) \
+	"{'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'" c "'}}}]}}"
 
 static json_t *rayjob(const char *name, int workers)
 {
 	return J("{'metadata':{'namespace':'ns','name':'%s','uid':'ray-uid-%s',"
-		 "'labels':{'kueue.x-k8s.io/queue-name':'lq'},'creationTimestamp':'2026-01-01T00:00:00Z'},"
+		 "'labels':{'kueue.x-k8s.io/"
+		 "queue-name':'lq'},'creationTimestamp':'2026-01-01T00:00:00Z'},"
 		 "'spec':{'suspend':true,'shutdownAfterJobFinishes':true,"
-		 "'submitterPodTemplate':" CPU_TEMPLATE("500m") ",'rayClusterSpec':{"
-		 "'headGroupSpec':{'template':" CPU_TEMPLATE("1") "},"
-		 "'workerGroupSpecs':[{'groupName':'workers','replicas':%d,'template':" CPU_TEMPLATE("1") "}]}}}",
+		 "'submitterPodTemplate':" CPU_TEMPLATE(
+			 "500m") ",'rayClusterSpec':{"
+				 "'headGroupSpec':{'template':" CPU_TEMPLATE(
+					 "1") "},"
+					      "'workerGroupSpecs':[{'groupName':'workers','"
+					      "replicas':%d,'template':" CPU_TEMPLATE("1") "}]}}}",
 		 name, name, workers);
 }
 
@@ -1443,10 +1517,13 @@ static void test_rayjob_admitted_whole(void **state)
 	seed_queue(t, "3", NULL);
 	seed(t, K_RAYJOB, rayjob("train", 2));
 	converge(t);
-	assert_int_equal(integration_workload_name(&integration_rayjob, "train", "ray-uid-train", name, sizeof(name)), 0);
+	assert_int_equal(integration_workload_name(&integration_rayjob, "train", "ray-uid-train",
+						   name, sizeof(name)),
+			 0);
 	snprintf(path, sizeof(path), KUEUE "/namespaces/ns/workloads/%s", name);
 	json_t *wl = fake_at(t, path);
-	assert_int_equal(json_array_size(obj_path(wl, "spec.podSets")), 3); /* head, workers, submitter */
+	assert_int_equal(json_array_size(obj_path(wl, "spec.podSets")),
+			 3); /* head, workers, submitter */
 	/* 1 + 2 + 0.5 cpu: 3 is not enough. */
 	assert_false(fake_cond(t, path, "QuotaReserved"));
 	assert_true(json_is_true(obj_path(fake_at(t, RAY_PATH "rayjobs/train"), "spec.suspend")));
@@ -1454,25 +1531,41 @@ static void test_rayjob_admitted_whole(void **state)
 
 	/* Room for all of it. */
 	json_t *cq = json_deep_copy(fake_at(t, "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq"));
-	json_object_set_new(json_array_get(obj_path(json_array_get(obj_path(json_array_get(
-				obj_path(cq, "spec.resourceGroups"), 0), "flavors"), 0), "resources"), 0),
-			    "nominalQuota", json_string("4"));
+	json_object_set_new(
+		json_array_get(obj_path(json_array_get(obj_path(json_array_get(obj_path(cq,
+											"spec."
+											"resourceGr"
+											"oups"),
+									       0),
+								"flavors"),
+						       0),
+					"resources"),
+			       0),
+		"nominalQuota", json_string("4"));
 	seed(t, K_CQ, cq);
 	converge(t);
 	assert_true(fake_cond(t, path, "Admitted"));
 	json_t *job = fake_at(t, RAY_PATH "rayjobs/train");
 	assert_true(json_is_false(obj_path(job, "spec.suspend")));
-	json_t *worker = json_object_get(json_array_get(obj_path(job, "spec.rayClusterSpec.workerGroupSpecs"), 0), "template");
+	json_t *worker =
+		json_object_get(json_array_get(obj_path(job,
+							"spec.rayClusterSpec.workerGroupSpecs"),
+					       0),
+				"template");
 	assert_string_equal(obj_label(worker, LABEL_PODSET), "workers");
 	assert_string_equal(obj_annotation(worker, ANNOTATION_WORKLOAD), name);
-	assert_string_equal(obj_label(obj_path(job, "spec.rayClusterSpec.headGroupSpec.template"), LABEL_PODSET), "head");
-	assert_string_equal(obj_label(obj_path(job, "spec.submitterPodTemplate"), LABEL_PODSET), "submitter");
+	assert_string_equal(obj_label(obj_path(job, "spec.rayClusterSpec.headGroupSpec.template"),
+				      LABEL_PODSET),
+			    "head");
+	assert_string_equal(obj_label(obj_path(job, "spec.submitterPodTemplate"), LABEL_PODSET),
+			    "submitter");
 	assert_int_equal(fake_api_count(t->api, "PATCH", RAY_PATH "rayjobs/train", 0), 1);
 	assert_int_equal(cq_cpu_usage(t), 3500);
 
 	/* It finishes: the quota goes. */
 	json_t *done = json_deep_copy(job);
-	json_object_set_new(done, "status", J("{'jobDeploymentStatus':'Complete','jobStatus':'SUCCEEDED'}"));
+	json_object_set_new(done, "status",
+			    J("{'jobDeploymentStatus':'Complete','jobStatus':'SUCCEEDED'}"));
 	seed(t, K_RAYJOB, done);
 	converge(t);
 	assert_true(fake_cond(t, path, "Finished"));
@@ -1493,7 +1586,9 @@ static void test_raycluster_evicted_and_restored(void **state)
 	json_object_set_new(obj_path(rc, "metadata"), "uid", json_string("rc-uid"));
 	seed(t, K_RAYCLUSTER, rc);
 	converge(t);
-	assert_int_equal(integration_workload_name(&integration_raycluster, "serve", "rc-uid", name, sizeof(name)), 0);
+	assert_int_equal(integration_workload_name(&integration_raycluster, "serve", "rc-uid", name,
+						   sizeof(name)),
+			 0);
 	snprintf(path, sizeof(path), KUEUE "/namespaces/ns/workloads/%s", name);
 	assert_true(fake_cond(t, path, "Admitted"));
 	json_t *running = json_deep_copy(fake_at(t, RAY_PATH "rayclusters/serve"));
@@ -1510,7 +1605,8 @@ static void test_raycluster_evicted_and_restored(void **state)
 	assert_true(json_is_true(obj_path(held, "spec.suspend")));
 	/* Restored: no label or annotation of ours is left on the templates. */
 	assert_null(obj_label(obj_path(held, "spec.headGroupSpec.template"), LABEL_PODSET));
-	assert_null(obj_annotation(obj_path(held, "spec.headGroupSpec.template"), ANNOTATION_WORKLOAD));
+	assert_null(
+		obj_annotation(obj_path(held, "spec.headGroupSpec.template"), ANNOTATION_WORKLOAD));
 	/* KubeRay still shows it ready: the quota stays until its pods are gone. */
 	assert_true(fake_cond(t, path, "QuotaReserved"));
 	json_t *stopped = json_deep_copy(held);
@@ -1523,7 +1619,8 @@ static void test_raycluster_evicted_and_restored(void **state)
 	finish_elsewhere(t, WL_PATH("high"));
 	converge(t);
 	assert_true(fake_cond(t, path, "Admitted"));
-	assert_true(json_is_false(obj_path(fake_at(t, RAY_PATH "rayclusters/serve"), "spec.suspend")));
+	assert_true(
+		json_is_false(obj_path(fake_at(t, RAY_PATH "rayclusters/serve"), "spec.suspend")));
 
 	/* The RayCluster a RayJob makes carries the RayJob's queue label: it is the RayJob's, and
 	 * muster neither holds it nor gives it a Workload of its own. */
@@ -1531,7 +1628,8 @@ static void test_raycluster_evicted_and_restored(void **state)
 	json_t *cspec = json_deep_copy(obj_path(child, "spec.rayClusterSpec"));
 	json_object_set_new(child, "spec", cspec);
 	json_object_set_new(json_object_get(child, "metadata"), "ownerReferences",
-			    J("[{'apiVersion':'ray.io/v1','kind':'RayJob','name':'train','uid':'x','controller':true}]"));
+			    J("[{'apiVersion':'ray.io/"
+			      "v1','kind':'RayJob','name':'train','uid':'x','controller':true}]"));
 	seed(t, K_RAYCLUSTER, child);
 	converge(t);
 	assert_int_equal(fake_api_count(t->api, "PATCH", RAY_PATH "rayclusters/train-abcde", 0), 0);
@@ -1551,17 +1649,20 @@ static int setup_pods(void **state)
 /* A pod as the webhook lets it in: gated, labelled managed, with the managed finalizer. */
 static json_t *queued_pod(const char *name, const char *group, int total, const char *cpu)
 {
-	json_t *p = J("{'metadata':{'namespace':'ns','name':'%s','uid':'pod-uid-%s',"
-		      "'creationTimestamp':'2026-01-01T00:00:00Z','finalizers':['kueue.x-k8s.io/managed'],"
-		      "'labels':{'kueue.x-k8s.io/queue-name':'lq','kueue.x-k8s.io/managed':'true'}},"
-		      "'spec':{'schedulingGates':[{'name':'kueue.x-k8s.io/admission'}],"
-		      "'containers':[{'name':'c','resources':{'requests':{'cpu':'%s'}}}]},"
-		      "'status':{'phase':'Pending'}}",
-		      name, name, cpu);
+	json_t *p =
+		J("{'metadata':{'namespace':'ns','name':'%s','uid':'pod-uid-%s',"
+		  "'creationTimestamp':'2026-01-01T00:00:00Z','finalizers':['kueue.x-k8s.io/"
+		  "managed'],"
+		  "'labels':{'kueue.x-k8s.io/queue-name':'lq','kueue.x-k8s.io/managed':'true'}},"
+		  "'spec':{'schedulingGates':[{'name':'kueue.x-k8s.io/admission'}],"
+		  "'containers':[{'name':'c','resources':{'requests':{'cpu':'%s'}}}]},"
+		  "'status':{'phase':'Pending'}}",
+		  name, name, cpu);
 	if (group) {
 		char n[16];
 		snprintf(n, sizeof(n), "%d", total);
-		json_object_set_new(obj_path(p, "metadata.labels"), LABEL_POD_GROUP, json_string(group));
+		json_object_set_new(obj_path(p, "metadata.labels"), LABEL_POD_GROUP,
+				    json_string(group));
 		json_object_set_new(json_object_get(p, "metadata"), "annotations",
 				    json_pack("{s:s}", ANNOTATION_POD_GROUP_TOTAL, n));
 	}
@@ -1593,10 +1694,14 @@ static void test_pod_group_waits_whole(void **state)
 	seed(t, K_GPOD, queued_pod("p3", "train", 4, "1"));
 	converge(t);
 	assert_null(fake_api_get(t->api, WL_PATH("train")));
-	assert_int_equal(fake_api_count(t->api, "POST", "/apis/events.k8s.io/v1/namespaces/ns/events", 0), 0);
+	assert_int_equal(fake_api_count(t->api, "POST",
+					"/apis/events.k8s.io/v1/namespaces/ns/events", 0),
+			 0);
 	advance(t, 6000);
 	converge(t);
-	assert_int_equal(fake_api_count(t->api, "POST", "/apis/events.k8s.io/v1/namespaces/ns/events", 0), 3);
+	assert_int_equal(fake_api_count(t->api, "POST",
+					"/apis/events.k8s.io/v1/namespaces/ns/events", 0),
+			 3);
 	assert_true(gated(t, POD_PATH("p1")));
 
 	seed(t, K_GPOD, queued_pod("p4", "train", 4, "1"));
@@ -1608,7 +1713,8 @@ static void test_pod_group_waits_whole(void **state)
 	for (size_t i = 0; i < 4; i++) {
 		assert_false(gated(t, pods[i]));
 		assert_non_null(obj_label(fake_at(t, pods[i]), LABEL_PODSET));
-		assert_string_equal(obj_annotation(fake_at(t, pods[i]), ANNOTATION_WORKLOAD), "train");
+		assert_string_equal(obj_annotation(fake_at(t, pods[i]), ANNOTATION_WORKLOAD),
+				    "train");
 		assert_int_equal(fake_api_count(t->api, "PATCH", pods[i], 0), 1);
 	}
 	assert_int_equal(cq_cpu_usage(t), 4000);
@@ -1620,7 +1726,9 @@ static void test_pod_group_waits_whole(void **state)
 	assert_true(fake_cond(t, WL_PATH("train"), "Finished"));
 	assert_int_equal(cq_cpu_usage(t), 0);
 	for (size_t i = 0; i < 4; i++)
-		assert_int_equal(json_array_size(obj_path(fake_at(t, pods[i]), "metadata.finalizers")), 0);
+		assert_int_equal(json_array_size(
+					 obj_path(fake_at(t, pods[i]), "metadata.finalizers")),
+				 0);
 }
 
 /* A whole group that does not fit waits for quota, and blocks neither a single Pod that fits
@@ -1641,7 +1749,9 @@ static void test_pod_group_short_of_quota_blocks_nothing(void **state)
 	assert_false(fake_cond(t, WL_PATH("big"), "QuotaReserved"));
 	assert_true(gated(t, POD_PATH("g1")));
 	char name[300], path[400];
-	assert_int_equal(integration_workload_name(&integration_pod, "solo", "pod-uid-solo", name, sizeof(name)), 0);
+	assert_int_equal(integration_workload_name(&integration_pod, "solo", "pod-uid-solo", name,
+						   sizeof(name)),
+			 0);
 	snprintf(path, sizeof(path), KUEUE "/namespaces/ns/workloads/%s", name);
 	assert_true(fake_cond(t, path, "Admitted"));
 	assert_false(gated(t, POD_PATH("solo")));
@@ -1698,10 +1808,13 @@ static void test_job_without_queue_name_held(void **state)
 	converge(t);
 	assert_true(json_is_true(obj_path(fake_at(t, JOB_PATH("bare")), "spec.suspend")));
 	assert_int_equal(fake_api_count(t->api, "POST", KUEUE "/namespaces/ns/workloads", 0), 0);
-	assert_int_equal(fake_api_count(t->api, "POST", "/apis/events.k8s.io/v1/namespaces/ns/events", 0), 1);
+	assert_int_equal(fake_api_count(t->api, "POST",
+					"/apis/events.k8s.io/v1/namespaces/ns/events", 0),
+			 1);
 	/* Labelled, it is queued and runs. */
 	json_t *labelled = json_deep_copy(fake_at(t, JOB_PATH("bare")));
-	json_object_set_new(obj_path(labelled, "metadata.labels"), LABEL_QUEUE_NAME, json_string("lq"));
+	json_object_set_new(obj_path(labelled, "metadata.labels"), LABEL_QUEUE_NAME,
+			    json_string("lq"));
 	seed(t, K_JOB, labelled);
 	converge(t);
 	assert_true(json_is_false(obj_path(fake_at(t, JOB_PATH("bare")), "spec.suspend")));
@@ -1714,8 +1827,9 @@ static void test_job_without_queue_name_held(void **state)
 static json_t *vis_get(struct t *t, const char *method, const char *path, const char *query,
 		       int *status)
 {
-	struct httpd_request req = { .method = method, .path = path, .query = query ? query : "",
-				     .body = "" };
+	struct httpd_request req = {
+		.method = method, .path = path, .query = query ? query : "", .body = ""
+	};
 	struct httpd_response resp = { 500, NULL, NULL, 0 };
 	visibility_handle(&t->m, &req, &resp);
 	*status = resp.status;
@@ -1730,8 +1844,8 @@ static void item_names(json_t *list, const char *field, char *out, size_t size)
 	json_t *it;
 	size_t i, len = 0;
 	out[0] = '\0';
-	json_array_foreach(json_object_get(list, "items"), i, it)
-		len += (size_t)snprintf(out + len, size - len, "%s%s", i ? "," : "", obj_str(it, field));
+	json_array_foreach(json_object_get(list, "items"), i, it) len +=
+		(size_t)snprintf(out + len, size - len, "%s%s", i ? "," : "", obj_str(it, field));
 }
 
 #define KVIS "/apis/visibility.kueue.x-k8s.io/v1beta2"
@@ -1778,8 +1892,10 @@ static void test_visibility_pending_workloads(void **state)
 	assert_int_equal(status, 200);
 	item_names(out, "metadata.name", names, sizeof(names));
 	assert_string_equal(names, "c");
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(out, "items"), 0),
-							    "positionInClusterQueue")), 1);
+	assert_int_equal(json_integer_value(
+				 json_object_get(json_array_get(json_object_get(out, "items"), 0),
+						 "positionInClusterQueue")),
+			 1);
 	json_decref(out);
 	out = vis_get(t, "GET", KVIS "/clusterqueues/nope/pendingworkloads", NULL, &status);
 	assert_int_equal(status, 404);
@@ -1816,9 +1932,9 @@ static void test_visibility_why(void **state)
 	assert_string_equal(obj_str(out, "kind"), "WorkloadExplanation");
 	assert_string_equal(obj_str(out, "state"), "Pending");
 	assert_string_equal(obj_str(out, "reason"), "WaitingForQuota");
-	assert_string_equal(obj_str(out, "message"),
-			    "couldn't assign flavors to pod set main: insufficient unused quota for cpu "
-			    "in flavor default, 2 more needed");
+	assert_string_equal(obj_str(out, "message"), "couldn't assign flavors to pod set main: "
+						     "insufficient unused quota for cpu "
+						     "in flavor default, 2 more needed");
 	assert_string_equal(obj_str(out, "workload.clusterQueue"), "cq");
 	assert_int_equal(json_integer_value(json_object_get(out, "positionInClusterQueue")), 1);
 	json_t *lack = json_array_get(json_object_get(out, "lacking"), 0);
@@ -1863,7 +1979,8 @@ static void test_visibility_eta(void **state)
 	int status;
 	seed_queue(t, "4", NULL);
 	json_t *a = workload("a", "2", 10, "2026-01-01T00:00:00Z");
-	json_object_set_new(json_object_get(a, "spec"), "maximumExecutionTimeSeconds", json_integer(600));
+	json_object_set_new(json_object_get(a, "spec"), "maximumExecutionTimeSeconds",
+			    json_integer(600));
 	seed(t, K_WORKLOAD, a);
 	seed(t, K_WORKLOAD, workload("b", "2", 10, "2026-01-01T00:00:01Z"));
 	converge(t);
@@ -1872,8 +1989,10 @@ static void test_visibility_eta(void **state)
 	converge(t);
 	json_t *admitted_a = fake_api_get(t->api, WL_PATH("a"));
 	int64_t start;
-	assert_int_equal(time_parse_rfc3339(json_string_value(json_object_get(
-						    condition_get(admitted_a, "QuotaReserved"), "lastTransitionTime")),
+	assert_int_equal(time_parse_rfc3339(json_string_value(
+						    json_object_get(condition_get(admitted_a,
+										  "QuotaReserved"),
+								    "lastTransitionTime")),
 					    &start),
 			 0);
 	char want[40];
@@ -1883,7 +2002,9 @@ static void test_visibility_eta(void **state)
 	assert_string_equal(obj_str(out, "kind"), "WorkloadEstimate");
 	assert_string_equal(obj_str(out, "state"), "Pending");
 	assert_string_equal(obj_str(out, "estimatedAdmission"), want);
-	assert_int_equal(json_integer_value(obj_path(out, "runtimeSources.maximumExecutionTimeSeconds")), 1);
+	assert_int_equal(json_integer_value(
+				 obj_path(out, "runtimeSources.maximumExecutionTimeSeconds")),
+			 1);
 	assert_non_null(strstr(obj_str(out, "basis"), "the earliest end frees 2 cpu"));
 	json_decref(out);
 	/* d needs all 4: b never ends (no runtime known), so there is no basis. */
@@ -1916,7 +2037,9 @@ static int teardown_ledger(void **state)
 {
 	char path[128];
 	int rc = teardown(state);
-	for (const char *const *f = (const char *const[]){ "ledger.db", "ledger.db-wal", "ledger.db-shm", NULL }; *f; f++) {
+	for (const char *const *f =
+		     (const char *const[]){ "ledger.db", "ledger.db-wal", "ledger.db-shm", NULL };
+	     *f; f++) {
 		snprintf(path, sizeof(path), "%s/%s", ledger_dir, *f);
 		unlink(path);
 	}
@@ -1966,13 +2089,14 @@ static void test_visibility_history_and_usage(void **state)
 	time_format_rfc3339(clock_ms - 3 * 3600 * 1000, since, sizeof(since));
 	size_t o = 0;
 	for (const char *c = since; *c && o + 4 < sizeof(enc); c++)
-		o += (size_t)(*c == ':' ? snprintf(enc + o, sizeof(enc) - o, "%%3A")
-					: snprintf(enc + o, sizeof(enc) - o, "%c", *c));
+		o += (size_t)(*c == ':' ? snprintf(enc + o, sizeof(enc) - o, "%%3A") :
+					  snprintf(enc + o, sizeof(enc) - o, "%c", *c));
 	snprintf(query, sizeof(query), "since=%s&by=queue", enc);
 	out = vis_get(t, "GET", MVIS "/usage", query, &status);
 	assert_int_equal(status, 200);
 	assert_true(fabs(json_real_value(obj_path(json_array_get(json_object_get(out, "items"), 0),
-						  "resourceHours.cpu")) - 2.0) < 1e-9);
+						  "resourceHours.cpu")) -
+			 2.0) < 1e-9);
 	json_decref(out);
 	out = vis_get(t, "GET", MVIS "/usage", "since=%zz", &status);
 	assert_int_equal(status, 400);
@@ -1985,7 +2109,8 @@ static void test_visibility_history_and_usage(void **state)
 	assert_int_equal(status, 200);
 	item_names(out, "event", names, sizeof(names));
 	assert_string_equal(names, "finish,admit");
-	assert_string_equal(obj_str(json_array_get(json_object_get(out, "items"), 0), "reason"), "Deleted");
+	assert_string_equal(obj_str(json_array_get(json_object_get(out, "items"), 0), "reason"),
+			    "Deleted");
 	json_decref(out);
 	out = vis_get(t, "GET", MVIS "/usage", "by=team", &status);
 	assert_int_equal(status, 400);
@@ -1999,8 +2124,9 @@ static void test_visibility_history_and_usage(void **state)
 	time_format_rfc3339(clock_ms, now, sizeof(now));
 	json_t *done = json_deep_copy(fake_api_get(t->api, WL_PATH("b")));
 	json_array_append_new(obj_path(done, "status.conditions"),
-			      json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "Finished", "status", "True",
-					"reason", "Succeeded", "message", "done", "lastTransitionTime", now));
+			      json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "Finished", "status",
+					"True", "reason", "Succeeded", "message", "done",
+					"lastTransitionTime", now));
 	seed(t, K_WORKLOAD, done);
 	converge(t);
 	history_reconcile(&t->m);
@@ -2062,10 +2188,11 @@ static json_int_t engine_share(struct t *t, enum kind kind, const char *name)
 /* A ClusterQueue of 4 cpus in cohort, for the namespace ns. */
 static void seed_cq_in(struct t *t, const char *name, const char *cohort)
 {
-	seed(t, K_CQ, J("{'metadata':{'name':'%s'},'spec':{'cohortName':'%s','namespaceSelector':{},"
-			"'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'default',"
-			"'resources':[{'name':'cpu','nominalQuota':'4'}]}]}]}}",
-			name, cohort));
+	seed(t, K_CQ,
+	     J("{'metadata':{'name':'%s'},'spec':{'cohortName':'%s','namespaceSelector':{},"
+	       "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'default',"
+	       "'resources':[{'name':'cpu','nominalQuota':'4'}]}]}]}}",
+	       name, cohort));
 }
 
 /* With fair sharing on, a ClusterQueue that borrows gets status.fairSharing.weightedShare, the
@@ -2086,7 +2213,8 @@ static void test_fair_sharing_status(void **state)
 	advance(t, 3000); /* the status interval */
 	converge(t);
 	assert_true(fake_cond(t, WL_PATH("w1"), "QuotaReserved"));
-	json_int_t cq_share = engine_share(t, K_CQ, "cq"), co_share = engine_share(t, K_COHORT, "co");
+	json_int_t cq_share = engine_share(t, K_CQ, "cq"),
+		   co_share = engine_share(t, K_COHORT, "co");
 	assert_true(cq_share > 0 && co_share > 0);
 	assert_int_equal(fake_share(t, KUEUE "/clusterqueues/cq"), cq_share);
 	assert_int_equal(fake_share(t, KUEUE "/clusterqueues/cq2"), 0);
@@ -2113,15 +2241,18 @@ static void test_fair_sharing_status(void **state)
 	converge(t);
 	assert_int_equal(fake_share(t, KUEUE "/clusterqueues/cq"), 0);
 	assert_int_equal(fake_share(t, KUEUE "/cohorts/co"), 0);
-	assert_int_equal(fake_api_count(t->api, "PATCH", KUEUE "/cohorts/co/status", 0), co_writes + 1);
+	assert_int_equal(fake_api_count(t->api, "PATCH", KUEUE "/cohorts/co/status", 0),
+			 co_writes + 1);
 	assert_int_equal(fake_api_count(t->api, "PATCH", KUEUE "/cohorts/root/status", 0), 1);
 }
 
 static json_t *lq_workload(const char *name, const char *lq, const char *cpu, const char *created)
 {
-	return J("{'metadata':{'namespace':'ns','name':'%s','uid':'uid-%s','creationTimestamp':'%s'},"
+	return J("{'metadata':{'namespace':'ns','name':'%s','uid':'uid-%s','creationTimestamp':'%s'"
+		 "},"
 		 "'spec':{'queueName':'%s','priority':0,'podSets':[{'name':'main','count':1,"
-		 "'template':{'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'%s'}}}]}}}]}}",
+		 "'template':{'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'%s'"
+		 "}}}]}}}]}}",
 		 name, name, created, lq, cpu);
 }
 
@@ -2129,10 +2260,12 @@ static json_t *lq_workload(const char *name, const char *lq, const char *cpu, co
 static json_t *afs_local_queue(const char *name, const char *cpu, const char *last_update)
 {
 	json_t *lq = J("{'metadata':{'namespace':'ns','name':'%s','uid':'lq-uid-%s'},"
-		       "'spec':{'clusterQueue':'cq'}}", name, name);
+		       "'spec':{'clusterQueue':'cq'}}",
+		       name, name);
 	if (cpu)
 		json_object_set_new(lq, "status",
-				    J("{'fairSharing':{'weightedShare':0,'admissionFairSharingStatus':"
+				    J("{'fairSharing':{'weightedShare':0,'"
+				      "admissionFairSharingStatus':"
 				      "{'consumedResources':{'cpu':'%s'},'lastUpdate':'%s'}}}",
 				      cpu, last_update));
 	return lq;
@@ -2167,11 +2300,13 @@ static void afs_fixture(struct t *t)
 	clock_ms = T0_MS;
 	time_format_rfc3339(T0_MS, t0, sizeof(t0));
 	seed(t, K_FLAVOR, J("{'metadata':{'name':'default'}}"));
-	seed(t, K_NAMESPACE, J("{'metadata':{'name':'ns','labels':{'kubernetes.io/metadata.name':'ns'}}}"));
-	seed(t, K_CQ, J("{'metadata':{'name':'cq'},'spec':{'namespaceSelector':{},"
-			"'admissionScope':{'admissionMode':'UsageBasedAdmissionFairSharing'},"
-			"'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'default',"
-			"'resources':[{'name':'cpu','nominalQuota':'1'}]}]}]}}"));
+	seed(t, K_NAMESPACE,
+	     J("{'metadata':{'name':'ns','labels':{'kubernetes.io/metadata.name':'ns'}}}"));
+	seed(t, K_CQ,
+	     J("{'metadata':{'name':'cq'},'spec':{'namespaceSelector':{},"
+	       "'admissionScope':{'admissionMode':'UsageBasedAdmissionFairSharing'},"
+	       "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'default',"
+	       "'resources':[{'name':'cpu','nominalQuota':'1'}]}]}]}}"));
 	seed(t, K_LQ, afs_local_queue("lq-a", "10", t0));
 	seed(t, K_LQ, afs_local_queue("lq-b", NULL, NULL));
 	seed(t, K_WORKLOAD, lq_workload("wa", "lq-a", "1", "2026-01-01T00:00:00Z"));
@@ -2205,14 +2340,16 @@ static void test_afs_orders_and_samples(void **state)
 			       "status.fairSharing.admissionFairSharingStatus");
 	decayed(10, 0, SAMPLE_MS, want, sizeof(want));
 	assert_string_equal(json_string_value(obj_path(afs, "consumedResources.cpu")), want);
-	assert_string_equal(json_string_value(json_object_get(afs, "lastUpdate")), "2026-01-01T00:05:00Z");
+	assert_string_equal(json_string_value(json_object_get(afs, "lastUpdate")),
+			    "2026-01-01T00:05:00Z");
 	assert_int_equal(fake_share(t, KUEUE "/namespaces/ns/localqueues/lq-a"), 0);
 	afs = obj_path(fake_api_get(t->api, KUEUE "/namespaces/ns/localqueues/lq-b"),
 		       "status.fairSharing.admissionFairSharingStatus");
 	double a = 1 - pow(0.5, (double)SAMPLE_MS * 1e6 / (double)HOUR_NS);
 	decayed(a, 1, SAMPLE_MS, want, sizeof(want));
 	assert_string_equal(json_string_value(obj_path(afs, "consumedResources.cpu")), want);
-	assert_string_equal(json_string_value(json_object_get(afs, "lastUpdate")), "2026-01-01T00:05:00Z");
+	assert_string_equal(json_string_value(json_object_get(afs, "lastUpdate")),
+			    "2026-01-01T00:05:00Z");
 	double usage = metric(t, "kueue_local_queue_admission_fair_sharing_usage{name=\"lq-a\","
 				 "namespace=\"ns\",cluster_queue=\"cq\"," ROLE "}");
 	assert_true(fabs(usage - 10 * (1 - a)) < 1e-6);
@@ -2232,7 +2369,9 @@ static void test_afs_orders_and_samples(void **state)
 static void test_afs_restart_seeds_from_status(void **state)
 {
 	struct t *t = *state;
-	static const enum kind order[] = { K_FLAVOR, K_NAMESPACE, K_COHORT, K_CQ, K_LQ, K_WORKLOAD };
+	static const enum kind order[] = {
+		K_FLAVOR, K_NAMESPACE, K_COHORT, K_CQ, K_LQ, K_WORKLOAD
+	};
 	afs_fixture(t);
 	advance(t, SAMPLE_MS);
 	assert_int_equal(fairshare_sample(&t->m), 0);
@@ -2299,17 +2438,24 @@ static void shape_responder(void *arg, const struct httpd_request *req, struct h
 		resp->status = 503;
 		body = "{\"kind\":\"Status\"}";
 	} else if (!strcmp(req->path, "/apis/admissionregistration.k8s.io/v1")) {
-		body = s->map ? "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"mutatingadmissionpolicies\"},"
-				"{\"name\":\"mutatingadmissionpolicybindings\"},{\"name\":\"validatingadmissionpolicies\"}]}" :
-				"{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"validatingadmissionpolicies\"}]}";
+		body = s->map ? "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":"
+				"\"mutatingadmissionpolicies\"},"
+				"{\"name\":\"mutatingadmissionpolicybindings\"},{\"name\":"
+				"\"validatingadmissionpolicies\"}]}" :
+				"{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":"
+				"\"validatingadmissionpolicies\"}]}";
 	} else if (!strcmp(req->path, "/apis/scheduling.k8s.io/v1beta1") && s->podgroups) {
-		body = "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"podgroups\"},{\"name\":\"workloads\"}]}";
-	} else if (!strcmp(req->method, "POST") && !strcmp(req->path, "/apis/batch/v1/namespaces/muster-system/jobs")) {
+		body = "{\"kind\":\"APIResourceList\",\"resources\":[{\"name\":\"podgroups\"},{"
+		       "\"name\":\"workloads\"}]}";
+	} else if (!strcmp(req->method, "POST") &&
+		   !strcmp(req->path, "/apis/batch/v1/namespaces/muster-system/jobs")) {
 		s->probes++;
 		snprintf(s->probe_query, sizeof(s->probe_query), "%s", req->query);
 		resp->status = s->keeps ? 201 : 422;
-		body = s->keeps ? "{\"kind\":\"Job\",\"spec\":{\"scheduling\":{\"schedulingPolicy\":{\"gang\":{}}}}}" :
-				  "{\"kind\":\"Status\",\"message\":\"spec.scheduling: Forbidden\"}";
+		body = s->keeps ?
+			       "{\"kind\":\"Job\",\"spec\":{\"scheduling\":{\"schedulingPolicy\":{"
+			       "\"gang\":{}}}}}" :
+			       "{\"kind\":\"Status\",\"message\":\"spec.scheduling: Forbidden\"}";
 	} else {
 		resp->status = 404;
 		body = "{\"kind\":\"Status\",\"reason\":\"NotFound\"}";
@@ -2330,7 +2476,8 @@ struct decision {
 };
 
 /* Runs discovery against shape with the modes given, and says what it decided. */
-static void discover(struct server_shape *shape, enum hold_mode hold, enum gang_mode gang, struct decision *out)
+static void discover(struct server_shape *shape, enum hold_mode hold, enum gang_mode gang,
+		     struct decision *out)
 {
 	uv_loop_t loop;
 	struct fake_api *api;
@@ -2427,10 +2574,11 @@ static int setup_records(void **state)
 static void test_delete_forgets_admitted_record(void **state)
 {
 	struct t *t = *state;
-	seed(t, K_NODE, J("{'metadata':{'name':'n1','uid':'n1-uid','labels':"
-			  "{'kubernetes.io/hostname':'n1-host'}},'status':{'allocatable':"
-			  "{'cpu':'8','memory':'8Gi','pods':'110'},"
-			  "'conditions':[{'type':'Ready','status':'True'}]}}"));
+	seed(t, K_NODE,
+	     J("{'metadata':{'name':'n1','uid':'n1-uid','labels':"
+	       "{'kubernetes.io/hostname':'n1-host'}},'status':{'allocatable':"
+	       "{'cpu':'8','memory':'8Gi','pods':'110'},"
+	       "'conditions':[{'type':'Ready','status':'True'}]}}"));
 	seed_queue(t, "4", NULL);
 	seed(t, K_WORKLOAD, workload("w1", "2", 0, "2026-01-01T00:00:00Z"));
 	settle(t);
@@ -2542,10 +2690,11 @@ static void test_cq_record(void **state)
 	struct t *t = *state;
 	seed_queue(t, "4", NULL);
 	assert_null(cq_record_get(&t->m, "cq"));
-	seed(t, K_CQ, J("{'metadata':{'name':'checked'},'spec':{'namespaceSelector':{},"
-			"'admissionChecksStrategy':{'admissionChecks':[{'name':'ac'}]},"
-			"'resourceGroups':[{'coveredResources':['cpu'],'flavors':"
-			"[{'name':'default','resources':[{'name':'cpu','nominalQuota':'1'}]}]}]}}"));
+	seed(t, K_CQ,
+	     J("{'metadata':{'name':'checked'},'spec':{'namespaceSelector':{},"
+	       "'admissionChecksStrategy':{'admissionChecks':[{'name':'ac'}]},"
+	       "'resourceGroups':[{'coveredResources':['cpu'],'flavors':"
+	       "[{'name':'default','resources':[{'name':'cpu','nominalQuota':'1'}]}]}]}}"));
 	converge(t);
 	const struct cq_record *r = cq_record_get(&t->m, "checked");
 	assert_non_null(r);
@@ -2570,20 +2719,24 @@ int main(void)
 		cmocka_unit_test(test_write_answer),
 		cmocka_unit_test_setup_teardown(test_store_views_kept_until_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_keeps_event_text, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bare_workload_finished_elsewhere, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bare_workload_finished_elsewhere, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_admission_conflict, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_admission_while_write_in_flight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admission_while_write_in_flight, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_outage_backs_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_creates_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_owner_is_controller_reference, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_job_finishes_during_workload_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_finishes_during_workload_write, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_eviction_sequence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_rebuilds_usage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_admission_repaired, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending_message_not_churned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pending_write_retried, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_new_pending_written_after_a_while, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_pending_written_after_a_while, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_cohort_self_parent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_objects_get_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycles_batched, setup, teardown),
@@ -2595,27 +2748,32 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_visibility_history_and_usage, setup_ledger,
 						teardown_ledger),
 		cmocka_unit_test_setup_teardown(test_metrics_follow_landed_writes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_metrics_cq_resources_and_deletion, setup_cq_resources,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_cq_resources_and_deletion,
+						setup_cq_resources, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_status_coalesced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rayjob_admitted_whole, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_raycluster_evicted_and_restored, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_raycluster_evicted_and_restored, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_pod_group_waits_whole, setup_pods, teardown),
-		cmocka_unit_test_setup_teardown(test_pod_group_short_of_quota_blocks_nothing, setup_pods, teardown),
+		cmocka_unit_test_setup_teardown(test_pod_group_short_of_quota_blocks_nothing,
+						setup_pods, teardown),
 		cmocka_unit_test_setup_teardown(test_pod_group_evicted, setup_pods, teardown),
-		cmocka_unit_test_setup_teardown(test_job_without_queue_name_held, setup_manage_all, teardown),
+		cmocka_unit_test_setup_teardown(test_job_without_queue_name_held, setup_manage_all,
+						teardown),
 		cmocka_unit_test(test_hold_discovery),
-		cmocka_unit_test_setup_teardown(test_requeue_backoff_and_deactivation, setup_pods_ready,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_pods_ready_off_writes_nothing, setup_pods_ready_off,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_requeue_backoff_and_deactivation,
+						setup_pods_ready, teardown),
+		cmocka_unit_test_setup_teardown(test_pods_ready_off_writes_nothing,
+						setup_pods_ready_off, teardown),
 		cmocka_unit_test_setup_teardown(test_pods_ready_counts_from_start, setup_pods_ready,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_pods_ready_counts_from_release, setup_pods_ready,
+		cmocka_unit_test_setup_teardown(test_pods_ready_counts_from_release,
+						setup_pods_ready, teardown),
+		cmocka_unit_test_setup_teardown(test_fair_sharing_status, setup_fair_sharing,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_fair_sharing_status, setup_fair_sharing, teardown),
 		cmocka_unit_test_setup_teardown(test_afs_orders_and_samples, setup_afs, teardown),
-		cmocka_unit_test_setup_teardown(test_afs_restart_seeds_from_status, setup_afs, teardown),
+		cmocka_unit_test_setup_teardown(test_afs_restart_seeds_from_status, setup_afs,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -213,9 +213,9 @@ static int try_put_cq(struct engine *e, const struct cqdef *d)
 		.when_can_borrow = d->when_can_borrow,
 		.when_can_preempt = d->when_can_preempt,
 		.prefer_preemption_over_borrowing = d->prefer_preemption,
-		.namespace_selector = d->no_selector ? NULL
-				      : d->selector  ? d->selector
-						     : &all,
+		.namespace_selector = d->no_selector ? NULL :
+				      d->selector    ? d->selector :
+						       &all,
 		.stop_policy = d->stop,
 		.has_fair_weight = d->has_weight,
 		.fair_weight = d->weight,
@@ -352,8 +352,16 @@ static void test_engine_specs_interned_and_counted(void **state)
 	char zone_a[] = "zone", value_a[] = "a", zone_b[] = "zone", value_b[] = "a";
 	struct quota_kv sel_a[] = { { zone_a, value_a } }, sel_b[] = { { zone_b, value_b } };
 	struct wldef defs[] = {
-		{ .name = "w1", .queue = "lq", .per_pod = { 1000 }, .selector = sel_a, .n_selector = 1 },
-		{ .name = "w2", .queue = "lq", .per_pod = { 1000 }, .selector = sel_b, .n_selector = 1 },
+		{ .name = "w1",
+		  .queue = "lq",
+		  .per_pod = { 1000 },
+		  .selector = sel_a,
+		  .n_selector = 1 },
+		{ .name = "w2",
+		  .queue = "lq",
+		  .per_pod = { 1000 },
+		  .selector = sel_b,
+		  .n_selector = 1 },
 		{ .name = "w3", .queue = "lq", .per_pod = { 2000 } },
 		{ .name = "w4", .queue = "lq", .per_pod = { 1000 }, .count = 2 },
 	};
@@ -567,8 +575,9 @@ static void test_engine_borrowing_within_limit_admits_beyond_waits(void **state)
 	assert_int_equal(cohort_usage(e, "co", "default", "cpu"), U(6));
 	const struct dec *d = find(&r, ENG_PENDING, "ns/one");
 	assert_non_null(d);
-	assert_non_null(strstr(
-		d->msg, "insufficient unused quota for cpu in flavor default, 1 more needed"));
+	assert_non_null(
+		strstr(d->msg,
+		       "insufficient unused quota for cpu in flavor default, 1 more needed"));
 	/* 7 can never fit: nominal 4 + borrowingLimit 2. */
 	add_wl(e, &(struct wldef){ "seven", "lq-a", .time = 3, .count = 7, .per_pod = { U(1) } });
 	cycle(e, &r);
@@ -581,12 +590,12 @@ static void test_engine_borrowing_within_limit_admits_beyond_waits(void **state)
 static void test_engine_no_cohort_borrowing_limit_einval(void **state)
 {
 	struct engine *e = new_engine();
-	assert_int_equal(
-		try_put_cq(e, &(struct cqdef){ .name = "a", .fl = { FQB("default", U(4), U(2)) } }),
-		-EINVAL);
-	assert_int_equal(
-		try_put_cq(e, &(struct cqdef){ .name = "a", .fl = { FQL("default", U(4), U(2)) } }),
-		-EINVAL);
+	assert_int_equal(try_put_cq(e, &(struct cqdef){ .name = "a",
+							.fl = { FQB("default", U(4), U(2)) } }),
+			 -EINVAL);
+	assert_int_equal(try_put_cq(e, &(struct cqdef){ .name = "a",
+							.fl = { FQL("default", U(4), U(2)) } }),
+			 -EINVAL);
 	/* lendingLimit above nominalQuota */
 	assert_int_equal(try_put_cq(e, &(struct cqdef){ .name = "a",
 							.cohort = "co",
@@ -985,7 +994,8 @@ static void test_engine_queue_order_ties_by_arrival(void **state)
 	lq(e, "lq", "cq");
 	const char *names[] = { "zeta", "alpha", "mid", "beta" };
 	for (int i = 0; i < 4; i++)
-		add_wl(e, &(struct wldef){ names[i], "lq", .time = 7, .count = 1, .per_pod = { U(1) } });
+		add_wl(e, &(struct wldef){ names[i], "lq", .time = 7, .count = 1,
+					   .per_pod = { U(1) } });
 	/* zeta again (a status change): still first. */
 	add_wl(e, &(struct wldef){ "zeta", "lq", .time = 7, .count = 1, .per_pod = { U(1) } });
 	cycle(e, &r);
@@ -1399,21 +1409,26 @@ static void test_engine_preemption_without_victims_scans_on(void **state)
 	struct rec r = { 0 };
 	put_flavor(e, "f0");
 	put_flavor(e, "f1");
-	put_cq(e, &(struct cqdef){
-			  .name = "a",
-			  .cohort = "co",
-			  .res = { "cpu", "memory" },
-			  .fl = { { "f0", { U(2), U(4), 0 }, { UNSET, UNSET, UNSET },
-				    { UNSET, UNSET, UNSET } },
-				  { "f1", { U(4), U(4), 0 }, { UNSET, UNSET, UNSET },
-				    { UNSET, UNSET, UNSET } } },
-			  .preemption = { .reclaim_within_cohort = ENG_RECLAIM_ANY },
-			  .when_can_borrow = ENG_BORROW_MAY_STOP_SEARCH,
-			  .when_can_preempt = ENG_PREEMPT_MAY_STOP_SEARCH });
+	put_cq(e, &(struct cqdef){ .name = "a",
+				   .cohort = "co",
+				   .res = { "cpu", "memory" },
+				   .fl = { { "f0",
+					     { U(2), U(4), 0 },
+					     { UNSET, UNSET, UNSET },
+					     { UNSET, UNSET, UNSET } },
+					   { "f1",
+					     { U(4), U(4), 0 },
+					     { UNSET, UNSET, UNSET },
+					     { UNSET, UNSET, UNSET } } },
+				   .preemption = { .reclaim_within_cohort = ENG_RECLAIM_ANY },
+				   .when_can_borrow = ENG_BORROW_MAY_STOP_SEARCH,
+				   .when_can_preempt = ENG_PREEMPT_MAY_STOP_SEARCH });
 	put_cq(e, &(struct cqdef){ .name = "b",
 				   .cohort = "co",
 				   .res = { "cpu", "memory" },
-				   .fl = { { "f0", { U(4), 0, 0 }, { UNSET, UNSET, UNSET },
+				   .fl = { { "f0",
+					     { U(4), 0, 0 },
+					     { UNSET, UNSET, UNSET },
 					     { UNSET, UNSET, UNSET } } } });
 	lq(e, "lq-a", "a");
 	lq(e, "lq-b", "b");
@@ -1902,8 +1917,8 @@ static void test_engine_reason_misconfigured_wins_over_suspended(void **state)
 {
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
-	put_cq(e, &(struct cqdef){ .name = "cq", .fl = { FQ("h100", U(4)) },
-				   .stop = ENG_STOP_HOLD });
+	put_cq(e,
+	       &(struct cqdef){ .name = "cq", .fl = { FQ("h100", U(4)) }, .stop = ENG_STOP_HOLD });
 	lq(e, "lq", "cq");
 	add_wl(e, &(struct wldef){ "w", "lq", .count = 1, .per_pod = { U(1) } });
 	cycle(e, &r);
@@ -1954,7 +1969,8 @@ static void test_engine_reason_exceeds_max_quota(void **state)
 {
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
-	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQB("default", U(4), U(2)) } });
+	put_cq(e, &(struct cqdef){
+			  .name = "a", .cohort = "co", .fl = { FQB("default", U(4), U(2)) } });
 	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(10)) } });
 	lq(e, "lq", "a");
 	/* 4 nominal + 2 borrowable: 7 can never fit, whatever the cohort has free. */
@@ -1962,7 +1978,8 @@ static void test_engine_reason_exceeds_max_quota(void **state)
 	cycle(e, &r);
 	assert_pending(&r, "w", "ExceedsMaxQuota",
 		       "couldn't assign flavors to pod set main: insufficient quota for cpu in "
-		       "flavor default, previously considered podsets requests (0) + current podset "
+		       "flavor default, previously considered podsets requests (0) + current "
+		       "podset "
 		       "request (7) > maximum capacity (6)");
 	assert_false(eng_why_waits("ExceedsMaxQuota"));
 	engine_free(e);
@@ -1972,7 +1989,8 @@ static void test_engine_reason_borrowing_limit_reached(void **state)
 {
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
-	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQB("default", U(4), U(2)) } });
+	put_cq(e, &(struct cqdef){
+			  .name = "a", .cohort = "co", .fl = { FQB("default", U(4), U(2)) } });
 	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(10)) } });
 	lq(e, "lq", "a");
 	add_wl(e, &(struct wldef){ "big", "lq", .time = 1, .count = 6, .per_pod = { U(1) } });
@@ -1992,7 +2010,8 @@ static void test_engine_reason_waiting_for_quota(void **state)
 {
 	struct engine *e = new_engine();
 	struct rec r = { 0 };
-	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQB("default", U(4), U(2)) } });
+	put_cq(e, &(struct cqdef){
+			  .name = "a", .cohort = "co", .fl = { FQB("default", U(4), U(2)) } });
 	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(1)) } });
 	lq(e, "lq", "a");
 	lq(e, "lq-b", "b");
@@ -2041,7 +2060,8 @@ static void add_many(struct engine *e, const char *prefix, const char *queue, in
 	for (int i = 1; i <= n; i++) {
 		char name[64];
 		snprintf(name, sizeof(name), "%s-%d", prefix, i);
-		add_wl(e, &(struct wldef){ name, queue, .time = t0 + i * step, .per_pod = { U(1) } });
+		add_wl(e,
+		       &(struct wldef){ name, queue, .time = t0 + i * step, .per_pod = { U(1) } });
 	}
 }
 
@@ -2117,16 +2137,25 @@ static void test_fair_share_is_borrowing_over_lendable(void **state)
 	assert_int_equal(sh.weighted_share, 0);
 	assert_int_equal(engine_cq_share(e, "nope", &sh), -ENOENT);
 	/* Weight 2 halves it, weight 0.3 rounds the share up, weight 0 makes it infinite. */
-	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", U(4)) },
-				   .has_weight = 1, .weight = 2 });
+	put_cq(e, &(struct cqdef){ .name = "a",
+				   .cohort = "co",
+				   .fl = { FQ("default", U(4)) },
+				   .has_weight = 1,
+				   .weight = 2 });
 	assert_int_equal(engine_cq_share(e, "a", &sh), 0);
 	assert_int_equal(sh.weighted_share, 125);
-	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", U(4)) },
-				   .has_weight = 1, .weight = 0.3 });
+	put_cq(e, &(struct cqdef){ .name = "a",
+				   .cohort = "co",
+				   .fl = { FQ("default", U(4)) },
+				   .has_weight = 1,
+				   .weight = 0.3 });
 	assert_int_equal(engine_cq_share(e, "a", &sh), 0);
 	assert_int_equal(sh.weighted_share, 834); /* ceil(250 / 0.3) */
-	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", U(4)) },
-				   .has_weight = 1, .weight = 0 });
+	put_cq(e, &(struct cqdef){ .name = "a",
+				   .cohort = "co",
+				   .fl = { FQ("default", U(4)) },
+				   .has_weight = 1,
+				   .weight = 0 });
 	assert_int_equal(engine_cq_share(e, "a", &sh), 0);
 	assert_int_equal(sh.weighted_share, INT64_MAX);
 	assert_int_equal(try_put_cq(e, &(struct cqdef){ .name = "a",
@@ -2146,11 +2175,18 @@ static void fair_two_queues(int fair, double wa, double wb, int *na, int *nb, in
 	struct rec r = { 0 };
 	if (fair)
 		fair_on(e, 0, 0, 0);
-	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", 0) },
-				   .has_weight = 1, .weight = wa });
-	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", 0) },
-				   .has_weight = 1, .weight = wb });
-	put_cq(e, &(struct cqdef){ .name = "l", .cohort = "co", .fl = { FQ("default", U(capacity)) } });
+	put_cq(e, &(struct cqdef){ .name = "a",
+				   .cohort = "co",
+				   .fl = { FQ("default", 0) },
+				   .has_weight = 1,
+				   .weight = wa });
+	put_cq(e, &(struct cqdef){ .name = "b",
+				   .cohort = "co",
+				   .fl = { FQ("default", 0) },
+				   .has_weight = 1,
+				   .weight = wb });
+	put_cq(e, &(struct cqdef){
+			  .name = "l", .cohort = "co", .fl = { FQ("default", U(capacity)) } });
 	lq(e, "lq-a", "a");
 	lq(e, "lq-b", "b");
 	add_many(e, "a", "lq-a", 10, 0, 1);
@@ -2222,7 +2258,9 @@ static struct engine *fair_preemption_world(struct rec *r)
 {
 	struct engine *e = new_engine();
 	struct eng_preemption any = { .reclaim_within_cohort = ENG_RECLAIM_ANY };
-	put_cq(e, &(struct cqdef){ .name = "a", .cohort = "co", .fl = { FQ("default", U(2)) },
+	put_cq(e, &(struct cqdef){ .name = "a",
+				   .cohort = "co",
+				   .fl = { FQ("default", U(2)) },
 				   .preemption = any });
 	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(4)) } });
 	put_cq(e, &(struct cqdef){ .name = "l", .cohort = "co", .fl = { FQ("default", U(2)) } });
@@ -2279,9 +2317,9 @@ static void test_fair_preemption_strategies(void **state)
 	assert_non_null(find(&r, ENG_PREEMPT, "ns/b-1"));
 	assert_non_null(find(&r, ENG_PREEMPT, "ns/b-2"));
 	/* Only the lists Kueue accepts. */
-	struct eng_fair_sharing bad = { 1, 2,
-					{ ENG_FS_LESS_THAN_INITIAL_SHARE,
-					  ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE } };
+	struct eng_fair_sharing bad = {
+		1, 2, { ENG_FS_LESS_THAN_INITIAL_SHARE, ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE }
+	};
 	assert_int_equal(engine_set_fair_sharing(e, &bad), -EINVAL);
 	engine_free(e);
 	(void)state;
@@ -2307,7 +2345,8 @@ static void test_fair_preemption_within_nominal_reclaims(void **state)
 static void afs_on(struct engine *e)
 {
 	struct eng_afs_weight w[] = { { "cpu", 1 } };
-	struct eng_admission_fair_sharing afs = { 1, 3600LL * 1000000000, 300LL * 1000000000, 1, w };
+	struct eng_admission_fair_sharing afs = { 1, 3600LL * 1000000000, 300LL * 1000000000, 1,
+						  w };
 	assert_int_equal(engine_set_admission_fair_sharing(e, &afs), 0);
 }
 

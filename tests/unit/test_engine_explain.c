@@ -21,7 +21,7 @@
 #include "core/engine.h"
 
 #define GPU "nvidia.com/gpu"
-#define G(x) ((int64_t)(x) * 1000)
+#define G(x) ((int64_t)(x)*1000)
 
 /* --- a small model: flavor a100, namespace ns, ClusterQueues covering cpu and GPUs --------- */
 
@@ -100,12 +100,15 @@ static void add(struct engine *e, const struct wld *d)
 	char key[64];
 	snprintf(key, sizeof(key), "ns/%s", d->name);
 	struct eng_podset ps[2] = {
-		{ "main", d->count[0] ? d->count[0] : 1, 0,
+		{ "main",
+		  d->count[0] ? d->count[0] : 1,
+		  0,
 		  { .n_requests = d->extra ? 3 : 2, .resources = res0, .per_pod = per[0] } },
 		{ "aux", d->count[1], 0, { .n_requests = 2, .resources = res, .per_pod = per[1] } },
 	};
-	struct eng_workload_spec w = { key, "ns", d->queue, d->priority, d->time,
-				       d->count[1] > 0 ? 2 : 1, ps, NULL };
+	struct eng_workload_spec w = { key,         "ns",    d->queue,
+				       d->priority, d->time, d->count[1] > 0 ? 2 : 1,
+				       ps,          NULL };
 	assert_int_equal(engine_add_workload(e, &w), 0);
 }
 
@@ -113,8 +116,12 @@ static void add(struct engine *e, const struct wld *d)
 static void add1(struct engine *e, const char *name, const char *queue, int32_t priority,
 		 int64_t time, int64_t count, int64_t gpu)
 {
-	add(e, &(struct wld){ .name = name, .queue = queue, .priority = priority, .time = time,
-			      .count = { count }, .gpu = { gpu } });
+	add(e, &(struct wld){ .name = name,
+			      .queue = queue,
+			      .priority = priority,
+			      .time = time,
+			      .count = { count },
+			      .gpu = { gpu } });
 }
 
 /* --- decisions ------------------------------------------------------------------------------ */
@@ -587,8 +594,11 @@ static void twin_setup(struct engine *e)
 {
 	struct eng_preemption pol = { ENG_WITHIN_LOWER_PRIORITY, ENG_RECLAIM_ANY, 0, 0, 0 };
 	put_cq(e, &(struct cqd){ .name = "cq-a", .cohort = "co", .gpu = G(4), .pol = pol });
-	put_cq(e, &(struct cqd){ .name = "cq-b", .cohort = "co", .gpu = G(4),
-				 .queueing = ENG_STRICT_FIFO, .pol = pol });
+	put_cq(e, &(struct cqd){ .name = "cq-b",
+				 .cohort = "co",
+				 .gpu = G(4),
+				 .queueing = ENG_STRICT_FIFO,
+				 .pol = pol });
 	lq(e, "lq-a", "cq-a");
 	lq(e, "lq-b", "cq-b");
 	add1(e, "b1", "lq-b", 0, 0, 5, G(1));
@@ -629,8 +639,7 @@ static void test_explain_changes_nothing(void **state)
 }
 
 /* The other reasons to wait. */
-static int refuse(void *arg, const char *wl, const struct eng_assignment *a, char *msg,
-		  size_t size)
+static int refuse(void *arg, const char *wl, const struct eng_assignment *a, char *msg, size_t size)
 {
 	(void)arg;
 	(void)wl;
@@ -695,7 +704,10 @@ static void test_explain_capacity_podsets_and_bounds(void **state)
 	}
 	assert_int_equal(cycle(e).n_admitted, 34);
 	/* main takes 4 of the 6 left, aux asks 4 more: it lacks 2 after main. */
-	add(e, &(struct wld){ .name = "two", .queue = "lq", .time = 100, .count = { 2, 1 },
+	add(e, &(struct wld){ .name = "two",
+			      .queue = "lq",
+			      .time = 100,
+			      .count = { 2, 1 },
 			      .gpu = { G(2), G(4) } });
 	struct eng_explain x = explain(e, "ns/two");
 	assert_int_equal(x.n_lacking, 1);
@@ -717,8 +729,12 @@ static void test_explain_capacity_podsets_and_bounds(void **state)
 	assert_false(x.to_fit_found);
 	assert_int_equal(x.n_to_fit, 0);
 
-	add(e, &(struct wld){ .name = "odd", .queue = "lq", .time = 102, .count = { 1 },
-			      .gpu = { G(1) }, .extra = "example.com/foo" });
+	add(e, &(struct wld){ .name = "odd",
+			      .queue = "lq",
+			      .time = 102,
+			      .count = { 1 },
+			      .gpu = { G(1) },
+			      .extra = "example.com/foo" });
 	x = explain(e, "ns/odd");
 	assert_int_equal(x.n_lacking, 1);
 	assert_null(x.lacking[0].flavor);
@@ -754,13 +770,16 @@ static void scenario_setup(struct engine *e, struct scenario *sc, uint64_t seed)
 		struct eng_preemption pol = {
 			(enum eng_within_cq)(rng_next(&sc->rng) % 3),
 			(enum eng_reclaim)(rng_next(&sc->rng) % 3),
-			(enum eng_borrow_within)(rng_next(&sc->rng) % 2), 0, 0,
+			(enum eng_borrow_within)(rng_next(&sc->rng) % 2),
+			0,
+			0,
 		};
 		if (pol.reclaim_within_cohort == ENG_RECLAIM_NEVER)
 			pol.borrow_within_cohort = ENG_BORROW_WITHIN_NEVER; /* Kueue's CEL rule */
 		snprintf(name, sizeof(name), "q%d", i);
 		snprintf(queue, sizeof(queue), "lq-%d", i);
-		put_cq(e, &(struct cqd){ .name = name, .cohort = i < 3 ? "co" : NULL,
+		put_cq(e, &(struct cqd){ .name = name,
+					 .cohort = i < 3 ? "co" : NULL,
 					 .gpu = nominal[rng_next(&sc->rng) % 4],
 					 .queueing = (enum eng_queueing)(rng_next(&sc->rng) % 2),
 					 .pol = pol });
@@ -780,7 +799,8 @@ static void scenario_step(struct engine *e, struct scenario *sc, struct rec *r)
 		snprintf(name, 16, "w%03d", sc->n_names - 1);
 		snprintf(queue, sizeof(queue), "lq-%d", (int)(rng_next(&sc->rng) % 4));
 		int two = rng_next(&sc->rng) % 8 == 0;
-		add(e, &(struct wld){ .name = name, .queue = queue,
+		add(e, &(struct wld){ .name = name,
+				      .queue = queue,
 				      .priority = prio[rng_next(&sc->rng) % 3],
 				      .time = sc->n_names,
 				      .count = { 1 + (int64_t)(rng_next(&sc->rng) % 3), two },

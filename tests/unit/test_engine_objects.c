@@ -19,8 +19,8 @@
 #include "util/json_arena.h"
 #include "util/yamljson.h"
 
-#define MILLI(x) ((int64_t)(x) * 1000)
-#define GI(x) ((int64_t)(x) * 1024 * 1024 * 1024 * 1000)
+#define MILLI(x) ((int64_t)(x)*1000)
+#define GI(x) ((int64_t)(x)*1024 * 1024 * 1024 * 1000)
 
 /* Parses a JSON literal written with single quotes for readability. */
 static json_t *J(const char *text)
@@ -42,12 +42,14 @@ static json_t *J(const char *text)
 
 static void test_flavor_every_field(void **state)
 {
-	json_t *o = J("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor',"
-		      "'metadata':{'name':'spot'},'spec':{'nodeLabels':{'instance':'spot','zone':'a'},"
-		      "'nodeTaints':[{'key':'spot','value':'true','effect':'NoSchedule'},"
-		      "{'key':'gpu','effect':'NoExecute'}],"
-		      "'tolerations':[{'key':'spot','operator':'Equal','value':'true','effect':'NoSchedule'},"
-		      "{'operator':'Exists'}]}}");
+	json_t *o =
+		J("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor',"
+		  "'metadata':{'name':'spot'},'spec':{'nodeLabels':{'instance':'spot','zone':'a'},"
+		  "'nodeTaints':[{'key':'spot','value':'true','effect':'NoSchedule'},"
+		  "{'key':'gpu','effect':'NoExecute'}],"
+		  "'tolerations':[{'key':'spot','operator':'Equal','value':'true','effect':'"
+		  "NoSchedule'},"
+		  "{'operator':'Exists'}]}}");
 	struct eobj_flavor f;
 	char err[256];
 	assert_int_equal(eobj_flavor_decode(o, &f, err, sizeof(err)), 0);
@@ -185,14 +187,17 @@ static void test_flavor_errors(void **state)
 		{ D_FLAVOR, "[]", "ResourceFlavor: must be an object" },
 		{ D_FLAVOR, "{}", "metadata.name: required" },
 		{ D_FLAVOR, "{'metadata':[]}", "metadata: must be an object, not a list" },
-		{ D_FLAVOR, "{'metadata':{'name':3}}", "metadata.name: must be a string, not a number" },
+		{ D_FLAVOR, "{'metadata':{'name':3}}",
+		  "metadata.name: must be a string, not a number" },
 		{ D_FLAVOR, "{'metadata':{'name':'Spot'}}",
-		  "metadata.name: invalid name \"Spot\": must be lowercase letters, digits, '-' and '.', "
+		  "metadata.name: invalid name \"Spot\": must be lowercase letters, digits, '-' "
+		  "and '.', "
 		  "start and end with a letter or digit, at most 253 characters" },
 		{ D_FLAVOR, "{'metadata':{'name':'a'},'extra':1}", "extra: unknown field" },
 		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'nodelabels':{}}}",
 		  "spec.nodelabels: unknown field" },
-		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':[]}", "spec: must be an object, not a list" },
+		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':[]}",
+		  "spec: must be an object, not a list" },
 		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'nodeLabels':[]}}",
 		  "spec.nodeLabels: must be an object, not a list" },
 		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'nodeLabels':{'x':1}}}",
@@ -201,29 +206,41 @@ static void test_flavor_errors(void **state)
 		  "spec.nodeTaints: must be a list, not an object" },
 		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'nodeTaints':['x']}}",
 		  "spec.nodeTaints[0]: must be an object, not a string" },
-		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'effect':'NoSchedule'}]}}",
+		{ D_FLAVOR,
+		  "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'effect':'NoSchedule'}]}}",
 		  "spec.nodeTaints[0].key: required" },
 		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'key':'k'}]}}",
 		  "spec.nodeTaints[0].effect: required" },
 		{ D_FLAVOR,
 		  "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'key':'k','effect':''}]}}",
 		  "spec.nodeTaints[0].effect: required" },
-		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'key':'k','effect':'Never'}]}}",
+		{ D_FLAVOR,
+		  "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'key':'k','effect':'Never'}]}}",
 		  "spec.nodeTaints[0].effect: unsupported value \"Never\": must be one of "
 		  "\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"" },
-		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'key':'k','effect':'NoSchedule','x':1}]}}",
+		{ D_FLAVOR,
+		  "{'metadata':{'name':'a'},'spec':{'nodeTaints':[{'key':'k','effect':'NoSchedule',"
+		  "'x':1}]}}",
 		  "spec.nodeTaints[0].x: unknown field" },
-		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'tolerations':[{'key':'k','operator':'In'}]}}",
-		  "spec.tolerations[0].operator: unsupported value \"In\": must be one of \"Equal\", "
+		{ D_FLAVOR,
+		  "{'metadata':{'name':'a'},'spec':{'tolerations':[{'key':'k','operator':'In'}]}}",
+		  "spec.tolerations[0].operator: unsupported value \"In\": must be one of "
+		  "\"Equal\", "
 		  "\"Exists\"" },
-		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'tolerations':[{'key':'k','operator':'Exists','value':'v'}]}}",
+		{ D_FLAVOR,
+		  "{'metadata':{'name':'a'},'spec':{'tolerations':[{'key':'k','operator':'Exists','"
+		  "value':'v'}]}}",
 		  "spec.tolerations[0].value: must be empty when operator is Exists" },
 		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'tolerations':[{'value':'v'}]}}",
 		  "spec.tolerations[0].operator: must be Exists when key is empty" },
-		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'tolerations':[{'operator':'Exists','effect':'Sometimes'}]}}",
+		{ D_FLAVOR,
+		  "{'metadata':{'name':'a'},'spec':{'tolerations':[{'operator':'Exists','effect':'"
+		  "Sometimes'}]}}",
 		  "spec.tolerations[0].effect: unsupported value \"Sometimes\": must be one of "
 		  "\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\", \"\"" },
-		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'tolerations':[{'operator':'Exists','tolerationSeconds':'1'}]}}",
+		{ D_FLAVOR,
+		  "{'metadata':{'name':'a'},'spec':{'tolerations':[{'operator':'Exists','"
+		  "tolerationSeconds':'1'}]}}",
 		  "spec.tolerations[0].tolerationSeconds: must be an integer, not 1" },
 		{ D_FLAVOR, "{'metadata':{'name':'a'},'spec':{'tolerations':[7]}}",
 		  "spec.tolerations[0]: must be an object, not a number" },
@@ -235,26 +252,28 @@ static void test_flavor_errors(void **state)
 
 static void test_cq_every_field(void **state)
 {
-	json_t *o = J("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue',"
-		      "'metadata':{'name':'team-a'},'spec':{'cohortName':'org',"
-		      "'resourceGroups':[{'coveredResources':['cpu','memory'],'flavors':["
-		      "{'name':'on-demand','resources':[{'name':'cpu','nominalQuota':'12',"
-		      "'borrowingLimit':'4','lendingLimit':2},{'name':'memory','nominalQuota':'48Gi'}]},"
-		      "{'name':'spot','resources':[{'name':'cpu','nominalQuota':'500m'},"
-		      "{'name':'memory','nominalQuota':0}]}]},"
-		      "{'coveredResources':['nvidia.com/gpu'],'flavors':[{'name':'a100',"
-		      "'resources':[{'name':'nvidia.com/gpu','nominalQuota':8}]}]}],"
-		      "'queueingStrategy':'StrictFIFO',"
-		      "'namespaceSelector':{'matchLabels':{'team':'a'},'matchExpressions':["
-		      "{'key':'env','operator':'In','values':['prod','dev']},"
-		      "{'key':'legacy','operator':'DoesNotExist'}]},"
-		      "'preemption':{'withinClusterQueue':'LowerOrNewerEqualPriority',"
-		      "'reclaimWithinCohort':'Any','borrowWithinCohort':{'policy':'LowerPriority',"
-		      "'maxPriorityThreshold':100}},"
-		      "'flavorFungibility':{'whenCanBorrow':'TryNextFlavor','whenCanPreempt':'TryNextFlavor',"
-		      "'preference':'PreemptionOverBorrowing'},"
-		      "'stopPolicy':'HoldAndDrain','fairSharing':{'weight':2},"
-		      "'admissionScope':{'admissionMode':'UsageBasedAdmissionFairSharing'}}}");
+	json_t *o = J(
+		"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue',"
+		"'metadata':{'name':'team-a'},'spec':{'cohortName':'org',"
+		"'resourceGroups':[{'coveredResources':['cpu','memory'],'flavors':["
+		"{'name':'on-demand','resources':[{'name':'cpu','nominalQuota':'12',"
+		"'borrowingLimit':'4','lendingLimit':2},{'name':'memory','nominalQuota':'48Gi'}]},"
+		"{'name':'spot','resources':[{'name':'cpu','nominalQuota':'500m'},"
+		"{'name':'memory','nominalQuota':0}]}]},"
+		"{'coveredResources':['nvidia.com/gpu'],'flavors':[{'name':'a100',"
+		"'resources':[{'name':'nvidia.com/gpu','nominalQuota':8}]}]}],"
+		"'queueingStrategy':'StrictFIFO',"
+		"'namespaceSelector':{'matchLabels':{'team':'a'},'matchExpressions':["
+		"{'key':'env','operator':'In','values':['prod','dev']},"
+		"{'key':'legacy','operator':'DoesNotExist'}]},"
+		"'preemption':{'withinClusterQueue':'LowerOrNewerEqualPriority',"
+		"'reclaimWithinCohort':'Any','borrowWithinCohort':{'policy':'LowerPriority',"
+		"'maxPriorityThreshold':100}},"
+		"'flavorFungibility':{'whenCanBorrow':'TryNextFlavor','whenCanPreempt':'"
+		"TryNextFlavor',"
+		"'preference':'PreemptionOverBorrowing'},"
+		"'stopPolicy':'HoldAndDrain','fairSharing':{'weight':2},"
+		"'admissionScope':{'admissionMode':'UsageBasedAdmissionFairSharing'}}}");
 	struct eobj_cq c;
 	char err[256];
 	assert_int_equal(eobj_cq_decode(o, &c, err, sizeof(err)), 0);
@@ -328,9 +347,12 @@ static void test_cq_fair_sharing(void **state)
 		int has;
 		double weight;
 	} cases[] = {
-		{ "{'weight':'0'}", 1, 0.0 },     { "{'weight':0}", 1, 0.0 },
-		{ "{'weight':'1.5'}", 1, 1.5 },   { "{'weight':'250m'}", 1, 0.25 },
-		{ "{'weight':'0.0001'}", 1, 0.001 }, { "{'weight':'2k'}", 1, 2000.0 },
+		{ "{'weight':'0'}", 1, 0.0 },
+		{ "{'weight':0}", 1, 0.0 },
+		{ "{'weight':'1.5'}", 1, 1.5 },
+		{ "{'weight':'250m'}", 1, 0.25 },
+		{ "{'weight':'0.0001'}", 1, 0.001 },
+		{ "{'weight':'2k'}", 1, 2000.0 },
 		{ "{}", 0, 1.0 },
 	};
 	char text[256], err[256];
@@ -344,7 +366,8 @@ static void test_cq_fair_sharing(void **state)
 		assert_int_equal(eobj_cq_decode(o, &c, err, sizeof(err)), 0);
 		assert_int_equal(c.spec.has_fair_weight, cases[i].has);
 		if (c.spec.fair_weight != cases[i].weight)
-			fail_msg("case %zu: weight %g, want %g", i, c.spec.fair_weight, cases[i].weight);
+			fail_msg("case %zu: weight %g, want %g", i, c.spec.fair_weight,
+				 cases[i].weight);
 		assert_false(c.spec.usage_based_afs);
 		assert_null(c.unsupported); /* implemented now: nothing to name */
 		eobj_cq_release(&c);
@@ -396,16 +419,19 @@ static void test_cq_unsupported_fields_are_named(void **state)
 			    "spec.admissionChecksStrategy: admission checks are not implemented");
 	eobj_cq_release(&c);
 	json_decref(o);
-	o = J("{'metadata':{'name':'q'},'spec':{'concurrentAdmissionPolicy':{'migration':{'mode':'x'}}}}");
+	o = J("{'metadata':{'name':'q'},'spec':{'concurrentAdmissionPolicy':{'migration':{'mode':'"
+	      "x'}}}}");
 	assert_int_equal(eobj_cq_decode(o, &c, err, sizeof(err)), 0);
-	assert_string_equal(c.unsupported,
-			    "spec.concurrentAdmissionPolicy: concurrent admission is not implemented");
+	assert_string_equal(c.unsupported, "spec.concurrentAdmissionPolicy: concurrent admission "
+					   "is not implemented");
 	eobj_cq_release(&c);
 	json_decref(o);
 }
 
 #define CQ_HEAD "{'metadata':{'name':'q'},'spec':{"
-#define RG1(res) "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f','resources':[" res "]}]}]"
+#define RG1(res)                                                                                 \
+	"'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f','resources':[" res \
+	"]}]}]"
 
 static void test_cq_errors(void **state)
 {
@@ -416,57 +442,84 @@ static void test_cq_errors(void **state)
 		{ D_CQ, CQ_HEAD "'fairSharing':{'weight':'abc'}}}",
 		  "spec.fairSharing.weight: invalid quantity \"abc\"" },
 		{ D_CQ, CQ_HEAD "'fairSharing':{'weight':true}}}",
-		  "spec.fairSharing.weight: invalid quantity: must be a string or a number, not a boolean" },
+		  "spec.fairSharing.weight: invalid quantity: must be a string or a number, not a "
+		  "boolean" },
 		{ D_CQ, CQ_HEAD "'fairSharing':{'weight':'100Ei'}}}",
 		  "spec.fairSharing.weight: quantity \"100Ei\" is out of range: muster accounts "
 		  "quantities exactly in int64 milli-units (at most about 9.2e15 units)" },
-		{ D_CQ, CQ_HEAD "'fairSharing':{'share':1}}}", "spec.fairSharing.share: unknown field" },
-		{ D_CQ, CQ_HEAD "'fairSharing':2}}", "spec.fairSharing: must be an object, not a number" },
-		{ D_CQ, CQ_HEAD "'admissionScope':{}}}", "spec.admissionScope.admissionMode: required" },
+		{ D_CQ, CQ_HEAD "'fairSharing':{'share':1}}}",
+		  "spec.fairSharing.share: unknown field" },
+		{ D_CQ, CQ_HEAD "'fairSharing':2}}",
+		  "spec.fairSharing: must be an object, not a number" },
+		{ D_CQ, CQ_HEAD "'admissionScope':{}}}",
+		  "spec.admissionScope.admissionMode: required" },
 		{ D_CQ, CQ_HEAD "'admissionScope':{'admissionMode':'Usage'}}}",
 		  "spec.admissionScope.admissionMode: unsupported value \"Usage\": must be one of "
 		  "\"UsageBasedAdmissionFairSharing\", \"NoAdmissionFairSharing\"" },
-		{ D_CQ, CQ_HEAD "'admissionScope':{'admissionMode':'NoAdmissionFairSharing','x':1}}}",
+		{ D_CQ,
+		  CQ_HEAD "'admissionScope':{'admissionMode':'NoAdmissionFairSharing','x':1}}}",
 		  "spec.admissionScope.x: unknown field" },
 		{ D_CQ, CQ_HEAD "'admissionScope':'UsageBasedAdmissionFairSharing'}}",
 		  "spec.admissionScope: must be an object, not a string" },
 		{ D_CQ, "{'metadata':{}}", "metadata.name: required" },
 		{ D_CQ, "{'metadata':{'name':''}}", "metadata.name: required" },
-		{ D_CQ, "{'metadata':{'name':'q'},'status':{},'spec':{'x':1}}", "spec.x: unknown field" },
+		{ D_CQ, "{'metadata':{'name':'q'},'status':{},'spec':{'x':1}}",
+		  "spec.x: unknown field" },
 		{ D_CQ, CQ_HEAD "'cohortName':'Org'}}",
-		  "spec.cohortName: invalid name \"Org\": must be lowercase letters, digits, '-' and '.', "
+		  "spec.cohortName: invalid name \"Org\": must be lowercase letters, digits, '-' "
+		  "and '.', "
 		  "start and end with a letter or digit, at most 253 characters" },
-		{ D_CQ, CQ_HEAD "'cohortName':5}}", "spec.cohortName: must be a string, not a number" },
+		{ D_CQ, CQ_HEAD "'cohortName':5}}",
+		  "spec.cohortName: must be a string, not a number" },
 		{ D_CQ, CQ_HEAD RG1("{'name':'cpu','nominalQuota':'12x'}") "}}",
-		  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: invalid quantity \"12x\"" },
-		{ D_CQ, CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f','resources':["
-		  "{'name':'cpu','nominalQuota':'1'}]},{'name':'g','resources':[{'name':'cpu','nominalQuota':'12x'}]}]}]}}",
-		  "spec.resourceGroups[0].flavors[1].resources[0].nominalQuota: invalid quantity \"12x\"" },
+		  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: invalid quantity "
+		  "\"12x\"" },
+		{ D_CQ,
+		  CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f','"
+			  "resources':["
+			  "{'name':'cpu','nominalQuota':'1'}]},{'name':'g','resources':[{'name':'"
+			  "cpu','nominalQuota':'12x'}]}]}]}}",
+		  "spec.resourceGroups[0].flavors[1].resources[0].nominalQuota: invalid quantity "
+		  "\"12x\"" },
 		{ D_CQ, CQ_HEAD RG1("{'name':'cpu'}") "}}",
 		  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: required" },
 		{ D_CQ, CQ_HEAD RG1("{'name':'cpu','nominalQuota':'-1'}") "}}",
-		  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: invalid quantity \"-1\": "
+		  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: invalid quantity "
+		  "\"-1\": "
 		  "must not be negative" },
 		{ D_CQ, CQ_HEAD RG1("{'name':'cpu','nominalQuota':'100Ei'}") "}}",
-		  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: quantity \"100Ei\" is out "
-		  "of range: muster accounts quantities exactly in int64 milli-units (at most about "
+		  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: quantity \"100Ei\" "
+		  "is out "
+		  "of range: muster accounts quantities exactly in int64 milli-units (at most "
+		  "about "
 		  "9.2e15 units)" },
 		{ D_CQ, CQ_HEAD RG1("{'name':'cpu','nominalQuota':{}}") "}}",
-		  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: invalid quantity: must be "
+		  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: invalid quantity: "
+		  "must be "
 		  "a string or a number, not an object" },
 		{ D_CQ, CQ_HEAD RG1("{'name':'cpu','nominalQuota':'1','borrowingLimit':'1'}") "}}",
-		  "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: must be unset when "
+		  "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: must be unset "
+		  "when "
 		  "cohortName is empty" },
 		{ D_CQ, CQ_HEAD RG1("{'name':'cpu','nominalQuota':'1','lendingLimit':'1'}") "}}",
 		  "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: must be unset when "
 		  "cohortName is empty" },
-		{ D_CQ, CQ_HEAD "'cohortName':'c'," RG1("{'name':'cpu','nominalQuota':'1','lendingLimit':'2'}") "}}",
-		  "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: must be less than or equal "
+		{ D_CQ,
+		  CQ_HEAD "'cohortName':'c'," RG1(
+			  "{'name':'cpu','nominalQuota':'1','lendingLimit':'2'}") "}}",
+		  "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: must be less than "
+		  "or equal "
 		  "to nominalQuota" },
-		{ D_CQ, CQ_HEAD "'cohortName':'c'," RG1("{'name':'cpu','nominalQuota':'1','borrowingLimit':'x'}") "}}",
-		  "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: invalid quantity \"x\"" },
-		{ D_CQ, CQ_HEAD "'cohortName':'c'," RG1("{'name':'cpu','nominalQuota':'1','lendingLimit':'-1'}") "}}",
-		  "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: invalid quantity \"-1\": "
+		{ D_CQ,
+		  CQ_HEAD "'cohortName':'c'," RG1(
+			  "{'name':'cpu','nominalQuota':'1','borrowingLimit':'x'}") "}}",
+		  "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: invalid quantity "
+		  "\"x\"" },
+		{ D_CQ,
+		  CQ_HEAD "'cohortName':'c'," RG1(
+			  "{'name':'cpu','nominalQuota':'1','lendingLimit':'-1'}") "}}",
+		  "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: invalid quantity "
+		  "\"-1\": "
 		  "must not be negative" },
 		{ D_CQ, CQ_HEAD RG1("{'name':'memory','nominalQuota':'1'}") "}}",
 		  "spec.resourceGroups[0].flavors[0].resources[0].name: \"memory\" must match "
@@ -476,11 +529,16 @@ static void test_cq_errors(void **state)
 		{ D_CQ, CQ_HEAD RG1("{'name':'cpu','nominalquota':'1'}") "}}",
 		  "spec.resourceGroups[0].flavors[0].resources[0].nominalquota: unknown field" },
 		{ D_CQ, CQ_HEAD RG1("'cpu'") "}}",
-		  "spec.resourceGroups[0].flavors[0].resources[0]: must be an object, not a string" },
-		{ D_CQ, CQ_HEAD RG1("{'name':'cpu','nominalQuota':'1'},{'name':'memory','nominalQuota':'1'}") "}}",
-		  "spec.resourceGroups[0].flavors[0].resources: must list exactly the 1 coveredResources, "
+		  "spec.resourceGroups[0].flavors[0].resources[0]: must be an object, not a "
+		  "string" },
+		{ D_CQ,
+		  CQ_HEAD RG1("{'name':'cpu','nominalQuota':'1'},{'name':'memory','nominalQuota':'"
+			      "1'}") "}}",
+		  "spec.resourceGroups[0].flavors[0].resources: must list exactly the 1 "
+		  "coveredResources, "
 		  "in their order (got 2 entries)" },
-		{ D_CQ, CQ_HEAD "'resourceGroups':{}}}", "spec.resourceGroups: must be a list, not an object" },
+		{ D_CQ, CQ_HEAD "'resourceGroups':{}}}",
+		  "spec.resourceGroups: must be a list, not an object" },
 		{ D_CQ, CQ_HEAD "'resourceGroups':[1]}}",
 		  "spec.resourceGroups[0]: must be an object, not a number" },
 		{ D_CQ, CQ_HEAD "'resourceGroups':[{'flavors':[]}]}}",
@@ -488,88 +546,140 @@ static void test_cq_errors(void **state)
 		{ D_CQ, CQ_HEAD "'resourceGroups':[{'coveredResources':'cpu'}]}}",
 		  "spec.resourceGroups[0].coveredResources: must be a list, not a string" },
 		{ D_CQ, CQ_HEAD "'resourceGroups':[{'coveredResources':[1]}]}}",
-		  "spec.resourceGroups[0].coveredResources[0]: must be a resource name, not a number" },
+		  "spec.resourceGroups[0].coveredResources[0]: must be a resource name, not a "
+		  "number" },
 		{ D_CQ, CQ_HEAD "'resourceGroups':[{'coveredResources':['']}]}}",
-		  "spec.resourceGroups[0].coveredResources[0]: must be a resource name, not an empty string" },
+		  "spec.resourceGroups[0].coveredResources[0]: must be a resource name, not an "
+		  "empty string" },
 		{ D_CQ, CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu','cpu']}]}}",
-		  "spec.resourceGroups[0].coveredResources[1]: duplicate resource \"cpu\": a resource can be "
+		  "spec.resourceGroups[0].coveredResources[1]: duplicate resource \"cpu\": a "
+		  "resource can be "
 		  "covered by one resource group only" },
-		{ D_CQ, CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f',"
-		  "'resources':[{'name':'cpu','nominalQuota':1}]}]},{'coveredResources':['cpu']}]}}",
-		  "spec.resourceGroups[1].coveredResources[0]: duplicate resource \"cpu\": a resource can be "
+		{ D_CQ,
+		  CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f',"
+			  "'resources':[{'name':'cpu','nominalQuota':1}]}]},{'coveredResources':['"
+			  "cpu']}]}}",
+		  "spec.resourceGroups[1].coveredResources[0]: duplicate resource \"cpu\": a "
+		  "resource can be "
 		  "covered by one resource group only" },
 		{ D_CQ, CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu']}]}}",
 		  "spec.resourceGroups[0].flavors: required: list at least one flavor" },
-		{ D_CQ, CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'resources':[]}]}]}}",
+		{ D_CQ,
+		  CQ_HEAD
+		  "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'resources':[]}]}]}}",
 		  "spec.resourceGroups[0].flavors[0].name: required" },
-		{ D_CQ, CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'F_1'}]}]}}",
-		  "spec.resourceGroups[0].flavors[0].name: invalid name \"F_1\": must be lowercase letters, "
-		  "digits, '-' and '.', start and end with a letter or digit, at most 253 characters" },
-		{ D_CQ, CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f',"
+		{ D_CQ,
+		  CQ_HEAD
+		  "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'F_1'}]}]}}",
+		  "spec.resourceGroups[0].flavors[0].name: invalid name \"F_1\": must be lowercase "
+		  "letters, "
+		  "digits, '-' and '.', start and end with a letter or digit, at most 253 "
+		  "characters" },
+		{ D_CQ,
+		  CQ_HEAD
+		  "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f',"
 		  "'resources':[{'name':'cpu','nominalQuota':1}]}]},{'coveredResources':['memory'],"
 		  "'flavors':[{'name':'f','resources':[{'name':'memory','nominalQuota':1}]}]}]}}",
-		  "spec.resourceGroups[1].flavors[0].name: duplicate flavor \"f\": a flavor can appear in "
+		  "spec.resourceGroups[1].flavors[0].name: duplicate flavor \"f\": a flavor can "
+		  "appear in "
 		  "one resource group only, once" },
-		{ D_CQ, CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f','resources':{}}]}]}}",
+		{ D_CQ,
+		  CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f','"
+			  "resources':{}}]}]}}",
 		  "spec.resourceGroups[0].flavors[0].resources: must be a list, not an object" },
-		{ D_CQ, CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f','x':1}]}]}}",
+		{ D_CQ,
+		  CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f','x'"
+			  ":1}]}]}}",
 		  "spec.resourceGroups[0].flavors[0].x: unknown field" },
 		{ D_CQ, CQ_HEAD "'resourceGroups':[{'coveredResources':['cpu'],'flavor':[]}]}}",
 		  "spec.resourceGroups[0].flavor: unknown field" },
-		{ D_CQ, CQ_HEAD "'resourceGroups':[{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}]}}",
+		{ D_CQ,
+		  CQ_HEAD "'resourceGroups':[{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}]}}",
 		  "spec.resourceGroups: at most 16 resource groups, got 17" },
 		{ D_CQ, CQ_HEAD "'queueingStrategy':'FIFO'}}",
-		  "spec.queueingStrategy: unsupported value \"FIFO\": must be one of \"BestEffortFIFO\", "
+		  "spec.queueingStrategy: unsupported value \"FIFO\": must be one of "
+		  "\"BestEffortFIFO\", "
 		  "\"StrictFIFO\"" },
 		{ D_CQ, CQ_HEAD "'stopPolicy':'Drain'}}",
-		  "spec.stopPolicy: unsupported value \"Drain\": must be one of \"None\", \"Hold\", "
+		  "spec.stopPolicy: unsupported value \"Drain\": must be one of \"None\", "
+		  "\"Hold\", "
 		  "\"HoldAndDrain\"" },
 		{ D_CQ, CQ_HEAD "'preemption':{'withinClusterQueue':'Any'}}}",
-		  "spec.preemption.withinClusterQueue: unsupported value \"Any\": must be one of \"Never\", "
+		  "spec.preemption.withinClusterQueue: unsupported value \"Any\": must be one of "
+		  "\"Never\", "
 		  "\"LowerPriority\", \"LowerOrNewerEqualPriority\"" },
 		{ D_CQ, CQ_HEAD "'preemption':{'reclaimWithinCohort':'Always'}}}",
-		  "spec.preemption.reclaimWithinCohort: unsupported value \"Always\": must be one of "
+		  "spec.preemption.reclaimWithinCohort: unsupported value \"Always\": must be one "
+		  "of "
 		  "\"Never\", \"LowerPriority\", \"Any\"" },
 		{ D_CQ, CQ_HEAD "'preemption':{'borrowWithinCohort':{'policy':'Any'}}}}",
-		  "spec.preemption.borrowWithinCohort.policy: unsupported value \"Any\": must be one of "
+		  "spec.preemption.borrowWithinCohort.policy: unsupported value \"Any\": must be "
+		  "one of "
 		  "\"Never\", \"LowerPriority\"" },
 		{ D_CQ, CQ_HEAD "'preemption':{'borrowWithinCohort':{'policy':'LowerPriority'}}}}",
-		  "spec.preemption: reclaimWithinCohort=Never and borrowWithinCohort.policy!=Never: "
+		  "spec.preemption: reclaimWithinCohort=Never and "
+		  "borrowWithinCohort.policy!=Never: "
 		  "borrowing with preemption needs reclaimWithinCohort" },
-		{ D_CQ, CQ_HEAD "'preemption':{'borrowWithinCohort':{'maxPriorityThreshold':'high'}}}}",
-		  "spec.preemption.borrowWithinCohort.maxPriorityThreshold: must be an integer, not high" },
-		{ D_CQ, CQ_HEAD "'preemption':{'borrowWithinCohort':{'maxPriorityThreshold':3000000000}}}}",
-		  "spec.preemption.borrowWithinCohort.maxPriorityThreshold: 3000000000 is out of range "
+		{ D_CQ,
+		  CQ_HEAD "'preemption':{'borrowWithinCohort':{'maxPriorityThreshold':'high'}}}}",
+		  "spec.preemption.borrowWithinCohort.maxPriorityThreshold: must be an integer, "
+		  "not high" },
+		{ D_CQ,
+		  CQ_HEAD
+		  "'preemption':{'borrowWithinCohort':{'maxPriorityThreshold':3000000000}}}}",
+		  "spec.preemption.borrowWithinCohort.maxPriorityThreshold: 3000000000 is out of "
+		  "range "
 		  "[-2147483648, 2147483647]" },
-		{ D_CQ, CQ_HEAD "'preemption':{'within':'Never'}}}", "spec.preemption.within: unknown field" },
-		{ D_CQ, CQ_HEAD "'preemption':'Never'}}", "spec.preemption: must be an object, not a string" },
+		{ D_CQ, CQ_HEAD "'preemption':{'within':'Never'}}}",
+		  "spec.preemption.within: unknown field" },
+		{ D_CQ, CQ_HEAD "'preemption':'Never'}}",
+		  "spec.preemption: must be an object, not a string" },
 		{ D_CQ, CQ_HEAD "'flavorFungibility':{'whenCanBorrow':'Borrow'}}}",
-		  "spec.flavorFungibility.whenCanBorrow: unsupported value \"Borrow\": must be one of "
+		  "spec.flavorFungibility.whenCanBorrow: unsupported value \"Borrow\": must be one "
+		  "of "
 		  "\"MayStopSearch\", \"TryNextFlavor\"" },
 		{ D_CQ, CQ_HEAD "'flavorFungibility':{'whenCanPreempt':'Preempt'}}}",
-		  "spec.flavorFungibility.whenCanPreempt: unsupported value \"Preempt\": must be one of "
+		  "spec.flavorFungibility.whenCanPreempt: unsupported value \"Preempt\": must be "
+		  "one of "
 		  "\"MayStopSearch\", \"TryNextFlavor\"" },
 		{ D_CQ, CQ_HEAD "'flavorFungibility':{'preference':'Borrowing'}}}",
-		  "spec.flavorFungibility.preference: unsupported value \"Borrowing\": must be one of "
+		  "spec.flavorFungibility.preference: unsupported value \"Borrowing\": must be one "
+		  "of "
 		  "\"BorrowingOverPreemption\", \"PreemptionOverBorrowing\"" },
 		{ D_CQ, CQ_HEAD "'flavorFungibility':{'preference':'BorrowingOverPreemption'}}}",
 		  "spec.flavorFungibility.preference: \"BorrowingOverPreemption\" requires both "
 		  "whenCanBorrow and whenCanPreempt to be TryNextFlavor" },
-		{ D_CQ, CQ_HEAD "'namespaceSelector':{'matchExpressions':[{'key':'a','operator':'In'}]}}}",
-		  "spec.namespaceSelector.matchExpressions[0].values: must be non-empty when operator is In" },
-		{ D_CQ, CQ_HEAD "'namespaceSelector':{'matchExpressions':[{'key':'a','operator':'NotIn','values':[]}]}}}",
-		  "spec.namespaceSelector.matchExpressions[0].values: must be non-empty when operator is NotIn" },
-		{ D_CQ, CQ_HEAD "'namespaceSelector':{'matchExpressions':[{'key':'a','operator':'Exists','values':['x']}]}}}",
-		  "spec.namespaceSelector.matchExpressions[0].values: may not be specified when operator is Exists" },
-		{ D_CQ, CQ_HEAD "'namespaceSelector':{'matchExpressions':[{'key':'a','operator':'Gt','values':['1']}]}}}",
-		  "spec.namespaceSelector.matchExpressions[0].operator: unsupported value \"Gt\": must be one "
+		{ D_CQ,
+		  CQ_HEAD
+		  "'namespaceSelector':{'matchExpressions':[{'key':'a','operator':'In'}]}}}",
+		  "spec.namespaceSelector.matchExpressions[0].values: must be non-empty when "
+		  "operator is In" },
+		{ D_CQ,
+		  CQ_HEAD "'namespaceSelector':{'matchExpressions':[{'key':'a','operator':'NotIn','"
+			  "values':[]}]}}}",
+		  "spec.namespaceSelector.matchExpressions[0].values: must be non-empty when "
+		  "operator is NotIn" },
+		{ D_CQ,
+		  CQ_HEAD "'namespaceSelector':{'matchExpressions':[{'key':'a','operator':'Exists',"
+			  "'values':['x']}]}}}",
+		  "spec.namespaceSelector.matchExpressions[0].values: may not be specified when "
+		  "operator is Exists" },
+		{ D_CQ,
+		  CQ_HEAD "'namespaceSelector':{'matchExpressions':[{'key':'a','operator':'Gt','"
+			  "values':['1']}]}}}",
+		  "spec.namespaceSelector.matchExpressions[0].operator: unsupported value \"Gt\": "
+		  "must be one "
 		  "of \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\"" },
-		{ D_CQ, CQ_HEAD "'namespaceSelector':{'matchExpressions':[{'operator':'Exists'}]}}}",
+		{ D_CQ,
+		  CQ_HEAD "'namespaceSelector':{'matchExpressions':[{'operator':'Exists'}]}}}",
 		  "spec.namespaceSelector.matchExpressions[0].key: required" },
 		{ D_CQ, CQ_HEAD "'namespaceSelector':{'matchExpressions':[{'key':'a'}]}}}",
 		  "spec.namespaceSelector.matchExpressions[0].operator: required" },
-		{ D_CQ, CQ_HEAD "'namespaceSelector':{'matchExpressions':[{'key':'a','operator':'In','values':[1]}]}}}",
-		  "spec.namespaceSelector.matchExpressions[0].values[0]: must be a string, not a number" },
+		{ D_CQ,
+		  CQ_HEAD "'namespaceSelector':{'matchExpressions':[{'key':'a','operator':'In','"
+			  "values':[1]}]}}}",
+		  "spec.namespaceSelector.matchExpressions[0].values[0]: must be a string, not a "
+		  "number" },
 		{ D_CQ, CQ_HEAD "'namespaceSelector':{'matchExpressions':['a']}}}",
 		  "spec.namespaceSelector.matchExpressions[0]: must be an object, not a string" },
 		{ D_CQ, CQ_HEAD "'namespaceSelector':{'matchLabels':{'a':true}}}}",
@@ -584,10 +694,11 @@ static void test_cq_errors(void **state)
 
 static void test_cohort_every_field(void **state)
 {
-	json_t *o = J("{'metadata':{'name':'org'},'spec':{'parentName':'root','fairSharing':{'weight':1},"
-		      "'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f',"
-		      "'resources':[{'name':'cpu','nominalQuota':'10','borrowingLimit':'5',"
-		      "'lendingLimit':'20'}]}]}]}}");
+	json_t *o = J(
+		"{'metadata':{'name':'org'},'spec':{'parentName':'root','fairSharing':{'weight':1},"
+		"'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f',"
+		"'resources':[{'name':'cpu','nominalQuota':'10','borrowingLimit':'5',"
+		"'lendingLimit':'20'}]}]}]}}");
 	struct eobj_cohort c;
 	char err[256];
 	/* Unlike a ClusterQueue's, a cohort's lendingLimit may exceed its own nominalQuota: it
@@ -623,18 +734,28 @@ static void test_cohort_errors(void **state)
 		  "spec.fairSharing.weight: invalid quantity \"-1\": must not be negative" },
 		{ D_COHORT, "{'metadata':{'name':'c'},'spec':{'fairSharing':{'weight':'abc'}}}",
 		  "spec.fairSharing.weight: invalid quantity \"abc\"" },
-		{ D_COHORT, "{'metadata':{'name':'c'},'spec':{'parent':'x'}}", "spec.parent: unknown field" },
+		{ D_COHORT, "{'metadata':{'name':'c'},'spec':{'parent':'x'}}",
+		  "spec.parent: unknown field" },
 		{ D_COHORT, "{'metadata':{'name':'c'},'spec':{'parentName':'P'}}",
-		  "spec.parentName: invalid name \"P\": must be lowercase letters, digits, '-' and '.', "
+		  "spec.parentName: invalid name \"P\": must be lowercase letters, digits, '-' and "
+		  "'.', "
 		  "start and end with a letter or digit, at most 253 characters" },
-		{ D_COHORT, "{'metadata':{'name':'c'},'spec':{" RG1("{'name':'cpu','nominalQuota':'1','borrowingLimit':'1'}") "}}",
-		  "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: must be unset when "
+		{ D_COHORT,
+		  "{'metadata':{'name':'c'},'spec':{" RG1(
+			  "{'name':'cpu','nominalQuota':'1','borrowingLimit':'1'}") "}}",
+		  "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: must be unset "
+		  "when "
 		  "parentName is empty" },
-		{ D_COHORT, "{'metadata':{'name':'c'},'spec':{" RG1("{'name':'cpu','nominalQuota':'1','lendingLimit':'1'}") "}}",
+		{ D_COHORT,
+		  "{'metadata':{'name':'c'},'spec':{" RG1(
+			  "{'name':'cpu','nominalQuota':'1','lendingLimit':'1'}") "}}",
 		  "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: must be unset when "
 		  "parentName is empty" },
-		{ D_COHORT, "{'metadata':{'name':'c'},'spec':{" RG1("{'name':'cpu','nominalQuota':'1.5.'}") "}}",
-		  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: invalid quantity \"1.5.\"" },
+		{ D_COHORT,
+		  "{'metadata':{'name':'c'},'spec':{" RG1(
+			  "{'name':'cpu','nominalQuota':'1.5.'}") "}}",
+		  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: invalid quantity "
+		  "\"1.5.\"" },
 	};
 	run_bad_cases(cases, N(cases));
 }
@@ -656,7 +777,8 @@ static void test_local_queue(void **state)
 	assert_false(q.has_fair_weight);
 	eobj_local_queue_release(&q);
 
-	o = J("{'metadata':{'name':'main'},'spec':{'clusterQueue':'cq','fairSharing':{'weight':'0.5'}}}");
+	o = J("{'metadata':{'name':'main'},'spec':{'clusterQueue':'cq','fairSharing':{'weight':'0."
+	      "5'}}}");
 	assert_int_equal(eobj_local_queue_decode(o, "default", &q, err, sizeof(err)), 0);
 	assert_string_equal(q.namespace_name, "default");
 	assert_int_equal(q.stop, ENG_STOP_NONE);
@@ -674,22 +796,29 @@ static void test_local_queue_errors(void **state)
 {
 	static const struct bad_case cases[] = {
 		{ D_LQ, "'lq'", "LocalQueue: must be an object" },
-		{ D_LQ, "{'metadata':{'name':'lq'},'spec':{'clusterQueue':'cq','fairSharing':{'weight':'-1'}}}",
+		{ D_LQ,
+		  "{'metadata':{'name':'lq'},'spec':{'clusterQueue':'cq','fairSharing':{'weight':'-"
+		  "1'}}}",
 		  "spec.fairSharing.weight: invalid quantity \"-1\": must not be negative" },
-		{ D_LQ, "{'metadata':{'name':'lq'},'spec':{'clusterQueue':'cq','fairSharing':{'weight':'abc'}}}",
+		{ D_LQ,
+		  "{'metadata':{'name':'lq'},'spec':{'clusterQueue':'cq','fairSharing':{'weight':'"
+		  "abc'}}}",
 		  "spec.fairSharing.weight: invalid quantity \"abc\"" },
 		{ D_LQ, "{'metadata':{'name':'lq'},'spec':{}}", "spec.clusterQueue: required" },
 		{ D_LQ, "{'metadata':{'name':'lq'}}", "spec.clusterQueue: required" },
 		{ D_LQ, "{'metadata':{'name':'lq'},'spec':{'clusterQueue':'a b'}}",
-		  "spec.clusterQueue: invalid name \"a b\": must be lowercase letters, digits, '-' and '.', "
+		  "spec.clusterQueue: invalid name \"a b\": must be lowercase letters, digits, '-' "
+		  "and '.', "
 		  "start and end with a letter or digit, at most 253 characters" },
-		{ D_LQ, "{'metadata':{'name':'lq'},'spec':{'clusterQueue':'cq','stopPolicy':'Stop'}}",
+		{ D_LQ,
+		  "{'metadata':{'name':'lq'},'spec':{'clusterQueue':'cq','stopPolicy':'Stop'}}",
 		  "spec.stopPolicy: unsupported value \"Stop\": must be one of \"None\", \"Hold\", "
 		  "\"HoldAndDrain\"" },
 		{ D_LQ, "{'metadata':{'name':'lq'},'spec':{'clusterqueue':'cq'}}",
 		  "spec.clusterqueue: unknown field" },
 		{ D_LQ, "{'metadata':{'name':'lq','namespace':'a.b'},'spec':{'clusterQueue':'cq'}}",
-		  "metadata.namespace: invalid name \"a.b\": must be lowercase letters, digits and '-', "
+		  "metadata.namespace: invalid name \"a.b\": must be lowercase letters, digits and "
+		  "'-', "
 		  "start and end with a letter or digit, at most 63 characters" },
 		{ D_LQ, "{'metadata':{'name':'lq','namespace':1},'spec':{'clusterQueue':'cq'}}",
 		  "metadata.namespace: must be a string, not a number" },
@@ -700,10 +829,11 @@ static void test_local_queue_errors(void **state)
 /* What the manager seeds the engine from after a restart. */
 static void test_local_queue_afs_status(void **state)
 {
-	json_t *o = J("{'metadata':{'name':'lq'},'spec':{'clusterQueue':'cq'},'status':{'fairSharing':"
-		      "{'weightedShare':0,'admissionFairSharingStatus':{'consumedResources':"
-		      "{'cpu':'1500m','memory':'1Gi','nvidia.com/gpu':2},"
-		      "'lastUpdate':'2025-01-01T00:00:01.5Z'}}}}");
+	json_t *o =
+		J("{'metadata':{'name':'lq'},'spec':{'clusterQueue':'cq'},'status':{'fairSharing':"
+		  "{'weightedShare':0,'admissionFairSharingStatus':{'consumedResources':"
+		  "{'cpu':'1500m','memory':'1Gi','nvidia.com/gpu':2},"
+		  "'lastUpdate':'2025-01-01T00:00:01.5Z'}}}}");
 	struct eobj_afs_status a;
 	char err[256];
 	assert_int_equal(eobj_local_queue_afs_decode(o, &a, err, sizeof(err)), 0);
@@ -761,23 +891,29 @@ static void test_local_queue_afs_status_errors(void **state)
 		  AFS_PATH ".lastUpdate: must be a string, not a number" },
 		{ D_LQ_AFS, AFS("{'lastUpdate':'2025-01-01T00:00:00Z'}"),
 		  AFS_PATH ".consumedResources: required" },
-		{ D_LQ_AFS, AFS("{'consumedResources':['cpu'],'lastUpdate':'2025-01-01T00:00:00Z'}"),
+		{ D_LQ_AFS,
+		  AFS("{'consumedResources':['cpu'],'lastUpdate':'2025-01-01T00:00:00Z'}"),
 		  AFS_PATH ".consumedResources: must be an object, not a list" },
-		{ D_LQ_AFS, AFS("{'consumedResources':{'cpu':'-1'},'lastUpdate':'2025-01-01T00:00:00Z'}"),
-		  AFS_PATH ".consumedResources.cpu: invalid quantity \"-1\": must not be negative" },
-		{ D_LQ_AFS, AFS("{'consumedResources':{'cpu':'abc'},'lastUpdate':'2025-01-01T00:00:00Z'}"),
+		{ D_LQ_AFS,
+		  AFS("{'consumedResources':{'cpu':'-1'},'lastUpdate':'2025-01-01T00:00:00Z'}"),
+		  AFS_PATH
+		  ".consumedResources.cpu: invalid quantity \"-1\": must not be negative" },
+		{ D_LQ_AFS,
+		  AFS("{'consumedResources':{'cpu':'abc'},'lastUpdate':'2025-01-01T00:00:00Z'}"),
 		  AFS_PATH ".consumedResources.cpu: invalid quantity \"abc\"" },
-		{ D_LQ_AFS, AFS("{'consumedResources':{'':'1'},'lastUpdate':'2025-01-01T00:00:00Z'}"),
+		{ D_LQ_AFS,
+		  AFS("{'consumedResources':{'':'1'},'lastUpdate':'2025-01-01T00:00:00Z'}"),
 		  AFS_PATH ".consumedResources: a resource name is empty" },
 	};
 	run_bad_cases(cases, N(cases));
 
 	/* More resources than the engine keeps for a LocalQueue. */
 	json_t *o = J(AFS("{'consumedResources':{},'lastUpdate':'2025-01-01T00:00:00Z'}"));
-	json_t *consumed = json_object_get(
-		json_object_get(json_object_get(json_object_get(o, "status"), "fairSharing"),
-				"admissionFairSharingStatus"),
-		"consumedResources");
+	json_t *consumed =
+		json_object_get(json_object_get(json_object_get(json_object_get(o, "status"),
+								"fairSharing"),
+						"admissionFairSharingStatus"),
+				"consumedResources");
 	for (int i = 0; i <= QUOTA_MAX_RESOURCES; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "r%d", i);
@@ -824,7 +960,8 @@ static void test_namespace(void **state)
 		{ D_NS, "[]", "Namespace: must be an object" },
 		{ D_NS, "{'metadata':{}}", "metadata.name: required" },
 		{ D_NS, "{'metadata':{'name':'a.b'}}",
-		  "metadata.name: invalid name \"a.b\": must be lowercase letters, digits and '-', start "
+		  "metadata.name: invalid name \"a.b\": must be lowercase letters, digits and '-', "
+		  "start "
 		  "and end with a letter or digit, at most 63 characters" },
 		{ D_NS, "{'metadata':{'name':'a','labels':[]}}",
 		  "metadata.labels: must be an object, not a list" },
@@ -856,8 +993,10 @@ static void test_priority_class(void **state)
 	static const struct bad_case cases[] = {
 		{ D_WPC, "1", "priority class: must be an object" },
 		{ D_WPC, "{'metadata':{'name':'a'}}", "value: required" },
-		{ D_WPC, "{'metadata':{'name':'a'},'value':'high'}", "value: must be an integer, not high" },
-		{ D_WPC, "{'metadata':{'name':'a'},'value':1.5}", "value: must be an integer, not a number" },
+		{ D_WPC, "{'metadata':{'name':'a'},'value':'high'}",
+		  "value: must be an integer, not high" },
+		{ D_WPC, "{'metadata':{'name':'a'},'value':1.5}",
+		  "value: must be an integer, not a number" },
 		{ D_WPC, "{'metadata':{'name':'a'},'value':2147483648}",
 		  "value: 2147483648 is out of range [-2147483648, 2147483647]" },
 		{ D_WPC, "{'metadata':{'name':'a'},'value':1,'spec':{}}", "spec: unknown field" },
@@ -881,16 +1020,15 @@ static void test_dns_names(void **state)
 		const char *s;
 		int subdomain, label;
 	} rows[] = {
-		{ "a", 1, 1 },	     { "a-b", 1, 1 },	{ "0", 1, 1 },	   { "a.b", 1, 0 },
-		{ "a..b", 0, 0 },    { ".a", 0, 0 },	{ "a.", 0, 0 },	   { "-a", 0, 0 },
-		{ "a-", 0, 0 },	     { "a.-b", 0, 0 },	{ "A", 0, 0 },	   { "a_b", 0, 0 },
-		{ "", 0, 0 },	     { "a b", 0, 0 },
+		{ "a", 1, 1 },  { "a-b", 1, 1 }, { "0", 1, 1 },  { "a.b", 1, 0 }, { "a..b", 0, 0 },
+		{ ".a", 0, 0 }, { "a.", 0, 0 },  { "-a", 0, 0 }, { "a-", 0, 0 },  { "a.-b", 0, 0 },
+		{ "A", 0, 0 },  { "a_b", 0, 0 }, { "", 0, 0 },   { "a b", 0, 0 },
 	};
 	for (size_t i = 0; i < N(rows); i++) {
 		if (eobj_is_dns_subdomain(rows[i].s, strlen(rows[i].s)) != rows[i].subdomain ||
 		    eobj_is_dns_label(rows[i].s, strlen(rows[i].s)) != rows[i].label)
-			fail_msg("\"%s\": want subdomain %d, label %d", rows[i].s, rows[i].subdomain,
-				 rows[i].label);
+			fail_msg("\"%s\": want subdomain %d, label %d", rows[i].s,
+				 rows[i].subdomain, rows[i].label);
 	}
 	/* A 64-character part: a subdomain (no cap per part), not a label. */
 	assert_true(eobj_is_dns_subdomain(part64, 64));
@@ -920,18 +1058,22 @@ static int64_t request(const struct eng_podset *ps, const char *res)
 
 static void test_workload_every_field(void **state)
 {
-	json_t *o = J("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload',"
-		      "'metadata':{'name':'train','namespace':'ml','creationTimestamp':'2025-01-02T03:04:05Z'},"
-		      "'spec':{'queueName':'main','priority':7,'active':true,'podSets':["
-		      "{'name':'driver','count':1,'template':{'spec':{'containers':[{'name':'c',"
-		      "'resources':{'requests':{'cpu':'1','memory':'1Gi'}}}]}}},"
-		      "{'name':'workers','count':4,'minCount':2,'template':{'spec':{"
-		      "'nodeSelector':{'pool':'gpu'},'tolerations':[{'key':'gpu','operator':'Exists'}],"
-		      "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
-		      "{'nodeSelectorTerms':[{'matchExpressions':[{'key':'zone','operator':'In','values':['a']}]}]}}},"
-		      "'initContainers':[{'name':'i','resources':{'requests':{'cpu':'3'}}}],"
-		      "'containers':[{'name':'a','resources':{'requests':{'cpu':'500m'},"
-		      "'limits':{'nvidia.com/gpu':2}}},{'name':'b','resources':{'requests':{'cpu':'1'}}}]}}}]}}");
+	json_t *o =
+		J("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload',"
+		  "'metadata':{'name':'train','namespace':'ml','creationTimestamp':'2025-01-02T03:"
+		  "04:05Z'},"
+		  "'spec':{'queueName':'main','priority':7,'active':true,'podSets':["
+		  "{'name':'driver','count':1,'template':{'spec':{'containers':[{'name':'c',"
+		  "'resources':{'requests':{'cpu':'1','memory':'1Gi'}}}]}}},"
+		  "{'name':'workers','count':4,'minCount':2,'template':{'spec':{"
+		  "'nodeSelector':{'pool':'gpu'},'tolerations':[{'key':'gpu','operator':'Exists'}],"
+		  "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+		  "{'nodeSelectorTerms':[{'matchExpressions':[{'key':'zone','operator':'In','"
+		  "values':['a']}]}]}}},"
+		  "'initContainers':[{'name':'i','resources':{'requests':{'cpu':'3'}}}],"
+		  "'containers':[{'name':'a','resources':{'requests':{'cpu':'500m'},"
+		  "'limits':{'nvidia.com/"
+		  "gpu':2}}},{'name':'b','resources':{'requests':{'cpu':'1'}}}]}}}]}}");
 	struct eobj_workload w;
 	char err[256];
 	assert_int_equal(eobj_workload_decode(o, "default", NULL, NULL, &w, err, sizeof(err)), 0);
@@ -1006,13 +1148,15 @@ static void test_workload_records_share_an_arena(void **state)
 	for (int i = 0; i < 3; i++) {
 		char text[400];
 		snprintf(text, sizeof(text),
-			 "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload','metadata':{'name':'w%d'},"
-			 "'spec':{'queueName':'q','podSets':[{'count':2,'template':{'spec':{'containers':"
+			 "{'apiVersion':'kueue.x-k8s.io/"
+			 "v1beta2','kind':'Workload','metadata':{'name':'w%d'},"
+			 "'spec':{'queueName':'q','podSets':[{'count':2,'template':{'spec':{'"
+			 "containers':"
 			 "[{'resources':{'requests':{'cpu':'%d'}}}]}}}]}}",
 			 i, i + 1);
 		json_t *o = J(text);
-		assert_int_equal(eobj_workload_decode_shared(&shared, o, "default", NULL, NULL, &w[i], err,
-							     sizeof(err)),
+		assert_int_equal(eobj_workload_decode_shared(&shared, o, "default", NULL, NULL,
+							     &w[i], err, sizeof(err)),
 				 0);
 		json_decref(o);
 		assert_null(w[i].arena.blocks); /* the record owns no memory */
@@ -1033,7 +1177,8 @@ static json_t *workload_with(const char *name, const char *queue, int count, jso
 {
 	char text[300];
 	snprintf(text, sizeof(text),
-		 "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload','metadata':{'name':'%s'},"
+		 "{'apiVersion':'kueue.x-k8s.io/"
+		 "v1beta2','kind':'Workload','metadata':{'name':'%s'},"
 		 "'spec':{'queueName':'%s','podSets':[{'count':%d}]}}",
 		 name, queue, count);
 	json_t *o = J(text);
@@ -1052,14 +1197,15 @@ static void test_workload_templates_decoded_once_per_value(void **state)
 	struct eobj_workload w[4];
 	char err[256];
 	assert_non_null(memo);
-	json_t *t = J("{'spec':{'containers':[{'resources':{'requests':{'cpu':'2','memory':'1Gi'}}}],"
-		      "'nodeSelector':{'zone':'a'},'tolerations':[{'key':'gpu','operator':'Exists'}]}}");
+	json_t *t = J(
+		"{'spec':{'containers':[{'resources':{'requests':{'cpu':'2','memory':'1Gi'}}}],"
+		"'nodeSelector':{'zone':'a'},'tolerations':[{'key':'gpu','operator':'Exists'}]}}");
 	json_t *copy = json_deep_copy(t);
 	json_t *o[4] = { workload_with("a", "q", 2, t), workload_with("b", "q", 3, t),
 			 workload_with("c", "q", 4, copy), workload_with("d", "a..b", 1, t) };
 	for (int i = 0; i < 3; i++) {
-		assert_int_equal(eobj_workload_decode_shared(&shared, o[i], "default", NULL, NULL, &w[i],
-							     err, sizeof(err)),
+		assert_int_equal(eobj_workload_decode_shared(&shared, o[i], "default", NULL, NULL,
+							     &w[i], err, sizeof(err)),
 				 0);
 		const struct eng_podset *ps = &w[i].spec.podsets[0];
 		assert_int_equal(ps->count, 2 + i);
@@ -1075,8 +1221,8 @@ static void test_workload_templates_decoded_once_per_value(void **state)
 	assert_ptr_not_equal(w[2].spec.podsets[0].pod.per_pod, w[0].spec.podsets[0].pod.per_pod);
 	assert_int_equal(t->refcount, 1 + 3 + 1); /* ours, three Workloads (d's too), the memo */
 	/* A known template doesn't excuse the rest of the Workload. */
-	assert_int_equal(eobj_workload_decode_shared(&shared, o[3], "default", NULL, NULL, &w[3], err,
-						     sizeof(err)),
+	assert_int_equal(eobj_workload_decode_shared(&shared, o[3], "default", NULL, NULL, &w[3],
+						     err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "spec.queueName"));
 	eobj_workload_release(&w[3]);
@@ -1158,7 +1304,8 @@ static void test_workload_defaults_and_priority_classes(void **state)
 	json_decref(o);
 
 	/* What the webhook resolved into spec.priority wins over the class's current value. */
-	o = J("{'metadata':{'name':'w'},'spec':{'priority':3,'priorityClassRef':{'group':'kueue.x-k8s.io',"
+	o = J("{'metadata':{'name':'w'},'spec':{'priority':3,'priorityClassRef':{'group':'kueue.x-"
+	      "k8s.io',"
 	      "'kind':'WorkloadPriorityClass','name':'gone'},'podSets':[{'template':{}}]}}");
 	assert_int_equal(eobj_workload_decode(o, "default", wpcs, pcs, &w, err, sizeof(err)), 0);
 	assert_int_equal(w.spec.priority, 3);
@@ -1178,16 +1325,17 @@ static void test_workload_defaults_and_priority_classes(void **state)
 
 static void test_workload_admitted(void **state)
 {
-	json_t *o = J("{'metadata':{'name':'w','namespace':'ns'},'spec':{'queueName':'q','podSets':["
-		      "{'name':'a','count':4,'template':{'spec':{'containers':[{'resources':{'requests':"
-		      "{'cpu':'2','memory':'1Gi'}}}]}}},"
-		      "{'name':'b','count':2,'template':{'spec':{'containers':[{'resources':{'requests':"
-		      "{'cpu':'1'}}}]}}}]},"
-		      "'status':{'conditions':[{'type':'QuotaReserved','status':'True'},"
-		      "{'type':'Admitted','status':'True'}],'admission':{'clusterQueue':'cq',"
-		      "'podSetAssignments':[{'name':'b','flavors':{'cpu':'spot'}},"
-		      "{'name':'a','count':3,'flavors':{'cpu':'on-demand','memory':'on-demand'},"
-		      "'resourceUsage':{'cpu':'6','memory':'3Gi'}}]}}}");
+	json_t *o = J(
+		"{'metadata':{'name':'w','namespace':'ns'},'spec':{'queueName':'q','podSets':["
+		"{'name':'a','count':4,'template':{'spec':{'containers':[{'resources':{'requests':"
+		"{'cpu':'2','memory':'1Gi'}}}]}}},"
+		"{'name':'b','count':2,'template':{'spec':{'containers':[{'resources':{'requests':"
+		"{'cpu':'1'}}}]}}}]},"
+		"'status':{'conditions':[{'type':'QuotaReserved','status':'True'},"
+		"{'type':'Admitted','status':'True'}],'admission':{'clusterQueue':'cq',"
+		"'podSetAssignments':[{'name':'b','flavors':{'cpu':'spot'}},"
+		"{'name':'a','count':3,'flavors':{'cpu':'on-demand','memory':'on-demand'},"
+		"'resourceUsage':{'cpu':'6','memory':'3Gi'}}]}}}");
 	struct eobj_workload w;
 	char err[256];
 	assert_int_equal(eobj_workload_decode(o, "default", NULL, NULL, &w, err, sizeof(err)), 0);
@@ -1217,7 +1365,9 @@ static void test_workload_admitted(void **state)
 }
 
 #define WL_HEAD "{'metadata':{'name':'w'},'spec':{"
-#define PS_CPU(cpu) "'podSets':[{'template':{'spec':{'containers':[{'resources':{'requests':{'cpu':" cpu "}}}]}}}]"
+#define PS_CPU(cpu)                                                                          \
+	"'podSets':[{'template':{'spec':{'containers':[{'resources':{'requests':{'cpu':" cpu \
+	"}}}]}}}]"
 #define ADMITTED "'status':{'conditions':[{'type':'QuotaReserved','status':'True'}],"
 
 static void test_workload_errors(void **state)
@@ -1234,20 +1384,28 @@ static void test_workload_errors(void **state)
 		{ D_WL, WL_HEAD "}}", "spec.podSets: required: list 1 to 18 podSets" },
 		{ D_WL, WL_HEAD "'podSets':[]}}", "spec.podSets: required: list 1 to 18 podSets" },
 		{ D_WL, WL_HEAD "'podSets':{}}}", "spec.podSets: must be a list, not an object" },
-		{ D_WL, WL_HEAD "'podSets':[{'name':'a1','template':{}},{'name':'a2','template':{}},"
-		  "{'name':'a3','template':{}},{'name':'a4','template':{}},{'name':'a5','template':{}},"
-		  "{'name':'a6','template':{}},{'name':'a7','template':{}},{'name':'a8','template':{}},"
-		  "{'name':'a9','template':{}},{'name':'b1','template':{}},{'name':'b2','template':{}},"
-		  "{'name':'b3','template':{}},{'name':'b4','template':{}},{'name':'b5','template':{}},"
-		  "{'name':'b6','template':{}},{'name':'b7','template':{}},{'name':'b8','template':{}},"
-		  "{'name':'b9','template':{}},{'name':'c1','template':{}}]}}",
+		{ D_WL,
+		  WL_HEAD "'podSets':[{'name':'a1','template':{}},{'name':'a2','template':{}},"
+			  "{'name':'a3','template':{}},{'name':'a4','template':{}},{'name':'a5','"
+			  "template':{}},"
+			  "{'name':'a6','template':{}},{'name':'a7','template':{}},{'name':'a8','"
+			  "template':{}},"
+			  "{'name':'a9','template':{}},{'name':'b1','template':{}},{'name':'b2','"
+			  "template':{}},"
+			  "{'name':'b3','template':{}},{'name':'b4','template':{}},{'name':'b5','"
+			  "template':{}},"
+			  "{'name':'b6','template':{}},{'name':'b7','template':{}},{'name':'b8','"
+			  "template':{}},"
+			  "{'name':'b9','template':{}},{'name':'c1','template':{}}]}}",
 		  "spec.podSets: at most 18 podSets, got 19" },
 		{ D_WL, WL_HEAD "'podSets':[{}]}}", "spec.podSets[0].template: required" },
-		{ D_WL, WL_HEAD "'podSets':[5]}}", "spec.podSets[0]: must be an object, not a number" },
+		{ D_WL, WL_HEAD "'podSets':[5]}}",
+		  "spec.podSets[0]: must be an object, not a number" },
 		{ D_WL, WL_HEAD "'podSets':[{'template':{}},{'template':{}}]}}",
 		  "spec.podSets[1].name: duplicate podSet \"main\"" },
 		{ D_WL, WL_HEAD "'podSets':[{'name':'Main','template':{}}]}}",
-		  "spec.podSets[0].name: invalid name \"Main\": must be lowercase letters, digits and '-', "
+		  "spec.podSets[0].name: invalid name \"Main\": must be lowercase letters, digits "
+		  "and '-', "
 		  "start and end with a letter or digit, at most 63 characters" },
 		{ D_WL, WL_HEAD "'podSets':[{'count':-1,'template':{}}]}}",
 		  "spec.podSets[0].count: -1 is out of range [0, 2147483647]" },
@@ -1257,89 +1415,132 @@ static void test_workload_errors(void **state)
 		  "spec.podSets[0].minCount: 3 must be at most count (2)" },
 		{ D_WL, WL_HEAD "'podSets':[{'count':2,'minCount':0,'template':{}}]}}",
 		  "spec.podSets[0].minCount: 0 is out of range [1, 2147483647]" },
-		{ D_WL, WL_HEAD "'podSets':[{'name':'a','count':2,'minCount':1,'template':{}},"
-		  "{'name':'b','count':2,'minCount':1,'template':{}}]}}",
+		{ D_WL,
+		  WL_HEAD "'podSets':[{'name':'a','count':2,'minCount':1,'template':{}},"
+			  "{'name':'b','count':2,'minCount':1,'template':{}}]}}",
 		  "spec.podSets[1].minCount: at most one podSet may set minCount" },
 		{ D_WL, WL_HEAD "'podSets':[{'template':{},'replicas':1}]}}",
 		  "spec.podSets[0].replicas: unknown field" },
 		{ D_WL, WL_HEAD PS_CPU("'12x'") "}}",
-		  "spec.podSets[0].template.spec.containers[0].resources.requests.cpu: invalid quantity \"12x\"" },
+		  "spec.podSets[0].template.spec.containers[0].resources.requests.cpu: invalid "
+		  "quantity \"12x\"" },
 		{ D_WL, WL_HEAD PS_CPU("'-1'") "}}",
-		  "spec.podSets[0].template.spec.containers[0].resources.requests.cpu: invalid quantity "
+		  "spec.podSets[0].template.spec.containers[0].resources.requests.cpu: invalid "
+		  "quantity "
 		  "\"-1\": must not be negative" },
-		{ D_WL, WL_HEAD "'podSets':[{'template':{'spec':{'initContainers':[{'resources':{'limits':{'memory':'lots'}}}]}}}]}}",
-		  "spec.podSets[0].template.spec.initContainers[0].resources.limits.memory: invalid quantity "
+		{ D_WL,
+		  WL_HEAD "'podSets':[{'template':{'spec':{'initContainers':[{'resources':{'limits'"
+			  ":{'memory':'lots'}}}]}}}]}}",
+		  "spec.podSets[0].template.spec.initContainers[0].resources.limits.memory: "
+		  "invalid quantity "
 		  "\"lots\"" },
 		{ D_WL, WL_HEAD "'podSets':[{'template':{'spec':{'overhead':{'cpu':[]}}}}]}}",
-		  "spec.podSets[0].template.spec.overhead.cpu: invalid quantity: must be a string or a "
+		  "spec.podSets[0].template.spec.overhead.cpu: invalid quantity: must be a string "
+		  "or a "
 		  "number, not a list" },
 		{ D_WL, WL_HEAD "'podSets':[{'template':{'spec':{'containers':{}}}}]}}",
 		  "spec.podSets[0].template.spec.containers: must be a list, not an object" },
 		{ D_WL, WL_HEAD "'podSets':[{'template':{'spec':{'containers':[1]}}}]}}",
 		  "spec.podSets[0].template.spec.containers[0]: must be an object, not a number" },
-		{ D_WL, WL_HEAD "'podSets':[{'template':{'spec':{'containers':[{'resources':{'requests':[]}}]}}}]}}",
-		  "spec.podSets[0].template.spec.containers[0].resources.requests: must be an object, not a list" },
+		{ D_WL,
+		  WL_HEAD "'podSets':[{'template':{'spec':{'containers':[{'resources':{'requests':["
+			  "]}}]}}}]}}",
+		  "spec.podSets[0].template.spec.containers[0].resources.requests: must be an "
+		  "object, not a list" },
 		{ D_WL, WL_HEAD "'podSets':[{'template':'x'}]}}",
 		  "spec.podSets[0].template: must be an object, not a string" },
 		{ D_WL, WL_HEAD "'podSets':[{'template':{'spec':{'nodeSelector':{'a':1}}}}]}}",
 		  "spec.podSets[0].template.spec.nodeSelector.a: must be a string, not a number" },
-		{ D_WL, WL_HEAD "'podSets':[{'template':{'spec':{'tolerations':[{'key':'a','operator':'Is'}]}}}]}}",
-		  "spec.podSets[0].template.spec.tolerations[0].operator: unsupported value \"Is\": must be "
+		{ D_WL,
+		  WL_HEAD "'podSets':[{'template':{'spec':{'tolerations':[{'key':'a','operator':'"
+			  "Is'}]}}}]}}",
+		  "spec.podSets[0].template.spec.tolerations[0].operator: unsupported value "
+		  "\"Is\": must be "
 		  "one of \"Equal\", \"Exists\"" },
-		{ D_WL, WL_HEAD "'podSets':[{'template':{'spec':{'affinity':{'nodeAffinity':{"
-		  "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[{'matchExpressions':"
-		  "[{'key':'a','operator':'Near'}]}]}}}}}}]}}",
-		  "spec.podSets[0].template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-		  ".nodeSelectorTerms[0].matchExpressions[0].operator: unsupported value \"Near\": must be one "
+		{ D_WL,
+		  WL_HEAD "'podSets':[{'template':{'spec':{'affinity':{'nodeAffinity':{"
+			  "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[{"
+			  "'matchExpressions':"
+			  "[{'key':'a','operator':'Near'}]}]}}}}}}]}}",
+		  "spec.podSets[0].template.spec.affinity.nodeAffinity."
+		  "requiredDuringSchedulingIgnoredDuringExecution"
+		  ".nodeSelectorTerms[0].matchExpressions[0].operator: unsupported value \"Near\": "
+		  "must be one "
 		  "of \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\", \"Gt\", \"Lt\"" },
-		{ D_WL, WL_HEAD "'podSets':[{'template':{'spec':{'affinity':{'nodeAffinity':{"
-		  "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[{'matchExpressions':"
-		  "[{'operator':'Exists'}]}]}}}}}}]}}",
-		  "spec.podSets[0].template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+		{ D_WL,
+		  WL_HEAD "'podSets':[{'template':{'spec':{'affinity':{'nodeAffinity':{"
+			  "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[{"
+			  "'matchExpressions':"
+			  "[{'operator':'Exists'}]}]}}}}}}]}}",
+		  "spec.podSets[0].template.spec.affinity.nodeAffinity."
+		  "requiredDuringSchedulingIgnoredDuringExecution"
 		  ".nodeSelectorTerms[0].matchExpressions[0].key: required" },
-		{ D_WL, WL_HEAD "'podSets':[{'template':{'spec':{'affinity':{'nodeAffinity':{"
-		  "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[{'matchExpressions':"
-		  "[{'key':'a'}]}]}}}}}}]}}",
-		  "spec.podSets[0].template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+		{ D_WL,
+		  WL_HEAD "'podSets':[{'template':{'spec':{'affinity':{'nodeAffinity':{"
+			  "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[{"
+			  "'matchExpressions':"
+			  "[{'key':'a'}]}]}}}}}}]}}",
+		  "spec.podSets[0].template.spec.affinity.nodeAffinity."
+		  "requiredDuringSchedulingIgnoredDuringExecution"
 		  ".nodeSelectorTerms[0].matchExpressions[0].operator: required" },
-		{ D_WL, WL_HEAD "'podSets':[{'template':{'spec':{'affinity':{'nodeAffinity':{"
-		  "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[{'matchExpressions':"
-		  "[{'key':'a','operator':'In','values':[1]}]}]}}}}}}]}}",
-		  "spec.podSets[0].template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-		  ".nodeSelectorTerms[0].matchExpressions[0].values[0]: must be a string, not a number" },
-		{ D_WL, WL_HEAD "'podSets':[{'template':{'spec':{'affinity':{'nodeAffinity':{"
-		  "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':['x']}}}}}}]}}",
-		  "spec.podSets[0].template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+		{ D_WL,
+		  WL_HEAD "'podSets':[{'template':{'spec':{'affinity':{'nodeAffinity':{"
+			  "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[{"
+			  "'matchExpressions':"
+			  "[{'key':'a','operator':'In','values':[1]}]}]}}}}}}]}}",
+		  "spec.podSets[0].template.spec.affinity.nodeAffinity."
+		  "requiredDuringSchedulingIgnoredDuringExecution"
+		  ".nodeSelectorTerms[0].matchExpressions[0].values[0]: must be a string, not a "
+		  "number" },
+		{ D_WL,
+		  WL_HEAD "'podSets':[{'template':{'spec':{'affinity':{'nodeAffinity':{"
+			  "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':['"
+			  "x']}}}}}}]}}",
+		  "spec.podSets[0].template.spec.affinity.nodeAffinity."
+		  "requiredDuringSchedulingIgnoredDuringExecution"
 		  ".nodeSelectorTerms[0]: must be an object, not a string" },
-		{ D_WL, WL_HEAD "'podSets':[{'count':2147483647,'template':{'spec':{'containers':[{'resources':"
+		{ D_WL,
+		  WL_HEAD
+		  "'podSets':[{'count':2147483647,'template':{'spec':{'containers':[{'resources':"
 		  "{'requests':{'memory':'1Pi'}}}]}}}]}}",
-		  "spec.podSets[0].count: 2147483647 pods x memory request overflows int64 milli-units" },
+		  "spec.podSets[0].count: 2147483647 pods x memory request overflows int64 "
+		  "milli-units" },
 		{ D_WL, WL_HEAD "'queueName':'Main'," PS_CPU("1") "}}",
-		  "spec.queueName: invalid name \"Main\": must be lowercase letters, digits, '-' and '.', "
+		  "spec.queueName: invalid name \"Main\": must be lowercase letters, digits, '-' "
+		  "and '.', "
 		  "start and end with a letter or digit, at most 253 characters" },
 		{ D_WL, WL_HEAD "'priority':'high'," PS_CPU("1") "}}",
 		  "spec.priority: must be an integer, not high" },
 		{ D_WL, WL_HEAD "'priority':-2147483649," PS_CPU("1") "}}",
 		  "spec.priority: -2147483649 is out of range [-2147483648, 2147483647]" },
-		{ D_WL, WL_HEAD "'active':'no'," PS_CPU("1") "}}", "spec.active: must be a boolean, not a string" },
+		{ D_WL, WL_HEAD "'active':'no'," PS_CPU("1") "}}",
+		  "spec.active: must be a boolean, not a string" },
 		{ D_WL, WL_HEAD "'queue':'q'," PS_CPU("1") "}}", "spec.queue: unknown field" },
-		{ D_WL, WL_HEAD "'priorityClassRef':{'group':'kueue.x-k8s.io','kind':'WorkloadPriorityClass',"
+		{ D_WL,
+		  WL_HEAD
+		  "'priorityClassRef':{'group':'kueue.x-k8s.io','kind':'WorkloadPriorityClass',"
 		  "'name':'low'}," PS_CPU("1") "}}",
 		  "spec.priorityClassRef.name: WorkloadPriorityClass \"low\" doesn't exist" },
-		{ D_WL, WL_HEAD "'priorityClassRef':{'group':'scheduling.k8s.io','kind':'PriorityClass',"
-		  "'name':'high'}," PS_CPU("1") "}}",
+		{ D_WL,
+		  WL_HEAD "'priorityClassRef':{'group':'scheduling.k8s.io','kind':'PriorityClass',"
+			  "'name':'high'}," PS_CPU("1") "}}",
 		  "spec.priorityClassRef.name: PriorityClass \"high\" doesn't exist" },
-		{ D_WL, WL_HEAD "'priorityClassRef':{'group':'kueue.x-k8s.io','kind':'PriorityClass',"
-		  "'name':'high'}," PS_CPU("1") "}}",
+		{ D_WL,
+		  WL_HEAD "'priorityClassRef':{'group':'kueue.x-k8s.io','kind':'PriorityClass',"
+			  "'name':'high'}," PS_CPU("1") "}}",
 		  "spec.priorityClassRef: must be a kueue.x-k8s.io WorkloadPriorityClass or a "
 		  "scheduling.k8s.io PriorityClass" },
-		{ D_WL, WL_HEAD "'priorityClassRef':{'group':'kueue.x-k8s.io','kind':'WorkloadPriorityClass'}," PS_CPU("1") "}}",
+		{ D_WL,
+		  WL_HEAD "'priorityClassRef':{'group':'kueue.x-k8s.io','kind':'"
+			  "WorkloadPriorityClass'}," PS_CPU("1") "}}",
 		  "spec.priorityClassRef.name: required" },
-		{ D_WL, WL_HEAD "'priorityClassRef':{'name':'high','version':'v1'}," PS_CPU("1") "}}",
+		{ D_WL,
+		  WL_HEAD "'priorityClassRef':{'name':'high','version':'v1'}," PS_CPU("1") "}}",
 		  "spec.priorityClassRef.version: unknown field" },
 		{ D_WL, WL_HEAD "'priorityClassRef':'high'," PS_CPU("1") "}}",
 		  "spec.priorityClassRef: must be an object, not a string" },
-		{ D_WL, WL_HEAD PS_CPU("1") "},'status':[]}", "status: must be an object, not a list" },
+		{ D_WL, WL_HEAD PS_CPU("1") "},'status':[]}",
+		  "status: must be an object, not a list" },
 		{ D_WL, WL_HEAD PS_CPU("1") "},'status':{'conditions':[1]}}",
 		  "status.conditions[0]: must be an object, not a number" },
 		{ D_WL, WL_HEAD PS_CPU("1") "},'status':{'conditions':{}}}",
@@ -1351,36 +1552,57 @@ static void test_workload_errors(void **state)
 		  "Workload has both, a pending one neither" },
 		{ D_WL, WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{}}}",
 		  "status.admission.clusterQueue: required" },
-		{ D_WL, WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq','podSets':[]}}}",
+		{ D_WL,
+		  WL_HEAD PS_CPU("1") "}," ADMITTED
+				      "'admission':{'clusterQueue':'cq','podSets':[]}}}",
 		  "status.admission.podSets: unknown field" },
 		{ D_WL, WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq'}}}",
 		  "status.admission.podSetAssignments: no assignment for podSet \"main\"" },
-		{ D_WL, WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
-		  "'podSetAssignments':[{'name':'other','flavors':{'cpu':'f'}}]}}}",
-		  "status.admission.podSetAssignments[0].name: \"other\" is not a podSet of spec.podSets" },
-		{ D_WL, WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
-		  "'podSetAssignments':[{'flavors':{'cpu':'f'}},{'flavors':{'cpu':'f'}}]}}}",
+		{ D_WL,
+		  WL_HEAD PS_CPU(
+			  "1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
+			       "'podSetAssignments':[{'name':'other','flavors':{'cpu':'f'}}]}}}",
+		  "status.admission.podSetAssignments[0].name: \"other\" is not a podSet of "
+		  "spec.podSets" },
+		{ D_WL,
+		  WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
+				      "'podSetAssignments':[{'flavors':{'cpu':'f'}},{'flavors':{'"
+				      "cpu':'f'}}]}}}",
 		  "status.admission.podSetAssignments[1].name: duplicate podSet \"main\"" },
-		{ D_WL, WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
-		  "'podSetAssignments':[{'flavors':{}}]}}}",
-		  "status.admission.podSetAssignments[0].flavors: no flavor for requested resource cpu" },
-		{ D_WL, WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
-		  "'podSetAssignments':[{'flavors':{'cpu':'f'},'resourceUsage':{'memory':'1'}}]}}}",
-		  "status.admission.podSetAssignments[0].resourceUsage.memory: no flavor for it in flavors" },
-		{ D_WL, WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
-		  "'podSetAssignments':[{'flavors':{'cpu':'f'},'resourceUsage':{'cpu':'1y'}}]}}}",
-		  "status.admission.podSetAssignments[0].resourceUsage.cpu: invalid quantity \"1y\"" },
-		{ D_WL, WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
-		  "'podSetAssignments':[{'flavors':{'cpu':1}}]}}}",
-		  "status.admission.podSetAssignments[0].flavors.cpu: must be a string, not a number" },
-		{ D_WL, WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
-		  "'podSetAssignments':[{'flavors':{'cpu':'f'},'count':-1}]}}}",
-		  "status.admission.podSetAssignments[0].count: -1 is out of range [0, 2147483647]" },
-		{ D_WL, WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
-		  "'podSetAssignments':['main']}}}",
+		{ D_WL,
+		  WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
+				      "'podSetAssignments':[{'flavors':{}}]}}}",
+		  "status.admission.podSetAssignments[0].flavors: no flavor for requested resource "
+		  "cpu" },
+		{ D_WL,
+		  WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
+				      "'podSetAssignments':[{'flavors':{'cpu':'f'},'resourceUsage':"
+				      "{'memory':'1'}}]}}}",
+		  "status.admission.podSetAssignments[0].resourceUsage.memory: no flavor for it in "
+		  "flavors" },
+		{ D_WL,
+		  WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
+				      "'podSetAssignments':[{'flavors':{'cpu':'f'},'resourceUsage':"
+				      "{'cpu':'1y'}}]}}}",
+		  "status.admission.podSetAssignments[0].resourceUsage.cpu: invalid quantity "
+		  "\"1y\"" },
+		{ D_WL,
+		  WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
+				      "'podSetAssignments':[{'flavors':{'cpu':1}}]}}}",
+		  "status.admission.podSetAssignments[0].flavors.cpu: must be a string, not a "
+		  "number" },
+		{ D_WL,
+		  WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
+				      "'podSetAssignments':[{'flavors':{'cpu':'f'},'count':-1}]}}}",
+		  "status.admission.podSetAssignments[0].count: -1 is out of range [0, "
+		  "2147483647]" },
+		{ D_WL,
+		  WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
+				      "'podSetAssignments':['main']}}}",
 		  "status.admission.podSetAssignments[0]: must be an object, not a string" },
-		{ D_WL, WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
-		  "'podSetAssignments':[{'flavors':{'cpu':'f'},'usage':{}}]}}}",
+		{ D_WL,
+		  WL_HEAD PS_CPU("1") "}," ADMITTED "'admission':{'clusterQueue':'cq',"
+				      "'podSetAssignments':[{'flavors':{'cpu':'f'},'usage':{}}]}}}",
 		  "status.admission.podSetAssignments[0].usage: unknown field" },
 	};
 	run_bad_cases(cases, N(cases));
@@ -1391,17 +1613,23 @@ static void test_workload_errors(void **state)
 static void test_job_conversion(void **state)
 {
 	json_t *wpcs = J("{'high':{'value':1000}}");
-	json_t *o = J("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'train','namespace':'ml',"
-		      "'uid':'0b5c6a44-1111-2222-3333-444455556666','creationTimestamp':'2025-01-02T03:04:05Z',"
-		      "'labels':{'kueue.x-k8s.io/queue-name':'main','kueue.x-k8s.io/priority-class':'high'},"
-		      "'annotations':{'kueue.x-k8s.io/job-min-parallelism':'2'}},"
-		      "'spec':{'parallelism':4,'completions':8,'template':{'spec':{'priority':5,"
-		      "'containers':[{'resources':{'requests':{'cpu':'2'}}}]}}}}");
+	json_t *o = J(
+		"{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'train','namespace':'ml',"
+		"'uid':'0b5c6a44-1111-2222-3333-444455556666','creationTimestamp':'2025-01-02T03:"
+		"04:05Z',"
+		"'labels':{'kueue.x-k8s.io/queue-name':'main','kueue.x-k8s.io/"
+		"priority-class':'high'},"
+		"'annotations':{'kueue.x-k8s.io/job-min-parallelism':'2'}},"
+		"'spec':{'parallelism':4,'completions':8,'template':{'spec':{'priority':5,"
+		"'containers':[{'resources':{'requests':{'cpu':'2'}}}]}}}}");
 	struct eobj_workload w;
 	char err[256], name[300];
-	assert_int_equal(eobj_workload_for(&integration_job, o, "default", wpcs, NULL, &w, err, sizeof(err)), 0);
-	assert_int_equal(integration_workload_name(&integration_job, "train", "0b5c6a44-1111-2222-3333-444455556666", name,
-					       sizeof(name)),
+	assert_int_equal(eobj_workload_for(&integration_job, o, "default", wpcs, NULL, &w, err,
+					   sizeof(err)),
+			 0);
+	assert_int_equal(integration_workload_name(&integration_job, "train",
+						   "0b5c6a44-1111-2222-3333-444455556666", name,
+						   sizeof(name)),
 			 0);
 	assert_string_equal(w.name, name);
 	assert_string_equal(w.spec.namespace_name, "ml");
@@ -1414,10 +1642,12 @@ static void test_job_conversion(void **state)
 	assert_int_equal(w.spec.podsets[0].count, 4); /* min(parallelism, completions) */
 	assert_int_equal(w.spec.podsets[0].min_count, 2);
 	assert_int_equal(request(&w.spec.podsets[0], "cpu"), MILLI(2));
-	/* The Workload is the manager's: priority and its class written as the manager writes them. */
+	/* The Workload is the manager's: priority and its class written as the manager writes
+	 * them. */
 	assert_int_equal(json_integer_value(obj_path(w.obj, "spec.priority")), 1000);
 	assert_string_equal(obj_str(w.obj, "spec.priorityClassRef.name"), "high");
-	assert_string_equal(obj_label(w.obj, LABEL_JOB_UID), "0b5c6a44-1111-2222-3333-444455556666");
+	assert_string_equal(obj_label(w.obj, LABEL_JOB_UID),
+			    "0b5c6a44-1111-2222-3333-444455556666");
 	eobj_workload_release(&w);
 	json_decref(o);
 
@@ -1425,8 +1655,12 @@ static void test_job_conversion(void **state)
 	 * parallelism defaults to 1 and completions to parallelism. */
 	o = J("{'metadata':{'name':'j','labels':{'kueue.x-k8s.io/queue-name':'q'}},"
 	      "'spec':{'template':{'spec':{'priority':-3,'containers':[]}}}}");
-	assert_int_equal(eobj_workload_for(&integration_job, o, "default", wpcs, NULL, &w, err, sizeof(err)), 0);
-	assert_int_equal(integration_workload_name(&integration_job, "j", "default.j", name, sizeof(name)), 0);
+	assert_int_equal(eobj_workload_for(&integration_job, o, "default", wpcs, NULL, &w, err,
+					   sizeof(err)),
+			 0);
+	assert_int_equal(integration_workload_name(&integration_job, "j", "default.j", name,
+						   sizeof(name)),
+			 0);
 	assert_string_equal(w.name, name);
 	assert_string_equal(w.spec.namespace_name, "default");
 	assert_int_equal(w.spec.priority, -3);
@@ -1438,7 +1672,9 @@ static void test_job_conversion(void **state)
 
 	o = J("{'metadata':{'name':'j','labels':{'kueue.x-k8s.io/queue-name':'q'}},"
 	      "'spec':{'parallelism':3,'template':{}}}");
-	assert_int_equal(eobj_workload_for(&integration_job, o, "default", NULL, NULL, &w, err, sizeof(err)), 0);
+	assert_int_equal(eobj_workload_for(&integration_job, o, "default", NULL, NULL, &w, err,
+					   sizeof(err)),
+			 0);
 	assert_int_equal(w.spec.podsets[0].count, 3);
 	assert_int_equal(w.spec.priority, 0);
 	eobj_workload_release(&w);
@@ -1452,13 +1688,19 @@ static void test_job_errors(void **state)
 {
 	static const struct bad_case cases[] = {
 		{ D_JOB, "1", "Job: must be an object" },
-		{ D_JOB, "{'metadata':{'labels':{'kueue.x-k8s.io/queue-name':'q'}},'spec':{'template':{}}}",
+		{ D_JOB,
+		  "{'metadata':{'labels':{'kueue.x-k8s.io/"
+		  "queue-name':'q'}},'spec':{'template':{}}}",
 		  "metadata.name: required" },
 		{ D_JOB, "{'metadata':{'name':'j'},'spec':{'template':{}}}",
-		  "metadata.labels[\"kueue.x-k8s.io/queue-name\"]: required: muster manages only Jobs "
+		  "metadata.labels[\"kueue.x-k8s.io/queue-name\"]: required: muster manages only "
+		  "Jobs "
 		  "with this label" },
-		{ D_JOB, "{'metadata':{'name':'j','labels':{'kueue.x-k8s.io/queue-name':'Q'}},'spec':{'template':{}}}",
-		  "metadata.labels[\"kueue.x-k8s.io/queue-name\"]: invalid name \"Q\": must be lowercase "
+		{ D_JOB,
+		  "{'metadata':{'name':'j','labels':{'kueue.x-k8s.io/"
+		  "queue-name':'Q'}},'spec':{'template':{}}}",
+		  "metadata.labels[\"kueue.x-k8s.io/queue-name\"]: invalid name \"Q\": must be "
+		  "lowercase "
 		  "letters, digits, '-' and '.', start and end with a letter or digit, at most 253 "
 		  "characters" },
 		{ D_JOB, "{'metadata':{'name':'j','labels':[]},'spec':{'template':{}}}",
@@ -1469,30 +1711,43 @@ static void test_job_errors(void **state)
 		  "spec.parallelism: -1 is out of range [0, 2147483647]" },
 		{ D_JOB, JOB_HEAD "},'spec':{'completions':'2','template':{}}}",
 		  "spec.completions: must be an integer, not 2" },
-		{ D_JOB, JOB_HEAD "},'spec':{'template':{'spec':{'containers':[{'resources':{'requests':{'cpu':'12x'}}}]}}}}",
-		  "spec.template.spec.containers[0].resources.requests.cpu: invalid quantity \"12x\"" },
+		{ D_JOB,
+		  JOB_HEAD "},'spec':{'template':{'spec':{'containers':[{'resources':{'requests':{'"
+			   "cpu':'12x'}}}]}}}}",
+		  "spec.template.spec.containers[0].resources.requests.cpu: invalid quantity "
+		  "\"12x\"" },
 		{ D_JOB, JOB_HEAD "},'spec':{'template':{'spec':{'priority':'1'}}}}",
 		  "spec.template.spec.priority: must be an integer, not 1" },
 		{ D_JOB, JOB_HEAD "},'spec':{'template':{'spec':{'priorityClassName':'missing'}}}}",
 		  "spec.template.spec.priorityClassName: PriorityClass missing doesn't exist" },
-		{ D_JOB, "{'metadata':{'name':'j','labels':{'kueue.x-k8s.io/queue-name':'q',"
+		{ D_JOB,
+		  "{'metadata':{'name':'j','labels':{'kueue.x-k8s.io/queue-name':'q',"
 		  "'kueue.x-k8s.io/priority-class':'low'}},'spec':{'template':{}}}",
-		  "metadata.labels[\"kueue.x-k8s.io/priority-class\"]: WorkloadPriorityClass low doesn't exist" },
-		{ D_JOB, JOB_HEAD ",'annotations':{'kueue.x-k8s.io/job-min-parallelism':'NaN'}},"
-		  "'spec':{'parallelism':4,'template':{}}}",
-		  "metadata.annotations[\"kueue.x-k8s.io/job-min-parallelism\"]: invalid value \"NaN\": must "
+		  "metadata.labels[\"kueue.x-k8s.io/priority-class\"]: WorkloadPriorityClass low "
+		  "doesn't exist" },
+		{ D_JOB,
+		  JOB_HEAD ",'annotations':{'kueue.x-k8s.io/job-min-parallelism':'NaN'}},"
+			   "'spec':{'parallelism':4,'template':{}}}",
+		  "metadata.annotations[\"kueue.x-k8s.io/job-min-parallelism\"]: invalid value "
+		  "\"NaN\": must "
 		  "be an integer from 1 to 3 (below the Job's pod count 4)" },
-		{ D_JOB, JOB_HEAD ",'annotations':{'kueue.x-k8s.io/job-min-parallelism':'4'}},"
-		  "'spec':{'parallelism':4,'template':{}}}",
-		  "metadata.annotations[\"kueue.x-k8s.io/job-min-parallelism\"]: invalid value \"4\": must "
+		{ D_JOB,
+		  JOB_HEAD ",'annotations':{'kueue.x-k8s.io/job-min-parallelism':'4'}},"
+			   "'spec':{'parallelism':4,'template':{}}}",
+		  "metadata.annotations[\"kueue.x-k8s.io/job-min-parallelism\"]: invalid value "
+		  "\"4\": must "
 		  "be an integer from 1 to 3 (below the Job's pod count 4)" },
-		{ D_JOB, JOB_HEAD ",'annotations':{'kueue.x-k8s.io/job-min-parallelism':'0'}},"
-		  "'spec':{'parallelism':4,'template':{}}}",
-		  "metadata.annotations[\"kueue.x-k8s.io/job-min-parallelism\"]: invalid value \"0\": must "
+		{ D_JOB,
+		  JOB_HEAD ",'annotations':{'kueue.x-k8s.io/job-min-parallelism':'0'}},"
+			   "'spec':{'parallelism':4,'template':{}}}",
+		  "metadata.annotations[\"kueue.x-k8s.io/job-min-parallelism\"]: invalid value "
+		  "\"0\": must "
 		  "be an integer from 1 to 3 (below the Job's pod count 4)" },
-		{ D_JOB, JOB_HEAD ",'annotations':{'kueue.x-k8s.io/job-min-parallelism':'1'}},"
-		  "'spec':{'template':{}}}",
-		  "metadata.annotations[\"kueue.x-k8s.io/job-min-parallelism\"]: invalid value \"1\": must "
+		{ D_JOB,
+		  JOB_HEAD ",'annotations':{'kueue.x-k8s.io/job-min-parallelism':'1'}},"
+			   "'spec':{'template':{}}}",
+		  "metadata.annotations[\"kueue.x-k8s.io/job-min-parallelism\"]: invalid value "
+		  "\"1\": must "
 		  "be an integer from 1 to 0 (below the Job's pod count 1)" },
 		{ D_JOB, JOB_HEAD ",'creationTimestamp':'now'},'spec':{'template':{}}}",
 		  "metadata.creationTimestamp: invalid time \"now\": must be RFC 3339, e.g. "

@@ -170,9 +170,9 @@ static void fill_group(struct world *w, int owner, struct node *n, struct eng_re
 		int f = k == 0 ? first : 1 - first;
 		for (int r = 0; r < 2; r++) {
 			struct q *q = &n->q[f * 2 + r];
-			w->rq[owner][0][k][r] =
-				(struct eng_resource_quota){ cov_cm[r], q->nominal, q->has_bl,
-							     q->bl,	q->has_ll,  q->ll };
+			w->rq[owner][0][k][r] = (struct eng_resource_quota){ cov_cm[r], q->nominal,
+									     q->has_bl, q->bl,
+									     q->has_ll, q->ll };
 		}
 		w->fq[owner][0][k] =
 			(struct eng_flavor_quotas){ f ? "f1" : "f0", 2, w->rq[owner][0][k] };
@@ -181,9 +181,9 @@ static void fill_group(struct world *w, int owner, struct node *n, struct eng_re
 	*n_groups = 1;
 	if (with_gpu) {
 		struct q *q = &n->q[4];
-		w->rq[owner][1][0][0] =
-			(struct eng_resource_quota){ "nvidia.com/gpu", q->nominal, q->has_bl, q->bl,
-						     q->has_ll,	       q->ll };
+		w->rq[owner][1][0][0] = (struct eng_resource_quota){ "nvidia.com/gpu", q->nominal,
+								     q->has_bl,        q->bl,
+								     q->has_ll,        q->ll };
 		w->fq[owner][1][0] = (struct eng_flavor_quotas){ "g0", 1, w->rq[owner][1][0] };
 		rg[1] = (struct eng_resource_group){ 1, cov_g, 1, w->fq[owner][1] };
 		*n_groups = 2;
@@ -280,7 +280,8 @@ static void build_world(struct world *w)
 		assert_int_equal(engine_set_local_queue(w->e, "ns", lq, q->name, ENG_STOP_NONE), 0);
 		if (w->fair) {
 			snprintf(lq, sizeof(lq), "lq%d-b", i);
-			assert_int_equal(engine_set_local_queue(w->e, "ns", lq, q->name, ENG_STOP_NONE),
+			assert_int_equal(engine_set_local_queue(w->e, "ns", lq, q->name,
+								ENG_STOP_NONE),
 					 0);
 			if (rnd() % 2)
 				assert_int_equal(engine_set_lq_fair_weight(w->e, "ns", lq,
@@ -295,7 +296,8 @@ static void build_world(struct world *w)
 			{ 1, 1, { ENG_FS_LESS_THAN_INITIAL_SHARE, 0 } },
 		};
 		assert_int_equal(engine_set_fair_sharing(w->e, &lists[rnd() % 3]), 0);
-		static const struct eng_afs_weight weights[] = { { "cpu", 1 }, { "nvidia.com/gpu", 4 } };
+		static const struct eng_afs_weight weights[] = { { "cpu", 1 },
+								 { "nvidia.com/gpu", 4 } };
 		static const int64_t half_lives[] = { 0, 600000000000LL, 3600000000000LL };
 		struct eng_admission_fair_sharing afs = { 1, half_lives[rnd() % 3], 300000000000LL,
 							  2, weights };
@@ -415,8 +417,8 @@ static void check(struct world *w, const char *after)
 		size_t active, inadmissible; /* the metric's split adds up to the status' count */
 		assert_int_equal(engine_cq_pending(w->e, q->name, &active, &inadmissible), 0);
 		if (active + inadmissible != pending)
-			fail_msg("op %ld (%s): %s pending %zu, split %zu + %zu", w->ops, after, q->name,
-				 pending, active, inadmissible);
+			fail_msg("op %ld (%s): %s pending %zu, split %zu + %zu", w->ops, after,
+				 q->name, pending, active, inadmissible);
 		if (adm != n_adm[i])
 			fail_msg("op %ld (%s): %s admitted %zu, test counts %zu", w->ops, after,
 				 q->name, adm, n_adm[i]);
@@ -437,10 +439,10 @@ static void check(struct world *w, const char *after)
 					 q->name, fr_flavor[k], res_names[fr_res[k]]);
 			if (q->parent >= 0 && q->q[k].has && q->q[k].has_bl &&
 			    q->usage[k] > q->q[k].nominal + q->q[k].bl)
-				fail_msg(
-					"op %ld (%s): %s over nominal + borrowingLimit in %s/%s: %" PRId64,
-					w->ops, after, q->name, fr_flavor[k], res_names[fr_res[k]],
-					q->usage[k]);
+				fail_msg("op %ld (%s): %s over nominal + borrowingLimit in %s/%s: "
+					 "%" PRId64,
+					 w->ops, after, q->name, fr_flavor[k], res_names[fr_res[k]],
+					 q->usage[k]);
 		}
 	}
 	for (int c = 0; c < w->n_cohorts; c++) {
@@ -503,8 +505,8 @@ static int root_child(const struct world *w, int i, int *is_cq, int *index)
 static double side_share(const struct world *w, int is_cq, int index, int *zero_weight)
 {
 	struct eng_share sh;
-	int rc = is_cq ? engine_cq_share(w->e, w->cq[index].name, &sh)
-		       : engine_cohort_share(w->e, w->cohort[index].name, &sh);
+	int rc = is_cq ? engine_cq_share(w->e, w->cq[index].name, &sh) :
+			 engine_cohort_share(w->e, w->cohort[index].name, &sh);
 	assert_int_equal(rc, 0);
 	*zero_weight = sh.weighted_share == INT64_MAX;
 	return sh.precise;
@@ -563,9 +565,9 @@ static void on_decision(void *arg, const struct eng_decision *d)
 	struct wl *x = &w->wl[wl_id(d->workload)];
 	if (trace)
 		print_message("    op %ld: %s %s %s %s\n", w->ops,
-			      d->kind == ENG_ADMIT     ? "ADMIT"
-			      : d->kind == ENG_PREEMPT ? "PREEMPT"
-						       : "PENDING",
+			      d->kind == ENG_ADMIT   ? "ADMIT" :
+			      d->kind == ENG_PREEMPT ? "PREEMPT" :
+						       "PENDING",
 			      d->workload,
 			      d->kind == ENG_ADMIT ? d->assignment->cluster_queue : d->reason,
 			      d->message ? d->message : (d->preemptor ? d->preemptor : ""));
@@ -674,7 +676,7 @@ static void submit(struct world *w, int id)
 	snprintf(key, sizeof(key), "ns/w%d", id);
 	snprintf(lq, sizeof(lq), x->lq_b ? "lq%d-b" : "lq%d", x->lq);
 	struct eng_workload_spec spec = { key, "ns", lq, x->priority, x->time, (size_t)x->n_podsets,
-					  ps, NULL };
+					  ps,  NULL };
 	assert_int_equal(engine_add_workload(w->e, &spec), 0);
 }
 
@@ -697,9 +699,10 @@ static void op_add(struct world *w)
 		x->min_count[p] = p == with_min ? rnd_in(1, x->count[p]) : 0;
 		for (int r = 0; r < N_RES; r++)
 			x->per_pod[p][r] =
-				r == 2 ? (rnd() % 4 == 0 ? U(rnd_in(1, 2)) : 0)
-				       : (rnd() % 5 ? U(rnd_in(0, 2)) + (int64_t)rnd_in(0, 1) * 500
-						    : 0);
+				r == 2 ?
+					(rnd() % 4 == 0 ? U(rnd_in(1, 2)) : 0) :
+					(rnd() % 5 ? U(rnd_in(0, 2)) + (int64_t)rnd_in(0, 1) * 500 :
+						     0);
 		if (trace)
 			print_message("    w%d lq%d%s prio %d podSet %d: %" PRId64 " (min %" PRId64
 				      ") x cpu %" PRId64 " mem %" PRId64 " gpu %" PRId64 "\n",
@@ -902,7 +905,8 @@ static void run_worlds(int fair)
 	const long worlds = env ? atol(env) : 12;
 	assert_true(worlds >= 1 && worlds <= 12);
 	for (long i = 0; i < worlds; i++) {
-		admits += run_world(seed + (uint64_t)i * 0x9e3779b97f4a7c15ull, ops_per_world, fair);
+		admits +=
+			run_world(seed + (uint64_t)i * 0x9e3779b97f4a7c15ull, ops_per_world, fair);
 		total_ops += ops_per_world;
 	}
 	/* tests/bench/property_seeds.sh sums these lines. */
@@ -972,7 +976,8 @@ static void starvation_world(uint64_t seed)
 	rng_state = seed ? seed : 1;
 	assert_int_equal(engine_new(&v.e), 0);
 	assert_int_equal(engine_set_flavor(v.e, &f), 0);
-	struct eng_fair_sharing fs = { 1, (size_t)rnd_in(0, 1),
+	struct eng_fair_sharing fs = { 1,
+				       (size_t)rnd_in(0, 1),
 				       { ENG_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, 0 } };
 	assert_int_equal(engine_set_fair_sharing(v.e, &fs), 0);
 	for (int q = 0; q <= SV_CQS; q++) {
@@ -985,10 +990,14 @@ static void starvation_world(uint64_t seed)
 		struct eng_flavor_quotas fq = { "f", 1, &rq };
 		struct eng_resource_group rg = { 1, cpu, 1, &fq };
 		struct eng_cq_spec spec = {
-			.name = name, .cohort = "co", .n_groups = 1, .groups = &rg,
+			.name = name,
+			.cohort = "co",
+			.n_groups = 1,
+			.groups = &rg,
 			.preemption = { .reclaim_within_cohort = ENG_RECLAIM_ANY },
 			.namespace_selector = &all_namespaces,
-			.has_fair_weight = !lender, .fair_weight = lender ? 1 : weight[q],
+			.has_fair_weight = !lender,
+			.fair_weight = lender ? 1 : weight[q],
 		};
 		assert_int_equal(engine_set_cq(v.e, &spec), 0);
 		snprintf(ns, sizeof(ns), "%s", name);
@@ -1017,9 +1026,12 @@ static void starvation_world(uint64_t seed)
 				snprintf(ns, sizeof(ns), "s%d", q);
 				const char *res[] = { "cpu" };
 				int64_t per_pod[] = { U(rnd_in(1, 2)) };
-				struct eng_podset ps = { "main", 1, 0,
-							 { .n_requests = 1, .resources = res,
-							   .per_pod = per_pod } };
+				struct eng_podset ps = {
+					"main",
+					1,
+					0,
+					{ .n_requests = 1, .resources = res, .per_pod = per_pod }
+				};
 				struct eng_workload_spec w = { key, ns, "lq", 0, n, 1, &ps, NULL };
 				assert_int_equal(engine_add_workload(v.e, &w), 0);
 				v.pending[q]++;
@@ -1044,9 +1056,11 @@ static void starvation_world(uint64_t seed)
 		for (int q = 0; q < SV_CQS; q++)
 			others += v.admitted[q];
 		for (int q = 1; q < SV_CQS; q++) { /* s0 has weight 0: it may wait */
-			waited[q] = v.pending[q] > 0 && !v.admitted[q] && others ? waited[q] + 1 : 0;
+			waited[q] = v.pending[q] > 0 && !v.admitted[q] && others ? waited[q] + 1 :
+										   0;
 			if (waited[q] > SV_WINDOW)
-				fail_msg("seed %#" PRIx64 " round %d: s%d (weight %g) waited %d rounds "
+				fail_msg("seed %#" PRIx64
+					 " round %d: s%d (weight %g) waited %d rounds "
 					 "with %d pending while others were admitted",
 					 seed, round, q, weight[q], waited[q], v.pending[q]);
 		}

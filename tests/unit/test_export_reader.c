@@ -248,8 +248,7 @@ static void test_json_bad_input(void **state)
 	expect_error("{\"apiVersion\":\"v1\",\"items\":[" A " " B "],\"kind\":\"List\"}", 1, 1,
 		     "items[0] is followed by neither ',' nor ']'");
 	/* A syntax error: the document and its line. */
-	expect_error(A "\n---\n{\"apiVersion\": \"v1\",\n \"kind\": }\n", 1, 4,
-		     "document 2: ");
+	expect_error(A "\n---\n{\"apiVersion\": \"v1\",\n \"kind\": }\n", 1, 4, "document 2: ");
 	expect_error(A "\nkind: Namespace\n", 1, 2, "document 2: not JSON");
 	expect_error(A "\n--- \"a\": 1\n", 1, 2, "document 2: not JSON");
 	/* Not a v1 List after all, duplicate keys. */

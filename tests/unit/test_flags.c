@@ -68,8 +68,12 @@ static int parse(const char *line, struct values *v, int posix, uint64_t *seen)
 		argv[argc++] = w;
 	FILE *err = fmemopen(errors, sizeof(errors), "w");
 	assert_non_null(err);
-	struct flag_parser p = { .flags = flags, .nflags = NFLAGS, .prefix = "prog: ", .err = err,
-				 .positional = posix ? NULL : take, .arg = v };
+	struct flag_parser p = { .flags = flags,
+				 .nflags = NFLAGS,
+				 .prefix = "prog: ",
+				 .err = err,
+				 .positional = posix ? NULL : take,
+				 .arg = v };
 	memset(v, 0, sizeof(*v));
 	v->color = -1;
 	int rc = flags_parse(&p, argc, argv, seen);
@@ -90,7 +94,8 @@ static void test_spellings(void **state)
 	uint64_t seen;
 	(void)state;
 	assert_int_equal(parse("a --name=x b -Av --count -5 --seed 1000 --ratio=.5 -cgreen c", &v,
-			       0, &seen), 12);
+			       0, &seen),
+			 12);
 	assert_true(v.all && v.verbose);
 	assert_string_equal(v.name, "x");
 	assert_int_equal(v.count, -5);
@@ -139,8 +144,9 @@ static void test_errors(void **state)
 		{ "-An", "prog: flag needs an argument: 'n' in -An\n" },
 		{ "--all=yes", "prog: invalid argument \"yes\" for \"--all\" flag\n" },
 		{ "--count 6", "prog: --count must be a number from -5 to 5, not \"6\"\n" },
-		{ "--count 99999999999999999999", "prog: --count must be a number from -5 to 5, not "
-						  "\"99999999999999999999\"\n" },
+		{ "--count 99999999999999999999",
+		  "prog: --count must be a number from -5 to 5, not "
+		  "\"99999999999999999999\"\n" },
 		{ "--count=", "prog: --count must be a number from -5 to 5, not \"\"\n" },
 		{ "--seed -1", "prog: --seed must be a number from 0 to 1000, not \"-1\"\n" },
 		{ "--ratio 1.5", "prog: --ratio must be a number from 0 to 1, not \"1.5\"\n" },

@@ -59,7 +59,8 @@ static void text_free(struct text *t)
 static void add_cq(struct text *t, const char *name, int gpus, const char *spec)
 {
 	fprintf(t->f,
-		"---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: %s}\n"
+		"---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: "
+		"%s}\n"
 		"spec:\n%s  namespaceSelector: {}\n  resourceGroups:\n"
 		"  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: a100\n"
 		"      resources:\n      - {name: nvidia.com/gpu, nominalQuota: %d}\n"
@@ -82,14 +83,16 @@ static void add_wl(struct text *t, const struct wl *w)
 {
 	fprintf(t->f,
 		"---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\n"
-		"metadata: {name: %s, namespace: team-a, creationTimestamp: \"2026-11-27T%s:00Z\"}\n"
+		"metadata: {name: %s, namespace: team-a, creationTimestamp: "
+		"\"2026-11-27T%s:00Z\"}\n"
 		"spec:\n  queueName: lq-%s\n  priority: %d\n",
 		w->name, w->created, w->cq, w->priority);
 	if (w->max_exec)
 		fprintf(t->f, "  maximumExecutionTimeSeconds: %ld\n", w->max_exec);
 	fprintf(t->f,
 		"  podSets:\n  - name: main\n    count: %d\n    template:\n      spec:\n"
-		"        containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"%d\"}}}]\n",
+		"        containers: [{name: c, resources: {requests: {nvidia.com/gpu: "
+		"\"%d\"}}}]\n",
 		w->count, w->gpus);
 	if (!w->reserved)
 		return;
@@ -202,9 +205,12 @@ static void test_one_queue_best_effort(void **state)
 	assert_int_equal(r.res.n, 3);
 	assert_int_equal(r.res.running, 2);
 	assert_int_equal(r.res.stop, FORECAST_STOP_DONE);
-	expect(&r, "p1", "12:30", 0, "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~12:30");
-	expect(&r, "p3", "13:00", 1, "1 workload ahead; the earliest end frees 4 nvidia.com/gpu at ~13:00");
-	expect(&r, "p2", "14:00", 2, "2 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~14:00");
+	expect(&r, "p1", "12:30", 0,
+	       "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~12:30");
+	expect(&r, "p3", "13:00", 1,
+	       "1 workload ahead; the earliest end frees 4 nvidia.com/gpu at ~13:00");
+	expect(&r, "p2", "14:00", 2,
+	       "2 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~14:00");
 	expect_sources(&r, "p1", 0, 2, 0, 0);
 	expect_sources(&r, "p2", 0, 2, 2, 0);
 	run_free(&r);
@@ -231,9 +237,12 @@ static void test_strict_fifo_priorities(void **state)
 	opt.runtimes = hist;
 	opt.n_runtimes = 1;
 	run_pending(&r, &opt);
-	expect(&r, "hi", "12:30", 0, "0 workloads ahead; the earliest end frees 8 nvidia.com/gpu at ~12:30");
-	expect(&r, "lo", "13:30", 1, "1 workload ahead; the earliest end frees 8 nvidia.com/gpu at ~13:30");
-	expect(&r, "lo2", "13:30", 2, "2 workloads ahead; the earliest end frees 8 nvidia.com/gpu at ~13:30");
+	expect(&r, "hi", "12:30", 0,
+	       "0 workloads ahead; the earliest end frees 8 nvidia.com/gpu at ~12:30");
+	expect(&r, "lo", "13:30", 1,
+	       "1 workload ahead; the earliest end frees 8 nvidia.com/gpu at ~13:30");
+	expect(&r, "lo2", "13:30", 2,
+	       "2 workloads ahead; the earliest end frees 8 nvidia.com/gpu at ~13:30");
 	run_free(&r);
 }
 
@@ -261,7 +270,8 @@ static void test_cohort_borrowing(void **state)
 	opt.deadlines = dl;
 	opt.n_deadlines = 1;
 	run_pending(&r, &opt);
-	expect(&r, "a2", "12:20", 0, "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~12:20");
+	expect(&r, "a2", "12:20", 0,
+	       "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~12:20");
 	expect_sources(&r, "a2", 1, 1, 0, 0);
 	expect(&r, "o2", NULL, 0,
 	       "no basis: it waits for team-a/o1, running with no expected end (no "
@@ -283,7 +293,8 @@ static void test_gang_waits_for_two_ends(void **state)
 	add_wl(&r.t, &(struct wl){ "gang", "cq", 2, 4, 0, "11:20", NULL, 0 });
 	struct forecast_options opt = options();
 	run_pending(&r, &opt);
-	expect(&r, "gang", "13:10", 0, "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~13:10");
+	expect(&r, "gang", "13:10", 0,
+	       "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~13:10");
 	assert_int_equal(r.res.steps, 2);
 	run_free(&r);
 }
@@ -313,11 +324,12 @@ static void test_no_basis(void **state)
 	expect_sources(&r, "p", 0, 0, 0, 2);
 	const struct forecast_estimate *e = find(&r, "huge");
 	assert_false(e->has_admission);
-	assert_string_equal(e->basis,
-			    "no basis: it does not fit even with nothing else running: couldn't assign "
-			    "flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor "
-			    "a100, previously considered podsets requests (0) + current podset request "
-			    "(16) > maximum capacity (8)");
+	assert_string_equal(
+		e->basis,
+		"no basis: it does not fit even with nothing else running: couldn't assign "
+		"flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor "
+		"a100, previously considered podsets requests (0) + current podset request "
+		"(16) > maximum capacity (8)");
 	run_free(&r);
 }
 
@@ -353,10 +365,14 @@ static void test_runtime_precedence(void **state)
 	opt.runtimes = hist;
 	opt.n_runtimes = 1;
 	run_pending(&r, &opt);
-	expect(&r, "p0", "12:00", 0, "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~12:00");
-	expect(&r, "p1", "12:30", 1, "1 workload ahead; the earliest end frees 4 nvidia.com/gpu at ~12:30");
-	expect(&r, "p2", "13:00", 2, "2 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~13:00");
-	expect(&r, "p3", "13:20", 3, "3 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~13:20");
+	expect(&r, "p0", "12:00", 0,
+	       "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~12:00");
+	expect(&r, "p1", "12:30", 1,
+	       "1 workload ahead; the earliest end frees 4 nvidia.com/gpu at ~12:30");
+	expect(&r, "p2", "13:00", 2,
+	       "2 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~13:00");
+	expect(&r, "p3", "13:20", 3,
+	       "3 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~13:20");
 	/* By p3's admission: rdl's deadline, rmax's and late's maximum, rhist, p0..p2 history. */
 	expect_sources(&r, "p3", 1, 2, 4, 0);
 	run_free(&r);
@@ -383,19 +399,26 @@ static void test_history_sample(void **state)
 	add_wl(&r.t, &(struct wl){ "p3", "cq", 1, 8, 0, "11:50", NULL, 0 });
 	static const int64_t minutes[] = { 10 * 60000, 20 * 60000, 30 * 60000, 90 * 60000,
 					   150 * 60000 };
-	struct forecast_runtime hist[] = { { .cluster_queue = "cq", .sample = minutes, .n_sample = 5 } };
+	struct forecast_runtime hist[] = {
+		{ .cluster_queue = "cq", .sample = minutes, .n_sample = 5 }
+	};
 	struct forecast_options opt = options();
 	opt.runtimes = hist;
 	opt.n_runtimes = 1;
 	run_pending(&r, &opt);
-	expect(&r, "p1", "12:30", 0, "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~12:30");
-	expect(&r, "p2", "13:00", 1, "1 workload ahead; the earliest ends free 8 nvidia.com/gpu at ~13:00");
-	expect(&r, "p3", "13:30", 2, "2 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~13:30");
+	expect(&r, "p1", "12:30", 0,
+	       "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~12:30");
+	expect(&r, "p2", "13:00", 1,
+	       "1 workload ahead; the earliest ends free 8 nvidia.com/gpu at ~13:00");
+	expect(&r, "p3", "13:30", 2,
+	       "2 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~13:30");
 	expect_sources(&r, "p3", 0, 0, 4, 0);
 	run_free(&r);
 	/* A sample out of order is refused. */
 	static const int64_t unsorted[] = { 2, 1 };
-	struct forecast_runtime bad[] = { { .cluster_queue = "cq", .sample = unsorted, .n_sample = 2 } };
+	struct forecast_runtime bad[] = {
+		{ .cluster_queue = "cq", .sample = unsorted, .n_sample = 2 }
+	};
 	struct forecast_result res;
 	char err[256];
 	text_open(&r.t);
@@ -426,7 +449,8 @@ static void test_now_preemption_horizon(void **state)
 	struct forecast_options opt = options();
 	opt.horizon_ms = 86400 * 1000;
 	run_pending(&r, &opt);
-	expect(&r, "high", "12:00", 0, "0 workloads ahead; it fits now once 1 workload is preempted");
+	expect(&r, "high", "12:00", 0,
+	       "0 workloads ahead; it fits now once 1 workload is preempted");
 	expect(&r, "f", "12:00", 0, "0 workloads ahead; it fits now");
 	expect(&r, "w", NULL, 0, "no estimate within 1 day: it is still waiting then");
 	assert_int_equal(r.res.stop, FORECAST_STOP_HORIZON);
@@ -441,8 +465,8 @@ static void test_now_preemption_horizon(void **state)
 	run_pending(&r, &opt);
 	const struct forecast_estimate *e = find(&r, "w");
 	assert_int_equal(e->admission_ms, at("11:00") + 2 * 86400 * 1000);
-	assert_string_equal(e->basis,
-			    "0 workloads ahead; the earliest end frees 8 nvidia.com/gpu at ~2026-11-29 11:00");
+	assert_string_equal(e->basis, "0 workloads ahead; the earliest end frees 8 nvidia.com/gpu "
+				      "at ~2026-11-29 11:00");
 	run_free(&r);
 }
 
@@ -475,7 +499,8 @@ static void test_one_workload(void **state)
 	assert_int_equal(e.state, FORECAST_PENDING);
 	assert_int_equal(e.admission_ms, at("13:00"));
 	assert_int_equal(e.ahead, 1);
-	assert_string_equal(e.basis, "1 workload ahead; the earliest end frees 8 nvidia.com/gpu at ~13:00");
+	assert_string_equal(e.basis,
+			    "1 workload ahead; the earliest end frees 8 nvidia.com/gpu at ~13:00");
 	forecast_estimate_release(&e);
 
 	assert_int_equal(forecast_workload(&fin, &opt, "team-a/r1", &e, err, sizeof(err)), 0);
@@ -490,7 +515,8 @@ static void test_one_workload(void **state)
 	assert_non_null(strstr(e.basis, "no basis: spec.active is false"));
 	forecast_estimate_release(&e);
 
-	assert_int_equal(forecast_workload(&fin, &opt, "team-a/nope", &e, err, sizeof(err)), -ENOENT);
+	assert_int_equal(forecast_workload(&fin, &opt, "team-a/nope", &e, err, sizeof(err)),
+			 -ENOENT);
 	assert_string_equal(err, "no Workload team-a/nope among the inputs");
 	assert_null(e.workload);
 	text_free(&t);
@@ -554,8 +580,10 @@ static void test_objects_match_texts(void **state)
 	json_t *docs = NULL;
 	struct yamljson_error yerr;
 	assert_int_equal(yamljson_load(r.t.data, r.t.len, &docs, &yerr), 0);
-	struct sim_objects objs = { .flavors = json_array(), .cluster_queues = json_array(),
-				    .local_queues = json_array(), .workloads = json_object() };
+	struct sim_objects objs = { .flavors = json_array(),
+				    .cluster_queues = json_array(),
+				    .local_queues = json_array(),
+				    .workloads = json_object() };
 	size_t i;
 	json_t *d;
 	json_array_foreach(docs, i, d)
@@ -570,7 +598,10 @@ static void test_objects_match_texts(void **state)
 			json_array_append(objs.local_queues, d);
 		else /* a store, key -> object, in its own order */
 			json_object_set(objs.workloads,
-					json_string_value(json_object_get(json_object_get(d, "metadata"), "name")), d);
+					json_string_value(
+						json_object_get(json_object_get(d, "metadata"),
+								"name")),
+					d);
 	}
 	struct forecast_input fin = { .objects = &objs };
 	struct forecast_result res;
@@ -585,8 +616,10 @@ static void test_objects_match_texts(void **state)
 		assert_string_equal(res.items[i].basis, r.res.items[i].basis);
 	}
 	/* b1 ends 12:20 and a2 borrows; a2 ends 12:30 (history), a1 13:00: b2 then has 8. */
-	expect(&r, "a2", "12:20", 0, "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~12:20");
-	expect(&r, "b2", "13:00", 1, "1 workload ahead; the earliest end frees 4 nvidia.com/gpu at ~13:00");
+	expect(&r, "a2", "12:20", 0,
+	       "0 workloads ahead; the earliest end frees 4 nvidia.com/gpu at ~12:20");
+	expect(&r, "b2", "13:00", 1,
+	       "1 workload ahead; the earliest end frees 4 nvidia.com/gpu at ~13:00");
 	forecast_result_release(&res);
 	json_decref(objs.flavors);
 	json_decref(objs.cluster_queues);
@@ -623,13 +656,15 @@ static void fair_forecast(int fair, struct forecast_result *res)
 			 names[i], i == 0 ? 2 : 0);
 	char cqs[1300], wls[2000] = "[";
 	snprintf(cqs, sizeof(cqs), "[%s,%s,%s]", cq[0], cq[1], cq[2]);
-	const char *wl[3][3] = { { "a1", "lq-a", "10:00" }, { "a2", "lq-a", "10:01" },
+	const char *wl[3][3] = { { "a1", "lq-a", "10:00" },
+				 { "a2", "lq-a", "10:01" },
 				 { "b1", "lq-b", "10:02" } };
 	for (int i = 0; i < 3; i++) {
 		size_t len = strlen(wls);
 		snprintf(wls + len, sizeof(wls) - len,
 			 "%s{\"metadata\":{\"name\":\"%s\",\"namespace\":\"team-a\","
-			 "\"creationTimestamp\":\"2026-11-27T%s:00Z\"},\"spec\":{\"queueName\":\"%s\","
+			 "\"creationTimestamp\":\"2026-11-27T%s:00Z\"},\"spec\":{\"queueName\":\"%"
+			 "s\","
 			 "\"podSets\":[{\"name\":\"main\",\"count\":1,\"template\":{\"spec\":"
 			 "{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
 			 "{\"nvidia.com/gpu\":\"1\"}}}]}}}]}}",
@@ -639,10 +674,11 @@ static void fair_forecast(int fair, struct forecast_result *res)
 	struct sim_objects objs = {
 		.flavors = objs_of("[{\"metadata\":{\"name\":\"a100\"}}]"),
 		.cluster_queues = objs_of(cqs),
-		.local_queues = objs_of("[{\"metadata\":{\"name\":\"lq-a\",\"namespace\":\"team-a\"},"
-					"\"spec\":{\"clusterQueue\":\"cq-a\"}},"
-					"{\"metadata\":{\"name\":\"lq-b\",\"namespace\":\"team-a\"},"
-					"\"spec\":{\"clusterQueue\":\"cq-b\"}}]"),
+		.local_queues =
+			objs_of("[{\"metadata\":{\"name\":\"lq-a\",\"namespace\":\"team-a\"},"
+				"\"spec\":{\"clusterQueue\":\"cq-a\"}},"
+				"{\"metadata\":{\"name\":\"lq-b\",\"namespace\":\"team-a\"},"
+				"\"spec\":{\"clusterQueue\":\"cq-b\"}}]"),
 		.workloads = objs_of(wls),
 	};
 	struct eng_fair_sharing fs = { 1, 0, { 0, 0 } };
@@ -664,7 +700,8 @@ static int admitted_now(const struct forecast_result *res, const char *key)
 {
 	for (size_t i = 0; i < res->n; i++)
 		if (!strcmp(res->items[i].workload, key))
-			return res->items[i].has_admission && res->items[i].admission_ms == at("12:00");
+			return res->items[i].has_admission &&
+			       res->items[i].admission_ms == at("12:00");
 	fail_msg("no estimate for %s", key);
 	return 0;
 }

@@ -12,25 +12,27 @@
 
 #include "kube/framer.h"
 
-#define ADDED_WL                                                                                   \
-	"{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"        \
-	"\"Workload\",\"metadata\":{\"name\":\"job-sample-0c2a1\",\"namespace\":\"team-a\","        \
-	"\"resourceVersion\":\"1001\",\"uid\":\"7d0c1f7e-7e8f-4c52-9a64-0c2a1d41b8a9\"},"           \
+#define ADDED_WL                                                                              \
+	"{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":" \
+	"\"Workload\",\"metadata\":{\"name\":\"job-sample-0c2a1\",\"namespace\":\"team-a\","  \
+	"\"resourceVersion\":\"1001\",\"uid\":\"7d0c1f7e-7e8f-4c52-9a64-0c2a1d41b8a9\"},"     \
 	"\"spec\":{\"queueName\":\"user-queue\",\"podSets\":[{\"name\":\"main\",\"count\":8}]}}}"
 #define MODIFIED_CQ                                                                                \
-	"{\"type\":\"MODIFIED\",\"object\":{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"     \
-	"\"ClusterQueue\",\"metadata\":{\"name\":\"cluster-queue\",\"resourceVersion\":\"1002\"},"   \
+	"{\"type\":\"MODIFIED\",\"object\":{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"   \
+	"\"ClusterQueue\",\"metadata\":{\"name\":\"cluster-queue\",\"resourceVersion\":\"1002\"}," \
 	"\"spec\":{\"namespaceSelector\":{}}}}"
 #define DELETED_JOB                                                                                \
-	"{\"type\":\"DELETED\",\"object\":{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","            \
-	"\"metadata\":{\"name\":\"sample\",\"namespace\":\"team-a\",\"resourceVersion\":\"1003\"}}}"
-#define BOOKMARK                                                                                   \
-	"{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Workload\",\"apiVersion\":"                   \
-	"\"kueue.x-k8s.io/v1beta2\",\"metadata\":{\"resourceVersion\":\"1500\",\"annotations\":"     \
+	"{\"type\":\"DELETED\",\"object\":{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","          \
+	"\"metadata\":{\"name\":\"sample\",\"namespace\":\"team-a\",\"resourceVersion\":\"1003\"}" \
+	"}}"
+#define BOOKMARK                                                                                 \
+	"{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Workload\",\"apiVersion\":"               \
+	"\"kueue.x-k8s.io/v1beta2\",\"metadata\":{\"resourceVersion\":\"1500\",\"annotations\":" \
 	"{\"k8s.io/initial-events-end\":\"true\"}}}}"
 #define ERROR_410                                                                                  \
-	"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{}," \
-	"\"status\":\"Failure\",\"message\":\"too old resource version: 1 (1500)\",\"reason\":"      \
+	"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{" \
+	"},"                                                                                       \
+	"\"status\":\"Failure\",\"message\":\"too old resource version: 1 (1500)\",\"reason\":"    \
 	"\"Expired\",\"code\":410}}"
 
 struct lines {
@@ -60,7 +62,8 @@ static void lines_free(struct lines *l)
 	l->n = 0;
 }
 
-static const char *const stream_lines[] = { ADDED_WL, MODIFIED_CQ, DELETED_JOB, BOOKMARK, ERROR_410 };
+static const char *const stream_lines[] = { ADDED_WL, MODIFIED_CQ, DELETED_JOB, BOOKMARK,
+					    ERROR_410 };
 #define N_STREAM (sizeof(stream_lines) / sizeof(stream_lines[0]))
 
 static char *make_stream(size_t *len)
@@ -284,7 +287,8 @@ static void test_watch_event_error_410_code(void **state)
 
 static void test_watch_event_error_without_code_is_500(void **state)
 {
-	const char *line = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"message\":\"boom\"}}";
+	const char *line =
+		"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"message\":\"boom\"}}";
 	struct watch_event ev;
 	assert_int_equal(watch_event_parse(line, strlen(line), &ev), 0);
 	assert_int_equal(ev.error_code, 500);

@@ -26,7 +26,8 @@ static int advised_huge(const void *a)
 	int inside = 0, found = -1;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi;
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
 			inside = (uintptr_t)a >= lo && (uintptr_t)a < hi;
 			continue;
 		}

@@ -101,7 +101,10 @@ static void test_parse_needs_more_until_complete(void **state)
 
 static void test_parse_rejects_malformed(void **state)
 {
-#define CASE(literal, rc) { literal, sizeof(literal) - 1, rc }
+#define CASE(literal, rc)                        \
+	{                                        \
+		literal, sizeof(literal) - 1, rc \
+	}
 	static const struct {
 		const char *req;
 		size_t len; /* explicit: one case holds a NUL */
@@ -663,7 +666,8 @@ static void test_body_too_large(void **state)
 /* post_head LEN: a POST head declaring a body of LEN bytes. */
 static int post_head(char *buf, size_t size, size_t len)
 {
-	return snprintf(buf, size, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", len);
+	return snprintf(buf, size, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n",
+			len);
 }
 
 /* The total of bodies buffered at once is bounded: clients that hold large bodies open get 429
@@ -1046,7 +1050,8 @@ static const char *const test_ips[] = { "127.0.0.1", "::1", NULL };
 static CURL *tls_client(const char *ca_pem)
 {
 	CURL *curl = curl_easy_init();
-	struct curl_blob blob = { .data = (void *)ca_pem, .len = strlen(ca_pem),
+	struct curl_blob blob = { .data = (void *)ca_pem,
+				  .len = strlen(ca_pem),
 				  .flags = CURL_BLOB_COPY };
 	assert_non_null(curl);
 	assert_int_equal(curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &blob), CURLE_OK);
@@ -1145,7 +1150,8 @@ static void test_https_ipv6_san(void **state)
 	char u[128];
 
 	assert_int_equal(certs_generate(test_dns, test_ips, &certs), 0);
-	struct httpd_options opt = { .host = "::1", .cert_pem = certs.cert_pem,
+	struct httpd_options opt = { .host = "::1",
+				     .cert_pem = certs.cert_pem,
 				     .key_pem = certs.key_pem };
 	memset(&s, 0, sizeof(s));
 	/* Hosts without IPv6 loopback cannot run this. */

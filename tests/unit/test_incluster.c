@@ -81,7 +81,8 @@ static void test_secret_round_trip(void **state)
 	assert_int_equal(certs_generate(dns, NULL, &made), 0);
 	json_t *secret = cert_secret_build("muster-system", "s", &made);
 	assert_non_null(secret);
-	assert_string_equal(json_string_value(json_object_get(secret, "type")), "kubernetes.io/tls");
+	assert_string_equal(json_string_value(json_object_get(secret, "type")),
+			    "kubernetes.io/tls");
 	assert_non_null(json_object_get(json_object_get(secret, "data"), "ca.crt"));
 	assert_int_equal(cert_secret_parse(secret, &back), 0);
 	assert_string_equal(back.ca_pem, made.ca_pem);
@@ -219,7 +220,8 @@ static void on_done(void *arg, const struct kube_response *resp)
 static void get_once(struct t *t)
 {
 	int done = 0;
-	assert_int_equal(kube_request(t->kube, "GET", "/version", NULL, NULL, on_done, &done, NULL), 0);
+	assert_int_equal(kube_request(t->kube, "GET", "/version", NULL, NULL, on_done, &done, NULL),
+			 0);
 	while (!done)
 		uv_run(&t->loop, UV_RUN_ONCE);
 }

@@ -4,12 +4,13 @@
  *
  * The fake is the shared one (fake_apiserver.h: muster's own httpd on 127.0.0.1:0, on the same
  * uv loop as the real kube client and informer), answering with this file's script. Its
- * handler is synchronous and answers with a whole Content-Length body, so a watch response is a fixed batch of event lines followed by the end of the watch; the informer
- * treats that as a watch that ended and watches again, which is exactly what lets one script
- * drive it through lists, watches and faults. The script is a sequence of canned responses,
- * one per request in order (the informer has at most one request in flight); every request's
- * target and arrival time is recorded so the tests can assert on what the informer asked for.
- * Requests past the end of the script get 503, which parks the informer in its backoff.
+ * handler is synchronous and answers with a whole Content-Length body, so a watch response is a
+ * fixed batch of event lines followed by the end of the watch; the informer treats that as a watch
+ * that ended and watches again, which is exactly what lets one script drive it through lists,
+ * watches and faults. The script is a sequence of canned responses, one per request in order (the
+ * informer has at most one request in flight); every request's target and arrival time is recorded
+ * so the tests can assert on what the informer asked for. Requests past the end of the script get
+ * 503, which parks the informer in its backoff.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,22 +43,22 @@
 
 /* Object, watch-event and list bodies as the apiserver writes them (items of a list have no
  * kind; the informer must not need one). */
-#define OBJ(name, rv)                                                                              \
-	"{\"metadata\":{\"namespace\":\"ns\",\"name\":\"" name "\",\"resourceVersion\":\"" rv      \
+#define OBJ(name, rv)                                                                         \
+	"{\"metadata\":{\"namespace\":\"ns\",\"name\":\"" name "\",\"resourceVersion\":\"" rv \
 	"\"},\"spec\":{}}"
 #define EV(type, name, rv) "{\"type\":\"" type "\",\"object\":" OBJ(name, rv) "}\n"
-#define BOOKMARK(rv)                                                                               \
-	"{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Job\",\"apiVersion\":\"batch/v1\","         \
+#define BOOKMARK(rv)                                                                       \
+	"{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Job\",\"apiVersion\":\"batch/v1\"," \
 	"\"metadata\":{\"resourceVersion\":\"" rv "\"}}}\n"
 #define ERROR_410                                                                                  \
 	"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","               \
 	"\"metadata\":{},\"status\":\"Failure\",\"message\":\"too old resource version: 1 (40)\"," \
 	"\"reason\":\"Expired\",\"code\":410}}\n"
-#define STATUS(code, reason)                                                                       \
-	"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","       \
+#define STATUS(code, reason)                                                                 \
+	"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\"," \
 	"\"reason\":\"" reason "\",\"code\":" #code "}"
-#define LIST(rv, cont, items)                                                                      \
-	"{\"kind\":\"JobList\",\"apiVersion\":\"batch/v1\",\"metadata\":{"                         \
+#define LIST(rv, cont, items)                                              \
+	"{\"kind\":\"JobList\",\"apiVersion\":\"batch/v1\",\"metadata\":{" \
 	"\"resourceVersion\":\"" rv "\",\"continue\":\"" cont "\"},\"items\":[" items "]}"
 
 struct step {
@@ -99,14 +100,14 @@ struct fake {
 
 /* Runs the loop until cond holds, failing after ms. cond is re-checked after every loop turn;
  * the 5 ms tick bounds how long one turn can block. */
-#define RUN_UNTIL(f, cond, ms)                                                                     \
-	do {                                                                                       \
-		uint64_t deadline_ = uv_hrtime() + (uint64_t)(ms) * MS;                            \
-		while (!(cond) && uv_hrtime() < deadline_)                                         \
-			uv_run(&(f)->loop, UV_RUN_ONCE);                                           \
-		if (!(cond))                                                                       \
-			fail_msg("timed out waiting for %s (requests %zu, events %zu)", #cond,     \
-				 (f)->nreqs, (f)->nevents);                                        \
+#define RUN_UNTIL(f, cond, ms)                                                                 \
+	do {                                                                                   \
+		uint64_t deadline_ = uv_hrtime() + (uint64_t)(ms)*MS;                          \
+		while (!(cond) && uv_hrtime() < deadline_)                                     \
+			uv_run(&(f)->loop, UV_RUN_ONCE);                                       \
+		if (!(cond))                                                                   \
+			fail_msg("timed out waiting for %s (requests %zu, events %zu)", #cond, \
+				 (f)->nreqs, (f)->nevents);                                    \
 	} while (0)
 
 /* ---- helpers ---- */
@@ -543,8 +544,10 @@ static void test_backoff_capped(void **state)
 {
 	struct fake *f = *state;
 	static const struct step script[] = {
-		{ 'L', 500, STATUS(500, "InternalError") }, { 'L', 500, STATUS(500, "InternalError") },
-		{ 'L', 500, STATUS(500, "InternalError") }, { 'L', 500, STATUS(500, "InternalError") },
+		{ 'L', 500, STATUS(500, "InternalError") },
+		{ 'L', 500, STATUS(500, "InternalError") },
+		{ 'L', 500, STATUS(500, "InternalError") },
+		{ 'L', 500, STATUS(500, "InternalError") },
 		{ 'L', 200, LIST("10", "", OBJ("a", "3")) },
 	};
 	start(f, script, 5, NULL);
@@ -570,8 +573,8 @@ static void test_client_rate_limit(void **state)
 	int done = 0;
 	kube_client_set_rate(f->client, 20, 5);
 	for (int i = 0; i < 15; i++)
-		assert_int_equal(kube_request(f->client, "GET", JOBS, NULL, NULL, on_limited_done, &done,
-					      NULL),
+		assert_int_equal(kube_request(f->client, "GET", JOBS, NULL, NULL, on_limited_done,
+					      &done, NULL),
 				 0);
 	RUN_UNTIL(f, done == 15, WAIT_MS);
 	assert_int_equal(f->nreqs, 15);
@@ -611,8 +614,8 @@ static void test_client_caps_connections(void **state)
 	struct fake *f = *state;
 	int done = 0, before = count_sockets();
 	for (int i = 0; i < 200; i++)
-		assert_int_equal(kube_request(f->client, "GET", JOBS, NULL, NULL, on_limited_done, &done,
-					      NULL),
+		assert_int_equal(kube_request(f->client, "GET", JOBS, NULL, NULL, on_limited_done,
+					      &done, NULL),
 				 0);
 	RUN_UNTIL(f, done == 200, WAIT_MS);
 	int after = count_sockets();
@@ -629,8 +632,9 @@ static void test_malformed_line_restarts_watch(void **state)
 	struct fake *f = *state;
 	static const struct step script[] = {
 		{ 'L', 200, LIST("10", "", OBJ("a", "3")) },
-		{ 'W', 200, EV("ADDED", "b", "11") "{\"type\":\"ADDED\",\"object\":{\"metad\n"
-			    EV("ADDED", "c", "12") },
+		{ 'W', 200,
+		  EV("ADDED", "b",
+		     "11") "{\"type\":\"ADDED\",\"object\":{\"metad\n" EV("ADDED", "c", "12") },
 		{ 'W', 200, EV("ADDED", "d", "13") },
 		{ 'W', 200, "" },
 	};

@@ -34,7 +34,9 @@ static void assert_json(json_t *got, const char *want)
 }
 
 #define CPU(c) "{'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'" c "'}}}]}}"
-#define GPU(g) "{'spec':{'containers':[{'name':'c','resources':{'requests':{'nvidia.com/gpu':'" g "'}}}]}}"
+#define GPU(g)                                                                                     \
+	"{'spec':{'containers':[{'name':'c','resources':{'requests':{'nvidia.com/gpu':'" g "'}}}]" \
+	"}}"
 
 static const char *fails(const struct integration *in, json_t *obj)
 {
@@ -59,11 +61,12 @@ static void test_job_podsets(void **state)
 {
 	(void)state;
 	char err[256];
-	json_t *job = J("{'metadata':{'name':'j','annotations':{'kueue.x-k8s.io/job-min-parallelism':'2'}},"
-			"'spec':{'parallelism':4,'completions':6,'template':{'metadata':{'labels':"
-			"{'job-name':'j','app':'x','batch.kubernetes.io/controller-uid':'u'},"
-			"'annotations':{'kueue.x-k8s.io/podset-preferred-topology':'rack'}},"
-			"'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'1'}}}]}}}}");
+	json_t *job = J(
+		"{'metadata':{'name':'j','annotations':{'kueue.x-k8s.io/job-min-parallelism':'2'}},"
+		"'spec':{'parallelism':4,'completions':6,'template':{'metadata':{'labels':"
+		"{'job-name':'j','app':'x','batch.kubernetes.io/controller-uid':'u'},"
+		"'annotations':{'kueue.x-k8s.io/podset-preferred-topology':'rack'}},"
+		"'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'1'}}}]}}}}");
 	assert_json(integration_job.podsets(job, err, sizeof(err)),
 		    "[{'name':'main','count':4,'minCount':2,'topologyRequest':{'preferred':'rack',"
 		    "'podIndexLabel':'batch.kubernetes.io/job-completion-index'},"
@@ -81,13 +84,17 @@ static void test_job_podsets(void **state)
 	assert_null(integration_job.template_at(job, 1));
 	json_decref(job);
 
-	assert_contains(fails(&integration_job, J("{'spec':{'parallelism':'4','template':" CPU("1") "}}")),
+	assert_contains(fails(&integration_job,
+			      J("{'spec':{'parallelism':'4','template':" CPU("1") "}}")),
 			"spec.parallelism: must be an integer");
-	assert_contains(fails(&integration_job, J("{'metadata':{'annotations':{'kueue.x-k8s.io/job-min-parallelism':'4'}},"
-						  "'spec':{'parallelism':4,'template':" CPU("1") "}}")),
+	assert_contains(fails(&integration_job,
+			      J("{'metadata':{'annotations':{'kueue.x-k8s.io/"
+				"job-min-parallelism':'4'}},"
+				"'spec':{'parallelism':4,'template':" CPU("1") "}}")),
 			"must be an integer from 1 to 3");
-	assert_contains(fails(&integration_job, J("{'spec':{'template':{'spec':{'containers':[{'name':'c',"
-						  "'resources':{'requests':{'cpu':'x'}}}]}}}}")),
+	assert_contains(fails(&integration_job,
+			      J("{'spec':{'template':{'spec':{'containers':[{'name':'c',"
+				"'resources':{'requests':{'cpu':'x'}}}]}}}}")),
 			"spec.template.spec.containers[0].resources.requests.cpu");
 }
 
@@ -107,20 +114,29 @@ static void test_job_gang_follows_partial_admission(void **state)
 		"{'schedulingPolicy':{'gang':{'minCount':6}}},'template':{}}}");
 	/* Admitted 4 of 8: the gang is the 4. */
 	assert_int_equal(integration_job.set_count(job, 0, 4), 0);
-	assert_int_equal(json_integer_value(obj_path(job, "spec.scheduling.schedulingPolicy.gang.minCount")), 4);
-	assert_string_equal(json_string_value(obj_path(job, "metadata.annotations")
-						      ? json_object_get(obj_path(job, "metadata.annotations"),
-									ANNOTATION_GANG_MIN_COUNT)
-						      : NULL),
+	assert_int_equal(json_integer_value(
+				 obj_path(job, "spec.scheduling.schedulingPolicy.gang.minCount")),
+			 4);
+	assert_string_equal(json_string_value(
+				    obj_path(job, "metadata.annotations") ?
+					    json_object_get(obj_path(job, "metadata.annotations"),
+							    ANNOTATION_GANG_MIN_COUNT) :
+					    NULL),
 			    "6");
 	/* Evicted: the count and the user's minCount come back, the note goes. */
 	assert_int_equal(integration_job.set_count(job, 0, 8), 0);
-	assert_int_equal(json_integer_value(obj_path(job, "spec.scheduling.schedulingPolicy.gang.minCount")), 6);
-	assert_null(json_object_get(obj_path(job, "metadata.annotations"), ANNOTATION_GANG_MIN_COUNT));
+	assert_int_equal(json_integer_value(
+				 obj_path(job, "spec.scheduling.schedulingPolicy.gang.minCount")),
+			 6);
+	assert_null(
+		json_object_get(obj_path(job, "metadata.annotations"), ANNOTATION_GANG_MIN_COUNT));
 	/* Admitted 7: 6 fits, nothing to lower. */
 	assert_int_equal(integration_job.set_count(job, 0, 7), 0);
-	assert_int_equal(json_integer_value(obj_path(job, "spec.scheduling.schedulingPolicy.gang.minCount")), 6);
-	assert_null(json_object_get(obj_path(job, "metadata.annotations"), ANNOTATION_GANG_MIN_COUNT));
+	assert_int_equal(json_integer_value(
+				 obj_path(job, "spec.scheduling.schedulingPolicy.gang.minCount")),
+			 6);
+	assert_null(
+		json_object_get(obj_path(job, "metadata.annotations"), ANNOTATION_GANG_MIN_COUNT));
 	json_decref(job);
 }
 
@@ -128,7 +144,8 @@ static void test_job_status(void **state)
 {
 	(void)state;
 	struct integration_result r;
-	json_t *job = J("{'status':{'ready':2,'succeeded':1,'active':2,'startTime':'2026-01-01T00:00:00Z'}}");
+	json_t *job = J("{'status':{'ready':2,'succeeded':1,'active':2,'startTime':'2026-01-01T00:"
+			"00:00Z'}}");
 	assert_false(integration_job.finished(job, &r));
 	assert_true(integration_job.pods_ready(job, 3));
 	assert_false(integration_job.pods_ready(job, 4));
@@ -149,12 +166,13 @@ static void test_job_status(void **state)
 
 /* --- RayJob and RayCluster ----------------------------------------------------------------- */
 
-#define RAYJOB(extra, workers)                                                                      \
-	"{'apiVersion':'ray.io/v1','kind':'RayJob','metadata':{'name':'train','namespace':'ns',"    \
-	"'uid':'uid-1','creationTimestamp':'2026-01-01T00:00:00Z',"                                 \
-	"'labels':{'kueue.x-k8s.io/queue-name':'lq'}},'spec':{'suspend':true,"                    \
-	"'shutdownAfterJobFinishes':true," extra "'rayClusterSpec':{'headGroupSpec':{'template':"    \
-	CPU("1") "},'workerGroupSpecs':[" workers "]}}}"
+#define RAYJOB(extra, workers)                                                                     \
+	"{'apiVersion':'ray.io/v1','kind':'RayJob','metadata':{'name':'train','namespace':'ns',"   \
+	"'uid':'uid-1','creationTimestamp':'2026-01-01T00:00:00Z',"                                \
+	"'labels':{'kueue.x-k8s.io/queue-name':'lq'}},'spec':{'suspend':true,"                     \
+	"'shutdownAfterJobFinishes':true," extra                                                   \
+	"'rayClusterSpec':{'headGroupSpec':{'template':" CPU("1") "},'workerGroupSpecs':[" workers \
+								  "]}}}"
 #define WORKERS "{'groupName':'workers','replicas':2,'numOfHosts':2,'template':" GPU("2") "}"
 
 static void test_rayjob_podsets(void **state)
@@ -163,21 +181,30 @@ static void test_rayjob_podsets(void **state)
 	char err[256];
 	json_t *job = J(RAYJOB("", WORKERS));
 	assert_json(integration_rayjob.podsets(job, err, sizeof(err)),
-		    "[{'name':'head','count':1,'template':" CPU("1") "},"
-		    "{'name':'workers','count':4,'template':" GPU("2") "},"
-		    "{'name':'submitter','count':1,'template':{'spec':{'restartPolicy':'Never',"
-		    "'containers':[{'name':'ray-job-submitter','resources':{'requests':"
-		    "{'cpu':'500m','memory':'200Mi'}}}]}}}]");
+		    "[{'name':'head','count':1,'template':" CPU(
+			    "1") "},"
+				 "{'name':'workers','count':4,'template':" GPU(
+					 "2") "},"
+					      "{'name':'submitter','count':1,'template':{'spec':{'"
+					      "restartPolicy':'Never',"
+					      "'containers':[{'name':'ray-job-submitter','"
+					      "resources':{'requests':"
+					      "{'cpu':'500m','memory':'200Mi'}}}]}}}]");
 	/* Templates and counts are the kind's to change. */
 	assert_ptr_equal(integration_rayjob.template_at(job, 0),
 			 obj_path(job, "spec.rayClusterSpec.headGroupSpec.template"));
 	assert_ptr_equal(integration_rayjob.template_at(job, 1),
-			 json_object_get(json_array_get(obj_path(job, "spec.rayClusterSpec.workerGroupSpecs"), 0),
+			 json_object_get(json_array_get(obj_path(job, "spec.rayClusterSpec."
+								      "workerGroupSpecs"),
+							0),
 					 "template"));
 	assert_null(integration_rayjob.template_at(job, 2)); /* KubeRay's default submitter */
 	assert_int_equal(integration_rayjob.set_count(job, 1, 2), 0);
-	assert_int_equal(json_integer_value(json_object_get(
-				 json_array_get(obj_path(job, "spec.rayClusterSpec.workerGroupSpecs"), 0), "replicas")),
+	assert_int_equal(json_integer_value(
+				 json_object_get(json_array_get(obj_path(job, "spec.rayClusterSpec."
+									      "workerGroupSpecs"),
+								0),
+						 "replicas")),
 			 1);
 	assert_int_equal(integration_rayjob.set_count(job, 1, 3), -ENOTSUP); /* not whole hosts */
 	assert_int_equal(integration_rayjob.set_count(job, 0, 2), -ENOTSUP);
@@ -195,20 +222,31 @@ static void test_rayjob_podsets(void **state)
 	json_decref(ps);
 	json_decref(job);
 
-	assert_contains(fails(&integration_rayjob, J(RAYJOB("'clusterSelector':{'ray.io/cluster':'c'},", WORKERS))),
+	assert_contains(fails(&integration_rayjob,
+			      J(RAYJOB("'clusterSelector':{'ray.io/cluster':'c'},", WORKERS))),
 			"spec.clusterSelector: a queued RayJob must bring its own cluster");
 	job = J(RAYJOB("", WORKERS));
 	json_object_set_new(json_object_get(job, "spec"), "shutdownAfterJobFinishes", json_false());
-	assert_contains(fails(&integration_rayjob, job), "spec.shutdownAfterJobFinishes: must be true");
-	assert_contains(fails(&integration_rayjob, J(RAYJOB("", "{'groupName':'head','template':" CPU("1") "}"))),
-			"spec.rayClusterSpec.workerGroupSpecs[0].groupName: \"head\" must be a DNS label");
-	assert_contains(fails(&integration_rayjob, J(RAYJOB("", "{'groupName':'w','replicas':-1,'template':" CPU("1") "}"))),
+	assert_contains(fails(&integration_rayjob, job),
+			"spec.shutdownAfterJobFinishes: must be true");
+	assert_contains(fails(&integration_rayjob,
+			      J(RAYJOB("", "{'groupName':'head','template':" CPU("1") "}"))),
+			"spec.rayClusterSpec.workerGroupSpecs[0].groupName: \"head\" must be a DNS "
+			"label");
+	assert_contains(fails(&integration_rayjob,
+			      J(RAYJOB("",
+				       "{'groupName':'w','replicas':-1,'template':" CPU("1") "}"))),
 			"spec.rayClusterSpec.workerGroupSpecs[0].replicas: -1 is out of range");
-	assert_contains(fails(&integration_rayjob, J(RAYJOB("", "{'groupName':'w','template':{'spec':{'containers':"
-								"[{'name':'c','resources':{'requests':{'cpu':'1x'}}}]}}}"))),
-			"spec.rayClusterSpec.workerGroupSpecs[0].template.spec.containers[0].resources.requests.cpu");
-	assert_contains(fails(&integration_rayjob, J(RAYJOB("'managedBy':'kueue.x-k8s.io/multikueue',", WORKERS))),
-			"spec.managedBy: \"kueue.x-k8s.io/multikueue\": muster queues only RayJobs the KubeRay operator runs");
+	assert_contains(fails(&integration_rayjob,
+			      J(RAYJOB("",
+				       "{'groupName':'w','template':{'spec':{'containers':"
+				       "[{'name':'c','resources':{'requests':{'cpu':'1x'}}}]}}}"))),
+			"spec.rayClusterSpec.workerGroupSpecs[0].template.spec.containers[0]."
+			"resources.requests.cpu");
+	assert_contains(fails(&integration_rayjob,
+			      J(RAYJOB("'managedBy':'kueue.x-k8s.io/multikueue',", WORKERS))),
+			"spec.managedBy: \"kueue.x-k8s.io/multikueue\": muster queues only RayJobs "
+			"the KubeRay operator runs");
 	assert_contains(fails(&integration_rayjob, J(RAYJOB("'submissionMode':'Magic',", WORKERS))),
 			"spec.submissionMode: unsupported value \"Magic\"");
 }
@@ -218,9 +256,13 @@ static void test_rayjob_workload(void **state)
 	(void)state;
 	char err[512], name[300];
 	struct eobj_workload w;
-	assert_int_equal(integration_workload_name(&integration_rayjob, "train", "uid-1", name, sizeof(name)), 0);
+	assert_int_equal(integration_workload_name(&integration_rayjob, "train", "uid-1", name,
+						   sizeof(name)),
+			 0);
 	assert_string_equal(name, "rayjob-train-5866d");
-	assert_int_equal(integration_workload_name(&integration_raycluster, "serve", "uid-2", name, sizeof(name)), 0);
+	assert_int_equal(integration_workload_name(&integration_raycluster, "serve", "uid-2", name,
+						   sizeof(name)),
+			 0);
 	assert_string_equal(name, "raycluster-serve-c9161");
 
 	/* The priority class of the first template that names one. */
@@ -228,7 +270,9 @@ static void test_rayjob_workload(void **state)
 	json_t *job = J(RAYJOB("", WORKERS));
 	json_object_set_new(obj_path(job, "spec.rayClusterSpec.headGroupSpec.template.spec"),
 			    "priorityClassName", json_string("high"));
-	assert_int_equal(eobj_workload_for(&integration_rayjob, job, NULL, NULL, pcs, &w, err, sizeof(err)), 0);
+	assert_int_equal(eobj_workload_for(&integration_rayjob, job, NULL, NULL, pcs, &w, err,
+					   sizeof(err)),
+			 0);
 	assert_string_equal(obj_name(w.obj), "rayjob-train-5866d");
 	assert_int_equal(json_integer_value(obj_path(w.obj, "spec.priority")), 1000);
 	assert_json(json_incref(obj_path(w.obj, "metadata.ownerReferences")),
@@ -237,10 +281,13 @@ static void test_rayjob_workload(void **state)
 	eobj_workload_release(&w);
 	json_object_set_new(obj_path(job, "spec.rayClusterSpec.headGroupSpec.template.spec"),
 			    "priorityClassName", json_string("missing"));
-	assert_int_equal(eobj_workload_for(&integration_rayjob, job, NULL, NULL, pcs, &w, err, sizeof(err)), -EINVAL);
+	assert_int_equal(eobj_workload_for(&integration_rayjob, job, NULL, NULL, pcs, &w, err,
+					   sizeof(err)),
+			 -EINVAL);
 	eobj_workload_release(&w);
-	assert_string_equal(err, "spec.rayClusterSpec.headGroupSpec.template.spec.priorityClassName: "
-				 "PriorityClass missing doesn't exist");
+	assert_string_equal(err,
+			    "spec.rayClusterSpec.headGroupSpec.template.spec.priorityClassName: "
+			    "PriorityClass missing doesn't exist");
 	json_decref(job);
 	json_decref(pcs);
 }
@@ -249,7 +296,8 @@ static void test_ray_status(void **state)
 {
 	(void)state;
 	struct integration_result r;
-	json_t *job = J("{'status':{'jobDeploymentStatus':'Running','rayClusterStatus':{'state':'ready'}}}");
+	json_t *job = J("{'status':{'jobDeploymentStatus':'Running','rayClusterStatus':{'state':'"
+			"ready'}}}");
 	assert_false(integration_rayjob.finished(job, &r));
 	assert_true(integration_rayjob.pods_ready(job, 5));
 	assert_int_equal(integration_rayjob.active_pods(job), 1);
@@ -285,9 +333,12 @@ static void test_raycluster_autoscaling(void **state)
 {
 	(void)state;
 	char err[256];
-	json_t *rc = J("{'spec':{'enableInTreeAutoscaling':true,'headGroupSpec':{'template':" CPU("1") "},"
-		       "'workerGroupSpecs':[{'groupName':'a','replicas':4,'minReplicas':1,'template':" CPU("1") "},"
-		       "{'groupName':'b','replicas':3,'minReplicas':2,'template':" CPU("1") "}]}}");
+	json_t *rc = J("{'spec':{'enableInTreeAutoscaling':true,'headGroupSpec':{'template':" CPU(
+		"1") "},"
+		     "'workerGroupSpecs':[{'groupName':'a','replicas':4,'minReplicas':1,'template'"
+		     ":" CPU("1") "},"
+				  "{'groupName':'b','replicas':3,'minReplicas':2,'template':" CPU(
+					  "1") "}]}}");
 	json_t *ps = integration_raycluster.podsets(rc, err, sizeof(err));
 	assert_non_null(ps);
 	/* minCount on one group only: the engine admits partially along one PodSet. */
@@ -306,12 +357,15 @@ static json_t *pod(const char *name, const char *group, const char *total, const
 	char meta[512] = "";
 	if (group)
 		snprintf(meta, sizeof(meta), ",'kueue.x-k8s.io/pod-group-name':'%s'", group);
-	json_t *p = J("{'metadata':{'name':'%s','namespace':'ns','uid':'uid-%s','creationTimestamp':'%s',"
-		      "'labels':{'kueue.x-k8s.io/queue-name':'lq','kueue.x-k8s.io/managed':'true'%s}},"
-		      "'spec':{'schedulingGates':[{'name':'kueue.x-k8s.io/admission'}],"
-		      "'containers':[{'name':'c','image':'busybox','resources':{'requests':{'cpu':'%s'}}}]},"
-		      "'status':{'phase':'%s'}}",
-		      name, name, created, meta, cpu, phase);
+	json_t *p =
+		J("{'metadata':{'name':'%s','namespace':'ns','uid':'uid-%s','creationTimestamp':'%"
+		  "s',"
+		  "'labels':{'kueue.x-k8s.io/queue-name':'lq','kueue.x-k8s.io/managed':'true'%s}},"
+		  "'spec':{'schedulingGates':[{'name':'kueue.x-k8s.io/admission'}],"
+		  "'containers':[{'name':'c','image':'busybox','resources':{'requests':{'cpu':'%s'}"
+		  "}}]},"
+		  "'status':{'phase':'%s'}}",
+		  name, name, created, meta, cpu, phase);
 	if (total)
 		json_object_set_new(json_object_get(p, "metadata"), "annotations",
 				    json_pack("{s:s}", ANNOTATION_POD_GROUP_TOTAL, total));
@@ -335,16 +389,20 @@ static void test_pod_group_of(void **state)
 	json_decref(p);
 
 	static const char *const bad[][3] = {
-		{ "train", NULL, "annotations[\"kueue.x-k8s.io/pod-group-total-count\"]: Required value" },
+		{ "train", NULL,
+		  "annotations[\"kueue.x-k8s.io/pod-group-total-count\"]: Required value" },
 		{ "train", "0", "must be an integer from 1 to 10000" },
 		{ "train", "four", "must be an integer from 1 to 10000" },
 		{ "train", "10001", "must be an integer from 1 to 10000" },
-		{ "Train_1", "2", "labels[\"kueue.x-k8s.io/pod-group-name\"]: Invalid value: \"Train_1\"" },
-		{ NULL, "2", "only a Pod with the label kueue.x-k8s.io/pod-group-name belongs to a group" },
+		{ "Train_1", "2",
+		  "labels[\"kueue.x-k8s.io/pod-group-name\"]: Invalid value: \"Train_1\"" },
+		{ NULL, "2",
+		  "only a Pod with the label kueue.x-k8s.io/pod-group-name belongs to a group" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		p = pod("a", bad[i][0], bad[i][1], "1", "Pending", "2026-01-01T00:00:00Z");
-		assert_int_equal(pod_group_of(p, wl, sizeof(wl), &total, err, sizeof(err)), -EINVAL);
+		assert_int_equal(pod_group_of(p, wl, sizeof(wl), &total, err, sizeof(err)),
+				 -EINVAL);
 		assert_contains(err, bad[i][2]);
 		json_decref(p);
 	}
@@ -383,8 +441,10 @@ static void test_pod_group_podsets(void **state)
 	assert_string_equal(name, "316480dd");
 	/* The template keeps what muster reads, not the image, nor the managed label. */
 	assert_json(json_incref(json_object_get(launcher, "template")),
-		    "{'metadata':{'labels':{'kueue.x-k8s.io/queue-name':'lq','kueue.x-k8s.io/pod-group-name':'mpi'}},"
-		    "'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'1'}}}],'initContainers':[]}}");
+		    "{'metadata':{'labels':{'kueue.x-k8s.io/queue-name':'lq','kueue.x-k8s.io/"
+		    "pod-group-name':'mpi'}},"
+		    "'spec':{'containers':[{'name':'c','resources':{'requests':{'cpu':'1'}}}],'"
+		    "initContainers':[]}}");
 	json_decref(ps);
 	assert_true(integration_pod.held(group));
 	assert_int_equal(integration_pod.active_pods(group), 0);
@@ -398,7 +458,8 @@ static void test_pod_group_podsets(void **state)
 
 	/* A failed pod that may not be retried fails the group. */
 	json_object_set_new(json_object_get(pods[4], "metadata"), "annotations",
-			    json_pack("{s:s, s:s}", ANNOTATION_POD_GROUP_TOTAL, "4", ANNOTATION_RETRIABLE_IN_GROUP, "false"));
+			    json_pack("{s:s, s:s}", ANNOTATION_POD_GROUP_TOTAL, "4",
+				      ANNOTATION_RETRIABLE_IN_GROUP, "false"));
 	group = pod_group_new(pods, 5, err, sizeof(err));
 	assert_true(integration_pod.finished(group, &r));
 	assert_string_equal(r.reason, "Failed");
@@ -406,7 +467,8 @@ static void test_pod_group_podsets(void **state)
 
 	/* Four successes finish it. */
 	for (size_t i = 0; i < 4; i++)
-		json_object_set_new(json_object_get(pods[i], "status"), "phase", json_string("Succeeded"));
+		json_object_set_new(json_object_get(pods[i], "status"), "phase",
+				    json_string("Succeeded"));
 	group = pod_group_new(pods, 4, err, sizeof(err));
 	assert_true(integration_pod.finished(group, &r));
 	assert_string_equal(r.reason, "Succeeded");
@@ -422,12 +484,15 @@ static void test_pod_group_disagreement(void **state)
 	json_t *pods[2] = { pod("a", "g", "4", "1", "Pending", "2026-01-01T00:00:01Z"),
 			    pod("b", "g", "3", "1", "Pending", "2026-01-01T00:00:02Z") };
 	assert_null(pod_group_new(pods, 2, err, sizeof(err)));
-	assert_string_equal(err, "pods a and b of group g disagree on kueue.x-k8s.io/pod-group-total-count: 4 and 3");
+	assert_string_equal(err, "pods a and b of group g disagree on "
+				 "kueue.x-k8s.io/pod-group-total-count: 4 and 3");
 	json_object_set_new(json_object_get(pods[1], "metadata"), "annotations",
 			    json_pack("{s:s}", ANNOTATION_POD_GROUP_TOTAL, "4"));
-	json_object_set_new(obj_path(pods[1], "metadata.labels"), LABEL_QUEUE_NAME, json_string("other"));
+	json_object_set_new(obj_path(pods[1], "metadata.labels"), LABEL_QUEUE_NAME,
+			    json_string("other"));
 	assert_null(pod_group_new(pods, 2, err, sizeof(err)));
-	assert_string_equal(err, "pods a and b of group g disagree on kueue.x-k8s.io/queue-name: \"lq\" and \"other\"");
+	assert_string_equal(err, "pods a and b of group g disagree on kueue.x-k8s.io/queue-name: "
+				 "\"lq\" and \"other\"");
 	json_decref(pods[0]);
 	json_decref(pods[1]);
 }
@@ -439,30 +504,40 @@ static void test_single_pod_workload(void **state)
 	struct eobj_workload w;
 	json_t *p = pod("solo", NULL, NULL, "1", "Pending", "2026-01-01T00:00:00Z");
 	json_t *group = pod_group_new(&p, 1, err, sizeof(err));
-	assert_int_equal(eobj_workload_for(&integration_pod, group, NULL, NULL, NULL, &w, err, sizeof(err)), 0);
+	assert_int_equal(eobj_workload_for(&integration_pod, group, NULL, NULL, NULL, &w, err,
+					   sizeof(err)),
+			 0);
 	assert_string_equal(obj_name(w.obj), "pod-solo-532eb");
 	assert_json(json_incref(obj_path(w.obj, "metadata.ownerReferences")),
-		    "[{'apiVersion':'v1','kind':'Pod','name':'solo','uid':'uid-solo','controller':true,"
+		    "[{'apiVersion':'v1','kind':'Pod','name':'solo','uid':'uid-solo','controller':"
+		    "true,"
 		    "'blockOwnerDeletion':true}]");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(obj_path(w.obj, "spec.podSets"), 0), "name")),
+	assert_string_equal(json_string_value(
+				    json_object_get(json_array_get(obj_path(w.obj, "spec.podSets"),
+								   0),
+						    "name")),
 			    "main");
 	eobj_workload_release(&w);
 	json_decref(group);
 	json_decref(p);
 }
 
-/* --- the merge difference every owner write is made of ------------------------------------------ */
+/* --- the merge difference every owner write is made of
+ * ------------------------------------------ */
 
 static void test_merge_diff(void **state)
 {
 	(void)state;
-	json_t *a = J("{'spec':{'suspend':true,'template':{'spec':{'nodeSelector':{'a':'1','b':'2'},"
-		      "'tolerations':[{'key':'x'}]}},'parallelism':4},'status':{'active':0}}");
-	json_t *b = J("{'spec':{'suspend':false,'template':{'spec':{'nodeSelector':{'a':'1','c':'3'},"
-		      "'tolerations':[{'key':'x'},{'key':'y'}]}},'parallelism':4},'status':{'active':0}}");
-	assert_json(obj_merge_diff(a, b),
-		    "{'spec':{'suspend':false,'template':{'spec':{'nodeSelector':{'b':null,'c':'3'},"
-		    "'tolerations':[{'key':'x'},{'key':'y'}]}}}}");
+	json_t *a =
+		J("{'spec':{'suspend':true,'template':{'spec':{'nodeSelector':{'a':'1','b':'2'},"
+		  "'tolerations':[{'key':'x'}]}},'parallelism':4},'status':{'active':0}}");
+	json_t *b =
+		J("{'spec':{'suspend':false,'template':{'spec':{'nodeSelector':{'a':'1','c':'3'},"
+		  "'tolerations':[{'key':'x'},{'key':'y'}]}},'parallelism':4},'status':{'active':0}"
+		  "}");
+	assert_json(obj_merge_diff(a, b), "{'spec':{'suspend':false,'template':{'spec':{'"
+					  "nodeSelector':{'b':null,'c':'3'},"
+					  "'tolerations':[{'key':'x'},{'key':'y'}]}}}}");
 	assert_json(obj_merge_diff(a, a), "{}");
 	json_decref(a);
 	json_decref(b);

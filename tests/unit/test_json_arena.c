@@ -41,7 +41,9 @@ static void test_dropped_document_memory_is_reused(void **state)
 	json_t *second = build_in_arena("two");
 	/* The same shape from the same place: the dropped document's memory. */
 	assert_ptr_equal(first, second);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(second, "metadata"), "name")), "two");
+	assert_string_equal(json_string_value(
+				    json_object_get(json_object_get(second, "metadata"), "name")),
+			    "two");
 	json_decref(second);
 	json_arena_end();
 	json_arena_uninstall();
@@ -120,7 +122,9 @@ static void test_discarded_document_memory_is_reused_without_freeing(void **stat
 	assert_int_equal(json_arena_live(), 0);
 	json_t *second = build_in_arena("two");
 	assert_ptr_equal(first, second);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(second, "metadata"), "name")), "two");
+	assert_string_equal(json_string_value(
+				    json_object_get(json_object_get(second, "metadata"), "name")),
+			    "two");
 	json_decref(second);
 	json_arena_end();
 	json_arena_uninstall();

@@ -30,10 +30,10 @@ static void expect_cut(const char *in, const char *const *path, const char *want
 static void test_last_middle_first_only(void **state)
 {
 	(void)state;
-	expect_cut("{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"f\":1}]},\"spec\":{}}", object_path,
-		   "{\"metadata\":{\"name\":\"a\"},\"spec\":{}}");
-	expect_cut("{\"metadata\":{\"name\":\"a\",\"managedFields\":[],\"uid\":\"u\"}}", object_path,
-		   "{\"metadata\":{\"name\":\"a\",\"uid\":\"u\"}}");
+	expect_cut("{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"f\":1}]},\"spec\":{}}",
+		   object_path, "{\"metadata\":{\"name\":\"a\"},\"spec\":{}}");
+	expect_cut("{\"metadata\":{\"name\":\"a\",\"managedFields\":[],\"uid\":\"u\"}}",
+		   object_path, "{\"metadata\":{\"name\":\"a\",\"uid\":\"u\"}}");
 	expect_cut("{\"metadata\":{\"managedFields\":[],\"uid\":\"u\"}}", object_path,
 		   "{\"metadata\":{\"uid\":\"u\"}}");
 	expect_cut("{\"metadata\":{\"managedFields\":[1]}}", object_path, "{\"metadata\":{}}");
@@ -44,11 +44,14 @@ static void test_last_middle_first_only(void **state)
 static void test_watch_event(void **state)
 {
 	(void)state;
-	expect_cut("{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Workload\",\"metadata\":{\"name\":\"w\","
-		   "\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:status\":{\"f:a\\\"]}\":{}}}}]},"
+	expect_cut("{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Workload\",\"metadata\":{"
+		   "\"name\":\"w\","
+		   "\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:status\":{\"f:a\\\"]}"
+		   "\":{}}}}]},"
 		   "\"status\":{\"managedFields\":\"kept\"}}}",
 		   event_path,
-		   "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Workload\",\"metadata\":{\"name\":\"w\"},"
+		   "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Workload\",\"metadata\":{"
+		   "\"name\":\"w\"},"
 		   "\"status\":{\"managedFields\":\"kept\"}}}");
 }
 
@@ -57,7 +60,8 @@ static void test_watch_event(void **state)
 static void test_lookalikes_stay(void **state)
 {
 	(void)state;
-	const char *in = "{\"spec\":{\"metadata\":{\"managedFields\":[]}},\"note\":\"\\\"metadata\\\":{\\\"managedFields\\\":[]}\"}";
+	const char *in = "{\"spec\":{\"metadata\":{\"managedFields\":[]}},\"note\":"
+			 "\"\\\"metadata\\\":{\\\"managedFields\\\":[]}\"}";
 	expect_cut(in, object_path, in);
 	/* A key spelled with an escape is compared as written: not found, not cut. */
 	in = "{\"metadata\":{\"managed\\u0046ields\":[1]}}";
@@ -96,7 +100,8 @@ static void test_member_span(void **state)
 			    "\"spec\":[1,{\"}\":\"]\"}]} }";
 	size_t from, to;
 	assert_int_equal(json_member_span(event, strlen(event), object_only, &from, &to), 0);
-	assert_int_equal(to - from, strlen("{\"metadata\":{\"name\":\"w\\\"1\"},\"spec\":[1,{\"}\":\"]\"}]}"));
+	assert_int_equal(to - from,
+			 strlen("{\"metadata\":{\"name\":\"w\\\"1\"},\"spec\":[1,{\"}\":\"]\"}]}"));
 	assert_memory_equal(event + from, "{\"metadata\"", 11);
 	assert_int_equal(event[to - 1], '}');
 	assert_int_equal(json_member_span(event, strlen(event), name_path, &from, &to), 0);
@@ -107,10 +112,15 @@ static void test_member_span(void **state)
 	assert_int_equal(json_member_span(scalar, strlen(scalar), a_path, &from, &to), 0);
 	assert_int_equal(to - from, 6);
 	assert_int_equal(json_member_span(scalar, strlen(scalar), object_only, &from, &to), -1);
-	const char *const bad[] = { "", "[]", "{\"object\":{\"a\":1", "{\"object\" {}}",
-				    "{\"object\":{} \"x\":1}", "{\"object\":,\"x\":1}" };
+	const char *const bad[] = { "",
+				    "[]",
+				    "{\"object\":{\"a\":1",
+				    "{\"object\" {}}",
+				    "{\"object\":{} \"x\":1}",
+				    "{\"object\":,\"x\":1}" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(json_member_span(bad[i], strlen(bad[i]), object_only, &from, &to), -1);
+		assert_int_equal(json_member_span(bad[i], strlen(bad[i]), object_only, &from, &to),
+				 -1);
 }
 
 int main(void)

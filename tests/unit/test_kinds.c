@@ -175,9 +175,8 @@ static int has_string(json_t *list, const char *s)
 {
 	size_t i;
 	json_t *v;
-	json_array_foreach(list, i, v)
-		if (json_is_string(v) && !strcmp(json_string_value(v), s))
-			return 1;
+	json_array_foreach(list, i,
+			   v) if (json_is_string(v) && !strcmp(json_string_value(v), s)) return 1;
 	return 0;
 }
 

@@ -22,10 +22,10 @@ static const char *pairs_get(const void *labels, const char *key)
 
 static const char *const team_a_gold[] = { "team", "a", "tier", "gold", NULL };
 
-#define EXPR(k, o, ...)                                                                            \
-	((struct quota_match_expr){ k, o, sizeof((const char *[]){ __VA_ARGS__ }) /              \
-						  sizeof(const char *) - 1,                        \
-				    (const char *const[]){ __VA_ARGS__ } })
+#define EXPR(k, o, ...)                                                                   \
+	((struct quota_match_expr){                                                       \
+		k, o, sizeof((const char *[]){ __VA_ARGS__ }) / sizeof(const char *) - 1, \
+		(const char *const[]){ __VA_ARGS__ } })
 
 static int one(struct quota_match_expr e, const char *const *labels)
 {
@@ -93,10 +93,13 @@ static void test_labels_match_labels_and_expressions_are_anded(void **state)
 static void test_labels_gt_lt_and_overflow(void **state)
 {
 	(void)state;
-	static const char *const labels[] = { "gpus", "8", "name", "eight", "neg", "-3",
+	static const char *const labels[] = { "gpus", "8",
+					      "name", "eight",
+					      "neg",  "-3",
 					      "huge", "9223372036854775808",
-					      "max", "9223372036854775807",
-					      "tiny", "-9223372036854775809", NULL };
+					      "max",  "9223372036854775807",
+					      "tiny", "-9223372036854775809",
+					      NULL };
 	static const struct {
 		const char *key, *op, *bound;
 		int want;

@@ -103,7 +103,8 @@ static void append(struct ledger *l, int64_t time_ms, enum ledger_event event, c
 static void assert_json_near(json_t *got, json_t *want, const char *where)
 {
 	if (json_is_number(want)) {
-		if (!json_is_number(got) || fabs(json_number_value(got) - json_number_value(want)) > 1e-9)
+		if (!json_is_number(got) ||
+		    fabs(json_number_value(got) - json_number_value(want)) > 1e-9)
 			fail_msg("%s: got %g, want %g", where, json_number_value(got),
 				 json_number_value(want));
 		return;
@@ -113,7 +114,8 @@ static void assert_json_near(json_t *got, json_t *want, const char *where)
 		json_t *value;
 		if (!json_is_object(got) || json_object_size(got) != json_object_size(want))
 			fail_msg("%s: object keys differ", where);
-		json_object_foreach(want, key, value) {
+		json_object_foreach(want, key, value)
+		{
 			char sub[256];
 			snprintf(sub, sizeof(sub), "%s.%s", where, key);
 			assert_json_near(json_object_get(got, key), value, sub);
@@ -139,7 +141,8 @@ static void assert_json_near(json_t *got, json_t *want, const char *where)
 static void assert_json_is(json_t *got, json_t *want_owned)
 {
 	if (!json_equal(got, want_owned)) {
-		char *g = json_dumps(got, JSON_SORT_KEYS), *w = json_dumps(want_owned, JSON_SORT_KEYS);
+		char *g = json_dumps(got, JSON_SORT_KEYS),
+		     *w = json_dumps(want_owned, JSON_SORT_KEYS);
 		fail_msg("got  %s\nwant %s", g ? g : "NULL", w ? w : "NULL");
 	}
 	json_decref(want_owned);
@@ -151,7 +154,8 @@ static void assert_items(json_t *list, const char *want)
 	char got[1024] = "";
 	json_t *items = json_object_get(list, "items"), *item;
 	size_t i;
-	json_array_foreach(items, i, item) {
+	json_array_foreach(items, i, item)
+	{
 		size_t n = strlen(got);
 		snprintf(got + n, sizeof(got) - n, "%s%s:%s", i ? " " : "",
 			 json_string_value(json_object_get(item, "name")),
@@ -170,8 +174,8 @@ static void assert_workload_history(struct ledger *l, const char *ns, const char
 	json_decref(list);
 }
 
-static void assert_queue_history(struct ledger *l, const char *cq, int64_t since_ms,
-				 unsigned limit, const char *want)
+static void assert_queue_history(struct ledger *l, const char *cq, int64_t since_ms, unsigned limit,
+				 const char *want)
 {
 	json_t *list = NULL;
 	assert_int_equal(ledger_cluster_queue_history(l, cq, since_ms, limit, &list), 0);
@@ -256,7 +260,8 @@ static void test_ledger_records_survive_close_and_reopen(void **state)
 	assert_json_is(
 		list,
 		J("{'kind':'DecisionList','apiVersion':'visibility.muster.io/v1alpha1','items':["
-		  "{'id':2,'time':'2027-01-15T08:00:01.000Z','event':'preempt','namespace':'team-a',"
+		  "{'id':2,'time':'2027-01-15T08:00:01.000Z','event':'preempt','namespace':'team-a'"
+		  ","
 		  "'name':'job-a-1b2c3','uid':'u-1','clusterQueue':'cq-a','localQueue':null,"
 		  "'flavors':null,'resources':null,'reason':'InCohortReclamation','message':null,"
 		  "'preemptor':'team-b/job-b','clusterQueueUsage':null},"
@@ -344,14 +349,16 @@ static void test_ledger_usage_by_queue_clips_at_since_and_counts_open_until_now(
 	 *   w2 [T0+1h, now] 2 h: 4 GPU-h, 1 CPU-h;
 	 *   w3 only its second admission, 1 h: 1 CPU-h (the first ended before since);
 	 *   w4 [T0+1h, T0+2h] + [T0+2h, T0+2.5h]: 1.5 h of 2 CPU, not counted twice. */
-	assert_int_equal(ledger_usage(l, T0 + HOUR_MS / 2, T0 + 3 * HOUR_MS, LEDGER_BY_QUEUE, &report),
+	assert_int_equal(ledger_usage(l, T0 + HOUR_MS / 2, T0 + 3 * HOUR_MS, LEDGER_BY_QUEUE,
+				      &report),
 			 0);
-	json_t *want = J("{'kind':'UsageReport','apiVersion':'visibility.muster.io/v1alpha1',"
-			 "'since':'2027-01-15T08:30:00.000Z','until':'2027-01-15T11:00:00.000Z',"
-			 "'by':'queue','items':["
-			 "{'key':'cq-a','resourceHours':{'nvidia.com/gpu':16.0,'cpu':7.0},'workloads':2},"
-			 "{'key':'cq-b','resourceHours':{'cpu':1.0},'workloads':1},"
-			 "{'key':'cq-c','resourceHours':{'cpu':3.0},'workloads':1}]}");
+	json_t *want =
+		J("{'kind':'UsageReport','apiVersion':'visibility.muster.io/v1alpha1',"
+		  "'since':'2027-01-15T08:30:00.000Z','until':'2027-01-15T11:00:00.000Z',"
+		  "'by':'queue','items':["
+		  "{'key':'cq-a','resourceHours':{'nvidia.com/gpu':16.0,'cpu':7.0},'workloads':2},"
+		  "{'key':'cq-b','resourceHours':{'cpu':1.0},'workloads':1},"
+		  "{'key':'cq-c','resourceHours':{'cpu':3.0},'workloads':1}]}");
 	assert_json_near(report, want, "report");
 	json_decref(want);
 	json_decref(report);
@@ -372,13 +379,15 @@ static void test_ledger_usage_by_queue_clips_at_since_and_counts_open_until_now(
 
 	/* A window before everything but w3's first admission; an empty one. */
 	assert_int_equal(ledger_usage(l, T0 - 3 * HOUR_MS, T0, LEDGER_BY_QUEUE, &report), 0);
-	want = J("{'kind':'UsageReport','apiVersion':'visibility.muster.io/v1alpha1',"
-		 "'since':'2027-01-15T05:00:00.000Z','until':'2027-01-15T08:00:00.000Z',"
-		 "'by':'queue','items':[{'key':'cq-b','resourceHours':{'cpu':1.0},'workloads':1}]}");
+	want = J(
+		"{'kind':'UsageReport','apiVersion':'visibility.muster.io/v1alpha1',"
+		"'since':'2027-01-15T05:00:00.000Z','until':'2027-01-15T08:00:00.000Z',"
+		"'by':'queue','items':[{'key':'cq-b','resourceHours':{'cpu':1.0},'workloads':1}]}");
 	assert_json_near(report, want, "report");
 	json_decref(want);
 	json_decref(report);
-	assert_int_equal(ledger_usage(l, T0 - 9 * HOUR_MS, T0 - 8 * HOUR_MS, LEDGER_BY_QUEUE, &report),
+	assert_int_equal(ledger_usage(l, T0 - 9 * HOUR_MS, T0 - 8 * HOUR_MS, LEDGER_BY_QUEUE,
+				      &report),
 			 0);
 	assert_int_equal(json_array_size(json_object_get(report, "items")), 0);
 	json_decref(report);
@@ -394,12 +403,13 @@ static void test_ledger_usage_by_namespace(void **state)
 	assert_int_equal(ledger_usage(l, T0 + HOUR_MS / 2, T0 + 3 * HOUR_MS, LEDGER_BY_NAMESPACE,
 				      &report),
 			 0);
-	json_t *want = J("{'kind':'UsageReport','apiVersion':'visibility.muster.io/v1alpha1',"
-			 "'since':'2027-01-15T08:30:00.000Z','until':'2027-01-15T11:00:00.000Z',"
-			 "'by':'namespace','items':["
-			 "{'key':'team-a','resourceHours':{'nvidia.com/gpu':12.0,'cpu':7.0},'workloads':2},"
-			 "{'key':'team-b','resourceHours':{'nvidia.com/gpu':4.0,'cpu':1.0},'workloads':1},"
-			 "{'key':'team-c','resourceHours':{'cpu':3.0},'workloads':1}]}");
+	json_t *want = J(
+		"{'kind':'UsageReport','apiVersion':'visibility.muster.io/v1alpha1',"
+		"'since':'2027-01-15T08:30:00.000Z','until':'2027-01-15T11:00:00.000Z',"
+		"'by':'namespace','items':["
+		"{'key':'team-a','resourceHours':{'nvidia.com/gpu':12.0,'cpu':7.0},'workloads':2},"
+		"{'key':'team-b','resourceHours':{'nvidia.com/gpu':4.0,'cpu':1.0},'workloads':1},"
+		"{'key':'team-c','resourceHours':{'cpu':3.0},'workloads':1}]}");
 	assert_json_near(report, want, "report");
 	json_decref(want);
 	json_decref(report);
@@ -489,9 +499,13 @@ static void test_ledger_retention_by_size_trims_oldest(void **state)
 		for (int i = 0; i < 200; i++, seq++) {
 			char name[32];
 			snprintf(name, sizeof(name), "w%05d", seq);
-			struct ledger_record r = { .time_ms = T0 + seq, .event = LEDGER_FINISH,
-						   .ns = "ns", .name = name, .uid = name,
-						   .cluster_queue = "cq", .message = message };
+			struct ledger_record r = { .time_ms = T0 + seq,
+						   .event = LEDGER_FINISH,
+						   .ns = "ns",
+						   .name = name,
+						   .uid = name,
+						   .cluster_queue = "cq",
+						   .message = message };
 			assert_int_equal(ledger_append(l, &r), 0);
 		}
 		assert_int_equal(ledger_flush(l), 0);
@@ -697,8 +711,12 @@ static void append_many(void *arg)
 	for (int i = 0; i < CONCURRENT_RECORDS; i++) {
 		char uid[32];
 		snprintf(uid, sizeof(uid), "u%d", i);
-		struct ledger_record r = { .time_ms = T0 + i, .event = i % 2 ? LEDGER_FINISH : LEDGER_ADMIT,
-					   .ns = "ns", .name = "w", .uid = uid, .cluster_queue = "cq",
+		struct ledger_record r = { .time_ms = T0 + i,
+					   .event = i % 2 ? LEDGER_FINISH : LEDGER_ADMIT,
+					   .ns = "ns",
+					   .name = "w",
+					   .uid = uid,
+					   .cluster_queue = "cq",
 					   .resources = "{\"cpu\":\"1\"}" };
 		while (ledger_append(l, &r) == -ENOBUFS)
 			usleep(100);
@@ -727,7 +745,9 @@ static void test_ledger_reads_beside_the_writer(void **state)
 		assert_true(id >= last_id);
 		last_id = id;
 		json_decref(list);
-		assert_int_equal(ledger_usage(l, T0, T0 + CONCURRENT_RECORDS, LEDGER_BY_QUEUE, &report), 0);
+		assert_int_equal(ledger_usage(l, T0, T0 + CONCURRENT_RECORDS, LEDGER_BY_QUEUE,
+					      &report),
+				 0);
 		json_decref(report);
 		reads++;
 		if (st.written == CONCURRENT_RECORDS)

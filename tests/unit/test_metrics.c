@@ -40,7 +40,8 @@ static void test_metrics_counter_and_gauge_render_in_order(void **state)
 	assert_int_equal(metrics_new(&reg), 0);
 	struct metric_family *c = metrics_add_family(reg, METRIC_COUNTER, "a_total", "Things done.",
 						     (const char *[]){ "cq", NULL }, NULL, 0, 0);
-	struct metric_family *g = metrics_add_family(reg, METRIC_GAUGE, "b", "Level.", NULL, NULL, 0, 0);
+	struct metric_family *g =
+		metrics_add_family(reg, METRIC_GAUGE, "b", "Level.", NULL, NULL, 0, 0);
 	assert_non_null(c);
 	assert_non_null(g);
 	/* Added out of order: rendered sorted by label value. */
@@ -104,9 +105,9 @@ static void test_metrics_removal_of_series(void **state)
 	(void)state;
 	struct metrics *reg;
 	assert_int_equal(metrics_new(&reg), 0);
-	struct metric_family *c = metrics_add_family(reg, METRIC_COUNTER, "e_total", "Evictions.",
-						     (const char *[]){ "cluster_queue", "reason", NULL },
-						     NULL, 0, 0);
+	struct metric_family *c =
+		metrics_add_family(reg, METRIC_COUNTER, "e_total", "Evictions.",
+				   (const char *[]){ "cluster_queue", "reason", NULL }, NULL, 0, 0);
 	/* Enough series that removal shifts entries around in the map. */
 	char name[32];
 	for (int i = 0; i < 200; i++) {
@@ -169,11 +170,14 @@ static void test_metrics_refuses_misuse(void **state)
 	static const double unsorted[] = { 2, 1 };
 	assert_int_equal(metrics_new(&reg), 0);
 	assert_null(metrics_add_family(reg, METRIC_GAUGE, "1bad", "x", NULL, NULL, 0, 0));
-	assert_null(metrics_add_family(reg, METRIC_GAUGE, "ok", "x", (const char *[]){ "le", NULL }, NULL, 0, 0));
-	assert_null(metrics_add_family(reg, METRIC_GAUGE, "ok", "x", (const char *[]){ "a-b", NULL }, NULL, 0, 0));
+	assert_null(metrics_add_family(reg, METRIC_GAUGE, "ok", "x", (const char *[]){ "le", NULL },
+				       NULL, 0, 0));
+	assert_null(metrics_add_family(reg, METRIC_GAUGE, "ok", "x",
+				       (const char *[]){ "a-b", NULL }, NULL, 0, 0));
 	assert_null(metrics_add_family(reg, METRIC_HISTOGRAM, "h", "x", NULL, unsorted, 2, 0));
 	assert_null(metrics_add_family(reg, METRIC_HISTOGRAM, "h", "x", NULL, NULL, 0, 0));
-	struct metric_family *c = metrics_add_family(reg, METRIC_COUNTER, "c_total", "x", NULL, NULL, 0, 0);
+	struct metric_family *c =
+		metrics_add_family(reg, METRIC_COUNTER, "c_total", "x", NULL, NULL, 0, 0);
 	assert_non_null(c);
 	assert_null(metrics_add_family(reg, METRIC_GAUGE, "c_total", "dup", NULL, NULL, 0, 0));
 	assert_int_equal(metrics_add(c, NULL, -1), -EINVAL); /* counters only go up */

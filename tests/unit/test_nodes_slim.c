@@ -22,23 +22,27 @@ static void test_slim_pod_keeps_placement_fields_only(void **state)
 {
 	json_t *pod = load(
 		"{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"resourceVersion\":\"7\","
-		"\"uid\":\"u\",\"annotations\":{\"big\":\"xxxxxxxx\",\"kueue.x-k8s.io/workload\":\"w\"},"
+		"\"uid\":\"u\",\"annotations\":{\"big\":\"xxxxxxxx\",\"kueue.x-k8s.io/"
+		"workload\":\"w\"},"
 		"\"labels\":{\"kueue.x-k8s.io/podset\":\"main\",\"app\":\"x\"},"
 		"\"managedFields\":[{\"manager\":\"kubelet\"}],"
-		"\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"1\",\"controller\":true},"
+		"\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"1\","
+		"\"controller\":true},"
 		"{\"kind\":\"Other\",\"name\":\"o\",\"uid\":\"2\"}]},"
 		"\"spec\":{\"nodeName\":\"n1\",\"nodeSelector\":{\"a\":\"b\"},"
 		"\"schedulingGates\":[{\"name\":\"g\"}],\"volumes\":[{\"name\":\"v\"}],"
 		"\"containers\":[{\"name\":\"c\",\"image\":\"img\",\"env\":[{\"name\":\"E\"}],"
 		"\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
-		"\"initContainers\":[{\"name\":\"i\",\"image\":\"img\",\"restartPolicy\":\"Always\","
+		"\"initContainers\":[{\"name\":\"i\",\"image\":\"img\",\"restartPolicy\":"
+		"\"Always\","
 		"\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]},"
 		"\"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.0.1\",\"conditions\":[{}]}}");
 	json_t *want = load(
 		"{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"resourceVersion\":\"7\","
 		"\"labels\":{\"kueue.x-k8s.io/podset\":\"main\"},"
 		"\"annotations\":{\"kueue.x-k8s.io/workload\":\"w\"},"
-		"\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"1\",\"controller\":true}]},"
+		"\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"1\","
+		"\"controller\":true}]},"
 		"\"spec\":{\"nodeName\":\"n1\",\"nodeSelector\":{\"a\":\"b\"},"
 		"\"schedulingGates\":[{\"name\":\"g\"}],"
 		"\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
@@ -58,20 +62,22 @@ static void test_slim_pod_keeps_placement_fields_only(void **state)
 
 static void test_slim_node_keeps_placement_fields_only(void **state)
 {
-	json_t *node = load(
-		"{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"3\",\"uid\":\"u\","
-		"\"labels\":{\"r\":\"1\"},\"annotations\":{\"a\":\"b\"}},"
-		"\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}],"
-		"\"podCIDR\":\"10.0.0.0/24\"},"
-		"\"status\":{\"allocatable\":{\"cpu\":\"8\"},\"capacity\":{\"cpu\":\"9\"},"
-		"\"images\":[{\"names\":[\"x\"]}],"
-		"\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"False\"},"
-		"{\"type\":\"Ready\",\"status\":\"True\",\"lastHeartbeatTime\":\"t\"}]}}");
-	json_t *want = load(
-		"{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"3\",\"uid\":\"u\",\"labels\":{\"r\":\"1\"}},"
-		"\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]},"
-		"\"status\":{\"allocatable\":{\"cpu\":\"8\"},"
-		"\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+	json_t *node =
+		load("{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"3\",\"uid\":\"u\","
+		     "\"labels\":{\"r\":\"1\"},\"annotations\":{\"a\":\"b\"}},"
+		     "\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":\"k\",\"effect\":"
+		     "\"NoSchedule\"}],"
+		     "\"podCIDR\":\"10.0.0.0/24\"},"
+		     "\"status\":{\"allocatable\":{\"cpu\":\"8\"},\"capacity\":{\"cpu\":\"9\"},"
+		     "\"images\":[{\"names\":[\"x\"]}],"
+		     "\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"False\"},"
+		     "{\"type\":\"Ready\",\"status\":\"True\",\"lastHeartbeatTime\":\"t\"}]}}");
+	json_t *want = load("{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"3\",\"uid\":\"u\","
+			    "\"labels\":{\"r\":\"1\"}},"
+			    "\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":\"k\","
+			    "\"effect\":\"NoSchedule\"}]},"
+			    "\"status\":{\"allocatable\":{\"cpu\":\"8\"},"
+			    "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
 	json_t *slim = nodes_slim_node(NULL, node);
 	assert_non_null(slim);
 	if (!json_equal(slim, want)) {

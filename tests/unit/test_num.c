@@ -27,8 +27,8 @@ static void test_i64(void **state)
 	assert_true(v == INT64_MIN);
 	v = 42;
 	/* Not numbers: the value is left alone. */
-	static const char *const bad[] = { "", " 1", "1 ", "1x", "0x10", "+", "-", "+-1", "1.0",
-					   "1e3", "١", "--1" };
+	static const char *const bad[] = { "",  " 1",  "1 ",  "1x",  "0x10", "+",
+					   "-", "+-1", "1.0", "1e3", "١",    "--1" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(num_parse_i64(bad[i], INT64_MIN, INT64_MAX, &v), -EINVAL);
 	assert_int_equal(num_parse_i64(NULL, 0, 1, &v), -EINVAL);
@@ -84,8 +84,9 @@ static void test_double(void **state)
 	assert_int_equal(num_parse_double("1e-400", 0, 1, &v), 0);
 	assert_true(v == 0);
 	v = 42;
-	static const char *const bad[] = { "", ".", "-", "e5", "1e", "1e+", " 1", "1 ", "0x1p3",
-					   "inf", "nan", "Infinity", "1..2", "1,5", "1.5x" };
+	static const char *const bad[] = { "",    ".",        "-",    "e5",    "1e",
+					   "1e+", " 1",       "1 ",   "0x1p3", "inf",
+					   "nan", "Infinity", "1..2", "1,5",   "1.5x" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(num_parse_double(bad[i], -1e308, 1e308, &v), -EINVAL);
 	assert_int_equal(num_parse_double(NULL, 0, 1, &v), -EINVAL);
@@ -116,8 +117,8 @@ static void test_duration(void **state)
 	assert_int_equal(ms, 7 * 86400000LL);
 	ms = -1;
 	/* Not durations: no unit, no number, a sign, days where not asked for, stray bytes. */
-	const char *bad[] = { "", "5", "m", ".s", "-5s", "+5s", "1d", " 5s", "5s ", "5x",
-			      "1..5s", "1.5.5s", "5ss", NULL };
+	const char *bad[] = { "",    "5",   "m",  ".s",    "-5s",    "+5s", "1d",
+			      " 5s", "5s ", "5x", "1..5s", "1.5.5s", "5ss", NULL };
 	for (const char **b = bad; *b; b++)
 		assert_int_equal(num_parse_duration_ms(*b, 0, INT64_MAX, &ms), -EINVAL);
 	assert_int_equal(num_parse_duration_ms(NULL, 0, INT64_MAX, &ms), -EINVAL);
@@ -132,8 +133,7 @@ static void test_duration(void **state)
 	assert_int_equal(ms, 1999);
 	assert_int_equal(num_parse_duration_ms("99999999999999999999hx", 0, INT64_MAX, &ms),
 			 -EINVAL);
-	assert_int_equal(num_parse_duration_ms("0.99999999999999999999999h", 0, INT64_MAX, &ms),
-			 0);
+	assert_int_equal(num_parse_duration_ms("0.99999999999999999999999h", 0, INT64_MAX, &ms), 0);
 	assert_int_equal(ms, 3599999);
 }
 

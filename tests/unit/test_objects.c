@@ -16,8 +16,8 @@
 #include "api/integrations.h"
 #include "api/objects.h"
 
-#define MILLI(x) ((int64_t)(x) * 1000)
-#define MI(x) ((int64_t)(x) * 1024 * 1024 * 1000)
+#define MILLI(x) ((int64_t)(x)*1000)
+#define MI(x) ((int64_t)(x)*1024 * 1024 * 1000)
 #define GI(x) (MI(x) * 1024)
 
 /* Parses a JSON literal written with single quotes for readability. */
@@ -152,7 +152,8 @@ static void test_objects_conditions_with_no_conditions_yet(void **state)
 {
 	json_t *o = J("{'metadata':{'name':'x'}}");
 	int changed = 0;
-	json_t *c = conditions_with(o, "Active", "True", "Ready", "Can admit new workloads", &changed);
+	json_t *c =
+		conditions_with(o, "Active", "True", "Ready", "Can admit new workloads", &changed);
 	assert_true(changed);
 	assert_int_equal(json_array_size(c), 1);
 	json_decref(c);
@@ -185,7 +186,8 @@ static void test_objects_conditions_with_same_status_keeps_transition_time(void 
 	json_t *c = conditions_with(o, "Active", "False", "AdmissionCheckNotFound", "b", &changed);
 	assert_true(changed);
 	json_t *a = json_array_get(c, 0);
-	assert_string_equal(json_string_value(json_object_get(a, "reason")), "AdmissionCheckNotFound");
+	assert_string_equal(json_string_value(json_object_get(a, "reason")),
+			    "AdmissionCheckNotFound");
 	assert_string_equal(json_string_value(json_object_get(a, "lastTransitionTime")),
 			    "2020-01-01T00:00:00Z");
 	json_decref(c);
@@ -385,7 +387,8 @@ static void test_objects_pod_requests_sidecars_added(void **state)
 	 * the sidecar: max(1 + 0.5, 1.2 + 0.5) = 1.7 CPUs. */
 	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':{'cpu':'1'}}}],"
 		    "'initContainers':["
-		    "{'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'500m'}}},"
+		    "{'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'500m'"
+		    "}}},"
 		    "{'name':'setup','resources':{'requests':{'cpu':'1200m'}}}]}}",
 		    &r);
 	assert_int_equal(req_of(&r, "cpu"), 1700);
@@ -393,7 +396,8 @@ static void test_objects_pod_requests_sidecars_added(void **state)
 
 	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':{'cpu':'1'}}}],"
 		    "'initContainers':["
-		    "{'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'500m'}}},"
+		    "{'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'500m'"
+		    "}}},"
 		    "{'name':'setup','resources':{'requests':{'cpu':'200m'}}}]}}",
 		    &r);
 	assert_int_equal(req_of(&r, "cpu"), 1500);
@@ -408,7 +412,8 @@ static void test_objects_pod_requests_init_before_sidecar_not_stacked(void **sta
 	requests_ok("{'spec':{'containers':[{'name':'a','resources':{'requests':{'cpu':'1'}}}],"
 		    "'initContainers':["
 		    "{'name':'big','resources':{'requests':{'cpu':'10'}}},"
-		    "{'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'1'}}}]}}",
+		    "{'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'1'}}}"
+		    "]}}",
 		    &r);
 	assert_int_equal(req_of(&r, "cpu"), MILLI(10));
 	requests_done(&r);
@@ -418,7 +423,8 @@ static void test_objects_pod_requests_init_before_sidecar_not_stacked(void **sta
 		    "'initContainers':["
 		    "{'name':'s1','restartPolicy':'Always','resources':{'requests':{'cpu':'4'}}},"
 		    "{'name':'big','resources':{'requests':{'cpu':'2'}}},"
-		    "{'name':'s2','restartPolicy':'Always','resources':{'requests':{'cpu':'4'}}}]}}",
+		    "{'name':'s2','restartPolicy':'Always','resources':{'requests':{'cpu':'4'}}}]}"
+		    "}",
 		    &r);
 	assert_int_equal(req_of(&r, "cpu"), MILLI(9));
 	requests_done(&r);
@@ -459,14 +465,18 @@ static void test_objects_pod_requests_invalid_quantity_error(void **state)
 	char err[256] = "";
 	json_t *t = J("{'spec':{'containers':[{'name':'a','resources':{'requests':"
 		      "{'cpu':'1','memory':'lots'}}}]}}");
-	assert_int_equal(eobj_pod_requests(json_object_get(t, "spec"), "spec", &r, err, sizeof(err)), -EINVAL);
+	assert_int_equal(eobj_pod_requests(json_object_get(t, "spec"), "spec", &r, err,
+					   sizeof(err)),
+			 -EINVAL);
 	assert_non_null(strstr(err, "memory"));
 	assert_int_equal(r.n, 0);
 	json_decref(t);
 
 	t = J("{'spec':{'containers':[{'name':'a'}],'initContainers':[{'name':'i','resources':"
 	      "{'limits':{'cpu':'1x'}}}]}}");
-	assert_int_equal(eobj_pod_requests(json_object_get(t, "spec"), "spec", &r, err, sizeof(err)), -EINVAL);
+	assert_int_equal(eobj_pod_requests(json_object_get(t, "spec"), "spec", &r, err,
+					   sizeof(err)),
+			 -EINVAL);
 	assert_non_null(strstr(err, "cpu"));
 	assert_int_equal(r.n, 0);
 	json_decref(t);
@@ -479,7 +489,9 @@ static void test_objects_pod_requests_sum_overflow_erange(void **state)
 	json_t *t = J("{'spec':{'containers':["
 		      "{'name':'a','resources':{'requests':{'memory':'8Pi'}}},"
 		      "{'name':'b','resources':{'requests':{'memory':'8Pi'}}}]}}");
-	assert_int_equal(eobj_pod_requests(json_object_get(t, "spec"), "spec", &r, err, sizeof(err)), -ERANGE);
+	assert_int_equal(eobj_pod_requests(json_object_get(t, "spec"), "spec", &r, err,
+					   sizeof(err)),
+			 -ERANGE);
 	assert_int_equal(r.n, 0);
 	json_decref(t);
 
@@ -487,7 +499,9 @@ static void test_objects_pod_requests_sum_overflow_erange(void **state)
 	t = J("{'spec':{'containers':[{'name':'a'}],'initContainers':["
 	      "{'name':'s','restartPolicy':'Always','resources':{'requests':{'memory':'8Pi'}}},"
 	      "{'name':'i','resources':{'requests':{'memory':'8Pi'}}}]}}");
-	assert_int_equal(eobj_pod_requests(json_object_get(t, "spec"), "spec", &r, err, sizeof(err)), -ERANGE);
+	assert_int_equal(eobj_pod_requests(json_object_get(t, "spec"), "spec", &r, err,
+					   sizeof(err)),
+			 -ERANGE);
 	assert_non_null(strstr(err, "memory"));
 	assert_int_equal(r.n, 0);
 	json_decref(t);
@@ -542,8 +556,9 @@ static void test_objects_workload_name_matches_kueue_known_value(void **state)
 {
 	char buf[300];
 	/* Computed with Python's hashlib from Kueue's algorithm. */
-	assert_int_equal(integration_workload_name(&integration_job, "sample-job", "6e0f3d3c-7a36-4b38-9f0a-2d9a5c0c1f55",
-					       buf, sizeof(buf)),
+	assert_int_equal(integration_workload_name(&integration_job, "sample-job",
+						   "6e0f3d3c-7a36-4b38-9f0a-2d9a5c0c1f55", buf,
+						   sizeof(buf)),
 			 0);
 	assert_string_equal(buf, "job-sample-job-aa672");
 }
@@ -564,14 +579,18 @@ static void test_objects_workload_name_matches_kueue_sha1(void **state)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		for (size_t u = 0; u < 3; u++) {
 			char got[300], want[300];
-			assert_int_equal(integration_workload_name(&integration_job, names[i], uids[u], got, sizeof(got)), 0);
+			assert_int_equal(integration_workload_name(&integration_job, names[i],
+								   uids[u], got, sizeof(got)),
+					 0);
 			kueue_workload_name(names[i], uids[u], want, sizeof(want));
 			assert_string_equal(got, want);
 			assert_true(strlen(got) <= 253);
 		}
 	}
 	char got[300];
-	assert_int_equal(integration_workload_name(&integration_job, name300, "uid-1", got, sizeof(got)), 0);
+	assert_int_equal(integration_workload_name(&integration_job, name300, "uid-1", got,
+						   sizeof(got)),
+			 0);
 	assert_int_equal(strlen(got), 253);
 	assert_int_equal(strncmp(got, "job-aaaa", 8), 0);
 	assert_string_equal(got + 247, "-1e11d"); /* also from hashlib */
@@ -580,7 +599,9 @@ static void test_objects_workload_name_matches_kueue_sha1(void **state)
 static void test_objects_workload_name_small_buffer_enospc(void **state)
 {
 	char buf[10];
-	assert_int_equal(integration_workload_name(&integration_job, "sample-job", "u", buf, sizeof(buf)), -ENOSPC);
+	assert_int_equal(integration_workload_name(&integration_job, "sample-job", "u", buf,
+						   sizeof(buf)),
+			 -ENOSPC);
 }
 
 /* ---------------------------------------------------------------- workload_new_for_job */
@@ -662,7 +683,8 @@ static void test_objects_workload_for_job_shape(void **state)
 	json_t *labels = obj_path(json_object_get(ps, "template"), "metadata.labels");
 	assert_int_equal(json_object_size(labels), 1);
 	assert_string_equal(json_string_value(json_object_get(labels, "app")), "sample");
-	assert_string_equal(obj_str(json_object_get(ps, "template"), "spec.restartPolicy"), "Never");
+	assert_string_equal(obj_str(json_object_get(ps, "template"), "spec.restartPolicy"),
+			    "Never");
 	/* The Job itself is untouched: the template was copied, not stripped in place. */
 	assert_true(json_equal(job, before));
 	json_decref(before);
@@ -696,19 +718,20 @@ static void test_objects_workload_for_job_without_queue_or_template_fails(void *
 
 static void test_objects_podset_view_decode_fields(void **state)
 {
-	json_t *ps = J("{'name':'workers','count':4,'template':{'spec':{"
-		       "'nodeSelector':{'gpu.example.com/model':'h100','ignored':7},"
-		       "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
-		       "{'nodeSelectorTerms':[{'matchExpressions':[{'key':'zone','operator':'In',"
-		       "'values':['a','b']},{'key':'gpu.example.com/model','operator':'NotIn',"
-		       "'values':['a100']}]},"
-		       "{'matchFields':[{'key':'metadata.name','operator':'In',"
-		       "'values':['node-1']}]},"
-		       "{'matchExpressions':[{'key':'big','operator':'Exists'}]}]}}},"
-		       "'tolerations':[{'key':'nvidia.com/gpu','operator':'Exists',"
-		       "'effect':'NoSchedule'},{'key':'spot','value':'true'}],"
-		       "'containers':[{'name':'c','resources':{'requests':{'cpu':'2'},"
-		       "'limits':{'nvidia.com/gpu':'1'}}}]}}}");
+	json_t *ps =
+		J("{'name':'workers','count':4,'template':{'spec':{"
+		  "'nodeSelector':{'gpu.example.com/model':'h100','ignored':7},"
+		  "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+		  "{'nodeSelectorTerms':[{'matchExpressions':[{'key':'zone','operator':'In',"
+		  "'values':['a','b']},{'key':'gpu.example.com/model','operator':'NotIn',"
+		  "'values':['a100']}]},"
+		  "{'matchFields':[{'key':'metadata.name','operator':'In',"
+		  "'values':['node-1']}]},"
+		  "{'matchExpressions':[{'key':'big','operator':'Exists'}]}]}}},"
+		  "'tolerations':[{'key':'nvidia.com/gpu','operator':'Exists',"
+		  "'effect':'NoSchedule'},{'key':'spot','value':'true'}],"
+		  "'containers':[{'name':'c','resources':{'requests':{'cpu':'2'},"
+		  "'limits':{'nvidia.com/gpu':'1'}}}]}}}");
 	struct podset_view v;
 	char err[256] = "";
 	if (podset_view_decode(ps, &v, err, sizeof(err)) != 0)
@@ -810,7 +833,8 @@ static void test_objects_rfc3339_one_parser(void **state)
 		{ "1970-01-01T00:00:00Z", 1, 0 },
 		{ "2025-01-02T03:04:05Z", 1, INT64_C(1735787045) * 1000000000 },
 		{ "2025-01-02T03:04:05.5Z", 1, INT64_C(1735787045) * 1000000000 + 500000000 },
-		{ "2025-01-02T03:04:05.123456789123Z", 1, INT64_C(1735787045) * 1000000000 + 123456789 },
+		{ "2025-01-02T03:04:05.123456789123Z", 1,
+		  INT64_C(1735787045) * 1000000000 + 123456789 },
 		{ "2025-01-02T05:04:05+02:00", 1, INT64_C(1735787045) * 1000000000 },
 		{ "2025-01-01T22:04:05-05:00", 1, INT64_C(1735787045) * 1000000000 },
 		{ "2024-02-29T00:00:00Z", 1, INT64_C(1709164800) * 1000000000 },

@@ -18,8 +18,8 @@
 #include "core/placement.h"
 
 #define GPU "nvidia.com/gpu"
-#define CORES(x) ((int64_t)(x) * 1000)
-#define GI(x) ((int64_t)(x) * 1024 * 1024 * 1024 * 1000)
+#define CORES(x) ((int64_t)(x)*1000)
+#define GI(x) ((int64_t)(x)*1024 * 1024 * 1024 * 1000)
 
 static const char *const RN[] = { "cpu", "memory", GPU };
 
@@ -375,7 +375,10 @@ static void test_plain_resources_and_unknown_resource(void **state)
 	struct placement *p = new_p();
 	const char *rn[] = { "cpu", "memory", "example.com/fpga", "pods" };
 	int64_t alloc[] = { CORES(4), GI(8), 2000, 110000 };
-	struct plc_node_spec s = { .name = "n", .schedulable = 1, .n_resources = 4, .resources = rn,
+	struct plc_node_spec s = { .name = "n",
+				   .schedulable = 1,
+				   .n_resources = 4,
+				   .resources = rn,
 				   .allocatable = alloc };
 	assert_int_equal(placement_set_node(p, &s), 0);
 	const char *pr[] = { "memory", "example.com/fpga" };
@@ -406,8 +409,11 @@ static void test_plain_resources_and_unknown_resource(void **state)
 	assert_int_equal(placement_plan(p, &r, &pl, NULL, 0), -EINVAL);
 	int64_t many[] = { (PLC_MAX_GPUS + 1) * 1000 };
 	const char *g[] = { GPU };
-	struct plc_node_spec big = { .name = "big", .schedulable = 1, .n_resources = 1,
-				     .resources = g, .allocatable = many };
+	struct plc_node_spec big = { .name = "big",
+				     .schedulable = 1,
+				     .n_resources = 1,
+				     .resources = g,
+				     .allocatable = many };
 	assert_int_equal(placement_set_node(p, &big), -EINVAL);
 	assert_non_null(placement_node_refusal(p, "big"));
 	assert_int_equal(placement_set_gpu_resource(p, "amd.com/gpu"), -EBUSY);
@@ -424,13 +430,17 @@ static void test_gpu_resource_name(void **state)
 	assert_int_equal(placement_set_gpu_resource(p, "amd.com/gpu"), 0);
 	const char *rn[] = { "cpu", "amd.com/gpu" };
 	int64_t alloc[] = { CORES(8), 2000 };
-	struct plc_node_spec s = { .name = "n", .schedulable = 1, .n_resources = 2, .resources = rn,
+	struct plc_node_spec s = { .name = "n",
+				   .schedulable = 1,
+				   .n_resources = 2,
+				   .resources = rn,
 				   .allocatable = alloc };
 	assert_int_equal(placement_set_node(p, &s), 0);
 	assert_int_equal(usage(p, "n").gpus, 2);
 	int64_t v[] = { 0, 500 };
-	struct plc_pod_spec pod = { .key = "ns/p", .node = "n", .n_resources = 2, .resources = rn,
-				    .requests = v };
+	struct plc_pod_spec pod = {
+		.key = "ns/p", .node = "n", .n_resources = 2, .resources = rn, .requests = v
+	};
 	assert_int_equal(placement_bind_pod(p, &pod), 0);
 	assert_string_equal(gpus(p, "n"), "500,1000");
 	placement_free(p);
@@ -780,8 +790,7 @@ static void test_node_replace_and_remove(void **state)
 /* --- nodes with many GPUs, refused nodes ------------------------------------------------------ */
 
 /* Places and reserves count pods for workload ns/wl, podSet main; the plan must be `want`. */
-static void place_as(struct placement *p, int64_t count, int64_t cpu, int64_t gpu,
-		     const char *want)
+static void place_as(struct placement *p, int64_t count, int64_t cpu, int64_t gpu, const char *want)
 {
 	struct rb b;
 	struct plc_plan pl;
@@ -901,8 +910,11 @@ static void test_refused_nodes_are_named(void **state)
 	node(p, "huge", CORES(64), 8);
 	assert_null(placement_node_refusal(p, "huge"));
 	int64_t alloc[3] = { CORES(64), GI(64), (PLC_MAX_GPUS + 1) * 1000 };
-	struct plc_node_spec s = { .name = "huge", .schedulable = 1, .n_resources = 3,
-				   .resources = RN, .allocatable = alloc };
+	struct plc_node_spec s = { .name = "huge",
+				   .schedulable = 1,
+				   .n_resources = 3,
+				   .resources = RN,
+				   .allocatable = alloc };
 	assert_int_equal(placement_set_node(p, &s), -EINVAL);
 	assert_string_equal(placement_node_refusal(p, "huge"),
 			    "1025 nvidia.com/gpu is more than the 1024 GPUs muster models on one "
@@ -910,22 +922,26 @@ static void test_refused_nodes_are_named(void **state)
 	/* Out of the model, as if removed; its bound pod is remembered. */
 	struct plc_node_usage u;
 	assert_int_equal(placement_node_usage(p, "huge", &u), -ENOENT);
-	assert_int_equal(placement_refuse_node(p, "odd", "status.allocatable.cpu: invalid quantity \"x\""), 0);
+	assert_int_equal(placement_refuse_node(p, "odd",
+					       "status.allocatable.cpu: invalid quantity \"x\""),
+			 0);
 	struct rb b;
 	struct plc_plan pl;
 	char why[1024];
 	req(&b, 9, CORES(1), 1000);
 	assert_int_equal(plan(p, &b, &pl, why, sizeof(why)), 1);
-	assert_string_equal(why, "no node layout fits 9 pods of {cpu: 1, nvidia.com/gpu: 1}: at most 8 "
-				 "fit on the 1 node they may use; node huge not used: 1025 "
-				 "nvidia.com/gpu is more than the 1024 GPUs muster models on one "
-				 "node; node odd not used: status.allocatable.cpu: invalid quantity "
-				 "\"x\"");
+	assert_string_equal(why,
+			    "no node layout fits 9 pods of {cpu: 1, nvidia.com/gpu: 1}: at most 8 "
+			    "fit on the 1 node they may use; node huge not used: 1025 "
+			    "nvidia.com/gpu is more than the 1024 GPUs muster models on one "
+			    "node; node odd not used: status.allocatable.cpu: invalid quantity "
+			    "\"x\"");
 	/* Beyond three, a count. */
 	placement_refuse_node(p, "a", "r");
 	placement_refuse_node(p, "b", "r");
 	assert_int_equal(plan(p, &b, &pl, why, sizeof(why)), 1);
-	assert_non_null(strstr(why, "; node a not used: r; node b not used: r; node huge not used: "));
+	assert_non_null(
+		strstr(why, "; node a not used: r; node b not used: r; node huge not used: "));
 	assert_non_null(strstr(why, "node; 1 more nodes not used"));
 	/* Read well again: modelled, with its pod counted; removing forgets a refusal. */
 	node(p, "huge", CORES(64), 8);
@@ -1441,10 +1457,9 @@ static void test_property_against_model_and_brute_force(void **state)
 		for (int k = 0; k < 6; k++)
 			snprintf(w.w[k].name, sizeof(w.w[k].name), "ns/w%d", k);
 		if (rnd(&w) % 2) {
-			struct plc_shape mix[] = { { 1000, 500, 2 },
-						   { 0, 1000, 1 },
-						   { 2000, 250, 1 },
-						   { 1000, 0, 1 } };
+			struct plc_shape mix[] = {
+				{ 1000, 500, 2 }, { 0, 1000, 1 }, { 2000, 250, 1 }, { 1000, 0, 1 }
+			};
 			assert_int_equal(placement_set_mix(w.p, mix, 4), 0);
 		}
 		for (int step = 0; step < 60; step++) {

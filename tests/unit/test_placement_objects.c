@@ -19,8 +19,8 @@
 #include "api/integrations.h"
 #include "api/placement_objects.h"
 
-#define MILLI(x) ((int64_t)(x) * 1000)
-#define GI(x) ((int64_t)(x) * 1024 * 1024 * 1024 * 1000)
+#define MILLI(x) ((int64_t)(x)*1000)
+#define GI(x) ((int64_t)(x)*1024 * 1024 * 1024 * 1000)
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Parses a JSON literal written with single quotes for readability. */
@@ -59,15 +59,17 @@ static int64_t amount(const char *const *names, const int64_t *v, size_t n, cons
 
 static void test_node_every_field(void **state)
 {
-	json_t *o = J("{'apiVersion':'v1','kind':'Node','metadata':{'name':'gpu-1',"
-		      "'labels':{'topology.kubernetes.io/zone':'z1','rack':'r1'}},"
-		      "'spec':{'taints':[{'key':'nvidia.com/gpu','value':'present','effect':'NoSchedule'},"
-		      "{'key':'maint','effect':'NoExecute','timeAdded':'2025-01-01T00:00:00Z',"
-		      "'addedBy':'a-later-kubelet'}]},"
-		      "'status':{'allocatable':{'cpu':'95500m','memory':'750Gi','nvidia.com/gpu':8},"
-		      "'capacity':{'cpu':'96'},"
-		      "'conditions':[{'type':'MemoryPressure','status':'False'},"
-		      "{'type':'Ready','status':'True'}]}}");
+	json_t *o =
+		J("{'apiVersion':'v1','kind':'Node','metadata':{'name':'gpu-1',"
+		  "'labels':{'topology.kubernetes.io/zone':'z1','rack':'r1'}},"
+		  "'spec':{'taints':[{'key':'nvidia.com/"
+		  "gpu','value':'present','effect':'NoSchedule'},"
+		  "{'key':'maint','effect':'NoExecute','timeAdded':'2025-01-01T00:00:00Z',"
+		  "'addedBy':'a-later-kubelet'}]},"
+		  "'status':{'allocatable':{'cpu':'95500m','memory':'750Gi','nvidia.com/gpu':8},"
+		  "'capacity':{'cpu':'96'},"
+		  "'conditions':[{'type':'MemoryPressure','status':'False'},"
+		  "{'type':'Ready','status':'True'}]}}");
 	struct pobj_node n;
 	char err[256];
 	assert_int_equal(pobj_node_decode(o, &n, err, sizeof(err)), 0);
@@ -108,9 +110,11 @@ static void test_node_defaults_and_schedulable(void **state)
 		{ "{'metadata':{'name':'a'}}", 1 },
 		{ "{'metadata':{'name':'a'},'spec':{'unschedulable':true}}", 0 },
 		{ "{'metadata':{'name':'a'},'spec':{'unschedulable':false}}", 1 },
-		{ "{'metadata':{'name':'a'},'status':{'conditions':[{'type':'Ready','status':'False'}]}}",
+		{ "{'metadata':{'name':'a'},'status':{'conditions':[{'type':'Ready','status':'"
+		  "False'}]}}",
 		  0 },
-		{ "{'metadata':{'name':'a'},'status':{'conditions':[{'type':'Ready','status':'Unknown'}]}}",
+		{ "{'metadata':{'name':'a'},'status':{'conditions':[{'type':'Ready','status':'"
+		  "Unknown'}]}}",
 		  0 },
 		{ "{'metadata':{'name':'a'},'status':{'conditions':[{'type':'Ready'}]}}", 0 },
 		{ "{'metadata':{'name':'a'},'status':{'conditions':[{'type':'DiskPressure',"
@@ -195,7 +199,7 @@ static int decode(enum decoder d, json_t *o, char *err, size_t errlen)
 	return rc;
 }
 
-#define NOT_A_SUBDOMAIN                                                                    \
+#define NOT_A_SUBDOMAIN                                                                          \
 	"must be lowercase letters, digits, '-' and '.', start and end with a letter or digit, " \
 	"at most 253 characters"
 
@@ -223,12 +227,14 @@ static void test_node_errors(void **state)
 		 * Nodes, Pods and Topologies with RFC 1123 subdomains, so no other can exist. */
 		{ D_NODE, "{'metadata':{'name':'Node_1'}}",
 		  "metadata.name: invalid name \"Node_1\": " NOT_A_SUBDOMAIN },
-		{ D_NODE, "{'metadata':{'name':1}}", "metadata.name: must be a string, not a number" },
+		{ D_NODE, "{'metadata':{'name':1}}",
+		  "metadata.name: must be a string, not a number" },
 		{ D_NODE, "{'metadata':{'name':'a','labels':[]}}",
 		  "metadata.labels: must be an object, not a list" },
 		{ D_NODE, "{'metadata':{'name':'a','labels':{'rack':1}}}",
 		  "metadata.labels.rack: must be a string, not a number" },
-		{ D_NODE, "{'metadata':{'name':'a'},'spec':[]}", "spec: must be an object, not a list" },
+		{ D_NODE, "{'metadata':{'name':'a'},'spec':[]}",
+		  "spec: must be an object, not a list" },
 		{ D_NODE, "{'metadata':{'name':'a'},'spec':{'unschedulable':'yes'}}",
 		  "spec.unschedulable: must be a boolean, not a string" },
 		{ D_NODE, "{'metadata':{'name':'a'},'spec':{'taints':{}}}",
@@ -241,11 +247,14 @@ static void test_node_errors(void **state)
 		  "spec.taints[0].effect: required" },
 		{ D_NODE, "{'metadata':{'name':'a'},'spec':{'taints':[{'key':'k','effect':''}]}}",
 		  "spec.taints[0].effect: required" },
-		{ D_NODE, "{'metadata':{'name':'a'},'spec':{'taints':[{'key':'k','effect':'Never'}]}}",
-		  "spec.taints[0].effect: unsupported value \"Never\": must be one of \"NoSchedule\", "
+		{ D_NODE,
+		  "{'metadata':{'name':'a'},'spec':{'taints':[{'key':'k','effect':'Never'}]}}",
+		  "spec.taints[0].effect: unsupported value \"Never\": must be one of "
+		  "\"NoSchedule\", "
 		  "\"PreferNoSchedule\", \"NoExecute\"" },
-		{ D_NODE, "{'metadata':{'name':'a'},'spec':{'taints':[{'key':'k','value':2,"
-			  "'effect':'NoSchedule'}]}}",
+		{ D_NODE,
+		  "{'metadata':{'name':'a'},'spec':{'taints':[{'key':'k','value':2,"
+		  "'effect':'NoSchedule'}]}}",
 		  "spec.taints[0].value: must be a string, not a number" },
 		{ D_NODE, "{'metadata':{'name':'a'},'status':[]}",
 		  "status: must be an object, not a list" },
@@ -253,18 +262,22 @@ static void test_node_errors(void **state)
 		  "status.conditions: must be a list, not an object" },
 		{ D_NODE, "{'metadata':{'name':'a'},'status':{'conditions':[1]}}",
 		  "status.conditions[0]: must be an object, not a number" },
-		{ D_NODE, "{'metadata':{'name':'a'},'status':{'conditions':[{'type':'Ready',"
-			  "'status':true}]}}",
+		{ D_NODE,
+		  "{'metadata':{'name':'a'},'status':{'conditions':[{'type':'Ready',"
+		  "'status':true}]}}",
 		  "status.conditions[0].status: must be a string, not a boolean" },
 		{ D_NODE, "{'metadata':{'name':'a'},'status':{'allocatable':[]}}",
 		  "status.allocatable: must be an object, not a list" },
-		{ D_NODE, "{'metadata':{'name':'a'},'status':{'allocatable':{'nvidia.com/gpu':'8x'}}}",
+		{ D_NODE,
+		  "{'metadata':{'name':'a'},'status':{'allocatable':{'nvidia.com/gpu':'8x'}}}",
 		  "status.allocatable.nvidia.com/gpu: invalid quantity \"8x\"" },
 		{ D_NODE, "{'metadata':{'name':'a'},'status':{'capacity':{'cpu':'-1'}}}",
 		  "status.capacity.cpu: invalid quantity \"-1\": must not be negative" },
 		{ D_NODE, "{'metadata':{'name':'a'},'status':{'capacity':{'cpu':true}}}",
-		  "status.capacity.cpu: invalid quantity: must be a string or a number, not a boolean" },
-		{ D_NODE, "{'metadata':{'name':'a'},'status':{'allocatable':{'cpu':'99999999999999999'}}}",
+		  "status.capacity.cpu: invalid quantity: must be a string or a number, not a "
+		  "boolean" },
+		{ D_NODE,
+		  "{'metadata':{'name':'a'},'status':{'allocatable':{'cpu':'99999999999999999'}}}",
 		  "status.allocatable.cpu: quantity \"99999999999999999\" is out of range: muster "
 		  "accounts quantities exactly in int64 milli-units (at most about 9.2e15 units)" },
 	};
@@ -304,11 +317,12 @@ static void test_node_apply(void **state)
 	struct plc_request r = { .workload = "ns/w", .podset = "main", .count = 57, .pod = &ps };
 	struct plc_plan pl;
 	assert_int_equal(placement_plan(p, &r, &pl, why, sizeof(why)), 1);
-	assert_string_equal(why, "no node layout fits 57 pods of {nvidia.com/gpu: 1}: at most 56 fit "
-				 "on the 1 node they may use; node bad not used: "
-				 "status.allocatable.cpu: invalid quantity \"8x\"; node huge not "
-				 "used: 5000 nvidia.com/gpu is more than the 1024 GPUs muster models "
-				 "on one node");
+	assert_string_equal(why,
+			    "no node layout fits 57 pods of {nvidia.com/gpu: 1}: at most 56 fit "
+			    "on the 1 node they may use; node bad not used: "
+			    "status.allocatable.cpu: invalid quantity \"8x\"; node huge not "
+			    "used: 5000 nvidia.com/gpu is more than the 1024 GPUs muster models "
+			    "on one node");
 	json_decref(mig);
 	json_decref(huge);
 	json_decref(bad);
@@ -322,15 +336,16 @@ static void test_node_apply(void **state)
 
 static void test_pod_bound_to_job(void **state)
 {
-	json_t *o = J("{'apiVersion':'v1','kind':'Pod','metadata':{'name':'train-0-abcde',"
-		      "'namespace':'ml','ownerReferences':[{'apiVersion':'v1','kind':'ConfigMap',"
-		      "'name':'x','uid':'1'},{'apiVersion':'batch/v1','kind':'Job','name':'train',"
-		      "'uid':'" JOB_UID "','controller':true}]},"
-		      "'spec':{'nodeName':'gpu-1','initContainers':[{'name':'init','resources':"
-		      "{'requests':{'cpu':'4'}}}],'containers':[{'name':'a','resources':{'requests':"
-		      "{'cpu':'1','memory':'2Gi'},'limits':{'nvidia.com/gpu':'2'}}},{'name':'b',"
-		      "'resources':{'requests':{'cpu':'500m'}}}],'overhead':{'memory':'1Gi'}},"
-		      "'status':{'phase':'Running'}}");
+	json_t *o =
+		J("{'apiVersion':'v1','kind':'Pod','metadata':{'name':'train-0-abcde',"
+		  "'namespace':'ml','ownerReferences':[{'apiVersion':'v1','kind':'ConfigMap',"
+		  "'name':'x','uid':'1'},{'apiVersion':'batch/v1','kind':'Job','name':'train',"
+		  "'uid':'" JOB_UID "','controller':true}]},"
+		  "'spec':{'nodeName':'gpu-1','initContainers':[{'name':'init','resources':"
+		  "{'requests':{'cpu':'4'}}}],'containers':[{'name':'a','resources':{'requests':"
+		  "{'cpu':'1','memory':'2Gi'},'limits':{'nvidia.com/gpu':'2'}}},{'name':'b',"
+		  "'resources':{'requests':{'cpu':'500m'}}}],'overhead':{'memory':'1Gi'}},"
+		  "'status':{'phase':'Running'}}");
 	struct pobj_pod p;
 	char err[256], wl[300], key[400];
 	assert_int_equal(pobj_pod_decode(o, "default", &p, err, sizeof(err)), 0);
@@ -345,7 +360,9 @@ static void test_pod_bound_to_job(void **state)
 	assert_int_equal(amount(names, p.spec.requests, p.spec.n_resources, "memory"), GI(3));
 	assert_int_equal(amount(names, p.spec.requests, p.spec.n_resources, "nvidia.com/gpu"),
 			 MILLI(2));
-	assert_int_equal(integration_workload_name(&integration_job, "train", JOB_UID, wl, sizeof(wl)), 0);
+	assert_int_equal(integration_workload_name(&integration_job, "train", JOB_UID, wl,
+						   sizeof(wl)),
+			 0);
 	snprintf(key, sizeof(key), "ml/%s", wl);
 	assert_string_equal(p.spec.workload, key);
 	assert_string_equal(p.spec.podset, "main");
@@ -377,7 +394,8 @@ static void test_pod_variants(void **state)
 	json_decref(o);
 
 	/* Terminal phases. */
-	static const char *const phases[] = { "Succeeded", "Failed", "Pending", "Running", "Unknown" };
+	static const char *const phases[] = { "Succeeded", "Failed", "Pending", "Running",
+					      "Unknown" };
 	for (size_t i = 0; i < N(phases); i++) {
 		char text[256];
 		snprintf(text, sizeof(text),
@@ -395,9 +413,12 @@ static void test_pod_variants(void **state)
 	static const char *const owners[] = {
 		"[]",
 		"[{'apiVersion':'batch/v1','kind':'Job','name':'train','uid':'u'}]",
-		"[{'apiVersion':'batch/v1','kind':'Job','name':'train','uid':'u','controller':false}]",
-		"[{'apiVersion':'apps/v1','kind':'ReplicaSet','name':'rs','uid':'u','controller':true}]",
-		"[{'apiVersion':'batch/v2','kind':'Job','name':'train','uid':'u','controller':true}]",
+		"[{'apiVersion':'batch/"
+		"v1','kind':'Job','name':'train','uid':'u','controller':false}]",
+		"[{'apiVersion':'apps/"
+		"v1','kind':'ReplicaSet','name':'rs','uid':'u','controller':true}]",
+		"[{'apiVersion':'batch/"
+		"v2','kind':'Job','name':'train','uid':'u','controller':true}]",
 	};
 	for (size_t i = 0; i < N(owners); i++) {
 		char text[512];
@@ -414,21 +435,28 @@ static void test_pod_variants(void **state)
 	}
 
 	/* A Job owner without uid stands for uid "<namespace>.<name>", as the simulator's Jobs. */
-	o = J("{'metadata':{'name':'w','namespace':'ml','ownerReferences':[{'apiVersion':'batch/v1',"
+	o = J("{'metadata':{'name':'w','namespace':'ml','ownerReferences':[{'apiVersion':'batch/"
+	      "v1',"
 	      "'kind':'Job','name':'train','controller':true}]},'spec':{'nodeName':'n'}}");
 	assert_int_equal(pobj_pod_decode(o, NULL, &p, err, sizeof(err)), 0);
-	assert_int_equal(integration_workload_name(&integration_job, "train", "ml.train", wl, sizeof(wl)), 0);
+	assert_int_equal(integration_workload_name(&integration_job, "train", "ml.train", wl,
+						   sizeof(wl)),
+			 0);
 	snprintf(key, sizeof(key), "ml/%s", wl);
 	assert_string_equal(p.spec.workload, key);
 	pobj_pod_release(&p);
 	json_decref(o);
 
 	/* A RayCluster's pod maps to its own Workload; one a RayJob released says the RayJob's. */
-	o = J("{'metadata':{'name':'w','namespace':'ml','uid':'x','labels':{'kueue.x-k8s.io/podset':'workers'},"
-	      "'ownerReferences':[{'apiVersion':'ray.io/v1','kind':'RayCluster','name':'c','uid':'rc-1',"
+	o = J("{'metadata':{'name':'w','namespace':'ml','uid':'x','labels':{'kueue.x-k8s.io/"
+	      "podset':'workers'},"
+	      "'ownerReferences':[{'apiVersion':'ray.io/"
+	      "v1','kind':'RayCluster','name':'c','uid':'rc-1',"
 	      "'controller':true}]},'spec':{'nodeName':'n'}}");
 	assert_int_equal(pobj_pod_decode(o, NULL, &p, err, sizeof(err)), 0);
-	assert_int_equal(integration_workload_name(&integration_raycluster, "c", "rc-1", wl, sizeof(wl)), 0);
+	assert_int_equal(integration_workload_name(&integration_raycluster, "c", "rc-1", wl,
+						   sizeof(wl)),
+			 0);
 	snprintf(key, sizeof(key), "ml/%s", wl);
 	assert_string_equal(p.spec.workload, key);
 	assert_string_equal(p.spec.podset, "workers");
@@ -454,7 +482,8 @@ static void test_pod_errors(void **state)
 		  "metadata.namespace: must be a string, not a number" },
 		{ D_POD, "{'metadata':{'name':'p','labels':'x'},'spec':{}}",
 		  "metadata.labels: must be an object, not a string" },
-		{ D_POD, "{'metadata':{'name':'p'},'spec':[]}", "spec: must be an object, not a list" },
+		{ D_POD, "{'metadata':{'name':'p'},'spec':[]}",
+		  "spec: must be an object, not a list" },
 		{ D_POD, "{'metadata':{'name':'p'},'spec':{'nodeName':1}}",
 		  "spec.nodeName: must be a string, not a number" },
 		{ D_POD, "{'metadata':{'name':'p'},'spec':{},'status':{'phase':1}}",
@@ -465,27 +494,33 @@ static void test_pod_errors(void **state)
 		  "spec.containers[0]: must be an object, not a number" },
 		{ D_POD, "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':[]}]}}",
 		  "spec.containers[0].resources: must be an object, not a list" },
-		{ D_POD, "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':"
-			 "{'cpu':'1x'}}}]}}",
+		{ D_POD,
+		  "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':"
+		  "{'cpu':'1x'}}}]}}",
 		  "spec.containers[0].resources.requests.cpu: invalid quantity \"1x\"" },
-		{ D_POD, "{'metadata':{'name':'p'},'spec':{'initContainers':[{'resources':{'limits':"
-			 "{'memory':'-1Gi'}}}]}}",
-		  "spec.initContainers[0].resources.limits.memory: invalid quantity \"-1Gi\": must not be "
+		{ D_POD,
+		  "{'metadata':{'name':'p'},'spec':{'initContainers':[{'resources':{'limits':"
+		  "{'memory':'-1Gi'}}}]}}",
+		  "spec.initContainers[0].resources.limits.memory: invalid quantity \"-1Gi\": must "
+		  "not be "
 		  "negative" },
 		{ D_POD, "{'metadata':{'name':'p'},'spec':{'overhead':{'cpu':'x'}}}",
 		  "spec.overhead.cpu: invalid quantity \"x\"" },
-		{ D_POD, "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':"
-			 "{'cpu':'5000000000000000'}}},{'resources':{'requests':"
-			 "{'cpu':'5000000000000000'}}}]}}",
+		{ D_POD,
+		  "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':"
+		  "{'cpu':'5000000000000000'}}},{'resources':{'requests':"
+		  "{'cpu':'5000000000000000'}}}]}}",
 		  "spec: requests for cpu overflow" },
 		{ D_POD, "{'metadata':{'name':'p','ownerReferences':{}},'spec':{}}",
 		  "metadata.ownerReferences: must be a list, not an object" },
 		{ D_POD, "{'metadata':{'name':'p','ownerReferences':[1]},'spec':{}}",
 		  "metadata.ownerReferences[0]: must be an object, not a number" },
-		{ D_POD, "{'metadata':{'name':'p','ownerReferences':[{'controller':'yes'}]},'spec':{}}",
+		{ D_POD,
+		  "{'metadata':{'name':'p','ownerReferences':[{'controller':'yes'}]},'spec':{}}",
 		  "metadata.ownerReferences[0].controller: must be a boolean, not a string" },
-		{ D_POD, "{'metadata':{'name':'p','ownerReferences':[{'apiVersion':'batch/v1',"
-			 "'kind':'Job','controller':true}]},'spec':{}}",
+		{ D_POD,
+		  "{'metadata':{'name':'p','ownerReferences':[{'apiVersion':'batch/v1',"
+		  "'kind':'Job','controller':true}]},'spec':{}}",
 		  "metadata.ownerReferences[0].name: required" },
 	};
 	run_bad_cases(cases, N(cases));
@@ -504,9 +539,10 @@ static void test_pod_errors(void **state)
 
 static void test_topology(void **state)
 {
-	json_t *o = J("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Topology','metadata':"
-		      "{'name':'dc'},'spec':{'levels':[{'nodeLabel':'topology.kubernetes.io/zone'},"
-		      "{'nodeLabel':'cloud.example.com/rack'},{'nodeLabel':'kubernetes.io/hostname'}]}}");
+	json_t *o = J(
+		"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Topology','metadata':"
+		"{'name':'dc'},'spec':{'levels':[{'nodeLabel':'topology.kubernetes.io/zone'},"
+		"{'nodeLabel':'cloud.example.com/rack'},{'nodeLabel':'kubernetes.io/hostname'}]}}");
 	struct pobj_topology t;
 	char err[256];
 	assert_int_equal(pobj_topology_decode(o, &t, err, sizeof(err)), 0);
@@ -558,26 +594,35 @@ static void test_topology_errors(void **state)
 		  "spec.levels[0].nodeLabel: required" },
 		{ D_TOPOLOGY, "{'metadata':{'name':'t'},'spec':{'levels':[{'nodeLabel':5}]}}",
 		  "spec.levels[0].nodeLabel: must be a string, not a number" },
-		{ D_TOPOLOGY, "{'metadata':{'name':'t'},'spec':{'levels':[{'nodeLabel':'Bad_/x'}]}}",
-		  "spec.levels[0].nodeLabel: invalid label key \"Bad_/x\": an optional DNS subdomain "
-		  "prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending "
+		{ D_TOPOLOGY,
+		  "{'metadata':{'name':'t'},'spec':{'levels':[{'nodeLabel':'Bad_/x'}]}}",
+		  "spec.levels[0].nodeLabel: invalid label key \"Bad_/x\": an optional DNS "
+		  "subdomain "
+		  "prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and "
+		  "ending "
 		  "with a letter or digit" },
 		{ D_TOPOLOGY, "{'metadata':{'name':'t'},'spec':{'levels':[{'nodeLabel':'rack-'}]}}",
-		  "spec.levels[0].nodeLabel: invalid label key \"rack-\": an optional DNS subdomain "
-		  "prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending "
+		  "spec.levels[0].nodeLabel: invalid label key \"rack-\": an optional DNS "
+		  "subdomain "
+		  "prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and "
+		  "ending "
 		  "with a letter or digit" },
-		{ D_TOPOLOGY, "{'metadata':{'name':'t'},'spec':{'levels':[{'nodeLabel':'rack'},"
-			      "{'nodeLabel':'rack'}]}}",
+		{ D_TOPOLOGY,
+		  "{'metadata':{'name':'t'},'spec':{'levels':[{'nodeLabel':'rack'},"
+		  "{'nodeLabel':'rack'}]}}",
 		  "spec.levels[1].nodeLabel: duplicate level \"rack\"" },
-		{ D_TOPOLOGY, "{'metadata':{'name':'t'},'spec':{'levels':[{'nodeLabel':"
-			      "'kubernetes.io/hostname'},{'nodeLabel':'rack'}]}}",
-		  "spec.levels[0].nodeLabel: kubernetes.io/hostname can only be the lowest (last) level" },
-		{ D_TOPOLOGY, "{'metadata':{'name':'t'},'spec':{'levels':[{'nodeLabel':'a'},"
-			      "{'nodeLabel':'b'},"
-			      "{'nodeLabel':'c'},{'nodeLabel':'d'},{'nodeLabel':'e'},{'nodeLabel':'f'},"
-			      "{'nodeLabel':'g'},{'nodeLabel':'h'},{'nodeLabel':'i'},{'nodeLabel':'j'},"
-			      "{'nodeLabel':'k'},{'nodeLabel':'l'},{'nodeLabel':'m'},{'nodeLabel':'n'},"
-			      "{'nodeLabel':'o'},{'nodeLabel':'p'},{'nodeLabel':'q'}]}}",
+		{ D_TOPOLOGY,
+		  "{'metadata':{'name':'t'},'spec':{'levels':[{'nodeLabel':"
+		  "'kubernetes.io/hostname'},{'nodeLabel':'rack'}]}}",
+		  "spec.levels[0].nodeLabel: kubernetes.io/hostname can only be the lowest (last) "
+		  "level" },
+		{ D_TOPOLOGY,
+		  "{'metadata':{'name':'t'},'spec':{'levels':[{'nodeLabel':'a'},"
+		  "{'nodeLabel':'b'},"
+		  "{'nodeLabel':'c'},{'nodeLabel':'d'},{'nodeLabel':'e'},{'nodeLabel':'f'},"
+		  "{'nodeLabel':'g'},{'nodeLabel':'h'},{'nodeLabel':'i'},{'nodeLabel':'j'},"
+		  "{'nodeLabel':'k'},{'nodeLabel':'l'},{'nodeLabel':'m'},{'nodeLabel':'n'},"
+		  "{'nodeLabel':'o'},{'nodeLabel':'p'},{'nodeLabel':'q'}]}}",
 		  "spec.levels: at most 16 levels, got 17" },
 	};
 	run_bad_cases(cases, N(cases));
@@ -590,8 +635,9 @@ static void catalog_add(struct pobj_catalog *c, const char *flavor_or_topology)
 	json_t *o = J(flavor_or_topology);
 	char err[256];
 	const char *kind = json_string_value(json_object_get(o, "kind"));
-	int rc = kind && !strcmp(kind, "Topology") ? pobj_catalog_set_topology(c, o, err, sizeof(err)) :
-						    pobj_catalog_set_flavor(c, o, err, sizeof(err));
+	int rc = kind && !strcmp(kind, "Topology") ?
+			 pobj_catalog_set_topology(c, o, err, sizeof(err)) :
+			 pobj_catalog_set_flavor(c, o, err, sizeof(err));
 	if (rc != 0)
 		fail_msg("catalog: %s", err);
 	json_decref(o);
@@ -769,13 +815,15 @@ static void test_request_no_flavor_no_topology(void **state)
 	catalog_for_requests(&c);
 	json_t *ps = podset("", "");
 	struct eng_podset_assignment pa = assignment(NULL, NULL, 2);
-	assert_int_equal(pobj_request_build(&c, "ml/x", ps, &pa, PLC_MUSTER, &r, err, sizeof(err)), 0);
+	assert_int_equal(pobj_request_build(&c, "ml/x", ps, &pa, PLC_MUSTER, &r, err, sizeof(err)),
+			 0);
 	assert_null(r.req.flavor);
 	assert_null(r.req.topology);
 	pobj_request_release(&r);
 	/* cpu-b alone: a flavor, no Topology */
 	pa = assignment("cpu-b", "cpu-b", 2);
-	assert_int_equal(pobj_request_build(&c, "ml/x", ps, &pa, PLC_MUSTER, &r, err, sizeof(err)), 0);
+	assert_int_equal(pobj_request_build(&c, "ml/x", ps, &pa, PLC_MUSTER, &r, err, sizeof(err)),
+			 0);
 	assert_string_equal(r.req.flavor->name, "cpu-b"); /* once, however many resources */
 	assert_null(r.req.topology);
 	pobj_request_release(&r);
@@ -791,19 +839,25 @@ static void test_request_topology_sources(void **state)
 		int has_topology;
 	} cases[] = {
 		{ "'topologyRequest':{'required':'rack'}", "", "rack", NULL, 1 },
-		{ "'topologyRequest':{'preferred':'zone','podIndexLabel':'idx'}", "", NULL, "zone", 1 },
+		{ "'topologyRequest':{'preferred':'zone','podIndexLabel':'idx'}", "", NULL, "zone",
+		  1 },
 		{ "'topologyRequest':{'unconstrained':true}", "", NULL, NULL, 0 },
 		{ "'topologyRequest':{'unconstrained':false}", "", NULL, NULL, 1 },
 		{ "'topologyRequest':{}", "", NULL, NULL, 1 },
 		/* topologyRequest wins over the annotations */
 		{ "'topologyRequest':{'required':'zone'}",
-		  "'annotations':{'kueue.x-k8s.io/podset-required-topology':'rack'}", "zone", NULL, 1 },
-		{ "", "'annotations':{'kueue.x-k8s.io/podset-required-topology':'rack'}", "rack", NULL, 1 },
-		{ "", "'annotations':{'kueue.x-k8s.io/podset-preferred-topology':'kubernetes.io/hostname'}",
+		  "'annotations':{'kueue.x-k8s.io/podset-required-topology':'rack'}", "zone", NULL,
+		  1 },
+		{ "", "'annotations':{'kueue.x-k8s.io/podset-required-topology':'rack'}", "rack",
+		  NULL, 1 },
+		{ "",
+		  "'annotations':{'kueue.x-k8s.io/podset-preferred-topology':'kubernetes.io/"
+		  "hostname'}",
 		  NULL, "kubernetes.io/hostname", 1 },
-		{ "", "'annotations':{'kueue.x-k8s.io/podset-unconstrained-topology':'true'}", NULL, NULL,
-		  0 },
-		{ "", "'annotations':{'kueue.x-k8s.io/podset-unconstrained-topology':'F'}", NULL, NULL, 1 },
+		{ "", "'annotations':{'kueue.x-k8s.io/podset-unconstrained-topology':'true'}", NULL,
+		  NULL, 0 },
+		{ "", "'annotations':{'kueue.x-k8s.io/podset-unconstrained-topology':'F'}", NULL,
+		  NULL, 1 },
 		{ "", "'annotations':{'other':'x'}", NULL, NULL, 1 },
 	};
 	struct pobj_catalog c;
@@ -818,7 +872,8 @@ static void test_request_topology_sources(void **state)
 		if ((r.req.topology != NULL) != cases[i].has_topology)
 			fail_msg("case %zu: topology %p", i, (const void *)r.req.topology);
 		if (r.req.topology) {
-			const char *req = r.req.topology->required, *pref = r.req.topology->preferred;
+			const char *req = r.req.topology->required,
+				   *pref = r.req.topology->preferred;
 			if ((req == NULL) != (cases[i].required == NULL) ||
 			    (req && strcmp(req, cases[i].required)) ||
 			    (pref == NULL) != (cases[i].preferred == NULL) ||
@@ -854,34 +909,45 @@ static void test_request_errors(void **state)
 		  "'annotations':{'kueue.x-k8s.io/podset-required-topology':'rack',"
 		  "'kueue.x-k8s.io/podset-unconstrained-topology':'false'}",
 		  "cpu-a", "gpu-a",
-		  "template.metadata.annotations: must not contain more than one topology annotation: "
+		  "template.metadata.annotations: must not contain more than one topology "
+		  "annotation: "
 		  "[\"kueue.x-k8s.io/podset-required-topology\", "
 		  "\"kueue.x-k8s.io/podset-preferred-topology\", "
 		  "\"kueue.x-k8s.io/podset-unconstrained-topology\"]" },
-		{ "", "'annotations':{'kueue.x-k8s.io/podset-unconstrained-topology':'maybe'}", "cpu-a",
-		  "gpu-a",
-		  "template.metadata.annotations[\"kueue.x-k8s.io/podset-unconstrained-topology\"]: "
+		{ "", "'annotations':{'kueue.x-k8s.io/podset-unconstrained-topology':'maybe'}",
+		  "cpu-a", "gpu-a",
+		  "template.metadata.annotations[\"kueue.x-k8s.io/"
+		  "podset-unconstrained-topology\"]: "
 		  "invalid value \"maybe\": must be a boolean value" },
-		{ "", "'annotations':{'kueue.x-k8s.io/podset-preferred-topology':''}", "cpu-a", "gpu-a",
-		  "template.metadata.annotations[\"kueue.x-k8s.io/podset-preferred-topology\"]: must not "
+		{ "", "'annotations':{'kueue.x-k8s.io/podset-preferred-topology':''}", "cpu-a",
+		  "gpu-a",
+		  "template.metadata.annotations[\"kueue.x-k8s.io/podset-preferred-topology\"]: "
+		  "must not "
 		  "be empty" },
-		{ "", "'annotations':{'kueue.x-k8s.io/podset-required-topology':7}", "cpu-a", "gpu-a",
-		  "template.metadata.annotations.kueue.x-k8s.io/podset-required-topology: must be a "
+		{ "", "'annotations':{'kueue.x-k8s.io/podset-required-topology':7}", "cpu-a",
+		  "gpu-a",
+		  "template.metadata.annotations.kueue.x-k8s.io/podset-required-topology: must be "
+		  "a "
 		  "string, not a number" },
 		/* a level the flavor's Topology doesn't have */
 		{ "'topologyRequest':{'required':'block'}", "", "cpu-a", "gpu-a",
-		  "topologyRequest.required: \"block\" is not a level of Topology dc (of flavor gpu-a), "
+		  "topologyRequest.required: \"block\" is not a level of Topology dc (of flavor "
+		  "gpu-a), "
 		  "whose levels are zone, rack, kubernetes.io/hostname" },
-		{ "", "'annotations':{'kueue.x-k8s.io/podset-preferred-topology':'row'}", "cpu-a", "gpu-a",
-		  "template.metadata.annotations[\"kueue.x-k8s.io/podset-preferred-topology\"]: \"row\" "
+		{ "", "'annotations':{'kueue.x-k8s.io/podset-preferred-topology':'row'}", "cpu-a",
+		  "gpu-a",
+		  "template.metadata.annotations[\"kueue.x-k8s.io/podset-preferred-topology\"]: "
+		  "\"row\" "
 		  "is not a level of Topology dc (of flavor gpu-a), whose levels are zone, rack, "
 		  "kubernetes.io/hostname" },
 		/* a level, but no Topology at all */
 		{ "'topologyRequest':{'preferred':'rack'}", "", "cpu-b", "cpu-b",
-		  "topologyRequest.preferred: topology level \"rack\" requested, but no flavor of the "
+		  "topologyRequest.preferred: topology level \"rack\" requested, but no flavor of "
+		  "the "
 		  "podSet (cpu-b) names a Topology (spec.topologyName)" },
 		{ "'topologyRequest':{'required':'rack'}", "", NULL, NULL,
-		  "topologyRequest.required: topology level \"rack\" requested, but no flavor of the "
+		  "topologyRequest.required: topology level \"rack\" requested, but no flavor of "
+		  "the "
 		  "podSet (none) names a Topology (spec.topologyName)" },
 		/* objects that don't exist or don't agree */
 		{ "", "", "cpu-a", "lost",
@@ -891,7 +957,8 @@ static void test_request_errors(void **state)
 		  "flavors other and gpu-a name different Topologies (dc2, dc): a podSet is placed "
 		  "within one" },
 		{ "", "", "cpu-b", "gpu-a",
-		  "flavors cpu-b and gpu-a set node label zone to different values (\"b\", \"a\"): no "
+		  "flavors cpu-b and gpu-a set node label zone to different values (\"b\", \"a\"): "
+		  "no "
 		  "node has both" },
 		{ "'template':{'spec':{'containers':[{'resources':{'requests':{'cpu':'x'}}}]}}", "",
 		  "cpu-a", "gpu-a",
@@ -947,10 +1014,12 @@ static void test_place_workload(void **state)
 	/* Two 8-GPU nodes in zone a, racks r1 and r2, tainted for GPU pods. */
 	add_node(p, "{'metadata':{'name':'n1','labels':{'pool':'gpu','zone':'a','rack':'r1',"
 		    "'cpu':'fast','disk':'ssd'}},'spec':{'taints':[{'key':'nvidia.com/gpu',"
-		    "'effect':'NoSchedule'}]},'status':{'allocatable':{'cpu':64,'nvidia.com/gpu':8}}}");
+		    "'effect':'NoSchedule'}]},'status':{'allocatable':{'cpu':64,'nvidia.com/"
+		    "gpu':8}}}");
 	add_node(p, "{'metadata':{'name':'n2','labels':{'pool':'gpu','zone':'a','rack':'r2',"
 		    "'cpu':'fast','disk':'ssd'}},'spec':{'taints':[{'key':'nvidia.com/gpu',"
-		    "'effect':'NoSchedule'}]},'status':{'allocatable':{'cpu':64,'nvidia.com/gpu':8}}}");
+		    "'effect':'NoSchedule'}]},'status':{'allocatable':{'cpu':64,'nvidia.com/"
+		    "gpu':8}}}");
 	json_t *wl = J("{'metadata':{'name':'train','namespace':'ml'},'spec':{'podSets':["
 		       "{'name':'driver','count':1,'template':{'spec':{'containers':[{'resources':"
 		       "{'requests':{'cpu':'1','nvidia.com/gpu':'1'}}}]}}},"
@@ -1003,8 +1072,9 @@ static void test_place_workload(void **state)
 	assert_int_equal(pobj_place_workload(p, &c, wl, "ml/other", &a, PLC_MUSTER, &plan, msg,
 					     sizeof(msg)),
 			 1);
-	assert_string_equal(msg, "couldn't place pod set driver: ResourceFlavor lost names Topology "
-				 "\"nowhere\", which doesn't exist");
+	assert_string_equal(msg,
+			    "couldn't place pod set driver: ResourceFlavor lost names Topology "
+			    "\"nowhere\", which doesn't exist");
 	a.podsets[0].name = "ghost";
 	assert_int_equal(pobj_place_workload(p, &c, wl, "ml/other", &a, PLC_MUSTER, &plan, msg,
 					     sizeof(msg)),
@@ -1044,14 +1114,17 @@ static void test_job_topology_request(void **state)
 		{ "", NULL },
 		{ "'other':'x'", NULL },
 		{ "'kueue.x-k8s.io/podset-required-topology':'rack'",
-		  "{'required':'rack','podIndexLabel':'batch.kubernetes.io/job-completion-index'}" },
+		  "{'required':'rack','podIndexLabel':'batch.kubernetes.io/"
+		  "job-completion-index'}" },
 		{ "'kueue.x-k8s.io/podset-preferred-topology':'kubernetes.io/hostname'",
 		  "{'preferred':'kubernetes.io/hostname',"
 		  "'podIndexLabel':'batch.kubernetes.io/job-completion-index'}" },
 		{ "'kueue.x-k8s.io/podset-unconstrained-topology':'true'",
-		  "{'unconstrained':true,'podIndexLabel':'batch.kubernetes.io/job-completion-index'}" },
+		  "{'unconstrained':true,'podIndexLabel':'batch.kubernetes.io/"
+		  "job-completion-index'}" },
 		{ "'kueue.x-k8s.io/podset-unconstrained-topology':'0'",
-		  "{'unconstrained':false,'podIndexLabel':'batch.kubernetes.io/job-completion-index'}" },
+		  "{'unconstrained':false,'podIndexLabel':'batch.kubernetes.io/"
+		  "job-completion-index'}" },
 	};
 	for (size_t i = 0; i < N(cases); i++) {
 		json_t *job = job_with_annotations(cases[i].annotations);
@@ -1084,19 +1157,24 @@ static void test_job_topology_errors(void **state)
 	static const struct {
 		const char *annotations, *message;
 	} cases[] = {
-		{ "'kueue.x-k8s.io/podset-required-topology':'rack','kueue.x-k8s.io/podset-preferred-"
+		{ "'kueue.x-k8s.io/podset-required-topology':'rack','kueue.x-k8s.io/"
+		  "podset-preferred-"
 		  "topology':'zone'",
 		  "spec.template.metadata.annotations: must not contain more than one topology "
-		  "annotation: [\"kueue.x-k8s.io/podset-required-topology\", \"kueue.x-k8s.io/podset-"
+		  "annotation: [\"kueue.x-k8s.io/podset-required-topology\", "
+		  "\"kueue.x-k8s.io/podset-"
 		  "preferred-topology\", \"kueue.x-k8s.io/podset-unconstrained-topology\"]" },
 		{ "'kueue.x-k8s.io/podset-unconstrained-topology':'yes'",
-		  "spec.template.metadata.annotations[\"kueue.x-k8s.io/podset-unconstrained-topology\"]: "
+		  "spec.template.metadata.annotations[\"kueue.x-k8s.io/"
+		  "podset-unconstrained-topology\"]: "
 		  "invalid value \"yes\": must be a boolean value" },
 		{ "'kueue.x-k8s.io/podset-unconstrained-topology':true",
-		  "spec.template.metadata.annotations[\"kueue.x-k8s.io/podset-unconstrained-topology\"]: "
+		  "spec.template.metadata.annotations[\"kueue.x-k8s.io/"
+		  "podset-unconstrained-topology\"]: "
 		  "must be a non-empty string" },
 		{ "'kueue.x-k8s.io/podset-required-topology':''",
-		  "spec.template.metadata.annotations[\"kueue.x-k8s.io/podset-required-topology\"]: "
+		  "spec.template.metadata.annotations[\"kueue.x-k8s.io/"
+		  "podset-required-topology\"]: "
 		  "must be a non-empty string" },
 	};
 	for (size_t i = 0; i < N(cases); i++) {

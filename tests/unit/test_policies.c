@@ -30,9 +30,8 @@ static json_t *find(json_t *objects, const char *kind, const char *name)
 {
 	size_t i;
 	json_t *o;
-	json_array_foreach(objects, i, o)
-		if (!strcmp(kind_of(o), kind) && !strcmp(name_of(o), name))
-			return o;
+	json_array_foreach(objects, i,
+			   o) if (!strcmp(kind_of(o), kind) && !strcmp(name_of(o), name)) return o;
 	return NULL;
 }
 
@@ -44,33 +43,48 @@ static void test_policies_decide(void **state)
 	const struct policy_served none = { 0, 0, 0 }, map = { 1, 0, 0 }, all = { 1, 1, 1 },
 				   dropped = { 1, 1, 0 };
 	/* Auto follows the server. */
-	assert_int_equal(policies_decide(HOLD_AUTO, GANG_AUTO, 1, &none, &policy, &gang, err, sizeof(err)), 0);
+	assert_int_equal(policies_decide(HOLD_AUTO, GANG_AUTO, 1, &none, &policy, &gang, err,
+					 sizeof(err)),
+			 0);
 	assert_int_equal(policy, 0);
 	assert_int_equal(gang, 0);
-	assert_int_equal(policies_decide(HOLD_AUTO, GANG_AUTO, 1, &map, &policy, &gang, err, sizeof(err)), 0);
+	assert_int_equal(policies_decide(HOLD_AUTO, GANG_AUTO, 1, &map, &policy, &gang, err,
+					 sizeof(err)),
+			 0);
 	assert_int_equal(policy, 1);
 	assert_int_equal(gang, 0);
-	assert_int_equal(policies_decide(HOLD_AUTO, GANG_AUTO, 1, &all, &policy, &gang, err, sizeof(err)), 0);
+	assert_int_equal(policies_decide(HOLD_AUTO, GANG_AUTO, 1, &all, &policy, &gang, err,
+					 sizeof(err)),
+			 0);
 	assert_int_equal(policy, 1);
 	assert_int_equal(gang, 1);
 	/* PodGroups served, but the Job's field dropped (WorkloadWithJob off): no gang. */
-	assert_int_equal(policies_decide(HOLD_AUTO, GANG_AUTO, 1, &dropped, &policy, &gang, err, sizeof(err)), 0);
+	assert_int_equal(policies_decide(HOLD_AUTO, GANG_AUTO, 1, &dropped, &policy, &gang, err,
+					 sizeof(err)),
+			 0);
 	assert_int_equal(gang, 0);
 	/* Without batch/job integrated, nothing to gang. */
-	assert_int_equal(policies_decide(HOLD_AUTO, GANG_AUTO, 0, &all, &policy, &gang, err, sizeof(err)), 0);
+	assert_int_equal(policies_decide(HOLD_AUTO, GANG_AUTO, 0, &all, &policy, &gang, err,
+					 sizeof(err)),
+			 0);
 	assert_int_equal(gang, 0);
 	/* Turned off. */
-	assert_int_equal(policies_decide(HOLD_WEBHOOK, GANG_DISABLED, 1, &all, &policy, &gang, err, sizeof(err)), 0);
+	assert_int_equal(policies_decide(HOLD_WEBHOOK, GANG_DISABLED, 1, &all, &policy, &gang, err,
+					 sizeof(err)),
+			 0);
 	assert_int_equal(policy, 0);
 	assert_int_equal(gang, 0);
 	/* Demands the server can't meet stop the start, saying why. */
-	assert_int_equal(policies_decide(HOLD_POLICY, GANG_AUTO, 1, &none, &policy, &gang, err, sizeof(err)),
+	assert_int_equal(policies_decide(HOLD_POLICY, GANG_AUTO, 1, &none, &policy, &gang, err,
+					 sizeof(err)),
 			 -ENOTSUP);
 	assert_non_null(strstr(err, "MutatingAdmissionPolicy"));
-	assert_int_equal(policies_decide(HOLD_AUTO, GANG_ENABLED, 1, &map, &policy, &gang, err, sizeof(err)),
+	assert_int_equal(policies_decide(HOLD_AUTO, GANG_ENABLED, 1, &map, &policy, &gang, err,
+					 sizeof(err)),
 			 -ENOTSUP);
 	assert_non_null(strstr(err, "PodGroup"));
-	assert_int_equal(policies_decide(HOLD_AUTO, GANG_ENABLED, 1, &dropped, &policy, &gang, err, sizeof(err)),
+	assert_int_equal(policies_decide(HOLD_AUTO, GANG_ENABLED, 1, &dropped, &policy, &gang, err,
+					 sizeof(err)),
 			 -ENOTSUP);
 	assert_non_null(strstr(err, "WorkloadWithJob"));
 }
@@ -82,11 +96,14 @@ static void test_policies_build(void **state)
 	struct policy_inputs in = { owners, 2, 1, 1, 0, NULL, "abc123" };
 	json_t *objects = policies_build(&in);
 	assert_non_null(objects);
-	/* A policy and its binding each: hold jobs, hold rayjobs, gang, pods, queue name, frozen. */
+	/* A policy and its binding each: hold jobs, hold rayjobs, gang, pods, queue name,
+	 * frozen. */
 	assert_int_equal(json_array_size(objects), 12);
 	json_t *hold = find(objects, "MutatingAdmissionPolicy", "muster-hold-jobs");
 	assert_non_null(hold);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(hold, "spec"), "failurePolicy")), "Fail");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(hold, "spec"),
+							      "failurePolicy")),
+			    "Fail");
 	char *text = json_dumps(hold, JSON_COMPACT);
 	assert_non_null(strstr(text, "Object{spec: Object.spec{suspend: true}}"));
 	assert_non_null(strstr(text, "\"apiGroups\":[\"batch\"]"));
@@ -94,11 +111,14 @@ static void test_policies_build(void **state)
 	assert_non_null(strstr(text, "'kueue.x-k8s.io/queue-name' in object.metadata.labels"));
 	assert_non_null(strstr(text, "r.apiVersion == 'ray.io/v1' && r.kind == 'RayJob'"));
 	/* And the manager's probe, by this process's token. */
-	assert_non_null(strstr(text, "object.metadata.labels['muster.kueue.x-k8s.io/hold-probe'] == 'abc123'"));
+	assert_non_null(
+		strstr(text,
+		       "object.metadata.labels['muster.kueue.x-k8s.io/hold-probe'] == 'abc123'"));
 	free(text);
 	json_t *binding = find(objects, "MutatingAdmissionPolicyBinding", "muster-hold-jobs");
 	assert_non_null(binding);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(binding, "spec"), "policyName")),
+	assert_string_equal(json_string_value(json_object_get(json_object_get(binding, "spec"),
+							      "policyName")),
 			    "muster-hold-jobs");
 	assert_non_null(find(objects, "MutatingAdmissionPolicy", "muster-hold-rayjobs"));
 	assert_null(find(objects, "MutatingAdmissionPolicy", "muster-hold-rayclusters"));
@@ -107,7 +127,8 @@ static void test_policies_build(void **state)
 	assert_non_null(strstr(text, "!has(object.spec.scheduling)"));
 	assert_non_null(strstr(text, "gang: Object.spec.scheduling.schedulingPolicy.gang{}"));
 	free(text);
-	text = json_dumps(find(objects, "MutatingAdmissionPolicy", "muster-hold-pods"), JSON_COMPACT);
+	text = json_dumps(find(objects, "MutatingAdmissionPolicy", "muster-hold-pods"),
+			  JSON_COMPACT);
 	assert_non_null(strstr(text, "'kueue.x-k8s.io/admission'"));
 	assert_non_null(strstr(text, "finalizers: ['kueue.x-k8s.io/managed']"));
 	free(text);
@@ -116,13 +137,16 @@ static void test_policies_build(void **state)
 	assert_non_null(strstr(text, "format.dns1123Subdomain()"));
 	assert_non_null(strstr(text, "\"resources\":[\"pods\"]"));
 	free(text);
-	text = json_dumps(find(objects, "ValidatingAdmissionPolicy", "muster-queue-frozen"), JSON_COMPACT);
+	text = json_dumps(find(objects, "ValidatingAdmissionPolicy", "muster-queue-frozen"),
+			  JSON_COMPACT);
 	assert_non_null(strstr(text, "oldObject.spec.suspend == true"));
 	assert_null(strstr(text, "\"pods\""));
 	free(text);
 	json_t *vb = find(objects, "ValidatingAdmissionPolicyBinding", "muster-queue-name");
-	assert_string_equal(json_string_value(json_array_get(json_object_get(json_object_get(vb, "spec"),
-									     "validationActions"), 0)),
+	assert_string_equal(json_string_value(
+				    json_array_get(json_object_get(json_object_get(vb, "spec"),
+								   "validationActions"),
+						   0)),
 			    "Deny");
 	/* What this configuration does not use, to delete: rayclusters' hold. */
 	json_t *unused = policies_unused(&in);
@@ -137,11 +161,13 @@ static void test_policies_build(void **state)
 	struct policy_inputs all = { owners, 1, 0, 0, 1, managed, NULL };
 	objects = policies_build(&all);
 	assert_int_equal(json_array_size(objects), 6);
-	text = json_dumps(find(objects, "MutatingAdmissionPolicy", "muster-hold-jobs"), JSON_COMPACT);
+	text = json_dumps(find(objects, "MutatingAdmissionPolicy", "muster-hold-jobs"),
+			  JSON_COMPACT);
 	assert_null(strstr(text, "\"queued\""));
 	free(text);
 	binding = find(objects, "MutatingAdmissionPolicyBinding", "muster-hold-jobs");
-	assert_true(json_equal(json_object_get(json_object_get(json_object_get(binding, "spec"), "matchResources"),
+	assert_true(json_equal(json_object_get(json_object_get(json_object_get(binding, "spec"),
+							       "matchResources"),
 					       "namespaceSelector"),
 			       managed));
 	json_decref(objects);
@@ -154,7 +180,8 @@ static void test_policies_build(void **state)
 	unused = policies_unused(NULL);
 	assert_int_equal(json_array_size(unused), 14);
 	json_decref(unused);
-	assert_string_equal(policies_resource("MutatingAdmissionPolicyBinding"), "mutatingadmissionpolicybindings");
+	assert_string_equal(policies_resource("MutatingAdmissionPolicyBinding"),
+			    "mutatingadmissionpolicybindings");
 	assert_null(policies_resource("Pod"));
 }
 

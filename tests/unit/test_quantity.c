@@ -502,7 +502,8 @@ static void test_quantity_format_milli_prints_sums(void **state)
 	assert_int_equal(quantity_format_milli(0, QUANTITY_BINARY_SI, buf, sizeof(buf)), 1);
 	assert_string_equal(buf, "0");
 	assert_int_equal(quantity_format_milli(INT64_MAX, QUANTITY_DECIMAL_EXPONENT, buf,
-					       sizeof(buf)), 22);
+					       sizeof(buf)),
+			 22);
 	assert_string_equal(buf, "9223372036854775807e-3");
 	assert_int_equal(quantity_format_milli(-INT64_MAX, QUANTITY_BINARY_SI, buf, sizeof(buf)),
 			 21);
@@ -653,16 +654,28 @@ static void test_quantity_whole_numbers_are_exact_up_to_the_edge(void **state)
 		const char *text;
 		int exp10, exp2, binary;
 	} sfx[] = {
-		{ "m", -3, 0, 0 },  { "", 0, 0, 0 },	{ "k", 3, 0, 0 },   { "M", 6, 0, 0 },
-		{ "G", 9, 0, 0 },   { "T", 12, 0, 0 },	{ "P", 15, 0, 0 },  { "E", 18, 0, 0 },
+		{ "m", -3, 0, 0 },  { "", 0, 0, 0 },    { "k", 3, 0, 0 },   { "M", 6, 0, 0 },
+		{ "G", 9, 0, 0 },   { "T", 12, 0, 0 },  { "P", 15, 0, 0 },  { "E", 18, 0, 0 },
 		{ "Ki", 0, 10, 1 }, { "Mi", 0, 20, 1 }, { "Gi", 0, 30, 1 }, { "Ti", 0, 40, 1 },
 		{ "Pi", 0, 50, 1 }, { "Ei", 0, 60, 1 },
 	};
 	static const char *const digits[] = {
-		"0",	    "7",		   "12",		   "999",
-		"1024",	    "000123",		   "9223372036854775",	   "9223372036854776",
-		"8191",	    "9223372036854775807", "9223372036854775808", "123456789012345678",
-		"8",	    "18014398509481983",   "999999999999999999",   "1000000000000000000",
+		"0",
+		"7",
+		"12",
+		"999",
+		"1024",
+		"000123",
+		"9223372036854775",
+		"9223372036854776",
+		"8191",
+		"9223372036854775807",
+		"9223372036854775808",
+		"123456789012345678",
+		"8",
+		"18014398509481983",
+		"999999999999999999",
+		"1000000000000000000",
 	};
 	for (size_t d = 0; d < sizeof(digits) / sizeof(digits[0]); d++) {
 		for (size_t k = 0; k < sizeof(sfx) / sizeof(sfx[0]); k++) {
@@ -687,7 +700,8 @@ static void test_quantity_whole_numbers_are_exact_up_to_the_edge(void **state)
 				fail_msg("%s: %d", text, rc);
 			assert_true(q.milli == (int64_t)v);
 			assert_int_equal(q.format, sfx[k].binary && v != 0 ? QUANTITY_BINARY_SI :
-					 sfx[k].binary ? q.format : QUANTITY_DECIMAL_SI);
+						   sfx[k].binary           ? q.format :
+									     QUANTITY_DECIMAL_SI);
 		}
 	}
 }

@@ -12,8 +12,8 @@
 #include "core/quota.h"
 #include "core/strmap.h"
 
-#define MILLI(x) ((int64_t)(x) * 1000)
-#define MI(x) ((int64_t)(x) * 1024 * 1024 * 1000)
+#define MILLI(x) ((int64_t)(x)*1000)
+#define MI(x) ((int64_t)(x)*1024 * 1024 * 1000)
 #define GI(x) (MI(x) * 1024)
 
 /* ---------------------------------------------------------------- strmap */

@@ -311,8 +311,7 @@ struct step {
 
 /* The specified output: line p shows the state after the first step whose arrived reaches p %
  * of capacity; percents never reached show the final state. */
-static char *expected(int64_t capacity, const struct step *init, const struct step *steps,
-		      size_t n)
+static char *expected(int64_t capacity, const struct step *init, const struct step *steps, size_t n)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -331,8 +330,8 @@ static char *expected(int64_t capacity, const struct step *init, const struct st
 	return buf;
 }
 
-static int run(const char *nodes_csv, const char *pods_csv, enum plc_policy policy,
-	       uint64_t seed, struct cap *c)
+static int run(const char *nodes_csv, const char *pods_csv, enum plc_policy policy, uint64_t seed,
+	       struct cap *c)
 {
 	struct replay_nodes n;
 	struct replay_pods p;
@@ -358,13 +357,13 @@ static void test_protocol_cpu_bound_node(void **state)
 {
 	struct step init = { 0, 0, 1, 0 }, steps[10];
 	for (int k = 1; k <= 10; k++)
-		steps[k - 1] = (struct step){ 1000 * k, 12.5 * (k < 4 ? k : 4), 0,
-					      k > 4 ? k - 4 : 0 };
+		steps[k - 1] =
+			(struct step){ 1000 * k, 12.5 * (k < 4 ? k : 4), 0, k > 4 ? k - 4 : 0 };
 	char *want = expected(8000, &init, steps, 10);
 	for (size_t i = 0; i < 4; i++) {
 		struct cap c;
-		assert_int_equal(run(NODES_HDR "big,4000,1024,8,T4\n",
-				     PODS_HDR "p,1000,1,1,1000\n", policies[i], 7, &c),
+		assert_int_equal(run(NODES_HDR "big,4000,1024,8,T4\n", PODS_HDR "p,1000,1,1,1000\n",
+				     policies[i], 7, &c),
 				 REPLAY_OK);
 		assert_int_equal(c.err_len, 0);
 		assert_string_equal(c.out, want);
@@ -401,8 +400,8 @@ static void test_protocol_share_per_gpu(void **state)
 static void test_protocol_memory(void **state)
 {
 	struct cap c;
-	assert_int_equal(run(NODES_HDR "n,64000,10240,1,T4\n",
-			     PODS_HDR "g,1000,6144,1,500\n", PLC_BEST_FIT, 3, &c),
+	assert_int_equal(run(NODES_HDR "n,64000,10240,1,T4\n", PODS_HDR "g,1000,6144,1,500\n",
+			     PLC_BEST_FIT, 3, &c),
 			 REPLAY_OK);
 	/* 500 -> 1000 (the top-up stops: 1500 > 1300): the second fails on memory. */
 	struct step init = { 0, 0, 0, 0 };
@@ -422,7 +421,7 @@ static void test_protocol_tune_down(void **state)
 			     PODS_HDR "a,1,1,1,1000\nb,1,1,1,1000\nc,1,1,1,1000\nd,1,1,1,1000\n"
 				      "e,1,1,1,1000\n",
 			     PLC_MUSTER, 5, &c),
-		 REPLAY_OK);
+			 REPLAY_OK);
 	struct step init = { 0, 0, 0, 0 };
 	struct step steps[1] = { { 1000, 100, 0, 0 } };
 	char *want = expected(1000, &init, steps, 1);
@@ -439,7 +438,7 @@ static void test_protocol_gpu_spec(void **state)
 			     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
 			     "v,1000,1,1,1000,||V100M16|V100M32\n",
 			     PLC_SPREAD, 2, &c),
-		 REPLAY_OK);
+			 REPLAY_OK);
 	/* 1000 -> 2000 (3000 > 2600): the second V100 pod finds the only V100 taken. */
 	struct step init = { 0, 0, 0, 0 };
 	struct step steps[2] = { { 1000, 50, 0, 0 }, { 2000, 50, 0, 1 } };
@@ -508,8 +507,7 @@ static void test_run_rejects_what_cannot_replay(void **state)
 	assert_int_equal(run(NODES_HDR "n,1000,1024,1,T4\n", PODS_HDR "a,1,1,0,0\n", PLC_MUSTER, 0,
 			     &c),
 			 REPLAY_INVALID);
-	assert_string_equal(c.err,
-			    "replay-openb: no pod asks for a GPU: nothing to top up with\n");
+	assert_string_equal(c.err, "replay-openb: no pod asks for a GPU: nothing to top up with\n");
 	assert_int_equal(c.out_len, 0);
 	cap_free(&c);
 
@@ -585,8 +583,14 @@ static void test_main_usage_errors(void **state)
 	assert_int_equal(replay_main(7, a3), REPLAY_INVALID);
 	char *a4[] = { "replay-openb", "--policy", "fgd", NULL };
 	assert_int_equal(replay_main(3, a4), REPLAY_INVALID);
-	char *a5[] = { "replay-openb", "--nodes", "/nonexistent/n.csv", "--pods", "/nonexistent/p",
-		       "--seed", "1", NULL };
+	char *a5[] = { "replay-openb",
+		       "--nodes",
+		       "/nonexistent/n.csv",
+		       "--pods",
+		       "/nonexistent/p",
+		       "--seed",
+		       "1",
+		       NULL };
 	assert_int_equal(replay_main(7, a5), REPLAY_INVALID);
 	char *a6[] = { "replay-openb", "--bogus", NULL };
 	assert_int_equal(replay_main(2, a6), REPLAY_INVALID);

@@ -30,16 +30,16 @@ __attribute__((format(printf, 3, 4))) static int ref(char *dst, size_t size, con
 
 /* Both into buffers of every size up to past the text, compared byte for byte (the bytes past
  * the NUL too: neither may write beyond what it reports). */
-#define SAME(...)                                                                              \
-	do {                                                                                   \
-		for (size_t size = 0; size < 90; size++) {                                     \
-			char a[96], b[96];                                                     \
-			memset(a, 'x', sizeof(a));                                             \
-			memset(b, 'x', sizeof(b));                                             \
-			assert_int_equal(fmt(size ? a : NULL, size, __VA_ARGS__),               \
-					 ref(size ? b : NULL, size, __VA_ARGS__));              \
-			assert_memory_equal(a, b, sizeof(a));                                  \
-		}                                                                              \
+#define SAME(...)                                                                  \
+	do {                                                                       \
+		for (size_t size = 0; size < 90; size++) {                         \
+			char a[96], b[96];                                         \
+			memset(a, 'x', sizeof(a));                                 \
+			memset(b, 'x', sizeof(b));                                 \
+			assert_int_equal(fmt(size ? a : NULL, size, __VA_ARGS__),  \
+					 ref(size ? b : NULL, size, __VA_ARGS__)); \
+			assert_memory_equal(a, b, sizeof(a));                      \
+		}                                                                  \
 	} while (0)
 
 static void test_strfmt_strings_and_sizes(void **state)

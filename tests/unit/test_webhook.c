@@ -56,12 +56,14 @@ static char *job_review(const char *op, const char *labels, const char *suspend,
 		 "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'sample-job',"
 		 "'namespace':'team-a','labels':{%s}},'spec':{'parallelism':8,'completions':8,%s"
 		 "'template':{'spec':{'restartPolicy':'Never','containers':[{'name':'main',"
-		 "'image':'busybox','resources':{'requests':{'cpu':'1','nvidia.com/gpu':'1'}}}]}}}}",
+		 "'image':'busybox','resources':{'requests':{'cpu':'1','nvidia.com/"
+		 "gpu':'1'}}}]}}}}",
 		 labels, suspend);
 	if (old_labels)
 		snprintf(old, sizeof(old),
 			 ",'oldObject':{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':"
-			 "'sample-job','namespace':'team-a','labels':{%s}},'spec':{%s'template':{}}}",
+			 "'sample-job','namespace':'team-a','labels':{%s}},'spec':{%s'template':{}}"
+			 "}",
 			 old_labels, old_suspend);
 	char text[8192];
 	snprintf(text, sizeof(text),
@@ -226,7 +228,8 @@ static void test_webhook_validate_good_queue_name_allowed(void **state)
 	json_decref(review);
 	/* A subdomain's parts have no length cap of their own (apimachinery's regexp has none). */
 	review = validate_job("CREATE",
-			      "'kueue.x-k8s.io/queue-name':'team-queue-with-a-rather-long-name-of-more-"
+			      "'kueue.x-k8s.io/"
+			      "queue-name':'team-queue-with-a-rather-long-name-of-more-"
 			      "than-sixty-three-characters.b'",
 			      "", NULL, NULL);
 	assert_true(allowed(response_of(review)));
@@ -241,7 +244,7 @@ static void test_webhook_validate_bad_queue_name_denied(void **state)
 	/* "a..b" and the other dot misuses: names no LocalQueue can have, which an earlier
 	 * webhook of its own let through. */
 	static const char *const bad[] = { "User_Queue", "-queue", "queue-", "Queue", "q q", "q/x",
-					   "a..b", ".a", "a.", "a.-b", "a-.b" };
+					   "a..b",       ".a",     "a.",     "a.-b",  "a-.b" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char labels[128];
 		snprintf(labels, sizeof(labels), "'kueue.x-k8s.io/queue-name':'%s'", bad[i]);
@@ -284,7 +287,8 @@ static void test_webhook_validate_queue_change_on_running_job_denied(void **stat
 	json_decref(review);
 
 	/* Unset suspend means running too. */
-	review = validate_job("UPDATE", "'kueue.x-k8s.io/queue-name':'other-queue'", "", QLABEL, "");
+	review =
+		validate_job("UPDATE", "'kueue.x-k8s.io/queue-name':'other-queue'", "", QLABEL, "");
 	assert_false(allowed(response_of(review)));
 	json_decref(review);
 
@@ -304,8 +308,8 @@ static void test_webhook_validate_queue_change_on_suspended_job_allowed(void **s
 
 static void test_webhook_validate_unchanged_queue_on_running_job_allowed(void **state)
 {
-	json_t *review = validate_job("UPDATE", QLABEL, "'suspend':false,", QLABEL,
-				      "'suspend':false,");
+	json_t *review =
+		validate_job("UPDATE", QLABEL, "'suspend':false,", QLABEL, "'suspend':false,");
 	assert_true(allowed(response_of(review)));
 	json_decref(review);
 	/* Adding a queue to a running Job that had none is Kueue's business, not a change. */
@@ -336,12 +340,12 @@ static json_t *validate_cq(const char *groups)
 	return review;
 }
 
-#define GROUP_CPU_MEM                                                                              \
-	"{'coveredResources':['cpu','memory'],'flavors':[{'name':'default-flavor','resources':["   \
+#define GROUP_CPU_MEM                                                                            \
+	"{'coveredResources':['cpu','memory'],'flavors':[{'name':'default-flavor','resources':[" \
 	"{'name':'cpu','nominalQuota':9},{'name':'memory','nominalQuota':'36Gi'}]}]}"
-#define GROUP_GPU                                                                                  \
-	"{'coveredResources':['nvidia.com/gpu'],'flavors':[{'name':'a100','resources':["           \
-	"{'name':'nvidia.com/gpu','nominalQuota':'8','borrowingLimit':'0'}]},{'name':'h100',"      \
+#define GROUP_GPU                                                                             \
+	"{'coveredResources':['nvidia.com/gpu'],'flavors':[{'name':'a100','resources':["      \
+	"{'name':'nvidia.com/gpu','nominalQuota':'8','borrowingLimit':'0'}]},{'name':'h100'," \
 	"'resources':[{'name':'nvidia.com/gpu','nominalQuota':4}]}]}"
 
 static void test_webhook_cq_valid_allowed(void **state)
@@ -390,9 +394,10 @@ static void test_webhook_cq_bad_limits_denied(void **state)
 
 static void test_webhook_cq_duplicate_flavor_across_groups_denied(void **state)
 {
-	json_t *review = validate_cq(GROUP_CPU_MEM ",{'coveredResources':['nvidia.com/gpu'],"
-					     "'flavors':[{'name':'default-flavor','resources':["
-					     "{'name':'nvidia.com/gpu','nominalQuota':1}]}]}");
+	json_t *review = validate_cq(GROUP_CPU_MEM
+				     ",{'coveredResources':['nvidia.com/gpu'],"
+				     "'flavors':[{'name':'default-flavor','resources':["
+				     "{'name':'nvidia.com/gpu','nominalQuota':1}]}]}");
 	json_t *resp = response_of(review);
 	assert_false(allowed(resp));
 	assert_non_null(strstr(message_of(resp), "default-flavor"));
@@ -441,7 +446,8 @@ static void test_webhook_cq_agrees_with_decoder(void **state)
 		json_t *resp = response_of(review);
 		if (allowed(resp) != ok[i] || (rc == 0) != ok[i])
 			fail_msg("spec %zu: webhook %s, decoder %d (%s); want %s", i,
-				 allowed(resp) ? "allows" : "denies", rc, err, ok[i] ? "allowed" : "denied");
+				 allowed(resp) ? "allows" : "denies", rc, err,
+				 ok[i] ? "allowed" : "denied");
 		if (!ok[i])
 			assert_string_equal(message_of(resp), err);
 		json_decref(cq);
@@ -454,8 +460,8 @@ static void test_webhook_cq_agrees_with_decoder(void **state)
 static void test_webhook_cq_duplicate_resource_across_groups_denied(void **state)
 {
 	json_t *review = validate_cq(GROUP_CPU_MEM ",{'coveredResources':['memory'],'flavors':["
-					     "{'name':'other','resources':[{'name':'memory',"
-					     "'nominalQuota':1}]}]}");
+						   "{'name':'other','resources':[{'name':'memory',"
+						   "'nominalQuota':1}]}]}");
 	json_t *resp = response_of(review);
 	assert_false(allowed(resp));
 	assert_non_null(strstr(message_of(resp), "memory"));
@@ -476,7 +482,8 @@ static void test_webhook_malformed_body_400(void **state)
 		"{\"request\":{\"operation\":\"CREATE\",\"kind\":{\"kind\":\"Job\"}}}",
 		"{\"request\":{\"uid\":\"u\",\"kind\":{\"kind\":\"Job\"}}}",
 		/* duplicate uid key */
-		"{\"request\":{\"uid\":\"u\",\"uid\":\"v\",\"operation\":\"CREATE\",\"kind\":{\"kind\":\"Job\"}}}",
+		"{\"request\":{\"uid\":\"u\",\"uid\":\"v\",\"operation\":\"CREATE\",\"kind\":{"
+		"\"kind\":\"Job\"}}}",
 	};
 	static const char *const paths[] = { WEBHOOK_PATH_MUTATE_JOB, WEBHOOK_PATH_VALIDATE_JOB,
 					     WEBHOOK_PATH_VALIDATE_CQ };
@@ -521,9 +528,10 @@ static void test_webhook_unknown_path_404(void **state)
 
 static void test_webhook_delete_without_object_answers(void **state)
 {
-	const char *text = "{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview','request':{"
-			   "'uid':'" UID "','kind':{'group':'batch','version':'v1','kind':'Job'},"
-			   "'operation':'DELETE','namespace':'team-a','oldObject':{'metadata':{}}}}";
+	const char *text =
+		"{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview','request':{"
+		"'uid':'" UID "','kind':{'group':'batch','version':'v1','kind':'Job'},"
+		"'operation':'DELETE','namespace':'team-a','oldObject':{'metadata':{}}}}";
 	char *body = dq(text);
 	static const char *const paths[] = { WEBHOOK_PATH_MUTATE_JOB, WEBHOOK_PATH_VALIDATE_JOB,
 					     WEBHOOK_PATH_VALIDATE_CQ };
@@ -557,7 +565,7 @@ static json_t *review_of(const char *path, const char *op, const char *group, co
 	return v;
 }
 
-#define POD(labels, extra)                                                                          \
+#define POD(labels, extra)                                                                        \
 	"{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':'team-a','uid':'u1'," \
 	"'labels':{" labels "}" extra "},'spec':{'containers':[{'name':'c','image':'busybox',"    \
 	"'resources':{'requests':{'cpu':'1'}}}]}}"
@@ -567,20 +575,25 @@ static json_t *review_of(const char *path, const char *op, const char *group, co
 static void test_webhook_pod_gated(void **state)
 {
 	int status;
-	json_t *review = review_of(WEBHOOK_PATH_MUTATE_POD, "CREATE", "", "Pod", POD(QLABEL, ""), NULL, &status);
+	json_t *review = review_of(WEBHOOK_PATH_MUTATE_POD, "CREATE", "", "Pod", POD(QLABEL, ""),
+				   NULL, &status);
 	assert_int_equal(status, 200);
 	json_t *patch = patch_of(response_of(review));
 	char *text = json_dumps(patch, JSON_COMPACT);
-	assert_string_equal(text,
-			    "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates\",\"value\":[{\"name\":\"kueue.x-k8s.io/admission\"}]},"
-			    "{\"op\":\"add\",\"path\":\"/metadata/finalizers\",\"value\":[\"kueue.x-k8s.io/managed\"]},"
-			    "{\"op\":\"add\",\"path\":\"/metadata/labels/kueue.x-k8s.io~1managed\",\"value\":\"true\"}]");
+	assert_string_equal(text, "[{\"op\":\"add\",\"path\":\"/spec/"
+				  "schedulingGates\",\"value\":[{\"name\":\"kueue.x-k8s.io/"
+				  "admission\"}]},"
+				  "{\"op\":\"add\",\"path\":\"/metadata/"
+				  "finalizers\",\"value\":[\"kueue.x-k8s.io/managed\"]},"
+				  "{\"op\":\"add\",\"path\":\"/metadata/labels/"
+				  "kueue.x-k8s.io~1managed\",\"value\":\"true\"}]");
 	free(text);
 	json_decref(patch);
 	json_decref(review);
 
 	review = review_of(WEBHOOK_PATH_MUTATE_POD, "CREATE", "", "Pod",
-			   POD(QLABEL, ",'ownerReferences':[{'apiVersion':'batch/v1','kind':'Job','name':'j','uid':'x','controller':true}]"),
+			   POD(QLABEL, ",'ownerReferences':[{'apiVersion':'batch/"
+				       "v1','kind':'Job','name':'j','uid':'x','controller':true}]"),
 			   NULL, &status);
 	assert_null(patch_of(response_of(review)));
 	json_decref(review);
@@ -590,7 +603,8 @@ static void test_webhook_pod_group_rules(void **state)
 {
 	int status;
 	json_t *review = review_of(WEBHOOK_PATH_VALIDATE_POD, "CREATE", "", "Pod",
-				   POD(QLABEL ",'kueue.x-k8s.io/pod-group-name':'train'", ""), NULL, &status);
+				   POD(QLABEL ",'kueue.x-k8s.io/pod-group-name':'train'", ""), NULL,
+				   &status);
 	json_t *resp = response_of(review);
 	assert_false(allowed(resp));
 	assert_non_null(strstr(message_of(resp), "pod-group-total-count\"]: Required value"));
@@ -614,10 +628,10 @@ static void test_webhook_pod_group_rules(void **state)
 	json_decref(review);
 }
 
-#define RAYJOB(extra)                                                                               \
-	"{'apiVersion':'ray.io/v1','kind':'RayJob','metadata':{'name':'r','namespace':'team-a',"   \
-	"'labels':{" QLABEL "}},'spec':{" extra "'rayClusterSpec':{'headGroupSpec':{'template':"    \
-	"{'spec':{'containers':[{'name':'h','resources':{'requests':{'cpu':'1'}}}]}}},"            \
+#define RAYJOB(extra)                                                                            \
+	"{'apiVersion':'ray.io/v1','kind':'RayJob','metadata':{'name':'r','namespace':'team-a'," \
+	"'labels':{" QLABEL "}},'spec':{" extra "'rayClusterSpec':{'headGroupSpec':{'template':" \
+	"{'spec':{'containers':[{'name':'h','resources':{'requests':{'cpu':'1'}}}]}}},"          \
 	"'workerGroupSpecs':[]}}}"
 
 /* RayJobs take the same webhooks as Jobs, at Kueue's paths: created suspended, and refused at
@@ -629,21 +643,25 @@ static void test_webhook_rayjob(void **state)
 				   RAYJOB("'shutdownAfterJobFinishes':true,"), NULL, &status);
 	assert_int_equal(status, 200);
 	json_t *patch = patch_of(response_of(review));
-	assert_string_equal(json_string_value(json_object_get(json_array_get(patch, 0), "path")), "/spec/suspend");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(patch, 0), "path")),
+			    "/spec/suspend");
 	json_decref(patch);
 	json_decref(review);
 	review = review_of("/validate-ray-io-v1-rayjob", "CREATE", "ray.io", "RayJob",
-			   RAYJOB("'shutdownAfterJobFinishes':true,'clusterSelector':{'a':'b'},"), NULL, &status);
+			   RAYJOB("'shutdownAfterJobFinishes':true,'clusterSelector':{'a':'b'},"),
+			   NULL, &status);
 	json_t *resp = response_of(review);
 	assert_false(allowed(resp));
-	assert_non_null(strstr(message_of(resp), "spec.clusterSelector: a queued RayJob must bring its own cluster"));
+	assert_non_null(strstr(message_of(resp),
+			       "spec.clusterSelector: a queued RayJob must bring its own cluster"));
 	json_decref(review);
 	review = review_of("/validate-ray-io-v1-rayjob", "CREATE", "ray.io", "RayJob",
 			   RAYJOB("'shutdownAfterJobFinishes':true,"), NULL, &status);
 	assert_true(allowed(response_of(review)));
 	json_decref(review);
 	review = review_of("/mutate-ray-io-v1-raycluster", "CREATE", "ray.io", "RayCluster",
-			   "{'metadata':{'name':'c','labels':{" QLABEL "}},'spec':{}}", NULL, &status);
+			   "{'metadata':{'name':'c','labels':{" QLABEL "}},'spec':{}}", NULL,
+			   &status);
 	assert_int_equal(status, 200);
 	json_t *p = patch_of(response_of(review));
 	assert_non_null(p);
@@ -651,10 +669,12 @@ static void test_webhook_rayjob(void **state)
 	json_decref(review);
 	/* The RayCluster a RayJob made carries the RayJob's labels, queue included: it is the
 	 * RayJob's to hold, so it passes untouched. */
-	review = review_of("/mutate-ray-io-v1-raycluster", "CREATE", "ray.io", "RayCluster",
-			   "{'metadata':{'name':'r-abcde','labels':{" QLABEL "},'ownerReferences':[{'apiVersion':"
-			   "'ray.io/v1','kind':'RayJob','name':'r','uid':'u','controller':true}]},'spec':{}}",
-			   NULL, &status);
+	review = review_of(
+		"/mutate-ray-io-v1-raycluster", "CREATE", "ray.io", "RayCluster",
+		"{'metadata':{'name':'r-abcde','labels':{" QLABEL
+		"},'ownerReferences':[{'apiVersion':"
+		"'ray.io/v1','kind':'RayJob','name':'r','uid':'u','controller':true}]},'spec':{}}",
+		NULL, &status);
 	assert_null(patch_of(response_of(review)));
 	json_decref(review);
 }
@@ -678,18 +698,22 @@ static void test_webhook_manage_jobs_without_queue_name(void **state)
 	const struct webhook_context ctx = { 1, ns_managed, has_default_queue, NULL, 0 };
 	char *body = job_review("CREATE", "'app':'x'", "", NULL, NULL);
 	char *out = NULL;
-	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), &ctx, &out), 200);
+	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), &ctx, &out),
+			 200);
 	json_t *review = json_loads(out, 0, NULL);
 	free(out);
 	json_t *patch = patch_of(response_of(review));
 	char *text = json_dumps(patch, JSON_COMPACT);
-	assert_string_equal(text, "[{\"op\":\"add\",\"path\":\"/metadata/labels/kueue.x-k8s.io~1queue-name\","
-				  "\"value\":\"default\"},{\"op\":\"add\",\"path\":\"/spec/suspend\",\"value\":true}]");
+	assert_string_equal(text, "[{\"op\":\"add\",\"path\":\"/metadata/labels/"
+				  "kueue.x-k8s.io~1queue-name\","
+				  "\"value\":\"default\"},{\"op\":\"add\",\"path\":\"/spec/"
+				  "suspend\",\"value\":true}]");
 	free(text);
 	json_decref(patch);
 	json_decref(review);
 	/* Without the option, the same Job passes untouched. */
-	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), NULL, &out), 200);
+	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), NULL, &out),
+			 200);
 	review = json_loads(out, 0, NULL);
 	free(out);
 	assert_null(patch_of(response_of(review)));
@@ -699,16 +723,21 @@ static void test_webhook_manage_jobs_without_queue_name(void **state)
 	int status;
 	call_ctx = &ctx;
 	json_t *v = review_of(WEBHOOK_PATH_MUTATE_JOB, "CREATE", "batch", "Job",
-			      "{'metadata':{'name':'s','ownerReferences':[{'apiVersion':'ray.io/v1','kind':'RayJob',"
+			      "{'metadata':{'name':'s','ownerReferences':[{'apiVersion':'ray.io/"
+			      "v1','kind':'RayJob',"
 			      "'name':'r','uid':'u','controller':true}]},'spec':{}}",
 			      NULL, &status);
 	assert_null(patch_of(response_of(v)));
 	json_decref(v);
 	/* Nor in a namespace muster does not manage. */
-	v = call(WEBHOOK_PATH_MUTATE_JOB, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
-		 "\"request\":{\"uid\":\"" UID "\",\"kind\":{\"group\":\"batch\",\"version\":\"v1\",\"kind\":\"Job\"},"
-		 "\"namespace\":\"kube-system\",\"operation\":\"CREATE\",\"object\":{\"metadata\":{\"name\":\"j\"},"
-		 "\"spec\":{}}}}", &status);
+	v = call(WEBHOOK_PATH_MUTATE_JOB,
+		 "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		 "\"request\":{\"uid\":\"" UID
+		 "\",\"kind\":{\"group\":\"batch\",\"version\":\"v1\",\"kind\":\"Job\"},"
+		 "\"namespace\":\"kube-system\",\"operation\":\"CREATE\",\"object\":{\"metadata\":{"
+		 "\"name\":\"j\"},"
+		 "\"spec\":{}}}}",
+		 &status);
 	assert_null(patch_of(response_of(v)));
 	json_decref(v);
 	call_ctx = NULL;
@@ -722,7 +751,8 @@ static void test_webhook_gang_at_create(void **state)
 	const struct webhook_context ctx = { 0, ns_managed, has_default_queue, NULL, 1 };
 	char *out = NULL, *text;
 	char *body = job_review("CREATE", "'kueue.x-k8s.io/queue-name':'lq'", "", NULL, NULL);
-	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), &ctx, &out), 200);
+	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), &ctx, &out),
+			 200);
 	free(body);
 	json_t *review = json_loads(out, 0, NULL);
 	free(out);
@@ -737,7 +767,8 @@ static void test_webhook_gang_at_create(void **state)
 
 	body = job_review("CREATE", "'kueue.x-k8s.io/queue-name':'lq'",
 			  "'scheduling':{'schedulingPolicy':{'basic':{}}},", NULL, NULL);
-	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), &ctx, &out), 200);
+	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), &ctx, &out),
+			 200);
 	free(body);
 	review = json_loads(out, 0, NULL);
 	free(out);
@@ -749,7 +780,8 @@ static void test_webhook_gang_at_create(void **state)
 	json_decref(review);
 
 	body = job_review("CREATE", "'app':'x'", "", NULL, NULL);
-	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), &ctx, &out), 200);
+	assert_int_equal(webhook_handle(WEBHOOK_PATH_MUTATE_JOB, body, strlen(body), &ctx, &out),
+			 200);
 	free(body);
 	review = json_loads(out, 0, NULL);
 	free(out);

@@ -49,8 +49,10 @@ static void test_yamljson_multi_doc_returns_each_document(void **state)
 	json_t *docs = load_ok("apiVersion: v1\nkind: A\n---\napiVersion: v1\nkind: B\n---\n"
 			       "- 1\n- 2\n");
 	assert_int_equal(json_array_size(docs), 3);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(docs, 0), "kind")), "A");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(docs, 1), "kind")), "B");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(docs, 0), "kind")),
+			    "A");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(docs, 1), "kind")),
+			    "B");
 	assert_int_equal(json_array_size(json_array_get(docs, 2)), 2);
 	json_decref(docs);
 }
@@ -152,7 +154,9 @@ static void test_yamljson_non_numbers_stay_strings(void **state)
 	json_t *d = load_one("a: 500m\nb: 1.2.3\nc: 1e\nd: +\ne: 10Gi\nf: 1e+\ng: 1_000\nh: .\n",
 			     &docs);
 	static const char *const keys[] = { "a", "b", "c", "d", "e", "f", "g", "h" };
-	static const char *const vals[] = { "500m", "1.2.3", "1e", "+", "10Gi", "1e+", "1_000", "." };
+	static const char *const vals[] = {
+		"500m", "1.2.3", "1e", "+", "10Gi", "1e+", "1_000", "."
+	};
 	for (size_t i = 0; i < 8; i++) {
 		json_t *v = json_object_get(d, keys[i]);
 		if (!json_is_string(v))
@@ -185,7 +189,8 @@ static void test_yamljson_nested_structures_convert(void **state)
 			     "    flavors:\n    - name: default\n      resources:\n"
 			     "      - {name: cpu, nominalQuota: 9}\n",
 			     &docs);
-	json_t *g = json_array_get(json_object_get(json_object_get(d, "spec"), "resourceGroups"), 0);
+	json_t *g =
+		json_array_get(json_object_get(json_object_get(d, "spec"), "resourceGroups"), 0);
 	json_t *cov = json_object_get(g, "coveredResources");
 	assert_int_equal(json_array_size(cov), 2);
 	assert_string_equal(json_string_value(json_array_get(cov, 1)), "memory");
@@ -282,8 +287,9 @@ static void test_yamljson_deep_nesting_rejected(void **state)
 static void test_yamljson_aliases_expand(void **state)
 {
 	json_t *docs;
-	json_t *d = load_one("base: &b\n  cpu: 1\n  memory: 1Gi\nx: *b\ny: *b\nname: &n hello\nz: *n\n",
-			     &docs);
+	json_t *d =
+		load_one("base: &b\n  cpu: 1\n  memory: 1Gi\nx: *b\ny: *b\nname: &n hello\nz: *n\n",
+			 &docs);
 	json_t *x = json_object_get(d, "x"), *y = json_object_get(d, "y");
 	assert_true(json_equal(x, json_object_get(d, "base")));
 	assert_true(json_equal(y, json_object_get(d, "base")));
@@ -342,9 +348,9 @@ static void test_yamljson_long_scalar_laughs_rejected(void **state)
 	memset(text + n, 'x', big);
 	n += big;
 	n += (size_t)sprintf(text + n, "\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
-					"c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
-					"d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
-					"e: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\n");
+				       "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+				       "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+				       "e: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\n");
 	struct yamljson_error err;
 	assert_int_equal(load_err(text, &err), -EINVAL);
 	assert_non_null(strstr(err.text, "alias"));
@@ -377,8 +383,8 @@ static void test_yamljson_load_file_reads_documents(void **state)
 	struct yamljson_error err;
 	assert_int_equal(yamljson_load_file(path, &docs, &err), 0);
 	assert_int_equal(json_array_size(docs), 2);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(docs, 0),
-							      "current-context")),
+	assert_string_equal(json_string_value(
+				    json_object_get(json_array_get(docs, 0), "current-context")),
 			    "kwok");
 	json_decref(docs);
 	unlink(path);
@@ -506,11 +512,12 @@ static void reader_matches_load(const char *text, int share)
 		/* The same text, so the same types and values and keys in the same order. */
 		char *got = json_dumps(doc, JSON_ENCODE_ANY | JSON_COMPACT);
 		char *want = n < json_array_size(docs) ?
-				     json_dumps(json_array_get(docs, n), JSON_ENCODE_ANY | JSON_COMPACT) :
+				     json_dumps(json_array_get(docs, n),
+						JSON_ENCODE_ANY | JSON_COMPACT) :
 				     NULL;
 		if (!want || strcmp(got, want) != 0 || line != lines[n])
-			fail_msg("document %zu of:\n%s\nreader: line %d %s\nload: %s", n, text, line,
-				 got, want ? want : "(none)");
+			fail_msg("document %zu of:\n%s\nreader: line %d %s\nload: %s", n, text,
+				 line, got, want ? want : "(none)");
 		free(got);
 		free(want);
 		json_decref(doc);
@@ -525,8 +532,8 @@ static void reader_matches_load(const char *text, int share)
 		free(lines);
 	} else {
 		if (rc != -EINVAL || rerr.line != lerr.line || strcmp(rerr.text, lerr.text) != 0)
-			fail_msg("load: %d: %s; reader: rc %d, %d: %s\non:\n%s", lerr.line, lerr.text, rc,
-				 rerr.line, rerr.text, text);
+			fail_msg("load: %d: %s; reader: rc %d, %d: %s\non:\n%s", lerr.line,
+				 lerr.text, rc, rerr.line, rerr.text, text);
 	}
 }
 
@@ -548,12 +555,15 @@ static void test_yamljson_reader_fast_path_matches_libyaml(void **state)
 {
 	static const char *const cases[] = {
 		/* the subset */
-		"apiVersion: v1\nkind: A\nmetadata: {name: a, namespace: b}\nspec:\n  x: 1\n  y: -2.5\n"
-		"  z: [1, 2, three, \"four\", 'five']\n  e: {}\n  l: []\n  n:\n  t: true\n  ti: ~\n",
+		"apiVersion: v1\nkind: A\nmetadata: {name: a, namespace: b}\nspec:\n  x: 1\n  y: "
+		"-2.5\n"
+		"  z: [1, 2, three, \"four\", 'five']\n  e: {}\n  l: []\n  n:\n  t: true\n  ti: "
+		"~\n",
 		"# head\n---\na:\n- 1\n- x: 1\n  y: [a, {b: c}]\n-\n- - nested\nb: 2\n",
 		"a:\n  - x\n  - y: 1\n    z:\n    - q\nb:\n  c:\n    d: 5e3\n",
 		"---\n---\n# only a comment\n---\na: 1\n---\nb: 2\n---\n",
-		"k: 2025-03-01T09:00:00Z\nq: \"2025-03-01T09:00:00Z\"\nimg: repo/x:1.0\nm: a, b c\n",
+		"k: 2025-03-01T09:00:00Z\nq: \"2025-03-01T09:00:00Z\"\nimg: repo/x:1.0\nm: a, b "
+		"c\n",
 		"k: 99999999999999999999\nf: 1e999\nn: -0\np: +12\nd: .5\ns: 0x1F\no: 0o17\n",
 		"- 1\n- 2\n",
 		"a: 1\n\n\nb:   spaced   \nc: \"\"\nd: ''\n",
@@ -606,9 +616,11 @@ static void test_yamljson_reader_fast_path_matches_libyaml(void **state)
 		"a: 1\r\n---\r\nb: [1, 2]\r\n",
 		"a: x\r- y\n---\nb: 2\n",
 		"a: 1\r---\rb: 2\n--- 7\n",
-		"a: \xc2\x85" "b\n---\nc: 1\n",
+		"a: \xc2\x85"
+		"b\n---\nc: 1\n",
 		"a: 1\n\xef\xbb\xbf---\nb: 2\n",
-		"\xef\xbb\xbf" "a: 1\n---\nb: 2\n",
+		"\xef\xbb\xbf"
+		"a: 1\n---\nb: 2\n",
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		assert_reader_matches_load(cases[i]);
@@ -639,10 +651,13 @@ static void test_yamljson_reader_shares_a_repeated_flow_line(void **state)
 	 * document libyaml reads (an alias) sits between, and the last one is given up on by
 	 * the fast path after it took the shared line ("b: c: d"), then refused by libyaml. */
 	static const char text[] =
-		"metadata: {name: w1, namespace: team-a}\ntemplate: {spec: {containers: [{name: c}]}}\n"
-		"---\nmetadata: {name: w2, namespace: team-a}\ntemplate: {spec: {containers: [{name: c}]}}\n"
+		"metadata: {name: w1, namespace: team-a}\ntemplate: {spec: {containers: [{name: "
+		"c}]}}\n"
+		"---\nmetadata: {name: w2, namespace: team-a}\ntemplate: {spec: {containers: "
+		"[{name: c}]}}\n"
 		"---\ntemplate: {spec: {containers: [{name: c}]}}\nx: &a 1\ny: *a\n"
-		"---\nmetadata: {name: w3, namespace: team-a}\ntemplate: {spec: {containers: [{name: c}]}}\n"
+		"---\nmetadata: {name: w3, namespace: team-a}\ntemplate: {spec: {containers: "
+		"[{name: c}]}}\n"
 		"---\ntemplate: {spec: {containers: [{name: c}]}}\nb: c: d\n";
 	struct yamljson_reader *r;
 	struct yamljson_error err;
@@ -662,7 +677,8 @@ static void test_yamljson_reader_shares_a_repeated_flow_line(void **state)
 	assert_true(json_equal(t1, t2) && json_equal(t2, t3) && json_equal(t3, t4));
 	assert_int_equal(json_integer_value(json_object_get(d3, "y")), 1);
 	/* Only a repeated line is shared: the metadata lines differ. */
-	assert_string_equal(json_string_value(json_object_get(json_object_get(d4, "metadata"), "name")),
+	assert_string_equal(json_string_value(
+				    json_object_get(json_object_get(d4, "metadata"), "name")),
 			    "w3");
 	/* Held by the reader and by d4: the document given up on gave its reference back. */
 	assert_int_equal(yamljson_reader_next(r, &bad, &line, &err), -EINVAL);
@@ -679,8 +695,9 @@ static void test_yamljson_reader_shares_a_repeated_flow_line(void **state)
 static void test_yamljson_reader_shares_across_documents_in_order(void **state)
 {
 	/* d3 and d4 hold the same value; freeing the reader first leaves it to them. */
-	static const char text[] = "t: [alpha, beta, gamma, delta]\n---\nt: [alpha, beta, gamma, delta]\n"
-				   "---\nt: [alpha, beta, gamma, delta]\n---\nt: [alpha, beta, gamma, delta]\n";
+	static const char text[] =
+		"t: [alpha, beta, gamma, delta]\n---\nt: [alpha, beta, gamma, delta]\n"
+		"---\nt: [alpha, beta, gamma, delta]\n---\nt: [alpha, beta, gamma, delta]\n";
 	struct yamljson_reader *r;
 	struct yamljson_error err;
 	assert_int_equal(yamljson_reader_new(text, strlen(text), &r, &err), 0);
@@ -695,7 +712,8 @@ static void test_yamljson_reader_shares_across_documents_in_order(void **state)
 	json_decref(d1);
 	json_decref(d2);
 	json_decref(d3);
-	assert_string_equal(json_string_value(json_array_get(json_object_get(d4, "t"), 3)), "delta");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(d4, "t"), 3)),
+			    "delta");
 	json_decref(d4);
 }
 
