@@ -921,6 +921,30 @@ static void test_metrics_follow_landed_writes(void **state)
 			      "code=\"200\"," ROLE "}") >= 2);
 }
 
+/* Every loop turn is timed: after a few turns the histogram has counted them, none took 10 s,
+ * and the longest is at most their total. */
+static void test_metrics_time_loop_turns(void **state)
+{
+	struct t *t = *state;
+	const char *count = "muster_loop_turn_duration_seconds_count{" ROLE "}";
+	seed_queue(t, "2", NULL);
+	seed(t, K_WORKLOAD, workload("w1", "2", 0, "2026-01-01T00:00:00Z"));
+	converge(t);
+	for (int i = 0; i < 3; i++)
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+	double turns = metric(t, count);
+	double sum = metric(t, "muster_loop_turn_duration_seconds_sum{" ROLE "}");
+	double max = metric(t, "muster_loop_turn_max_seconds{" ROLE "}");
+	assert_true(turns >= 3);
+	assert_true(metric(t, "muster_loop_turn_duration_seconds_bucket{" ROLE ",le=\"10\"}") ==
+		    turns);
+	assert_true(metric(t, "muster_loop_turn_duration_seconds_bucket{" ROLE ",le=\"+Inf\"}") ==
+		    turns);
+	assert_true(max >= 0 && max < 10 && max <= sum + 1e-9);
+	uv_run(&t->loop, UV_RUN_NOWAIT);
+	assert_true(metric(t, count) > turns);
+}
+
 static void enable_cq_resources(struct muster_config *c)
 {
 	c->metrics_cq_resources = 1;
@@ -2748,6 +2772,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_visibility_history_and_usage, setup_ledger,
 						teardown_ledger),
 		cmocka_unit_test_setup_teardown(test_metrics_follow_landed_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_time_loop_turns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_cq_resources_and_deletion,
 						setup_cq_resources, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_status_coalesced, setup, teardown),
