@@ -921,8 +921,13 @@ static void test_metrics_follow_landed_writes(void **state)
 			      "code=\"200\"," ROLE "}") >= 2);
 }
 
+static void on_fired(uv_timer_t *timer)
+{
+	*(int *)timer->data = 1;
+}
+
 /* Every loop turn is timed: after a few turns the histogram has counted them, none took 10 s,
- * and the longest is at most their total. */
+ * the longest is at most their total, and the time the loop spent blocked is not counted. */
 static void test_metrics_time_loop_turns(void **state)
 {
 	struct t *t = *state;
@@ -943,6 +948,21 @@ static void test_metrics_time_loop_turns(void **state)
 	assert_true(max >= 0 && max < 10 && max <= sum + 1e-9);
 	uv_run(&t->loop, UV_RUN_NOWAIT);
 	assert_true(metric(t, count) > turns);
+	/* Waiting is not work: a loop blocked 400 ms on a timer adds almost nothing. */
+	uv_timer_t timer;
+	int fired = 0;
+	uv_timer_init(&t->loop, &timer);
+	timer.data = &fired;
+	uv_timer_start(&timer, on_fired, 400, 0);
+	uint64_t t0 = uv_hrtime();
+	while (!fired)
+		uv_run(&t->loop, UV_RUN_ONCE);
+	uv_run(&t->loop, UV_RUN_NOWAIT); /* the prepare after the timer's turn */
+	double waited = (double)(uv_hrtime() - t0) / 1e9;
+	double added = metric(t, "muster_loop_turn_duration_seconds_sum{" ROLE "}") - sum;
+	assert_true(waited >= 0.3 && added < waited / 2); /* timers round to the ms */
+	uv_close((uv_handle_t *)&timer, NULL);
+	uv_run(&t->loop, UV_RUN_NOWAIT);
 }
 
 static void enable_cq_resources(struct muster_config *c)
