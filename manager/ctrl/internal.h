@@ -290,6 +290,9 @@ struct mgr {
 
 	uv_idle_t pump;
 	void (*pump_fn)(struct mgr *m); /* manager.c's pass over the dirty sets */
+	/* Times each loop turn's work for the metrics (observe.c starts it); unreferenced, so it
+	 * never keeps the loop alive. */
+	uv_prepare_t turn_prepare;
 	uv_signal_t sigterm, sigint;
 
 	struct keyset dirty[K_KINDS]; /* used for the owners, K_WORKLOAD, K_CQ, K_LQ, K_COHORT

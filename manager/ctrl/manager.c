@@ -426,6 +426,7 @@ void mgr_release_for_test(struct mgr *m)
 	m->kube = NULL;
 	uv_idle_stop(&m->pump);
 	uv_close((uv_handle_t *)&m->pump, NULL);
+	uv_close((uv_handle_t *)&m->turn_prepare, NULL);
 	uv_close((uv_handle_t *)&m->deadline_timer, NULL);
 	uv_close((uv_handle_t *)&m->cycle_timer, NULL);
 	uv_close((uv_handle_t *)&m->afs_timer, NULL);

@@ -4,10 +4,11 @@
  * and labels where the meaning is the same, muster_* for the rest, in the registry of
  * obs/metrics.h.
  *
- * Two kinds of series:
+ * Three kinds of series:
  *   - counters and histograms, bumped where the event happens: an admission or an eviction
  *     when its write has landed (the write's completion, as the logs), a cycle when it ran, an
  *     apiserver call when it completed (the kube client's observer);
+ *   - the loop's turns, timed by a prepare handle: a histogram and the longest turn's gauge;
  *   - gauges that mirror state (pending counts, usage, quota, queue status), rebuilt at scrape
  *     time from what the controller already keeps for the ClusterQueues' status: the engine's
  *     counts and usage, the cached specs. Pending counts are the engine's, as status.
@@ -40,19 +41,25 @@ static const double wait_buckets[] = { 1,   2.5, 5,    10,   20,   40,    80,   
 static const double default_buckets[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
 /* client-go's rest_client_request_duration_seconds buckets. */
 static const double api_buckets[] = { 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60 };
+/* Loop turns: 1 ms up to 10 s, the default renewDeadline, past which the lease lapses. */
+static const double turn_buckets[] = { 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1,
+				       0.2,   0.5,   1,     2,    5,    10 };
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 struct observe {
-	/* Counters and histograms. */
+	/* Counters and histograms, and the longest loop turn. */
 	struct metric_family *attempts, *attempt_duration, *quota_reserved, *quota_reserved_wait,
 		*admitted, *admission_wait, *evicted, *preempted, *placement, *webhook,
-		*api_requests, *api_duration;
+		*api_requests, *api_duration, *loop_turn, *loop_turn_max;
 	/* Gauges rebuilt at scrape time. */
 	struct metric_family *pending, *reserving_active, *admitted_active, *cq_status,
 		*resource_reservation, *resource_usage, *nominal_quota, *borrowing_limit,
 		*lending_limit, *leader, *build_info;
 	/* Fair sharing's gauges, NULL when the feature is off. */
 	struct metric_family *cq_share, *cohort_share, *lq_afs_usage;
+	/* The last prepare's uv_hrtime() (0 before the first) and the loop's idle time then, and
+	 * the longest turn's work so far, in ns. */
+	uint64_t turn_at, turn_idle, turn_max;
 };
 
 /* Adds a family or fails init: every name here is a constant, so NULL means out of memory. */
@@ -65,6 +72,7 @@ struct observe {
 
 static void on_api_call(void *arg, const char *method, const char *path, long status, int error,
 			uint64_t duration_ns);
+static void on_turn_prepare(uv_prepare_t *h);
 
 int observe_init(struct mgr *m)
 {
@@ -118,6 +126,12 @@ int observe_init(struct mgr *m)
 	       "Time from an apiserver call leaving the client's queue to its completion, per verb "
 	       "and resource; watches are not included.",
 	       L("verb", "resource"), api_buckets, N(api_buckets));
+	FAMILY(loop_turn, METRIC_HISTOGRAM, "muster_loop_turn_duration_seconds",
+	       "The work of one event loop turn: I/O callbacks, timers and the pump, not the wait "
+	       "for events. Nothing else on the loop, lease renewals included, runs meanwhile.",
+	       NULL, turn_buckets, N(turn_buckets));
+	FAMILY(loop_turn_max, METRIC_GAUGE, "muster_loop_turn_max_seconds",
+	       "The longest loop turn's work since the process started.", NULL, NULL, 0);
 	FAMILY(pending, METRIC_GAUGE, "kueue_pending_workloads",
 	       "Pending workloads per cluster_queue and status: active (in the queue) or "
 	       "inadmissible (tried, waiting for the cohort to change). Their sum is the "
@@ -180,6 +194,10 @@ int observe_init(struct mgr *m)
 		       L("name", "namespace", "cluster_queue"), NULL, 0);
 	if (m->kube)
 		kube_client_set_observer(m->kube, on_api_call, m);
+	/* libuv then keeps the time its poll spends blocked, which is not the turn's work. */
+	if ((rc = uv_loop_configure(m->loop, UV_METRICS_IDLE_TIME)) != 0 ||
+	    (rc = uv_prepare_start(&m->turn_prepare, on_turn_prepare)) != 0)
+		goto fail;
 	return 0;
 fail:
 	observe_release(m);
@@ -379,6 +397,35 @@ static void on_api_call(void *arg, const char *method, const char *path, long st
 		checked(metrics_observe(m->obs->api_duration, V(verb, resource),
 					(double)duration_ns / 1e9),
 			"muster_apiserver_request_duration_seconds");
+}
+
+/*
+ * One loop turn's work, timed at each prepare (the loop is about to poll for I/O): the time
+ * since the last prepare less what the poll spent blocked in the kernel. I/O callbacks (watch
+ * events, write answers) run inside the poll, and check, close, timer and idle (the pump)
+ * callbacks after it, so a check-to-prepare span would miss the I/O callbacks; this counts all
+ * of them. Two clock reads and one observation per turn.
+ */
+static void on_turn_prepare(uv_prepare_t *h)
+{
+	struct mgr *m = h->data;
+	struct observe *o = m->obs;
+	if (!o)
+		return; /* the manager let go of its metrics; the handle closes next */
+	uint64_t now = uv_hrtime(), idle = uv_metrics_idle_time(m->loop);
+	if (o->turn_at) {
+		uint64_t spent = now - o->turn_at, waited = idle - o->turn_idle;
+		uint64_t work = spent > waited ? spent - waited : 0;
+		checked(metrics_observe(o->loop_turn, NULL, (double)work / 1e9),
+			"muster_loop_turn_duration_seconds");
+		if (work > o->turn_max || metrics_series_count(o->loop_turn_max) == 0) {
+			o->turn_max = work;
+			checked(metrics_set(o->loop_turn_max, NULL, (double)work / 1e9),
+				"muster_loop_turn_max_seconds");
+		}
+	}
+	o->turn_at = now;
+	o->turn_idle = idle;
 }
 
 /* --- scrape ------------------------------------------------------------------------------- */

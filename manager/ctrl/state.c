@@ -381,6 +381,9 @@ int state_init(struct mgr *m)
 	records_init(m);
 	uv_idle_init(m->loop, &m->pump);
 	m->pump.data = m;
+	uv_prepare_init(m->loop, &m->turn_prepare); /* observe.c starts it */
+	m->turn_prepare.data = m;
+	uv_unref((uv_handle_t *)&m->turn_prepare);
 	uv_timer_init(m->loop, &m->deadline_timer);
 	m->deadline_timer.data = m;
 	uv_timer_init(m->loop, &m->cycle_timer);

@@ -32,7 +32,8 @@
 # first run of a point with new Workloads (the cold run) writes the queues' status, the
 # admissions, and why each Workload next in line waits (a Workload deeper in its queue says
 # nothing until it gets near the front, as under Kueue). Bytes per object are slopes over the
-# warm runs.
+# warm runs. Each run also reports its loop turns from the manager's /metrics: the p99 (a bucket
+# bound of muster_loop_turn_duration_seconds) and the longest (muster_loop_turn_max_seconds).
 # Results: $MUSTER_LOCAL_DIR/scale/results.tsv, samples and logs beside it; the summary goes to
 # stdout.
 #
@@ -88,9 +89,10 @@ if [ -z "${MUSTER_BIN:-}" ]; then
 fi
 [ -x "$MUSTER_BIN" ] || die "MUSTER_BIN=$MUSTER_BIN is not executable"
 # A muster with /metrics listens on :8080 unless told otherwise; older ones lack the flag.
-METRICS_FLAG=()
+METRICS_FLAG=() METRICS_PORT=
 if "$MUSTER_BIN" --help 2>/dev/null | grep -q -- --metrics-port; then
-	METRICS_FLAG=(--metrics-port $((18082 + MUSTER_PORT_OFFSET + 7)))
+	METRICS_PORT=$((18082 + MUSTER_PORT_OFFSET + 7))
+	METRICS_FLAG=(--metrics-port "$METRICS_PORT")
 	if "$MUSTER_BIN" --help 2>/dev/null | grep -q -- --visibility-port; then
 		METRICS_FLAG+=(--visibility-port 0)
 	fi
@@ -324,6 +326,32 @@ quota_counts() {
 	done
 	echo "-1 0 0 -1"
 }
+# loop_turn_stats: reads the manager's /metrics text on stdin and prints "p99 max" of its loop
+# turns in seconds: the p99 is the smallest bucket bound holding at least 99 % of the turns
+# (+Inf when only the +Inf bucket does), the max is muster_loop_turn_max_seconds. "n/a n/a"
+# for a manager without them.
+loop_turn_stats() {
+	awk '
+		/^muster_loop_turn_duration_seconds_bucket\{/ {
+			le = $0; sub(/.*le="/, "", le); sub(/".*/, "", le)
+			n++; bound[n] = le; cum[n] = $NF
+		}
+		/^muster_loop_turn_duration_seconds_count[{ ]/ { count = $NF }
+		/^muster_loop_turn_max_seconds[{ ]/ { max = $NF }
+		END {
+			p99 = "n/a"
+			if (count > 0)
+				for (i = 1; i <= n; i++) if (cum[i] >= 0.99 * count) { p99 = bound[i]; break }
+			printf "%s %s\n", p99, max == "" ? "n/a" : max
+		}'
+}
+# loop_turns: "p99 max" of the running manager's loop turns since it started ("n/a n/a" when
+# it serves no metrics).
+loop_turns() {
+	local text=
+	[ -n "$METRICS_PORT" ] && text=$(curl --noproxy '*' -fsS --max-time 10 "http://127.0.0.1:$METRICS_PORT/metrics" 2>/dev/null) || text=
+	loop_turn_stats <<<"$text"
+}
 proc_kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 # Open sockets of a process: its two listeners, one watch per informer, and every pooled
 # connection of its HTTP client.
@@ -331,7 +359,7 @@ proc_sockets() { find "/proc/$1/fd" -lname 'socket:*' 2>/dev/null | wc -l; }
 proc_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 TCK=$(getconf CLK_TCK)
 
-printf 'nodes\tworkloads\tready_s\tsettle_s\thwm_kib\trss_kib\tcpu_s\tstatus_patches\tother_wl_writes\tevents\treserved\tpending\tmissing\tsockets\trss_ready_kib\tstatus_failed\tmax_sockets\tstate\trun\n' >"$OUT/results.tsv"
+printf 'nodes\tworkloads\tready_s\tsettle_s\thwm_kib\trss_kib\tcpu_s\tstatus_patches\tother_wl_writes\tevents\treserved\tpending\tmissing\tsockets\trss_ready_kib\tstatus_failed\tmax_sockets\tstate\trun\tloop_p99_s\tloop_max_s\n' >"$OUT/results.tsv"
 
 # measure_run NODES WORKLOADS RUN: one manager start, from its launch until it settles (or is
 # stuck, or the timeout); appends a row to results.tsv; sets RUN_STATE and RUN_WRITES.
@@ -339,7 +367,7 @@ RUN_STATE= RUN_WRITES=
 measure_run() {
 	local n=$1 w=$2 run=$3 tag="n$1-w$2-r$3" t0 t_ready= t_act deadline pid st0 bad0 ot0 ev0 ticks last_ticks
 	local rss hwm cpu st bad ot ev total tr fa mi=-1 socks rss_ready max_socks state=settled counts=none
-	local settled=0 stuck=0 last_counted=-1 cq_pending cq_reserving counted
+	local settled=0 stuck=0 last_counted=-1 cq_pending cq_reserving counted turn_p99 turn_max
 	read -r st0 bad0 ot0 ev0 < <(writes)
 	mkdir -p "$MUSTER_LOCAL_DIR/muster-scale"
 	log "point $tag: starting the manager (run $run)"
@@ -422,6 +450,7 @@ measure_run() {
 		[ "$SECONDS" -lt "$deadline" ] || break
 	done
 	read -r st bad ot ev < <(writes)
+	read -r turn_p99 turn_max < <(loop_turns)
 	max_socks=$(awk 'NF >= 5 && $5 > m { m = $5 } END { print m + 0 }' "$OUT/samples-$tag.txt")
 	if [ "$settled" != 1 ] && [ "$state" != stuck ]; then
 		tail -n 30 "$OUT/manager-$tag.log" >&2
@@ -431,10 +460,10 @@ measure_run() {
 		log "point $tag: the manager logged errors (first 5):"
 		grep -iE '"level":"(error|fatal)"|\berror\b' "$OUT/manager-$tag.log" | head -n 5 >&2
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$w" "$t_ready" "$t_act" \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$w" "$t_ready" "$t_act" \
 		"$hwm" "$rss" "$cpu" "$((st - st0))" "$((ot - ot0))" "$((ev - ev0))" "$tr" "$fa" "$mi" "$socks" \
-		"$rss_ready" "$((bad - bad0))" "$max_socks" "$state" "$run" >>"$OUT/results.tsv"
-	log "point $tag: $state after ${t_act}s: RSS $((rss / 1024)) MiB, HWM $((hwm / 1024)) MiB, cpu ${cpu}s, $((st - st0)) status patches ($((bad - bad0)) failed), QuotaReserved True $tr, False $fa, absent $mi, $socks sockets open (peak $max_socks)"
+		"$rss_ready" "$((bad - bad0))" "$max_socks" "$state" "$run" "$turn_p99" "$turn_max" >>"$OUT/results.tsv"
+	log "point $tag: $state after ${t_act}s: RSS $((rss / 1024)) MiB, HWM $((hwm / 1024)) MiB, cpu ${cpu}s, $((st - st0)) status patches ($((bad - bad0)) failed), QuotaReserved True $tr, False $fa, absent $mi, $socks sockets open (peak $max_socks), loop turn p99 <= ${turn_p99}s, max ${turn_max}s"
 	stop_manager
 	RUN_STATE=$state
 	RUN_WRITES=$((st - st0 + bad - bad0))
@@ -504,11 +533,11 @@ awk -F'\t' -v kinds="$kinds" -v nj="$node_json" -v wj="$wl_json" -v maxn="$N_NOD
 		printf "\nManager at scale (tests/bench/manager_scale.sh)\n"
 		printf "objects at the end: %s\n", kinds
 		printf "one object as the apiserver serves it (JSON, with managedFields): Node %d B, Workload %d B\n\n", nj, wj
-		printf "%6s %9s %3s %7s %9s %9s %8s %8s %7s %9s %7s %8s %8s %8s\n", "nodes", "workloads", "run", "ready_s", "settled_s", "RSS@ready", "HWM", "RSS", "cpu_s", "status_ok", "failed", "reserved", "sockets", "state"
-		printf "%6s %9s %3s %7s %9s %9s %8s %8s %7s %9s %7s %8s %8s %8s\n", "", "", "", "", "", "MiB", "MiB", "MiB", "", "PATCH", "PATCH", "", "peak", ""
+		printf "%6s %9s %3s %7s %9s %9s %8s %8s %7s %9s %7s %8s %8s %8s %9s %9s\n", "nodes", "workloads", "run", "ready_s", "settled_s", "RSS@ready", "HWM", "RSS", "cpu_s", "status_ok", "failed", "reserved", "sockets", "state", "turn_p99", "turn_max"
+		printf "%6s %9s %3s %7s %9s %9s %8s %8s %7s %9s %7s %8s %8s %8s %9s %9s\n", "", "", "", "", "", "MiB", "MiB", "MiB", "", "PATCH", "PATCH", "", "peak", "", "s", "s"
 		for (i = 2; i <= rows; i++) {
 			split(line[i], f, "\t")
-			printf "%6d %9d %3d %7.1f %9.1f %9.1f %8.1f %8.1f %7.1f %9d %7d %8d %8d %8s\n", f[1], f[2], f[19], f[3], f[4], f[15] / 1024, f[5] / 1024, f[6] / 1024, f[7], f[8], f[16], f[11], f[17], f[18]
+			printf "%6d %9d %3d %7.1f %9.1f %9.1f %8.1f %8.1f %7.1f %9d %7d %8d %8d %8s %9s %9s\n", f[1], f[2], f[19], f[3], f[4], f[15] / 1024, f[5] / 1024, f[6] / 1024, f[7], f[8], f[16], f[11], f[17], f[18], f[20], f[21]
 			# the slopes use the warm runs: settled, no status written
 			ok = (f[18] == "settled" && f[8] + f[16] == 0)
 			rss[i] = f[6]; hwm[i] = f[5]; rdy[i] = f[15]; nn[i] = f[1]; ww[i] = f[2]

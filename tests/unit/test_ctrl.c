@@ -921,6 +921,50 @@ static void test_metrics_follow_landed_writes(void **state)
 			      "code=\"200\"," ROLE "}") >= 2);
 }
 
+static void on_fired(uv_timer_t *timer)
+{
+	*(int *)timer->data = 1;
+}
+
+/* Every loop turn is timed: after a few turns the histogram has counted them, none took 10 s,
+ * the longest is at most their total, and the time the loop spent blocked is not counted. */
+static void test_metrics_time_loop_turns(void **state)
+{
+	struct t *t = *state;
+	const char *count = "muster_loop_turn_duration_seconds_count{" ROLE "}";
+	seed_queue(t, "2", NULL);
+	seed(t, K_WORKLOAD, workload("w1", "2", 0, "2026-01-01T00:00:00Z"));
+	converge(t);
+	for (int i = 0; i < 3; i++)
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+	double turns = metric(t, count);
+	double sum = metric(t, "muster_loop_turn_duration_seconds_sum{" ROLE "}");
+	double max = metric(t, "muster_loop_turn_max_seconds{" ROLE "}");
+	assert_true(turns >= 3);
+	assert_true(metric(t, "muster_loop_turn_duration_seconds_bucket{" ROLE ",le=\"10\"}") ==
+		    turns);
+	assert_true(metric(t, "muster_loop_turn_duration_seconds_bucket{" ROLE ",le=\"+Inf\"}") ==
+		    turns);
+	assert_true(max >= 0 && max < 10 && max <= sum + 1e-9);
+	uv_run(&t->loop, UV_RUN_NOWAIT);
+	assert_true(metric(t, count) > turns);
+	/* Waiting is not work: a loop blocked 400 ms on a timer adds almost nothing. */
+	uv_timer_t timer;
+	int fired = 0;
+	uv_timer_init(&t->loop, &timer);
+	timer.data = &fired;
+	uv_timer_start(&timer, on_fired, 400, 0);
+	uint64_t t0 = uv_hrtime();
+	while (!fired)
+		uv_run(&t->loop, UV_RUN_ONCE);
+	uv_run(&t->loop, UV_RUN_NOWAIT); /* the prepare after the timer's turn */
+	double waited = (double)(uv_hrtime() - t0) / 1e9;
+	double added = metric(t, "muster_loop_turn_duration_seconds_sum{" ROLE "}") - sum;
+	assert_true(waited >= 0.3 && added < waited / 2); /* timers round to the ms */
+	uv_close((uv_handle_t *)&timer, NULL);
+	uv_run(&t->loop, UV_RUN_NOWAIT);
+}
+
 static void enable_cq_resources(struct muster_config *c)
 {
 	c->metrics_cq_resources = 1;
@@ -2748,6 +2792,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_visibility_history_and_usage, setup_ledger,
 						teardown_ledger),
 		cmocka_unit_test_setup_teardown(test_metrics_follow_landed_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_time_loop_turns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_cq_resources_and_deletion,
 						setup_cq_resources, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_status_coalesced, setup, teardown),
