@@ -39,6 +39,8 @@ usage: tests/bench/kueue_side_by_side.sh [options]
   --port-offset N   MUSTER_PORT_OFFSET of the benchmark clusters [3500]
   --timeout D       runner's --timeout (Go duration) [smoke 5m, scaled 30m, full 60m]
   --job-timeout S   seconds to wait for all Jobs admitted [900]
+  --kueue-qps Q/B   client QPS and burst of Kueue's full manager (the Job path) [300/500:
+                    Kueue's defaults since v0.19 and muster's; v0.17 shipped 50/100]
 
 Environment: MUSTER_CACHE (cache root, default ~/.cache/muster), KUEUE_VERSION (0.17.0).
 EOF
@@ -57,6 +59,7 @@ results=
 port_offset=3500
 runner_timeout=
 job_timeout=900
+kueue_qps=300/500
 while [ $# -gt 0 ]; do
 	case $1 in
 	--preset) preset=$2; shift 2 ;;
@@ -69,6 +72,7 @@ while [ $# -gt 0 ]; do
 	--port-offset) port_offset=$2; shift 2 ;;
 	--timeout) runner_timeout=$2; shift 2 ;;
 	--job-timeout) job_timeout=$2; shift 2 ;;
+	--kueue-qps) kueue_qps=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "kueue_side_by_side.sh: unknown argument: $1" >&2; usage >&2; exit 2 ;;
 	esac
@@ -77,6 +81,7 @@ case $preset in smoke | scaled | full | none) ;; *) echo "bad --preset $preset" 
 case $only in '' | kueue | muster) ;; *) echo "bad --only $only" >&2; exit 2 ;; esac
 [[ $jobs =~ ^[0-9]+$ && $rounds =~ ^[1-9][0-9]*$ && $port_offset =~ ^[0-9]+$ && $job_timeout =~ ^[0-9]+$ ]] ||
 	{ echo "--jobs, --rounds, --port-offset and --job-timeout take integers" >&2; exit 2; }
+[[ $kueue_qps =~ ^[1-9][0-9]*/[1-9][0-9]*$ ]] || { echo "--kueue-qps wants QPS/BURST, not '$kueue_qps'" >&2; exit 2; }
 [ "$preset" != none ] || [ "$jobs" -gt 0 ] || { echo "nothing to run (--preset none without --jobs)" >&2; exit 2; }
 if [ -z "$runner_timeout" ]; then
 	case $preset in smoke) runner_timeout=5m ;; scaled) runner_timeout=30m ;; *) runner_timeout=60m ;; esac
@@ -272,7 +277,8 @@ start_manager() {
 		cat >"$RUN/kueue-config.yaml" <<EOF
 # Kueue's full manager out of cluster: no leader election, no internal cert management (so no
 # in-cluster Secret/Service), webhook server on 127.0.0.1 with a self-signed certificate, metrics
-# off, only the batch/job integration; concurrency and client QPS as Kueue ships them.
+# off, only the batch/job integration; concurrency as Kueue ships it, client QPS and burst as
+# --kueue-qps says (muster's, by default, so that both managers have the same write budget).
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 namespace: kueue-system
@@ -301,8 +307,8 @@ controller:
     ClusterQueue.kueue.x-k8s.io: 1
     ResourceFlavor.kueue.x-k8s.io: 1
 clientConnection:
-  qps: 50
-  burst: 100
+  qps: ${kueue_qps%/*}
+  burst: ${kueue_qps#*/}
 EOF
 		MGR_T0=$(now)
 		# Without internal cert management the manager reads its metrics certificate from the
@@ -767,6 +773,7 @@ table() { # CASE
 }
 {
 	echo "## Kueue v${KUEUE_VERSION:-0.17.0} vs muster ($(date -Is), $(nproc) cores)"
+	echo "Kueue's full manager (the Job path) at client QPS/burst $kueue_qps; muster at its defaults, 300/500."
 	echo
 	echo "Runs in order: $(printf '%s, ' "${RUNS[@]%% /*}" | sed 's/, $//'). Cells: mean [per round]."
 	for c in "${cases[@]}"; do table "$c"; done
