@@ -21,18 +21,6 @@ static int drop_managed_fields(json_t *obj)
 	return json_object_del(json_object_get(obj, "metadata"), "managedFields") == 0;
 }
 
-json_t *ingest_slim_node(json_t *obj, int *cut)
-{
-	*cut = 1;
-	return nodes_slim_node(NULL, obj);
-}
-
-json_t *ingest_slim_pod(json_t *obj, int *cut)
-{
-	*cut = 1;
-	return nodes_slim_pod(NULL, obj);
-}
-
 /* A Workload with its pod templates' containers cut to what muster reads (name, resources,
  * restartPolicy): images, commands, env and probes can be most of a Workload, and a Job's pods
  * are made from the Job, not from its Workload. */
@@ -46,6 +34,7 @@ json_t *ingest_slim_workload(json_t *obj, int *cut)
 		n += obj_slim_containers(json_object_get(spec, "containers"));
 		n += obj_slim_containers(json_object_get(spec, "initContainers"));
 	}
+	n += drop_managed_fields(obj);
 	*cut = n != 0;
 	return json_incref(obj);
 }
@@ -59,12 +48,17 @@ static json_t *keep(void *arg, json_t *obj, const char *text, size_t len)
 {
 	const struct kind_arg *ka = arg;
 	const struct kind_def *def = kind_def(ka->kind);
-	int cut = drop_managed_fields(obj);
-	int slim_cut = 0;
-	json_t *slim = def->slim ? def->slim(obj, &slim_cut) : json_incref(obj);
+	int cut;
+	json_t *slim;
+	if (def->slim) {
+		slim = def->slim(obj, &cut);
+	} else {
+		cut = drop_managed_fields(obj);
+		slim = json_incref(obj);
+	}
 	if (!slim)
 		return NULL;
-	json_t *kept = store_keep(ka->m, ka->kind, slim, cut || slim_cut ? NULL : text, len);
+	json_t *kept = store_keep(ka->m, ka->kind, slim, cut ? NULL : text, len);
 	json_decref(slim);
 	return kept;
 }

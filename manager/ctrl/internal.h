@@ -665,8 +665,10 @@ void history_reconcile(struct mgr *m);
 
 int nodes_init(struct mgr *m);
 void nodes_free(struct mgr *m);
-json_t *nodes_slim_node(void *arg, json_t *obj);
-json_t *nodes_slim_pod(void *arg, json_t *obj);
+/* The kind table's slim copies of a Node and a Pod (struct kind_def.slim): the fields
+ * placement reads, nothing else (managedFields never among them). */
+json_t *nodes_slim_node(json_t *obj, int *cut);
+json_t *nodes_slim_pod(json_t *obj, int *cut);
 void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
 		   json_t *obj);
 void nodes_on_pod(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
@@ -764,11 +766,9 @@ void visibility_release(struct mgr *m);
 /* --- ingest.c
  * ------------------------------------------------------------------------------------ */
 
-/* The kind table's slim functions (struct kind_def): Workloads with their pod templates'
- * containers cut to what muster reads, and Nodes and Pods as placement reads them (nodes.c). */
+/* The kind table's slim Workload (struct kind_def.slim): its pod templates' containers cut to
+ * what muster reads, and no managedFields. Nodes and Pods have theirs in nodes.c. */
 json_t *ingest_slim_workload(json_t *obj, int *cut);
-json_t *ingest_slim_node(json_t *obj, int *cut);
-json_t *ingest_slim_pod(json_t *obj, int *cut);
 /* Starts an informer for every watched kind of the kind table (kinds.c) whose integration,
  * if any, is enabled. 0 or -errno. */
 int ingest_start(struct mgr *m);
@@ -814,9 +814,10 @@ struct kind_def {
 	int watched;
 	const char *informer;
 	const char *label_selector; /* the informer's, or NULL for every object */
-	/* What the store keeps of an object, a new reference: obj cut in place, or a slim copy.
-	 * *cut is set when that differs from obj as it came (then the event's text can't stand
-	 * for it). NULL: obj as it came (less metadata.managedFields, which is never read).
+	/* What the store keeps of an object, a new reference: obj cut in place, or a slim copy,
+	 * either without metadata.managedFields. *cut is set when that differs from obj as it
+	 * came (then the event's text can't stand for it). NULL: obj as it came, less
+	 * managedFields, which is never read.
 	 * Called only by ingest.c's informers. */
 	json_t *(*slim)(json_t *obj, int *cut);
 	/* The integration of an owner kind, of queued Pods (K_GPOD: watched only when the pod

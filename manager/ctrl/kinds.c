@@ -12,8 +12,8 @@
 #include "api/objects.h"
 #include "ctrl/internal.h"
 
-/* The slim functions are ingest.c's, above this file: only the informers call them, through
- * the table, so the table adds no call from below. */
+/* The slim functions are ingest.c's and nodes.c's, above this file: only the informers call
+ * them, through the table, so the table adds no call from below. */
 #define OWNER_ROW(name, in)                                                                        \
 	[K_##name] = {                                                                             \
 		.watched = 1, .label_selector = LABEL_QUEUE_NAME, .integration = &in, .compact = 1 \
@@ -68,13 +68,13 @@ static const struct kind_def table[K_KINDS] = {
 		     .api_version = "v1",
 		     .plural = "nodes",
 		     .watched = 1,
-		     .slim = ingest_slim_node,
+		     .slim = nodes_slim_node,
 		     .cluster_scoped = 1 },
 	[K_POD] = { .name = "Pod",
 		    .api_version = "v1",
 		    .plural = "pods",
 		    .watched = 1,
-		    .slim = ingest_slim_pod },
+		    .slim = nodes_slim_pod },
 	/* Queued Pods whole, beside K_POD's slim copies of every pod. */
 	[K_GPOD] = { .name = "Pod",
 		     .api_version = "v1",

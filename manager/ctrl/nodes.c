@@ -41,9 +41,9 @@ static void keep(json_t *dst, json_t *src, const char *name)
 		json_object_set(dst, name, v);
 }
 
-json_t *nodes_slim_node(void *arg, json_t *obj)
+json_t *nodes_slim_node(json_t *obj, int *cut)
 {
-	(void)arg;
+	*cut = 1; /* a copy of the fields read: never the event's text */
 	json_t *meta = json_object(), *spec = json_object(), *status = json_object();
 	json_t *out =
 		json_pack("{s:o, s:o, s:o}", "metadata", meta, "spec", spec, "status", status);
@@ -73,9 +73,9 @@ json_t *nodes_slim_node(void *arg, json_t *obj)
 	return out;
 }
 
-json_t *nodes_slim_pod(void *arg, json_t *obj)
+json_t *nodes_slim_pod(json_t *obj, int *cut)
 {
-	(void)arg;
+	*cut = 1; /* a copy of the fields read: never the event's text */
 	json_t *meta = json_object(), *spec = json_object(), *status = json_object();
 	json_t *out =
 		json_pack("{s:o, s:o, s:o}", "metadata", meta, "spec", spec, "status", status);
