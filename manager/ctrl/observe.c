@@ -41,6 +41,10 @@ static const double wait_buckets[] = { 1,   2.5, 5,    10,   20,   40,    80,   
 static const double default_buckets[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
 /* client-go's rest_client_request_duration_seconds buckets. */
 static const double api_buckets[] = { 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60 };
+/* A turn longer than this is logged, with what the pump spent it on: the issue's bound for the
+ * longest turn. Shorter ones are the histogram's. */
+#define SLOW_TURN_NS (200ull * 1000 * 1000)
+#define MS (1000ull * 1000)
 /* Loop turns: 1 ms up to 10 s, the default renewDeadline, past which the lease lapses. */
 static const double turn_buckets[] = { 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1,
 				       0.2,   0.5,   1,     2,    5,    10 };
@@ -423,7 +427,21 @@ static void on_turn_prepare(uv_prepare_t *h)
 			checked(metrics_set(o->loop_turn_max, NULL, (double)work / 1e9),
 				"muster_loop_turn_max_seconds");
 		}
+		if (work > SLOW_TURN_NS) {
+			const struct pump_turn *p = &m->pump_turn;
+			uint64_t pumped = p->drain_ns + p->cycle_ns + p->queues_ns;
+			log_warn("a loop turn took long",
+				 LF_INT("duration_ms", (long long)(work / MS)),
+				 LF_INT("pump_keys", (long long)p->keys),
+				 LF_INT("pump_keys_ms", (long long)(p->drain_ns / MS)),
+				 LF_INT("cycle_ms", (long long)(p->cycle_ns / MS)),
+				 LF_INT("queue_status_ms", (long long)(p->queues_ns / MS)),
+				 LF_INT("other_ms",
+					(long long)((work > pumped ? work - pumped : 0) / MS)),
+				 LF_END);
+		}
 	}
+	m->pump_turn = (struct pump_turn){ 0 };
 	o->turn_at = now;
 	o->turn_idle = idle;
 }
