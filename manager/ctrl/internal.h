@@ -102,7 +102,7 @@ struct deadline {
 
 struct queue_totals; /* queues.c */
 struct pod_groups; /* podgroups.c */
-struct lease_elector; /* kube/lease.h */
+struct lease_thread; /* kube/lease_thread.h */
 struct writer; /* writer.c */
 struct observe; /* observe.c */
 struct metrics; /* obs/metrics.h */
@@ -214,10 +214,10 @@ struct mgr {
 	/* This replica: the pod's name, else host_pid. The lease's holderIdentity and the
 	 * reportingInstance of its Events. */
 	char identity[256];
-	/* Leader election (kube/lease.h), NULL when off: only the leader admits and writes, and
-	 * its elector talks through its own client, so renewals never queue behind our writes. */
-	struct lease_elector *elector;
-	struct kube_client *lease_kube;
+	/* Leader election (kube/lease_thread.h), NULL when off: only the leader admits and
+	 * writes. Its elector runs on a thread of its own, with its own loop and client, so
+	 * renewals never queue behind our writes nor wait for a long turn of our loop. */
+	struct lease_thread *elector;
 	int leading; /* 1 when leader election is off */
 	int stopping; /* SIGTERM: in-flight writes drain, then the lease is released */
 	uv_timer_t stop_timer;

@@ -12,7 +12,7 @@
 #include "core/invariant.h"
 #include "ctrl/internal.h"
 #include "kube/cert_secret.h"
-#include "kube/lease.h"
+#include "kube/lease_thread.h"
 #include "obs/metrics.h"
 #include "util/base64.h"
 #include "util/log.h"
@@ -348,7 +348,7 @@ static void on_stop_timer(uv_timer_t *t)
 	if (writer_in_flight(m) > 0 && uv_now(m->loop) - m->stop_started < STOP_DRAIN_MS)
 		return;
 	uv_timer_stop(t);
-	lease_elector_release(m->elector, on_lease_released, m);
+	lease_thread_release(m->elector, on_lease_released, m);
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -427,10 +427,6 @@ static int start_election(struct mgr *m)
 						      m->conf.namespace_name;
 	int rc;
 
-	if ((rc = kube_client_new(m->loop, &m->cfg, &m->lease_kube)) != 0)
-		return rc;
-	/* A renewal that takes longer than this can't keep the lease anyway. */
-	kube_client_set_request_timeout(m->lease_kube, (long)(m->conf.renew_deadline_ms / 2000));
 	struct lease_options lo = { .namespace_name = ns,
 				    .name = m->conf.lease_name,
 				    .identity = m->identity,
@@ -440,7 +436,9 @@ static int start_election(struct mgr *m)
 				    .on_started = on_started_leading,
 				    .on_stopped = on_stopped_leading,
 				    .arg = m };
-	if ((rc = lease_elector_start(m->loop, m->lease_kube, &lo, &m->elector)) != 0)
+	/* A renewal that takes longer than renewDeadline / 2 can't keep the lease anyway. */
+	if ((rc = lease_thread_start(m->loop, &m->cfg, (long)(m->conf.renew_deadline_ms / 2000),
+				     &lo, &m->elector)) != 0)
 		return rc;
 	log_info("leader election started", LF_STR("lease", m->conf.lease_name),
 		 LF_STR("namespace", ns), LF_STR("identity", m->identity), LF_END);
@@ -739,8 +737,7 @@ int manager_run(const struct manager_options *opt)
 fail_informers:
 	ingest_stop(&m);
 fail_election:
-	lease_elector_stop(m.elector);
-	kube_client_free(m.lease_kube);
+	lease_thread_stop(m.elector);
 fail_servers:
 	httpd_stop(m.webhook_srv);
 	httpd_stop(m.health_srv);

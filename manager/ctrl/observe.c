@@ -28,6 +28,7 @@
 
 #include "api/objects.h"
 #include "ctrl/internal.h"
+#include "kube/lease_thread.h"
 #include "obs/metrics.h"
 #include "util/log.h"
 
@@ -54,7 +55,7 @@ struct observe {
 	/* Counters and histograms, and the longest loop turn. */
 	struct metric_family *attempts, *attempt_duration, *quota_reserved, *quota_reserved_wait,
 		*admitted, *admission_wait, *evicted, *preempted, *placement, *webhook,
-		*api_requests, *api_duration, *loop_turn, *loop_turn_max;
+		*api_requests, *api_duration, *loop_turn, *loop_turn_max, *lease_lapses;
 	/* Gauges rebuilt at scrape time. */
 	struct metric_family *pending, *reserving_active, *admitted_active, *cq_status,
 		*resource_reservation, *resource_usage, *nominal_quota, *borrowing_limit,
@@ -64,6 +65,7 @@ struct observe {
 	/* The last prepare's uv_hrtime() (0 before the first) and the loop's idle time then, and
 	 * the longest turn's work so far, in ns. */
 	uint64_t turn_at, turn_idle, turn_max;
+	unsigned long lapses; /* the elector's lapses counted so far */
 };
 
 /* Adds a family or fails init: every name here is a constant, so NULL means out of memory. */
@@ -136,6 +138,10 @@ int observe_init(struct mgr *m)
 	       NULL, turn_buckets, N(turn_buckets));
 	FAMILY(loop_turn_max, METRIC_GAUGE, "muster_loop_turn_max_seconds",
 	       "The longest loop turn's work since the process started.", NULL, NULL, 0);
+	FAMILY(lease_lapses, METRIC_COUNTER, "muster_lease_lapses_total",
+	       "Times this replica led and lost the lead: renewDeadline passed with no successful "
+	       "Lease renewal, or another replica took the Lease.",
+	       NULL, NULL, 0);
 	FAMILY(pending, METRIC_GAUGE, "kueue_pending_workloads",
 	       "Pending workloads per cluster_queue and status: active (in the queue) or "
 	       "inadmissible (tried, waiting for the cohort to change). Their sum is the "
@@ -196,6 +202,8 @@ int observe_init(struct mgr *m)
 		       "its ClusterQueue: consumed resources (decayed, with the admission penalty) "
 		       "weighted by resourceWeights, summed, divided by the LocalQueue's weight.",
 		       L("name", "namespace", "cluster_queue"), NULL, 0);
+	if ((rc = metrics_add(o->lease_lapses, NULL, 0)) != 0) /* 0 is a value too */
+		goto fail;
 	if (m->kube)
 		kube_client_set_observer(m->kube, on_api_call, m);
 	/* libuv then keeps the time its poll spends blocked, which is not the turn's work. */
@@ -601,6 +609,14 @@ static void collect(struct mgr *m)
 				"kueue_cluster_queue_status");
 		if (m->conf.metrics_cq_resources)
 			collect_quotas(m, name, cq);
+	}
+	/* Counted on the lease thread (kube/lease_thread.h), at once, even while this loop is
+	 * busy; read here. */
+	unsigned long lapses = lease_thread_lapses(m->elector);
+	if (lapses > o->lapses) {
+		checked(metrics_add(o->lease_lapses, NULL, (double)(lapses - o->lapses)),
+			"muster_lease_lapses_total");
+		o->lapses = lapses;
 	}
 	const char *role = metrics_replica_role(m->metrics);
 	checked(metrics_set(o->leader, NULL, strcmp(role, "follower") ? 1 : 0), "muster_leader");

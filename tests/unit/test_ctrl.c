@@ -946,6 +946,8 @@ static void test_metrics_time_loop_turns(void **state)
 	assert_true(metric(t, "muster_loop_turn_duration_seconds_bucket{" ROLE ",le=\"+Inf\"}") ==
 		    turns);
 	assert_true(max >= 0 && max < 10 && max <= sum + 1e-9);
+	/* Beside them, from the start: no lease lapse (kube/lease_thread.h counts them). */
+	assert_true(metric(t, "muster_lease_lapses_total{" ROLE "}") == 0);
 	uv_run(&t->loop, UV_RUN_NOWAIT);
 	assert_true(metric(t, count) > turns);
 	/* Waiting is not work: a loop blocked 400 ms on a timer adds almost nothing. */
