@@ -46,7 +46,7 @@ static const double api_buckets[] = { 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 
  * longest turn. Shorter ones are the histogram's. */
 #define SLOW_TURN_NS (200ull * 1000 * 1000)
 #define MS (1000ull * 1000)
-/* Loop turns: 1 ms up to 10 s, the default renewDeadline, past which the lease lapses. */
+/* Loop turns: 1 ms up to 10 s, the default renewDeadline. */
 static const double turn_buckets[] = { 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1,
 				       0.2,   0.5,   1,     2,    5,    10 };
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -134,7 +134,8 @@ int observe_init(struct mgr *m)
 	       L("verb", "resource"), api_buckets, N(api_buckets));
 	FAMILY(loop_turn, METRIC_HISTOGRAM, "muster_loop_turn_duration_seconds",
 	       "The work of one event loop turn: I/O callbacks, timers and the pump, not the wait "
-	       "for events. Nothing else on the loop, lease renewals included, runs meanwhile.",
+	       "for events. Nothing else on the loop runs meanwhile (lease renewals have a thread "
+	       "of their own).",
 	       NULL, turn_buckets, N(turn_buckets));
 	FAMILY(loop_turn_max, METRIC_GAUGE, "muster_loop_turn_max_seconds",
 	       "The longest loop turn's work since the process started.", NULL, NULL, 0);
