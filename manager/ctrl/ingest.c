@@ -41,7 +41,8 @@ json_t *ingest_slim_workload(json_t *obj, int *cut)
 
 /* What the store of an informer's kind keeps of obj (its informer_options.transform): the
  * kind's slim copy, without metadata.managedFields, often the largest part of an object and
- * never read; the many and the large (Workloads, Jobs) compact (state.c). The event's text
+ * never read; the many and the large (Workloads, Jobs) compact (state.c); a kind with a typed
+ * model (Nodes) into its model, the store keeping a stub. The event's text
  * stands for the object when neither cut anything (the watch cut managedFields already): that
  * spares serializing the tree again. */
 static json_t *keep(void *arg, json_t *obj, const char *text, size_t len)
@@ -50,6 +51,10 @@ static json_t *keep(void *arg, json_t *obj, const char *text, size_t len)
 	const struct kind_def *def = kind_def(ka->kind);
 	int cut;
 	json_t *slim;
+	if (def->model) {
+		def->model(ka->m, obj);
+		return store_keep(ka->m, ka->kind, obj, NULL, 0);
+	}
 	if (def->slim) {
 		slim = def->slim(obj, &cut);
 	} else {
@@ -267,7 +272,7 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 		nodes_on_topology(m, type, key, obj);
 		break;
 	case K_NODE:
-		nodes_on_node(m, type, key, old, obj);
+		nodes_on_node(m, type, key);
 		break;
 	case K_POD:
 		nodes_on_pod(m, type, key, old, obj);

@@ -406,8 +406,10 @@ json_t *store_get(struct mgr *m, enum kind kind, const char *key);
  * the lead held the loop for seconds). */
 int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *needle);
 /* What the store keeps of obj (slimmed already by the caller): for a compact kind the text is
- * recorded and a stub returned, for others obj itself. A new reference. text, when not NULL,
- * is obj as JSON (len bytes, as a watch event brought it), kept as it is instead of
+ * recorded and a stub returned, for a kind with a typed model (kind_def.model) a stub, for
+ * others obj itself. A stub is metadata's name, namespace, uid, resourceVersion and
+ * ownerReferences: what relists compare, deletions and Events need. A new reference. text, when not
+ * NULL, is obj as JSON (len bytes, as a watch event brought it), kept as it is instead of
  * serializing obj. The informer's transform, and the tests' way of filling their stores. */
 json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *text, size_t len);
 /* The object is gone from a compact kind's store: its text and view go. */
@@ -665,12 +667,17 @@ void history_reconcile(struct mgr *m);
 
 int nodes_init(struct mgr *m);
 void nodes_free(struct mgr *m);
-/* The kind table's slim copies of a Node and a Pod (struct kind_def.slim): the fields
- * placement reads, nothing else (managedFields never among them). */
-json_t *nodes_slim_node(json_t *obj, int *cut);
+/* The kind table's model of Nodes (struct kind_def.model): a Node as it comes goes straight
+ * into placement's node model (labels, taints, allocatable, schedulable), which is where
+ * every reader of a Node's fields finds them; a Node muster can't model is refused there, and
+ * gets an Event saying why. Updates that change nothing placement keeps (heartbeats) cost one
+ * decode and a comparison. */
+void nodes_model_node(struct mgr *m, json_t *obj);
+/* The kind table's slim copy of a Pod (struct kind_def.slim): the fields placement reads,
+ * nothing else (managedFields never among them). */
 json_t *nodes_slim_pod(json_t *obj, int *cut);
-void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
-		   json_t *obj);
+/* A Node's event: deleted, it leaves the model. */
+void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key);
 void nodes_on_pod(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
 		  json_t *obj);
 void nodes_on_topology(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj);
@@ -820,6 +827,11 @@ struct kind_def {
 	 * managedFields, which is never read.
 	 * Called only by ingest.c's informers. */
 	json_t *(*slim)(json_t *obj, int *cut);
+	/* The kind's typed model takes each object as the informer brings it (before any slim
+	 * copy), and the store keeps only a stub (state.c): the model is the one home of its
+	 * fields, and what reads them asks the model. NULL: the store keeps the object. Called
+	 * only by ingest.c's informers (and, for tests, ingest_keep). */
+	void (*model)(struct mgr *m, json_t *obj);
 	/* The integration of an owner kind, of queued Pods (K_GPOD: watched only when the pod
 	 * framework is on) and of pod groups (K_PODGROUP); NULL for others. */
 	const struct integration *integration;

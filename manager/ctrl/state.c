@@ -107,7 +107,8 @@ int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *n
 	return !text || strstr(text, needle) != NULL;
 }
 
-/* The stub a compact store keeps: what relists compare, and what a deletion needs. */
+/* The stub a compact or modelled kind's store keeps: what relists compare, and what a
+ * deletion and an Event need. */
 static json_t *stub_of(json_t *obj)
 {
 	static const char *const keep[] = {
@@ -137,6 +138,10 @@ static char *text_copy(const char *text, size_t len)
 json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *as_text, size_t len)
 {
 	char key[600];
+	if (kind_def(kind)->model) {
+		json_t *stub = stub_of(obj);
+		return stub ? stub : json_incref(obj); /* out of memory: whole rather than lost */
+	}
 	if (!m->compact[kind] || informer_key(obj, key, sizeof(key)) != 0)
 		return json_incref(obj);
 	char *text = as_text ? text_copy(as_text, len) : json_dumps(obj, JSON_COMPACT), *old = NULL;

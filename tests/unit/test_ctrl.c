@@ -1216,6 +1216,56 @@ static void test_refused_objects_get_events(void **state)
 			 1);
 }
 
+/* A Node goes straight into placement's model, and its store keeps a stub: the model is where
+ * its labels are read, heartbeats change nothing, a change of what placement keeps is news, a
+ * refusal is said once however often the Node is seen, and a deletion takes it out. */
+#define NODE_N1                                                                                 \
+	"{'metadata':{'name':'n1','uid':'n1-uid','labels':{'kubernetes.io/hostname':'n1-host'," \
+	"'zone':'%s'}},'status':{'allocatable':{'cpu':'8','pods':'110'},'conditions':[{'type':" \
+	"'Ready','status':'True','lastHeartbeatTime':'%s'}]}}"
+#define NODE_HUGE                                                                           \
+	"{'metadata':{'name':'huge','uid':'huge-uid'},'status':{'allocatable':{'cpu':'64'," \
+	"'nvidia.com/gpu':'5000'},'conditions':[{'type':'Ready','status':'True',"           \
+	"'lastHeartbeatTime':'%s'}]}}"
+static void test_node_model_is_placement(void **state)
+{
+	struct t *t = *state;
+	seed(t, K_NODE, J(NODE_N1, "a", "t1"));
+	assert_true(t->m.capacity_changed);
+	converge(t);
+	json_t *stub = json_object_get(t->stores[K_NODE], "n1");
+	assert_non_null(stub);
+	assert_null(json_object_get(stub, "status"));
+	assert_null(obj_path(stub, "metadata.labels"));
+	assert_string_equal(obj_str(stub, "metadata.uid"), "n1-uid");
+	assert_string_equal(placement_node_label(t->m.placement, "n1", "zone"), "a");
+	assert_string_equal(placement_node_label(t->m.placement, "n1", LABEL_HOSTNAME), "n1-host");
+	/* A heartbeat: nothing placement keeps, so no capacity news. */
+	seed(t, K_NODE, J(NODE_N1, "a", "t2"));
+	assert_false(t->m.capacity_changed);
+	/* A label placement keeps: the model follows. */
+	seed(t, K_NODE, J(NODE_N1, "b", "t3"));
+	assert_true(t->m.capacity_changed);
+	assert_string_equal(placement_node_label(t->m.placement, "n1", "zone"), "b");
+	converge(t);
+	/* Refused once, and not again for a heartbeat. */
+	seed(t, K_NODE, J(NODE_HUGE, "t1"));
+	assert_true(t->m.capacity_changed);
+	assert_non_null(placement_node_refusal(t->m.placement, "huge"));
+	converge(t);
+	seed(t, K_NODE, J(NODE_HUGE, "t2"));
+	assert_false(t->m.capacity_changed);
+	converge(t);
+	/* Deleted: out of the model. */
+	json_t *old = json_incref(json_object_get(t->stores[K_NODE], "n1"));
+	json_object_del(t->stores[K_NODE], "n1");
+	ingest_event(&t->m, K_NODE, WATCH_DELETED, "n1", old, old);
+	json_decref(old);
+	assert_null(placement_node_label(t->m.placement, "n1", "zone"));
+}
+#undef NODE_N1
+#undef NODE_HUGE
+
 /* Events are not writes (converge doesn't wait for them): runs the loop until n POSTs to path
  * were answered 201 (or 10 s), and then 200 ms more, for any beyond n to show. */
 static void await_posts(struct t *t, const char *path, size_t n)
@@ -2783,6 +2833,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_cohort_self_parent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_objects_get_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_node_model_is_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycles_batched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events_shape_and_rate_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_events, setup, teardown),
