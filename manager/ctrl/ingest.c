@@ -235,6 +235,11 @@ static void on_namespace(struct mgr *m, enum watch_event_type type, const char *
 void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, const char *key,
 		  json_t *old, json_t *obj)
 {
+	/* A Workload's store keeps a stub: its handler reads the owner from the metadata its
+	 * text says (read before a deletion forgets it), when it has an owner at all. */
+	json_t *wl_meta = NULL;
+	if (kind == K_WORKLOAD && store_may_hold(m, kind, key, "\"ownerReferences\""))
+		wl_meta = store_meta(m, kind, key);
 	if (type == WATCH_DELETED) {
 		writer_forget(m, kind, key);
 		store_forget(m, kind, key);
@@ -247,7 +252,7 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 	}
 	switch (kind) {
 	case K_WORKLOAD:
-		on_workload(m, type, key, obj);
+		on_workload(m, type, key, wl_meta);
 		break;
 	case K_CQ:
 		on_cq(m, type, key, old, obj);
@@ -280,12 +285,12 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 	case K_GPOD:
 		/* The store keeps a stub of a compact kind: the group is read from the whole
 		 * pod. */
-		(void)obj;
 		podgroups_on_pod(m, key, type == WATCH_DELETED ? NULL : store_get(m, K_GPOD, key));
 		break;
 	default: /* the owner kinds, above; K_PODGROUP, not watched */
 		break;
 	}
+	json_decref(wl_meta);
 }
 
 static void on_informer_event(void *arg, struct informer *inf, enum watch_event_type type,

@@ -234,8 +234,8 @@ struct mgr {
 		struct mgr *m;
 		enum kind kind;
 	} informer_args[K_KINDS];
-	/* Compact kinds (the many and large: Workloads, Jobs): the store keeps a stub (name,
-	 * namespace, uid, resourceVersion, ownerReferences) and texts the object as compact JSON,
+	/* Compact kinds (the many and large: Workloads, Jobs): the store keeps a stub (the
+	 * resourceVersion, store_keep) and texts the object as compact JSON,
 	 * about a tenth of a jansson tree; store_get parses it into a view that stays for later
 	 * reads, a bounded number of them (state_release_views). */
 	unsigned char compact[K_KINDS];
@@ -400,6 +400,11 @@ void state_run_deadlines(struct mgr *m);
  * the next state_release_views may free: hold none across a release point (each key of the
  * pump's drains, each decision, each write completion). */
 json_t *store_get(struct mgr *m, enum kind kind, const char *key);
+/* The object stored for (kind, key) as far as its metadata goes ({"metadata": ...}, maybe the
+ * whole object), a new reference, or NULL. For a compact kind without a view or a fresh
+ * object, only its text's metadata member is parsed: an event's handler that wants the owner
+ * of each of a relist's 50,000 Workloads must not parse them whole. */
+json_t *store_meta(struct mgr *m, enum kind kind, const char *key);
 /* Whether the object stored for (kind, key) may hold the bytes needle: 0 only when its kept
  * text is known not to (a compact kind), without parsing it. A pass over a whole store that
  * cares only about objects saying something skips the rest this way (50,000 parses on taking
@@ -407,8 +412,9 @@ json_t *store_get(struct mgr *m, enum kind kind, const char *key);
 int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *needle);
 /* What the store keeps of obj (slimmed already by the caller): for a compact kind the text is
  * recorded and a stub returned, for a kind with a typed model (kind_def.model) a stub, for
- * others obj itself. A stub is metadata's name, namespace, uid, resourceVersion and
- * ownerReferences: what relists compare, deletions and Events need. A new reference. text, when not
+ * others obj itself. A stub is the object's resourceVersion as a JSON string, what relists
+ * compare (kube/watch.h): an event of such a kind carries the object itself to its handlers
+ * (ingest_event). A new reference. text, when not
  * NULL, is obj as JSON (len bytes, as a watch event brought it), kept as it is instead of
  * serializing obj. The informer's transform, and the tests' way of filling their stores. */
 json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *text, size_t len);
@@ -787,7 +793,8 @@ int ingest_synced(struct mgr *m);
  * brings it (the informer's transform), or NULL. */
 json_t *ingest_keep(struct mgr *m, enum kind kind, json_t *obj, const char *text, size_t len);
 /* One change of an object of the kind, as an informer reports it, with the objects as the
- * store keeps them (tests call it directly with their own stores in m->stores). */
+ * store keeps them (tests call it directly with their own stores in m->stores). A compact
+ * kind's old and obj are stubs: its handlers read the object from the store. */
 void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, const char *key,
 		  json_t *old, json_t *obj);
 

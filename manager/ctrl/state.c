@@ -13,6 +13,7 @@
 #include "core/invariant.h"
 #include "core/grow.h"
 #include "ctrl/internal.h"
+#include "util/json_cut.h"
 #include "util/log.h"
 
 static char present; /* the value of every key-set entry */
@@ -82,7 +83,7 @@ json_t *store_get(struct mgr *m, enum kind kind, const char *key)
 	if (!key)
 		return NULL;
 	if (m->compact[kind]) {
-		json_t *view = strmap_get(&m->views[kind], key);
+		json_t *view = strmap_get(&m->views[kind], key), *kept;
 		const char *text;
 		if (view || (view = strmap_get(&m->fresh[kind], key)) != NULL) {
 			/* A view or a fresh object parses a kept text: its key is in the store. */
@@ -97,8 +98,28 @@ json_t *store_get(struct mgr *m, enum kind kind, const char *key)
 			json_decref(view);
 			return NULL; /* out of memory: as if absent, until the next event */
 		}
+		/* No text: absent, or kept whole for want of memory (store_keep); never a stub. */
+		kept = m->stores[kind] ? json_object_get(m->stores[kind], key) : NULL;
+		return json_is_object(kept) ? kept : NULL;
 	}
 	return m->stores[kind] ? json_object_get(m->stores[kind], key) : NULL;
+}
+
+json_t *store_meta(struct mgr *m, enum kind kind, const char *key)
+{
+	static const char *const metadata[] = { "metadata", NULL };
+	const char *text = m->compact[kind] && key ? strmap_get(&m->texts[kind], key) : NULL;
+	json_t *whole = NULL, *meta;
+	json_error_t jerr;
+	size_t from, to;
+	if (text && !(whole = strmap_get(&m->views[kind], key)))
+		whole = strmap_get(&m->fresh[kind], key);
+	if (!text || whole)
+		return json_incref(whole ? whole : store_get(m, kind, key));
+	if (json_member_span(text, strlen(text), metadata, &from, &to) != 0 ||
+	    !(meta = json_loadb(text + from, to - from, 0, &jerr)))
+		return NULL;
+	return json_pack("{s:o}", "metadata", meta);
 }
 
 int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *needle)
@@ -107,21 +128,13 @@ int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *n
 	return !text || strstr(text, needle) != NULL;
 }
 
-/* The stub a compact or modelled kind's store keeps: what relists compare, and what a
- * deletion and an Event need. */
+/* The stub a compact or modelled kind's store keeps: the object's resourceVersion as a string,
+ * what relists compare (kube/watch.h); null without one. A tree of metadata was a thousand
+ * bytes per object (two jansson objects and their tables); a string is a tenth of that. */
 static json_t *stub_of(json_t *obj)
 {
-	static const char *const keep[] = {
-		"name", "namespace", "uid", "resourceVersion", "ownerReferences", NULL
-	};
-	json_t *meta = json_object_get(obj, "metadata"), *stub_meta = json_object();
-	json_t *stub = json_pack("{s:o}", "metadata", stub_meta);
-	for (const char *const *k = keep; stub && *k; k++) {
-		json_t *v = json_object_get(meta, *k);
-		if (v)
-			json_object_set(stub_meta, *k, v);
-	}
-	return stub;
+	const char *rv = obj_str(obj, "metadata.resourceVersion");
+	return rv ? json_string(rv) : json_null();
 }
 
 /* A NUL-terminated copy of the len bytes at text. */

@@ -59,8 +59,12 @@ int informer_key(json_t *obj, char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
 }
 
+/* A kept object's resourceVersion: its metadata's, or itself when a transform keeps it alone as
+ * a string (informer_options.transform). */
 static const char *rv_of(json_t *obj)
 {
+	if (json_is_string(obj))
+		return json_string_value(obj);
 	return json_string_value(
 		json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }

@@ -203,18 +203,24 @@ static double per(long long bytes, size_t n)
 	return n ? (double)bytes / (double)n : 0;
 }
 
-/* The bytes a Workload's record holds (records.c), with what its stages hung on it. */
-static size_t record_bytes(const struct wl_record *r)
+/* The bytes a Workload's record holds (records.c), with what its stages hung on it: the
+ * record, its queue contribution, its unwritten wait, the rest. */
+struct record_bytes {
+	size_t record, queued, unwritten, other;
+};
+
+static void record_bytes(const struct wl_record *r, struct record_bytes *b)
 {
-	size_t n = chunk(r) + chunk(r->unwritten) + chunk(r->open_admission) +
-		   chunk(r->preempting_cq) + chunk(r->write.landed) + chunk(r->write.evented);
+	b->record += chunk(r);
+	b->unwritten += chunk(r->unwritten);
+	b->other += chunk(r->open_admission) + chunk(r->preempting_cq) + chunk(r->write.landed) +
+		    chunk(r->write.evented);
 	const struct queue_contrib *q = r->queued;
 	if (q) {
-		n += chunk(q) + chunk(q->lq) + chunk(q->cq) + chunk(q->usage);
+		b->queued += chunk(q) + chunk(q->lq) + chunk(q->cq) + chunk(q->usage);
 		for (size_t i = 0; i < q->n; i++)
-			n += chunk(q->usage[i].flavor) + chunk(q->usage[i].resource);
+			b->queued += chunk(q->usage[i].flavor) + chunk(q->usage[i].resource);
 	}
-	return n;
 }
 
 int main(int argc, char **argv)
@@ -313,14 +319,17 @@ int main(int argc, char **argv)
 	const struct strmap *tm = &m.texts[K_WORKLOAD];
 	for (size_t i = 0; i < tm->cap; i++)
 		texts += chunk(tm->slots[i].value);
-	size_t records = map_table(&m.records.workloads), n_records = 0, n_pending = 0;
+	size_t n_records = 0, n_pending = 0;
+	struct record_bytes rb = { 0, 0, 0, 0 };
 	const struct wl_record *r;
 	WL_RECORDS_FOREACH(&m, i, r)
 	{
-		records += record_bytes(r);
+		record_bytes(r, &rb);
 		n_records++;
 		n_pending += r->pending;
 	}
+	size_t records =
+		map_table(&m.records.workloads) + rb.record + rb.queued + rb.unwritten + rb.other;
 	long long h3c = bench_heap_bytes();
 	json_object_clear(stores[K_WORKLOAD]);
 	long long wl_store_bytes = h3c - bench_heap_bytes();
@@ -344,8 +353,16 @@ int main(int argc, char **argv)
 	printf("  compact text                                  %8.0f\n",
 	       per((long long)texts, n_wl));
 	printf("  compact text map (table and keys)             %8.0f\n", per(text_map, n_wl));
-	printf("  wl_record (with its queue contribution)       %8.0f  (%zu records)\n",
+	printf("  wl_record and what hangs on it                %8.0f  (%zu records)\n",
 	       per((long long)records, n_wl), n_records);
+	printf("    the record and its map slot                 %8.0f\n",
+	       per((long long)(rb.record + map_table(&m.records.workloads)), n_wl));
+	printf("    queue contribution (queues.c)               %8.0f\n",
+	       per((long long)rb.queued, n_wl));
+	printf("    unwritten wait (admission.c)                %8.0f\n",
+	       per((long long)rb.unwritten, n_wl));
+	printf("    the rest                                    %8.0f\n",
+	       per((long long)rb.other, n_wl));
 	printf("  engine record and the rest                    %8.0f\n",
 	       per(wl_total - wl_store_bytes - (long long)texts - text_map - (long long)records,
 		   n_wl));
