@@ -163,8 +163,9 @@ struct wl_record {
 	json_t *assumed;
 	/* admission.c: a waiting Workload's condition the engine reported but that is not written
 	 * yet (its write failed, or another was in flight), "reason\0message"; the engine reports
-	 * a pending reason once, so this is what a retry writes. NULL: nothing owed. */
-	char *unwritten;
+	 * a pending reason once, so this is what a retry writes. NULL: nothing owed. Shared by
+	 * every record owing the same wait (records.c), set only by wl_record_set_unwritten. */
+	const char *unwritten;
 	int64_t front_since; /* since when (ms) it has been next in line with an unwritten wait */
 	int64_t deadline; /* state.c: when (ms) it is reconciled again (has_deadline) */
 	struct wl_plan *plan; /* nodes.c: the placement plan, while admitted; owned, or NULL */
@@ -194,6 +195,9 @@ struct records {
 	struct strmap cqs; /* ClusterQueue name -> struct cq_record *, borrowed keys */
 	size_t pending; /* records with pending set */
 	size_t unwritten; /* records with an unwritten wait */
+	/* "reason\x1fmessage" -> the wait records owe (records.c), borrowed keys: a queue's worth
+	 * of pending Workloads mostly owe the same few hundred bytes. */
+	struct strmap waits;
 };
 
 struct mgr {

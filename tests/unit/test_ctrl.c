@@ -2726,6 +2726,36 @@ static void test_delete_forgets_admitted_record(void **state)
 	assert_int_equal(t->m.records.unwritten, 0);
 }
 
+/* Records owing the same wait share one copy of it (a queue's worth of pending Workloads owe
+ * the same few hundred bytes), and the copy goes with the last record owing it. */
+static void test_unwritten_waits_shared(void **state)
+{
+	struct t *t = *state;
+	struct wl_record *a = wl_record_make(&t->m, "ns/a"), *b = wl_record_make(&t->m, "ns/b");
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(wl_record_set_unwritten(&t->m, a, "Pending", "no quota"), 0);
+	assert_int_equal(wl_record_set_unwritten(&t->m, b, "Pending", "no quota"), 0);
+	assert_ptr_equal(a->unwritten, b->unwritten);
+	assert_string_equal(a->unwritten, "Pending");
+	assert_string_equal(wl_record_unwritten_message(b), "no quota");
+	assert_int_equal(t->m.records.waits.len, 1);
+	assert_int_equal(t->m.records.unwritten, 2);
+	/* Another wait for one of them: two copies, each with its own text. */
+	assert_int_equal(wl_record_set_unwritten(&t->m, b, "Pending", "no quota, still"), 0);
+	assert_ptr_not_equal(a->unwritten, b->unwritten);
+	assert_string_equal(wl_record_unwritten_message(a), "no quota");
+	assert_string_equal(wl_record_unwritten_message(b), "no quota, still");
+	assert_int_equal(t->m.records.waits.len, 2);
+	assert_int_equal(t->m.records.unwritten, 2);
+	wl_record_forget(&t->m, "ns/a");
+	assert_int_equal(t->m.records.waits.len, 1);
+	assert_int_equal(wl_record_set_unwritten(&t->m, b, NULL, NULL), 0);
+	assert_int_equal(t->m.records.waits.len, 0);
+	assert_int_equal(t->m.records.unwritten, 0);
+	wl_record_forget(&t->m, "ns/b");
+}
+
 /* A waiting Workload's record: pending, the wait it owes its status, when it came next in line
  * and its deadline; a Workload preempted for it keeps who preempts it. Deleting both leaves no
  * record, and the counts follow. */
@@ -2815,6 +2845,7 @@ int main(void)
 						teardown_ledger),
 		cmocka_unit_test_setup_teardown(test_delete_forgets_pending_record, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_unwritten_waits_shared, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_delete_during_write_keeps_only_the_flight,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cq_record, setup, teardown),
