@@ -21,18 +21,16 @@ static int drop_managed_fields(json_t *obj)
 	return json_object_del(json_object_get(obj, "metadata"), "managedFields") == 0;
 }
 
-/* A Workload with its pod templates' containers cut to what muster reads (name, resources,
- * restartPolicy): images, commands, env and probes can be most of a Workload, and a Job's pods
- * are made from the Job, not from its Workload. */
+/* A Workload with its pod templates cut to what muster reads (obj_slim_pod_spec: containers'
+ * name, resources and restartPolicy; no volumes): images, commands, env and probes can be most
+ * of a Workload, and a Job's pods are made from the Job, not from its Workload. */
 json_t *ingest_slim_workload(json_t *obj, int *cut)
 {
 	size_t i, n = 0;
 	json_t *ps;
 	json_array_foreach(obj_path(obj, "spec.podSets"), i, ps)
 	{
-		json_t *spec = obj_path(ps, "template.spec");
-		n += obj_slim_containers(json_object_get(spec, "containers"));
-		n += obj_slim_containers(json_object_get(spec, "initContainers"));
+		n += obj_slim_pod_spec(obj_path(ps, "template.spec"));
 	}
 	n += drop_managed_fields(obj);
 	*cut = n != 0;
