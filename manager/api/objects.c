@@ -574,7 +574,7 @@ size_t obj_slim_containers(json_t *list)
 	return cut;
 }
 
-size_t obj_slim_pod_spec(json_t *spec)
+size_t obj_slim_pod_template(json_t *tmpl)
 {
 	/* Each checked unread by anything muster runs (ctrl/, api/, sim/, webhooks/): volumes
 	 * alone are a sixth of a typical training Workload's kept text. */
@@ -590,10 +590,22 @@ size_t obj_slim_pod_spec(json_t *spec)
 					      "enableServiceLinks",
 					      "terminationGracePeriodSeconds",
 					      NULL };
+	json_t *spec = json_object_get(tmpl, "spec"), *meta = json_object_get(tmpl, "metadata");
+	json_t *annotations = json_object_get(meta, "annotations"), *v;
 	size_t cut = obj_slim_containers(json_object_get(spec, "containers")) +
 		     obj_slim_containers(json_object_get(spec, "initContainers"));
 	for (const char *const *f = unread; json_is_object(spec) && *f; f++)
 		cut += json_object_del(spec, *f) == 0;
+	/* The pods are made from the owner's template, not this one: its labels are read by
+	 * nothing, its annotations only for Kueue's topology requests. */
+	cut += json_is_object(meta) && json_object_del(meta, "labels") == 0;
+	const char *k;
+	void *tmp;
+	json_object_foreach_safe(annotations, tmp, k, v)
+	{
+		if (strncmp(k, KUEUE_GROUP "/", strlen(KUEUE_GROUP "/")) != 0)
+			cut += json_object_del(annotations, k) == 0;
+	}
 	return cut;
 }
 

@@ -126,10 +126,11 @@ void pod_requests_release(struct pod_requests *r);
  * of one: name, resources and restartPolicy (a sidecar's requests add up like a container's).
  * Returns how many fields went. Images, commands, env and probes can be most of a pod. */
 size_t obj_slim_containers(json_t *list);
-/* Cuts a pod template's spec, in place, to what muster reads of a Workload's: its containers as
- * obj_slim_containers cuts them, and none of the pod-level fields nothing reads (volumes, the
- * service account, security and DNS settings). Returns how many fields went. */
-size_t obj_slim_pod_spec(json_t *spec);
+/* Cuts a Workload's pod template, in place, to what muster reads of it: its spec's containers
+ * as obj_slim_containers cuts them, none of the pod-level fields nothing reads (volumes, the
+ * service account, security and DNS settings), no labels, and of its annotations only Kueue's
+ * (the topology requests). Returns how many fields went. */
+size_t obj_slim_pod_template(json_t *tmpl);
 
 /* A Workload's priority as Kueue derives it for an owner: the WorkloadPriorityClass named by
  * the owner's kueue.x-k8s.io/priority-class label; else the first PodSet template's

@@ -21,16 +21,17 @@ static int drop_managed_fields(json_t *obj)
 	return json_object_del(json_object_get(obj, "metadata"), "managedFields") == 0;
 }
 
-/* A Workload with its pod templates cut to what muster reads (obj_slim_pod_spec: containers'
- * name, resources and restartPolicy; no volumes): images, commands, env and probes can be most
- * of a Workload, and a Job's pods are made from the Job, not from its Workload. */
+/* A Workload with its pod templates cut to what muster reads (obj_slim_pod_template:
+ * containers' name, resources and restartPolicy; no volumes, no labels): images, commands, env
+ * and probes can be most of a Workload, and a Job's pods are made from the Job, not from its
+ * Workload. */
 json_t *ingest_slim_workload(json_t *obj, int *cut)
 {
 	size_t i, n = 0;
 	json_t *ps;
 	json_array_foreach(obj_path(obj, "spec.podSets"), i, ps)
 	{
-		n += obj_slim_pod_spec(obj_path(ps, "template.spec"));
+		n += obj_slim_pod_template(json_object_get(ps, "template"));
 	}
 	n += drop_managed_fields(obj);
 	*cut = n != 0;

@@ -108,31 +108,34 @@ static void test_objects_slim_containers(void **state)
 	json_decref(want);
 }
 
-/* A Workload's pod template spec as its compact store keeps it: every field something reads
- * (selectors, affinity, tolerations, gates, priority, overhead, the containers' requests), none
- * of the pod-level ones nothing reads. */
-static void test_objects_slim_pod_spec(void **state)
+/* A Workload's pod template as its compact store keeps it: every field something reads
+ * (selectors, affinity, tolerations, gates, priority, overhead, the containers' requests, Kueue's
+ * topology annotations), none of the others. */
+static void test_objects_slim_pod_template(void **state)
 {
-	json_t *spec =
-		J("{'restartPolicy':'Never','serviceAccountName':'trainer',"
+	json_t *tmpl =
+		J("{'metadata':{'labels':{'app':'x'},'annotations':{'example.com/a':'b',"
+		  "'kueue.x-k8s.io/podset-required-topology':'rack'}},"
+		  "'spec':{'restartPolicy':'Never','serviceAccountName':'trainer',"
 		  "'nodeSelector':{'a':'b'},'affinity':{'nodeAffinity':{}},"
 		  "'tolerations':[{'key':'k','operator':'Exists'}],'priorityClassName':'p',"
 		  "'overhead':{'cpu':'1'},'schedulingGates':[{'name':'g'}],"
 		  "'securityContext':{'runAsUser':1},'dnsPolicy':'ClusterFirst',"
 		  "'volumes':[{'name':'data','emptyDir':{}}],"
 		  "'containers':[{'name':'c','image':'img','resources':{'requests':{'cpu':'1'}}}],"
-		  "'initContainers':[{'name':'i','image':'img'}]}");
+		  "'initContainers':[{'name':'i','image':'img'}]}}");
 	json_t *want =
-		J("{'restartPolicy':'Never','nodeSelector':{'a':'b'},"
+		J("{'metadata':{'annotations':{'kueue.x-k8s.io/podset-required-topology':'rack'}},"
+		  "'spec':{'restartPolicy':'Never','nodeSelector':{'a':'b'},"
 		  "'affinity':{'nodeAffinity':{}},'tolerations':[{'key':'k','operator':'Exists'}],"
 		  "'priorityClassName':'p','overhead':{'cpu':'1'},'schedulingGates':[{'name':'g'}],"
 		  "'containers':[{'name':'c','resources':{'requests':{'cpu':'1'}}}],"
-		  "'initContainers':[{'name':'i'}]}");
-	assert_int_equal(obj_slim_pod_spec(spec), 6);
-	assert_true(json_equal(spec, want));
-	assert_int_equal(obj_slim_pod_spec(spec), 0);
-	assert_int_equal(obj_slim_pod_spec(NULL), 0);
-	json_decref(spec);
+		  "'initContainers':[{'name':'i'}]}}");
+	assert_int_equal(obj_slim_pod_template(tmpl), 8);
+	assert_true(json_equal(tmpl, want));
+	assert_int_equal(obj_slim_pod_template(tmpl), 0);
+	assert_int_equal(obj_slim_pod_template(NULL), 0);
+	json_decref(tmpl);
 	json_decref(want);
 }
 
@@ -920,7 +923,7 @@ int main(void)
 		cmocka_unit_test(test_objects_accessors_walk_paths),
 		cmocka_unit_test(test_objects_list_has_and_without),
 		cmocka_unit_test(test_objects_slim_containers),
-		cmocka_unit_test(test_objects_slim_pod_spec),
+		cmocka_unit_test(test_objects_slim_pod_template),
 		cmocka_unit_test(test_objects_condition_get_and_true),
 		cmocka_unit_test(test_objects_conditions_with_adds_new_condition),
 		cmocka_unit_test(test_objects_conditions_with_no_conditions_yet),
