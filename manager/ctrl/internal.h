@@ -143,8 +143,8 @@ struct queue_usage {
 	int64_t milli;
 };
 struct queue_contrib {
-	char *lq; /* "ns/queueName" */
-	char *cq; /* its ClusterQueue, or NULL */
+	char *lq; /* "ns/queueName", after the struct in its allocation */
+	char *cq; /* its ClusterQueue (after lq), or NULL */
 	unsigned char pending, reserving, admitted;
 	size_t n;
 	struct queue_usage *usage;

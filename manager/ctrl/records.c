@@ -163,9 +163,7 @@ void queue_contrib_free(struct queue_contrib *c)
 		free(c->usage[i].resource);
 	}
 	free(c->usage);
-	free(c->lq);
-	free(c->cq);
-	free(c);
+	free(c); /* and its names, in the same allocation */
 }
 
 /* Everything the record holds but its write state goes. */

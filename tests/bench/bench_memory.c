@@ -216,7 +216,7 @@ static void record_bytes(const struct wl_record *r, struct record_bytes *b)
 		    chunk(r->write.evented);
 	const struct queue_contrib *q = r->queued;
 	if (q) {
-		b->queued += chunk(q) + chunk(q->lq) + chunk(q->cq) + chunk(q->usage);
+		b->queued += chunk(q) + chunk(q->usage); /* its names are in its allocation */
 		for (size_t i = 0; i < q->n; i++)
 			b->queued += chunk(q->usage[i].flavor) + chunk(q->usage[i].resource);
 	}
