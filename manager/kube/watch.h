@@ -39,8 +39,9 @@ struct informer_options {
 	/* Optional: what the store keeps of each object (e.g. a slim copy of a Pod with only what
 	 * placement needs), as a new reference; NULL keeps the object whole. Applied to listed
 	 * and watched objects alike; the result must keep metadata.resourceVersion, which relists
-	 * compare, or be that resourceVersion alone as a JSON string (a stub, for a consumer that
-	 * keeps the object elsewhere: its events carry the stub). text (len bytes) is obj as the
+	 * compare, or be that resourceVersion alone as a JSON string, or a JSON integer when it is
+	 * a number (a stub, for a consumer that keeps the object elsewhere: its events carry the
+	 * stub). text (len bytes) is obj as the
 	 * apiserver sent it in a watch event, metadata.managedFields cut out, for a transform that
 	 * would otherwise serialize obj again; NULL for a listed object. */
 	json_t *(*transform)(void *arg, json_t *obj, const char *text, size_t len);

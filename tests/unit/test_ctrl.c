@@ -1234,10 +1234,10 @@ static void test_node_model_is_placement(void **state)
 	assert_true(t->m.capacity_changed);
 	converge(t);
 	json_t *stub = json_object_get(t->stores[K_NODE], "n1");
-	assert_true(json_is_string(stub)); /* its resourceVersion */
-	assert_string_equal(json_string_value(stub),
-			    obj_str(fake_api_get(t->api, "/api/v1/nodes/n1"),
-				    "metadata.resourceVersion"));
+	assert_true(json_is_integer(stub)); /* its resourceVersion */
+	assert_int_equal(json_integer_value(stub),
+			 atoll(obj_str(fake_api_get(t->api, "/api/v1/nodes/n1"),
+				       "metadata.resourceVersion")));
 	assert_string_equal(placement_node_label(t->m.placement, "n1", "zone"), "a");
 	assert_string_equal(placement_node_label(t->m.placement, "n1", LABEL_HOSTNAME), "n1-host");
 	/* A heartbeat: nothing placement keeps, so no capacity news. */

@@ -74,7 +74,7 @@ static void test_node_store_keeps_a_stub(void **state)
 		     "\"podCIDR\":\"10.0.0.0/24\"},"
 		     "\"status\":{\"allocatable\":{\"cpu\":\"8\"},\"capacity\":{\"cpu\":\"9\"},"
 		     "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
-	json_t *want = json_string("3"); /* its resourceVersion, which relists compare */
+	json_t *want = json_integer(3); /* its resourceVersion, which relists compare */
 	struct mgr m;
 	(void)state;
 	memset(&m, 0, sizeof(m)); /* a modelled kind's stub needs nothing of the manager */
@@ -87,6 +87,16 @@ static void test_node_store_keeps_a_stub(void **state)
 	}
 	json_decref(stub);
 	json_decref(want);
+	/* A resourceVersion that is no plain number stays a string. */
+	const char *const odd[] = { "007", "12a", "", "1234567890123456789012" };
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+		json_object_set_new(json_object_get(node, "metadata"), "resourceVersion",
+				    json_string(odd[i]));
+		stub = store_keep(&m, K_NODE, node, NULL, 0);
+		assert_true(json_is_string(stub));
+		assert_string_equal(json_string_value(stub), odd[i]);
+		json_decref(stub);
+	}
 	json_decref(node);
 }
 
