@@ -144,15 +144,25 @@ static json_t *stub_of(json_t *obj)
 	return json_string(rv);
 }
 
-/* A NUL-terminated copy of the len bytes at text. */
-static char *text_copy(const char *text, size_t len)
+/* A kept text in one allocation with its key (the texts map's, borrowed): the key, then a
+ * NUL-terminated copy of the len bytes at text, which is what the map's value points at. */
+static char *keyed_text(const char *key, const char *text, size_t len)
 {
-	char *copy = malloc(len + 1);
-	if (copy) {
-		memcpy(copy, text, len);
-		copy[len] = '\0';
+	size_t klen = strlen(key) + 1;
+	char *kt = malloc(klen + len + 1);
+	if (kt) {
+		memcpy(kt, key, klen);
+		memcpy(kt + klen, text, len);
+		kt[klen + len] = '\0';
 	}
-	return copy;
+	return kt;
+}
+
+/* Frees a kept text (a texts map's value, or NULL) and the key before it. */
+static void text_free(const char *key, char *text)
+{
+	if (text)
+		free(text - strlen(key) - 1);
 }
 
 json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *as_text, size_t len)
@@ -164,15 +174,21 @@ json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *as_te
 	}
 	if (!m->compact[kind] || informer_key(obj, key, sizeof(key)) != 0)
 		return json_incref(obj);
-	char *text = as_text ? text_copy(as_text, len) : json_dumps(obj, JSON_COMPACT), *old = NULL;
-	json_t *stub = text ? stub_of(obj) : NULL;
-	if (!stub || strmap_put(&m->texts[kind], key, text, (void **)&old) != 0) {
+	char *dumped = as_text ? NULL : json_dumps(obj, JSON_COMPACT);
+	char *kt = as_text || dumped ? keyed_text(key, as_text ? as_text : dumped,
+						  as_text ? len : strlen(dumped)) :
+				       NULL;
+	free(dumped);
+	json_t *stub = kt ? stub_of(obj) : NULL;
+	/* The map keeps the key first put: the old text (and its key) goes before the new. */
+	text_free(key, strmap_remove(&m->texts[kind], key));
+	if (!stub || strmap_put(&m->texts[kind], kt, kt + strlen(key) + 1, NULL) != 0) {
 		/* Out of memory: keep the whole object rather than lose it. */
-		free(text);
+		free(kt);
 		json_decref(stub);
+		store_forget(m, kind, key);
 		return json_incref(obj);
 	}
-	free(old);
 	json_decref(strmap_remove(&m->views[kind], key));
 	/* The object itself serves the next read of it, unparsed (until the pump pass ends). */
 	json_t *was = NULL;
@@ -188,7 +204,7 @@ void store_forget(struct mgr *m, enum kind kind, const char *key)
 {
 	if (!m->compact[kind])
 		return;
-	free(strmap_remove(&m->texts[kind], key));
+	text_free(key, strmap_remove(&m->texts[kind], key));
 	json_decref(strmap_remove(&m->views[kind], key));
 	json_decref(strmap_remove(&m->fresh[kind], key));
 }
@@ -394,7 +410,7 @@ int state_init(struct mgr *m)
 	for (int k = 0; k < K_KINDS; k++) {
 		strmap_init(&m->dirty[k].map);
 		strmap_init(&m->deadlines[k]);
-		strmap_init(&m->texts[k]);
+		strmap_init_borrowed(&m->texts[k]); /* each key is its text's (keyed_text) */
 		strmap_init(&m->views[k]);
 		strmap_init(&m->fresh[k]);
 	}
@@ -426,7 +442,9 @@ void state_release(struct mgr *m)
 	for (int k = 0; k < K_KINDS; k++) {
 		keyset_release(&m->dirty[k]);
 		strmap_release(&m->deadlines[k], free);
-		strmap_release(&m->texts[k], free);
+		for (size_t i = 0; i < m->texts[k].cap; i++)
+			free(m->texts[k].slots[i].key); /* its text's allocation */
+		strmap_release(&m->texts[k], NULL);
 		strmap_release(&m->views[k], view_free);
 		strmap_release(&m->fresh[k], view_free);
 	}

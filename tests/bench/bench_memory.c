@@ -317,7 +317,7 @@ int main(int argc, char **argv)
 	size_t texts = 0;
 	const struct strmap *tm = &m.texts[K_WORKLOAD];
 	for (size_t i = 0; i < tm->cap; i++)
-		texts += chunk(tm->slots[i].value);
+		texts += chunk(tm->slots[i].key); /* a text's allocation begins with its key */
 	size_t n_records = 0, n_pending = 0;
 	struct record_bytes rb = { 0, 0, 0, 0 };
 	const struct wl_record *r;
@@ -354,9 +354,9 @@ int main(int argc, char **argv)
 	       per(wl_total, n_wl), per(h3_keep - h2, n_wl));
 	printf("  store (informer's stub and its key)           %8.0f\n",
 	       per(wl_store_bytes, n_wl));
-	printf("  compact text                                  %8.0f\n",
+	printf("  compact text (and its key)                    %8.0f\n",
 	       per((long long)texts, n_wl));
-	printf("  compact text map (table and keys)             %8.0f\n", per(text_map, n_wl));
+	printf("  compact text map                              %8.0f\n", per(text_map, n_wl));
 	printf("  wl_record and what hangs on it                %8.0f  (%zu records)\n",
 	       per((long long)records, n_wl), n_records);
 	printf("    the record and its map slot                 %8.0f\n",
