@@ -24,7 +24,7 @@ static int drop_managed_fields(json_t *obj)
 /* A Workload with its pod templates cut to what muster reads (obj_slim_pod_template:
  * containers' name, resources and restartPolicy; no volumes, no labels): images, commands, env
  * and probes can be most of a Workload, and a Job's pods are made from the Job, not from its
- * Workload. */
+ * Workload. Of its own labels and annotations only Kueue's stay. */
 json_t *ingest_slim_workload(json_t *obj, int *cut)
 {
 	size_t i, n = 0;
@@ -33,6 +33,8 @@ json_t *ingest_slim_workload(json_t *obj, int *cut)
 	{
 		n += obj_slim_pod_template(json_object_get(ps, "template"));
 	}
+	n += obj_keep_kueue_keys(obj_path(obj, "metadata.labels"));
+	n += obj_keep_kueue_keys(obj_path(obj, "metadata.annotations"));
 	n += drop_managed_fields(obj);
 	*cut = n != 0;
 	return json_incref(obj);

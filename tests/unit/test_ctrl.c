@@ -548,15 +548,15 @@ static void test_store_views_kept_until_bound(void **state)
 	/* A new version replaces it. */
 	json_t *next = json_deep_copy(fake_api_get(t->api, WL_PATH("w1")));
 	json_object_set_new(json_object_get(next, "metadata"), "labels",
-			    json_pack("{s:s}", "changed", "yes"));
+			    json_pack("{s:s}", "kueue.x-k8s.io/changed", "yes")); /* kept */
 	store(t, K_WORKLOAD, "ns/w1", next);
 	state_release_fresh(m);
 	json_t *v2 = store_get(m, K_WORKLOAD, "ns/w1");
-	assert_string_equal(obj_label(v2, "changed"), "yes");
+	assert_string_equal(obj_label(v2, "kueue.x-k8s.io/changed"), "yes");
 	/* Parsed from its text once dropped, with the same content. */
 	state_drop_views(m);
 	json_t *v3 = store_get(m, K_WORKLOAD, "ns/w1");
-	assert_string_equal(obj_label(v3, "changed"), "yes");
+	assert_string_equal(obj_label(v3, "kueue.x-k8s.io/changed"), "yes");
 	assert_string_equal(obj_str(v3, "status.admission.clusterQueue"), "cq");
 	/* Past the bound, the next release point drops them all. */
 	for (int i = 0; i <= STORE_VIEWS_MAX; i++) {

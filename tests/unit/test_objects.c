@@ -91,6 +91,18 @@ static void test_objects_list_has_and_without(void **state)
 	json_decref(finalizers);
 }
 
+/* A cut in place (stolen in and want): cuts n fields of in, leaving want; then nothing more,
+ * and nothing of NULL. */
+static void expect_cut(size_t (*cut)(json_t *), json_t *in, json_t *want, size_t n)
+{
+	assert_int_equal(cut(in), n);
+	assert_true(json_equal(in, want));
+	assert_int_equal(cut(in), 0); /* nothing left to cut */
+	assert_int_equal(cut(NULL), 0);
+	json_decref(in);
+	json_decref(want);
+}
+
 /* What muster reads of a container, cut in place: the one slimming ingest (Workloads), the
  * pod model (nodes.c) and a pod group's role shape (integration_pod.c) share. */
 static void test_objects_slim_containers(void **state)
@@ -100,12 +112,7 @@ static void test_objects_slim_containers(void **state)
 			 "{'name':'s','restartPolicy':'Always','command':['sh']}]");
 	json_t *want = J("[{'name':'c','resources':{'requests':{'cpu':'1'}}},"
 			 "{'name':'s','restartPolicy':'Always'}]");
-	assert_int_equal(obj_slim_containers(list), 3);
-	assert_true(json_equal(list, want));
-	assert_int_equal(obj_slim_containers(list), 0); /* nothing left to cut */
-	assert_int_equal(obj_slim_containers(NULL), 0);
-	json_decref(list);
-	json_decref(want);
+	expect_cut(obj_slim_containers, list, want, 3);
 }
 
 /* A Workload's pod template as its compact store keeps it: every field something reads
@@ -131,12 +138,17 @@ static void test_objects_slim_pod_template(void **state)
 		  "'priorityClassName':'p','overhead':{'cpu':'1'},'schedulingGates':[{'name':'g'}],"
 		  "'containers':[{'name':'c','resources':{'requests':{'cpu':'1'}}}],"
 		  "'initContainers':[{'name':'i'}]}}");
-	assert_int_equal(obj_slim_pod_template(tmpl), 8);
-	assert_true(json_equal(tmpl, want));
-	assert_int_equal(obj_slim_pod_template(tmpl), 0);
-	assert_int_equal(obj_slim_pod_template(NULL), 0);
-	json_decref(tmpl);
-	json_decref(want);
+	expect_cut(obj_slim_pod_template, tmpl, want, 8);
+}
+
+/* A Workload's own labels and annotations as its compact store keeps them: Kueue's only. */
+static void test_objects_keep_kueue_keys(void **state)
+{
+	json_t *labels =
+		J("{'kueue.x-k8s.io/queue-name':'q','kueue.x-k8s.io/priority-class':'p',"
+		  "'app':'x','kueue.x-k8s.io.evil/x':'y','example.com/kueue.x-k8s.io/z':'w'}");
+	json_t *want = J("{'kueue.x-k8s.io/queue-name':'q','kueue.x-k8s.io/priority-class':'p'}");
+	expect_cut(obj_keep_kueue_keys, labels, want, 3);
 }
 
 static void test_objects_condition_get_and_true(void **state)
@@ -924,6 +936,7 @@ int main(void)
 		cmocka_unit_test(test_objects_list_has_and_without),
 		cmocka_unit_test(test_objects_slim_containers),
 		cmocka_unit_test(test_objects_slim_pod_template),
+		cmocka_unit_test(test_objects_keep_kueue_keys),
 		cmocka_unit_test(test_objects_condition_get_and_true),
 		cmocka_unit_test(test_objects_conditions_with_adds_new_condition),
 		cmocka_unit_test(test_objects_conditions_with_no_conditions_yet),
