@@ -591,7 +591,6 @@ size_t obj_slim_pod_template(json_t *tmpl)
 					      "terminationGracePeriodSeconds",
 					      NULL };
 	json_t *spec = json_object_get(tmpl, "spec"), *meta = json_object_get(tmpl, "metadata");
-	json_t *annotations = json_object_get(meta, "annotations");
 	size_t cut = obj_slim_containers(json_object_get(spec, "containers")) +
 		     obj_slim_containers(json_object_get(spec, "initContainers"));
 	for (const char *const *f = unread; json_is_object(spec) && *f; f++)
@@ -599,13 +598,16 @@ size_t obj_slim_pod_template(json_t *tmpl)
 	/* The pods are made from the owner's template, not this one: its labels are read by
 	 * nothing, its annotations only for Kueue's topology requests. */
 	cut += json_is_object(meta) && json_object_del(meta, "labels") == 0;
-	return cut + obj_keep_kueue_keys(annotations);
+	cut += obj_keep_kueue_keys(meta, "annotations");
+	if (json_is_object(meta) && json_object_size(meta) == 0)
+		cut += json_object_del(tmpl, "metadata") == 0;
+	return cut;
 }
 
-size_t obj_keep_kueue_keys(json_t *map)
+size_t obj_keep_kueue_keys(json_t *parent, const char *member)
 {
+	json_t *map = json_object_get(parent, member), *v;
 	const char *k;
-	json_t *v;
 	void *tmp;
 	size_t cut = 0;
 	json_object_foreach_safe(map, tmp, k, v)
@@ -613,6 +615,8 @@ size_t obj_keep_kueue_keys(json_t *map)
 		if (strncmp(k, KUEUE_GROUP "/", strlen(KUEUE_GROUP "/")) != 0)
 			cut += json_object_del(map, k) == 0;
 	}
+	if (json_is_object(map) && json_object_size(map) == 0)
+		cut += json_object_del(parent, member) == 0;
 	return cut;
 }
 

@@ -33,8 +33,8 @@ json_t *ingest_slim_workload(json_t *obj, int *cut)
 	{
 		n += obj_slim_pod_template(json_object_get(ps, "template"));
 	}
-	n += obj_keep_kueue_keys(obj_path(obj, "metadata.labels"));
-	n += obj_keep_kueue_keys(obj_path(obj, "metadata.annotations"));
+	n += obj_keep_kueue_keys(json_object_get(obj, "metadata"), "labels");
+	n += obj_keep_kueue_keys(json_object_get(obj, "metadata"), "annotations");
 	n += drop_managed_fields(obj);
 	*cut = n != 0;
 	return json_incref(obj);

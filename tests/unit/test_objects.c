@@ -139,16 +139,30 @@ static void test_objects_slim_pod_template(void **state)
 		  "'containers':[{'name':'c','resources':{'requests':{'cpu':'1'}}}],"
 		  "'initContainers':[{'name':'i'}]}}");
 	expect_cut(obj_slim_pod_template, tmpl, want, 8);
+	/* Metadata left empty goes too. */
+	expect_cut(obj_slim_pod_template,
+		   J("{'metadata':{'labels':{'a':'b'},'annotations':{'x':'y'}},'spec':{}}"),
+		   J("{'spec':{}}"), 4);
 }
 
-/* A Workload's own labels and annotations as its compact store keeps them: Kueue's only. */
+/* A Workload's own labels and annotations as its compact store keeps them: Kueue's only, and
+ * none at all when none is Kueue's. */
+static size_t keep_kueue_labels(json_t *meta)
+{
+	return obj_keep_kueue_keys(meta, "labels");
+}
+
 static void test_objects_keep_kueue_keys(void **state)
 {
-	json_t *labels =
-		J("{'kueue.x-k8s.io/queue-name':'q','kueue.x-k8s.io/priority-class':'p',"
-		  "'app':'x','kueue.x-k8s.io.evil/x':'y','example.com/kueue.x-k8s.io/z':'w'}");
-	json_t *want = J("{'kueue.x-k8s.io/queue-name':'q','kueue.x-k8s.io/priority-class':'p'}");
-	expect_cut(obj_keep_kueue_keys, labels, want, 3);
+	expect_cut(keep_kueue_labels,
+		   J("{'name':'w','labels':{'kueue.x-k8s.io/queue-name':'q','app':'x',"
+		     "'kueue.x-k8s.io/priority-class':'p','kueue.x-k8s.io.evil/x':'y',"
+		     "'example.com/kueue.x-k8s.io/z':'w'}}"),
+		   J("{'name':'w','labels':{'kueue.x-k8s.io/queue-name':'q',"
+		     "'kueue.x-k8s.io/priority-class':'p'}}"),
+		   3);
+	expect_cut(keep_kueue_labels, J("{'name':'w','labels':{'app':'x'}}"), J("{'name':'w'}"), 2);
+	expect_cut(keep_kueue_labels, J("{'name':'w','labels':{}}"), J("{'name':'w'}"), 1);
 }
 
 static void test_objects_condition_get_and_true(void **state)
