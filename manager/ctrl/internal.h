@@ -416,9 +416,9 @@ json_t *store_meta(struct mgr *m, enum kind kind, const char *key);
 int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *needle);
 /* What the store keeps of obj (slimmed already by the caller): for a compact kind the text is
  * recorded and a stub returned, for a kind with a typed model (kind_def.model) a stub, for
- * others obj itself. A stub is the object's resourceVersion as a JSON string, what relists
- * compare (kube/watch.h): an event of such a kind carries the object itself to its handlers
- * (ingest_event). A new reference. text, when not
+ * others obj itself. A stub is the object's resourceVersion alone (a JSON integer, or a string
+ * when it is no plain number), what relists compare (kube/watch.h); handlers read such a kind's
+ * object from the store or its model, never from the stub. A new reference. text, when not
  * NULL, is obj as JSON (len bytes, as a watch event brought it), kept as it is instead of
  * serializing obj. The informer's transform, and the tests' way of filling their stores. */
 json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *text, size_t len);
