@@ -574,6 +574,52 @@ size_t obj_slim_containers(json_t *list)
 	return cut;
 }
 
+size_t obj_slim_pod_template(json_t *tmpl)
+{
+	/* Each checked unread by anything muster runs (ctrl/, api/, sim/, webhooks/): volumes
+	 * alone are a sixth of a typical training Workload's kept text. */
+	static const char *const unread[] = { "volumes",
+					      "serviceAccountName",
+					      "serviceAccount",
+					      "automountServiceAccountToken",
+					      "securityContext",
+					      "imagePullSecrets",
+					      "hostAliases",
+					      "dnsConfig",
+					      "dnsPolicy",
+					      "enableServiceLinks",
+					      "terminationGracePeriodSeconds",
+					      NULL };
+	json_t *spec = json_object_get(tmpl, "spec"), *meta = json_object_get(tmpl, "metadata");
+	size_t cut = obj_slim_containers(json_object_get(spec, "containers")) +
+		     obj_slim_containers(json_object_get(spec, "initContainers"));
+	for (const char *const *f = unread; json_is_object(spec) && *f; f++)
+		cut += json_object_del(spec, *f) == 0;
+	/* The pods are made from the owner's template, not this one: its labels are read by
+	 * nothing, its annotations only for Kueue's topology requests. */
+	cut += json_is_object(meta) && json_object_del(meta, "labels") == 0;
+	cut += obj_keep_kueue_keys(meta, "annotations");
+	if (json_is_object(meta) && json_object_size(meta) == 0)
+		cut += json_object_del(tmpl, "metadata") == 0;
+	return cut;
+}
+
+size_t obj_keep_kueue_keys(json_t *parent, const char *member)
+{
+	json_t *map = json_object_get(parent, member), *v;
+	const char *k;
+	void *tmp;
+	size_t cut = 0;
+	json_object_foreach_safe(map, tmp, k, v)
+	{
+		if (strncmp(k, KUEUE_GROUP "/", strlen(KUEUE_GROUP "/")) != 0)
+			cut += json_object_del(map, k) == 0;
+	}
+	if (json_is_object(map) && json_object_size(map) == 0)
+		cut += json_object_del(parent, member) == 0;
+	return cut;
+}
+
 static int list_entry_is(json_t *entry, const char *field, const char *value)
 {
 	json_t *s = field ? json_object_get(entry, field) : entry;

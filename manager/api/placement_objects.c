@@ -176,14 +176,21 @@ int pobj_node_apply(struct placement *p, json_t *node, char *err, size_t errlen)
 	const char *name =
 		json_string_value(json_object_get(json_object_get(node, "metadata"), "name"));
 	int rc = pobj_node_decode(node, &n, why, sizeof(why));
+	const char *was = name ? placement_node_refusal(p, name) : NULL;
+	char was_why[PLC_REFUSAL_MAX];
+	snprintf(was_why, sizeof(was_why), "%s", was ? was : "");
 	if (rc == -EINVAL && name && *name)
-		rc = placement_refuse_node(p, name, why) ? -ENOMEM : POBJ_NODE_REFUSED;
+		rc = was && !strcmp(was_why, why)        ? POBJ_NODE_SAME :
+		     placement_refuse_node(p, name, why) ? -ENOMEM :
+							   POBJ_NODE_REFUSED;
 	else if (rc == -EINVAL)
 		rc = eobj_bad(err, errlen, "%s", why);
+	else if (rc == 0 && placement_node_same(p, &n.spec))
+		rc = POBJ_NODE_SAME;
 	else if (rc == 0 && (rc = placement_set_node(p, &n.spec)) == -EINVAL) {
 		const char *reason = placement_node_refusal(p, name);
 		snprintf(why, sizeof(why), "%s", reason ? reason : "refused by placement");
-		rc = POBJ_NODE_REFUSED;
+		rc = was && !strcmp(was_why, why) ? POBJ_NODE_SAME : POBJ_NODE_REFUSED;
 	}
 	if (rc == POBJ_NODE_REFUSED && err && errlen)
 		snprintf(err, errlen, "%s", why);

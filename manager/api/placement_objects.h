@@ -74,9 +74,11 @@ void pobj_node_release(struct pobj_node *n);
  * so that it is out of the model and every "no node layout fits" names it. Returns 0 (in the
  * model), POBJ_NODE_REFUSED with err holding the reason (also placement_node_refusal(p, name):
  * what the manager's Event on the Node says), -EINVAL with err for an object without a
- * readable name (nothing changed), or -ENOMEM.
+ * readable name (nothing changed), or -ENOMEM. POBJ_NODE_SAME: the placement holds this Node
+ * already, or refuses it for the same reason (a heartbeat: nothing changed, nothing to say).
  */
 #define POBJ_NODE_REFUSED 1
+#define POBJ_NODE_SAME 2
 int pobj_node_apply(struct placement *p, json_t *node, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------------- Pod (v1) */

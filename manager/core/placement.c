@@ -1326,6 +1326,66 @@ fail:
 	return rc;
 }
 
+/* Whether the node's allocatable is spec's, resource by resource (GPUs as whole GPUs, as
+ * placement_set_node counts them). */
+static int same_allocatable(const struct placement *p, const struct pnode *n,
+			    const struct plc_node_spec *spec)
+{
+	int64_t gpu = 0;
+	uint32_t id;
+	for (size_t i = 0; i < spec->n_resources; i++) {
+		if (!spec->resources[i] || !res_lookup(p, spec->resources[i], &id))
+			return 0; /* a resource the model has never seen */
+		if (id == p->gpu_id)
+			gpu += spec->allocatable[i];
+		else if (id >= n->cap)
+			return 0;
+	}
+	if (gpu / MILLI != n->ngpu)
+		return 0;
+	for (size_t r = 0; r < n->cap; r++) {
+		int64_t sum = 0;
+		if (r == p->gpu_id)
+			continue;
+		for (size_t i = 0; i < spec->n_resources; i++)
+			if (res_lookup(p, spec->resources[i], &id) && id == r)
+				sum += spec->allocatable[i];
+		if (sum != n->alloc[r])
+			return 0;
+	}
+	return 1;
+}
+
+int placement_node_same(const struct placement *p, const struct plc_node_spec *spec)
+{
+	const struct pnode *n = p && spec && spec->name ? strmap_get(&p->nodes, spec->name) : NULL;
+	if (!n || !n->present || n->n_labels != spec->n_labels || n->n_taints != spec->n_taints ||
+	    n->schedulable != spec->schedulable)
+		return 0;
+	for (size_t i = 0; i < spec->n_labels; i++)
+		if (!same_str(n->labels[i].key, spec->labels[i].key) ||
+		    strcmp(n->labels[i].value, spec->labels[i].value ? spec->labels[i].value : ""))
+			return 0; /* copy_kvs keeps a missing value as "" */
+	for (size_t i = 0; i < spec->n_taints; i++) {
+		const struct quota_taint *a = &n->taints[i], *b = &spec->taints[i];
+		/* copy_taints keeps a missing string as "" */
+		if (strcmp(a->key, b->key ? b->key : "") != 0 ||
+		    strcmp(a->value, b->value ? b->value : "") != 0 ||
+		    strcmp(a->effect, b->effect ? b->effect : "") != 0 || a->exists != b->exists)
+			return 0;
+	}
+	return same_allocatable(p, n, spec);
+}
+
+const char *placement_node_label(const struct placement *p, const char *node, const char *key)
+{
+	const struct pnode *n = p && node && key ? strmap_get(&p->nodes, node) : NULL;
+	for (size_t i = 0; n && n->present && i < n->n_labels; i++)
+		if (n->labels[i].key && !strcmp(n->labels[i].key, key))
+			return n->labels[i].value;
+	return NULL;
+}
+
 void placement_remove_node(struct placement *p, const char *name)
 {
 	if (!p || !name)

@@ -158,6 +158,15 @@ int placement_refuse_node(struct placement *p, const char *name, const char *rea
 /* Why the node is out of the model, or NULL when it isn't refused. Valid until the next call
  * that sets, refuses or removes that node. */
 const char *placement_node_refusal(const struct placement *p, const char *name);
+/* Whether the node is in the model exactly as spec says it (labels and taints in the same
+ * order, schedulable, allocatable): setting it again would change nothing. A node's updates
+ * are mostly heartbeats; the placement is where its fields are kept, so it is what they are
+ * compared with. */
+int placement_node_same(const struct placement *p, const struct plc_node_spec *spec);
+/* The value of a node's label (the model's: kubernetes.io/hostname is its name when the Node
+ * has none), borrowed until the node is next set or removed; NULL for no such label or no such
+ * node in the model. */
+const char *placement_node_label(const struct placement *p, const char *node, const char *key);
 
 /* Adds or replaces a pod bound to a node (a pod on an unknown node is remembered and counts
  * once the node appears). A pod with a workload and podset takes the place of one of that

@@ -21,19 +21,20 @@ static int drop_managed_fields(json_t *obj)
 	return json_object_del(json_object_get(obj, "metadata"), "managedFields") == 0;
 }
 
-/* A Workload with its pod templates' containers cut to what muster reads (name, resources,
- * restartPolicy): images, commands, env and probes can be most of a Workload, and a Job's pods
- * are made from the Job, not from its Workload. */
+/* A Workload with its pod templates cut to what muster reads (obj_slim_pod_template:
+ * containers' name, resources and restartPolicy; no volumes, no labels): images, commands, env
+ * and probes can be most of a Workload, and a Job's pods are made from the Job, not from its
+ * Workload. Of its own labels and annotations only Kueue's stay. */
 json_t *ingest_slim_workload(json_t *obj, int *cut)
 {
 	size_t i, n = 0;
 	json_t *ps;
 	json_array_foreach(obj_path(obj, "spec.podSets"), i, ps)
 	{
-		json_t *spec = obj_path(ps, "template.spec");
-		n += obj_slim_containers(json_object_get(spec, "containers"));
-		n += obj_slim_containers(json_object_get(spec, "initContainers"));
+		n += obj_slim_pod_template(json_object_get(ps, "template"));
 	}
+	n += obj_keep_kueue_keys(json_object_get(obj, "metadata"), "labels");
+	n += obj_keep_kueue_keys(json_object_get(obj, "metadata"), "annotations");
 	n += drop_managed_fields(obj);
 	*cut = n != 0;
 	return json_incref(obj);
@@ -41,7 +42,8 @@ json_t *ingest_slim_workload(json_t *obj, int *cut)
 
 /* What the store of an informer's kind keeps of obj (its informer_options.transform): the
  * kind's slim copy, without metadata.managedFields, often the largest part of an object and
- * never read; the many and the large (Workloads, Jobs) compact (state.c). The event's text
+ * never read; the many and the large (Workloads, Jobs) compact (state.c); a kind with a typed
+ * model (Nodes) into its model, the store keeping a stub. The event's text
  * stands for the object when neither cut anything (the watch cut managedFields already): that
  * spares serializing the tree again. */
 static json_t *keep(void *arg, json_t *obj, const char *text, size_t len)
@@ -50,6 +52,10 @@ static json_t *keep(void *arg, json_t *obj, const char *text, size_t len)
 	const struct kind_def *def = kind_def(ka->kind);
 	int cut;
 	json_t *slim;
+	if (def->model) {
+		def->model(ka->m, obj);
+		return store_keep(ka->m, ka->kind, obj, NULL, 0);
+	}
 	if (def->slim) {
 		slim = def->slim(obj, &cut);
 	} else {
@@ -230,6 +236,11 @@ static void on_namespace(struct mgr *m, enum watch_event_type type, const char *
 void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, const char *key,
 		  json_t *old, json_t *obj)
 {
+	/* A Workload's store keeps a stub: its handler reads the owner from the metadata its
+	 * text says (read before a deletion forgets it), when it has an owner at all. */
+	json_t *wl_meta = NULL;
+	if (kind == K_WORKLOAD && store_may_hold(m, kind, key, "\"ownerReferences\""))
+		wl_meta = store_meta(m, kind, key);
 	if (type == WATCH_DELETED) {
 		writer_forget(m, kind, key);
 		store_forget(m, kind, key);
@@ -242,7 +253,7 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 	}
 	switch (kind) {
 	case K_WORKLOAD:
-		on_workload(m, type, key, obj);
+		on_workload(m, type, key, wl_meta);
 		break;
 	case K_CQ:
 		on_cq(m, type, key, old, obj);
@@ -267,7 +278,7 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 		nodes_on_topology(m, type, key, obj);
 		break;
 	case K_NODE:
-		nodes_on_node(m, type, key, old, obj);
+		nodes_on_node(m, type, key);
 		break;
 	case K_POD:
 		nodes_on_pod(m, type, key, old, obj);
@@ -275,12 +286,12 @@ void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, con
 	case K_GPOD:
 		/* The store keeps a stub of a compact kind: the group is read from the whole
 		 * pod. */
-		(void)obj;
 		podgroups_on_pod(m, key, type == WATCH_DELETED ? NULL : store_get(m, K_GPOD, key));
 		break;
 	default: /* the owner kinds, above; K_PODGROUP, not watched */
 		break;
 	}
+	json_decref(wl_meta);
 }
 
 static void on_informer_event(void *arg, struct informer *inf, enum watch_event_type type,

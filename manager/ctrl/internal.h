@@ -145,8 +145,8 @@ struct queue_usage {
 	int64_t milli;
 };
 struct queue_contrib {
-	char *lq; /* "ns/queueName" */
-	char *cq; /* its ClusterQueue, or NULL */
+	char *lq; /* "ns/queueName", after the struct in its allocation */
+	char *cq; /* its ClusterQueue (after lq), or NULL */
 	unsigned char pending, reserving, admitted;
 	size_t n;
 	struct queue_usage *usage;
@@ -165,8 +165,9 @@ struct wl_record {
 	json_t *assumed;
 	/* admission.c: a waiting Workload's condition the engine reported but that is not written
 	 * yet (its write failed, or another was in flight), "reason\0message"; the engine reports
-	 * a pending reason once, so this is what a retry writes. NULL: nothing owed. */
-	char *unwritten;
+	 * a pending reason once, so this is what a retry writes. NULL: nothing owed. Shared by
+	 * every record owing the same wait (records.c), set only by wl_record_set_unwritten. */
+	const char *unwritten;
 	int64_t front_since; /* since when (ms) it has been next in line with an unwritten wait */
 	int64_t deadline; /* state.c: when (ms) it is reconciled again (has_deadline) */
 	struct wl_plan *plan; /* nodes.c: the placement plan, while admitted; owned, or NULL */
@@ -196,6 +197,9 @@ struct records {
 	struct strmap cqs; /* ClusterQueue name -> struct cq_record *, borrowed keys */
 	size_t pending; /* records with pending set */
 	size_t unwritten; /* records with an unwritten wait */
+	/* "reason\x1fmessage" -> the wait records owe (records.c), borrowed keys: a queue's worth
+	 * of pending Workloads mostly owe the same few hundred bytes. */
+	struct strmap waits;
 };
 
 struct mgr {
@@ -236,8 +240,8 @@ struct mgr {
 		struct mgr *m;
 		enum kind kind;
 	} informer_args[K_KINDS];
-	/* Compact kinds (the many and large: Workloads, Jobs): the store keeps a stub (name,
-	 * namespace, uid, resourceVersion, ownerReferences) and texts the object as compact JSON,
+	/* Compact kinds (the many and large: Workloads, Jobs): the store keeps a stub (the
+	 * resourceVersion, store_keep) and texts the object as compact JSON,
 	 * about a tenth of a jansson tree; store_get parses it into a view that stays for later
 	 * reads, a bounded number of them (state_release_views). */
 	unsigned char compact[K_KINDS];
@@ -449,14 +453,22 @@ void state_run_deadlines(struct mgr *m);
  * the next state_release_views may free: hold none across a release point (each key of the
  * pump's drains, each decision, each write completion). */
 json_t *store_get(struct mgr *m, enum kind kind, const char *key);
+/* The object stored for (kind, key) as far as its metadata goes ({"metadata": ...}, maybe the
+ * whole object), a new reference, or NULL. For a compact kind without a view or a fresh
+ * object, only its text's metadata member is parsed: an event's handler that wants the owner
+ * of each of a relist's 50,000 Workloads must not parse them whole. */
+json_t *store_meta(struct mgr *m, enum kind kind, const char *key);
 /* Whether the object stored for (kind, key) may hold the bytes needle: 0 only when its kept
  * text is known not to (a compact kind), without parsing it. A pass over a whole store that
  * cares only about objects saying something skips the rest this way (50,000 parses on taking
  * the lead held the loop for seconds). */
 int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *needle);
 /* What the store keeps of obj (slimmed already by the caller): for a compact kind the text is
- * recorded and a stub returned, for others obj itself. A new reference. text, when not NULL,
- * is obj as JSON (len bytes, as a watch event brought it), kept as it is instead of
+ * recorded and a stub returned, for a kind with a typed model (kind_def.model) a stub, for
+ * others obj itself. A stub is the object's resourceVersion alone (a JSON integer, or a string
+ * when it is no plain number), what relists compare (kube/watch.h); handlers read such a kind's
+ * object from the store or its model, never from the stub. A new reference. text, when not
+ * NULL, is obj as JSON (len bytes, as a watch event brought it), kept as it is instead of
  * serializing obj. The informer's transform, and the tests' way of filling their stores. */
 json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *text, size_t len);
 /* The object is gone from a compact kind's store: its text and view go. */
@@ -714,12 +726,17 @@ void history_reconcile(struct mgr *m);
 
 int nodes_init(struct mgr *m);
 void nodes_free(struct mgr *m);
-/* The kind table's slim copies of a Node and a Pod (struct kind_def.slim): the fields
- * placement reads, nothing else (managedFields never among them). */
-json_t *nodes_slim_node(json_t *obj, int *cut);
+/* The kind table's model of Nodes (struct kind_def.model): a Node as it comes goes straight
+ * into placement's node model (labels, taints, allocatable, schedulable), which is where
+ * every reader of a Node's fields finds them; a Node muster can't model is refused there, and
+ * gets an Event saying why. Updates that change nothing placement keeps (heartbeats) cost one
+ * decode and a comparison. */
+void nodes_model_node(struct mgr *m, json_t *obj);
+/* The kind table's slim copy of a Pod (struct kind_def.slim): the fields placement reads,
+ * nothing else (managedFields never among them). */
 json_t *nodes_slim_pod(json_t *obj, int *cut);
-void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
-		   json_t *obj);
+/* A Node's event: deleted, it leaves the model. */
+void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key);
 void nodes_on_pod(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
 		  json_t *obj);
 void nodes_on_topology(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj);
@@ -830,7 +847,8 @@ int ingest_synced(struct mgr *m);
  * brings it (the informer's transform), or NULL. */
 json_t *ingest_keep(struct mgr *m, enum kind kind, json_t *obj, const char *text, size_t len);
 /* One change of an object of the kind, as an informer reports it, with the objects as the
- * store keeps them (tests call it directly with their own stores in m->stores). */
+ * store keeps them (tests call it directly with their own stores in m->stores). A compact
+ * kind's old and obj are stubs: its handlers read the object from the store. */
 void ingest_event(struct mgr *m, enum kind kind, enum watch_event_type type, const char *key,
 		  json_t *old, json_t *obj);
 
@@ -870,6 +888,11 @@ struct kind_def {
 	 * managedFields, which is never read.
 	 * Called only by ingest.c's informers. */
 	json_t *(*slim)(json_t *obj, int *cut);
+	/* The kind's typed model takes each object as the informer brings it (before any slim
+	 * copy), and the store keeps only a stub (state.c): the model is the one home of its
+	 * fields, and what reads them asks the model. NULL: the store keeps the object. Called
+	 * only by ingest.c's informers (and, for tests, ingest_keep). */
+	void (*model)(struct mgr *m, json_t *obj);
 	/* The integration of an owner kind, of queued Pods (K_GPOD: watched only when the pod
 	 * framework is on) and of pod groups (K_PODGROUP); NULL for others. */
 	const struct integration *integration;

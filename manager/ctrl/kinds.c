@@ -12,8 +12,8 @@
 #include "api/objects.h"
 #include "ctrl/internal.h"
 
-/* The slim functions are ingest.c's and nodes.c's, above this file: only the informers call
- * them, through the table, so the table adds no call from below. */
+/* The slim and model functions are ingest.c's and nodes.c's, above this file: only the
+ * informers call them, through the table, so the table adds no call from below. */
 #define OWNER_ROW(name, in)                                                                        \
 	[K_##name] = {                                                                             \
 		.watched = 1, .label_selector = LABEL_QUEUE_NAME, .integration = &in, .compact = 1 \
@@ -68,7 +68,7 @@ static const struct kind_def table[K_KINDS] = {
 		     .api_version = "v1",
 		     .plural = "nodes",
 		     .watched = 1,
-		     .slim = nodes_slim_node,
+		     .model = nodes_model_node,
 		     .cluster_scoped = 1 },
 	[K_POD] = { .name = "Pod",
 		    .api_version = "v1",

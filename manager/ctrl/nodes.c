@@ -4,8 +4,11 @@
  * and Pod informers, the engine's node-feasibility hook, the plans kept for admitted
  * workloads, and the hints a Job gets at start.
  *
- * Memory: the Node and Pod informers keep slim copies (slim_node, slim_pod), only what
- * placement and the exact mode need, so watching every pod of a large cluster stays cheap.
+ * Memory: a Node goes straight into placement's node model (nodes_model_node, the Node
+ * informer's transform) and its store keeps a stub; the model is the one home of its labels,
+ * taints and allocatable, read by everything here. The Pod informer keeps slim copies
+ * (slim_pod), only what placement and the exact mode need, so watching every pod of a large
+ * cluster stays cheap.
  *
  * Lifetimes: a reservation and its plan live from the engine's admission (place_hook) until the
  * workload is no longer admitted (nodes_release: finished, evicted, deleted, or a lost write).
@@ -39,38 +42,6 @@ static void keep(json_t *dst, json_t *src, const char *name)
 	json_t *v = json_object_get(src, name);
 	if (v)
 		json_object_set(dst, name, v);
-}
-
-json_t *nodes_slim_node(json_t *obj, int *cut)
-{
-	*cut = 1; /* a copy of the fields read: never the event's text */
-	json_t *meta = json_object(), *spec = json_object(), *status = json_object();
-	json_t *out =
-		json_pack("{s:o, s:o, s:o}", "metadata", meta, "spec", spec, "status", status);
-	if (!out)
-		return NULL;
-	json_t *m = json_object_get(obj, "metadata");
-	keep(meta, m, "name");
-	keep(meta, m, "resourceVersion");
-	keep(meta, m, "uid"); /* for the Events muster records on a Node it can't model */
-	keep(meta, m, "labels");
-	keep(spec, json_object_get(obj, "spec"), "unschedulable");
-	keep(spec, json_object_get(obj, "spec"), "taints");
-	json_t *st = json_object_get(obj, "status");
-	keep(status, st, "allocatable");
-	if (!json_object_get(st, "allocatable"))
-		keep(status, st, "capacity");
-	size_t i;
-	json_t *c;
-	json_array_foreach(json_object_get(st, "conditions"), i, c)
-	{
-		const char *type = json_string_value(json_object_get(c, "type"));
-		if (type && !strcmp(type, "Ready"))
-			json_object_set_new(status, "conditions",
-					    json_pack("[{s:s, s:O}]", "type", "Ready", "status",
-						      json_object_get(c, "status")));
-	}
-	return out;
 }
 
 json_t *nodes_slim_pod(json_t *obj, int *cut)
@@ -125,8 +96,8 @@ static void capacity_changed(struct mgr *m)
 	state_kick(m);
 }
 
-/* Whether two slim copies are the same but for their resourceVersion: most Node and Pod
- * updates (heartbeats, conditions, IPs) change nothing placement keeps. */
+/* Whether two slim copies are the same but for their resourceVersion: most Pod updates
+ * (conditions, IPs) change nothing placement keeps. */
 static int same_but_version(json_t *a, json_t *b)
 {
 	if (!a || !b || !json_equal(json_object_get(a, "spec"), json_object_get(b, "spec")) ||
@@ -142,28 +113,31 @@ static int same_but_version(json_t *a, json_t *b)
 	return 1;
 }
 
-void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
-		   json_t *obj)
+void nodes_model_node(struct mgr *m, json_t *obj)
 {
-	if (type == WATCH_DELETED) {
-		placement_remove_node(m->placement, key);
-		return; /* less capacity: nobody waiting gets in */
-	}
-	if (same_but_version(old, obj))
-		return;
 	char err[512];
+	const char *name = obj_name(obj);
 	int rc = pobj_node_apply(m->placement, obj, err, sizeof(err));
+	if (rc == POBJ_NODE_SAME)
+		return; /* a heartbeat, or a refusal already said */
 	if (rc == POBJ_NODE_REFUSED) {
 		/* A node muster can't model takes no gangs, rather than some on a guess; the Node
 		 * says why, and so does every "no node layout fits" message. */
-		log_warn("cannot use Node for placement", LF_STR("node", key), LF_STR("error", err),
-			 LF_END);
+		log_warn("cannot use Node for placement", LF_STR("node", name),
+			 LF_STR("error", err), LF_END);
 		writer_event(m, K_NODE, obj, EVENT_WARNING, "NodeNotUsable", err);
 	} else if (rc != 0) {
-		log_warn("cannot use Node for placement", LF_STR("node", key), LF_STR("error", err),
-			 LF_INT("rc", rc), LF_END);
+		log_warn("cannot use Node for placement", LF_STR("node", name),
+			 LF_STR("error", err), LF_INT("rc", rc), LF_END);
 	}
 	capacity_changed(m);
+}
+
+void nodes_on_node(struct mgr *m, enum watch_event_type type, const char *key)
+{
+	/* Added and changed Nodes are in the model already (nodes_model_node). */
+	if (type == WATCH_DELETED)
+		placement_remove_node(m->placement, key); /* less capacity: nobody gets in */
 }
 
 static int gated_by_us(json_t *pod)
@@ -349,7 +323,7 @@ static struct wl_plan *plan_for(struct mgr *m, const char *key, json_t *wl)
 /* The value a node has for a label, or NULL. */
 static const char *node_label(struct mgr *m, const char *node, const char *label)
 {
-	return obj_label(store_get(m, K_NODE, node), label);
+	return placement_node_label(m->placement, node, label);
 }
 
 static const char *hostname_of(struct mgr *m, const char *node)

@@ -164,15 +164,17 @@ static struct queue_contrib *contrib_now(struct mgr *m, const char *key, const s
 	const char *queue = obj_str(view, "spec.queueName"), *ns = obj_namespace(view);
 	if (!view || !queue || !ns)
 		return NULL;
-	struct queue_contrib *c = calloc(1, sizeof(*c));
 	char lq[600];
-	if (!c)
-		return NULL;
 	snprintf(lq, sizeof(lq), "%s/%s", ns, queue);
 	const struct eng_assignment *a = engine_admission(m->engine, key);
 	const char *cq = a ? a->cluster_queue : cq_of_lq(m, lq);
-	c->lq = strdup(lq);
-	c->cq = cq ? strdup(cq) : NULL;
+	size_t lq_len = strlen(lq) + 1, cq_len = cq ? strlen(cq) + 1 : 0;
+	/* The names in the same allocation: one per pending Workload, not three. */
+	struct queue_contrib *c = calloc(1, sizeof(*c) + lq_len + cq_len);
+	if (!c)
+		return NULL;
+	c->lq = memcpy((char *)(c + 1), lq, lq_len);
+	c->cq = cq ? memcpy(c->lq + lq_len, cq, cq_len) : NULL;
 	c->pending = r && r->pending;
 	c->reserving = a != NULL;
 	c->admitted = a && condition_true(view, "Admitted");
@@ -180,7 +182,7 @@ static struct queue_contrib *contrib_now(struct mgr *m, const char *key, const s
 	for (size_t p = 0; a && p < a->n_podsets; p++)
 		n += a->podsets[p].n;
 	c->usage = n ? calloc(n, sizeof(*c->usage)) : NULL;
-	if (!c->lq || (cq && !c->cq) || (n && !c->usage)) {
+	if (n && !c->usage) {
 		queue_contrib_free(c);
 		return NULL;
 	}

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/container_of.h"
 #include "core/invariant.h"
 #include "ctrl/internal.h"
 #include "util/log.h"
@@ -62,12 +63,55 @@ void wl_record_set_pending(struct mgr *m, const char *key, int pending)
 			  LF_STR("workload", key), LF_END);
 }
 
+/* One wait, shared by every record that owes it. */
+struct shared_wait {
+	size_t refs;
+	const char *key; /* "reason\x1fmessage", after the text: the waits map's key */
+	char text[]; /* "reason\0message\0", then the key */
+};
+
+static void wait_unref(struct mgr *m, const char *text)
+{
+	struct shared_wait *w = CONTAINER_OF(text, struct shared_wait, text);
+	if (--w->refs > 0)
+		return;
+	strmap_remove(&m->records.waits, w->key);
+	free(w);
+}
+
+/* The shared wait for reason and msg, referenced once more; NULL when out of memory. */
+static const char *wait_ref(struct mgr *m, const char *reason, const char *msg)
+{
+	size_t rl = strlen(reason) + 1, ml = strlen(msg) + 1;
+	struct shared_wait *w = malloc(sizeof(*w) + 2 * (rl + ml)), *have;
+	if (!w)
+		return NULL;
+	char *key = w->text + rl + ml;
+	memcpy(w->text, reason, rl);
+	memcpy(w->text + rl, msg, ml);
+	memcpy(key, reason, rl);
+	key[rl - 1] = '\x1f';
+	memcpy(key + rl, msg, ml);
+	if ((have = strmap_get(&m->records.waits, key)) != NULL) {
+		free(w);
+		have->refs++;
+		return have->text;
+	}
+	w->refs = 1;
+	w->key = key;
+	if (strmap_put(&m->records.waits, w->key, w, NULL) != 0) {
+		free(w);
+		return NULL;
+	}
+	return w->text;
+}
+
 int wl_record_set_unwritten(struct mgr *m, struct wl_record *r, const char *reason, const char *msg)
 {
-	char *want;
+	const char *want;
 	if (!reason) {
 		if (r && r->unwritten) {
-			free(r->unwritten);
+			wait_unref(m, r->unwritten);
 			r->unwritten = NULL;
 			m->records.unwritten--;
 		}
@@ -75,14 +119,12 @@ int wl_record_set_unwritten(struct mgr *m, struct wl_record *r, const char *reas
 			r->has_front = 0;
 		return 0;
 	}
-	size_t rl = strlen(reason) + 1, ml = strlen(msg) + 1;
-	if (!(want = malloc(rl + ml)))
+	if (!(want = wait_ref(m, reason, msg)))
 		return -ENOMEM;
-	memcpy(want, reason, rl);
-	memcpy(want + rl, msg, ml);
 	if (!r->unwritten)
 		m->records.unwritten++;
-	free(r->unwritten);
+	else
+		wait_unref(m, r->unwritten);
 	r->unwritten = want;
 	return 0;
 }
@@ -121,9 +163,7 @@ void queue_contrib_free(struct queue_contrib *c)
 		free(c->usage[i].resource);
 	}
 	free(c->usage);
-	free(c->lq);
-	free(c->cq);
-	free(c);
+	free(c); /* and its names, in the same allocation */
 }
 
 /* Everything the record holds but its write state goes. */
@@ -248,6 +288,7 @@ void records_init(struct mgr *m)
 {
 	strmap_init_borrowed(&m->records.workloads);
 	strmap_init_borrowed(&m->records.cqs);
+	strmap_init_borrowed(&m->records.waits);
 	m->records.pending = m->records.unwritten = 0;
 }
 
@@ -261,5 +302,7 @@ void records_release(struct mgr *m)
 	}
 	strmap_release(&m->records.workloads, NULL);
 	strmap_release(&m->records.cqs, cq_record_free);
+	MUSTER_ASSERT(m->records.waits.len == 0); /* each went with its last record */
+	strmap_release(&m->records.waits, free);
 	m->records.pending = m->records.unwritten = 0;
 }

@@ -13,6 +13,7 @@
 #include "core/invariant.h"
 #include "core/grow.h"
 #include "ctrl/internal.h"
+#include "util/json_cut.h"
 #include "util/log.h"
 
 static char present; /* the value of every key-set entry */
@@ -138,7 +139,7 @@ json_t *store_get(struct mgr *m, enum kind kind, const char *key)
 	if (!key)
 		return NULL;
 	if (m->compact[kind]) {
-		json_t *view = strmap_get(&m->views[kind], key);
+		json_t *view = strmap_get(&m->views[kind], key), *kept;
 		const char *text;
 		if (view || (view = strmap_get(&m->fresh[kind], key)) != NULL) {
 			/* A view or a fresh object parses a kept text: its key is in the store. */
@@ -153,8 +154,28 @@ json_t *store_get(struct mgr *m, enum kind kind, const char *key)
 			json_decref(view);
 			return NULL; /* out of memory: as if absent, until the next event */
 		}
+		/* No text: absent, or kept whole for want of memory (store_keep); never a stub. */
+		kept = m->stores[kind] ? json_object_get(m->stores[kind], key) : NULL;
+		return json_is_object(kept) ? kept : NULL;
 	}
 	return m->stores[kind] ? json_object_get(m->stores[kind], key) : NULL;
+}
+
+json_t *store_meta(struct mgr *m, enum kind kind, const char *key)
+{
+	static const char *const metadata[] = { "metadata", NULL };
+	const char *text = m->compact[kind] && key ? strmap_get(&m->texts[kind], key) : NULL;
+	json_t *whole = NULL, *meta;
+	json_error_t jerr;
+	size_t from, to;
+	if (text && !(whole = strmap_get(&m->views[kind], key)))
+		whole = strmap_get(&m->fresh[kind], key);
+	if (!text || whole)
+		return json_incref(whole ? whole : store_get(m, kind, key));
+	if (json_member_span(text, strlen(text), metadata, &from, &to) != 0 ||
+	    !(meta = json_loadb(text + from, to - from, 0, &jerr)))
+		return NULL;
+	return json_pack("{s:o}", "metadata", meta);
 }
 
 int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *needle)
@@ -163,47 +184,67 @@ int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *n
 	return !text || strstr(text, needle) != NULL;
 }
 
-/* The stub a compact store keeps: what relists compare, and what a deletion needs. */
+/* The stub a compact or modelled kind's store keeps: the object's resourceVersion, what relists
+ * compare (kube/watch.h); null without one. A tree of metadata was a thousand bytes per object
+ * (two jansson objects and their tables); a string is a tenth of that, and the integer a
+ * resourceVersion mostly is (an etcd revision) one allocation less: an integer when it writes
+ * back the same (digits, no leading zero, in range), else a string. */
 static json_t *stub_of(json_t *obj)
 {
-	static const char *const keep[] = {
-		"name", "namespace", "uid", "resourceVersion", "ownerReferences", NULL
-	};
-	json_t *meta = json_object_get(obj, "metadata"), *stub_meta = json_object();
-	json_t *stub = json_pack("{s:o}", "metadata", stub_meta);
-	for (const char *const *k = keep; stub && *k; k++) {
-		json_t *v = json_object_get(meta, *k);
-		if (v)
-			json_object_set(stub_meta, *k, v);
-	}
-	return stub;
+	const char *rv = obj_str(obj, "metadata.resourceVersion");
+	size_t n = rv ? strspn(rv, "0123456789") : 0;
+	if (!rv)
+		return json_null();
+	if (n > 0 && n <= 18 && !rv[n] && (rv[0] != '0' || n == 1))
+		return json_integer((json_int_t)strtoll(rv, NULL, 10));
+	return json_string(rv);
 }
 
-/* A NUL-terminated copy of the len bytes at text. */
-static char *text_copy(const char *text, size_t len)
+/* A kept text in one allocation with its key (the texts map's, borrowed): the key, then a
+ * NUL-terminated copy of the len bytes at text, which is what the map's value points at. */
+static char *keyed_text(const char *key, const char *text, size_t len)
 {
-	char *copy = malloc(len + 1);
-	if (copy) {
-		memcpy(copy, text, len);
-		copy[len] = '\0';
+	size_t klen = strlen(key) + 1;
+	char *kt = malloc(klen + len + 1);
+	if (kt) {
+		memcpy(kt, key, klen);
+		memcpy(kt + klen, text, len);
+		kt[klen + len] = '\0';
 	}
-	return copy;
+	return kt;
+}
+
+/* Frees a kept text (a texts map's value, or NULL) and the key before it. */
+static void text_free(const char *key, char *text)
+{
+	if (text)
+		free(text - strlen(key) - 1);
 }
 
 json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *as_text, size_t len)
 {
 	char key[600];
+	if (kind_def(kind)->model) {
+		json_t *stub = stub_of(obj);
+		return stub ? stub : json_incref(obj); /* out of memory: whole rather than lost */
+	}
 	if (!m->compact[kind] || informer_key(obj, key, sizeof(key)) != 0)
 		return json_incref(obj);
-	char *text = as_text ? text_copy(as_text, len) : json_dumps(obj, JSON_COMPACT), *old = NULL;
-	json_t *stub = text ? stub_of(obj) : NULL;
-	if (!stub || strmap_put(&m->texts[kind], key, text, (void **)&old) != 0) {
+	char *dumped = as_text ? NULL : json_dumps(obj, JSON_COMPACT);
+	char *kt = as_text || dumped ? keyed_text(key, as_text ? as_text : dumped,
+						  as_text ? len : strlen(dumped)) :
+				       NULL;
+	free(dumped);
+	json_t *stub = kt ? stub_of(obj) : NULL;
+	/* The map keeps the key first put: the old text (and its key) goes before the new. */
+	text_free(key, strmap_remove(&m->texts[kind], key));
+	if (!stub || strmap_put(&m->texts[kind], kt, kt + strlen(key) + 1, NULL) != 0) {
 		/* Out of memory: keep the whole object rather than lose it. */
-		free(text);
+		free(kt);
 		json_decref(stub);
+		store_forget(m, kind, key);
 		return json_incref(obj);
 	}
-	free(old);
 	json_decref(strmap_remove(&m->views[kind], key));
 	/* The object itself serves the next read of it, unparsed (until the pump pass ends). */
 	json_t *was = NULL;
@@ -219,7 +260,7 @@ void store_forget(struct mgr *m, enum kind kind, const char *key)
 {
 	if (!m->compact[kind])
 		return;
-	free(strmap_remove(&m->texts[kind], key));
+	text_free(key, strmap_remove(&m->texts[kind], key));
 	json_decref(strmap_remove(&m->views[kind], key));
 	json_decref(strmap_remove(&m->fresh[kind], key));
 }
@@ -426,7 +467,7 @@ int state_init(struct mgr *m)
 		strmap_init(&m->dirty[k].map);
 		strmap_init(&m->draining[k].batch.map);
 		strmap_init(&m->deadlines[k]);
-		strmap_init(&m->texts[k]);
+		strmap_init_borrowed(&m->texts[k]); /* each key is its text's (keyed_text) */
 		strmap_init(&m->views[k]);
 		strmap_init(&m->fresh[k]);
 	}
@@ -461,7 +502,9 @@ void state_release(struct mgr *m)
 		keyset_release(&m->draining[k].batch);
 		m->draining[k].left = 0;
 		strmap_release(&m->deadlines[k], free);
-		strmap_release(&m->texts[k], free);
+		for (size_t i = 0; i < m->texts[k].cap; i++)
+			free(m->texts[k].slots[i].key); /* its text's allocation */
+		strmap_release(&m->texts[k], NULL);
 		strmap_release(&m->views[k], view_free);
 		strmap_release(&m->fresh[k], view_free);
 	}

@@ -59,8 +59,17 @@ int informer_key(json_t *obj, char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
 }
 
-static const char *rv_of(json_t *obj)
+/* A kept object's resourceVersion: its metadata's, or itself when a transform keeps it alone
+ * (informer_options.transform), as a string or, when it is a number, an integer written into
+ * buf (size bytes). */
+static const char *rv_of(json_t *obj, char *buf, size_t size)
 {
+	if (json_is_integer(obj)) {
+		snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(obj));
+		return buf;
+	}
+	if (json_is_string(obj))
+		return json_string_value(obj);
 	return json_string_value(
 		json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
@@ -158,8 +167,9 @@ static void finish_list(struct informer *inf, const char *rv)
 	json_object_foreach(inf->listing, key, obj)
 	{
 		json_t *old = json_object_get(inf->store, key);
-		const char *old_rv = old ? rv_of(old) : NULL;
-		const char *new_rv = rv_of(obj);
+		char old_buf[32], new_buf[32];
+		const char *old_rv = old ? rv_of(old, old_buf, sizeof(old_buf)) : NULL;
+		const char *new_rv = rv_of(obj, new_buf, sizeof(new_buf));
 		if (old && old_rv && new_rv && !strcmp(old_rv, new_rv))
 			continue;
 		upsert(inf, key, obj);

@@ -38,10 +38,12 @@ struct informer_options {
 	void (*on_synced)(void *arg, struct informer *inf); /* optional: after the first list */
 	/* Optional: what the store keeps of each object (e.g. a slim copy of a Pod with only what
 	 * placement needs), as a new reference; NULL keeps the object whole. Applied to listed
-	 * and watched objects alike; the result must keep metadata.name, metadata.namespace and
-	 * metadata.resourceVersion, which relists compare. text (len bytes) is obj as the apiserver
-	 * sent it in a watch event, metadata.managedFields cut out, for a transform that would
-	 * otherwise serialize obj again; NULL for a listed object. */
+	 * and watched objects alike; the result must keep metadata.resourceVersion, which relists
+	 * compare, or be that resourceVersion alone as a JSON string, or a JSON integer when it is
+	 * a number (a stub, for a consumer that keeps the object elsewhere: its events carry the
+	 * stub). text (len bytes) is obj as the
+	 * apiserver sent it in a watch event, metadata.managedFields cut out, for a transform that
+	 * would otherwise serialize obj again; NULL for a listed object. */
 	json_t *(*transform)(void *arg, json_t *obj, const char *text, size_t len);
 	/* A kind whose CRD may not be installed (RayJob): a list answered 404 counts as synced and
 	 * empty, and is tried again every 15 s, so a missing CRD blocks nothing. */

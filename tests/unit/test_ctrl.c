@@ -548,15 +548,15 @@ static void test_store_views_kept_until_bound(void **state)
 	/* A new version replaces it. */
 	json_t *next = json_deep_copy(fake_api_get(t->api, WL_PATH("w1")));
 	json_object_set_new(json_object_get(next, "metadata"), "labels",
-			    json_pack("{s:s}", "changed", "yes"));
+			    json_pack("{s:s}", "kueue.x-k8s.io/changed", "yes")); /* kept */
 	store(t, K_WORKLOAD, "ns/w1", next);
 	state_release_fresh(m);
 	json_t *v2 = store_get(m, K_WORKLOAD, "ns/w1");
-	assert_string_equal(obj_label(v2, "changed"), "yes");
+	assert_string_equal(obj_label(v2, "kueue.x-k8s.io/changed"), "yes");
 	/* Parsed from its text once dropped, with the same content. */
 	state_drop_views(m);
 	json_t *v3 = store_get(m, K_WORKLOAD, "ns/w1");
-	assert_string_equal(obj_label(v3, "changed"), "yes");
+	assert_string_equal(obj_label(v3, "kueue.x-k8s.io/changed"), "yes");
 	assert_string_equal(obj_str(v3, "status.admission.clusterQueue"), "cq");
 	/* Past the bound, the next release point drops them all. */
 	for (int i = 0; i <= STORE_VIEWS_MAX; i++) {
@@ -1217,6 +1217,56 @@ static void test_refused_objects_get_events(void **state)
 					"/apis/events.k8s.io/v1/namespaces/ns/events", 0),
 			 1);
 }
+
+/* A Node goes straight into placement's model, and its store keeps a stub: the model is where
+ * its labels are read, heartbeats change nothing, a change of what placement keeps is news, a
+ * refusal is said once however often the Node is seen, and a deletion takes it out. */
+#define NODE_N1                                                                                 \
+	"{'metadata':{'name':'n1','uid':'n1-uid','labels':{'kubernetes.io/hostname':'n1-host'," \
+	"'zone':'%s'}},'status':{'allocatable':{'cpu':'8','pods':'110'},'conditions':[{'type':" \
+	"'Ready','status':'True','lastHeartbeatTime':'%s'}]}}"
+#define NODE_HUGE                                                                           \
+	"{'metadata':{'name':'huge','uid':'huge-uid'},'status':{'allocatable':{'cpu':'64'," \
+	"'nvidia.com/gpu':'5000'},'conditions':[{'type':'Ready','status':'True',"           \
+	"'lastHeartbeatTime':'%s'}]}}"
+static void test_node_model_is_placement(void **state)
+{
+	struct t *t = *state;
+	seed(t, K_NODE, J(NODE_N1, "a", "t1"));
+	assert_true(t->m.capacity_changed);
+	converge(t);
+	json_t *stub = json_object_get(t->stores[K_NODE], "n1");
+	assert_true(json_is_integer(stub)); /* its resourceVersion */
+	assert_int_equal(json_integer_value(stub),
+			 atoll(obj_str(fake_api_get(t->api, "/api/v1/nodes/n1"),
+				       "metadata.resourceVersion")));
+	assert_string_equal(placement_node_label(t->m.placement, "n1", "zone"), "a");
+	assert_string_equal(placement_node_label(t->m.placement, "n1", LABEL_HOSTNAME), "n1-host");
+	/* A heartbeat: nothing placement keeps, so no capacity news. */
+	seed(t, K_NODE, J(NODE_N1, "a", "t2"));
+	assert_false(t->m.capacity_changed);
+	/* A label placement keeps: the model follows. */
+	seed(t, K_NODE, J(NODE_N1, "b", "t3"));
+	assert_true(t->m.capacity_changed);
+	assert_string_equal(placement_node_label(t->m.placement, "n1", "zone"), "b");
+	converge(t);
+	/* Refused once, and not again for a heartbeat. */
+	seed(t, K_NODE, J(NODE_HUGE, "t1"));
+	assert_true(t->m.capacity_changed);
+	assert_non_null(placement_node_refusal(t->m.placement, "huge"));
+	converge(t);
+	seed(t, K_NODE, J(NODE_HUGE, "t2"));
+	assert_false(t->m.capacity_changed);
+	converge(t);
+	/* Deleted: out of the model. */
+	json_t *old = json_incref(json_object_get(t->stores[K_NODE], "n1"));
+	json_object_del(t->stores[K_NODE], "n1");
+	ingest_event(&t->m, K_NODE, WATCH_DELETED, "n1", old, old);
+	json_decref(old);
+	assert_null(placement_node_label(t->m.placement, "n1", "zone"));
+}
+#undef NODE_N1
+#undef NODE_HUGE
 
 /* Events are not writes (converge doesn't wait for them): runs the loop until n POSTs to path
  * were answered 201 (or 10 s), and then 200 ms more, for any beyond n to show. */
@@ -2529,8 +2579,16 @@ static void test_afs_restart_seeds_from_status(void **state)
 		json_t *stub;
 		json_object_foreach(old[order[i]], key, stub)
 		{
-			char path[600], k2[600];
-			path_of(order[i], stub, path, sizeof(path), k2, sizeof(k2));
+			/* A stub may be only a resourceVersion: the path is the key's. */
+			char path[600];
+			const char *slash = strchr(key, '/');
+			char ns[300] = "";
+			if (slash)
+				snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+			assert_int_equal(kind_path(order[i], slash ? ns : NULL,
+						   slash ? slash + 1 : key, NULL, path,
+						   sizeof(path)),
+					 0);
 			store(t, order[i], key, json_deep_copy(fake_api_get(t->api, path)));
 		}
 	}
@@ -2756,6 +2814,36 @@ static void test_delete_forgets_admitted_record(void **state)
 	assert_int_equal(t->m.records.unwritten, 0);
 }
 
+/* Records owing the same wait share one copy of it (a queue's worth of pending Workloads owe
+ * the same few hundred bytes), and the copy goes with the last record owing it. */
+static void test_unwritten_waits_shared(void **state)
+{
+	struct t *t = *state;
+	struct wl_record *a = wl_record_make(&t->m, "ns/a"), *b = wl_record_make(&t->m, "ns/b");
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(wl_record_set_unwritten(&t->m, a, "Pending", "no quota"), 0);
+	assert_int_equal(wl_record_set_unwritten(&t->m, b, "Pending", "no quota"), 0);
+	assert_ptr_equal(a->unwritten, b->unwritten);
+	assert_string_equal(a->unwritten, "Pending");
+	assert_string_equal(wl_record_unwritten_message(b), "no quota");
+	assert_int_equal(t->m.records.waits.len, 1);
+	assert_int_equal(t->m.records.unwritten, 2);
+	/* Another wait for one of them: two copies, each with its own text. */
+	assert_int_equal(wl_record_set_unwritten(&t->m, b, "Pending", "no quota, still"), 0);
+	assert_ptr_not_equal(a->unwritten, b->unwritten);
+	assert_string_equal(wl_record_unwritten_message(a), "no quota");
+	assert_string_equal(wl_record_unwritten_message(b), "no quota, still");
+	assert_int_equal(t->m.records.waits.len, 2);
+	assert_int_equal(t->m.records.unwritten, 2);
+	wl_record_forget(&t->m, "ns/a");
+	assert_int_equal(t->m.records.waits.len, 1);
+	assert_int_equal(wl_record_set_unwritten(&t->m, b, NULL, NULL), 0);
+	assert_int_equal(t->m.records.waits.len, 0);
+	assert_int_equal(t->m.records.unwritten, 0);
+	wl_record_forget(&t->m, "ns/b");
+}
+
 /* A waiting Workload's record: pending, the wait it owes its status, when it came next in line
  * and its deadline; a Workload preempted for it keeps who preempts it. Deleting both leaves no
  * record, and the counts follow. */
@@ -2845,6 +2933,7 @@ int main(void)
 						teardown_ledger),
 		cmocka_unit_test_setup_teardown(test_delete_forgets_pending_record, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_unwritten_waits_shared, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_delete_during_write_keeps_only_the_flight,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cq_record, setup, teardown),
@@ -2871,6 +2960,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_cohort_self_parent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_objects_get_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_node_model_is_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycles_batched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pump_yields_and_cycle_waits_for_batch, setup,
 						teardown),

@@ -96,6 +96,7 @@ struct fake {
 	size_t nevents;
 	int synced_calls;
 	size_t events_at_sync; /* nevents when on_synced ran */
+	int stubs; /* the store keeps stubs (stub_transform) */
 };
 
 /* Runs the loop until cond holds, failing after ms. cond is re-checked after every loop turn;
@@ -144,8 +145,18 @@ static bool is_watch(const char *target)
 	return has_param(target, "watch", "1");
 }
 
+/* An object's resourceVersion, or a stub's (a string, or an integer: stub_transform). */
 static const char *rv_of(json_t *obj)
 {
+	static char buf[4][32];
+	static unsigned next;
+	if (json_is_integer(obj)) {
+		char *b = buf[next++ % 4];
+		snprintf(b, sizeof(buf[0]), "%" JSON_INTEGER_FORMAT, json_integer_value(obj));
+		return b;
+	}
+	if (json_is_string(obj))
+		return json_string_value(obj);
 	const char *rv = json_string_value(
 		json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 	return rv ? rv : "";
@@ -293,6 +304,22 @@ static void on_tick(uv_timer_t *t)
 	(void)t;
 }
 
+/* A store of stubs, as the manager's compact stores keep: the resourceVersion alone, an integer,
+ * or a string for objects named "b". */
+static json_t *stub_transform(void *arg, json_t *obj, const char *text, size_t len)
+{
+	(void)arg;
+	(void)text;
+	(void)len;
+	json_t *meta = json_object_get(obj, "metadata");
+	const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	assert_non_null(rv);
+	if (name && !strcmp(name, "b"))
+		return json_string(rv);
+	return json_integer(strtoll(rv, NULL, 10));
+}
+
 static void start(struct fake *f, const struct step *script, size_t nsteps, const char *selector)
 {
 	struct informer_options opt = { .name = "jobs",
@@ -300,7 +327,8 @@ static void start(struct fake *f, const struct step *script, size_t nsteps, cons
 					.label_selector = selector,
 					.on_event = on_event,
 					.arg = f,
-					.on_synced = on_synced };
+					.on_synced = on_synced,
+					.transform = f->stubs ? stub_transform : NULL };
 	f->script = script;
 	f->nsteps = nsteps;
 	assert_int_equal(informer_start(&f->loop, f->client, &opt, &f->inf), 0);
@@ -469,20 +497,34 @@ static void assert_relist_difference(struct fake *f, size_t relist_req)
 
 /* 3. An ERROR 410 inside the watch stream: everything after it is ignored and the informer
  * relists at once. */
+static const struct step in_stream_410[] = {
+	{ 'L', 200, LIST("10", "", OBJ("a", "3") "," OBJ("b", "4") "," OBJ("c", "5")) },
+	{ 'W', 200, EV("MODIFIED", "a", "11") ERROR_410 EV("ADDED", "z", "99") },
+	{ 'L', 200, LIST("30", "", OBJ("a", "11") "," OBJ("b", "25") "," OBJ("d", "26")) },
+	{ 'W', 200, "" },
+};
+
 static void test_in_stream_410_relists(void **state)
 {
 	struct fake *f = *state;
-	static const struct step script[] = {
-		{ 'L', 200, LIST("10", "", OBJ("a", "3") "," OBJ("b", "4") "," OBJ("c", "5")) },
-		{ 'W', 200, EV("MODIFIED", "a", "11") ERROR_410 EV("ADDED", "z", "99") },
-		{ 'L', 200, LIST("30", "", OBJ("a", "11") "," OBJ("b", "25") "," OBJ("d", "26")) },
-		{ 'W', 200, "" },
-	};
-	start(f, script, 4, NULL);
+	start(f, in_stream_410, 4, NULL);
 	RUN_UNTIL(f, f->nreqs >= 4, WAIT_MS);
 
 	assert_request_is_watch(f, 1, "10");
 	assert_int_equal(find_event(f, 0, WATCH_ADDED, "ns/z"), -1);
+	assert_relist_difference(f, 2);
+}
+
+/* 3b. The same relist over a store of stubs (the resourceVersion alone, as an integer or a
+ * string): what is unchanged reports nothing, the rest the same difference. */
+static void test_relist_over_stubs(void **state)
+{
+	struct fake *f = *state;
+	f->stubs = 1;
+	start(f, in_stream_410, 4, NULL);
+	RUN_UNTIL(f, f->nreqs >= 4, WAIT_MS);
+	assert_true(json_is_integer(informer_get(f->inf, "ns/a")));
+	assert_true(json_is_string(informer_get(f->inf, "ns/b")));
 	assert_relist_difference(f, 2);
 }
 
@@ -697,6 +739,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_paged_list_then_watch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_events_and_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_stream_410_relists, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_relist_over_stubs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_410_relists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_500_backs_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backoff_capped, setup, teardown),

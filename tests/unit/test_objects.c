@@ -91,6 +91,18 @@ static void test_objects_list_has_and_without(void **state)
 	json_decref(finalizers);
 }
 
+/* A cut in place (stolen in and want): cuts n fields of in, leaving want; then nothing more,
+ * and nothing of NULL. */
+static void expect_cut(size_t (*cut)(json_t *), json_t *in, json_t *want, size_t n)
+{
+	assert_int_equal(cut(in), n);
+	assert_true(json_equal(in, want));
+	assert_int_equal(cut(in), 0); /* nothing left to cut */
+	assert_int_equal(cut(NULL), 0);
+	json_decref(in);
+	json_decref(want);
+}
+
 /* What muster reads of a container, cut in place: the one slimming ingest (Workloads), the
  * pod model (nodes.c) and a pod group's role shape (integration_pod.c) share. */
 static void test_objects_slim_containers(void **state)
@@ -100,12 +112,57 @@ static void test_objects_slim_containers(void **state)
 			 "{'name':'s','restartPolicy':'Always','command':['sh']}]");
 	json_t *want = J("[{'name':'c','resources':{'requests':{'cpu':'1'}}},"
 			 "{'name':'s','restartPolicy':'Always'}]");
-	assert_int_equal(obj_slim_containers(list), 3);
-	assert_true(json_equal(list, want));
-	assert_int_equal(obj_slim_containers(list), 0); /* nothing left to cut */
-	assert_int_equal(obj_slim_containers(NULL), 0);
-	json_decref(list);
-	json_decref(want);
+	expect_cut(obj_slim_containers, list, want, 3);
+}
+
+/* A Workload's pod template as its compact store keeps it: every field something reads
+ * (selectors, affinity, tolerations, gates, priority, overhead, the containers' requests, Kueue's
+ * topology annotations), none of the others. */
+static void test_objects_slim_pod_template(void **state)
+{
+	json_t *tmpl =
+		J("{'metadata':{'labels':{'app':'x'},'annotations':{'example.com/a':'b',"
+		  "'kueue.x-k8s.io/podset-required-topology':'rack'}},"
+		  "'spec':{'restartPolicy':'Never','serviceAccountName':'trainer',"
+		  "'nodeSelector':{'a':'b'},'affinity':{'nodeAffinity':{}},"
+		  "'tolerations':[{'key':'k','operator':'Exists'}],'priorityClassName':'p',"
+		  "'overhead':{'cpu':'1'},'schedulingGates':[{'name':'g'}],"
+		  "'securityContext':{'runAsUser':1},'dnsPolicy':'ClusterFirst',"
+		  "'volumes':[{'name':'data','emptyDir':{}}],"
+		  "'containers':[{'name':'c','image':'img','resources':{'requests':{'cpu':'1'}}}],"
+		  "'initContainers':[{'name':'i','image':'img'}]}}");
+	json_t *want =
+		J("{'metadata':{'annotations':{'kueue.x-k8s.io/podset-required-topology':'rack'}},"
+		  "'spec':{'restartPolicy':'Never','nodeSelector':{'a':'b'},"
+		  "'affinity':{'nodeAffinity':{}},'tolerations':[{'key':'k','operator':'Exists'}],"
+		  "'priorityClassName':'p','overhead':{'cpu':'1'},'schedulingGates':[{'name':'g'}],"
+		  "'containers':[{'name':'c','resources':{'requests':{'cpu':'1'}}}],"
+		  "'initContainers':[{'name':'i'}]}}");
+	expect_cut(obj_slim_pod_template, tmpl, want, 8);
+	/* Metadata left empty goes too. */
+	expect_cut(obj_slim_pod_template,
+		   J("{'metadata':{'labels':{'a':'b'},'annotations':{'x':'y'}},'spec':{}}"),
+		   J("{'spec':{}}"), 4);
+}
+
+/* A Workload's own labels and annotations as its compact store keeps them: Kueue's only, and
+ * none at all when none is Kueue's. */
+static size_t keep_kueue_labels(json_t *meta)
+{
+	return obj_keep_kueue_keys(meta, "labels");
+}
+
+static void test_objects_keep_kueue_keys(void **state)
+{
+	expect_cut(keep_kueue_labels,
+		   J("{'name':'w','labels':{'kueue.x-k8s.io/queue-name':'q','app':'x',"
+		     "'kueue.x-k8s.io/priority-class':'p','kueue.x-k8s.io.evil/x':'y',"
+		     "'example.com/kueue.x-k8s.io/z':'w'}}"),
+		   J("{'name':'w','labels':{'kueue.x-k8s.io/queue-name':'q',"
+		     "'kueue.x-k8s.io/priority-class':'p'}}"),
+		   3);
+	expect_cut(keep_kueue_labels, J("{'name':'w','labels':{'app':'x'}}"), J("{'name':'w'}"), 2);
+	expect_cut(keep_kueue_labels, J("{'name':'w','labels':{}}"), J("{'name':'w'}"), 1);
 }
 
 static void test_objects_condition_get_and_true(void **state)
@@ -892,6 +949,8 @@ int main(void)
 		cmocka_unit_test(test_objects_accessors_walk_paths),
 		cmocka_unit_test(test_objects_list_has_and_without),
 		cmocka_unit_test(test_objects_slim_containers),
+		cmocka_unit_test(test_objects_slim_pod_template),
+		cmocka_unit_test(test_objects_keep_kueue_keys),
 		cmocka_unit_test(test_objects_condition_get_and_true),
 		cmocka_unit_test(test_objects_conditions_with_adds_new_condition),
 		cmocka_unit_test(test_objects_conditions_with_no_conditions_yet),

@@ -370,6 +370,61 @@ static void test_gpu_shares_and_whole_gpus(void **state)
 	placement_free(p);
 }
 
+/* A node's spec compared with the model: any field placement keeps differs, or nothing does;
+ * and its labels are read from the model (the hostname label defaulting to nothing here: the
+ * decoder adds it). */
+static void test_node_same_and_labels(void **state)
+{
+	(void)state;
+	struct placement *p = new_p();
+	struct quota_kv labels[] = { { "zone", "a" }, { "rack", "r1" } };
+	struct quota_taint taints[] = { { "gpu", "yes", "NoSchedule", 0 } };
+	int64_t alloc[3] = { CORES(8), GI(64), 8000 };
+	struct plc_node_spec s = { .name = "n",
+				   .n_labels = 2,
+				   .labels = labels,
+				   .n_taints = 1,
+				   .taints = taints,
+				   .schedulable = 1,
+				   .n_resources = 3,
+				   .resources = RN,
+				   .allocatable = alloc };
+	assert_false(placement_node_same(p, &s)); /* not in the model yet */
+	assert_int_equal(placement_set_node(p, &s), 0);
+	assert_true(placement_node_same(p, &s));
+	assert_string_equal(placement_node_label(p, "n", "rack"), "r1");
+	assert_null(placement_node_label(p, "n", "missing"));
+	assert_null(placement_node_label(p, "other", "rack"));
+	labels[1].value = "r2";
+	assert_false(placement_node_same(p, &s));
+	labels[1].value = "r1";
+	taints[0].effect = "NoExecute";
+	assert_false(placement_node_same(p, &s));
+	taints[0].effect = "NoSchedule";
+	s.schedulable = 0;
+	assert_false(placement_node_same(p, &s));
+	s.schedulable = 1;
+	alloc[0] = CORES(9);
+	assert_false(placement_node_same(p, &s));
+	alloc[0] = CORES(8);
+	alloc[2] = 7000; /* a GPU fewer */
+	assert_false(placement_node_same(p, &s));
+	alloc[2] = 8500; /* half a GPU more: not a GPU */
+	assert_true(placement_node_same(p, &s));
+	alloc[2] = 8000;
+	s.n_resources = 2; /* no GPUs */
+	assert_false(placement_node_same(p, &s));
+	s.n_resources = 3;
+	s.n_labels = 1;
+	assert_false(placement_node_same(p, &s));
+	s.n_labels = 2;
+	assert_true(placement_node_same(p, &s));
+	placement_remove_node(p, "n");
+	assert_false(placement_node_same(p, &s));
+	assert_null(placement_node_label(p, "n", "rack"));
+	placement_free(p);
+}
+
 static void test_plain_resources_and_unknown_resource(void **state)
 {
 	struct placement *p = new_p();
@@ -1658,6 +1713,7 @@ int main(void)
 		cmocka_unit_test(test_filter_taints_and_tolerations),
 		cmocka_unit_test(test_gpu_shares_and_whole_gpus),
 		cmocka_unit_test(test_plain_resources_and_unknown_resource),
+		cmocka_unit_test(test_node_same_and_labels),
 		cmocka_unit_test(test_gpu_resource_name),
 		cmocka_unit_test(test_pack_five_two_gpu_pods_four_and_one),
 		cmocka_unit_test(test_pack_single_pods_share_one_node),

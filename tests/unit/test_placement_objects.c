@@ -310,6 +310,16 @@ static void test_node_apply(void **state)
 	assert_string_equal(placement_node_refusal(p, "bad"), err);
 	assert_int_equal(pobj_node_apply(p, nameless, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "metadata.name: required");
+	/* Seen again unchanged (a heartbeat), modelled or refused alike: nothing to do. */
+	assert_int_equal(pobj_node_apply(p, mig, err, sizeof(err)), POBJ_NODE_SAME);
+	assert_int_equal(pobj_node_apply(p, huge, err, sizeof(err)), POBJ_NODE_SAME);
+	assert_int_equal(pobj_node_apply(p, bad, err, sizeof(err)), POBJ_NODE_SAME);
+	json_t *mig2 = J("{'metadata':{'name':'mig-1','labels':{'zone':'a'}},'status':{"
+			 "'allocatable':{'cpu':'224','nvidia.com/gpu':'56'}}}");
+	assert_int_equal(pobj_node_apply(p, mig2, err, sizeof(err)), 0);
+	assert_string_equal(placement_node_label(p, "mig-1", "zone"), "a");
+	assert_int_equal(pobj_node_apply(p, mig2, err, sizeof(err)), POBJ_NODE_SAME);
+	json_decref(mig2);
 	/* A gang bigger than mig-1 says which nodes it couldn't consider. */
 	const char *rn[] = { "nvidia.com/gpu" };
 	int64_t per[] = { 1000 };
