@@ -346,7 +346,8 @@ static int start_informer(struct mgr *m, enum kind kind)
 				      on_informer_synced,
 				      keep,
 				      kind_optional(kind),
-				      m->compact[kind] };
+				      m->compact[kind],
+				      0 /* the informer's slice of a list a turn */ };
 	rc = informer_start(m->loop, m->kube, &o, &m->informers[kind]);
 	if (rc != 0) {
 		log_error("cannot start informer", LF_STR("resource", o.name), LF_INT("rc", rc),

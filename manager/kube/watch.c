@@ -17,6 +17,10 @@
  * informers retrying every few seconds is no load for an apiserver that is back. */
 #define BACKOFF_MAX_MS 2000
 #define BUSY_RETRY_MS 1000
+/* How long a loop turn may apply a list page's items for by default (wall time; at least one
+ * item), what the controller's pump takes a turn (ctrl/internal.h): a page of 500 Workloads as
+ * manager_scale.sh makes them took 150-300 ms of CPU parsed whole, too long to hold the loop. */
+#define LIST_SLICE_DEFAULT_NS (10ull * 1000 * 1000)
 
 struct informer {
 	uv_loop_t *loop;
@@ -27,13 +31,24 @@ struct informer {
 	void *arg;
 	void (*on_synced)(void *arg, struct informer *inf);
 	int wants_text; /* informer_options.wants_text */
+	uint64_t list_slice_ns; /* informer_options.list_slice_ns, the default applied */
 
 	json_t *store; /* key -> object */
-	json_t *listing; /* pages of the list in progress, key -> object */
+	int listing; /* a list is in progress: its first page came */
+	/* The keys it listed so far (key -> null), which finish_list keeps; NULL when the store
+	 * was empty as it began (the first list): all the store will hold was listed. */
+	json_t *listed;
+	struct {
+		char *items; /* a copy of its items array's text: each item is cut in place */
+		size_t len, pos; /* the text's length, and how far its items were applied */
+		char *rv, *cont; /* its resourceVersion, its continue token (NULL on the last) */
+	} page; /* the list page being applied, over one or more loop turns; items NULL if none */
 	char *resource_version; /* where the next watch starts */
 	struct kube_call *call; /* the list page or watch in flight */
 	struct framer framer;
 	uv_timer_t retry;
+	uv_idle_t page_more; /* runs while a page has items left to apply */
+	int open_handles; /* of retry and page_more: the informer is freed when both closed */
 	unsigned backoff_ms;
 	int synced;
 	int optional; /* a 404 list (the API is not served) is an empty, synced store */
@@ -46,6 +61,14 @@ struct informer {
 
 static void list_page(struct informer *inf, const char *cont);
 static void start_watch(struct informer *inf);
+static void page_close(struct informer *inf);
+static void list_forget(struct informer *inf);
+static void page_consume(struct informer *inf);
+
+/* Never read, and often an object's largest part: cut from a watch event's object, and from
+ * a listed object (the same path without "object"), before either is parsed. */
+static const char *const managed_fields[] = { "object", "metadata", "managedFields", NULL };
+static const char *const *const object_managed_fields = managed_fields + 1;
 
 int informer_key(json_t *obj, char *buf, size_t size)
 {
@@ -150,32 +173,24 @@ static void remove_key(struct informer *inf, const char *key)
 	json_decref(old);
 }
 
-/* Replaces the store with a completed list, reporting only what changed. */
+/* Ends a completed list: objects in the store it didn't list are gone (the listed ones were
+ * applied as their pages came). */
 static void finish_list(struct informer *inf, const char *rv)
 {
 	const char *key;
-	json_t *obj, *tmp;
+	json_t *tmp;
 	void *iter;
 
-	/* Objects gone since the last list get a DELETED event. */
-	json_object_foreach_safe(inf->store, iter, key, tmp)
-	{
-		(void)tmp;
-		if (!json_object_get(inf->listing, key))
-			remove_key(inf, key);
-	}
-	json_object_foreach(inf->listing, key, obj)
-	{
-		json_t *old = json_object_get(inf->store, key);
-		char old_buf[32], new_buf[32];
-		const char *old_rv = old ? rv_of(old, old_buf, sizeof(old_buf)) : NULL;
-		const char *new_rv = rv_of(obj, new_buf, sizeof(new_buf));
-		if (old && old_rv && new_rv && !strcmp(old_rv, new_rv))
-			continue;
-		upsert(inf, key, obj);
-	}
-	json_decref(inf->listing);
-	inf->listing = NULL;
+	/* Every listed key is in the store (list_item applied it or found it there): the store
+	 * holds more only when something is gone, and the walk over a large store is skipped. */
+	if (inf->listed && json_object_size(inf->store) > json_object_size(inf->listed))
+		json_object_foreach_safe(inf->store, iter, key, tmp)
+		{
+			(void)tmp;
+			if (!json_object_get(inf->listed, key))
+				remove_key(inf, key);
+		}
+	list_forget(inf);
 	set_rv(inf, rv);
 	inf->backoff_ms = BACKOFF_START_MS; /* a whole list went through: the server is fine */
 	if (!inf->synced) {
@@ -188,18 +203,149 @@ static void finish_list(struct informer *inf, const char *rv)
 	start_watch(inf);
 }
 
+static void list_forget(struct informer *inf)
+{
+	json_decref(inf->listed);
+	inf->listed = NULL;
+	inf->listing = 0;
+}
+
+/* A list (or a page of it) failed: what was listed so far is dropped, and the list starts
+ * again after a backoff. The store keeps what the pages before applied: each was a real
+ * state, and the next list reports the difference from it. */
+static void list_failed(struct informer *inf, int busy, const char *why)
+{
+	page_close(inf);
+	list_forget(inf);
+	back_off(inf, 1, busy, why);
+}
+
+/* Takes in the list page at body: a copy, whose items are cut and parsed one at a time by
+ * page_consume; its resourceVersion and continue token are read now. 0, -EPROTO when it isn't
+ * a list, or -ENOMEM. */
+static int page_open(struct informer *inf, const char *body, size_t len)
+{
+	static const char *const metadata[] = { "metadata", NULL };
+	static const char *const items[] = { "items", NULL };
+	size_t from, to;
+	json_t *meta = NULL;
+	int rc = -EPROTO;
+
+	if (json_member_span(body, len, metadata, &from, &to) == 0)
+		meta = json_loadb(body + from, to - from, 0, NULL);
+	const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+	const char *cont = json_string_value(json_object_get(meta, "continue"));
+	if (!rv || json_member_span(body, len, items, &from, &to) != 0)
+		goto fail;
+	rc = -ENOMEM;
+	inf->page.rv = strdup(rv);
+	inf->page.cont = cont && *cont ? strdup(cont) : NULL;
+	inf->page.items = malloc(to - from + 1);
+	if (!inf->page.rv || (cont && *cont && !inf->page.cont) || !inf->page.items)
+		goto fail;
+	memcpy(inf->page.items, body + from, to - from);
+	inf->page.items[to - from] = '\0';
+	inf->page.len = to - from;
+	inf->page.pos = 0;
+	if (!inf->listing) {
+		inf->listing = 1;
+		if (json_object_size(inf->store) && !(inf->listed = json_object()))
+			goto fail;
+	}
+	json_decref(meta);
+	return 0;
+fail:
+	page_close(inf);
+	json_decref(meta);
+	return rc;
+}
+
+static void page_close(struct informer *inf)
+{
+	free(inf->page.items);
+	free(inf->page.rv);
+	free(inf->page.cont);
+	memset(&inf->page, 0, sizeof(inf->page));
+}
+
+/* One listed object (obj, parsed from the len bytes at text): marked as listed, and applied
+ * unless the store has it at the same resourceVersion, so a relist reports only what
+ * changed. */
+static void list_item(struct informer *inf, json_t *obj, const char *text, size_t len)
+{
+	char key[512];
+	if (informer_key(obj, key, sizeof(key)) != 0 ||
+	    (inf->listed && json_object_set_new(inf->listed, key, json_null()) != 0))
+		return;
+	json_t *old = json_object_get(inf->store, key);
+	char old_buf[32], new_buf[32];
+	const char *old_rv = old ? rv_of(old, old_buf, sizeof(old_buf)) : NULL;
+	const char *new_rv = rv_of(obj, new_buf, sizeof(new_buf));
+	if (old_rv && new_rv && !strcmp(old_rv, new_rv))
+		return;
+	json_t *keep = kept(inf, obj, inf->wants_text ? text : NULL, inf->wants_text ? len : 0);
+	upsert(inf, key, keep);
+	json_decref(keep);
+}
+
+static void on_page_more(uv_idle_t *idle)
+{
+	uv_idle_stop(idle);
+	page_consume(idle->data);
+}
+
+/* Applies the open page's items, for at most list_slice_ns a turn: the rest wait for the
+ * next turn (an idle handle, as the controller's pump: the loop polls for I/O without blocking
+ * first; libuv 1.44 would run a timer of 0 ms started from a timer in the same turn), so a
+ * page of large objects never holds the loop for long. The last item of a page asks for the next
+ * page, or, of the last page, finishes the list. */
+static void page_consume(struct informer *inf)
+{
+	uint64_t deadline = uv_hrtime() + inf->list_slice_ns;
+	size_t from, to;
+	int more;
+	while ((more = json_array_next(inf->page.items, inf->page.len, &inf->page.pos, &from,
+				       &to)) == 1) {
+		/* Never read, and often the largest part of an object: cut before it is
+		 * parsed, as from a watched object. */
+		char *item = inf->page.items + from;
+		size_t len = json_cut_member(item, to - from, object_managed_fields);
+		json_t *obj = json_loadb(item, len, 0, NULL);
+		if (!obj) {
+			more = -1;
+			break;
+		}
+		list_item(inf, obj, item, len);
+		json_decref(obj);
+		if (uv_hrtime() >= deadline) {
+			uv_idle_start(&inf->page_more, on_page_more);
+			return;
+		}
+	}
+	if (more != 0) {
+		list_failed(inf, 0, "list response is not a list");
+		return;
+	}
+	char *rv = inf->page.rv, *cont = inf->page.cont;
+	inf->page.rv = inf->page.cont = NULL;
+	page_close(inf);
+	if (cont)
+		list_page(inf, cont);
+	else
+		finish_list(inf, rv);
+	free(rv);
+	free(cont);
+}
+
 static void on_list(void *arg, const struct kube_response *resp)
 {
 	struct informer *inf = arg;
-	json_error_t jerr;
-	json_t *list = NULL;
 	inf->call = NULL;
 
 	if (inf->optional && !resp->error && resp->status == 404) {
 		/* The kind's CRD is not installed: nothing of it exists, so the cache is complete
 		 * as it is; ask again now and then for when it is. */
-		json_decref(inf->listing);
-		inf->listing = NULL;
+		list_forget(inf);
 		if (!inf->absent)
 			log_info("resource not served; watching for it",
 				 LF_STR("resource", inf->name), LF_INT("retry_ms", ABSENT_RETRY_MS),
@@ -218,43 +364,20 @@ static void on_list(void *arg, const struct kube_response *resp)
 		char why[256];
 		snprintf(why, sizeof(why), "list failed: status %ld %s", resp->status,
 			 resp->error_text);
-		json_decref(inf->listing);
-		inf->listing = NULL;
-		back_off(inf, 1, !resp->error && resp->status == 429, why);
+		list_failed(inf, !resp->error && resp->status == 429, why);
 		return;
 	}
-	list = json_loadb(resp->body, resp->body_len, 0, &jerr);
-	json_t *items = json_object_get(list, "items");
-	json_t *meta = json_object_get(list, "metadata");
-	const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
-	const char *cont = json_string_value(json_object_get(meta, "continue"));
-	if (!json_is_array(items) || !rv) {
-		json_decref(list);
-		json_decref(inf->listing);
-		inf->listing = NULL;
-		back_off(inf, 1, 0, "list response is not a list");
+	int rc = page_open(inf, resp->body, resp->body_len);
+	if (rc != 0) {
+		list_failed(inf, 0,
+			    rc == -ENOMEM ? "out of memory" : "list response is not a list");
 		return;
 	}
 	if (inf->absent) {
 		inf->absent = 0;
 		log_info("resource served now", LF_STR("resource", inf->name), LF_END);
 	}
-	if (!inf->listing)
-		inf->listing = json_object();
-	size_t i;
-	json_t *item;
-	/* A list omits kind and apiVersion on items; consumers never rely on them. */
-	json_array_foreach(items, i, item)
-	{
-		char key[512];
-		if (informer_key(item, key, sizeof(key)) == 0)
-			json_object_set_new(inf->listing, key, kept(inf, item, NULL, 0));
-	}
-	if (cont && *cont)
-		list_page(inf, cont);
-	else
-		finish_list(inf, rv);
-	json_decref(list);
+	page_consume(inf);
 }
 
 static void list_page(struct informer *inf, const char *cont)
@@ -283,7 +406,6 @@ static int on_line(void *arg, char *line, size_t len)
 	struct watch_event ev;
 	char key[512];
 
-	static const char *const managed_fields[] = { "object", "metadata", "managedFields", NULL };
 	static const char *const object[] = { "object", NULL };
 	size_t from, to;
 	/* Never read, and often the largest part of an object: cut before it is parsed. */
@@ -394,6 +516,7 @@ int informer_start(uv_loop_t *loop, struct kube_client *client, const struct inf
 	inf->on_event = opt->on_event;
 	inf->transform = opt->transform;
 	inf->wants_text = opt->wants_text;
+	inf->list_slice_ns = opt->list_slice_ns ? opt->list_slice_ns : LIST_SLICE_DEFAULT_NS;
 	inf->arg = opt->arg;
 	inf->on_synced = opt->on_synced;
 	inf->optional = opt->optional;
@@ -409,16 +532,19 @@ int informer_start(uv_loop_t *loop, struct kube_client *client, const struct inf
 		return -ENOMEM;
 	}
 	uv_timer_init(loop, &inf->retry);
-	inf->retry.data = inf;
+	uv_idle_init(loop, &inf->page_more);
+	inf->retry.data = inf->page_more.data = inf;
+	inf->open_handles = 2;
 	list_page(inf, NULL);
 	*out = inf;
 	return 0;
 }
 
-static void on_retry_closed(uv_handle_t *h)
+static void on_handle_closed(uv_handle_t *h)
 {
 	struct informer *inf = h->data;
-	free(inf);
+	if (--inf->open_handles == 0)
+		free(inf);
 }
 
 void informer_stop(struct informer *inf)
@@ -429,12 +555,14 @@ void informer_stop(struct informer *inf)
 		kube_call_cancel(inf->call);
 	framer_release(&inf->framer);
 	json_decref(inf->store);
-	json_decref(inf->listing);
+	list_forget(inf);
+	page_close(inf);
 	free(inf->resource_version);
 	free(inf->name);
 	free(inf->path);
 	free(inf->label_selector);
-	uv_close((uv_handle_t *)&inf->retry, on_retry_closed);
+	uv_close((uv_handle_t *)&inf->retry, on_handle_closed);
+	uv_close((uv_handle_t *)&inf->page_more, on_handle_closed);
 }
 
 int informer_synced(const struct informer *inf)

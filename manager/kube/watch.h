@@ -8,13 +8,24 @@
  *
  * The store maps "namespace/name" (or "name" for cluster-scoped kinds) to the latest object.
  * Objects in the store are never modified in place: an update replaces the whole object.
- * Watched objects arrive without metadata.managedFields, cut from the event's text before it
- * is parsed (util/json_cut.h): nothing here reads it, and it is often an object's largest part.
+ * Watched and listed objects arrive without metadata.managedFields, cut from their text before
+ * it is parsed (util/json_cut.h): nothing here reads it, and it is often an object's largest
+ * part.
+ *
+ * A list never holds the loop for long: each page's items are cut, parsed one at a time and
+ * applied to the store as they come (reported as ADDED or MODIFIED; one the store has at the
+ * same resourceVersion is skipped), for at most list_slice_ns a loop turn, the rest in the
+ * turns after. When the last page is in, what the store holds and the list didn't is DELETED,
+ * then on_synced runs (the first list only) and the watch starts. Until then the store holds a
+ * mix of the old state and the list's: each object is one the apiserver had. A list that fails
+ * midway keeps what its pages applied and starts again after a backoff; the next one reports
+ * the difference from there.
  */
 #ifndef MUSTER_WATCH_H
 #define MUSTER_WATCH_H
 
 #include <jansson.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "kube/client.h"
@@ -41,16 +52,19 @@ struct informer_options {
 	 * and watched objects alike; the result must keep metadata.resourceVersion, which relists
 	 * compare, or be that resourceVersion alone as a JSON string, or a JSON integer when it is
 	 * a number (a stub, for a consumer that keeps the object elsewhere: its events carry the
-	 * stub). text (len bytes) is obj as the
-	 * apiserver sent it in a watch event, metadata.managedFields cut out, for a transform that
-	 * would otherwise serialize obj again; NULL for a listed object. */
+	 * stub). text (len bytes, not NUL-terminated) is obj as the apiserver sent it, in a watch
+	 * event or as a list's item, with metadata.managedFields cut out, for a transform that
+	 * would otherwise serialize obj again; NULL unless wants_text. */
 	json_t *(*transform)(void *arg, json_t *obj, const char *text, size_t len);
 	/* A kind whose CRD may not be installed (RayJob): a list answered 404 counts as synced and
 	 * empty, and is tried again every 15 s, so a missing CRD blocks nothing. */
 	int optional;
-	/* The transform uses the event's text: find it (else it gets NULL, as for a listed
-	 * object, and no event is scanned for it). */
+	/* The transform uses the object's text: find it in a watch event, and pass a listed
+	 * object's (else it gets NULL, and no event is scanned for it). */
 	int wants_text;
+	/* How long one loop turn may apply a list page's items for; 0 is the default, 10 ms
+	 * (tests set 1 ns: one item a turn). */
+	uint64_t list_slice_ns;
 };
 
 /* Starts listing. Strings in opt are copied. 0 or -errno. */

@@ -159,3 +159,33 @@ int json_value_end(const char *text, size_t len, size_t *end)
 	*end = (size_t)(s.p - text);
 	return 0;
 }
+
+int json_array_next(const char *text, size_t len, size_t *pos, size_t *from, size_t *to)
+{
+	struct scan s = { text + *pos, text + len };
+	if (*pos > len || !skip_ws(&s))
+		return -1;
+	/* Before the first element the '[' (and maybe the ']' at once); after one, a ',' or
+	 * the ']'. */
+	char opener = *pos == 0 ? '[' : ',';
+	if (*s.p == ']' && *pos != 0) {
+		*pos = (size_t)(s.p + 1 - text);
+		return 0;
+	}
+	if (*s.p != opener)
+		return -1;
+	s.p++;
+	if (!skip_ws(&s))
+		return -1;
+	if (opener == '[' && *s.p == ']') {
+		*pos = (size_t)(s.p + 1 - text);
+		return 0;
+	}
+	const char *value = s.p;
+	if (skip_value(&s) != 0 || s.p == value)
+		return -1; /* no value where one must be: "[,", ",]" or ",," */
+	*from = (size_t)(value - text);
+	*to = (size_t)(s.p - text);
+	*pos = *to;
+	return 1;
+}

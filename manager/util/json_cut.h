@@ -9,7 +9,8 @@
  * validating values, finds the member at the given path and removes it in place, or says
  * where its value is (the manager keeps a watched object's text as it came, instead of
  * serializing the tree parsed from it again). util/export_reader.h also asks it where a value
- * ends, to find a List's items without parsing the List.
+ * ends, to find a List's items without parsing the List, and the informer (kube/watch.h) walks
+ * a list page's items with it, to cut and parse them one at a time.
  *
  * The result of a well-formed text is well-formed and parses to the same tree without that
  * member (the fuzz target fuzz_json_cut checks this). A text that isn't well-formed enough to
@@ -37,5 +38,14 @@ int json_member_span(const char *text, size_t len, const char *const *path, size
  * brackets that never close). Structure only, as json_cut_member walks it: the parser that
  * follows validates the value. */
 int json_value_end(const char *text, size_t len, size_t *end);
+
+/* The next element of the array whose '[' starts the len bytes at text (after any whitespace):
+ * *pos is where the walk stands, 0 before the first element, and is moved past the element
+ * found. 1 and the element's bytes in [*from, *to); 0 at the array's ']' (*pos just past it:
+ * don't ask again); -1 when the text can't be walked (not an array, a missing or extra comma,
+ * truncated). Structure only, as json_value_end: parse each element before trusting it. The
+ * walk reads only the bytes from *pos on, so an element may be cut in place (json_cut_member
+ * on [*from, *to)) before the next is asked for. */
+int json_array_next(const char *text, size_t len, size_t *pos, size_t *from, size_t *to);
 
 #endif

@@ -16,8 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ctrl/internal.h"
-#include "util/log.h"
+#include "bench_mgr.h"
 
 static json_t *parse(const char *text)
 {
@@ -77,26 +76,15 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	log_set_level(LOG_ERROR + 1);
 	uv_loop_t loop;
-	struct muster_config conf;
 	struct mgr m;
 	uv_loop_init(&loop);
-	config_defaults(&conf);
-	conf.node_feasibility = 0;
-	conf.placement_mode = PLACEMENT_NONE;
-	conf.client_qps = 0;
-	struct kube_config cfg = { .server = "http://127.0.0.1:9" };
-	if (mgr_init_for_test(&m, &loop, &cfg, &conf) != 0) {
-		fprintf(stderr, "cannot make a manager\n");
+	if (bench_mgr_init(&m, &loop, "http://127.0.0.1:9") != 0)
 		return 1;
-	}
 	m.cycle_ms = 0;
 	m.front_ms = 0;
 	if (unbounded)
 		m.pump_budget_ns = UINT64_MAX / 2;
-	for (int k = 0; k < K_KINDS; k++)
-		m.stores[k] = json_object();
 	cache(&m, K_FLAVOR, "default", parse("{\"metadata\":{\"name\":\"default\"}}"));
 	cache(&m, K_NAMESPACE, "ns",
 	      parse("{\"metadata\":{\"name\":\"ns\",\"labels\":{\"kubernetes.io/"
@@ -174,11 +162,9 @@ int main(int argc, char **argv)
 	       "wall), p99 %.1f ms wall; admitted %" PRId64 " cpu\n",
 	       n, quota, unbounded ? "none" : "10 ms", ms(cached), passes, ms(total), ms(cpu_total),
 	       ms(longest), ms(cpu_longest), ms(drain_longest), ms(p99), u.total / 1000);
-	mgr_release_for_test(&m);
+	bench_mgr_release(&m);
 	uv_walk(&loop, close_walk, NULL);
 	uv_run(&loop, UV_RUN_DEFAULT);
-	for (int k = 0; k < K_KINDS; k++)
-		json_decref(m.stores[k]);
 	uv_loop_close(&loop);
 	return 0;
 }

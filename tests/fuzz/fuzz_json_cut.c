@@ -5,7 +5,10 @@
  * write outside the text, and when jansson reads the text, it must read the result too, as the
  * same tree without the member (or, for a key spelled with escapes, the same tree unchanged).
  * json_member_span, asked first, must stay inside the text, and on a text jansson reads, give
- * bytes that parse to the member's value in the tree.
+ * bytes that parse to the member's value in the tree. json_array_next, walking the text as an
+ * array and cutting each element's metadata.managedFields in place as the informer does a list
+ * page's items, must stay inside the text and move forward; on a text jansson reads as an
+ * array, find exactly its elements, each cut to the element without that member.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -35,6 +38,37 @@ static json_t *without(json_t *tree, const char *const *path)
 	return copy;
 }
 
+/* Walks text (len bytes, a copy it may change) as json_array_next does for a list page,
+ * cutting each element as it goes; checks the walk against tree when jansson read the text. */
+static void walk_array(char *text, size_t len, json_t *tree)
+{
+	size_t pos = 0, from, to, i = 0;
+	int rc;
+	while ((rc = json_array_next(text, len, &pos, &from, &to)) == 1) {
+		if (from >= to || to > len || pos != to)
+			abort();
+		size_t cut = json_cut_member(text + from, to - from, object_path);
+		if (cut > to - from)
+			abort();
+		if (json_is_array(tree)) {
+			json_t *element = json_array_get(tree, i);
+			json_t *got = json_loadb(text + from, cut,
+						 JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+			json_t *expected = element ? without(element, object_path) : NULL;
+			if (!got || !expected ||
+			    (!json_equal(got, expected) && !json_equal(got, element)))
+				abort();
+			json_decref(got);
+			json_decref(expected);
+		}
+		i++;
+	}
+	if (rc == 0 && (pos > len || text[pos - 1] != ']'))
+		abort();
+	if (json_is_array(tree) && (rc != 0 || i != json_array_size(tree)))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
@@ -49,6 +83,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[len] = '\0';
 
 	json_t *before = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	char *copy = malloc(len + 1);
+	if (copy) {
+		memcpy(copy, text, len + 1);
+		walk_array(copy, len, before);
+		free(copy);
+	}
 	size_t from, to;
 	if (json_member_span(text, len, path, &from, &to) == 0) {
 		if (from >= to || to > len)

@@ -97,6 +97,12 @@ struct fake {
 	int synced_calls;
 	size_t events_at_sync; /* nevents when on_synced ran */
 	int stubs; /* the store keeps stubs (stub_transform) */
+	/* Options the next start() passes, and what the transform saw. */
+	uint64_t list_slice_ns;
+	int with_transform; /* a transform that records what it is given (wants_text) */
+	int transformed, saw_managed_fields, text_mismatches;
+	uv_prepare_t turns; /* counts events per loop turn */
+	size_t events_at_turn, most_events_a_turn;
 };
 
 /* Runs the loop until cond holds, failing after ms. cond is re-checked after every loop turn;
@@ -178,6 +184,15 @@ static size_t count_key(const struct fake *f, size_t from, const char *key)
 	for (size_t i = from; i < f->nevents; i++)
 		n += !strcmp(f->events[i].key, key);
 	return n;
+}
+
+static void assert_event(const struct event *e, enum watch_event_type type, const char *key,
+			 const char *old_rv, const char *rv)
+{
+	assert_int_equal(e->type, type);
+	assert_string_equal(e->key, key);
+	assert_string_equal(e->old_rv, old_rv);
+	assert_string_equal(e->rv, rv);
 }
 
 /* The resourceVersion of the stored object under key, or NULL when absent. */
@@ -320,6 +335,30 @@ static json_t *stub_transform(void *arg, json_t *obj, const char *text, size_t l
 	return json_integer(strtoll(rv, NULL, 10));
 }
 
+static void on_turn(uv_prepare_t *p)
+{
+	struct fake *f = p->data;
+	size_t n = f->nevents - f->events_at_turn;
+	if (n > f->most_events_a_turn)
+		f->most_events_a_turn = n;
+	f->events_at_turn = f->nevents;
+}
+
+/* Keeps objects whole, and records whether one still had managedFields and whether its text
+ * is its own bytes (parsed, the same object: so without managedFields too). */
+static json_t *record_transform(void *arg, json_t *obj, const char *text, size_t len)
+{
+	struct fake *f = arg;
+	f->transformed++;
+	if (json_object_get(json_object_get(obj, "metadata"), "managedFields"))
+		f->saw_managed_fields++;
+	json_t *again = text ? json_loadb(text, len, 0, NULL) : NULL;
+	if (!again || !json_equal(again, obj))
+		f->text_mismatches++;
+	json_decref(again);
+	return NULL;
+}
+
 static void start(struct fake *f, const struct step *script, size_t nsteps, const char *selector)
 {
 	struct informer_options opt = { .name = "jobs",
@@ -328,7 +367,11 @@ static void start(struct fake *f, const struct step *script, size_t nsteps, cons
 					.on_event = on_event,
 					.arg = f,
 					.on_synced = on_synced,
-					.transform = f->stubs ? stub_transform : NULL };
+					.transform = f->stubs          ? stub_transform :
+						     f->with_transform ? record_transform :
+									 NULL,
+					.wants_text = f->with_transform,
+					.list_slice_ns = f->list_slice_ns };
 	f->script = script;
 	f->nsteps = nsteps;
 	assert_int_equal(informer_start(&f->loop, f->client, &opt, &f->inf), 0);
@@ -343,6 +386,9 @@ static int setup(void **state)
 	assert_int_equal(uv_loop_init(&f->loop), 0);
 	uv_timer_init(&f->loop, &f->tick);
 	uv_timer_start(&f->tick, on_tick, 5, 5);
+	uv_prepare_init(&f->loop, &f->turns);
+	f->turns.data = f;
+	uv_prepare_start(&f->turns, on_turn);
 
 	assert_int_equal(fake_api_start(&f->loop, on_request, f, &f->api), 0);
 	struct kube_config cfg = { .server = (char *)fake_api_url(f->api) };
@@ -360,6 +406,7 @@ static int teardown(void **state)
 	kube_client_free(f->client);
 	fake_api_stop(f->api);
 	uv_close((uv_handle_t *)&f->tick, NULL);
+	uv_close((uv_handle_t *)&f->turns, NULL);
 	uint64_t deadline = uv_hrtime() + 2000 * MS;
 	int alive = 1;
 	while (alive && uv_hrtime() < deadline)
@@ -437,30 +484,193 @@ static void test_watch_events_and_resume(void **state)
 	assert_int_equal(base, 2);
 	assert_int_equal(f->nevents, base + 4);
 	const struct event *e = &f->events[base];
-	assert_int_equal(e[0].type, WATCH_ADDED);
-	assert_string_equal(e[0].key, "ns/c");
-	assert_string_equal(e[0].old_rv, "");
-	assert_string_equal(e[0].rv, "11");
-	assert_int_equal(e[1].type, WATCH_MODIFIED);
-	assert_string_equal(e[1].key, "ns/a");
-	assert_string_equal(e[1].old_rv, "3");
-	assert_string_equal(e[1].rv, "12");
+	assert_event(&e[0], WATCH_ADDED, "ns/c", "", "11");
+	assert_event(&e[1], WATCH_MODIFIED, "ns/a", "3", "12");
 	/* DELETED passes the last stored object as both old and obj (watch.h's contract). */
-	assert_int_equal(e[2].type, WATCH_DELETED);
-	assert_string_equal(e[2].key, "ns/b");
-	assert_string_equal(e[2].old_rv, "4");
-	assert_string_equal(e[2].rv, "4");
+	assert_event(&e[2], WATCH_DELETED, "ns/b", "4", "4");
 	/* The bookmark produced no event; the second watch's MODIFIED did. */
-	assert_int_equal(e[3].type, WATCH_MODIFIED);
-	assert_string_equal(e[3].key, "ns/c");
-	assert_string_equal(e[3].old_rv, "11");
-	assert_string_equal(e[3].rv, "21");
+	assert_event(&e[3], WATCH_MODIFIED, "ns/c", "11", "21");
 
 	assert_int_equal(json_object_size(informer_store(f->inf)), 2);
 	assert_string_equal(stored_rv(f, "ns/a"), "12");
 	assert_string_equal(stored_rv(f, "ns/c"), "21");
 	assert_null(informer_get(f->inf, "ns/b"));
 	assert_int_equal(f->synced_calls, 1);
+}
+
+/* Listed objects as the apiserver serves them, with managedFields (first, last, or alone in
+ * metadata, and spaced out as a pretty-printed list is). */
+#define OBJ_MF(name, rv)                                                                 \
+	"{\"metadata\":{\"namespace\":\"ns\",\"name\":\"" name "\",\"managedFields\":[{" \
+	"\"manager\":\"kubectl\",\"fieldsV1\":{\"f:spec\":{\"f:x\":{}}}}],"              \
+	"\"resourceVersion\":\"" rv "\"},\"spec\":{\"x\":1}}"
+
+/* 2b. managedFields is cut from every listed item before the transform or the store see it,
+ * and the transform gets each item's own bytes (without it) as its text. */
+static void test_list_items_lose_managed_fields(void **state)
+{
+	struct fake *f = *state;
+	static const struct step script[] = {
+		{ 'L', 200,
+		  LIST("10", "",
+		       OBJ_MF("a", "3") ",\n  {\"metadata\" : { \"managedFields\" : [ {} ] ,"
+					" \"namespace\":\"ns\", \"name\":\"b\","
+					" \"resourceVersion\":\"4\" } }\n , "
+					"{\"spec\":{\"y\":\"]}\\\"\"},\"metadata\":{"
+					"\"namespace\":\"ns\",\"name\":\"c\",\"resourceVersion\":"
+					"\"5\",\"managedFields\":[{\"a\":\"}\"}]}}") },
+		{ 'W', 200, "" },
+	};
+	f->with_transform = 1;
+	start(f, script, 2, NULL);
+	RUN_UNTIL(f, f->nreqs >= 2, WAIT_MS);
+
+	assert_int_equal(f->nevents, 3);
+	assert_int_equal(f->transformed, 3);
+	assert_int_equal(f->saw_managed_fields, 0);
+	assert_int_equal(f->text_mismatches, 0);
+	const char *keys[] = { "ns/a", "ns/b", "ns/c" };
+	for (size_t i = 0; i < 3; i++) {
+		json_t *meta = json_object_get(informer_get(f->inf, keys[i]), "metadata");
+		assert_non_null(meta);
+		assert_null(json_object_get(meta, "managedFields"));
+	}
+	assert_int_equal(json_integer_value(
+				 json_object_get(json_object_get(informer_get(f->inf, "ns/a"),
+								 "spec"),
+						 "x")),
+			 1);
+	assert_string_equal(json_string_value(
+				    json_object_get(json_object_get(informer_get(f->inf, "ns/c"),
+								    "spec"),
+						    "y")),
+			    "]}\"");
+}
+
+#define PAGES 6
+#define PER_PAGE 8
+
+/* Page p of a list of PAGES pages of PER_PAGE items "p<p>i<i>", continued by "<p+1>". */
+static void make_page(char *buf, size_t size, int p, const char *rv_prefix)
+{
+	size_t n = (size_t)snprintf(buf, size,
+				    "{\"kind\":\"JobList\",\"metadata\":{\"resourceVersion\":"
+				    "\"50\",\"continue\":\"%s\"},\"items\":[",
+				    p + 1 < PAGES ? (char[]){ (char)('1' + p), 0 } : "");
+	for (int i = 0; i < PER_PAGE; i++)
+		n += (size_t)snprintf(buf + n, size - n,
+				      "%s{\"metadata\":{\"namespace\":\"ns\",\"name\":\"p%di%d\","
+				      "\"managedFields\":[{\"manager\":\"m\"}],"
+				      "\"resourceVersion\":\"%s%d\"},\"spec\":{}}",
+				      i ? "," : "", p, i, rv_prefix, p * PER_PAGE + i);
+	snprintf(buf + n, size - n, "]}");
+}
+
+/* 2c. Many pages, applied one item a loop turn (a slice of 1 ns): every item ADDED once, in
+ * the list's order, none in the same turn as more than one other, all before on_synced, which
+ * comes once, after the last page; then the watch from the list's resourceVersion. */
+static void test_many_pages_sliced(void **state)
+{
+	struct fake *f = *state;
+	static char bodies[PAGES][2048];
+	struct step script[PAGES + 1];
+	for (int p = 0; p < PAGES; p++) {
+		make_page(bodies[p], sizeof(bodies[p]), p, "1");
+		script[p] = (struct step){ 'L', 200, bodies[p] };
+	}
+	script[PAGES] = (struct step){ 'W', 200, "" };
+	f->list_slice_ns = 1;
+	start(f, script, PAGES + 1, NULL);
+	RUN_UNTIL(f, f->nreqs >= PAGES + 1, WAIT_MS);
+
+	assert_request_is_list(f, 0, NULL);
+	for (int p = 1; p < PAGES; p++) {
+		assert_request_is_list(f, (size_t)p, (char[]){ (char)('0' + p), 0 });
+		assert_false(f->reqs[p].synced);
+	}
+	assert_request_is_watch(f, PAGES, "50");
+	assert_int_equal(f->synced_calls, 1);
+	assert_int_equal(f->nevents, PAGES * PER_PAGE);
+	assert_int_equal(f->events_at_sync, PAGES * PER_PAGE);
+	for (int p = 0, e = 0; p < PAGES; p++)
+		for (int i = 0; i < PER_PAGE; i++, e++) {
+			char key[32];
+			snprintf(key, sizeof(key), "ns/p%di%d", p, i);
+			assert_string_equal(f->events[e].key, key);
+			assert_int_equal(f->events[e].type, WATCH_ADDED);
+			assert_false(f->events[e].synced);
+		}
+	/* Sliced: without it a page's 8 items would come in one turn. */
+	assert_true(f->most_events_a_turn <= 2);
+	assert_int_equal(json_object_size(informer_store(f->inf)), PAGES * PER_PAGE);
+	assert_null(json_object_get(json_object_get(informer_get(f->inf, "ns/p5i7"), "metadata"),
+				    "managedFields"));
+}
+
+/* 2d. A relist over several pages, sliced, reports only the difference: the changed and the
+ * new as their pages come, and what is gone once the last page is in. */
+static void test_relist_pages_sliced_difference(void **state)
+{
+	struct fake *f = *state;
+	static const struct step script[] = {
+		{ 'L', 200, LIST("10", "2", OBJ("a", "3") "," OBJ("b", "4")) },
+		{ 'L', 200, LIST("10", "", OBJ("c", "5") "," OBJ("d", "6")) },
+		{ 'W', 410, STATUS(410, "Expired") },
+		{ 'L', 200, LIST("30", "2", OBJ_MF("a", "3") "," OBJ_MF("b", "25")) },
+		{ 'L', 200, LIST("30", "", OBJ("e", "26") "," OBJ("d", "6")) },
+		{ 'W', 200, "" },
+	};
+	f->list_slice_ns = 1;
+	start(f, script, 6, NULL);
+	RUN_UNTIL(f, f->nreqs >= 6, WAIT_MS);
+
+	assert_request_is_list(f, 3, NULL);
+	assert_request_is_list(f, 4, "2");
+	assert_request_is_watch(f, 5, "30");
+	assert_int_equal(f->synced_calls, 1);
+	assert_int_equal(f->nevents, 4 + 3);
+	const struct event *e = &f->events[4];
+	assert_event(&e[0], WATCH_MODIFIED, "ns/b", "4", "25");
+	assert_event(&e[1], WATCH_ADDED, "ns/e", "", "26");
+	/* What is gone comes once the last page is in. */
+	assert_event(&e[2], WATCH_DELETED, "ns/c", "5", "5");
+	assert_int_equal(json_object_size(informer_store(f->inf)), 4);
+	assert_null(informer_get(f->inf, "ns/c"));
+	assert_string_equal(stored_rv(f, "ns/a"), "3");
+	assert_string_equal(stored_rv(f, "ns/b"), "25");
+}
+
+/* 2e. A page with an item that isn't an object fails the list: it starts again from the first
+ * page after a backoff, not synced meanwhile, and each object is reported once (what the
+ * failed pages applied is not reported again). */
+static void test_bad_page_relists(void **state)
+{
+	struct fake *f = *state;
+	static const struct step script[] = {
+		{ 'L', 200, LIST("10", "2", OBJ("a", "3")) },
+		{ 'L', 200, LIST("10", "", OBJ("b", "4") ",42") },
+		{ 'L', 200, LIST("11", "2", OBJ("a", "3")) },
+		{ 'L', 200, LIST("11", "", OBJ("b", "4") ", {\"metadata\":") },
+		{ 'L', 200, LIST("12", "", OBJ("a", "3") "," OBJ("b", "4") "," OBJ("c", "5")) },
+		{ 'W', 200, "" },
+	};
+	start(f, script, 6, NULL);
+	RUN_UNTIL(f, f->nreqs >= 6, 3 * WAIT_MS);
+
+	assert_request_is_list(f, 2, NULL);
+	assert_gap_ms_at_least(f, 2, 400);
+	assert_request_is_list(f, 3, "2");
+	assert_request_is_list(f, 4, NULL); /* a truncated page fails the same way */
+	assert_gap_ms_at_least(f, 4, 400);
+	for (size_t i = 0; i < 5; i++)
+		assert_false(f->reqs[i].synced);
+	assert_request_is_watch(f, 5, "12");
+	assert_int_equal(f->synced_calls, 1);
+	assert_int_equal(f->nevents, 3);
+	assert_int_equal(count_key(f, 0, "ns/a"), 1);
+	assert_int_equal(count_key(f, 0, "ns/b"), 1);
+	assert_int_equal(count_key(f, 0, "ns/c"), 1);
+	assert_int_equal(json_object_size(informer_store(f->inf)), 3);
 }
 
 /* A relist after 410 must report exactly the difference: c gone, b changed, d new, a unchanged
@@ -738,6 +948,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_paged_list_then_watch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_events_and_resume, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_items_lose_managed_fields, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_many_pages_sliced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_relist_pages_sliced_difference, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bad_page_relists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_stream_410_relists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_relist_over_stubs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_410_relists, setup, teardown),

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -123,6 +124,55 @@ static void test_member_span(void **state)
 				 -1);
 }
 
+/* Walks the array in text and joins its elements' bytes with '|'; -1 when the walk fails, else
+ * how many it found. */
+static int walk(const char *text, char *out, size_t size)
+{
+	size_t pos = 0, from, to, n = 0;
+	int rc, count = 0;
+	out[0] = '\0';
+	while ((rc = json_array_next(text, strlen(text), &pos, &from, &to)) == 1) {
+		n += (size_t)snprintf(out + n, size - n, "%s%.*s", count ? "|" : "",
+				      (int)(to - from), text + from);
+		count++;
+	}
+	if (rc == 0)
+		assert_int_equal(text[pos - 1], ']');
+	return rc < 0 ? -1 : count;
+}
+
+static void test_array_next(void **state)
+{
+	(void)state;
+	char out[256];
+	assert_int_equal(walk(" [ ] ", out, sizeof(out)), 0);
+	assert_int_equal(walk("[1]", out, sizeof(out)), 1);
+	assert_string_equal(out, "1");
+	assert_int_equal(walk("[ {\"a\":\"],\\\"\"} ,\n[1,[2]] , \"x\",true ]", out, sizeof(out)),
+			 4);
+	assert_string_equal(out, "{\"a\":\"],\\\"\"}|[1,[2]]|\"x\"|true");
+	const char *const bad[] = { "",     "{}",    "[",      "[1",         "[1,",  "[1,]",
+				    "[,1]", "[1 2]", "[1,,2]", "[{\"a\":1]", "[\"x]" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (walk(bad[i], out, sizeof(out)) != -1)
+			fail_msg("walked %s", bad[i]);
+
+	/* An element cut in place before the next is asked for: the walk goes on as if not. */
+	char list[] = "[{\"metadata\":{\"managedFields\":[1],\"name\":\"a\"}},{\"metadata\":{"
+		      "\"name\":\"b\",\"managedFields\":{}}}]";
+	size_t pos = 0, from, to, len = strlen(list);
+	const char *want[] = { "{\"metadata\":{\"name\":\"a\"}}",
+			       "{\"metadata\":{\"name\":\"b\"}}" };
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(json_array_next(list, len, &pos, &from, &to), 1);
+		size_t n = json_cut_member(list + from, to - from, object_path);
+		assert_int_equal(n, strlen(want[i]));
+		assert_memory_equal(list + from, want[i], n);
+	}
+	assert_int_equal(json_array_next(list, len, &pos, &from, &to), 0);
+	assert_int_equal(pos, len);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -131,6 +181,7 @@ int main(void)
 		cmocka_unit_test(test_lookalikes_stay),
 		cmocka_unit_test(test_left_alone),
 		cmocka_unit_test(test_member_span),
+		cmocka_unit_test(test_array_next),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
