@@ -356,6 +356,10 @@ static void on_status_written(struct mgr *m, enum kind kind, const char *key,
 	if (h) {
 		json_decref(h->written);
 		h->written = NULL;
+		/* The writer's retry has replaced the key's one deadline (state_at), perhaps the
+		 * end of the interval a change is deferred to: due() must set it again, or that
+		 * change waits for the next one, which may never come. */
+		h->deferred = 0;
 	}
 }
 

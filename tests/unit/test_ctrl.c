@@ -1525,6 +1525,43 @@ static void test_queue_status_coalesced(void **state)
 			    "20");
 }
 
+/* A queue status that changes while its write is in flight, the write then losing with a 409:
+ * the conflict's retry replaces the queue's one deadline, and the change must still be written
+ * when the interval ends (a large-scale side-by-side run left a ClusterQueue and its
+ * LocalQueue saying reservingWorkloads 2 for good, and Kueue's runner waiting on them). The
+ * change here is the LocalQueue's own stopPolicy, so no ClusterQueue write brings it back. */
+static void test_queue_status_change_during_conflicted_write(void **state)
+{
+	struct t *t = *state;
+	const char *lq = KUEUE "/namespaces/ns/localqueues/lq";
+	seed_queue(t, "100", NULL);
+	converge(t);
+	seed(t, K_WORKLOAD, workload("w0", "1", 0, "2026-01-01T00:00:00Z"));
+	converge(t);
+	advance(t, 2500);
+	converge(t);
+	advance(t, 2500); /* the LocalQueue's next write goes out at once */
+	fake_api_fail(t->api, "PATCH", lq, 409, 1);
+	seed(t, K_WORKLOAD, workload("w1", "1", 0, "2026-01-01T00:00:01Z"));
+	uint64_t deadline = uv_hrtime() + 3000 * MS;
+	while (!writer_busy(&t->m, K_LQ, "ns/lq") && uv_hrtime() < deadline)
+		uv_run(&t->loop, UV_RUN_NOWAIT);
+	assert_true(writer_busy(&t->m, K_LQ, "ns/lq"));
+	seed(t, K_LQ,
+	     J("{'metadata':{'namespace':'ns','name':'lq'},'spec':{'clusterQueue':'cq',"
+	       "'stopPolicy':'Hold'}}"));
+	settle(t);
+	assert_int_equal(fake_api_count(t->api, "PATCH", lq, 409), 1);
+	converge(t);
+	for (int i = 0; i < 3; i++) {
+		advance(t, 1000);
+		converge(t);
+	}
+	json_t *active = condition_get(fake_api_get(t->api, lq), "Active");
+	assert_non_null(active);
+	assert_string_equal(json_string_value(json_object_get(active, "reason")), "Stopped");
+}
+
 static void pods_ready_fast(struct muster_config *c)
 {
 	c->wait_for_pods_ready = 1;
@@ -2978,6 +3015,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_metrics_cq_resources_and_deletion,
 						setup_cq_resources, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_status_coalesced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_queue_status_change_during_conflicted_write,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rayjob_admitted_whole, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raycluster_evicted_and_restored, setup,
 						teardown),
