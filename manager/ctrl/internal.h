@@ -110,7 +110,9 @@ struct metrics; /* obs/metrics.h */
 /* What the writer remembers of one object (writer.c): a Workload's is part of its record, other
  * kinds' are the writer's own, one per object while it holds something. */
 struct write_state {
-	char *landed; /* a landed write's base resourceVersion, until the cache moves past it */
+	/* Our writes that landed and that the cache has not caught up with (writer.c; one
+	 * allocation, freed with free()), or NULL. */
+	struct landed_writes *landed;
 	char *evented; /* "uid|reason#hash|...|": the Events recorded, so each is recorded once */
 	int64_t expect_until; /* created, not yet seen: expected until then (ms); 0: not expected */
 	unsigned delay; /* the next retry delay (ms); 0: no failure since the last success */
@@ -621,6 +623,9 @@ int writer_busy(struct mgr *m, enum kind kind, const char *key);
 /* Whether a write based on cached_rv has landed but the cache still shows cached_rv: acting on
  * the cached object now would repeat that write. Forgets the record once the cache moved on. */
 int writer_lagging(struct mgr *m, enum kind kind, const char *key, const char *cached_rv);
+/* The resourceVersion a write to (kind, key) should be guarded by: while writer_lagging, the
+ * one our last write answered with (the cache's would only lose, 409), else cached_rv. */
+const char *writer_guard_rv(struct mgr *m, enum kind kind, const char *key, const char *cached_rv);
 /* Creates recorded by writer_expect: an object this manager created that the cache has not
  * shown yet (at most WRITER_EXPECT_MS); writer_seen clears it when it arrives. */
 void writer_expect(struct mgr *m, enum kind kind, const char *key);

@@ -390,9 +390,11 @@ static void write_status_if_changed(struct mgr *m, json_t *obj, const char *path
 		h->has_last = 1;
 	}
 	/* Guarded by resourceVersion: a write decided on an old copy loses and is decided again
-	 * (the spec, and so the flavors listed, may have changed meanwhile). */
-	writer_merge_patch(m, kind, key, path, json_pack("{s:o}", "status", status), rv,
-			   on_status_written);
+	 * (the spec, and so the flavors listed, may have changed meanwhile). While the cache lags
+	 * our own last write, by the version that write answered with: by the cache's, it would
+	 * only lose to ourselves. */
+	writer_merge_patch(m, kind, key, path, json_pack("{s:o}", "status", status),
+			   writer_guard_rv(m, kind, key, rv), on_status_written);
 }
 
 static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)

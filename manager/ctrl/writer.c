@@ -60,6 +60,42 @@ struct writer {
 	struct writer_stats stats;
 };
 
+/* Writes of ours that landed while the cache still shows a version they replaced: their base
+ * versions, oldest first (a ring: a cache more than LANDED_MAX of our writes behind is taken to
+ * have caught up, and the next guarded write may lose once), and the version the last one
+ * answered with. Two writes in a row to a queue's status, say, land faster than the watch
+ * brings the first back; the second, guarded by the cache's version, would only lose. */
+#define LANDED_MAX 4
+#define RV_MAX 72 /* longer resourceVersions (none seen) are not remembered */
+struct landed_writes {
+	char answered[RV_MAX];
+	unsigned n;
+	char replaced[LANDED_MAX][RV_MAX];
+};
+
+static void landed_add(struct write_state *s, const char *base_rv, const char *answered_rv)
+{
+	if (strlen(base_rv) >= RV_MAX || strlen(answered_rv) >= RV_MAX)
+		return;
+	if (!s->landed && !(s->landed = calloc(1, sizeof(*s->landed))))
+		return; /* then the next guarded write may lose once: no harm */
+	struct landed_writes *l = s->landed;
+	if (l->n == LANDED_MAX) {
+		memmove(l->replaced[0], l->replaced[1], sizeof(l->replaced[0]) * (LANDED_MAX - 1));
+		l->n--;
+	}
+	memcpy(l->replaced[l->n++], base_rv, strlen(base_rv) + 1);
+	memcpy(l->answered, answered_rv, strlen(answered_rv) + 1);
+}
+
+static int landed_replaced(const struct landed_writes *l, const char *rv)
+{
+	for (unsigned i = 0; rv && i < l->n; i++)
+		if (!strcmp(l->replaced[i], rv))
+			return 1;
+	return 0;
+}
+
 struct write_ctx {
 	struct mgr *m;
 	enum kind kind;
@@ -261,11 +297,8 @@ static void on_written(void *arg, const struct kube_response *resp)
 		 * cache is then already right. */
 		const char *new_rv = ctx->base_rv ? write_answer_rv(&answer) : NULL;
 		if (ctx->base_rv && new_rv && strcmp(new_rv, ctx->base_rv) != 0 &&
-		    (s = ws_make(m, kind, key)) != NULL) {
-			free(s->landed);
-			s->landed = ctx->base_rv; /* the state owns it now */
-			ctx->base_rv = NULL;
-		}
+		    (s = ws_make(m, kind, key)) != NULL)
+			landed_add(s, ctx->base_rv, new_rv);
 		break;
 	case WRITE_CONFLICT:
 		w->stats.conflicts++;
@@ -425,12 +458,19 @@ int writer_lagging(struct mgr *m, enum kind kind, const char *key, const char *c
 	struct write_state *s = ws_get(m, kind, key);
 	if (!s || !s->landed)
 		return 0;
-	if (cached_rv && !strcmp(s->landed, cached_rv))
+	if (landed_replaced(s->landed, cached_rv))
 		return 1;
 	free(s->landed);
 	s->landed = NULL;
 	ws_tidy(m, kind, key);
 	return 0;
+}
+
+const char *writer_guard_rv(struct mgr *m, enum kind kind, const char *key, const char *cached_rv)
+{
+	if (!writer_lagging(m, kind, key, cached_rv))
+		return cached_rv;
+	return ws_get(m, kind, key)->landed->answered;
 }
 
 void writer_expect(struct mgr *m, enum kind kind, const char *key)

@@ -1562,6 +1562,39 @@ static void test_queue_status_change_during_conflicted_write(void **state)
 	assert_string_equal(json_string_value(json_object_get(active, "reason")), "Stopped");
 }
 
+/* Two status writes to one queue while the watch has not brought the first back: the second
+ * is guarded by the version the first answered with, not by the cache's, which would only lose
+ * to our own write (a large-scale side-by-side run met about a thousand such 409s). */
+static void test_queue_status_write_guarded_by_own_last_write(void **state)
+{
+	struct t *t = *state;
+	const char *lq = KUEUE "/namespaces/ns/localqueues/lq/status";
+	seed_queue(t, "100", NULL);
+	converge(t);
+	advance(t, 2500);
+	size_t before = fake_api_count(t->api, "PATCH", lq, 0);
+	seed(t, K_WORKLOAD, workload("w0", "1", 0, "2026-01-01T00:00:00Z"));
+	settle(t); /* written; its watch event not delivered */
+	assert_int_equal(fake_api_count(t->api, "PATCH", lq, 0), before + 1);
+	advance(t, 2500);
+	seed(t, K_WORKLOAD, workload("w1", "1", 0, "2026-01-01T00:00:01Z"));
+	settle(t);
+	for (int i = 0; i < 3; i++) {
+		advance(t, 1000);
+		settle(t);
+	}
+	assert_true(fake_api_count(t->api, "PATCH", lq, 0) >= before + 2);
+	assert_int_equal(fake_api_count(t->api, "PATCH", lq, 409), 0);
+	json_t *st =
+		obj_path(fake_api_get(t->api, KUEUE "/namespaces/ns/localqueues/lq"), "status");
+	assert_int_equal(json_integer_value(json_object_get(st, "admittedWorkloads")), 2);
+	converge(t); /* the cache catches up: nothing more to write */
+	size_t settled = fake_api_count(t->api, "PATCH", lq, 0);
+	advance(t, 2500);
+	converge(t);
+	assert_int_equal(fake_api_count(t->api, "PATCH", lq, 0), settled);
+}
+
 static void pods_ready_fast(struct muster_config *c)
 {
 	c->wait_for_pods_ready = 1;
@@ -3016,6 +3049,8 @@ int main(void)
 						setup_cq_resources, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_status_coalesced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_status_change_during_conflicted_write,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_queue_status_write_guarded_by_own_last_write,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rayjob_admitted_whole, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_raycluster_evicted_and_restored, setup,
