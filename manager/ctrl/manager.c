@@ -12,7 +12,7 @@
 #include "core/invariant.h"
 #include "ctrl/internal.h"
 #include "kube/cert_secret.h"
-#include "kube/lease.h"
+#include "kube/lease_thread.h"
 #include "obs/metrics.h"
 #include "util/base64.h"
 #include "util/log.h"
@@ -27,8 +27,34 @@ static int caches_synced(struct mgr *m)
 	return m->informers[K_WORKLOAD] && ingest_synced(m);
 }
 
-/* One pass over the dirty sets, in the direction data flows: Workloads (the engine's view),
- * their owners (Jobs, RayJobs, ...), nodes, the admission cycle, then queue status. */
+/* Whether the admission cycle waits: a batch of Workloads, their owners or pod groups is
+ * being drained. A cycle over half of a batch the sync dirtied could admit what the other half
+ * already holds. */
+static int cycle_waits_for_batch(struct mgr *m)
+{
+	if (state_draining(m, K_WORKLOAD) || state_draining(m, K_PODGROUP))
+		return 1;
+	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
+		if (state_draining(m, k))
+			return 1;
+	return 0;
+}
+
+/* Keys of kinds the pump drains that are dirty or in a batch. */
+static int keys_pending(struct mgr *m)
+{
+	static const enum kind drained[] = { K_WORKLOAD, K_PODGROUP, K_POD, K_CQ, K_LQ, K_COHORT };
+	for (size_t i = 0; i < sizeof(drained) / sizeof(drained[0]); i++)
+		if (state_pending(m, drained[i]))
+			return 1;
+	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
+		if (state_pending(m, k))
+			return 1;
+	return 0;
+}
+
+/* One pass over the dirty sets (mgr_pump_once), as long as the leader has keys to reconcile
+ * or a cycle to run. */
 static void pump(struct mgr *m)
 {
 	if (!m->leading || m->stopping) {
@@ -59,14 +85,8 @@ static void pump(struct mgr *m)
 	}
 	fairshare_lead(m); /* once per lead: Cohort status, the first usage sample */
 	mgr_pump_once(m);
-	int owners_dirty = keyset_size(&m->dirty[K_PODGROUP]) != 0;
-	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
-		owners_dirty |= keyset_size(&m->dirty[k]) != 0;
-	if (keyset_size(&m->dirty[K_WORKLOAD]) == 0 && !owners_dirty &&
-	    keyset_size(&m->dirty[K_CQ]) == 0 && keyset_size(&m->dirty[K_LQ]) == 0 &&
-	    keyset_size(&m->dirty[K_COHORT]) == 0 &&
-	    (!m->admission_needed || writer_paused(m) || mgr_cycle_held(m)) &&
-	    !m->capacity_changed && keyset_size(&m->dirty[K_POD]) == 0)
+	if (!keys_pending(m) && (!m->admission_needed || writer_paused(m) || mgr_cycle_held(m)) &&
+	    !m->capacity_changed)
 		uv_idle_stop(&m->pump);
 }
 
@@ -92,42 +112,116 @@ int mgr_cycle_held(struct mgr *m)
 	return m->admission_needed && uv_is_active((uv_handle_t *)&m->cycle_timer);
 }
 
+/* --- the pump's stages ------------------------------------------------------------------- */
+
+static void workload_key(struct mgr *m, enum kind kind, const char *key)
+{
+	(void)kind;
+	workload_reconcile(m, key);
+}
+
+static void podgroup_key(struct mgr *m, enum kind kind, const char *key)
+{
+	(void)kind;
+	podgroup_reconcile(m, key);
+}
+
+/* may_take: the Workloads', owners' and pod groups' stages may start new batches (see
+ * mgr_pump_once). */
+static void stage_workloads(struct mgr *m, struct pump_budget *b, int may_take)
+{
+	state_drain(m, K_WORKLOAD, b, may_take, workload_key);
+}
+
+static void stage_owners(struct mgr *m, struct pump_budget *b, int may_take)
+{
+	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++)
+		state_drain(m, k, b, may_take, owner_reconcile);
+}
+
+static void stage_podgroups(struct mgr *m, struct pump_budget *b, int may_take)
+{
+	state_drain(m, K_PODGROUP, b, may_take, podgroup_key);
+}
+
+static void stage_nodes(struct mgr *m, struct pump_budget *b, int may_take)
+{
+	(void)may_take;
+	nodes_sync(m, b);
+}
+
+/* The cycle is one piece (the engine decides over every pending Workload at once), so it runs
+ * whatever is left of the budget: only a batch in progress holds it back. */
+static void run_cycle(struct mgr *m)
+{
+	if (!m->admission_needed || cycle_waits_for_batch(m) || !cycle_due(m))
+		return;
+	uint64_t started = uv_hrtime();
+	m->last_cycle = uv_now(m->loop);
+	admission_cycle(m);
+	m->pump_turn.cycle_ns += uv_hrtime() - started;
+}
+
+static void stage_queues(struct mgr *m, struct pump_budget *b, int may_take)
+{
+	(void)may_take;
+	uint64_t started = uv_hrtime();
+	queues_sync(m, b);
+	m->pump_turn.queues_ns += uv_hrtime() - started;
+}
+
+static void stage_cycle(struct mgr *m, struct pump_budget *b, int may_take)
+{
+	(void)b;
+	(void)may_take;
+	run_cycle(m);
+}
+
+/* In the direction data flows: Workloads (the engine's view), their owners (Jobs, RayJobs,
+ * ...), pod groups, nodes, the admission cycle, then queue status. */
+static void (*const stages[])(struct mgr *m, struct pump_budget *b, int may_take) = {
+	stage_workloads, stage_owners, stage_podgroups, stage_nodes, stage_cycle, stage_queues,
+};
+#define N_STAGES (sizeof(stages) / sizeof(stages[0]))
+
+/*
+ * One pass: every stage in turn, as far as the budget (m->pump_budget_ns) goes; what is left
+ * stays dirty, and the idle pump comes back next turn, after the lease, the watches and the
+ * servers had theirs. Fairness: a pass that spends its budget in one stage makes the next
+ * pass start with the stage after it, so a set that is always refilled can't starve the
+ * others.
+ *
+ * The cycle waits for the batches of Workloads, owners and pod groups in progress to drain,
+ * and while it waits, those stages take no new batch: keys marked meanwhile wait for the
+ * cycle, which so waits for one batch at most, however steady the stream of events.
+ */
 void mgr_pump_once(struct mgr *m)
 {
-	struct keyset batch;
-	const char *key;
+	struct pump_budget b;
+	uint64_t started = uv_hrtime(), cycle_ns = m->pump_turn.cycle_ns,
+		 queues_ns = m->pump_turn.queues_ns;
+	unsigned first = m->pump_first % N_STAGES;
+	int may_take = !(m->admission_needed && cycle_waits_for_batch(m));
 	/* A release point after each key: no view is held from one to the next. */
 	state_release_views(m);
-	keyset_take(&m->dirty[K_WORKLOAD], &batch);
-	KEYSET_FOREACH(&batch, i, key) {
-		workload_reconcile(m, key);
+	pump_budget_start(m, &b);
+	m->pump_first = 0;
+	for (unsigned i = 0; i < N_STAGES; i++) {
+		unsigned stage = (first + i) % N_STAGES;
+		int spent = b.spent;
+		stages[stage](m, &b, may_take);
 		state_release_views(m);
+		if (!spent && b.spent)
+			m->pump_first = (stage + 1) % N_STAGES;
 	}
-	keyset_release(&batch);
-	for (enum kind k = K_OWNER_FIRST; k <= K_OWNER_LAST; k++) {
-		keyset_take(&m->dirty[k], &batch);
-		KEYSET_FOREACH(&batch, i, key) {
-			owner_reconcile(m, k, key);
-			state_release_views(m);
-		}
-		keyset_release(&batch);
-	}
-	keyset_take(&m->dirty[K_PODGROUP], &batch);
-	KEYSET_FOREACH(&batch, i, key) {
-		podgroup_reconcile(m, key);
-		state_release_views(m);
-	}
-	keyset_release(&batch);
-	nodes_sync(m);
-	state_release_views(m);
-	if (m->admission_needed && cycle_due(m)) {
-		m->last_cycle = uv_now(m->loop);
-		admission_cycle(m);
-	}
-	state_release_views(m);
-	queues_sync(m);
+	/* A pass that started past the cycle's stage may have drained the batch the cycle waited
+	 * for after it: the cycle runs now, before any stage takes a new batch. */
+	run_cycle(m);
 	state_release_views(m);
 	state_release_fresh(m);
+	m->pump_turn.keys += b.keys;
+	m->pump_turn.drain_ns += uv_hrtime() - started - (m->pump_turn.cycle_ns - cycle_ns) -
+				 (m->pump_turn.queues_ns - queues_ns);
 	/* Debug builds check after every pass that no Workload's record outlives it (a walk over
 	 * every record; release builds don't evaluate it). */
 	MUSTER_ASSERT(wl_records_check(m) == 0);
@@ -254,7 +348,7 @@ static void on_stop_timer(uv_timer_t *t)
 	if (writer_in_flight(m) > 0 && uv_now(m->loop) - m->stop_started < STOP_DRAIN_MS)
 		return;
 	uv_timer_stop(t);
-	lease_elector_release(m->elector, on_lease_released, m);
+	lease_thread_release(m->elector, on_lease_released, m);
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -333,10 +427,6 @@ static int start_election(struct mgr *m)
 						      m->conf.namespace_name;
 	int rc;
 
-	if ((rc = kube_client_new(m->loop, &m->cfg, &m->lease_kube)) != 0)
-		return rc;
-	/* A renewal that takes longer than this can't keep the lease anyway. */
-	kube_client_set_request_timeout(m->lease_kube, (long)(m->conf.renew_deadline_ms / 2000));
 	struct lease_options lo = { .namespace_name = ns,
 				    .name = m->conf.lease_name,
 				    .identity = m->identity,
@@ -346,7 +436,9 @@ static int start_election(struct mgr *m)
 				    .on_started = on_started_leading,
 				    .on_stopped = on_stopped_leading,
 				    .arg = m };
-	if ((rc = lease_elector_start(m->loop, m->lease_kube, &lo, &m->elector)) != 0)
+	/* A renewal that takes longer than renewDeadline / 2 can't keep the lease anyway. */
+	if ((rc = lease_thread_start(m->loop, &m->cfg, (long)(m->conf.renew_deadline_ms / 2000),
+				     &lo, &m->elector)) != 0)
 		return rc;
 	log_info("leader election started", LF_STR("lease", m->conf.lease_name),
 		 LF_STR("namespace", ns), LF_STR("identity", m->identity), LF_END);
@@ -645,8 +737,7 @@ int manager_run(const struct manager_options *opt)
 fail_informers:
 	ingest_stop(&m);
 fail_election:
-	lease_elector_stop(m.elector);
-	kube_client_free(m.lease_kube);
+	lease_thread_stop(m.elector);
 fail_servers:
 	httpd_stop(m.webhook_srv);
 	httpd_stop(m.health_srv);

@@ -571,21 +571,20 @@ static void ungate(struct mgr *m, const char *key)
 }
 
 /* Once per pump: tells the engine when capacity grew, and gives gated pods their nodes. */
-void nodes_sync(struct mgr *m)
+static void ungate_key(struct mgr *m, enum kind kind, const char *key)
+{
+	(void)kind;
+	ungate(m, key);
+}
+
+void nodes_sync(struct mgr *m, struct pump_budget *b)
 {
 	if (m->capacity_changed) {
 		m->capacity_changed = 0;
 		engine_capacity_changed(m->engine);
 		m->admission_needed = 1;
 	}
-	struct keyset gated;
-	const char *key;
-	keyset_take(&m->dirty[K_POD], &gated);
-	KEYSET_FOREACH(&gated, i, key) {
-		ungate(m, key);
-		state_release_views(m);
-	}
-	keyset_release(&gated);
+	state_drain(m, K_POD, b, 1, ungate_key);
 }
 
 int nodes_init(struct mgr *m)

@@ -28,6 +28,7 @@
 
 #include "api/objects.h"
 #include "ctrl/internal.h"
+#include "kube/lease_thread.h"
 #include "obs/metrics.h"
 #include "util/log.h"
 
@@ -41,7 +42,11 @@ static const double wait_buckets[] = { 1,   2.5, 5,    10,   20,   40,    80,   
 static const double default_buckets[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
 /* client-go's rest_client_request_duration_seconds buckets. */
 static const double api_buckets[] = { 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60 };
-/* Loop turns: 1 ms up to 10 s, the default renewDeadline, past which the lease lapses. */
+/* A turn longer than this is logged, with what the pump spent it on: the issue's bound for the
+ * longest turn. Shorter ones are the histogram's. */
+#define SLOW_TURN_NS (200ull * 1000 * 1000)
+#define MS (1000ull * 1000)
+/* Loop turns: 1 ms up to 10 s, the default renewDeadline. */
 static const double turn_buckets[] = { 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1,
 				       0.2,   0.5,   1,     2,    5,    10 };
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -50,7 +55,7 @@ struct observe {
 	/* Counters and histograms, and the longest loop turn. */
 	struct metric_family *attempts, *attempt_duration, *quota_reserved, *quota_reserved_wait,
 		*admitted, *admission_wait, *evicted, *preempted, *placement, *webhook,
-		*api_requests, *api_duration, *loop_turn, *loop_turn_max;
+		*api_requests, *api_duration, *loop_turn, *loop_turn_max, *lease_lapses;
 	/* Gauges rebuilt at scrape time. */
 	struct metric_family *pending, *reserving_active, *admitted_active, *cq_status,
 		*resource_reservation, *resource_usage, *nominal_quota, *borrowing_limit,
@@ -60,6 +65,7 @@ struct observe {
 	/* The last prepare's uv_hrtime() (0 before the first) and the loop's idle time then, and
 	 * the longest turn's work so far, in ns. */
 	uint64_t turn_at, turn_idle, turn_max;
+	unsigned long lapses; /* the elector's lapses counted so far */
 };
 
 /* Adds a family or fails init: every name here is a constant, so NULL means out of memory. */
@@ -128,10 +134,15 @@ int observe_init(struct mgr *m)
 	       L("verb", "resource"), api_buckets, N(api_buckets));
 	FAMILY(loop_turn, METRIC_HISTOGRAM, "muster_loop_turn_duration_seconds",
 	       "The work of one event loop turn: I/O callbacks, timers and the pump, not the wait "
-	       "for events. Nothing else on the loop, lease renewals included, runs meanwhile.",
+	       "for events. Nothing else on the loop runs meanwhile (lease renewals have a thread "
+	       "of their own).",
 	       NULL, turn_buckets, N(turn_buckets));
 	FAMILY(loop_turn_max, METRIC_GAUGE, "muster_loop_turn_max_seconds",
 	       "The longest loop turn's work since the process started.", NULL, NULL, 0);
+	FAMILY(lease_lapses, METRIC_COUNTER, "muster_lease_lapses_total",
+	       "Times this replica led and lost the lead: renewDeadline passed with no successful "
+	       "Lease renewal, or another replica took the Lease.",
+	       NULL, NULL, 0);
 	FAMILY(pending, METRIC_GAUGE, "kueue_pending_workloads",
 	       "Pending workloads per cluster_queue and status: active (in the queue) or "
 	       "inadmissible (tried, waiting for the cohort to change). Their sum is the "
@@ -192,6 +203,8 @@ int observe_init(struct mgr *m)
 		       "its ClusterQueue: consumed resources (decayed, with the admission penalty) "
 		       "weighted by resourceWeights, summed, divided by the LocalQueue's weight.",
 		       L("name", "namespace", "cluster_queue"), NULL, 0);
+	if ((rc = metrics_add(o->lease_lapses, NULL, 0)) != 0) /* 0 is a value too */
+		goto fail;
 	if (m->kube)
 		kube_client_set_observer(m->kube, on_api_call, m);
 	/* libuv then keeps the time its poll spends blocked, which is not the turn's work. */
@@ -423,7 +436,21 @@ static void on_turn_prepare(uv_prepare_t *h)
 			checked(metrics_set(o->loop_turn_max, NULL, (double)work / 1e9),
 				"muster_loop_turn_max_seconds");
 		}
+		if (work > SLOW_TURN_NS) {
+			const struct pump_turn *p = &m->pump_turn;
+			uint64_t pumped = p->drain_ns + p->cycle_ns + p->queues_ns;
+			log_warn("a loop turn took long",
+				 LF_INT("duration_ms", (long long)(work / MS)),
+				 LF_INT("pump_keys", (long long)p->keys),
+				 LF_INT("pump_keys_ms", (long long)(p->drain_ns / MS)),
+				 LF_INT("cycle_ms", (long long)(p->cycle_ns / MS)),
+				 LF_INT("queue_status_ms", (long long)(p->queues_ns / MS)),
+				 LF_INT("other_ms",
+					(long long)((work > pumped ? work - pumped : 0) / MS)),
+				 LF_END);
+		}
 	}
+	m->pump_turn = (struct pump_turn){ 0 };
 	o->turn_at = now;
 	o->turn_idle = idle;
 }
@@ -583,6 +610,14 @@ static void collect(struct mgr *m)
 				"kueue_cluster_queue_status");
 		if (m->conf.metrics_cq_resources)
 			collect_quotas(m, name, cq);
+	}
+	/* Counted on the lease thread (kube/lease_thread.h), at once, even while this loop is
+	 * busy; read here. */
+	unsigned long lapses = lease_thread_lapses(m->elector);
+	if (lapses > o->lapses) {
+		checked(metrics_add(o->lease_lapses, NULL, (double)(lapses - o->lapses)),
+			"muster_lease_lapses_total");
+		o->lapses = lapses;
 	}
 	const char *role = metrics_replica_role(m->metrics);
 	checked(metrics_set(o->leader, NULL, strcmp(role, "follower") ? 1 : 0), "muster_leader");

@@ -606,21 +606,17 @@ static int due(struct mgr *m, enum kind kind, const char *key)
 	return 0;
 }
 
-void queues_sync(struct mgr *m)
+static void status_if_due(struct mgr *m, enum kind kind, const char *key)
 {
-	static const enum kind kinds[N_SLOTS] = { K_CQ, K_LQ, K_COHORT };
-	static void (*const status_of[N_SLOTS])(struct mgr *, const char *) = { cq_status,
-										lq_status,
-										cohort_status };
-	struct keyset batch;
-	const char *key;
-	for (int slot = 0; slot < N_SLOTS; slot++) {
-		keyset_take(&m->dirty[kinds[slot]], &batch);
-		KEYSET_FOREACH(&batch, i, key)
-			if (due(m, kinds[slot], key))
-				status_of[slot](m, key);
-		keyset_release(&batch);
-	}
+	if (due(m, kind, key))
+		(kind == K_CQ ? cq_status : kind == K_LQ ? lq_status : cohort_status)(m, key);
+}
+
+void queues_sync(struct mgr *m, struct pump_budget *b)
+{
+	state_drain(m, K_CQ, b, 1, status_if_due);
+	state_drain(m, K_LQ, b, 1, status_if_due);
+	state_drain(m, K_COHORT, b, 1, status_if_due);
 }
 
 void queues_forget_queue(struct mgr *m, enum kind kind, const char *key)

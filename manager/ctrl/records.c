@@ -192,7 +192,8 @@ int wl_records_check(struct mgr *m)
 		unwritten += r->unwritten != NULL;
 		if (rc || json_object_get(m->stores[K_WORKLOAD], r->key) || r->write.inflight ||
 		    r->has_deadline || r->write.expect_until ||
-		    strmap_get(&m->dirty[K_WORKLOAD].map, r->key))
+		    strmap_get(&m->dirty[K_WORKLOAD].map, r->key) ||
+		    strmap_get(&m->draining[K_WORKLOAD].batch.map, r->key))
 			continue;
 		log_error("a Workload's record outlives it", LF_STR("workload", r->key), LF_END);
 		rc = -EPROTO;

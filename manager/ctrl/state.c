@@ -50,6 +50,62 @@ void keyset_release(struct keyset *s)
 	strmap_release(&s->map, NULL);
 }
 
+void pump_budget_start(struct mgr *m, struct pump_budget *b)
+{
+	*b = (struct pump_budget){ .until_ns = uv_hrtime() + m->pump_budget_ns };
+}
+
+int pump_budget_spent(struct pump_budget *b)
+{
+	if (!b->spent && b->keys > 0 && b->keys % PUMP_CHECK_EVERY == 0 &&
+	    uv_hrtime() >= b->until_ns)
+		b->spent = 1;
+	return b->spent;
+}
+
+int state_drain(struct mgr *m, enum kind kind, struct pump_budget *b, int may_take,
+		void (*reconcile)(struct mgr *m, enum kind kind, const char *key))
+{
+	struct drain *d = &m->draining[kind];
+	if (d->left == 0) {
+		if (!may_take || keyset_size(&m->dirty[kind]) == 0)
+			return 1;
+		keyset_release(&d->batch);
+		keyset_take(&m->dirty[kind], &d->batch);
+		d->next = 0;
+		d->left = keyset_size(&d->batch);
+	}
+	/* Nothing but this loop changes the batch, so its slots stay where they are. */
+	while (d->left > 0 && d->next < d->batch.map.cap) {
+		struct strmap_slot *slot = &d->batch.map.slots[d->next];
+		if (!slot->key || !slot->value) {
+			d->next++;
+			continue;
+		}
+		if (pump_budget_spent(b))
+			return 0;
+		slot->value = NULL; /* reconciled: keyset_has no longer finds it */
+		d->next++;
+		d->left--;
+		b->keys++;
+		reconcile(m, kind, slot->key);
+		state_release_views(m);
+	}
+	d->left = 0;
+	keyset_release(&d->batch);
+	return 1;
+}
+
+int state_draining(struct mgr *m, enum kind kind)
+{
+	return m->draining[kind].left > 0;
+}
+
+size_t state_pending(struct mgr *m, enum kind kind)
+{
+	return keyset_size(&m->dirty[kind]) + m->draining[kind].left;
+}
+
 static void on_pump(uv_idle_t *h)
 {
 	struct mgr *m = h->data;
@@ -368,6 +424,7 @@ int state_init(struct mgr *m)
 {
 	for (int k = 0; k < K_KINDS; k++) {
 		strmap_init(&m->dirty[k].map);
+		strmap_init(&m->draining[k].batch.map);
 		strmap_init(&m->deadlines[k]);
 		strmap_init(&m->texts[k]);
 		strmap_init(&m->views[k]);
@@ -379,6 +436,7 @@ int state_init(struct mgr *m)
 	strmap_init(&m->admitted_now.map);
 	strmap_init(&m->afs_seen.map);
 	records_init(m);
+	m->pump_budget_ns = PUMP_BUDGET_NS;
 	uv_idle_init(m->loop, &m->pump);
 	m->pump.data = m;
 	uv_prepare_init(m->loop, &m->turn_prepare); /* observe.c starts it */
@@ -400,6 +458,8 @@ void state_release(struct mgr *m)
 {
 	for (int k = 0; k < K_KINDS; k++) {
 		keyset_release(&m->dirty[k]);
+		keyset_release(&m->draining[k].batch);
+		m->draining[k].left = 0;
 		strmap_release(&m->deadlines[k], free);
 		strmap_release(&m->texts[k], free);
 		strmap_release(&m->views[k], view_free);

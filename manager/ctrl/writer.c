@@ -23,7 +23,7 @@
 #include "api/objects.h"
 #include "core/container_of.h"
 #include "ctrl/internal.h"
-#include "kube/lease.h"
+#include "kube/lease_thread.h"
 #include "util/json_cut.h"
 #include "util/log.h"
 
@@ -285,7 +285,7 @@ static void on_written(void *arg, const struct kube_response *resp)
 		log_failure(m, kind, key,
 			    resp->status == 403 && resp->body &&
 					    strstr(resp->body, FENCE_MESSAGE) &&
-					    lease_elector_is_leader(m->elector) ?
+					    lease_thread_is_leader(m->elector) ?
 				    "write rejected: the apiserver's leader fence refuses our "
 				    "writes although we "
 				    "hold the Lease, so its copy of the Lease is stale "
@@ -318,7 +318,7 @@ static void on_written(void *arg, const struct kube_response *resp)
  * (kube/lease.h, "Fencing"): a leader that can't renew stops before anyone may take over. */
 static int fenced(struct mgr *m)
 {
-	return m->elector && !lease_elector_may_write(m->elector);
+	return m->elector && !lease_thread_may_write(m->elector);
 }
 
 int writer_send(struct mgr *m, enum kind kind, const char *key, const char *method,

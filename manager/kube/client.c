@@ -418,10 +418,22 @@ void kube_client_set_token_period(struct kube_client *c, unsigned ms)
 	c->token_period_ms = ms;
 }
 
+static uv_once_t curl_once = UV_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+/* Once per process; never undone (libcurl's global state lives as long as the process). */
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
 int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_client **out)
 {
-	struct kube_client *c = calloc(1, sizeof(*c));
 	*out = NULL;
+	uv_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK)
+		return -ENOMEM;
+	struct kube_client *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->loop = loop;

@@ -48,7 +48,10 @@ typedef void (*kube_done_fn)(void *arg, const struct kube_response *resp);
  * stream (the done callback then reports error -ECANCELED). */
 typedef int (*kube_data_fn)(void *arg, const char *data, size_t len);
 
-/* Creates a client for cfg (copied; the caller keeps ownership of cfg). 0 or -errno. */
+/* Creates a client for cfg (copied; the caller keeps ownership of cfg), used on loop's thread
+ * only. The first call sets up libcurl's global state (curl_global_init, not thread-safe, once
+ * per process): make a client on the main thread before starting threads that make their own.
+ * 0 or -errno. */
 int kube_client_new(uv_loop_t *loop, const struct kube_config *cfg, struct kube_client **out);
 
 /* Ends every call: those not cancelled complete at once with error -ECANCELED ("client

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,13 @@ struct lease_elector {
 	char acquire_time[40];
 	uint64_t observed_ms; /* mono_ms() when the record last changed */
 
-	int leader;
-	uint64_t renewed_ms; /* mono_ms() when our last successful write was sent */
+	/* Written on the elector's loop, read by lease_elector_may_write and _is_leader from any
+	 * thread. */
+	_Atomic int leader;
+	_Atomic uint64_t renewed_ms; /* mono_ms() when our last successful write was sent */
+	_Atomic int releasing; /* lease_elector_release was called: no writes may follow */
+	_Atomic unsigned long lapses; /* times we led and lost it */
+	int (*may_renew)(void *arg);
 	void (*released)(void *arg); /* lease_elector_release in progress */
 	void *released_arg;
 	int stopping; /* freed once the timer handle has closed */
@@ -114,6 +120,7 @@ static void lose(struct lease_elector *e, const char *why, int taken)
 	if (!e->leader)
 		return;
 	e->leader = 0;
+	e->lapses++;
 	log_error("leader election lost", LF_STR("lease", e->name), LF_STR("reason", why),
 		  LF_STR("holder", e->holder), LF_END);
 	if (e->on_stopped)
@@ -208,6 +215,10 @@ static void tick(struct lease_elector *e)
 			return;
 		}
 	}
+	if (e->may_renew && !e->may_renew(e->arg)) {
+		schedule(e, (uint64_t)e->retry_ms);
+		return;
+	}
 	if (send_record(e, e->identity) != 0) {
 		e->call = NULL;
 		schedule(e, (uint64_t)e->retry_ms);
@@ -301,6 +312,7 @@ int lease_elector_start(uv_loop_t *loop, struct kube_client *client,
 	e->retry_ms = opt->retry_period_ms;
 	e->on_started = opt->on_started;
 	e->on_stopped = opt->on_stopped;
+	e->may_renew = opt->may_renew;
 	e->arg = opt->arg;
 	if (!(e->ns = strdup(opt->namespace_name)) || !(e->name = strdup(opt->name)) ||
 	    !(e->identity = strdup(opt->identity)))
@@ -345,13 +357,19 @@ int lease_elector_is_leader(const struct lease_elector *e)
 
 int lease_elector_may_write(const struct lease_elector *e)
 {
-	return e && e->leader && !e->released &&
+	return e && e->leader && !e->releasing &&
 	       mono_ms() - e->renewed_ms < (uint64_t)e->renew_deadline_ms;
+}
+
+unsigned long lease_elector_lapses(const struct lease_elector *e)
+{
+	return e ? e->lapses : 0;
 }
 
 void lease_elector_release(struct lease_elector *e, void (*done)(void *arg), void *arg)
 {
 	int was_leader = e->leader;
+	e->releasing = 1;
 	uv_timer_stop(&e->timer);
 	e->leader = 0;
 	if (e->call) {

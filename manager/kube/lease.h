@@ -25,7 +25,10 @@
  * else may write. The apiserver-side fence (config/rbac/leader-fence.yaml) refuses writes from
  * any replica but the Lease's holder outright.
  *
- * Everything runs on the loop thread. The elector owns its informer, timer and requests.
+ * Threads. Everything runs on the elector's loop thread, but lease_elector_may_write,
+ * _is_leader and _lapses, which read C11 atomics and may be called from any thread (a
+ * manager runs its elector on a thread of its own: kube/lease_thread.h). The elector owns its
+ * informer, timer and requests.
  */
 #ifndef MUSTER_KUBE_LEASE_H
 #define MUSTER_KUBE_LEASE_H
@@ -50,6 +53,10 @@ struct lease_options {
 	 * writes must stop, and the elector keeps trying to renew the record that still names
 	 * us; on_started runs again if that succeeds before anyone else takes it. */
 	void (*on_stopped)(void *arg, int taken);
+	/* NULL, or asked on the elector's loop before each write that would take or keep the
+	 * Lease: 0 skips it (asked again a retry period later), so a leader that may not renew
+	 * loses the lead when renewDeadline passes (kube/lease_thread.h's watchdog). */
+	int (*may_renew)(void *arg);
 	void *arg;
 };
 
@@ -59,6 +66,9 @@ int lease_elector_start(uv_loop_t *loop, struct kube_client *client,
 /* Whether we lead now and our last renewal is recent enough to write (see Fencing above). */
 int lease_elector_may_write(const struct lease_elector *e);
 int lease_elector_is_leader(const struct lease_elector *e);
+/* How many times this elector led and lost the lead (on_stopped ran): renewDeadline passed with
+ * no successful renewal, or another replica took the Lease. */
+unsigned long lease_elector_lapses(const struct lease_elector *e);
 /* Gives the Lease up if we hold it (holderIdentity "", so a follower takes it at once), then
  * runs done (also when we did not hold it, or the release failed). No writes may follow. */
 void lease_elector_release(struct lease_elector *e, void (*done)(void *arg), void *arg);

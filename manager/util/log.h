@@ -7,6 +7,8 @@
  * Fields are passed as LF_STR/LF_INT values and the list ends with LF_END:
  *     log_info("workload admitted", LF_STR("workload", key), LF_INT("pods", n), LF_END);
  * Nothing here allocates; an over-long line is truncated and marked "truncated":true.
+ * Safe from any thread (the manager's lease thread logs too): a line is built on the caller's
+ * stack and written with one write(2); set the level before starting threads.
  */
 #ifndef MUSTER_LOG_H
 #define MUSTER_LOG_H

@@ -946,6 +946,8 @@ static void test_metrics_time_loop_turns(void **state)
 	assert_true(metric(t, "muster_loop_turn_duration_seconds_bucket{" ROLE ",le=\"+Inf\"}") ==
 		    turns);
 	assert_true(max >= 0 && max < 10 && max <= sum + 1e-9);
+	/* Beside them, from the start: no lease lapse (kube/lease_thread.h counts them). */
+	assert_true(metric(t, "muster_lease_lapses_total{" ROLE "}") == 0);
 	uv_run(&t->loop, UV_RUN_NOWAIT);
 	assert_true(metric(t, count) > turns);
 	/* Waiting is not work: a loop blocked 400 ms on a timer adds almost nothing. */
@@ -1352,6 +1354,92 @@ static void test_cycles_batched(void **state)
 		assert_true(fake_cond(t, path, "QuotaReserved"));
 	}
 	assert_int_equal(cq_cpu_usage(t), 10000);
+}
+
+/* Seeds Workloads first..last-1 of 1 cpu ("p<i>"): their keys are dirty, none reconciled. */
+static void seed_many(struct t *t, int first, int last)
+{
+	for (int i = first; i < last; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "p%d", i);
+		seed(t, K_WORKLOAD, workload(name, "1", 0, "2026-01-01T00:00:00Z"));
+	}
+}
+
+/* A pass stops when its budget is spent and leaves the rest dirty; the idle pump drains them
+ * over later turns. No cycle runs while the batch is half drained, then it runs. */
+static void test_pump_yields_and_cycle_waits_for_batch(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "1000", NULL);
+	converge(t);
+	t->m.pump_budget_ns = 1; /* spent at the first look: PUMP_CHECK_EVERY keys a pass */
+	seed_many(t, 0, 100);
+	assert_int_equal(state_pending(&t->m, K_WORKLOAD), 100);
+	uv_run(&t->loop, UV_RUN_NOWAIT); /* one turn, one pass */
+	size_t left = state_pending(&t->m, K_WORKLOAD);
+	assert_true(left > 0 && left < 100);
+	assert_int_equal(left, 100 - PUMP_CHECK_EVERY);
+	assert_true(uv_is_active((uv_handle_t *)&t->m.pump)); /* it comes back next turn */
+	int passes = 1;
+	while (state_pending(&t->m, K_WORKLOAD) > 0) {
+		assert_int_equal(cq_cpu_usage(t), 0); /* no cycle over half of the batch */
+		mgr_pump_once(&t->m);
+		passes++;
+	}
+	assert_true(passes >= 100 / PUMP_CHECK_EVERY);
+	assert_true(cq_cpu_usage(t) > 0); /* the pass that drained the batch ran the cycle */
+	converge(t);
+	assert_int_equal(cq_cpu_usage(t), 100000);
+}
+
+/* A steady trickle of new Workloads, as many a pass as a pass reconciles, never lets the dirty
+ * set empty; the cycle still runs once the batch it waited for is drained. */
+static void test_cycle_not_starved_by_trickle(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "1000", NULL);
+	converge(t);
+	t->m.pump_budget_ns = 1;
+	seed_many(t, 0, 40);
+	int next = 40, passes = 0;
+	while (cq_cpu_usage(t) == 0 && passes < 40) {
+		mgr_pump_once(&t->m);
+		seed_many(t, next, next + PUMP_CHECK_EVERY);
+		next += PUMP_CHECK_EVERY;
+		passes++;
+		assert_true(state_pending(&t->m, K_WORKLOAD) > 0);
+	}
+	assert_true(cq_cpu_usage(t) > 0);
+	assert_true(passes <= 40 / PUMP_CHECK_EVERY + 3);
+	t->m.pump_budget_ns = PUMP_BUDGET_NS;
+	converge(t);
+	assert_int_equal(cq_cpu_usage(t), (int64_t)next * 1000);
+}
+
+/* A set that is always refilled does not starve the stages after it: the pass after one that
+ * spent its budget on Workloads starts with their owners, and reaches queue status. */
+static void test_pump_stages_take_turns(void **state)
+{
+	struct t *t = *state;
+	struct writer_stats s;
+	seed_queue(t, "1000", NULL);
+	converge(t);
+	clock_ms += 5000; /* past the queue status interval */
+	t->m.pump_budget_ns = 1;
+	seed_many(t, 0, 200);
+	writer_get_stats(&t->m, &s);
+	uint64_t sent = s.sent;
+	mgr_pump_once(&t->m); /* the budget goes on Workloads, */
+	writer_get_stats(&t->m, &s);
+	assert_int_equal(s.sent, sent);
+	assert_int_equal(t->m.pump_first, 1);
+	mgr_pump_once(&t->m); /* and the next pass starts with the stages after them */
+	writer_get_stats(&t->m, &s);
+	assert_true(s.sent > sent); /* the LocalQueue's status */
+	assert_true(state_pending(&t->m, K_WORKLOAD) > 150);
+	t->m.pump_budget_ns = PUMP_BUDGET_NS;
+	converge(t);
 }
 
 /* Queue status is kept without scans and written coalesced: many admissions in a burst cost
@@ -2784,6 +2872,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cohort_self_parent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_objects_get_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycles_batched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pump_yields_and_cycle_waits_for_batch, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_cycle_not_starved_by_trickle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pump_stages_take_turns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events_shape_and_rate_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_visibility_pending_workloads, setup, teardown),
