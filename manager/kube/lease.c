@@ -198,7 +198,9 @@ static int send_record(struct lease_elector *e, const char *holder)
 static void tick(struct lease_elector *e)
 {
 	uint64_t now = mono_ms();
-	if (e->stopping || e->released || e->call)
+	/* Once releasing, never campaign again: the freed Lease's own watch event would otherwise
+	 * take it back, and the next leader would wait out leaseDuration. */
+	if (e->stopping || e->releasing || e->released || e->call)
 		return;
 	if (e->leader) {
 		/* Then try on: the record may still name us (below). */

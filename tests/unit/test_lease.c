@@ -42,6 +42,7 @@ struct server {
 	_Atomic int puts; /* successful writes */
 	_Atomic int steal; /* the next request finds the Lease held by "other" */
 	_Atomic int released; /* a write named no holder */
+	_Atomic int watch_once; /* the next watch brings the Lease as it is, then ends */
 };
 
 static json_t *lease_list(struct server *s)
@@ -91,7 +92,23 @@ static void on_request(void *arg, const struct httpd_request *req, struct httpd_
 		json_object_set_new(json_object_get(s->lease, "metadata"), "resourceVersion",
 				    json_string(rv));
 	}
-	if (!strcmp(req->method, "GET") && strstr(req->query, "watch=")) {
+	if (!strcmp(req->method, "GET") && strstr(req->query, "watch=") && s->lease &&
+	    atomic_exchange(&s->watch_once, 0)) {
+		json_t *ev = json_pack("{s:s, s:O}", "type", "MODIFIED", "object", s->lease);
+		char *text = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+		size_t n = text ? strlen(text) : 0;
+		resp->status = 200;
+		resp->content_type = "application/json";
+		resp->body = text ? realloc(text, n + 2) : NULL;
+		if (resp->body) {
+			memcpy(resp->body + n, "\n", 2);
+			n++;
+		} else {
+			free(text);
+		}
+		resp->body_len = resp->body ? n : 0;
+		json_decref(ev);
+	} else if (!strcmp(req->method, "GET") && strstr(req->query, "watch=")) {
 		answer(resp, 500, NULL); /* no watch: the elector sees its own writes' answers */
 	} else if (!strcmp(req->method, "GET") && !strcmp(req->path, LEASES)) {
 		json_t *list = lease_list(s);
@@ -294,6 +311,13 @@ static void test_release_across_threads(void **state)
 	assert_int_equal(t->released, 1);
 	assert_int_equal(lease_thread_lapses(t->lt), 0);
 	assert_true(t->server.released); /* the record names nobody */
+	/* The freed Lease comes back through the watch: a releasing elector must not take it
+	 * again, or the next leader waits out leaseDuration. */
+	int puts = t->server.puts, never = 0;
+	t->server.watch_once = 1;
+	run_until(t, &never, 1, 2 * LEASE_MS / 3 + 500);
+	assert_int_equal(t->server.puts, puts);
+	assert_int_equal(t->started, 1);
 }
 
 int main(void)
