@@ -75,16 +75,22 @@ static void heap_up(struct wheap *h, uint32_t i)
 	heap_set(h, i, w, k);
 }
 
+/* The child of i that comes first, or h->n when i has none. */
+static inline uint32_t first_child(const struct wheap *h, uint32_t i)
+{
+	uint32_t c = 2 * i + 1;
+	if (c >= h->n)
+		return h->n;
+	if (c + 1 < h->n && heap_before(h, &h->k[c + 1], h->v[c + 1], &h->k[c], h->v[c]))
+		c++;
+	return c;
+}
+
 static void heap_down(struct wheap *h, uint32_t i)
 {
 	struct ewl *w = h->v[i];
 	struct wkey k = h->k[i];
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && heap_before(h, &h->k[c + 1], h->v[c + 1], &h->k[c], h->v[c]))
-			c++;
+	for (uint32_t c; (c = first_child(h, i)) < h->n;) {
 		if (!heap_before(h, &h->k[c], h->v[c], &k, w))
 			break;
 		heap_set(h, i, h->v[c], h->k[c]);
@@ -116,6 +122,12 @@ int heap_push(struct wheap *h, struct ewl *w)
 	return 0;
 }
 
+/* Takes w out by moving the hole it leaves down to a leaf, the child that comes first rising
+ * at each level, then putting the last entry in the hole and letting it rise (Floyd's
+ * bottom-up deletion). The last entry came from the bottom and usually belongs near it, so this
+ * costs one comparison per level where sifting it down from w's place costs two; a cycle that
+ * parks a deep queue takes its head out once per workload. Any heap in the same order yields
+ * the same sequence of heads, so the order is unchanged. */
 void heap_remove(struct wheap *h, struct ewl *w)
 {
 	uint32_t i = w->pos;
@@ -123,11 +135,10 @@ void heap_remove(struct wheap *h, struct ewl *w)
 	--h->n;
 	if (i == h->n)
 		return;
+	for (uint32_t c; (c = first_child(h, i)) < h->n; i = c)
+		heap_set(h, i, h->v[c], h->k[c]);
 	heap_set(h, i, h->v[h->n], h->k[h->n]);
-	if (i > 0 && heap_before(h, &h->k[i], h->v[i], &h->k[(i - 1) / 2], h->v[(i - 1) / 2]))
-		heap_up(h, i);
-	else
-		heap_down(h, i);
+	heap_up(h, i);
 }
 
 void eng_heap_rebuild(struct wheap *h)
