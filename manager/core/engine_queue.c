@@ -38,14 +38,12 @@ void wvec_remove(struct wvec *v, struct ewl *w)
 
 /* --- the heap ------------------------------------------------------------------------------ */
 
-/* The order of a ClusterQueue's heap: with admission fair sharing, the LocalQueue that used
- * less goes first (Kueue's queueOrderingFunc), then the queue order above (wl_before, from
- * the keys: the workloads themselves are read only for a tie or fair sharing). */
+/* The order of a ClusterQueue's heap (eng_queue_before, from the keys: the workloads
+ * themselves are read only with admission fair sharing). */
 static inline int heap_before(const struct wheap *h, const struct wkey *ka, const struct ewl *a,
 			      const struct wkey *kb, const struct ewl *b)
 {
-	int c = h->afs ? eng_lq_usage_cmp(a, b) : 0;
-	return c ? c < 0 : key_before(ka, kb);
+	return eng_queue_before(h->afs, ka, a, kb, b);
 }
 
 static void heap_set(struct wheap *h, uint32_t i, struct ewl *w, struct wkey k)

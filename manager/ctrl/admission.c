@@ -679,8 +679,9 @@ static int on_front(void *arg, const struct eng_pending *p)
 
 static void on_front_timer(uv_timer_t *t);
 
-/* Looks at which Workloads are next in line in each ClusterQueue (a sort of its pending
- * ones), at most every front_ms; a look held back comes with front_timer. */
+/* Looks at which Workloads are next in line in each ClusterQueue (its first FRONT_DEPTH, a
+ * pass over its pending ones), at most every front_ms; a look held back comes with
+ * front_timer. */
 static void front_pass(struct mgr *m)
 {
 	uint64_t now = uv_now(m->loop);
@@ -699,8 +700,8 @@ static void front_pass(struct mgr *m)
 	{
 		size_t pending = 0, admitted = 0;
 		engine_cq_counts(m->engine, name, &pending, &admitted);
-		if (pending > 0 &&
-		    engine_pending_order(m->engine, name, on_front, &look) == -ENOMEM)
+		if (pending > 0 && engine_pending_order_first(m->engine, name, FRONT_DEPTH,
+							      on_front, &look) == -ENOMEM)
 			log_error("out of memory: the front of a queue is not looked at",
 				  LF_STR("clusterQueue", name), LF_END);
 	}
