@@ -120,12 +120,13 @@ int heap_push(struct wheap *h, struct ewl *w)
 	return 0;
 }
 
-/* Takes w out by moving the hole it leaves down to a leaf, the child that comes first rising
- * at each level, then putting the last entry in the hole and letting it rise (Floyd's
- * bottom-up deletion). The last entry came from the bottom and usually belongs near it, so this
- * costs one comparison per level where sifting it down from w's place costs two; a cycle that
- * parks a deep queue takes its head out once per workload. Any heap in the same order yields
- * the same sequence of heads, so the order is unchanged. */
+/* Takes w out. The head (what a cycle takes, once per workload when it parks a deep queue)
+ * leaves a hole that moves down to a leaf, the child that comes first rising at each level,
+ * and the last entry fills it and rises (Floyd's bottom-up deletion): the last entry came from
+ * the bottom and mostly belongs near it, so that is one comparison per level where sifting it
+ * down from the top is two. Elsewhere the last entry takes w's place and moves up or down, as
+ * it mostly settles at once. Any heap in the same order yields the same sequence of heads, so
+ * the order is unchanged. */
 void heap_remove(struct wheap *h, struct ewl *w)
 {
 	uint32_t i = w->pos;
@@ -133,10 +134,18 @@ void heap_remove(struct wheap *h, struct ewl *w)
 	--h->n;
 	if (i == h->n)
 		return;
-	for (uint32_t c; (c = first_child(h, i)) < h->n; i = c)
-		heap_set(h, i, h->v[c], h->k[c]);
+	if (i == 0) {
+		for (uint32_t c; (c = first_child(h, i)) < h->n; i = c)
+			heap_set(h, i, h->v[c], h->k[c]);
+		heap_set(h, i, h->v[h->n], h->k[h->n]);
+		heap_up(h, i);
+		return;
+	}
 	heap_set(h, i, h->v[h->n], h->k[h->n]);
-	heap_up(h, i);
+	if (heap_before(h, &h->k[i], h->v[i], &h->k[(i - 1) / 2], h->v[(i - 1) / 2]))
+		heap_up(h, i);
+	else
+		heap_down(h, i);
 }
 
 void eng_heap_rebuild(struct wheap *h)
