@@ -495,6 +495,13 @@ struct reqset {
 struct cand {
 	struct ewl *wl;
 	const struct qnode *lca; /* the cohort it was found under; NULL in the own ClusterQueue */
+	/* Copies of what orders it (engine_preempt.c's cmp_cand), taken as it is collected (none
+	 * of them changes during a search): sorting a cohort's candidates read each workload
+	 * anew per comparison, most of the search's time on Kueue's large-scale shape. */
+	int64_t adm_time; /* wl's */
+	int32_t priority; /* wl's */
+	uint8_t rank; /* 0 when wl is evicting, else 1, then list: (!evicting) << 2 | list */
+	uint8_t afs; /* wl's ClusterQueue orders by admission fair sharing */
 	uint8_t variant;
 	uint8_t list; /* 0 hierarchical reclaim, 1 priority-based reclaim, 2 same ClusterQueue */
 };
