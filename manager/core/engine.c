@@ -3433,11 +3433,6 @@ int eng_build(struct engine *e)
 	return ensure_built(e);
 }
 
-int eng_wl_before(const struct ewl *a, const struct ewl *b)
-{
-	return wl_before(a, b);
-}
-
 struct elq *eng_lq(struct engine *e, const char *namespace_name, const char *name)
 {
 	return lq_record(e, namespace_name, name);

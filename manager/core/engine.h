@@ -493,6 +493,11 @@ typedef int (*eng_pending_fn)(void *arg, const struct eng_pending *p);
  * all (also when fn stopped early), -ENOENT for a ClusterQueue that doesn't exist, -ENOMEM.
  * Cost: a sort of the ClusterQueue's pending workloads. */
 int engine_pending_order(const struct engine *e, const char *cq, eng_pending_fn fn, void *arg);
+/* The same for the first limit workloads of the order only: fn sees what it would see from
+ * engine_pending_order until then (positions included), and the return is still how many are
+ * pending in all. Cost: a pass over the pending workloads and a sort of limit of them. */
+int engine_pending_order_first(const struct engine *e, const char *cq, size_t limit,
+			       eng_pending_fn fn, void *arg);
 /* The same restricted to LocalQueue namespace/lq (positions still count the whole
  * ClusterQueue for position_in_cq). Returns how many of the LocalQueue's are in the order,
  * 0 when it is stopped (its workloads are held), -ENOENT when it doesn't exist. */

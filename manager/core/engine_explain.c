@@ -19,10 +19,18 @@
 
 /* --- the order of a ClusterQueue ------------------------------------------------------------ */
 
+/* An entry of the order: the workload's queue-order key beside it, so a comparison reads no
+ * workload (with admission fair sharing, their LocalQueues). */
+struct oent {
+	struct wkey k;
+	struct ewl *w;
+};
+
 struct order {
-	struct ewl **v; /* waiting preemptors, then the heap and the parked list, each sorted */
+	struct oent *v; /* waiting preemptors, then the heap and the parked list, each sorted */
 	uint32_t *lq_pos; /* [i]: position of v[i] among its LocalQueue's */
-	uint32_t n, n_waiting;
+	uint32_t n, n_waiting; /* sorted (at most the limit asked for); the waiting among them */
+	uint32_t total; /* pending in all */
 };
 
 struct lq_rank {
@@ -32,16 +40,19 @@ struct lq_rank {
 
 static int cmp_queue_order(const void *a, const void *b)
 {
-	const struct ewl *x = *(struct ewl *const *)a, *y = *(struct ewl *const *)b;
-	return eng_wl_before(x, y) ? -1 : eng_wl_before(y, x) ? 1 : 0;
+	const struct oent *x = a, *y = b;
+	return eng_queue_before(0, &x->k, x->w, &y->k, y->w) ? -1 :
+	       eng_queue_before(0, &y->k, y->w, &x->k, x->w) ? 1 :
+							       0;
 }
 
 /* The same with admission fair sharing: the LocalQueue that used less first. */
 static int cmp_queue_order_afs(const void *a, const void *b)
 {
-	const struct ewl *x = *(struct ewl *const *)a, *y = *(struct ewl *const *)b;
-	int c = eng_lq_usage_cmp(x, y);
-	return c ? c : cmp_queue_order(a, b);
+	const struct oent *x = a, *y = b;
+	return eng_queue_before(1, &x->k, x->w, &y->k, y->w) ? -1 :
+	       eng_queue_before(1, &y->k, y->w, &x->k, x->w) ? 1 :
+							       0;
 }
 
 static int cmp_lq_rank(const void *a, const void *b)
@@ -52,46 +63,96 @@ static int cmp_lq_rank(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
+typedef int (*order_cmp)(const void *, const void *);
+
+/* Sifts v[i] down a heap of n entries whose top is the last in cmp's order. */
+static void sift_last_down(struct oent *v, uint32_t n, uint32_t i, order_cmp cmp)
+{
+	struct oent x = v[i];
+	for (uint32_t c; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && cmp(&v[c + 1], &v[c]) > 0)
+			c++;
+		if (cmp(&v[c], &x) <= 0)
+			break;
+		v[i] = v[c];
+	}
+	v[i] = x;
+}
+
+/* Sorts the first r of v[0..n) in cmp's order into v[0..r) (the rest in no order). Keeping
+ * only r in a heap, the last of them on top for each later entry to beat, costs O(n log r):
+ * the front of a queue of 50,000 needs five, not a sort of all. cmp is a strict total order
+ * (the last tie-break is the unique arrival), so the r are those a full sort puts first. */
+static void sort_first(struct oent *v, uint32_t n, uint32_t r, order_cmp cmp)
+{
+	if (r < n && r > 0) {
+		for (uint32_t i = r / 2; i-- > 0;)
+			sift_last_down(v, r, i, cmp);
+		for (uint32_t j = r; j < n; j++) {
+			if (cmp(&v[j], &v[0]) >= 0)
+				continue;
+			struct oent t = v[0];
+			v[0] = v[j];
+			v[j] = t;
+			sift_last_down(v, r, 0, cmp);
+		}
+	}
+	qsort(v, r < n ? r : n, sizeof(*v), cmp);
+}
+
 static void order_release(struct order *o)
 {
 	free(o->v);
 	free(o->lq_pos);
 	o->v = NULL;
 	o->lq_pos = NULL;
-	o->n = o->n_waiting = 0;
+	o->n = o->n_waiting = o->total = 0;
 }
 
-/* Sorts q's pending workloads into the order a cycle tries them (see engine.h). */
-static int order_build(const struct ecq *q, struct order *o)
+static void order_add(struct order *o, struct ewl *w)
 {
-	uint32_t n = q->waiting.n + q->heap.n + q->parked.n, k = 0;
+	o->v[o->total++] = (struct oent){ wl_key(w), w };
+}
+
+/* Sorts the first limit of q's pending workloads into the order a cycle tries them (see
+ * engine.h). */
+static int order_build(const struct ecq *q, uint32_t limit, struct order *o)
+{
+	uint32_t n = q->waiting.n + q->heap.n + q->parked.n;
 	memset(o, 0, sizeof(*o));
 	if (n == 0)
 		return 0;
-	struct lq_rank *rank = malloc(n * sizeof(*rank));
 	o->v = malloc(n * sizeof(*o->v));
-	o->lq_pos = malloc(n * sizeof(*o->lq_pos));
-	if (!rank || !o->v || !o->lq_pos) {
+	if (!o->v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < q->waiting.n; i++)
+		order_add(o, q->waiting.v[i]);
+	for (uint32_t i = 0; i < q->heap.n; i++)
+		order_add(o, q->heap.v[i]);
+	for (uint32_t i = 0; i < q->parked.n; i++)
+		order_add(o, q->parked.v[i]);
+	uint32_t nw = q->waiting.n, rest = limit > nw ? limit - nw : 0;
+	o->n_waiting = limit < nw ? limit : nw;
+	sort_first(o->v, nw, o->n_waiting, cmp_queue_order);
+	if (rest > n - nw)
+		rest = n - nw;
+	sort_first(o->v + nw, n - nw, rest, q->heap.afs ? cmp_queue_order_afs : cmp_queue_order);
+	o->n = o->n_waiting + rest; /* rest is 0 unless every waiting one is among them */
+	if (o->n == 0)
+		return 0;
+	/* Positions within each LocalQueue: group by LocalQueue, keeping the order. Those before
+	 * an entry in the order are all among the first n, so its position is exact. */
+	struct lq_rank *rank = malloc(o->n * sizeof(*rank));
+	o->lq_pos = malloc(o->n * sizeof(*o->lq_pos));
+	if (!rank || !o->lq_pos) {
 		free(rank);
 		order_release(o);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < q->waiting.n; i++)
-		o->v[k++] = q->waiting.v[i];
-	o->n_waiting = k;
-	for (uint32_t i = 0; i < q->heap.n; i++)
-		o->v[k++] = q->heap.v[i];
-	for (uint32_t i = 0; i < q->parked.n; i++)
-		o->v[k++] = q->parked.v[i];
-	o->n = k;
-	qsort(o->v, o->n_waiting, sizeof(*o->v), cmp_queue_order);
-	qsort(o->v + o->n_waiting, o->n - o->n_waiting, sizeof(*o->v),
-	      q->heap.afs ? cmp_queue_order_afs : cmp_queue_order);
-	/* Positions within each LocalQueue: group by LocalQueue, keeping the order. */
-	for (uint32_t i = 0; i < n; i++)
-		rank[i] = (struct lq_rank){ (uintptr_t)o->v[i]->lq, i };
-	qsort(rank, n, sizeof(*rank), cmp_lq_rank);
-	for (uint32_t i = 0, pos = 0; i < n; i++) {
+	for (uint32_t i = 0; i < o->n; i++)
+		rank[i] = (struct lq_rank){ (uintptr_t)o->v[i].w->lq, i };
+	qsort(rank, o->n, sizeof(*rank), cmp_lq_rank);
+	for (uint32_t i = 0, pos = 0; i < o->n; i++) {
 		pos = i > 0 && rank[i].lq == rank[i - 1].lq ? pos + 1 : 0;
 		o->lq_pos[rank[i].i] = pos;
 	}
@@ -102,7 +163,7 @@ static int order_build(const struct ecq *q, struct order *o)
 static void pending_fill(const struct ecq *q, const struct order *o, uint32_t i,
 			 struct eng_pending *p)
 {
-	const struct ewl *w = o->v[i];
+	const struct ewl *w = o->v[i].w;
 	size_t ns_len = strlen(w->ns);
 	p->key = w->key;
 	p->namespace_name = w->ns;
@@ -118,17 +179,19 @@ static void pending_fill(const struct ecq *q, const struct order *o, uint32_t i,
 	p->inadmissible = w->where == WL_PARKED;
 }
 
-/* Reports q's order, only lq's workloads when lq is not NULL. How many were in it, or -errno. */
-static int report_order(const struct ecq *q, const struct elq *lq, eng_pending_fn fn, void *arg)
+/* Reports the first limit of q's order, only lq's workloads when lq is not NULL (then limit
+ * must take them all). How many were in it, or -errno. */
+static int report_order(const struct ecq *q, const struct elq *lq, uint32_t limit,
+			eng_pending_fn fn, void *arg)
 {
 	struct order o;
-	int rc = order_build(q, &o);
+	int rc = order_build(q, limit, &o);
 	if (rc)
 		return rc;
 	uint32_t n = 0;
 	int stopped = !fn;
 	for (uint32_t i = 0; i < o.n; i++) {
-		if (lq && o.v[i]->lq != lq)
+		if (lq && o.v[i].w->lq != lq)
 			continue;
 		n++;
 		if (stopped)
@@ -137,16 +200,24 @@ static int report_order(const struct ecq *q, const struct elq *lq, eng_pending_f
 		pending_fill(q, &o, i, &p);
 		stopped = fn(arg, &p) != 0;
 	}
+	if (!lq)
+		n = o.total;
 	order_release(&o);
 	return n > INT32_MAX ? INT32_MAX : (int)n;
 }
 
-int engine_pending_order(const struct engine *e, const char *cq, eng_pending_fn fn, void *arg)
+int engine_pending_order_first(const struct engine *e, const char *cq, size_t limit,
+			       eng_pending_fn fn, void *arg)
 {
 	const struct ecq *q = e && cq ? strmap_get(&e->cqs, cq) : NULL;
 	if (!q || !q->exists)
 		return -ENOENT;
-	return report_order(q, NULL, fn, arg);
+	return report_order(q, NULL, limit < UINT32_MAX ? (uint32_t)limit : UINT32_MAX, fn, arg);
+}
+
+int engine_pending_order(const struct engine *e, const char *cq, eng_pending_fn fn, void *arg)
+{
+	return engine_pending_order_first(e, cq, UINT32_MAX, fn, arg);
 }
 
 int engine_pending_order_lq(const struct engine *e, const char *namespace_name, const char *lq,
@@ -161,7 +232,7 @@ int engine_pending_order_lq(const struct engine *e, const char *namespace_name, 
 		return -ENOENT;
 	if (l->stop != ENG_STOP_NONE || !l->cq)
 		return 0; /* its workloads are held by it, in no ClusterQueue's order */
-	return report_order(l->cq, l, fn, arg);
+	return report_order(l->cq, l, UINT32_MAX, fn, arg);
 }
 
 /* --- why: the context of one explanation ------------------------------------------------- */
@@ -662,11 +733,11 @@ static int explain_quota(struct xctx *x)
 static int find_position(const struct ecq *cq, const struct ewl *w, struct eng_explain *out)
 {
 	struct order o;
-	int rc = order_build(cq, &o);
+	int rc = order_build(cq, UINT32_MAX, &o);
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < o.n; i++) {
-		if (o.v[i] != w)
+		if (o.v[i].w != w)
 			continue;
 		out->has_position = 1;
 		out->position_in_cq = i;

@@ -495,6 +495,13 @@ struct reqset {
 struct cand {
 	struct ewl *wl;
 	const struct qnode *lca; /* the cohort it was found under; NULL in the own ClusterQueue */
+	/* Copies of what orders it (engine_preempt.c's cmp_cand), taken as it is collected (none
+	 * of them changes during a search): sorting a cohort's candidates read each workload
+	 * anew per comparison, most of the search's time on Kueue's large-scale shape. */
+	int64_t adm_time; /* wl's */
+	int32_t priority; /* wl's */
+	uint8_t rank; /* 0 when wl is evicting, else 1, then list: (!evicting) << 2 | list */
+	uint8_t afs; /* wl's ClusterQueue orders by admission fair sharing */
 	uint8_t variant;
 	uint8_t list; /* 0 hierarchical reclaim, 1 priority-based reclaim, 2 same ClusterQueue */
 };
@@ -689,6 +696,15 @@ static inline int eng_lq_usage_cmp(const struct ewl *a, const struct ewl *b)
 		return 0;
 	return a->lq->afs_usage < b->lq->afs_usage ? -1 : 1;
 }
+/* The order of a ClusterQueue's pending workloads, from their keys (ka is a's): with admission
+ * fair sharing (afs), the LocalQueue that used less goes first (Kueue's queueOrderingFunc),
+ * then the queue order (key_before). The heap's and the visibility order's one rule. */
+static inline int eng_queue_before(int afs, const struct wkey *ka, const struct ewl *a,
+				   const struct wkey *kb, const struct ewl *b)
+{
+	int c = afs ? eng_lq_usage_cmp(a, b) : 0;
+	return c ? c < 0 : key_before(ka, kb);
+}
 /* Sets whether cq's queue is ordered by admission fair sharing, reordering it on a change. */
 void eng_afs_order(struct engine *e, struct ecq *cq);
 /* For engine_fair_api.c, the entry points above engine.c: a share as a status reports it; a
@@ -711,10 +727,9 @@ static inline uint32_t eng_adm_older(const struct engine *e, const struct ecq *c
 
 /* engine.c */
 const char *eng_intern(struct engine *e, const char *s);
-/* For engine_explain.c: the lazy build (0 or -errno), the queue order within a ClusterQueue
- * (whether a comes before b), and whether cq's namespaceSelector selects w's namespace. */
+/* For engine_explain.c: the lazy build (0 or -errno), and whether cq's namespaceSelector
+ * selects w's namespace. */
 int eng_build(struct engine *e);
-int eng_wl_before(const struct ewl *a, const struct ewl *b);
 /* The LocalQueue record of namespace/name, made if new (it may not exist yet); NULL: -ENOMEM. */
 struct elq *eng_lq(struct engine *e, const char *namespace_name, const char *name);
 /* cq's queue order changed: look at it again. */

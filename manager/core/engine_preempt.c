@@ -158,7 +158,16 @@ static int push_cand(struct pctx *pc, struct ewl *w, const struct qnode *lca, in
 	struct engine *e = pc->e;
 	if (GROW(e->cands, e->cap_cands, pc->n_cands + 1) != 0)
 		return -ENOMEM;
-	e->cands[pc->n_cands++] = (struct cand){ w, lca, (uint8_t)variant, list };
+	e->cands[pc->n_cands++] = (struct cand){
+		.wl = w,
+		.lca = lca,
+		.adm_time = w->adm_time,
+		.priority = w->priority,
+		.rank = (uint8_t)((!w->evicting) << 2 | list),
+		.afs = w->adm_cq->heap.afs,
+		.variant = (uint8_t)variant,
+		.list = list,
+	};
 	if (list != 2)
 		pc->n_other++;
 	if (list == 0)
@@ -320,24 +329,24 @@ static int collect(struct pctx *pc)
 	return 0;
 }
 
-/* Kueue's CandidatesOrdering, with evicted candidates moved to the front of each list. */
+/* Kueue's CandidatesOrdering, with evicted candidates moved to the front of each list
+ * (evicting first, then by list: struct cand.rank). From the copies in struct cand: a
+ * workload is read only with admission fair sharing or for the last tie. */
 static int cmp_cand(const void *pa, const void *pb)
 {
 	const struct cand *a = pa, *b = pb;
-	if (a->wl->evicting != b->wl->evicting)
-		return a->wl->evicting ? -1 : 1;
-	if (a->list != b->list)
-		return a->list < b->list ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
 	/* Admission fair sharing: of one ClusterQueue, the LocalQueue that used more first. */
-	if (a->wl->adm_cq == b->wl->adm_cq && a->wl->adm_cq->heap.afs) {
+	if (a->afs && b->afs && a->wl->adm_cq == b->wl->adm_cq) {
 		int c = eng_lq_usage_cmp(a->wl, b->wl);
 		if (c)
 			return -c;
 	}
-	if (a->wl->priority != b->wl->priority)
-		return a->wl->priority < b->wl->priority ? -1 : 1;
-	if (a->wl->adm_time != b->wl->adm_time)
-		return a->wl->adm_time > b->wl->adm_time ? -1 : 1;
+	if (a->priority != b->priority)
+		return a->priority < b->priority ? -1 : 1;
+	if (a->adm_time != b->adm_time)
+		return a->adm_time > b->adm_time ? -1 : 1;
 	return strcmp(a->wl->key, b->wl->key);
 }
 
@@ -376,12 +385,18 @@ static void charge_cand(const struct pctx *pc, uint32_t i, int sign)
 	w->adm_cq->fp_share_ok = 0;
 }
 
+static void sort_cands(struct pctx *pc)
+{
+	if (pc->n_cands > 1)
+		qsort(pc->e->cands, pc->n_cands, sizeof(*pc->e->cands), cmp_cand);
+}
+
 /* The candidates in e->cands, in the order they are tried. */
 static int collect_sorted(struct pctx *pc)
 {
 	int rc = collect(pc);
-	if (rc == 0 && pc->n_cands > 1)
-		qsort(pc->e->cands, pc->n_cands, sizeof(*pc->e->cands), cmp_cand);
+	if (rc == 0)
+		sort_cands(pc);
 	return rc;
 }
 
@@ -686,12 +701,34 @@ static int fair_plan(struct pctx *pc, uint32_t *n_picked)
 	return 0;
 }
 
+/* Whether the preemptor fits with every candidate that is valid now taken out (e->picked is
+ * its scratch). An attempt of plan takes out only some of those, in order: usage only falls
+ * during it, so a ClusterQueue within its nominal quota stays so and a candidate not valid
+ * now never becomes valid; and what is available only grows as usage falls. So when this says
+ * no, no prefix of the order fits, and the attempt needs neither the order (a sort of every
+ * candidate of the cohort) nor the walk: on Kueue's large-scale shape nearly every search in
+ * churn ends so. Usage is path independent (engine_quota.c): charging back restores it. */
+static int fits_without_all(struct pctx *pc, int borrow)
+{
+	struct engine *e = pc->e;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < pc->n_cands; i++)
+		if (candidate_valid(pc, &e->cands[i], borrow))
+			e->picked[n++] = i;
+	for (uint32_t k = 0; k < n; k++)
+		charge_cand(pc, e->picked[k], -1);
+	int fits = preemptor_fits(pc, borrow);
+	for (uint32_t k = 0; k < n; k++)
+		charge_cand(pc, e->picked[k], +1);
+	return fits;
+}
+
 /* Kueue's classicalPreemptions (or with fair sharing its fairPreemptions): picked candidate
  * indices in e->picked, in candidate order. */
 static int plan(struct pctx *pc, uint32_t *n_picked)
 {
 	struct engine *e = pc->e;
-	int rc = collect_sorted(pc);
+	int rc = collect(pc);
 	*n_picked = 0;
 	if (rc)
 		return rc;
@@ -699,8 +736,10 @@ static int plan(struct pctx *pc, uint32_t *n_picked)
 		return 0;
 	if (GROW(e->picked, e->cap_picked, pc->n_cands) != 0)
 		return -ENOMEM;
-	if (pc->fair)
+	if (pc->fair) {
+		sort_cands(pc);
 		return fair_plan(pc, n_picked);
+	}
 
 	/* Which of "may borrow after preempting" to try, and in which order (Kueue's comment:
 	 * without borrowing there are more candidates, with it fewer victims). */
@@ -725,9 +764,16 @@ static int plan(struct pctx *pc, uint32_t *n_picked)
 		n_attempts = 2;
 	}
 
+	int sorted = 0;
 	for (int a = 0; a < n_attempts; a++) {
 		int borrow = attempts[a];
 		uint32_t n = 0;
+		if (!fits_without_all(pc, borrow))
+			continue;
+		if (!sorted) {
+			sort_cands(pc);
+			sorted = 1;
+		}
 		for (uint32_t i = 0; i < pc->n_cands; i++) {
 			if (!candidate_valid(pc, &e->cands[i], borrow))
 				continue;

@@ -273,10 +273,10 @@ static int same_but_numbers(const char *a, const char *b)
 	return a && b && *a == *b;
 }
 
-/* Remembers the condition to write until it is written (NULL reason: nothing to write). */
-static void remember_pending(struct mgr *m, const char *key, const char *reason, const char *msg)
+/* Remembers in r the condition to write until it is written (NULL reason: nothing to write;
+ * NULL r: out of memory, not remembered). */
+static void remember_wait(struct mgr *m, struct wl_record *r, const char *reason, const char *msg)
 {
-	struct wl_record *r = reason ? wl_record_make(m, key) : wl_record_get(m, key);
 	if (!reason || !r) {
 		wl_record_set_unwritten(m, r, NULL, NULL);
 		return;
@@ -286,6 +286,11 @@ static void remember_pending(struct mgr *m, const char *key, const char *reason,
 		return;
 	/* Out of memory: the wait is not remembered, and the engine's next report brings it. */
 	wl_record_set_unwritten(m, r, reason, msg);
+}
+
+static void remember_pending(struct mgr *m, const char *key, const char *reason, const char *msg)
+{
+	remember_wait(m, reason ? wl_record_make(m, key) : wl_record_get(m, key), reason, msg);
 }
 
 static void on_pending_written(struct mgr *m, enum kind kind, const char *key,
@@ -307,13 +312,12 @@ static void on_pending_written(struct mgr *m, enum kind kind, const char *key,
 }
 
 /* Whether a wait the engine reported (reason), over the Workload's current condition (status
- * and reason, NULL when it has none), is kept unwritten for now: a wait for quota is written
- * once the Workload has been next in line for a while (see PENDING_QUIET_MS); front_pass notes
- * when it got there and brings it back to set_pending then. */
-static int wait_kept_quiet(struct mgr *m, const char *key, const char *reason,
+ * and reason, NULL when it has none; r its record, or NULL), is kept unwritten for now: a wait for
+ * quota is written once the Workload has been next in line for a while (see PENDING_QUIET_MS);
+ * front_pass notes when it got there and brings it back to set_pending then. */
+static int wait_kept_quiet(struct mgr *m, const struct wl_record *r, const char *reason,
 			   const char *cur_status, const char *cur_reason)
 {
-	const struct wl_record *r = wl_record_get(m, key);
 	return eng_why_waits(reason) && (!cur_status || eng_why_waits(cur_reason)) &&
 	       (!r || !r->has_front || r->front_since + PENDING_QUIET_MS > m->now_ms());
 }
@@ -342,8 +346,9 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 	}
 	/* Until it lands, it is remembered: a write in flight now, or a failed one, would
 	 * otherwise lose it for good (the engine doesn't report the same reason twice). */
-	remember_pending(m, key, reason, msg);
-	if (wait_kept_quiet(m, key, reason, cur_status, cur_reason)) {
+	struct wl_record *r = wl_record_make(m, key);
+	remember_wait(m, r, reason, msg);
+	if (wait_kept_quiet(m, r, reason, cur_status, cur_reason)) {
 		json_decref(conds);
 		return;
 	}
@@ -617,11 +622,12 @@ static void evict_with(struct mgr *m, const char *key, json_t *wl, const char *r
  * parses were most of the first cycle (tests/bench/bench_pump_cycle.c). */
 static int pending_remembered_unparsed(struct mgr *m, const struct eng_decision *d)
 {
+	struct wl_record *r;
 	if (json_object_get(m->stores[K_WORKLOAD], d->workload) == NULL ||
 	    store_may_hold(m, K_WORKLOAD, d->workload, "QuotaReserved") ||
-	    !wait_kept_quiet(m, d->workload, d->reason, NULL, NULL))
+	    !wait_kept_quiet(m, r = wl_record_get(m, d->workload), d->reason, NULL, NULL))
 		return 0;
-	remember_pending(m, d->workload, d->reason, d->message);
+	remember_wait(m, r ? r : wl_record_make(m, d->workload), d->reason, d->message);
 	return 1;
 }
 
@@ -679,8 +685,9 @@ static int on_front(void *arg, const struct eng_pending *p)
 
 static void on_front_timer(uv_timer_t *t);
 
-/* Looks at which Workloads are next in line in each ClusterQueue (a sort of its pending
- * ones), at most every front_ms; a look held back comes with front_timer. */
+/* Looks at which Workloads are next in line in each ClusterQueue (its first FRONT_DEPTH, a
+ * pass over its pending ones), at most every front_ms; a look held back comes with
+ * front_timer. */
 static void front_pass(struct mgr *m)
 {
 	uint64_t now = uv_now(m->loop);
@@ -699,8 +706,8 @@ static void front_pass(struct mgr *m)
 	{
 		size_t pending = 0, admitted = 0;
 		engine_cq_counts(m->engine, name, &pending, &admitted);
-		if (pending > 0 &&
-		    engine_pending_order(m->engine, name, on_front, &look) == -ENOMEM)
+		if (pending > 0 && engine_pending_order_first(m->engine, name, FRONT_DEPTH,
+							      on_front, &look) == -ENOMEM)
 			log_error("out of memory: the front of a queue is not looked at",
 				  LF_STR("clusterQueue", name), LF_END);
 	}

@@ -202,6 +202,9 @@ struct records {
 	/* "reason\x1fmessage" -> the wait records owe (records.c), borrowed keys: a queue's worth
 	 * of pending Workloads mostly owe the same few hundred bytes. */
 	struct strmap waits;
+	/* The wait wait_ref gave last, or NULL: a cycle reports the same wait for a queue's worth
+	 * of Workloads in a row, and comparing it costs less than hashing it again. */
+	const char *last_wait;
 };
 
 struct mgr {

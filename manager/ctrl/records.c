@@ -75,6 +75,8 @@ static void wait_unref(struct mgr *m, const char *text)
 	struct shared_wait *w = CONTAINER_OF(text, struct shared_wait, text);
 	if (--w->refs > 0)
 		return;
+	if (m->records.last_wait == w->text)
+		m->records.last_wait = NULL;
 	strmap_remove(&m->records.waits, w->key);
 	free(w);
 }
@@ -82,6 +84,11 @@ static void wait_unref(struct mgr *m, const char *text)
 /* The shared wait for reason and msg, referenced once more; NULL when out of memory. */
 static const char *wait_ref(struct mgr *m, const char *reason, const char *msg)
 {
+	const char *last = m->records.last_wait;
+	if (last && !strcmp(last, reason) && !strcmp(last + strlen(last) + 1, msg)) {
+		CONTAINER_OF(last, struct shared_wait, text)->refs++;
+		return last;
+	}
 	size_t rl = strlen(reason) + 1, ml = strlen(msg) + 1;
 	struct shared_wait *w = malloc(sizeof(*w) + 2 * (rl + ml)), *have;
 	if (!w)
@@ -95,7 +102,7 @@ static const char *wait_ref(struct mgr *m, const char *reason, const char *msg)
 	if ((have = strmap_get(&m->records.waits, key)) != NULL) {
 		free(w);
 		have->refs++;
-		return have->text;
+		return m->records.last_wait = have->text;
 	}
 	w->refs = 1;
 	w->key = key;
@@ -103,7 +110,7 @@ static const char *wait_ref(struct mgr *m, const char *reason, const char *msg)
 		free(w);
 		return NULL;
 	}
-	return w->text;
+	return m->records.last_wait = w->text;
 }
 
 int wl_record_set_unwritten(struct mgr *m, struct wl_record *r, const char *reason, const char *msg)

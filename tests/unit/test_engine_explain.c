@@ -227,6 +227,26 @@ static void check_positions(struct engine *e, const struct seen *s)
 	}
 }
 
+/* The first k of the order, for every k, are the full order's first k, positions included,
+ * and the count is still the whole. */
+static void check_first(struct engine *e, const char *cq, const struct seen *s)
+{
+	for (int k = 0; k <= s->n + 1; k++) {
+		struct seen f;
+		memset(&f, 0, sizeof(f));
+		assert_int_equal(engine_pending_order_first(e, cq, (size_t)k, on_pending, &f),
+				 s->n);
+		assert_int_equal(f.n, k < s->n ? k : s->n);
+		for (int i = 0; i < f.n; i++) {
+			assert_string_equal(f.key[i], s->key[i]);
+			assert_int_equal(f.pos_cq[i], s->pos_cq[i]);
+			assert_int_equal(f.pos_lq[i], s->pos_lq[i]);
+			assert_int_equal(f.waiting[i], s->waiting[i]);
+			assert_int_equal(f.inadmissible[i], s->inadmissible[i]);
+		}
+	}
+}
+
 static uint64_t rng_next(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -270,6 +290,7 @@ static void order_property(uint64_t seed, enum eng_queueing queueing)
 		assert_int_equal(engine_cq_counts(e, "cq", &pending, &admitted), 0);
 		assert_int_equal(pending, s.n);
 		check_positions(e, &s);
+		check_first(e, "cq", &s);
 		struct rec r = cycle(e);
 		if (s.n == 0) {
 			assert_int_equal(r.n_admitted, 0);
@@ -342,6 +363,7 @@ static void test_order_waiting_preemptor_first(void **state)
 	assert_string_equal(s.key[0], "ns/p");
 	assert_string_equal(s.key[1], "ns/q");
 	assert_string_equal(s.key[2], "ns/victim");
+	check_first(e, "cq", &s);
 	r = cycle(e);
 	assert_int_equal(r.n_admitted, 1);
 	assert_string_equal(r.admitted[0], "ns/p");
