@@ -51,6 +51,11 @@ usage: tests/bench/kueue_side_by_side.sh [options]
   --job-timeout S   seconds to wait for all Jobs admitted [900]
   --kueue-qps Q/B   client QPS and burst of Kueue's full manager (the Job path) [300/500:
                     Kueue's defaults since v0.19 and muster's; v0.17 shipped 50/100]
+  --kueue-runner-manager minimal|full
+                    Kueue's manager under the runner (baseline and large presets): minimal
+                    is minimalkueue, as Kueue's own perf harness runs it, with its hard-coded
+                    client QPS/burst 50/100; full is Kueue's manager as users run it, at
+                    --kueue-qps [minimal]
 
 Environment: MUSTER_CACHE (cache root, default ~/.cache/muster), KUEUE_VERSION (0.17.0).
 EOF
@@ -71,6 +76,7 @@ port_offset=3500
 runner_timeout=
 job_timeout=900
 kueue_qps=300/500
+kueue_runner_manager=minimal
 while [ $# -gt 0 ]; do
 	case $1 in
 	--preset) preset=$2; shift 2 ;;
@@ -85,6 +91,7 @@ while [ $# -gt 0 ]; do
 	--timeout) runner_timeout=$2; shift 2 ;;
 	--job-timeout) job_timeout=$2; shift 2 ;;
 	--kueue-qps) kueue_qps=$2; shift 2 ;;
+	--kueue-runner-manager) kueue_runner_manager=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "kueue_side_by_side.sh: unknown argument: $1" >&2; usage >&2; exit 2 ;;
 	esac
@@ -93,6 +100,7 @@ case $preset in smoke | scaled | full | large | none) ;; *) echo "bad --preset $
 case $only in '' | kueue | muster) ;; *) echo "bad --only $only" >&2; exit 2 ;; esac
 [[ $jobs =~ ^[0-9]+$ && $rounds =~ ^[1-9][0-9]*$ && $port_offset =~ ^[0-9]+$ && $job_timeout =~ ^[0-9]+$ ]] ||
 	{ echo "--jobs, --rounds, --port-offset and --job-timeout take integers" >&2; exit 2; }
+case $kueue_runner_manager in minimal | full) ;; *) echo "bad --kueue-runner-manager $kueue_runner_manager" >&2; exit 2 ;; esac
 [[ $kueue_qps =~ ^[1-9][0-9]*/[1-9][0-9]*$ ]] || { echo "--kueue-qps wants QPS/BURST, not '$kueue_qps'" >&2; exit 2; }
 [ "$preset" != none ] || [ "$jobs" -gt 0 ] || { echo "nothing to run (--preset none without --jobs)" >&2; exit 2; }
 # The large-scale shape: Kueue's 10 cohorts scaled by --scale, 100 ClusterQueues and 5,000
@@ -497,7 +505,7 @@ record_common() { # into $RUN/result.env
 run_baseline() { # MANAGER
 	local gen=$results/generator-$preset.yaml t_start t_end rc=0
 	cluster_up "$1"
-	if [ "$1" = kueue ]; then start_manager kueue minimal; else start_manager muster; fi
+	if [ "$1" = kueue ]; then start_manager kueue "$kueue_runner_manager"; else start_manager muster; fi
 	mkdir -p "$RUN/runner"
 	t_start=$(now)
 	# cwd inside Kueue's tree: the runner's test utilities look for Kueue's Makefile upwards.
@@ -760,7 +768,7 @@ fi
 
 {
 	echo "date=$(date -Is)"
-	echo "preset=$preset jobs=$jobs rounds=$rounds only=${only:-both} runner_timeout=$runner_timeout"
+	echo "preset=$preset jobs=$jobs rounds=$rounds only=${only:-both} runner_timeout=$runner_timeout kueue_runner_manager=$kueue_runner_manager kueue_qps=$kueue_qps"
 	[ "$preset" != large ] || echo "scale=$scale: $large_shape"
 	echo "muster=${muster_bin:-} config=${muster_config:-}"
 	[ -z "${muster_bin:-}" ] || echo "muster_version=$("$muster_bin" --version 2>&1 | head -1)"
