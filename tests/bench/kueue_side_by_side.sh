@@ -10,7 +10,8 @@
 # fresh cluster (deploy/local/up.sh --no-manager):
 #   baseline  Kueue's scheduler-performance runner (as Kueue ships it: server-side apply for
 #             Workload status) with Kueue's baseline generator shape, or its large-scale shape
-#             (--preset large); Kueue runs as minimalkueue, as Kueue's own perf harness runs it.
+#             (--preset large); Kueue runs as its users run it: its full manager at --kueue-qps
+#             (--kueue-runner-manager minimal: minimalkueue at 50/100, as Kueue's harness does).
 #   jobs      --jobs N suspended batch/v1 Jobs into one LocalQueue/ClusterQueue that fits them
 #             all; Kueue runs as its full manager (batch/job integration, its webhooks).
 #             Time from the first and from the last create to all N Workloads Admitted.
@@ -52,10 +53,10 @@ usage: tests/bench/kueue_side_by_side.sh [options]
   --kueue-qps Q/B   client QPS and burst of Kueue's full manager (the Job path) [300/500:
                     Kueue's defaults since v0.19 and muster's; v0.17 shipped 50/100]
   --kueue-runner-manager minimal|full
-                    Kueue's manager under the runner (baseline and large presets): minimal
-                    is minimalkueue, as Kueue's own perf harness runs it, with its hard-coded
-                    client QPS/burst 50/100; full is Kueue's manager as users run it, at
-                    --kueue-qps [minimal]
+                    Kueue's manager under the runner (baseline and large presets): full is
+                    Kueue's manager as its users run it, at --kueue-qps; minimal is
+                    minimalkueue, as Kueue's own perf harness runs it, with its hard-coded
+                    client QPS/burst 50/100 [full]
 
 Environment: MUSTER_CACHE (cache root, default ~/.cache/muster), KUEUE_VERSION (0.17.0).
 EOF
@@ -76,7 +77,7 @@ port_offset=3500
 runner_timeout=
 job_timeout=900
 kueue_qps=300/500
-kueue_runner_manager=minimal
+kueue_runner_manager=full
 while [ $# -gt 0 ]; do
 	case $1 in
 	--preset) preset=$2; shift 2 ;;
@@ -912,7 +913,7 @@ targets_large() {
 }
 {
 	echo "## Kueue v${KUEUE_VERSION:-0.17.0} vs muster ($(date -Is), $(nproc) cores)"
-	echo "Kueue's full manager (the Job path) at client QPS/burst $kueue_qps; muster at its defaults, 300/500."
+	echo "Kueue's full manager (the Job path) at client QPS/burst $kueue_qps; under the runner: $([ "$kueue_runner_manager" = full ] && echo "its full manager, the same" || echo "minimalkueue, hard-coded 50/100"); muster at its defaults, 300/500."
 	echo
 	echo "Runs in order: $(printf '%s, ' "${RUNS[@]%% /*}" | sed 's/, $//'). Cells: mean [per round]."
 	for c in "${cases[@]}"; do table "$c"; done
