@@ -552,72 +552,117 @@ fail:
 	return rc;
 }
 
+/* The slim rules (util/json_slim.h): what muster reads of a container, a pod template and a
+ * Workload, each field named once. Each field cut was checked unread by anything muster runs
+ * (ctrl/, api/, sim/, webhooks/). */
+
+/* A container: name, resources and restartPolicy (a sidecar's requests add up like a
+ * container's). Images, commands, env and probes can be most of a pod. */
+static const struct json_slim_rule container_members[] = {
+	{ .key = "name", .op = JSON_SLIM_KEEP },
+	{ .key = "resources", .op = JSON_SLIM_KEEP },
+	{ .key = "restartPolicy", .op = JSON_SLIM_KEEP },
+	{ 0 },
+};
+static const struct json_slim_rule container_rule = { .op = JSON_SLIM_OBJECT,
+						      .members = container_members,
+						      .others = JSON_SLIM_DROP };
+const struct json_slim_rule obj_containers_rule = { .op = JSON_SLIM_EACH, .each = &container_rule };
+
+/* Kueue's own keys of a map (labels, annotations): of a Workload's, muster reads only those
+ * (queue name, priority class, topology requests); a map left empty goes. */
+#define KUEUE_KEYS(name)                                                                          \
+	{                                                                                         \
+		.key = name, .op = JSON_SLIM_PREFIXED, .prefix = KUEUE_GROUP "/", .drop_empty = 1 \
+	}
+
+/* A pod template's spec: its containers slimmed, none of the pod-level fields nothing reads
+ * (volumes alone are a sixth of a typical training Workload's kept text). */
+static const struct json_slim_rule pod_spec_members[] = {
+	{ .key = "containers", .op = JSON_SLIM_EACH, .each = &container_rule },
+	{ .key = "initContainers", .op = JSON_SLIM_EACH, .each = &container_rule },
+	{ .key = "volumes", .op = JSON_SLIM_DROP },
+	{ .key = "serviceAccountName", .op = JSON_SLIM_DROP },
+	{ .key = "serviceAccount", .op = JSON_SLIM_DROP },
+	{ .key = "automountServiceAccountToken", .op = JSON_SLIM_DROP },
+	{ .key = "securityContext", .op = JSON_SLIM_DROP },
+	{ .key = "imagePullSecrets", .op = JSON_SLIM_DROP },
+	{ .key = "hostAliases", .op = JSON_SLIM_DROP },
+	{ .key = "dnsConfig", .op = JSON_SLIM_DROP },
+	{ .key = "dnsPolicy", .op = JSON_SLIM_DROP },
+	{ .key = "enableServiceLinks", .op = JSON_SLIM_DROP },
+	{ .key = "terminationGracePeriodSeconds", .op = JSON_SLIM_DROP },
+	{ 0 },
+};
+/* The pods are made from the owner's template, not this one: its labels are read by nothing,
+ * its annotations only for Kueue's topology requests; metadata left empty goes. */
+static const struct json_slim_rule template_meta_members[] = {
+	{ .key = "labels", .op = JSON_SLIM_DROP },
+	KUEUE_KEYS("annotations"),
+	{ 0 },
+};
+static const struct json_slim_rule pod_template_members[] = {
+	{ .key = "metadata",
+	  .op = JSON_SLIM_OBJECT,
+	  .members = template_meta_members,
+	  .others = JSON_SLIM_KEEP,
+	  .drop_empty = 1 },
+	{ .key = "spec",
+	  .op = JSON_SLIM_OBJECT,
+	  .members = pod_spec_members,
+	  .others = JSON_SLIM_KEEP },
+	{ 0 },
+};
+const struct json_slim_rule obj_pod_template_rule = { .op = JSON_SLIM_OBJECT,
+						      .members = pod_template_members,
+						      .others = JSON_SLIM_KEEP };
+
+/* A Workload: its pod templates slimmed; of its own labels and annotations only Kueue's; no
+ * managedFields (never read, often an object's largest part). */
+static const struct json_slim_rule podset_members[] = {
+	{ .key = "template",
+	  .op = JSON_SLIM_OBJECT,
+	  .members = pod_template_members,
+	  .others = JSON_SLIM_KEEP },
+	{ 0 },
+};
+static const struct json_slim_rule podset_rule = { .op = JSON_SLIM_OBJECT,
+						   .members = podset_members,
+						   .others = JSON_SLIM_KEEP };
+static const struct json_slim_rule workload_spec_members[] = {
+	{ .key = "podSets", .op = JSON_SLIM_EACH, .each = &podset_rule },
+	{ 0 },
+};
+static const struct json_slim_rule workload_meta_members[] = {
+	KUEUE_KEYS("labels"),
+	KUEUE_KEYS("annotations"),
+	{ .key = "managedFields", .op = JSON_SLIM_DROP },
+	{ 0 },
+};
+static const struct json_slim_rule workload_members[] = {
+	{ .key = "metadata",
+	  .op = JSON_SLIM_OBJECT,
+	  .members = workload_meta_members,
+	  .others = JSON_SLIM_KEEP },
+	{ .key = "spec",
+	  .op = JSON_SLIM_OBJECT,
+	  .members = workload_spec_members,
+	  .others = JSON_SLIM_KEEP },
+	{ 0 },
+};
+const struct json_slim_rule obj_workload_rule = { .op = JSON_SLIM_OBJECT,
+						  .members = workload_members,
+						  .others = JSON_SLIM_KEEP };
+#undef KUEUE_KEYS
+
 size_t obj_slim_containers(json_t *list)
 {
-	static const char *const keep[] = { "name", "resources", "restartPolicy", NULL };
-	size_t i, cut = 0;
-	json_t *c;
-	json_array_foreach(list, i, c)
-	{
-		const char *k;
-		json_t *v;
-		void *tmp;
-		json_object_foreach_safe(c, tmp, k, v)
-		{
-			int kept = 0;
-			for (const char *const *w = keep; *w; w++)
-				kept |= !strcmp(*w, k);
-			if (!kept)
-				cut += json_object_del(c, k) == 0;
-		}
-	}
-	return cut;
+	return json_slim_tree(list, &obj_containers_rule);
 }
 
 size_t obj_slim_pod_template(json_t *tmpl)
 {
-	/* Each checked unread by anything muster runs (ctrl/, api/, sim/, webhooks/): volumes
-	 * alone are a sixth of a typical training Workload's kept text. */
-	static const char *const unread[] = { "volumes",
-					      "serviceAccountName",
-					      "serviceAccount",
-					      "automountServiceAccountToken",
-					      "securityContext",
-					      "imagePullSecrets",
-					      "hostAliases",
-					      "dnsConfig",
-					      "dnsPolicy",
-					      "enableServiceLinks",
-					      "terminationGracePeriodSeconds",
-					      NULL };
-	json_t *spec = json_object_get(tmpl, "spec"), *meta = json_object_get(tmpl, "metadata");
-	size_t cut = obj_slim_containers(json_object_get(spec, "containers")) +
-		     obj_slim_containers(json_object_get(spec, "initContainers"));
-	for (const char *const *f = unread; json_is_object(spec) && *f; f++)
-		cut += json_object_del(spec, *f) == 0;
-	/* The pods are made from the owner's template, not this one: its labels are read by
-	 * nothing, its annotations only for Kueue's topology requests. */
-	cut += json_is_object(meta) && json_object_del(meta, "labels") == 0;
-	cut += obj_keep_kueue_keys(meta, "annotations");
-	if (json_is_object(meta) && json_object_size(meta) == 0)
-		cut += json_object_del(tmpl, "metadata") == 0;
-	return cut;
-}
-
-size_t obj_keep_kueue_keys(json_t *parent, const char *member)
-{
-	json_t *map = json_object_get(parent, member), *v;
-	const char *k;
-	void *tmp;
-	size_t cut = 0;
-	json_object_foreach_safe(map, tmp, k, v)
-	{
-		if (strncmp(k, KUEUE_GROUP "/", strlen(KUEUE_GROUP "/")) != 0)
-			cut += json_object_del(map, k) == 0;
-	}
-	if (json_is_object(map) && json_object_size(map) == 0)
-		cut += json_object_del(parent, member) == 0;
-	return cut;
+	return json_slim_tree(tmpl, &obj_pod_template_rule);
 }
 
 static int list_entry_is(json_t *entry, const char *field, const char *value)

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "core/quota.h"
+#include "util/json_slim.h"
 
 #define KUEUE_GROUP "kueue.x-k8s.io"
 #define KUEUE_API_VERSION "kueue.x-k8s.io/v1beta2"
@@ -122,20 +123,16 @@ struct pod_requests {
 };
 /* Empties r (it owns nothing: kept for callers that pair it with the decode). */
 void pod_requests_release(struct pod_requests *r);
-/* Cuts each container of list (containers or initContainers), in place, to what muster reads
- * of one: name, resources and restartPolicy (a sidecar's requests add up like a container's).
- * Returns how many fields went. Images, commands, env and probes can be most of a pod. */
+/* What muster reads of a container list (containers or initContainers), of a pod template and
+ * of a Workload, as slim rules (util/json_slim.h): objects.c states each once, with why. */
+extern const struct json_slim_rule obj_containers_rule, obj_pod_template_rule, obj_workload_rule;
+/* Cuts each container of list, in place, to what muster reads of one (obj_containers_rule:
+ * name, resources, restartPolicy). Returns how many fields went. */
 size_t obj_slim_containers(json_t *list);
-/* Cuts a Workload's pod template, in place, to what muster reads of it: its spec's containers
- * as obj_slim_containers cuts them, none of the pod-level fields nothing reads (volumes, the
- * service account, security and DNS settings), no labels, and of its annotations only Kueue's
- * (the topology requests); metadata left empty goes. Returns how many fields went. */
+/* Cuts a pod template, in place, to what muster reads of it (obj_pod_template_rule: no labels,
+ * only Kueue's annotations, no pod-level field nothing reads, its containers slimmed; metadata
+ * left empty goes). Returns how many fields went. */
 size_t obj_slim_pod_template(json_t *tmpl);
-/* Deletes every key of parent's member (labels or annotations) outside Kueue's group
- * ("kueue.x-k8s.io/"), and the member when that leaves it empty: of a Workload's, muster reads
- * only Kueue's (queue name, priority class, topology requests). Returns how many went (the
- * member counts as one). */
-size_t obj_keep_kueue_keys(json_t *parent, const char *member);
 
 /* A Workload's priority as Kueue derives it for an owner: the WorkloadPriorityClass named by
  * the owner's kueue.x-k8s.io/priority-class label; else the first PodSet template's

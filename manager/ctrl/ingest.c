@@ -12,6 +12,7 @@
 #include "api/engine_objects.h"
 #include "api/objects.h"
 #include "ctrl/internal.h"
+#include "util/json_slim.h"
 #include "util/log.h"
 
 /* Deletes metadata.managedFields, often the largest part of an object and never read; whether
@@ -19,25 +20,6 @@
 static int drop_managed_fields(json_t *obj)
 {
 	return json_object_del(json_object_get(obj, "metadata"), "managedFields") == 0;
-}
-
-/* A Workload with its pod templates cut to what muster reads (obj_slim_pod_template:
- * containers' name, resources and restartPolicy; no volumes, no labels): images, commands, env
- * and probes can be most of a Workload, and a Job's pods are made from the Job, not from its
- * Workload. Of its own labels and annotations only Kueue's stay. */
-json_t *ingest_slim_workload(json_t *obj, int *cut)
-{
-	size_t i, n = 0;
-	json_t *ps;
-	json_array_foreach(obj_path(obj, "spec.podSets"), i, ps)
-	{
-		n += obj_slim_pod_template(json_object_get(ps, "template"));
-	}
-	n += obj_keep_kueue_keys(json_object_get(obj, "metadata"), "labels");
-	n += obj_keep_kueue_keys(json_object_get(obj, "metadata"), "annotations");
-	n += drop_managed_fields(obj);
-	*cut = n != 0;
-	return json_incref(obj);
 }
 
 /* What the store of an informer's kind keeps of obj (its informer_options.transform): the
@@ -58,6 +40,9 @@ static json_t *keep(void *arg, json_t *obj, const char *text, size_t len)
 	}
 	if (def->slim) {
 		slim = def->slim(obj, &cut);
+	} else if (def->slim_rule) {
+		cut = json_slim_tree(obj, def->slim_rule) != 0;
+		slim = json_incref(obj);
 	} else {
 		cut = drop_managed_fields(obj);
 		slim = json_incref(obj);
@@ -67,6 +52,14 @@ static json_t *keep(void *arg, json_t *obj, const char *text, size_t len)
 	json_t *kept = store_keep(ka->m, ka->kind, slim, cut ? NULL : text, len);
 	json_decref(slim);
 	return kept;
+}
+
+/* What the store of a compact kind keeps of an object read from its text alone (its
+ * informer_options.transform_text): see store_keep_text. */
+static json_t *keep_text(void *arg, const char *key, const char *text, size_t len)
+{
+	const struct kind_arg *ka = arg;
+	return store_keep_text(ka->m, ka->kind, key, text, len);
 }
 
 static void mark_all(struct mgr *m, enum kind store_kind, enum kind mark_kind)
@@ -338,16 +331,18 @@ static int start_informer(struct mgr *m, enum kind kind)
 	if (m->conf.manage_without_queue_name && kind >= K_OWNER_FIRST && kind <= K_OWNER_LAST)
 		selector = NULL;
 	m->informer_args[kind] = (struct kind_arg){ m, kind };
-	struct informer_options o = { d->informer ? d->informer : kind_plural(kind),
-				      path,
-				      selector,
-				      on_informer_event,
-				      &m->informer_args[kind],
-				      on_informer_synced,
-				      keep,
-				      kind_optional(kind),
-				      m->compact[kind],
-				      0 /* the informer's slice of a list a turn */ };
+	/* A compact kind's objects are read from their text alone; others are parsed. The
+	 * informer's slice of a list a turn is its default. */
+	struct informer_options o = { .name = d->informer ? d->informer : kind_plural(kind),
+				      .path = path,
+				      .label_selector = selector,
+				      .on_event = on_informer_event,
+				      .arg = &m->informer_args[kind],
+				      .on_synced = on_informer_synced,
+				      .transform = keep,
+				      .transform_text = m->compact[kind] ? keep_text : NULL,
+				      .optional = kind_optional(kind),
+				      .wants_text = m->compact[kind] };
 	rc = informer_start(m->loop, m->kube, &o, &m->informers[kind]);
 	if (rc != 0) {
 		log_error("cannot start informer", LF_STR("resource", o.name), LF_INT("rc", rc),

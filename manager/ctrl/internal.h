@@ -476,6 +476,14 @@ int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *n
  * NULL, is obj as JSON (len bytes, as a watch event brought it), kept as it is instead of
  * serializing obj. The informer's transform, and the tests' way of filling their stores. */
 json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *text, size_t len);
+/* What the store keeps of a compact kind's object read from its text alone (len bytes,
+ * managedFields cut, as a watch event or a list brings it), never parsed here: the text
+ * slimmed by the kind's slim_rule (which validates it) is kept under key, and the stub
+ * returned; a later read parses it (store_get). NULL when the text isn't an object muster can
+ * read, or for want of memory: the informer then parses it and calls store_keep's way, which
+ * says what is wrong (the informer's transform_text). */
+json_t *store_keep_text(struct mgr *m, enum kind kind, const char *key, const char *text,
+			size_t len);
 /* The object is gone from a compact kind's store: its text and view go. */
 void store_forget(struct mgr *m, enum kind kind, const char *key);
 /* A release point: no pointer store_get returned for a compact kind may be used after it.
@@ -841,9 +849,6 @@ void visibility_release(struct mgr *m);
 /* --- ingest.c
  * ------------------------------------------------------------------------------------ */
 
-/* The kind table's slim Workload (struct kind_def.slim): its pod templates' containers cut to
- * what muster reads, and no managedFields. Nodes and Pods have theirs in nodes.c. */
-json_t *ingest_slim_workload(json_t *obj, int *cut);
 /* Starts an informer for every watched kind of the kind table (kinds.c) whose integration,
  * if any, is enabled. 0 or -errno. */
 int ingest_start(struct mgr *m);
@@ -896,6 +901,11 @@ struct kind_def {
 	 * managedFields, which is never read.
 	 * Called only by ingest.c's informers. */
 	json_t *(*slim)(json_t *obj, int *cut);
+	/* What a compact kind's store keeps of an object, as a slim rule (util/json_slim.h):
+	 * applied to its text as the informer brings it, which is never parsed then
+	 * (store_keep_text), or to its tree when there is one. NULL: all of it but
+	 * managedFields, which is never read. */
+	const struct json_slim_rule *slim_rule;
 	/* The kind's typed model takes each object as the informer brings it (before any slim
 	 * copy), and the store keeps only a stub (state.c): the model is the one home of its
 	 * fields, and what reads them asks the model. NULL: the store keeps the object. Called

@@ -23,7 +23,7 @@ static const struct kind_def table[K_KINDS] = {
 						     .api_version = KUEUE_API_VERSION,
 						     .plural = "workloads",
 						     .watched = 1,
-						     .slim = ingest_slim_workload,
+						     .slim_rule = &obj_workload_rule,
 						     .compact = 1 },
 	[K_CQ] = { .name = "ClusterQueue",
 		   .api_version = KUEUE_API_VERSION,

@@ -14,6 +14,7 @@
 #include "core/grow.h"
 #include "ctrl/internal.h"
 #include "util/json_cut.h"
+#include "util/json_slim.h"
 #include "util/log.h"
 
 static char present; /* the value of every key-set entry */
@@ -189,15 +190,19 @@ int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *n
  * (two jansson objects and their tables); a string is a tenth of that, and the integer a
  * resourceVersion mostly is (an etcd revision) one allocation less: an integer when it writes
  * back the same (digits, no leading zero, in range), else a string. */
-static json_t *stub_of(json_t *obj)
+static json_t *stub_of_rv(const char *rv)
 {
-	const char *rv = obj_str(obj, "metadata.resourceVersion");
 	size_t n = rv ? strspn(rv, "0123456789") : 0;
 	if (!rv)
 		return json_null();
 	if (n > 0 && n <= 18 && !rv[n] && (rv[0] != '0' || n == 1))
 		return json_integer((json_int_t)strtoll(rv, NULL, 10));
 	return json_string(rv);
+}
+
+static json_t *stub_of(json_t *obj)
+{
+	return stub_of_rv(obj_str(obj, "metadata.resourceVersion"));
 }
 
 /* A kept text in one allocation with its key (the texts map's, borrowed): the key, then a
@@ -253,6 +258,39 @@ json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *as_te
 			json_decref(obj);
 		json_decref(was);
 	}
+	return stub;
+}
+
+json_t *store_keep_text(struct mgr *m, enum kind kind, const char *key, const char *text,
+			size_t len)
+{
+	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
+	size_t klen = strlen(key) + 1, slim_len, err_at;
+	char rv[128], *kt = malloc(klen + len + 1), *shrunk;
+	json_t *stub = NULL;
+	if (!kt)
+		return NULL;
+	memcpy(kt, key, klen);
+	if (json_slim_text(text, len, kind_def(kind)->slim_rule, kt + klen, &slim_len, &err_at) !=
+		    0 ||
+	    json_member_string(kt + klen, slim_len, rv_path, rv, sizeof(rv)) != 0 ||
+	    !(stub = stub_of_rv(rv))) {
+		free(kt);
+		return NULL; /* parsed instead, which says what is wrong */
+	}
+	/* Slimmed, a Workload's text can be a fraction of what came: give the rest back. */
+	if ((shrunk = realloc(kt, klen + slim_len + 1)) != NULL)
+		kt = shrunk;
+	text_free(key, strmap_remove(&m->texts[kind], key));
+	if (strmap_put(&m->texts[kind], kt, kt + klen, NULL) != 0) {
+		free(kt);
+		json_decref(stub);
+		store_forget(m, kind, key);
+		return NULL; /* out of memory: parsed instead, and kept whole */
+	}
+	/* A tree of the older text is stale now; the next read parses the new one. */
+	json_decref(strmap_remove(&m->views[kind], key));
+	json_decref(strmap_remove(&m->fresh[kind], key));
 	return stub;
 }
 

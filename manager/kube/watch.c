@@ -28,6 +28,7 @@ struct informer {
 	char *name, *path, *label_selector;
 	informer_event_fn on_event;
 	json_t *(*transform)(void *arg, json_t *obj, const char *text, size_t len);
+	json_t *(*transform_text)(void *arg, const char *key, const char *text, size_t len);
 	void *arg;
 	void (*on_synced)(void *arg, struct informer *inf);
 	int wants_text; /* informer_options.wants_text */
@@ -80,6 +81,28 @@ int informer_key(json_t *obj, char *buf, size_t size)
 		return -EINVAL;
 	n = ns && *ns ? snprintf(buf, size, "%s/%s", ns, name) : snprintf(buf, size, "%s", name);
 	return n < 0 || (size_t)n >= size ? -ENOSPC : 0;
+}
+
+/* An object's store key and resourceVersion read from its text (len bytes), for
+ * transform_text: 0, or -1 when the text doesn't say them plainly (then it is parsed). */
+static int text_key_rv(const char *text, size_t len, char *key, size_t size, char *rv,
+		       size_t rv_size)
+{
+	static const char *const name_path[] = { "metadata", "name", NULL };
+	static const char *const ns_path[] = { "metadata", "namespace", NULL };
+	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
+	char name[300], ns[300];
+	int n;
+	if (json_member_string(text, len, name_path, name, sizeof(name)) != 0 ||
+	    json_member_string(text, len, rv_path, rv, rv_size) != 0)
+		return -1;
+	size_t from, to;
+	if (json_member_span(text, len, ns_path, &from, &to) != 0)
+		ns[0] = '\0'; /* cluster-scoped */
+	else if (json_member_string(text, len, ns_path, ns, sizeof(ns)) != 0)
+		return -1;
+	n = ns[0] ? snprintf(key, size, "%s/%s", ns, name) : snprintf(key, size, "%s", name);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
 /* A kept object's resourceVersion: its metadata's, or itself when a transform keeps it alone
@@ -268,6 +291,27 @@ static void page_close(struct informer *inf)
 	memset(&inf->page, 0, sizeof(inf->page));
 }
 
+/* One listed object read from its text alone (transform_text): as list_item. 0, or -1 when
+ * it must be parsed instead (nothing was applied). */
+static int list_item_text(struct informer *inf, const char *text, size_t len)
+{
+	char key[512], rv[128], old_buf[32];
+	if (text_key_rv(text, len, key, sizeof(key), rv, sizeof(rv)) != 0)
+		return -1;
+	if (inf->listed && json_object_set_new(inf->listed, key, json_null()) != 0)
+		return 0; /* out of memory: skipped, as list_item skips it */
+	json_t *old = json_object_get(inf->store, key);
+	const char *old_rv = old ? rv_of(old, old_buf, sizeof(old_buf)) : NULL;
+	if (old_rv && !strcmp(old_rv, rv))
+		return 0;
+	json_t *keep = inf->transform_text(inf->arg, key, text, len);
+	if (!keep)
+		return -1;
+	upsert(inf, key, keep);
+	json_decref(keep);
+	return 0;
+}
+
 /* One listed object (obj, parsed from the len bytes at text): marked as listed, and applied
  * unless the store has it at the same resourceVersion, so a relist reports only what
  * changed. */
@@ -310,6 +354,8 @@ static void page_consume(struct informer *inf)
 		 * parsed, as from a watched object. */
 		char *item = inf->page.items + from;
 		size_t len = json_cut_member(item, to - from, object_managed_fields);
+		if (inf->transform_text && list_item_text(inf, item, len) == 0)
+			goto applied;
 		json_t *obj = json_loadb(item, len, 0, NULL);
 		if (!obj) {
 			more = -1;
@@ -317,6 +363,7 @@ static void page_consume(struct informer *inf)
 		}
 		list_item(inf, obj, item, len);
 		json_decref(obj);
+	applied:
 		if (uv_hrtime() >= deadline) {
 			uv_idle_start(&inf->page_more, on_page_more);
 			return;
@@ -400,6 +447,33 @@ static void list_page(struct informer *inf, const char *cont)
 		back_off(inf, 1, 0, "cannot start list");
 }
 
+/* A watch event whose object is read from its text alone (transform_text). 0, or -1 when it
+ * must be parsed instead (nothing was applied). */
+static int on_line_text(struct informer *inf, const char *line, size_t len)
+{
+	static const char *const type_path[] = { "type", NULL };
+	static const char *const object_path[] = { "object", NULL };
+	char type[16], key[512], rv[128];
+	size_t from, to;
+	if (json_member_string(line, len, type_path, type, sizeof(type)) != 0 ||
+	    json_member_span(line, len, object_path, &from, &to) != 0 ||
+	    text_key_rv(line + from, to - from, key, sizeof(key), rv, sizeof(rv)) != 0)
+		return -1;
+	if (!strcmp(type, "DELETED")) {
+		remove_key(inf, key);
+	} else if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
+		json_t *obj = inf->transform_text(inf->arg, key, line + from, to - from);
+		if (!obj)
+			return -1;
+		upsert(inf, key, obj);
+		json_decref(obj);
+	} else {
+		return -1; /* a bookmark or an error: parsed */
+	}
+	set_rv(inf, rv);
+	return 0;
+}
+
 static int on_line(void *arg, char *line, size_t len)
 {
 	struct informer *inf = arg;
@@ -410,6 +484,10 @@ static int on_line(void *arg, char *line, size_t len)
 	size_t from, to;
 	/* Never read, and often the largest part of an object: cut before it is parsed. */
 	len = json_cut_member(line, len, managed_fields);
+	if (inf->transform_text && on_line_text(inf, line, len) == 0) {
+		inf->backoff_ms = BACKOFF_START_MS;
+		return 0;
+	}
 	if (watch_event_parse(line, len, &ev) != 0) {
 		log_warn("malformed watch event", LF_STR("resource", inf->name), LF_END);
 		return -EPROTO;
@@ -515,6 +593,7 @@ int informer_start(uv_loop_t *loop, struct kube_client *client, const struct inf
 	inf->label_selector = opt->label_selector ? strdup(opt->label_selector) : NULL;
 	inf->on_event = opt->on_event;
 	inf->transform = opt->transform;
+	inf->transform_text = opt->transform ? opt->transform_text : NULL;
 	inf->wants_text = opt->wants_text;
 	inf->list_slice_ns = opt->list_slice_ns ? opt->list_slice_ns : LIST_SLICE_DEFAULT_NS;
 	inf->arg = opt->arg;

@@ -56,6 +56,15 @@ struct informer_options {
 	 * event or as a list's item, with metadata.managedFields cut out, for a transform that
 	 * would otherwise serialize obj again; NULL unless wants_text. */
 	json_t *(*transform)(void *arg, json_t *obj, const char *text, size_t len);
+	/* Optional, with transform: what the store keeps of an object read from its text alone,
+	 * never parsed here (a watch event's object or a list's item, len bytes, managedFields
+	 * cut), stored under key: a stub, as transform returns one. The informer reads the
+	 * event's type and the object's name, namespace and resourceVersion from the text; when
+	 * it can't (an escape in one of them) or this returns NULL (the text is not an object
+	 * it can read), it parses the object and calls transform instead, which reports what is
+	 * wrong. For the many and the large (Workloads), whose text is slimmed and kept, and
+	 * parsed only when a reconciler reads it. */
+	json_t *(*transform_text)(void *arg, const char *key, const char *text, size_t len);
 	/* A kind whose CRD may not be installed (RayJob): a list answered 404 counts as synced and
 	 * empty, and is tried again every 15 s, so a missing CRD blocks nothing. */
 	int optional;

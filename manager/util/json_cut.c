@@ -151,6 +151,21 @@ int json_member_span(const char *text, size_t len, const char *const *path, size
 	return 0;
 }
 
+int json_member_string(const char *text, size_t len, const char *const *path, char *buf,
+		       size_t size)
+{
+	size_t from, to;
+	if (json_member_span(text, len, path, &from, &to) != 0 || to - from < 2 ||
+	    text[from] != '"' || text[to - 1] != '"' || to - from - 2 >= size)
+		return -1;
+	for (size_t i = from + 1; i < to - 1; i++)
+		if (text[i] == '\\' || (unsigned char)text[i] < 0x20)
+			return -1;
+	memcpy(buf, text + from + 1, to - from - 2);
+	buf[to - from - 2] = '\0';
+	return 0;
+}
+
 int json_value_end(const char *text, size_t len, size_t *end)
 {
 	struct scan s = { text, text + len };

@@ -33,6 +33,13 @@ size_t json_cut_member(char *text, size_t len, const char *const *path);
 int json_member_span(const char *text, size_t len, const char *const *path, size_t *from,
 		     size_t *to);
 
+/* The string value of the member at path (as json_member_span finds it) copied into buf (size
+ * bytes, NUL-terminated). 0; or -1 when there is no such member, it isn't a string, it has an
+ * escape or a control character (parse such a text instead), or it doesn't fit: a fast path
+ * for the names and versions an object's metadata holds, never a validation. */
+int json_member_string(const char *text, size_t len, const char *const *path, char *buf,
+		       size_t size);
+
 /* Where the value that starts at text (after any whitespace) ends in the len bytes: *end is
  * the offset just past it. 0; or -1 when it doesn't end within them (a truncated text, or
  * brackets that never close). Structure only, as json_cut_member walks it: the parser that

@@ -224,6 +224,13 @@ static json_t *keep(void *arg, json_t *obj, const char *text, size_t len)
 	return ingest_keep(b->m, K_WORKLOAD, obj, text, len);
 }
 
+/* As the manager's informer: read from the text alone, as a compact kind is. */
+static json_t *keep_text(void *arg, const char *key, const char *text, size_t len)
+{
+	struct bench *b = arg;
+	return store_keep_text(b->m, K_WORKLOAD, key, text, len);
+}
+
 static void on_event(void *arg, struct informer *inf, enum watch_event_type type, const char *key,
 		     json_t *old, json_t *obj)
 {
@@ -288,6 +295,7 @@ int main(int argc, char **argv)
 				      .arg = &b,
 				      .on_synced = on_synced,
 				      .transform = keep,
+				      .transform_text = m.compact[K_WORKLOAD] ? keep_text : NULL,
 				      .wants_text = m.compact[K_WORKLOAD] };
 	struct informer *inf;
 	if (informer_start(&loop, m.kube, &o, &inf) != 0)

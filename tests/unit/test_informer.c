@@ -97,6 +97,10 @@ struct fake {
 	int synced_calls;
 	size_t events_at_sync; /* nevents when on_synced ran */
 	int stubs; /* the store keeps stubs (stub_transform) */
+	/* ... read from the text alone (text_stub_transform, stub_transform its fallback): how
+	 * many objects each read, and a text that refuses to be read so (it falls back). */
+	int text_stubs, text_read, tree_read;
+	const char *text_refuses;
 	/* Options the next start() passes, and what the transform saw. */
 	uint64_t list_slice_ns;
 	int with_transform; /* a transform that records what it is given (wants_text) */
@@ -335,6 +339,32 @@ static json_t *stub_transform(void *arg, json_t *obj, const char *text, size_t l
 	return json_integer(strtoll(rv, NULL, 10));
 }
 
+/* As the manager's compact kinds: the stub from the text alone, never parsed. */
+static json_t *text_stub_transform(void *arg, const char *key, const char *text, size_t len)
+{
+	struct fake *f = arg;
+	char buf[4096];
+	assert_true(len < sizeof(buf));
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	if (f->text_refuses && strstr(buf, f->text_refuses))
+		return NULL;
+	assert_null(strstr(buf, "managedFields"));
+	f->text_read++;
+	const char *rv = strstr(buf, "\"resourceVersion\":\"");
+	assert_non_null(rv);
+	rv += strlen("\"resourceVersion\":\"");
+	return !strcmp(key, "ns/b") ? json_stringn(rv, strcspn(rv, "\"")) :
+				      json_integer(strtoll(rv, NULL, 10));
+}
+
+static json_t *counted_stub_transform(void *arg, json_t *obj, const char *text, size_t len)
+{
+	struct fake *f = arg;
+	f->tree_read++;
+	return stub_transform(arg, obj, text, len);
+}
+
 static void on_turn(uv_prepare_t *p)
 {
 	struct fake *f = p->data;
@@ -367,9 +397,12 @@ static void start(struct fake *f, const struct step *script, size_t nsteps, cons
 					.on_event = on_event,
 					.arg = f,
 					.on_synced = on_synced,
-					.transform = f->stubs          ? stub_transform :
+					.transform = f->text_stubs     ? counted_stub_transform :
+						     f->stubs          ? stub_transform :
 						     f->with_transform ? record_transform :
 									 NULL,
+					.transform_text = f->text_stubs ? text_stub_transform :
+									  NULL,
 					.wants_text = f->with_transform,
 					.list_slice_ns = f->list_slice_ns };
 	f->script = script;
@@ -738,6 +771,50 @@ static void test_relist_over_stubs(void **state)
 	assert_relist_difference(f, 2);
 }
 
+/* 3c. The same over objects read from their text alone (transform_text): every list item and
+ * watch event, none parsed, the same events and the same difference. */
+static void test_relist_from_text(void **state)
+{
+	struct fake *f = *state;
+	f->text_stubs = 1;
+	start(f, in_stream_410, 4, NULL);
+	RUN_UNTIL(f, f->nreqs >= 4, WAIT_MS);
+	assert_true(json_is_integer(informer_get(f->inf, "ns/a")));
+	assert_true(json_is_string(informer_get(f->inf, "ns/b")));
+	assert_relist_difference(f, 2);
+	/* a, b, c listed; a modified; b and d relisted (a unchanged); the event after the 410
+	 * never applied. */
+	assert_int_equal(f->text_read, 3 + 1 + 2);
+	assert_int_equal(f->tree_read, 0);
+}
+
+/* 3d. What the text can't say plainly is parsed: a name with an escape, and an object the text
+ * reader refuses (the manager's: one that is not well-formed, which the parse reports). Both
+ * are applied all the same, under the same keys. */
+static void test_text_falls_back_to_parse(void **state)
+{
+	struct fake *f = *state;
+	static const struct step script[] = {
+		{ 'L', 200,
+		  LIST("10", "", OBJ("a", "3") "," OBJ("\\u0065", "4") "," OBJ("refuse", "5")) },
+		{ 'W', 200,
+		  EV("ADDED", "\\u0066", "11") EV("MODIFIED", "refuse", "12")
+			  EV("DELETED", "a", "13") },
+		{ 'W', 200, "" },
+	};
+	f->text_stubs = 1;
+	f->text_refuses = "\"refuse\"";
+	start(f, script, 3, NULL);
+	RUN_UNTIL(f, f->nreqs >= 3, WAIT_MS);
+	assert_true(find_event(f, 0, WATCH_ADDED, "ns/e") >= 0);
+	assert_true(find_event(f, 0, WATCH_ADDED, "ns/f") >= 0);
+	assert_true(find_event(f, 0, WATCH_MODIFIED, "ns/refuse") >= 0);
+	assert_true(find_event(f, 0, WATCH_DELETED, "ns/a") >= 0);
+	assert_int_equal(f->text_read, 1);
+	assert_int_equal(f->tree_read, 4);
+	assert_request_is_watch(f, 2, "13");
+}
+
 /* 4. The watch request itself answered with HTTP 410 Gone: the same relist. */
 static void test_http_410_relists(void **state)
 {
@@ -956,6 +1033,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_page_relists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_stream_410_relists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_relist_over_stubs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_relist_from_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_falls_back_to_parse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_410_relists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_500_backs_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backoff_capped, setup, teardown),

@@ -146,23 +146,25 @@ static void test_objects_slim_pod_template(void **state)
 }
 
 /* A Workload's own labels and annotations as its compact store keeps them: Kueue's only, and
- * none at all when none is Kueue's. */
-static size_t keep_kueue_labels(json_t *meta)
+ * none at all when none is Kueue's; no managedFields. */
+static size_t slim_workload(json_t *wl)
 {
-	return obj_keep_kueue_keys(meta, "labels");
+	return json_slim_tree(wl, &obj_workload_rule);
 }
 
 static void test_objects_keep_kueue_keys(void **state)
 {
-	expect_cut(keep_kueue_labels,
-		   J("{'name':'w','labels':{'kueue.x-k8s.io/queue-name':'q','app':'x',"
+	expect_cut(slim_workload,
+		   J("{'metadata':{'name':'w','labels':{'kueue.x-k8s.io/queue-name':'q','app':'x',"
 		     "'kueue.x-k8s.io/priority-class':'p','kueue.x-k8s.io.evil/x':'y',"
-		     "'example.com/kueue.x-k8s.io/z':'w'}}"),
-		   J("{'name':'w','labels':{'kueue.x-k8s.io/queue-name':'q',"
-		     "'kueue.x-k8s.io/priority-class':'p'}}"),
-		   3);
-	expect_cut(keep_kueue_labels, J("{'name':'w','labels':{'app':'x'}}"), J("{'name':'w'}"), 2);
-	expect_cut(keep_kueue_labels, J("{'name':'w','labels':{}}"), J("{'name':'w'}"), 1);
+		     "'example.com/kueue.x-k8s.io/z':'w'},'managedFields':[{}]}}"),
+		   J("{'metadata':{'name':'w','labels':{'kueue.x-k8s.io/queue-name':'q',"
+		     "'kueue.x-k8s.io/priority-class':'p'}}}"),
+		   4);
+	expect_cut(slim_workload, J("{'metadata':{'name':'w','labels':{'app':'x'}}}"),
+		   J("{'metadata':{'name':'w'}}"), 2);
+	expect_cut(slim_workload, J("{'metadata':{'name':'w','annotations':{}}}"),
+		   J("{'metadata':{'name':'w'}}"), 1);
 }
 
 static void test_objects_condition_get_and_true(void **state)
