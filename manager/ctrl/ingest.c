@@ -88,6 +88,15 @@ static int spec_changed(json_t *old, json_t *obj)
 static void on_cq(struct mgr *m, enum watch_event_type type, const char *key, json_t *old,
 		  json_t *obj)
 {
+	/* Our own status writes come back as updates, a thousand ClusterQueues' every few
+	 * seconds on a busy cluster. One that leaves the spec as it was changes nothing the
+	 * engine, the LocalQueues or the cycle read (eobj_cq_decode reads the name and the spec),
+	 * and applying it had the engine rebuild every cohort's tree and walked every LocalQueue:
+	 * only its status is looked at again. */
+	if (type == WATCH_MODIFIED && !spec_changed(old, obj)) {
+		state_mark(m, K_CQ, key);
+		return;
+	}
 	cq_apply(m, key, type == WATCH_DELETED ? NULL : obj);
 	/* Quotas set what a cohort can lend, so with fair sharing every share may move. */
 	if (type == WATCH_DELETED || spec_changed(old, obj))

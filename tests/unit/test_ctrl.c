@@ -1011,6 +1011,42 @@ static void test_metrics_cq_resources_and_deletion(void **state)
 			   "}") == -1);
 }
 
+/* A ClusterQueue update that changes only its status (our own write, coming back) is not
+ * applied again: no LocalQueue is looked at, no cycle is wanted; its status is. One that
+ * changes the spec is applied: the new quota counts. */
+static void test_cq_status_update_is_not_applied(void **state)
+{
+	struct t *t = *state;
+	const char *quota = "kueue_cluster_queue_nominal_quota{cohort=\"\",cluster_queue=\"cq\","
+			    "flavor=\"default\",resource=\"cpu\"," ROLE "}";
+	seed_queue(t, "4", NULL);
+	converge(t);
+	json_t *old = json_incref(json_object_get(t->stores[K_CQ], "cq"));
+	json_t *obj = json_deep_copy(old);
+	json_object_set_new(obj, "status", json_pack("{s:i}", "pendingWorkloads", 3));
+	json_object_set(t->stores[K_CQ], "cq", obj);
+	t->m.admission_needed = 0;
+	ingest_event(&t->m, K_CQ, WATCH_MODIFIED, "cq", old, obj);
+	assert_false(keyset_has(&t->m.dirty[K_LQ], "ns/lq"));
+	assert_true(keyset_has(&t->m.dirty[K_CQ], "cq"));
+	assert_false(t->m.admission_needed);
+	json_decref(old);
+	old = obj;
+	obj = json_deep_copy(old);
+	json_t *group = json_array_get(obj_path(obj, "spec.resourceGroups"), 0);
+	json_t *flavor = json_array_get(json_object_get(group, "flavors"), 0);
+	json_t *cpu = json_array_get(json_object_get(flavor, "resources"), 0);
+	json_object_set_new(cpu, "nominalQuota", json_string("8"));
+	json_object_set(t->stores[K_CQ], "cq", obj);
+	ingest_event(&t->m, K_CQ, WATCH_MODIFIED, "cq", old, obj);
+	assert_true(keyset_has(&t->m.dirty[K_LQ], "ns/lq"));
+	assert_true(t->m.admission_needed);
+	json_decref(old);
+	json_decref(obj);
+	settle(t);
+	assert_true(metric(t, quota) == 8);
+}
+
 /* A restart rebuilds usage from status.admission: the admitted Workload is charged, not
  * written again, and a pending one that would not fit beside it stays pending. */
 static void test_restart_rebuilds_usage(void **state)
@@ -3045,6 +3081,8 @@ int main(void)
 						teardown_ledger),
 		cmocka_unit_test_setup_teardown(test_metrics_follow_landed_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_time_loop_turns, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cq_status_update_is_not_applied,
+						setup_cq_resources, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_cq_resources_and_deletion,
 						setup_cq_resources, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_status_coalesced, setup, teardown),
