@@ -19,6 +19,7 @@
 #include "api/objects.h"
 #include "ctrl/internal.h"
 #include "ledger/ledger.h"
+#include "util/buf.h"
 #include "util/log.h"
 
 const char *workload_cluster_queue(struct mgr *m, json_t *wl)
@@ -121,9 +122,226 @@ void history_release(struct mgr *m)
 	m->ledger = NULL;
 }
 
-/* The ClusterQueue's usage as the ledger keeps it: {flavor:{resource:quantity}}. */
-static json_t *usage_snapshot(struct mgr *m, const char *cq)
+/* --- the record's JSON texts ------------------------------------------------------------------
+ *
+ * The ledger keeps the texts as given, so they are what jansson's compact dump with sorted keys
+ * writes (dump(), from a tree: the reference). Most records are written here straight from the
+ * Workload and the engine, without a tree, which is most of what a record costs the loop: names
+ * JSON needs no escape for, flavors given as strings, at most TEXT_ITEMS_MAX members, no key
+ * twice. Anything else marks the texts bad and takes the tree. test_ctrl checks that both agree.
+ */
+
+#define TEXT_ITEMS_MAX 64
+
+/* A member key:"value"; a group is key:{members}. */
+struct text_pair {
+	const char *key, *value;
+};
+
+struct text_group {
+	const char *key;
+	size_t first, n; /* its members: pair[first .. first + n) */
+};
+
+/* One text's members, {key:value,...} or {key:{key:value,...},...}: borrowed strings, and the
+ * quantities written into value[]. */
+struct texts {
+	struct text_group group[TEXT_ITEMS_MAX];
+	struct text_pair pair[TEXT_ITEMS_MAX];
+	char value[TEXT_ITEMS_MAX][64];
+	size_t groups, pairs;
+	int bad; /* not for this path: take the tree */
+};
+
+/* Whether jansson's dump writes s as it is: it escapes '"', '\\' and control characters, and
+ * nothing else without JSON_ENSURE_ASCII (the names come from parsed JSON: valid UTF-8). */
+static int plain(const char *s)
 {
+	if (!s)
+		return 0;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == '"' || *s == '\\')
+			return 0;
+	return 1;
+}
+
+static void texts_group(struct texts *t, const char *key)
+{
+	if (t->groups == TEXT_ITEMS_MAX || !plain(key))
+		t->bad = 1;
+	else
+		t->group[t->groups++] = (struct text_group){ key, t->pairs, 0 };
+}
+
+/* Adds key:value to the last group, if any. value NULL: returns where to write it (64 bytes);
+ * NULL once the texts are bad. */
+static char *texts_pair(struct texts *t, const char *key, const char *value)
+{
+	if (t->bad || t->pairs == TEXT_ITEMS_MAX || !plain(key) || (value && !plain(value))) {
+		t->bad = 1;
+		return NULL;
+	}
+	char *out = t->value[t->pairs];
+	t->pair[t->pairs++] = (struct text_pair){ key, value ? value : out };
+	if (t->groups)
+		t->group[t->groups - 1].n++;
+	return out;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct text_pair *)a)->key, ((const struct text_pair *)b)->key);
+}
+
+static int group_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct text_group *)a)->key, ((const struct text_group *)b)->key);
+}
+
+/* Appends {"key":"value",...} of pairs sorted by key, as JSON_SORT_KEYS (jansson compares
+ * bytes); -EEXIST for a key twice (a tree keeps one of them: the tree decides which). */
+static int put_pairs(struct buf *b, struct text_pair *p, size_t n)
+{
+	int rc = buf_append(b, "{", 1);
+	qsort(p, n, sizeof(*p), pair_cmp);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (i && !strcmp(p[i - 1].key, p[i].key))
+			return -EEXIST;
+		rc = buf_append(b, i ? ",\"" : "\"", i ? 2 : 1);
+		if (rc == 0)
+			rc = buf_append_str(b, p[i].key);
+		if (rc == 0)
+			rc = buf_append(b, "\":\"", 3);
+		if (rc == 0)
+			rc = buf_append_str(b, p[i].value);
+		if (rc == 0)
+			rc = buf_append(b, "\"", 1);
+	}
+	return rc ? rc : buf_append(b, "}", 1);
+}
+
+/* The texts as JSON (groups, or the pairs alone when there are none), a new string; NULL when
+ * they are bad or on ENOMEM (the tree then tries). */
+static char *texts_json(struct texts *t)
+{
+	struct buf b;
+	int rc = t->bad ? -EINVAL : 0;
+	buf_init(&b, LEDGER_TEXT_MAX + 1);
+	if (rc == 0 && !t->groups)
+		rc = put_pairs(&b, t->pair, t->pairs);
+	else if (rc == 0) {
+		qsort(t->group, t->groups, sizeof(t->group[0]), group_cmp);
+		rc = buf_append(&b, "{", 1);
+		for (size_t i = 0; rc == 0 && i < t->groups; i++) {
+			const struct text_group *g = &t->group[i];
+			if (i && !strcmp(t->group[i - 1].key, g->key))
+				rc = -EEXIST;
+			if (rc == 0)
+				rc = buf_append(&b, i ? ",\"" : "\"", i ? 2 : 1);
+			if (rc == 0)
+				rc = buf_append_str(&b, g->key);
+			if (rc == 0)
+				rc = buf_append(&b, "\":", 2);
+			if (rc == 0)
+				rc = put_pairs(&b, t->pair + g->first, g->n);
+		}
+		if (rc == 0)
+			rc = buf_append(&b, "}", 1);
+	}
+	char *out = rc == 0 ? buf_take(&b) : NULL;
+	buf_release(&b);
+	return out;
+}
+
+/* A new string: obj (taken) as compact JSON with sorted keys, or NULL. */
+static char *dump(json_t *obj)
+{
+	char *s = obj ? json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(obj);
+	return s;
+}
+
+/* The flavors of an admission, {podSet:{resource:flavor}}. */
+static char *flavors_text(json_t *adm)
+{
+	struct texts t = { .bad = 0 };
+	json_t *psa, *flavor;
+	const char *res;
+	size_t i;
+	json_array_foreach(json_object_get(adm, "podSetAssignments"), i, psa)
+	{
+		const char *ps = json_string_value(json_object_get(psa, "name"));
+		json_t *flavors = json_object_get(psa, "flavors");
+		if (!ps || !flavors)
+			continue;
+		texts_group(&t, ps);
+		if (!json_is_object(flavors))
+			t.bad = 1;
+		json_object_foreach(flavors, res, flavor)
+		{
+			if (json_is_string(flavor))
+				texts_pair(&t, res, json_string_value(flavor));
+			else
+				t.bad = 1;
+		}
+	}
+	char *text = texts_json(&t);
+	if (text)
+		return text;
+	json_t *tree = json_object();
+	json_array_foreach(json_object_get(adm, "podSetAssignments"), i, psa)
+	{
+		const char *ps = json_string_value(json_object_get(psa, "name"));
+		if (ps && json_object_get(psa, "flavors"))
+			json_object_set(tree, ps, json_object_get(psa, "flavors"));
+	}
+	return dump(tree);
+}
+
+#define AMOUNT_TEXT_MAX 48 /* what a record's quantity is cut to, as it always was */
+
+/* The admitted resources summed over pod sets, {resource:"quantity"}. */
+static char *resources_text(const char *const *names, const int64_t *sum, size_t n)
+{
+	struct texts t = { .bad = 0 };
+	for (size_t k = 0; k < n; k++) {
+		char *value = texts_pair(&t, names[k], NULL);
+		if (value)
+			quota_format_amount(names[k], sum[k], value, AMOUNT_TEXT_MAX);
+	}
+	char *text = texts_json(&t);
+	if (text)
+		return text;
+	json_t *tree = json_object();
+	for (size_t k = 0; k < n; k++) {
+		char value[AMOUNT_TEXT_MAX];
+		quota_format_amount(names[k], sum[k], value, sizeof(value));
+		json_object_set_new(tree, names[k], json_string(value));
+	}
+	return dump(tree);
+}
+
+static void usage_member(void *arg, const char *flavor, const char *resource,
+			 const struct eng_cq_usage *u)
+{
+	struct texts *t = arg;
+	char *value;
+	if (!resource)
+		texts_group(t, flavor);
+	else if ((value = texts_pair(t, resource, NULL)) != NULL)
+		quantity_to_string(resource, u->total, value, sizeof(t->value[0]));
+}
+
+/* The ClusterQueue's usage as the ledger keeps it: {flavor:{resource:"quantity"}}, the totals
+ * of cq_flavors_usage. */
+static char *usage_text(struct mgr *m, const char *cq)
+{
+	struct texts t = { .bad = 0 };
+	if (cq)
+		cq_usage_walk(m, cq, usage_member, &t);
+	char *text = texts_json(&t);
+	if (text)
+		return text;
 	json_t *out = json_object(), *f, *r;
 	json_t *usage = cq ? cq_flavors_usage(m, cq) : NULL;
 	size_t i, k;
@@ -136,15 +354,7 @@ static json_t *usage_snapshot(struct mgr *m, const char *cq)
 		json_object_set_new(out, json_string_value(json_object_get(f, "name")), res);
 	}
 	json_decref(usage);
-	return out;
-}
-
-/* A new string: obj as compact JSON with sorted keys, or NULL. */
-static char *dump(json_t *obj)
-{
-	char *s = obj ? json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	json_decref(obj);
-	return s;
+	return dump(out);
 }
 
 /* Remembers key's admission as open in the ledger, in its record: "uid\0clusterQueue", what a
@@ -182,16 +392,13 @@ static void record_at(struct mgr *m, int64_t time_ms, enum ledger_event event, j
 	const char *uid = obj_uid(wl), *cq = workload_cluster_queue(m, wl);
 	if (!m->ledger || !uid || !obj_namespace(wl) || !obj_name(wl))
 		return;
-	json_t *adm = obj_path(wl, "status.admission"), *psa, *q;
-	json_t *flavors = json_object();
+	json_t *psa, *q;
 	int64_t sum[QUOTA_MAX_RESOURCES] = { 0 };
 	const char *names[QUOTA_MAX_RESOURCES], *res;
 	size_t i, n = 0;
+	json_t *adm = obj_path(wl, "status.admission");
 	json_array_foreach(json_object_get(adm, "podSetAssignments"), i, psa)
 	{
-		const char *ps = json_string_value(json_object_get(psa, "name"));
-		if (ps && json_object_get(psa, "flavors"))
-			json_object_set(flavors, ps, json_object_get(psa, "flavors"));
 		json_object_foreach(json_object_get(psa, "resourceUsage"), res, q)
 		{
 			int64_t v;
@@ -205,13 +412,7 @@ static void record_at(struct mgr *m, int64_t time_ms, enum ledger_event event, j
 			sum[k] += v;
 		}
 	}
-	json_t *resources = json_object();
-	for (size_t k = 0; k < n; k++) {
-		char text[48];
-		quota_format_amount(names[k], sum[k], text, sizeof(text));
-		json_object_set_new(resources, names[k], json_string(text));
-	}
-	char *fl = dump(flavors), *rs = dump(resources), *us = dump(usage_snapshot(m, cq));
+	char *fl = flavors_text(adm), *rs = resources_text(names, sum, n), *us = usage_text(m, cq);
 	struct ledger_record r = {
 		.time_ms = time_ms ? time_ms : m->now_ms(),
 		.event = event,

@@ -694,6 +694,13 @@ void queues_forget_queue(struct mgr *m, enum kind kind, const char *key);
  * spec, in spec order, total and borrowed), from the engine. A new reference; [] for a
  * ClusterQueue not cached. */
 json_t *cq_flavors_usage(struct mgr *m, const char *name);
+/* What cq_flavors_usage is made from, without a tree: for each flavor of each resource group
+ * of the ClusterQueue's spec, in spec order, fn(arg, flavor, NULL, NULL) opens the flavor,
+ * then fn(arg, flavor, resource, usage) comes for each resource the group covers. Flavors and
+ * resources without a name are skipped; nothing for a ClusterQueue not cached. */
+typedef void (*cq_usage_fn)(void *arg, const char *flavor, const char *resource,
+			    const struct eng_cq_usage *usage);
+void cq_usage_walk(struct mgr *m, const char *name, cq_usage_fn fn, void *arg);
 /* Writes the status of dirty queues (and, with fair sharing, Cohorts) that changed, each at
  * most once per interval, as far as the pass's budget goes (state_drain). */
 void queues_sync(struct mgr *m, struct pump_budget *b);

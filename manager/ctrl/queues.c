@@ -427,12 +427,11 @@ static json_t *cq_conditions(struct mgr *m, json_t *obj, const char *name)
 	return conds;
 }
 
-json_t *cq_flavors_usage(struct mgr *m, const char *name)
+void cq_usage_walk(struct mgr *m, const char *name, cq_usage_fn fn, void *arg)
 {
 	json_t *obj = store_get(m, K_CQ, name);
 	json_t *groups = obj_path(obj, "spec.resourceGroups"), *g;
 	size_t gi;
-	json_t *usage = json_array();
 	json_array_foreach(groups, gi, g)
 	{
 		json_t *f;
@@ -440,29 +439,54 @@ json_t *cq_flavors_usage(struct mgr *m, const char *name)
 		json_array_foreach(json_object_get(g, "flavors"), fi, f)
 		{
 			const char *fname = json_string_value(json_object_get(f, "name"));
-			json_t *res = json_array(), *r;
+			json_t *r;
 			size_t ri;
+			if (!fname)
+				continue;
+			fn(arg, fname, NULL, NULL);
 			json_array_foreach(json_object_get(g, "coveredResources"), ri, r)
 			{
 				const char *rname = json_string_value(r);
 				struct eng_cq_usage u = { 0, 0 };
-				if (!fname || !rname)
+				if (!rname)
 					continue;
 				engine_cq_usage(m->engine, name, fname, rname, &u);
-				json_array_append_new(res,
-						      json_pack("{s:s, s:o, s:o}", "name", rname,
-								"total", qty(rname, u.total),
-								"borrowed",
-								qty(rname, u.borrowed)));
+				fn(arg, fname, rname, &u);
 			}
-			if (fname)
-				json_array_append_new(usage, json_pack("{s:s, s:o}", "name", fname,
-								       "resources", res));
-			else
-				json_decref(res);
 		}
 	}
-	return usage;
+}
+
+/* What cq_flavors_usage builds: the array of flavors, and the resources of the last one (NULL
+ * when it could not be added). */
+struct flavors_usage {
+	json_t *usage, *resources;
+};
+
+static void flavor_usage_json(void *arg, const char *flavor, const char *resource,
+			      const struct eng_cq_usage *u)
+{
+	struct flavors_usage *fu = arg;
+	if (!resource) {
+		json_t *f = json_pack("{s:s, s:[]}", "name", flavor, "resources");
+		fu->resources = json_object_get(f, "resources");
+		if (json_array_append_new(fu->usage, f))
+			fu->resources = NULL;
+		return;
+	}
+	if (fu->resources)
+		json_array_append_new(fu->resources,
+				      json_pack("{s:s, s:o, s:o}", "name", resource, "total",
+						qty(resource, u->total), "borrowed",
+						qty(resource, u->borrowed)));
+}
+
+json_t *cq_flavors_usage(struct mgr *m, const char *name)
+{
+	struct flavors_usage fu = { json_array(), NULL };
+	if (fu.usage)
+		cq_usage_walk(m, name, flavor_usage_json, &fu);
+	return fu.usage;
 }
 
 static void cq_status(struct mgr *m, const char *name)

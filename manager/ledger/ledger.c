@@ -63,8 +63,8 @@ struct ledger {
 	/* The writer thread's own: the write connection and its statements. */
 	uv_thread_t thread;
 	sqlite3 *wdb;
-	sqlite3_stmt *close_admission, *insert, *any_aged, *delete_aged, *delete_oldest, *id_range,
-		*page_count, *freelist_count;
+	sqlite3_stmt *begin, *commit, *rollback, *find_open, *close_admission, *insert, *any_aged,
+		*delete_aged, *delete_oldest, *id_range, *page_count, *freelist_count;
 	int64_t page_size;
 	uint64_t last_error_log_ns, errors_unlogged;
 
@@ -277,9 +277,12 @@ static int configure_writer(sqlite3 *db, const char *path)
 			  LF_END);
 		rc = -ENOTSUP;
 	}
+	/* The CHECK on event is the schema's, for other writers; this one writes only
+	 * event_names[], and the CHECK's IN list would build a temporary table for every row. */
 	if (rc == 0)
 		rc = exec_sql(db, path,
-			      "PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = 16777216");
+			      "PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = 16777216;"
+			      "PRAGMA ignore_check_constraints = 1");
 	return rc;
 }
 
@@ -302,10 +305,23 @@ static int configure_writer(sqlite3 *db, const char *path)
 static int prepare_writer(struct ledger *l)
 {
 	sqlite3 *db = l->wdb;
-	int rc = prepare(db, l->path,
-			 "UPDATE decisions SET ended_ms = ?1, end_event = ?2"
-			 " WHERE uid = ?3 AND event = 'admit' AND ended_ms IS NULL",
-			 &l->close_admission);
+	int rc = prepare(db, l->path, "BEGIN IMMEDIATE", &l->begin);
+	if (rc == 0)
+		rc = prepare(db, l->path, "COMMIT", &l->commit);
+	if (rc == 0)
+		rc = prepare(db, l->path, "ROLLBACK", &l->rollback);
+	/* An open admission is found first, then closed by id: an UPDATE that looked for the row
+	 * itself would change the index it searches (admissions_open), which SQLite does through
+	 * a temporary table, built and dropped for every record. */
+	if (rc == 0)
+		rc = prepare(db, l->path,
+			     "SELECT id FROM decisions"
+			     " WHERE uid = ?1 AND event = 'admit' AND ended_ms IS NULL LIMIT 1",
+			     &l->find_open);
+	if (rc == 0)
+		rc = prepare(db, l->path,
+			     "UPDATE decisions SET ended_ms = ?1, end_event = ?2 WHERE id = ?3",
+			     &l->close_admission);
 	if (rc == 0)
 		rc = prepare(db, l->path,
 			     "INSERT INTO decisions (time_ms, event, namespace, name, uid,"
@@ -383,6 +399,7 @@ static void finalize_all(sqlite3_stmt **stmts, size_t n)
 static void close_writer_db(struct ledger *l)
 {
 	sqlite3_stmt *stmts[] = {
+		l->begin,           l->commit,   l->rollback,   l->find_open,
 		l->close_admission, l->insert,   l->any_aged,   l->delete_aged,
 		l->delete_oldest,   l->id_range, l->page_count, l->freelist_count
 	};
@@ -446,18 +463,39 @@ static int run(sqlite3_stmt *st)
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+/* Closes the uid's open admissions (at most one, unless a file was written otherwise) at the
+ * time of q, one by one: each close takes its row out of admissions_open. */
+static int close_admissions(struct ledger *l, const struct queued *q, const char *event)
+{
+	for (;;) {
+		int rc = sqlite3_bind_text(l->find_open, 1, q->text[TEXT_UID], -1, SQLITE_STATIC);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_step(l->find_open);
+		int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(l->find_open, 0) : 0;
+		sqlite3_reset(l->find_open);
+		sqlite3_clear_bindings(l->find_open);
+		if (rc != SQLITE_ROW)
+			return rc == SQLITE_DONE ? SQLITE_OK : rc;
+		rc = sqlite3_bind_int64(l->close_admission, 1, q->time_ms);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_bind_text(l->close_admission, 2, event, -1, SQLITE_STATIC);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_bind_int64(l->close_admission, 3, id);
+		if (rc == SQLITE_OK)
+			rc = run(l->close_admission);
+		if (rc == SQLITE_OK && sqlite3_changes64(l->wdb) != 1)
+			rc = SQLITE_INTERNAL; /* found but not closed: never loop */
+		if (rc != SQLITE_OK)
+			return rc;
+	}
+}
+
 /* Writes one record: every event ends the uid's open admission first (an admit ends one left
  * open, see ledger.h), then the row goes in. */
 static int write_record(struct ledger *l, const struct queued *q)
 {
 	const char *event = event_names[q->event];
-	int rc = sqlite3_bind_int64(l->close_admission, 1, q->time_ms);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(l->close_admission, 2, event, -1, SQLITE_STATIC);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(l->close_admission, 3, q->text[TEXT_UID], -1, SQLITE_STATIC);
-	if (rc == SQLITE_OK)
-		rc = run(l->close_admission);
+	int rc = close_admissions(l, q, event);
 	if (rc != SQLITE_OK)
 		return rc;
 	rc = sqlite3_bind_int64(l->insert, 1, q->time_ms);
@@ -468,22 +506,6 @@ static int write_record(struct ledger *l, const struct queued *q)
 	if (rc == SQLITE_OK)
 		rc = run(l->insert);
 	return rc;
-}
-
-/* Commits the batch in one transaction, all or nothing. 0 or a negative errno. */
-static int commit_batch(struct ledger *l, const struct queued *batch)
-{
-	int rc = sqlite3_exec(l->wdb, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	for (const struct queued *q = batch; q && rc == SQLITE_OK; q = q->next)
-		rc = write_record(l, q);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(l->wdb, "COMMIT", NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
-		return 0;
-	int err = sqlite_errno(l->wdb, rc);
-	if (!sqlite3_get_autocommit(l->wdb))
-		sqlite3_exec(l->wdb, "ROLLBACK", NULL, NULL, NULL);
-	return err ? err : -EIO;
 }
 
 /* Pages in use (not on the free list), in bytes. */
@@ -507,14 +529,21 @@ static int delete_rows(struct ledger *l, sqlite3_stmt *st, uint64_t *deleted)
 	return 0;
 }
 
+/* Whether rows are past the retention age, and the time that age starts from. */
+static int rows_aged(struct ledger *l, int64_t *cutoff, int64_t *any)
+{
+	*cutoff = l->opts.clock(l->opts.clock_arg) - l->opts.retention_age_ms;
+	if (sqlite3_bind_int64(l->any_aged, 1, *cutoff) != SQLITE_OK)
+		return -EINVAL;
+	return step_int64(l->wdb, l->any_aged, any);
+}
+
 /* Deletes a chunk of the rows past the retention age. A DELETE takes the write lock even when
  * it finds nothing, so a read asks first. */
 static int delete_aged(struct ledger *l, uint64_t *deleted)
 {
-	int64_t cutoff = l->opts.clock(l->opts.clock_arg) - l->opts.retention_age_ms, any = 0;
-	if (sqlite3_bind_int64(l->any_aged, 1, cutoff) != SQLITE_OK)
-		return -EINVAL;
-	int rc = step_int64(l->wdb, l->any_aged, &any);
+	int64_t cutoff, any = 0;
+	int rc = rows_aged(l, &cutoff, &any);
 	if (rc < 0 || !any)
 		return rc;
 	if (sqlite3_bind_int64(l->delete_aged, 1, cutoff) != SQLITE_OK ||
@@ -557,6 +586,42 @@ static int apply_retention(struct ledger *l, uint64_t *deleted, int64_t *db_byte
 	if (rc == 0)
 		*db_bytes = used;
 	return rc;
+}
+
+/* What retention will find after a batch, read inside the batch's transaction: reads of their
+ * own would each take the file's locks again, for nothing in all but a few batches. */
+struct retention_check {
+	bool due; /* rows past the age, pages above the size bound, or a read failed */
+	int64_t used; /* pages in use, in bytes */
+};
+
+static void check_retention(struct ledger *l, struct retention_check *c)
+{
+	int64_t cutoff, any = 0;
+	int rc = l->opts.retention_age_ms >= 0 ? rows_aged(l, &cutoff, &any) : 0;
+	if (rc == 0)
+		rc = used_bytes(l, &c->used);
+	c->due = rc < 0 || any ||
+		 (l->opts.retention_bytes >= 0 && c->used > l->opts.retention_bytes);
+}
+
+/* Commits the batch in one transaction, all or nothing, and sees whether retention has work.
+ * 0 or a negative errno. */
+static int commit_batch(struct ledger *l, const struct queued *batch, struct retention_check *c)
+{
+	int rc = run(l->begin);
+	for (const struct queued *q = batch; q && rc == SQLITE_OK; q = q->next)
+		rc = write_record(l, q);
+	if (rc == SQLITE_OK) {
+		check_retention(l, c);
+		rc = run(l->commit);
+	}
+	if (rc == SQLITE_OK)
+		return 0;
+	int err = sqlite_errno(l->wdb, rc);
+	if (!sqlite3_get_autocommit(l->wdb))
+		run(l->rollback);
+	return err ? err : -EIO;
 }
 
 static void free_batch(struct queued *q)
@@ -617,7 +682,8 @@ static void writer_main(void *arg)
 		uint64_t n = take_batch(l, &batch);
 		uv_mutex_unlock(&l->lock);
 
-		int rc = commit_batch(l, batch);
+		struct retention_check check = { .due = true, .used = -1 };
+		int rc = commit_batch(l, batch, &check);
 		free_batch(batch);
 		uv_mutex_lock(&l->lock);
 		if (rc == 0) {
@@ -632,8 +698,8 @@ static void writer_main(void *arg)
 			log_disk_error(l, "ledger lost a batch of decisions", rc, n);
 
 		uint64_t deleted = 0;
-		int64_t db_bytes = -1;
-		int retention = apply_retention(l, &deleted, &db_bytes);
+		int64_t db_bytes = check.used;
+		int retention = rc < 0 || check.due ? apply_retention(l, &deleted, &db_bytes) : 0;
 		if (retention < 0)
 			log_disk_error(l, "ledger retention failed", retention, 0);
 
@@ -708,10 +774,20 @@ fail_writer:
 	return rc;
 }
 
+/* SQLite's memory statistics take a global mutex around every allocation of every statement;
+ * nothing reads them. Only possible before SQLite's first use in the process (later it is
+ * refused, harmlessly). */
+static void configure_sqlite(void)
+{
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int ledger_open(const struct ledger_options *opts, struct ledger **out)
 {
 	if (!out)
 		return -EINVAL;
+	static uv_once_t configured = UV_ONCE_INIT;
+	uv_once(&configured, configure_sqlite);
 	if (!sqlite3_threadsafe()) {
 		log_error("ledger needs a thread-safe SQLite build", LF_END);
 		return -ENOTSUP;

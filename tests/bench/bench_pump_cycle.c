@@ -18,34 +18,6 @@
 
 #include "bench_mgr.h"
 
-static json_t *parse(const char *text)
-{
-	json_error_t err;
-	json_t *v = json_loads(text, 0, &err);
-	if (!v) {
-		fprintf(stderr, "bad JSON: %s: %s\n", err.text, text);
-		exit(2);
-	}
-	return v;
-}
-
-/* As an informer would: kept in the store, then reported (the key marked dirty). */
-static void cache(struct mgr *m, enum kind kind, const char *key, json_t *obj)
-{
-	json_t *kept = ingest_keep(m, kind, obj, NULL, 0);
-	json_decref(obj);
-	json_object_set_new(m->stores[kind], key, kept);
-	ingest_event(m, kind, WATCH_ADDED, key, NULL, kept);
-	state_release_views(m);
-}
-
-static void close_walk(uv_handle_t *h, void *arg)
-{
-	(void)arg;
-	if (!uv_is_closing(h))
-		uv_close(h, NULL);
-}
-
 /* This thread's CPU time (ns): the machine is shared, and wall time counts the others. */
 static uint64_t cpu_ns(void)
 {
@@ -85,19 +57,22 @@ int main(int argc, char **argv)
 	m.front_ms = 0;
 	if (unbounded)
 		m.pump_budget_ns = UINT64_MAX / 2;
-	cache(&m, K_FLAVOR, "default", parse("{\"metadata\":{\"name\":\"default\"}}"));
-	cache(&m, K_NAMESPACE, "ns",
-	      parse("{\"metadata\":{\"name\":\"ns\",\"labels\":{\"kubernetes.io/"
-		    "metadata.name\":\"ns\"}}}"));
+	bench_mgr_cache(&m, K_FLAVOR, "default",
+			bench_mgr_parse("{\"metadata\":{\"name\":\"default\"}}"));
+	bench_mgr_cache(&m, K_NAMESPACE, "ns",
+			bench_mgr_parse(
+				"{\"metadata\":{\"name\":\"ns\",\"labels\":{\"kubernetes.io/"
+				"metadata.name\":\"ns\"}}}"));
 	snprintf(buf, sizeof(buf),
 		 "{\"metadata\":{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},"
 		 "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
 		 "\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"%d\"}]}]}]}}",
 		 quota);
-	cache(&m, K_CQ, "cq", parse(buf));
-	cache(&m, K_LQ, "ns/lq",
-	      parse("{\"metadata\":{\"namespace\":\"ns\",\"name\":\"lq\"},\"spec\":{"
-		    "\"clusterQueue\":\"cq\"}}"));
+	bench_mgr_cache(&m, K_CQ, "cq", bench_mgr_parse(buf));
+	bench_mgr_cache(&m, K_LQ, "ns/lq",
+			bench_mgr_parse(
+				"{\"metadata\":{\"namespace\":\"ns\",\"name\":\"lq\"},\"spec\":{"
+				"\"clusterQueue\":\"cq\"}}"));
 	mgr_pump_once(&m);
 	uint64_t t0 = uv_hrtime();
 	for (int i = 0; i < n; i++) {
@@ -110,7 +85,7 @@ int main(int argc, char **argv)
 			 "\"name\":\"main\",\"count\":1,\"template\":{\"spec\":{\"containers\":[{"
 			 "\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}]}}",
 			 i, i, i + 10, (i / 3600) % 24, (i / 60) % 60, i % 60, i % 7);
-		cache(&m, K_WORKLOAD, key, parse(buf));
+		bench_mgr_cache(&m, K_WORKLOAD, key, bench_mgr_parse(buf));
 	}
 	uint64_t cached = uv_hrtime() - t0;
 	/* The first cycle is the one the sync wants (pump() sets it as the caches sync). */
@@ -163,8 +138,6 @@ int main(int argc, char **argv)
 	       n, quota, unbounded ? "none" : "10 ms", ms(cached), passes, ms(total), ms(cpu_total),
 	       ms(longest), ms(cpu_longest), ms(drain_longest), ms(p99), u.total / 1000);
 	bench_mgr_release(&m);
-	uv_walk(&loop, close_walk, NULL);
-	uv_run(&loop, UV_RUN_DEFAULT);
-	uv_loop_close(&loop);
+	bench_mgr_close_loop(&loop);
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2428,6 +2429,87 @@ static void test_visibility_history_and_usage(void **state)
 	json_decref(out);
 }
 
+/* The text the ledger keeps of a record's JSON field: what jansson's compact dump with sorted keys
+ * writes of it (the form records always had), a new string. */
+static char *ledger_text(const char *dir, const char *name, const char *column)
+{
+	char path[128], sql[256];
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	snprintf(path, sizeof(path), "%s/ledger.db", dir);
+	snprintf(sql, sizeof(sql), "SELECT %s FROM decisions WHERE name = ?1 AND event = 'admit'",
+		 column);
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	char *text = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	json_t *tree = json_loads(text, 0, NULL);
+	assert_non_null(tree);
+	char *canonical = json_dumps(tree, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(text, canonical);
+	free(canonical);
+	json_decref(tree);
+	return text;
+}
+
+/* A record's flavors, resources and usage are written without a tree: the same texts, byte for
+ * byte, as the trees' sorted dump, on a ClusterQueue of two resource groups, flavors in other
+ * than sorted order, and a Workload of two pod sets. */
+static void test_ledger_record_texts(void **state)
+{
+	struct t *t = *state;
+	assert_non_null(t->m.ledger);
+	seed(t, K_FLAVOR, J("{'metadata':{'name':'spot'}}"));
+	seed(t, K_FLAVOR, J("{'metadata':{'name':'a100'}}"));
+	seed(t, K_FLAVOR, J("{'metadata':{'name':'default'}}"));
+	seed(t, K_NAMESPACE,
+	     J("{'metadata':{'name':'ns','labels':{'kubernetes.io/metadata.name':'ns'}}}"));
+	seed(t, K_CQ,
+	     J("{'metadata':{'name':'cq'},'spec':{'namespaceSelector':{},'resourceGroups':["
+	       "{'coveredResources':['memory','cpu'],'flavors':["
+	       "{'name':'spot','resources':[{'name':'memory','nominalQuota':'0'},"
+	       "{'name':'cpu','nominalQuota':'0'}]},"
+	       "{'name':'default','resources':[{'name':'memory','nominalQuota':'64Gi'},"
+	       "{'name':'cpu','nominalQuota':'16'}]}]},"
+	       "{'coveredResources':['nvidia.com/gpu'],'flavors':[{'name':'a100','resources':["
+	       "{'name':'nvidia.com/gpu','nominalQuota':'8'}]}]}]}}"));
+	seed(t, K_LQ,
+	     J("{'metadata':{'namespace':'ns','name':'lq'},'spec':{'clusterQueue':'cq'}}"));
+	seed(t, K_WORKLOAD,
+	     J("{'metadata':{'namespace':'ns','name':'multi','uid':'uid-multi',"
+	       "'creationTimestamp':'2026-01-01T00:00:00Z'},'spec':{'queueName':'lq','podSets':["
+	       "{'name':'workers','count':2,'template':{'spec':{'containers':[{'name':'c',"
+	       "'resources':{'requests':{'cpu':'1500m','memory':'1Gi','nvidia.com/gpu':'1'}}}]}}},"
+	       "{'name':'driver','count':1,'template':{'spec':{'containers':[{'name':'c',"
+	       "'resources':{'requests':{'cpu':'500m','memory':'512Mi'}}}]}}}]}}"));
+	converge(t);
+	assert_int_equal(ledger_flush(t->m.ledger), 0);
+	char *flavors = ledger_text(ledger_dir, "multi", "flavors");
+	char *resources = ledger_text(ledger_dir, "multi", "resources");
+	char *usage = ledger_text(ledger_dir, "multi", "cluster_queue_usage");
+	assert_string_equal(flavors, "{\"driver\":{\"cpu\":\"default\",\"memory\":\"default\"},"
+				     "\"workers\":{\"cpu\":\"default\",\"memory\":\"default\","
+				     "\"nvidia.com/gpu\":\"a100\"}}");
+	json_t *r = json_loads(resources, 0, NULL), *u = json_loads(usage, 0, NULL);
+	assert_string_equal(obj_str(r, "cpu"), "3500m");
+	assert_string_equal(json_string_value(json_object_get(r, "nvidia.com/gpu")), "2");
+	assert_int_equal(json_object_size(r), 3);
+	assert_string_equal(json_string_value(
+				    json_object_get(json_object_get(u, "a100"), "nvidia.com/gpu")),
+			    "2");
+	assert_string_equal(obj_str(u, "default.cpu"), "3500m");
+	assert_string_equal(obj_str(u, "spot.cpu"), "0");
+	assert_int_equal(json_object_size(u), 3);
+	json_decref(r);
+	json_decref(u);
+	free(flavors);
+	free(resources);
+	free(usage);
+}
+
 /* --- fair sharing ----------------------------------------------------------------------------- */
 
 #define T0_MS 1767225600000LL /* 2026-01-01T00:00:00Z */
@@ -3078,6 +3160,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_visibility_why, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_visibility_eta, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_visibility_history_and_usage, setup_ledger,
+						teardown_ledger),
+		cmocka_unit_test_setup_teardown(test_ledger_record_texts, setup_ledger,
 						teardown_ledger),
 		cmocka_unit_test_setup_teardown(test_metrics_follow_landed_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_time_loop_turns, setup, teardown),

@@ -12,11 +12,13 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <uv.h>
@@ -280,6 +282,110 @@ static void test_ledger_records_survive_close_and_reopen(void **state)
 	assert_int_equal(raw_int(db, "PRAGMA user_version"), LEDGER_SCHEMA_VERSION);
 	assert_int_equal(raw_int(db, "PRAGMA auto_vacuum"), 2); /* incremental */
 	sqlite3_close(db);
+}
+
+/* What the killed child below writes: KILLED_WORKLOADS admits, each finished KILLED_LAG admits
+ * later but the last KILLED_LAG, and the first admitted twice (the repeat closes the first). */
+#define KILLED_WORKLOADS 400
+#define KILLED_LAG 20
+
+/* The child: commits the records in batches of 13 (the baseline's), each waited for, and dies
+ * by SIGKILL without closing: no checkpoint on close, the WAL as the last commit left it. */
+static void write_then_die(const struct ledger_options *opts)
+{
+	struct ledger *l = NULL;
+	int appended = 0;
+	if (ledger_open(opts, &l) != 0)
+		_exit(2);
+	for (int i = 0; i < KILLED_WORKLOADS; i++) {
+		char name[32], uid[32];
+		struct ledger_record r = { .time_ms = T0 + 1000LL * (i + 1),
+					   .ns = "ns",
+					   .name = name,
+					   .uid = uid,
+					   .cluster_queue = "cq",
+					   .resources = "{\"cpu\":\"1\"}" };
+		for (int k = 0; k < 2; k++) {
+			int w = k == 0 ? i : i - KILLED_LAG;
+			if (w < 0)
+				continue;
+			snprintf(name, sizeof(name), "w%d", w);
+			snprintf(uid, sizeof(uid), "u%d", w);
+			r.event = k == 0 ? LEDGER_ADMIT : LEDGER_FINISH;
+			if (ledger_append(l, &r) != 0)
+				_exit(3);
+			if (++appended % 13 == 0 && ledger_flush(l) != 0)
+				_exit(4);
+		}
+		if (i == 0) { /* w0 again, without an end between */
+			r.event = LEDGER_ADMIT;
+			r.time_ms = T0 + 1500;
+			if (ledger_append(l, &r) != 0)
+				_exit(3);
+			appended++;
+		}
+	}
+	if (ledger_flush(l) != 0)
+		_exit(4);
+	raise(SIGKILL);
+	_exit(5);
+}
+
+/* A writer killed after its commits: the file reopens and holds every committed row, with the
+ * admissions closed by id as the records came (the writer finds an open admission, then closes
+ * it by id; it skips the schema's CHECK). */
+static void test_ledger_reopen_after_kill_reads_every_committed_row(void **state)
+{
+	struct fixture *f = *state;
+	struct ledger_options opts = options(f);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		write_then_die(&opts);
+	int status = 0;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+	struct ledger *l = open_ledger(&opts);
+	sqlite3 *db = raw_open(f->path);
+	int64_t finished = KILLED_WORKLOADS - KILLED_LAG;
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM decisions"),
+			 KILLED_WORKLOADS + 1 + finished);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM decisions WHERE event = 'finish'"),
+			 finished);
+	/* Every finish closed its admission at its own time; the repeated admit closed the
+	 * first; the last KILLED_LAG are open. */
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM decisions a JOIN decisions e"
+				     " ON e.uid = a.uid AND e.event = 'finish'"
+				     " WHERE a.event = 'admit' AND a.end_event = 'finish'"
+				     " AND a.ended_ms = e.time_ms"),
+			 finished);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM decisions WHERE uid = 'u0'"
+				     " AND end_event = 'admit' AND ended_ms = 1800000001500"),
+			 1);
+	assert_int_equal(raw_int(db, "SELECT count(*) FROM decisions WHERE event = 'admit'"
+				     " AND ended_ms IS NULL"),
+			 KILLED_LAG);
+	assert_int_equal(raw_int(db,
+				 "SELECT count(*) FROM decisions WHERE event NOT IN"
+				 " ('admit','preempt','evict','requeue','finish','deactivate')"),
+			 0);
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+
+	assert_workload_history(l, "ns", "w7", 10, "w7:finish w7:admit");
+	assert_workload_history(l, "ns", "w0", 10, "w0:finish w0:admit w0:admit");
+	struct ledger_runtime runtimes[4];
+	size_t n = 0;
+	assert_int_equal(ledger_recent_runtimes(l, "cq", runtimes, 4, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(runtimes[0].runtime_ms, 1000LL * KILLED_LAG);
+	ledger_close(l);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -812,6 +918,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 		T(test_ledger_records_survive_close_and_reopen),
+		T(test_ledger_reopen_after_kill_reads_every_committed_row),
 		T(test_ledger_workload_history_newest_first_and_limited),
 		T(test_ledger_cluster_queue_history_since_and_limit),
 		T(test_ledger_usage_by_queue_clips_at_since_and_counts_open_until_now),
