@@ -2773,6 +2773,17 @@ static struct mentry merge_pop(struct engine *e)
 }
 
 /* A StrictFIFO queue is held by a waiting preemptor that comes before its head. */
+/* Whether one of the targets is a victim another waiting preemptor counts on. */
+static int overlaps_claimed(const struct ewl *w, const struct eval *ev)
+{
+	for (uint32_t i = 0; i < ev->n_targets; i++) {
+		uint64_t by = ev->targets[i].wl->claimed;
+		if (by && by != w->uid)
+			return 1;
+	}
+	return 0;
+}
+
 static int strict_blocked(const struct ecq *q, const struct ewl *head)
 {
 	for (uint32_t i = 0; i < q->waiting.n; i++)
@@ -2987,6 +2998,19 @@ static int process_tree(struct cycle *cx, struct etree *t)
 			q->fs_tries++;
 			eng_fs_repush(e, q, w);
 			continue;
+		}
+		if (ev->kind == EV_PREEMPT && overlaps_claimed(w, ev)) {
+			/* Kueue skips a preemptor whose targets overlap those another one already
+			 * took: it preempts nothing now and is looked at again once quota is
+			 * released (its victims going, say). So the preemptors of one cohort
+			 * share the victims the first one chose instead of each evicting a set of
+			 * its own, and quota freed meanwhile (workloads finishing) may admit them
+			 * without any eviction. */
+			ev->kind = EV_PENDING;
+			ev->why = ENG_WHY_WAITING_FOR_QUOTA;
+			ev->cacheable = 0;
+			ev->needs.n = 0;
+			ev->n_targets = 0;
 		}
 		if (ev->kind == EV_FIT && !eng_fits_now(e, q, ev->items, ev->n_items)) {
 			/* Kueue's last check before admitting; the assignment should never fail it.

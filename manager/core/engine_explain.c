@@ -522,8 +522,7 @@ static int cmp_cand_rank(const void *a, const void *b)
 }
 
 /* Marks the holders the engine's preemption may take for w, with their place in its order. A
- * waiting preemptor's own victims are no candidates any more (they are claimed): they come
- * first, in the order it chose them. */
+ * waiting preemptor's own victims (claimed) come first, in the order it chose them. */
 static int mark_preemptible(struct xctx *x)
 {
 	struct engine *e = x->e;

@@ -9,12 +9,17 @@
  * Simulations change the live usage and restore it exactly (usage is path independent, see
  * engine_quota.c), so nothing is copied.
  *
+ * Victims a waiting preemptor counts on (claimed, and evicting) stay candidates, first in the
+ * order as Kueue's evicted ones are; a preemptor whose targets include one of them preempts
+ * nothing and waits (engine.c, process_tree), as Kueue skips a preemptor whose targets overlap
+ * another's. Until 2026-11-29 claimed victims were no candidates and each preemptor of a
+ * cohort evicted a set of its own: 391 evictions against Kueue's 3 on Kueue's large-scale
+ * shape at 100 ClusterQueues (tests/bench/results/side-by-side.md, bench_kueue_baseline -s
+ * large).
+ *
  * Differences from Kueue, on purpose:
  *  - Workloads admitted in the current cycle are not candidates in it: Kueue's candidates come
  *    from the snapshot taken before the cycle, so it never preempts what it just admitted.
- *  - Victims a waiting preemptor counts on (claimed) are not candidates for another one. Kueue
- *    lets a second preemptor count the same evicted victims and both then wait for one set of
- *    quota; here the second one looks for its own victims, or waits without preempting.
  *  - The preemption circle guard: between two inputs (engine.input_epoch: a workload added,
  *    replaced or removed, a spec, an eviction that isn't a victim's), preemption takes a
  *    workload for another ClusterQueue's at most ENG_CROSS_VICTIM_MAX (4) times; after that it
@@ -193,8 +198,6 @@ static int collect_cq(struct pctx *pc, struct ecq *q, const struct qnode *lca, i
 		if (w->adm_cycle == pc->e->cycle)
 			continue;
 		older--;
-		if (w->claimed)
-			continue;
 		/* The preemption circle guard (see the file comment). */
 		if (q != pc->cq && w->cross_victim_epoch == pc->e->input_epoch &&
 		    w->cross_victim_count >= ENG_CROSS_VICTIM_MAX)

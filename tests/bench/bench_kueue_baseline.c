@@ -27,7 +27,17 @@
  * against the limits (ClusterQueue <= 120 cpu, cohort <= 120 cpu); at the end every workload
  * must have finished. Deterministic: no randomness at all.
  *
- * Usage: bench_kueue_baseline [-r reps]
+ * -s large runs Kueue's large-scale shape instead (kueue_side_by_side.sh gen_config_large at
+ * scale 0.1): one cohort of 100 ClusterQueues, each with 35 small (150 ms, one every 60 ms),
+ * 11 medium (350 ms, every 300 ms) and 4 large (700 ms, every 700 ms): 5,000 workloads.
+ * -d MS keeps a victim's quota for MS after its preemption and -f MS a finished workload's
+ * for MS after its runtime, as a live control plane's writes and watches do; with them,
+ * preemptors wait on victims that are still going, as they do against a cluster (with -d 0,
+ * the default, victims go between two cycles of one instant).
+ * The preemptions are counted per reason: within a ClusterQueue, or reclaims in the cohort.
+ *
+ * Usage: bench_kueue_baseline [-r reps] [-s baseline|large] [-d evict_delay_ms]
+ *                             [-f finish_delay_ms]
  * Exit status: 0 figures printed; 1 a check failed, the engine erred, a fixed point was not
  * reached, or repetitions disagreed.
  */
@@ -45,16 +55,18 @@
 #include "core/engine.h"
 
 #define CPU(x) ((int64_t)(x)*1000)
-#define N_COHORTS 5
-#define CQ_PER 6
+#define MAX_CQS 100
+#define MAX_WL 15000
+#define N_COHORTS (shape->n_cohorts)
+#define CQ_PER (shape->cq_per)
 #define N_CQS (N_COHORTS * CQ_PER)
-#define WL_PER_CQ 500
+#define WL_PER_CQ (shape->cls[0].count + shape->cls[1].count + shape->cls[2].count)
 #define N_WL (N_CQS * WL_PER_CQ)
 #define NOMINAL CPU(20)
 #define BORROWING_LIMIT CPU(100)
 #define MAX_CYCLES_PER_INSTANT 10000
 #define MAX_REPS 9
-#define KEY_STRIDE 32
+#define KEY_STRIDE 48
 
 struct wclass {
 	const char *name;
@@ -65,19 +77,55 @@ struct wclass {
 	int64_t interval_ms;
 };
 
-static const struct wclass classes[3] = {
-	{ "small", 350, CPU(1), 200, 50, 100 },
-	{ "medium", 100, CPU(5), 500, 100, 500 },
-	{ "large", 50, CPU(20), 1000, 200, 1200 },
+struct shape {
+	const char *name;
+	int n_cohorts, cq_per;
+	struct wclass cls[3];
+	/* Kueue's figures for the shape, wall-clock: time to admission per class, wall, usage. */
+	double kueue_tta_ms[3], kueue_wall_ms, kueue_usage_pct;
+	const char *kueue_source;
 };
 
-/* Kueue's published averages for this shape (kueue-compat.md 5.1), wall-clock milliseconds. */
-static const double kueue_tta_ms[3] = { 215468, 76768, 16501 };
-#define KUEUE_WALL_MS 351116.4
-#define KUEUE_USAGE_PCT 55.9
+static const struct shape shapes[] = {
+	{ "baseline",
+	  5,
+	  6,
+	  {
+		  { "small", 350, CPU(1), 200, 50, 100 },
+		  { "medium", 100, CPU(5), 500, 100, 500 },
+		  { "large", 50, CPU(20), 1000, 200, 1200 },
+	  },
+	  { 215468, 76768, 16501 },
+	  351116.4,
+	  55.9,
+	  "Kueue's published averages, kueue-compat.md 5.1" },
+	/* Kueue's large-scale generator (tests/bench/kueue_side_by_side.sh gen_config_large) at
+	 * scale 0.1: one cohort of 100 ClusterQueues, the same quotas and preemption. */
+	{ "large",
+	  1,
+	  100,
+	  {
+		  { "small", 35, CPU(1), 150, 50, 60 },
+		  { "medium", 11, CPU(5), 350, 100, 300 },
+		  { "large", 4, CPU(20), 700, 200, 700 },
+	  },
+	  { 24800, 13400, 7600 },
+	  61100,
+	  53.5,
+	  "Kueue v0.17 full manager, tests/bench/results/side-by-side.md, 762c6ad" },
+};
+
+static const struct shape *shape = &shapes[0];
+#define classes (shape->cls)
+
 
 enum { WL_FUTURE, WL_PENDING, WL_ADMITTED, WL_VICTIM, WL_DONE };
-enum { EV_ARRIVE, EV_FINISH };
+enum { EV_ARRIVE, EV_FINISH, EV_RELEASE };
+
+/* Latencies a live control plane adds (0: none, the default). A victim keeps its quota for
+ * evict_delay_ms after its preemption (the eviction's write, the job stopping, the manager
+ * seeing it); a finished workload keeps it for finish_delay_ms after its runtime. */
+static int64_t evict_delay_ms, finish_delay_ms;
 
 struct swl {
 	uint8_t cls, state;
@@ -97,18 +145,19 @@ struct event {
 
 struct sim {
 	struct engine *e;
-	char cq_name[N_CQS][24];
-	int64_t used[N_CQS]; /* admitted cpu per ClusterQueue, as the simulation sees it */
-	double held_cpu_ms[N_CQS]; /* integral of used over time, milli-cpu x ms */
-	struct swl wl[N_WL];
-	char keys[N_WL][KEY_STRIDE];
+	char cq_name[MAX_CQS][32];
+	int64_t used[MAX_CQS]; /* admitted cpu per ClusterQueue, as the simulation sees it */
+	double held_cpu_ms[MAX_CQS]; /* integral of used over time, milli-cpu x ms */
+	struct swl wl[MAX_WL];
+	char keys[MAX_WL][KEY_STRIDE];
 	struct event *heap;
 	size_t n_heap, cap_heap;
 	uint32_t seq;
-	uint32_t victims[N_WL];
+	uint32_t victims[MAX_WL];
 	size_t n_victims;
 	int64_t now;
 	long cycles, instants, admits, preempts, pendings, done;
+	long preempts_within; /* of preempts, InClusterQueue (the rest reclaim in the cohort) */
 	int64_t makespan_ms;
 	int failed;
 	char err[256];
@@ -117,7 +166,7 @@ struct sim {
 struct result {
 	int ok;
 	char err[256];
-	long cycles, instants, admits, preempts, pendings;
+	long cycles, instants, admits, preempts, pendings, preempts_within;
 	int64_t makespan_ms;
 	double usage_pct, useful_pct;
 	double tta_mean[3], tta_p50[3], tta_p95[3], tta_max[3], first_mean[3];
@@ -193,7 +242,7 @@ static long wl_index(const struct sim *s, const char *key)
 		return -1;
 	char *end;
 	unsigned long i = strtoul(p + 2, &end, 10);
-	if (*end || i >= N_WL || strcmp(key, s->keys[i]))
+	if (*end || i >= (unsigned long)N_WL || strcmp(key, s->keys[i]))
 		return -1;
 	return (long)i;
 }
@@ -228,7 +277,8 @@ static void on_decision(void *arg, const struct eng_decision *d)
 		w->gen++;
 		s->used[w->cq] += c->cpu;
 		s->admits++;
-		if (ev_push(s, s->now + c->runtime_ms, EV_FINISH, (uint32_t)i, w->gen))
+		if (ev_push(s, s->now + c->runtime_ms + finish_delay_ms, EV_FINISH, (uint32_t)i,
+			    w->gen))
 			fail(s, "out of memory");
 		break;
 	}
@@ -240,6 +290,8 @@ static void on_decision(void *arg, const struct eng_decision *d)
 		w->state = WL_VICTIM;
 		s->victims[s->n_victims++] = (uint32_t)i;
 		s->preempts++;
+		if (d->reason && !strcmp(d->reason, "InClusterQueue"))
+			s->preempts_within++;
 		break;
 	case ENG_PENDING:
 		if (w->state != WL_PENDING)
@@ -257,6 +309,19 @@ static void release(struct sim *s, struct swl *w)
 	s->held_cpu_ms[w->cq] += (double)cpu * (double)(s->now - w->admitted_ms);
 }
 
+/* A victim's eviction reaches the engine: its quota is free and it queues again. */
+static int evict(struct sim *s, uint32_t i)
+{
+	struct swl *w = &s->wl[i];
+	int erc = engine_evict(s->e, s->keys[i]);
+	if (erc)
+		return fail(s, "engine_evict(%s): %s", s->keys[i], strerror(-erc)), -1;
+	release(s, w);
+	w->state = WL_PENDING;
+	w->evictions++;
+	return 0;
+}
+
 static int settle(struct sim *s)
 {
 	for (int n = 0;; n++) {
@@ -272,16 +337,14 @@ static int settle(struct sim *s)
 			return -1;
 		}
 		for (size_t k = 0; k < s->n_victims; k++) {
-			struct swl *w = &s->wl[s->victims[k]];
-			int erc = engine_evict(s->e, s->keys[s->victims[k]]);
-			if (erc) {
-				fail(s, "engine_evict(%s): %s", s->keys[s->victims[k]],
-				     strerror(-erc));
+			if (evict_delay_ms) {
+				uint32_t v = s->victims[k];
+				if (ev_push(s, s->now + evict_delay_ms, EV_RELEASE, v,
+					    s->wl[v].gen))
+					return fail(s, "out of memory"), -1;
+			} else if (evict(s, s->victims[k])) {
 				return -1;
 			}
-			release(s, w);
-			w->state = WL_PENDING;
-			w->evictions++;
 		}
 		s->n_victims = 0;
 		if (s->failed)
@@ -352,7 +415,7 @@ static int setup(struct sim *s)
 		    engine_set_local_queue(s->e, s->cq_name[q], "lq", s->cq_name[q], ENG_STOP_NONE))
 			return fail(s, "setting up %s failed", s->cq_name[q]), -1;
 	}
-	for (uint32_t i = 0; i < N_WL; i++) {
+	for (uint32_t i = 0; i < (uint32_t)N_WL; i++) {
 		struct swl *w = &s->wl[i];
 		int k = (int)(i % WL_PER_CQ), j = k;
 		w->cq = (uint16_t)(i / WL_PER_CQ);
@@ -408,6 +471,11 @@ static void simulate(struct sim *s, struct result *res)
 					goto out;
 				continue;
 			}
+			if (ev.kind == EV_RELEASE) {
+				if (w->state == WL_VICTIM && ev.gen == w->gen && evict(s, ev.wl))
+					goto out;
+				continue;
+			}
 			if (w->state != WL_ADMITTED || ev.gen != w->gen)
 				continue; /* preempted since: this run never finishes */
 			engine_remove_workload(s->e, s->keys[ev.wl]);
@@ -436,6 +504,7 @@ out:
 	res->instants = s->instants;
 	res->admits = s->admits;
 	res->preempts = s->preempts;
+	res->preempts_within = s->preempts_within;
 	res->pendings = s->pendings;
 	res->makespan_ms = s->makespan_ms;
 	double held = 0;
@@ -448,7 +517,7 @@ out:
 		useful += (double)N_CQS * classes[k].count * (double)classes[k].cpu *
 			  (double)classes[k].runtime_ms;
 	res->useful_pct = 100 * useful / capacity;
-	static double tta[3][N_WL];
+	static double tta[3][MAX_WL];
 	size_t n[3] = { 0 };
 	double first[3] = { 0 };
 	for (int i = 0; i < N_WL; i++) {
@@ -474,12 +543,38 @@ out:
 int main(int argc, char **argv)
 {
 	int reps = 3, opt;
-	while ((opt = getopt(argc, argv, "r:")) != -1) {
-		if (opt != 'r') {
-			fprintf(stderr, "usage: %s [-r reps]\n", argv[0]);
+	while ((opt = getopt(argc, argv, "r:s:d:f:")) != -1) {
+		switch (opt) {
+		case 'r':
+			reps = atoi(optarg);
+			break;
+		case 's':
+			shape = NULL;
+			for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++)
+				if (!strcmp(optarg, shapes[k].name))
+					shape = &shapes[k];
+			if (!shape) {
+				fprintf(stderr, "unknown shape %s (baseline, large)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'd':
+			evict_delay_ms = atoll(optarg);
+			break;
+		case 'f':
+			finish_delay_ms = atoll(optarg);
+			break;
+		default:
+			fprintf(stderr,
+				"usage: %s [-r reps] [-s baseline|large] [-d evict_delay_ms] "
+				"[-f finish_delay_ms]\n",
+				argv[0]);
 			return 2;
 		}
-		reps = atoi(optarg);
+	}
+	if (evict_delay_ms < 0 || finish_delay_ms < 0) {
+		fprintf(stderr, "delays must be >= 0\n");
+		return 2;
 	}
 	if (reps < 1 || reps > MAX_REPS) {
 		fprintf(stderr, "reps must be 1..%d\n", MAX_REPS);
@@ -521,35 +616,46 @@ int main(int argc, char **argv)
 	const struct result *r0 = &res[0];
 	long evictions = r0->evictions[0] + r0->evictions[1] + r0->evictions[2];
 
-	/* The bound no scheduler can beat: a cohort's 120 cpu must carry its 7,920 cpu.s of work,
-	 * and the last large arrives at 60 s and runs 1 s. */
+	/* The bound no scheduler can beat: a cohort's quota must carry its work (baseline: 120 cpu,
+	 * 7,920 cpu.s), and the last arrival must run (baseline: a large at 60 s, for 1 s). */
 	double work = 0;
 	for (int k = 0; k < 3; k++)
 		work += CQ_PER * classes[k].count * (double)classes[k].cpu / 1000 *
 			(double)classes[k].runtime_ms / 1000;
-	double bound_s = work / (CQ_PER * (double)NOMINAL / 1000);
-	if (bound_s < 61)
-		bound_s = 61;
+	double bound_s = work / (CQ_PER * (double)NOMINAL / 1000), last_s = 0;
+	for (int k = 0; k < 3; k++) {
+		double end = (double)(classes[k].count * classes[k].interval_ms +
+				      classes[k].runtime_ms) /
+			     1000;
+		last_s = end > last_s ? end : last_s;
+	}
+	if (bound_s < last_s)
+		bound_s = last_s;
 
-	printf("Kueue baseline shape in virtual time: %d cohorts x %d ClusterQueues, %d workloads, "
-	       "%d repetitions (CPU time: median)\n",
-	       N_COHORTS, CQ_PER, N_WL, reps);
+	printf("Kueue %s shape in virtual time: %d cohorts x %d ClusterQueues, %d workloads, "
+	       "%d repetitions (CPU time: median); evict delay %" PRId64
+	       " ms, finish delay %" PRId64 " ms\n",
+	       shape->name, N_COHORTS, CQ_PER, N_WL, reps, evict_delay_ms, finish_delay_ms);
+	printf("  Kueue's figures: %s\n", shape->kueue_source);
 	printf("  makespan %.1f s virtual (lower bound %.1f s; Kueue's run: %.1f s of wall time)\n",
-	       (double)r0->makespan_ms / 1e3, bound_s, KUEUE_WALL_MS / 1e3);
+	       (double)r0->makespan_ms / 1e3, bound_s, shape->kueue_wall_ms / 1e3);
 	printf("  usage %.1f%% (Kueue's run: %.1f%%); of it completed work %.1f%%, preempted runs "
 	       "%.1f%%\n",
-	       r0->usage_pct, KUEUE_USAGE_PCT, r0->useful_pct, r0->usage_pct - r0->useful_pct);
+	       r0->usage_pct, shape->kueue_usage_pct, r0->useful_pct,
+	       r0->usage_pct - r0->useful_pct);
 	printf("  %-7s %10s %10s %10s %10s %12s %10s %12s\n", "class", "tta mean", "p50", "p95",
 	       "max", "first mean", "evictions", "Kueue mean");
 	for (int k = 2; k >= 0; k--)
 		printf("  %-7s %10.0f %10.0f %10.0f %10.0f %12.0f %10ld %12.0f\n", classes[k].name,
 		       r0->tta_mean[k], r0->tta_p50[k], r0->tta_p95[k], r0->tta_max[k],
-		       r0->first_mean[k], r0->evictions[k], kueue_tta_ms[k]);
+		       r0->first_mean[k], r0->evictions[k], shape->kueue_tta_ms[k]);
 	printf("  (times to admission in ms: virtual here, wall clock for Kueue; tta counts from "
 	       "creation to the latest admission, as Kueue's recorder does)\n");
-	printf("  preemptions %ld, admissions %ld, cycles %ld at %ld instants, pending decisions "
+	printf("  preemptions %ld (within a ClusterQueue %ld, reclaims in the cohort %ld), "
+	       "admissions %ld, cycles %ld at %ld instants, pending decisions "
 	       "%ld\n",
-	       r0->preempts, r0->admits, r0->cycles, r0->instants, r0->pendings);
+	       r0->preempts, r0->preempts_within, r0->preempts - r0->preempts_within, r0->admits,
+	       r0->cycles, r0->instants, r0->pendings);
 	printf("  real time for the whole simulation: %.1f ms CPU, %.1f ms wall; peak RSS %.0f "
 	       "KiB\n",
 	       cpu_ms, wall_ms, r0->hwm_kib);

@@ -1397,6 +1397,55 @@ static void test_engine_preemptor_holds_freed_quota_and_preempts_once(void **sta
 	engine_free(e);
 }
 
+/* Two ClusterQueues within their nominal quota reclaim from one borrower at once. Kueue skips
+ * the second preemptor while its targets overlap the first one's (scheduler.go, "overlapping
+ * preemption targets"): it evicts nothing of its own and gets in on quota freed meanwhile.
+ * Before, the second one took a victim of its own: two evictions where one will do. */
+static void test_engine_preemptor_overlapping_targets_waits(void **state)
+{
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	struct eng_preemption any = { .reclaim_within_cohort = ENG_RECLAIM_ANY };
+	put_cq(e, &(struct cqdef){ .name = "a",
+				   .cohort = "co",
+				   .fl = { FQ("default", U(4)) },
+				   .preemption = any });
+	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(4)) } });
+	put_cq(e, &(struct cqdef){ .name = "c",
+				   .cohort = "co",
+				   .fl = { FQ("default", U(4)) },
+				   .preemption = any });
+	lq(e, "lq-a", "a");
+	lq(e, "lq-b", "b");
+	lq(e, "lq-c", "c");
+	for (int i = 1; i <= 3; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "b%d", i);
+		add_wl(e, &(struct wldef){ name, "lq-b", .priority = 0, .time = i, .count = 4,
+					   .per_pod = { U(1) } });
+		cycle(e, &r);
+	}
+	assert_int_equal(cohort_usage(e, "co", "default", "cpu"), U(12));
+	add_wl(e, &(struct wldef){ "a1", "lq-a", .priority = 0, .time = 10, .count = 4,
+				   .per_pod = { U(1) } });
+	add_wl(e, &(struct wldef){ "c1", "lq-c", .priority = 0, .time = 11, .count = 4,
+				   .per_pod = { U(1) } });
+	cycle(e, &r);
+	/* a1 reclaims b's newest; c1's targets would include it: c1 preempts nothing. */
+	assert_int_equal(count_kind(&r, ENG_PREEMPT), 1);
+	const struct dec *d = find(&r, ENG_PREEMPT, "ns/b3");
+	assert_non_null(d);
+	assert_string_equal(d->preemptor, "ns/a1");
+	/* Meanwhile b2 finishes; b3's eviction lands: both get in, nothing more is evicted. */
+	engine_remove_workload(e, "ns/b2");
+	assert_int_equal(engine_evict(e, "ns/b3"), 0);
+	cycle(e, &r);
+	assert_int_equal(count_kind(&r, ENG_PREEMPT), 1);
+	assert_true(admitted(e, "ns/a1"));
+	assert_true(admitted(e, "ns/c1"));
+	engine_free(e);
+}
+
 /* The property test's liveness bug (MUSTER_SEED=1123334822): flavor f0 is chosen because a
  * preemption simulated for memory alone finds a victim (a's memory request is within its
  * nominal quota: it reclaims from borrowing b), whenCanPreempt MayStopSearch stops the scan
@@ -2475,6 +2524,7 @@ int main(void)
 		cmocka_unit_test(test_engine_reclaim_any_preempts_higher_priority_borrower),
 		cmocka_unit_test(test_engine_reclaim_never_waits),
 		cmocka_unit_test(test_engine_reclaim_before_lower_priority_in_own_queue),
+		cmocka_unit_test(test_engine_preemptor_overlapping_targets_waits),
 		cmocka_unit_test(test_engine_borrow_within_cohort_preempts_below_threshold),
 		cmocka_unit_test(test_engine_borrow_within_cohort_spares_above_threshold),
 		cmocka_unit_test(test_engine_borrow_within_cohort_never_doesnt_preempt_to_borrow),
