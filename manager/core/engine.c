@@ -69,13 +69,6 @@ static uint64_t fnv_str(uint64_t h, const char *s)
 	return fnv(h, s ? s : "", s ? strlen(s) + 1 : 1);
 }
 
-/* One 64-bit word into a hash: a multiply and a shift where FNV takes eight rounds. */
-static uint64_t mix64(uint64_t h, uint64_t v)
-{
-	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
-}
-
 /* --- interning ---------------------------------------------------------------------------- */
 
 const char *eng_intern(struct engine *e, const char *s)
@@ -1690,6 +1683,10 @@ void engine_free(struct engine *e)
 	free(e->acc);
 	free(e->cands);
 	free(e->picked);
+	if (e->memo)
+		for (uint32_t i = 0; i < ENG_MEMO_SLOTS; i++)
+			free(e->memo[i].picked);
+	free(e->memo);
 	free(e->merge);
 	free(e->scratch);
 	free(e->phantoms);

@@ -506,6 +506,26 @@ struct cand {
 	uint8_t list; /* 0 hierarchical reclaim, 1 priority-based reclaim, 2 same ClusterQueue */
 };
 
+/* Classical preemption searches and their answers (engine_preempt.c, plan): asked again with
+ * the same inputs while nothing they read changed (eval_epoch, and the cycle and input_epoch
+ * they also read), they answer the same without searching. Direct-mapped by the inputs; a
+ * search on more than ENG_MEMO_PAIRS pairs or requests is not kept. */
+#define ENG_MEMO_SLOTS 256u
+#define ENG_MEMO_PAIRS 8u
+struct plan_memo {
+	uint8_t valid;
+	uint64_t eval_epoch, cycle, input_epoch;
+	const struct ecq *cq;
+	int32_t priority;
+	int64_t queue_time;
+	uint32_t n_pairs, n_reqs;
+	const char *flavor[ENG_MEMO_PAIRS], *resource[ENG_MEMO_PAIRS]; /* struct frset's */
+	int32_t slot[ENG_MEMO_PAIRS]; /* struct reqset's */
+	int64_t val[ENG_MEMO_PAIRS];
+	struct cand *picked; /* the victims, in candidate order; owned */
+	uint32_t n_picked, cap_picked;
+};
+
 struct eval {
 	int kind; /* enum eval_kind */
 	int mode; /* Kueue's representative mode: PM_FIT, PM_PREEMPT (victims or not), PM_NOFIT */
@@ -621,6 +641,7 @@ struct engine {
 	uint32_t cap_cands;
 	uint32_t *picked;
 	uint32_t cap_picked;
+	struct plan_memo *memo; /* ENG_MEMO_SLOTS, made on first use */
 	int32_t *fp_next; /* fair preemption: the next candidate of the same ClusterQueue */
 	uint32_t *fp_retry;
 	uint32_t cap_fp;
@@ -754,6 +775,13 @@ int eng_fits_now(struct engine *e, struct ecq *cq, const struct eitem *items, ui
 /* Kueue's FindHeightOfLowestSubtreeThatFits. */
 int eng_borrow_height(const struct ecq *cq, int32_t s, int64_t val, int *may_reclaim);
 /* Charges or releases an admission against its ClusterQueue's nodes. */
+/* One 64-bit word into a hash: a multiply and a shift where FNV takes eight rounds. */
+static inline uint64_t mix64(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
 /* Something an evaluation may read changed: what shape_seen holds is no longer valid. */
 static inline void eng_changed(struct engine *e)
 {

@@ -1446,6 +1446,52 @@ static void test_engine_preemptor_overlapping_targets_waits(void **state)
 	engine_free(e);
 }
 
+/* A victim already going (here drained: no preemptor claims it) comes first in the order, as
+ * Kueue's evicted ones do; when it frees too little the search goes on in the order of the
+ * rest, which it sorts only then (engine_preempt.c, evicting_first): a1 takes the drained b1
+ * and b's newest, b3, where the order without the evicting one first would take b3 and b2. */
+static void test_engine_preemption_takes_evicting_first_then_the_rest(void **state)
+{
+	(void)state;
+	struct engine *e = new_engine();
+	struct rec r = { 0 };
+	struct eng_preemption any = { .reclaim_within_cohort = ENG_RECLAIM_ANY };
+	put_cq(e, &(struct cqdef){ .name = "a",
+				   .cohort = "co",
+				   .fl = { FQ("default", U(6)) },
+				   .preemption = any });
+	put_cq(e, &(struct cqdef){ .name = "b", .cohort = "co", .fl = { FQ("default", U(2)) } });
+	lq(e, "lq-a", "a");
+	lq(e, "lq-b", "b");
+	lq(e, "lq-drained", "b");
+	add_wl(e,
+	       &(struct wldef){ "b1", "lq-drained", .time = 1, .count = 2, .per_pod = { U(1) } });
+	cycle(e, &r);
+	add_wl(e, &(struct wldef){ "b2", "lq-b", .time = 2, .count = 2, .per_pod = { U(1) } });
+	cycle(e, &r);
+	add_wl(e, &(struct wldef){ "b3", "lq-b", .time = 3, .count = 2, .per_pod = { U(1) } });
+	cycle(e, &r);
+	assert_int_equal(cohort_usage(e, "co", "default", "cpu"), U(6));
+	assert_int_equal(engine_set_local_queue(e, "ns", "lq-drained", "b",
+						ENG_STOP_HOLD_AND_DRAIN),
+			 0);
+	cycle(e, &r);
+	assert_non_null(find(&r, ENG_PREEMPT, "ns/b1")); /* going, still charged */
+	add_wl(e, &(struct wldef){ "a1", "lq-a", .time = 10, .count = 6, .per_pod = { U(1) } });
+	cycle(e, &r);
+	const struct dec *d = find(&r, ENG_PREEMPT, "ns/b3");
+	assert_non_null(d);
+	assert_string_equal(d->preemptor, "ns/a1");
+	assert_null(find(&r, ENG_PREEMPT, "ns/b2"));
+	assert_int_equal(count_kind(&r, ENG_PREEMPT), 2);
+	assert_int_equal(engine_evict(e, "ns/b1"), 0);
+	assert_int_equal(engine_evict(e, "ns/b3"), 0);
+	cycle(e, &r);
+	assert_true(admitted(e, "ns/a1"));
+	assert_true(admitted(e, "ns/b2"));
+	engine_free(e);
+}
+
 /* The property test's liveness bug (MUSTER_SEED=1123334822): flavor f0 is chosen because a
  * preemption simulated for memory alone finds a victim (a's memory request is within its
  * nominal quota: it reclaims from borrowing b), whenCanPreempt MayStopSearch stops the scan
@@ -2525,6 +2571,7 @@ int main(void)
 		cmocka_unit_test(test_engine_reclaim_never_waits),
 		cmocka_unit_test(test_engine_reclaim_before_lower_priority_in_own_queue),
 		cmocka_unit_test(test_engine_preemptor_overlapping_targets_waits),
+		cmocka_unit_test(test_engine_preemption_takes_evicting_first_then_the_rest),
 		cmocka_unit_test(test_engine_borrow_within_cohort_preempts_below_threshold),
 		cmocka_unit_test(test_engine_borrow_within_cohort_spares_above_threshold),
 		cmocka_unit_test(test_engine_borrow_within_cohort_never_doesnt_preempt_to_borrow),
