@@ -273,6 +273,37 @@ static int same_but_numbers(const char *a, const char *b)
 	return a && b && *a == *b;
 }
 
+/* A hash of a wait as set_pending compares it with the cached condition: the reason, and the
+ * message, but for the numbers of one that says how much "more needed". Never 0. 64 bits: two
+ * waits that differ must not pass for the same (the status would not be written). */
+static uint64_t wait_hash(const char *reason, const char *msg)
+{
+	const uint64_t prime = 1099511628211u;
+	uint64_t h = 14695981039346656037u;
+	int but_numbers = strstr(msg, "more needed") != NULL;
+	for (const char *p = reason; *p; p++)
+		h = (h ^ (unsigned char)*p) * prime;
+	h = (h ^ 0x1f) * prime;
+	for (const char *p = msg; *p; p++) {
+		if (but_numbers && *p >= '0' && *p <= '9') {
+			while (p[1] >= '0' && p[1] <= '9')
+				p++;
+			h = (h ^ '#') * prime;
+			continue;
+		}
+		h = (h ^ (unsigned char)*p) * prime;
+	}
+	return h ? h : 1;
+}
+
+/* The cached object says this wait already (set_pending found it so). */
+static void wait_shown(struct mgr *m, const char *key, const char *reason, const char *msg)
+{
+	struct wl_record *r = wl_record_get(m, key);
+	if (r)
+		r->shown_wait = wait_hash(reason, msg);
+}
+
 /* Remembers in r the condition to write until it is written (NULL reason: nothing to write;
  * NULL r: out of memory, not remembered). */
 static void remember_wait(struct mgr *m, struct wl_record *r, const char *reason, const char *msg)
@@ -336,17 +367,22 @@ static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *
 	    !strcmp(cur_reason, reason) && strstr(msg, "more needed") &&
 	    same_but_numbers(json_string_value(json_object_get(cur, "message")), msg)) {
 		remember_pending(m, key, NULL, NULL);
+		wait_shown(m, key, reason, msg);
 		return;
 	}
 	json_t *conds = conditions_with(wl, "QuotaReserved", "False", reason, msg, &changed);
 	if (!conds || !changed) {
 		json_decref(conds);
 		remember_pending(m, key, NULL, NULL);
+		if (conds)
+			wait_shown(m, key, reason, msg);
 		return;
 	}
 	/* Until it lands, it is remembered: a write in flight now, or a failed one, would
 	 * otherwise lose it for good (the engine doesn't report the same reason twice). */
 	struct wl_record *r = wl_record_make(m, key);
+	if (r)
+		r->shown_wait = 0; /* another wait is to be written: the cache's is not it */
 	remember_wait(m, r, reason, msg);
 	if (wait_kept_quiet(m, r, reason, cur_status, cur_reason)) {
 		json_decref(conds);
@@ -637,6 +673,13 @@ static void on_decision(void *arg, const struct eng_decision *d)
 	state_release_views(m); /* one decision's views at a time */
 	if (d->kind == ENG_PENDING && pending_remembered_unparsed(m, d))
 		return;
+	const struct wl_record *r = wl_record_get(m, d->workload);
+	if (d->kind == ENG_PENDING && r && r->shown_wait &&
+	    r->shown_wait == wait_hash(d->reason, d->message)) {
+		/* What set_pending would find, without a parse: said already. */
+		remember_pending(m, d->workload, NULL, NULL);
+		return;
+	}
 	json_t *wl = store_get(m, K_WORKLOAD, d->workload);
 	if (!wl)
 		return;

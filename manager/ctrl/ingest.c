@@ -71,6 +71,9 @@ static void mark_all(struct mgr *m, enum kind store_kind, enum kind mark_kind)
 
 static void on_workload(struct mgr *m, enum watch_event_type type, const char *key, json_t *obj)
 {
+	struct wl_record *r = wl_record_get(m, key);
+	if (r)
+		r->shown_wait = 0; /* its cached object is another now */
 	if (type != WATCH_DELETED)
 		writer_seen(m, K_WORKLOAD, key);
 	state_mark(m, K_WORKLOAD, key);

@@ -179,6 +179,10 @@ struct wl_record {
 			  * closest), until it is placed or gone; owned, or NULL */
 	char *open_admission; /* history.c: "uid\0clusterQueue", admitted as the ledger knows */
 	char *preempting_cq; /* observe.c: the ClusterQueue it is being preempted for, or NULL */
+	/* admission.c: the wait its cached object is known to say (wait_hash), 0 when not known;
+	 * ingest.c clears it on each of its events. A cycle reports the same wait for thousands
+	 * of Workloads again and again: this spares parsing each to find it says so already. */
+	uint64_t shown_wait;
 	unsigned pending : 1; /* waiting for quota (records.pending counts them) */
 	unsigned has_front : 1; /* front_since is set */
 	unsigned has_deadline : 1; /* deadline is set */

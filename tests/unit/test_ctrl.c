@@ -1093,6 +1093,17 @@ static void test_pending_message_not_churned(void **state)
 	assert_int_equal(cq_cpu_usage(t), 3000);
 	assert_false(fake_cond(t, WL_PATH("big"), "QuotaReserved"));
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("big"), 0), writes);
+	/* The record knows the cache says that wait already, so the next report of it needs no
+	 * parse; any event of the Workload makes that unknown again. */
+	struct wl_record *r = wl_record_get(&t->m, "ns/big");
+	assert_non_null(r);
+	assert_true(r->shown_wait != 0);
+	json_t *cached = json_incref(store_get(&t->m, K_WORKLOAD, "ns/big"));
+	ingest_event(&t->m, K_WORKLOAD, WATCH_MODIFIED, "ns/big", NULL, cached);
+	json_decref(cached);
+	assert_int_equal(r->shown_wait, 0);
+	converge(t);
+	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("big"), 0), writes);
 }
 
 /* A waiting Workload's condition whose write fails is written by the retry: the engine reports
