@@ -174,7 +174,11 @@ static void inform(struct mgr *m, json_t *store, enum kind kind, const char *tex
 	json_t *obj = parse(text, len);
 	if (informer_key(obj, key, sizeof(key)) != 0)
 		exit(1);
-	json_t *kept = ingest_keep(m, kind, obj, text, len);
+	/* A compact kind's object is kept from its text alone, as the informer does
+	 * (transform_text); the parse above only finds its key. */
+	json_t *kept = m->compact[kind] ? store_keep_text(m, kind, key, text, len) : NULL;
+	if (!kept)
+		kept = ingest_keep(m, kind, obj, text, len);
 	json_decref(obj);
 	json_object_set_new(store, key, kept);
 	ingest_event(m, kind, WATCH_ADDED, key, NULL, kept);
