@@ -12,6 +12,7 @@
 
 #include "api/engine_objects.h"
 #include "api/objects.h"
+#include "core/invariant.h"
 #include "ctrl/internal.h"
 #include "util/log.h"
 
@@ -255,27 +256,10 @@ void workload_reconcile(struct mgr *m, const char *key)
 	queues_track(m, key);
 }
 
-/* Writes QuotaReserved=False with reason and message, unless that is already what it says. */
-/* Whether two messages say the same but for their numbers ("2 more needed", "5 more needed"). */
-static int same_but_numbers(const char *a, const char *b)
-{
-	while (a && b && *a && *b) {
-		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
-			while (*a >= '0' && *a <= '9')
-				a++;
-			while (*b >= '0' && *b <= '9')
-				b++;
-			continue;
-		}
-		if (*a++ != *b++)
-			return 0;
-	}
-	return a && b && *a == *b;
-}
-
 /* A hash of a wait as set_pending compares it with the cached condition: the reason, and the
- * message, but for the numbers of one that says how much "more needed". Never 0. 64 bits: two
- * waits that differ must not pass for the same (the status would not be written). */
+ * message, but for the numbers of one that says how much "more needed" ("2 more needed" and
+ * "5 more needed" are the same wait). Never 0. 64 bits: two waits that differ must not pass for
+ * the same (the status would not be written). */
 static uint64_t wait_hash(const char *reason, const char *msg)
 {
 	const uint64_t prime = 1099511628211u;
@@ -294,14 +278,6 @@ static uint64_t wait_hash(const char *reason, const char *msg)
 		h = (h ^ (unsigned char)*p) * prime;
 	}
 	return h ? h : 1;
-}
-
-/* The cached object says this wait already (set_pending found it so). */
-static void wait_shown(struct mgr *m, const char *key, const char *reason, const char *msg)
-{
-	struct wl_record *r = wl_record_get(m, key);
-	if (r)
-		r->shown_wait = wait_hash(reason, msg);
 }
 
 /* Remembers in r the condition to write until it is written (NULL reason: nothing to write;
@@ -342,50 +318,125 @@ static void on_pending_written(struct mgr *m, enum kind kind, const char *key,
 		history_pending(m, updated);
 }
 
-/* Whether a wait the engine reported (reason), over the Workload's current condition (status
- * and reason, NULL when it has none; r its record, or NULL), is kept unwritten for now: a wait for
- * quota is written once the Workload has been next in line for a while (see PENDING_QUIET_MS);
- * front_pass notes when it got there and brings it back to set_pending then. */
+/* Whether a wait the engine reported (reason), over the Workload's current condition
+ * (cond_waits: it has none, or it is one of the engine's waits; r its record, or NULL), is
+ * kept unwritten for now: a wait for quota is written once the Workload has been next in line
+ * for a while (see PENDING_QUIET_MS); front_pass notes when it got there and brings it back
+ * to set_pending then. */
 static int wait_kept_quiet(struct mgr *m, const struct wl_record *r, const char *reason,
-			   const char *cur_status, const char *cur_reason)
+			   int cond_waits)
 {
-	return eng_why_waits(reason) && (!cur_status || eng_why_waits(cur_reason)) &&
+	return eng_why_waits(reason) && cond_waits &&
 	       (!r || !r->has_front || r->front_since + PENDING_QUIET_MS > m->now_ms());
 }
 
+/* What set_pending reads of a Workload's cached QuotaReserved condition. */
+struct cond_digest {
+	uint64_t hash; /* the False condition's wait (wait_hash), else 0 */
+	int waits; /* absent, or one of the engine's waits (wait_kept_quiet's cond_waits) */
+	int gen_ok; /* its observedGeneration is the Workload's generation */
+};
+
+static struct cond_digest cond_digest_of(json_t *wl)
+{
+	json_t *cur = condition_get(wl, "QuotaReserved");
+	const char *status = json_string_value(json_object_get(cur, "status"));
+	const char *reason = json_string_value(json_object_get(cur, "reason"));
+	const char *message = json_string_value(json_object_get(cur, "message"));
+	struct cond_digest d = {
+		.waits = !status || eng_why_waits(reason),
+		.gen_ok = json_integer_value(json_object_get(cur, "observedGeneration")) ==
+			  json_integer_value(obj_path(wl, "metadata.generation")),
+	};
+	if (status && !strcmp(status, "False") && reason && message)
+		d.hash = wait_hash(reason, message);
+	return d;
+}
+
+/* Keeps d in the Workload's record, if it has one (a pending Workload does). */
+static void cond_remember(struct mgr *m, const char *key, const struct cond_digest *d)
+{
+	struct wl_record *r = wl_record_get(m, key);
+	if (r) {
+		r->cond_hash = d->hash;
+		r->cond_waits = (unsigned)!!d->waits;
+		r->cond_gen_ok = (unsigned)!!d->gen_ok;
+		r->cond_known = 1;
+	}
+}
+
+enum pending_verdict {
+	PENDING_SAID, /* the cached condition says it already */
+	PENDING_QUIET, /* it differs, but a wait is kept unwritten for now (PENDING_QUIET_MS) */
+	PENDING_WRITE,
+};
+
+/* What set_pending does with a wait (reason, msg) the engine reported, over the cached
+ * condition d, for the Workload of record r (NULL: none yet). A waiting Workload whose
+ * shortfall changed ("2 more needed" -> "5 more needed") keeps its message: while quota churns
+ * these change on every release, and Kueue leaves non-head Workloads' messages stale too
+ * (kueue#8095: writes on Workloads that didn't admit). Otherwise the condition is the same
+ * only with the same reason and message at the current generation. */
+static enum pending_verdict pending_verdict(struct mgr *m, const struct wl_record *r,
+					    const struct cond_digest *d, const char *reason,
+					    const char *msg)
+{
+	if (d->hash && d->hash == wait_hash(reason, msg) &&
+	    (d->gen_ok || strstr(msg, "more needed")))
+		return PENDING_SAID;
+	if (wait_kept_quiet(m, r, reason, d->waits))
+		return PENDING_QUIET;
+	return PENDING_WRITE;
+}
+
+/* Whether a wait the engine reported was dealt with from the record's digest alone, without
+ * parsing the Workload; else set_pending parses it. */
+static int pending_from_record(struct mgr *m, const char *key, const char *reason, const char *msg)
+{
+	struct wl_record *r = wl_record_get(m, key);
+	if (!r || !r->cond_known)
+		return 0;
+	struct cond_digest d = { r->cond_hash, r->cond_waits, r->cond_gen_ok };
+#if MUSTER_CHECKS
+	/* The digest is the cached object's, or it would decide on a stale condition. */
+	struct cond_digest now = cond_digest_of(store_get(m, K_WORKLOAD, key));
+	MUSTER_ASSERT(now.hash == d.hash && !!now.waits == !!d.waits && !!now.gen_ok == !!d.gen_ok);
+#endif
+	switch (pending_verdict(m, r, &d, reason, msg)) {
+	case PENDING_SAID:
+		remember_pending(m, key, NULL, NULL);
+		return 1;
+	case PENDING_QUIET:
+		remember_wait(m, r, reason, msg);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Writes QuotaReserved=False with reason and message, unless that is what it says already or
+ * a wait is kept unwritten for now (pending_verdict). */
 static void set_pending(struct mgr *m, const char *key, json_t *wl, const char *reason,
 			const char *msg)
 {
 	int changed;
-	/* A waiting Workload whose shortfall changed ("2 more needed" -> "5 more needed") keeps its
-	 * message: while quota churns these change on every release, and Kueue leaves non-head
-	 * Workloads' messages stale too (kueue#8095: writes on Workloads that didn't admit). */
-	json_t *cur = condition_get(wl, "QuotaReserved");
-	const char *cur_status = json_string_value(json_object_get(cur, "status"));
-	const char *cur_reason = json_string_value(json_object_get(cur, "reason"));
-	if (cur_status && !strcmp(cur_status, "False") && cur_reason &&
-	    !strcmp(cur_reason, reason) && strstr(msg, "more needed") &&
-	    same_but_numbers(json_string_value(json_object_get(cur, "message")), msg)) {
+	struct cond_digest d = cond_digest_of(wl);
+	cond_remember(m, key, &d);
+	enum pending_verdict v = pending_verdict(m, wl_record_get(m, key), &d, reason, msg);
+	if (v == PENDING_SAID) {
 		remember_pending(m, key, NULL, NULL);
-		wait_shown(m, key, reason, msg);
-		return;
-	}
-	json_t *conds = conditions_with(wl, "QuotaReserved", "False", reason, msg, &changed);
-	if (!conds || !changed) {
-		json_decref(conds);
-		remember_pending(m, key, NULL, NULL);
-		if (conds)
-			wait_shown(m, key, reason, msg);
 		return;
 	}
 	/* Until it lands, it is remembered: a write in flight now, or a failed one, would
 	 * otherwise lose it for good (the engine doesn't report the same reason twice). */
 	struct wl_record *r = wl_record_make(m, key);
-	if (r)
-		r->shown_wait = 0; /* another wait is to be written: the cache's is not it */
 	remember_wait(m, r, reason, msg);
-	if (wait_kept_quiet(m, r, reason, cur_status, cur_reason)) {
-		json_decref(conds);
+	if (v == PENDING_QUIET)
+		return;
+	json_t *conds = conditions_with(wl, "QuotaReserved", "False", reason, msg, &changed);
+	if (!conds || !changed) {
+		json_decref(conds); /* out of memory (or a hash collision): as said */
+		remember_pending(m, key, NULL, NULL);
 		return;
 	}
 	if (writer_busy(m, K_WORKLOAD, key)) {
@@ -661,7 +712,7 @@ static int pending_remembered_unparsed(struct mgr *m, const struct eng_decision 
 	struct wl_record *r;
 	if (json_object_get(m->stores[K_WORKLOAD], d->workload) == NULL ||
 	    store_may_hold(m, K_WORKLOAD, d->workload, "QuotaReserved") ||
-	    !wait_kept_quiet(m, r = wl_record_get(m, d->workload), d->reason, NULL, NULL))
+	    !wait_kept_quiet(m, r = wl_record_get(m, d->workload), d->reason, 1))
 		return 0;
 	remember_wait(m, r ? r : wl_record_make(m, d->workload), d->reason, d->message);
 	return 1;
@@ -671,15 +722,9 @@ static void on_decision(void *arg, const struct eng_decision *d)
 {
 	struct mgr *m = arg;
 	state_release_views(m); /* one decision's views at a time */
-	if (d->kind == ENG_PENDING && pending_remembered_unparsed(m, d))
+	if (d->kind == ENG_PENDING && (pending_from_record(m, d->workload, d->reason, d->message) ||
+				       pending_remembered_unparsed(m, d)))
 		return;
-	const struct wl_record *r = wl_record_get(m, d->workload);
-	if (d->kind == ENG_PENDING && r && r->shown_wait &&
-	    r->shown_wait == wait_hash(d->reason, d->message)) {
-		/* What set_pending would find, without a parse: said already. */
-		remember_pending(m, d->workload, NULL, NULL);
-		return;
-	}
 	json_t *wl = store_get(m, K_WORKLOAD, d->workload);
 	if (!wl)
 		return;

@@ -73,7 +73,7 @@ static void on_workload(struct mgr *m, enum watch_event_type type, const char *k
 {
 	struct wl_record *r = wl_record_get(m, key);
 	if (r)
-		r->shown_wait = 0; /* its cached object is another now */
+		r->cond_known = 0; /* its cached object is another now */
 	if (type != WATCH_DELETED)
 		writer_seen(m, K_WORKLOAD, key);
 	state_mark(m, K_WORKLOAD, key);

@@ -179,10 +179,15 @@ struct wl_record {
 			  * closest), until it is placed or gone; owned, or NULL */
 	char *open_admission; /* history.c: "uid\0clusterQueue", admitted as the ledger knows */
 	char *preempting_cq; /* observe.c: the ClusterQueue it is being preempted for, or NULL */
-	/* admission.c: the wait its cached object is known to say (wait_hash), 0 when not known;
-	 * ingest.c clears it on each of its events. A cycle reports the same wait for thousands
-	 * of Workloads again and again: this spares parsing each to find it says so already. */
-	uint64_t shown_wait;
+	/* admission.c: what its cached object's QuotaReserved condition says, as set_pending
+	 * reads it (struct cond_digest there), while cond_known; ingest.c forgets it on each
+	 * event of the Workload. A cycle reports waits for thousands of Workloads again and
+	 * again: the digest decides most of them without parsing the Workload. cond_hash: the
+	 * False condition's wait (wait_hash), else 0. */
+	uint64_t cond_hash;
+	unsigned cond_known : 1;
+	unsigned cond_waits : 1; /* absent, or one of the engine's waits */
+	unsigned cond_gen_ok : 1; /* its observedGeneration is the Workload's generation */
 	unsigned pending : 1; /* waiting for quota (records.pending counts them) */
 	unsigned has_front : 1; /* front_since is set */
 	unsigned has_deadline : 1; /* deadline is set */

@@ -1093,17 +1093,47 @@ static void test_pending_message_not_churned(void **state)
 	assert_int_equal(cq_cpu_usage(t), 3000);
 	assert_false(fake_cond(t, WL_PATH("big"), "QuotaReserved"));
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("big"), 0), writes);
-	/* The record knows the cache says that wait already, so the next report of it needs no
-	 * parse; any event of the Workload makes that unknown again. */
+	/* The record knows what the cached condition says, so the next report of a wait needs
+	 * no parse (a debug build checks the digest against the parse anyway); any event of the
+	 * Workload makes it unknown again. */
 	struct wl_record *r = wl_record_get(&t->m, "ns/big");
 	assert_non_null(r);
-	assert_true(r->shown_wait != 0);
+	assert_true(r->cond_known && r->cond_hash != 0 && r->cond_waits && r->cond_gen_ok);
 	json_t *cached = json_incref(store_get(&t->m, K_WORKLOAD, "ns/big"));
 	ingest_event(&t->m, K_WORKLOAD, WATCH_MODIFIED, "ns/big", NULL, cached);
 	json_decref(cached);
-	assert_int_equal(r->shown_wait, 0);
+	assert_false(r->cond_known);
 	converge(t);
 	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("big"), 0), writes);
+}
+
+/* A wait reported again, with other numbers, over a condition the record knows the cached
+ * Workload says: decided from the record, unparsed (a debug build checks the record against
+ * the parse), and still not written. */
+static void test_pending_wait_from_record(void **state)
+{
+	struct t *t = *state;
+	seed_queue(t, "4", NULL);
+	seed(t, K_WORKLOAD, workload("w1", "2", 0, "2026-01-01T00:00:00Z"));
+	seed(t, K_WORKLOAD, workload("w2", "1", 0, "2026-01-01T00:00:01Z"));
+	converge(t);
+	seed(t, K_WORKLOAD, workload("big", "3", 0, "2026-01-01T00:00:02Z"));
+	converge(t);
+	next_in_line_for_a_while(t);
+	assert_waits(t, WL_PATH("big"));
+	size_t writes = fake_api_count(t->api, "PATCH", WL_PATH("big"), 0);
+	finish_elsewhere(t, WL_PATH("w2")); /* 1 short now: parsed, found the same */
+	converge(t);
+	struct wl_record *r = wl_record_get(&t->m, "ns/big");
+	assert_non_null(r);
+	assert_true(r->cond_known);
+	/* A later, smaller Workload fits beside it: big is 2 short again, looked at again. */
+	seed(t, K_WORKLOAD, workload("w4", "1", 0, "2026-01-01T00:00:03Z"));
+	converge(t);
+	assert_true(fake_cond(t, WL_PATH("w4"), "QuotaReserved"));
+	assert_false(fake_cond(t, WL_PATH("big"), "QuotaReserved"));
+	assert_int_equal(fake_api_count(t->api, "PATCH", WL_PATH("big"), 0), writes);
+	assert_true(r->cond_known);
 }
 
 /* A waiting Workload's condition whose write fails is written by the retry: the engine reports
@@ -3176,6 +3206,7 @@ int main(void)
 						teardown_ledger),
 		cmocka_unit_test_setup_teardown(test_metrics_follow_landed_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_time_loop_turns, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pending_wait_from_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cq_status_update_is_not_applied,
 						setup_cq_resources, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_cq_resources_and_deletion,
