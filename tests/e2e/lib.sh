@@ -223,8 +223,17 @@ condition_is() {
 }
 
 # serves RESOURCE GROUP: whether the apiserver serves the resource (a 1.35 server has no
-# mutatingadmissionpolicies, and podgroups need 1.37 with scheduling.k8s.io/v1beta1).
-serves() { k api-resources --api-group="$2" -o name 2>/dev/null | grep -qx "$1.$2"; }
+# mutatingadmissionpolicies, and podgroups need 1.37 with scheduling.k8s.io/v1beta1). Asked
+# up to 5 times a second apart: one discovery call can come back without a group that is
+# served (CI saw a 1.37 server "not serve" mutatingadmissionpolicies once, after a restart).
+serves() {
+	local try
+	for try in 1 2 3 4 5; do
+		k api-resources --api-group="$2" -o name 2>/dev/null | grep -qx "$1.$2" && return 0
+		[ "$try" = 5 ] || sleep 1
+	done
+	return 1
+}
 
 # needs RESOURCE GROUP MINOR WHY: a test of a newer server's feature passes as skipped on a
 # server older than 1.MINOR (K8S_VERSION=1.35.4), and fails on one that should serve it but
