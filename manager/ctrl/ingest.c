@@ -56,10 +56,10 @@ static json_t *keep(void *arg, json_t *obj, const char *text, size_t len)
 
 /* What the store of a compact kind keeps of an object read from its text alone (its
  * informer_options.transform_text): see store_keep_text. */
-static json_t *keep_text(void *arg, const char *key, const char *text, size_t len)
+static json_t *keep_text(void *arg, const char *key, const char *rv, const char *text, size_t len)
 {
 	const struct kind_arg *ka = arg;
-	return store_keep_text(ka->m, ka->kind, key, text, len);
+	return store_keep_text(ka->m, ka->kind, key, rv, text, len);
 }
 
 static void mark_all(struct mgr *m, enum kind store_kind, enum kind mark_kind)

@@ -486,13 +486,14 @@ int store_may_hold(struct mgr *m, enum kind kind, const char *key, const char *n
  * serializing obj. The informer's transform, and the tests' way of filling their stores. */
 json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *text, size_t len);
 /* What the store keeps of a compact kind's object read from its text alone (len bytes,
- * managedFields cut, as a watch event or a list brings it), never parsed here: the text
+ * managedFields cut, as a watch event or a list brings it; rv its resourceVersion, which the
+ * informer read from it), never parsed here: the text
  * slimmed by the kind's slim_rule (which validates it) is kept under key, and the stub
  * returned; a later read parses it (store_get). NULL when the text isn't an object muster can
  * read, or for want of memory: the informer then parses it and calls store_keep's way, which
  * says what is wrong (the informer's transform_text). */
-json_t *store_keep_text(struct mgr *m, enum kind kind, const char *key, const char *text,
-			size_t len);
+json_t *store_keep_text(struct mgr *m, enum kind kind, const char *key, const char *rv,
+			const char *text, size_t len);
 /* The object is gone from a compact kind's store: its text and view go. */
 void store_forget(struct mgr *m, enum kind kind, const char *key);
 /* A release point: no pointer store_get returned for a compact kind may be used after it.

@@ -261,19 +261,17 @@ json_t *store_keep(struct mgr *m, enum kind kind, json_t *obj, const char *as_te
 	return stub;
 }
 
-json_t *store_keep_text(struct mgr *m, enum kind kind, const char *key, const char *text,
-			size_t len)
+json_t *store_keep_text(struct mgr *m, enum kind kind, const char *key, const char *rv,
+			const char *text, size_t len)
 {
-	static const char *const rv_path[] = { "metadata", "resourceVersion", NULL };
 	size_t klen = strlen(key) + 1, slim_len, err_at;
-	char rv[128], *kt = malloc(klen + len + 1), *shrunk;
+	char *kt = malloc(klen + len + 1), *shrunk;
 	json_t *stub = NULL;
 	if (!kt)
 		return NULL;
 	memcpy(kt, key, klen);
 	if (json_slim_text(text, len, kind_def(kind)->slim_rule, kt + klen, &slim_len, &err_at) !=
 		    0 ||
-	    json_member_string(kt + klen, slim_len, rv_path, rv, sizeof(rv)) != 0 ||
 	    !(stub = stub_of_rv(rv))) {
 		free(kt);
 		return NULL; /* parsed instead, which says what is wrong */

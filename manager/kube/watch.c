@@ -28,7 +28,8 @@ struct informer {
 	char *name, *path, *label_selector;
 	informer_event_fn on_event;
 	json_t *(*transform)(void *arg, json_t *obj, const char *text, size_t len);
-	json_t *(*transform_text)(void *arg, const char *key, const char *text, size_t len);
+	json_t *(*transform_text)(void *arg, const char *key, const char *rv, const char *text,
+				  size_t len);
 	void *arg;
 	void (*on_synced)(void *arg, struct informer *inf);
 	int wants_text; /* informer_options.wants_text */
@@ -97,10 +98,11 @@ static int text_key_rv(const char *text, size_t len, char *key, size_t size, cha
 	    json_member_string(text, len, rv_path, rv, rv_size) != 0)
 		return -1;
 	size_t from, to;
-	if (json_member_span(text, len, ns_path, &from, &to) != 0)
+	if (json_member_string(text, len, ns_path, ns, sizeof(ns)) != 0) {
+		if (json_member_span(text, len, ns_path, &from, &to) == 0)
+			return -1; /* there, but not plainly: parsed instead */
 		ns[0] = '\0'; /* cluster-scoped */
-	else if (json_member_string(text, len, ns_path, ns, sizeof(ns)) != 0)
-		return -1;
+	}
 	n = ns[0] ? snprintf(key, size, "%s/%s", ns, name) : snprintf(key, size, "%s", name);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
@@ -304,7 +306,7 @@ static int list_item_text(struct informer *inf, const char *text, size_t len)
 	const char *old_rv = old ? rv_of(old, old_buf, sizeof(old_buf)) : NULL;
 	if (old_rv && !strcmp(old_rv, rv))
 		return 0;
-	json_t *keep = inf->transform_text(inf->arg, key, text, len);
+	json_t *keep = inf->transform_text(inf->arg, key, rv, text, len);
 	if (!keep)
 		return -1;
 	upsert(inf, key, keep);
@@ -462,7 +464,7 @@ static int on_line_text(struct informer *inf, const char *line, size_t len)
 	if (!strcmp(type, "DELETED")) {
 		remove_key(inf, key);
 	} else if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
-		json_t *obj = inf->transform_text(inf->arg, key, line + from, to - from);
+		json_t *obj = inf->transform_text(inf->arg, key, rv, line + from, to - from);
 		if (!obj)
 			return -1;
 		upsert(inf, key, obj);

@@ -62,9 +62,10 @@ struct informer_options {
 	 * event's type and the object's name, namespace and resourceVersion from the text; when
 	 * it can't (an escape in one of them) or this returns NULL (the text is not an object
 	 * it can read), it parses the object and calls transform instead, which reports what is
-	 * wrong. For the many and the large (Workloads), whose text is slimmed and kept, and
-	 * parsed only when a reconciler reads it. */
-	json_t *(*transform_text)(void *arg, const char *key, const char *text, size_t len);
+	 * wrong. rv is the resourceVersion it read. For the many and the large (Workloads),
+	 * whose text is slimmed and kept, and parsed only when a reconciler reads it. */
+	json_t *(*transform_text)(void *arg, const char *key, const char *rv, const char *text,
+				  size_t len);
 	/* A kind whose CRD may not be installed (RayJob): a list answered 404 counts as synced and
 	 * empty, and is tried again every 15 s, so a missing CRD blocks nothing. */
 	int optional;

@@ -225,10 +225,10 @@ static json_t *keep(void *arg, json_t *obj, const char *text, size_t len)
 }
 
 /* As the manager's informer: read from the text alone, as a compact kind is. */
-static json_t *keep_text(void *arg, const char *key, const char *text, size_t len)
+static json_t *keep_text(void *arg, const char *key, const char *rv, const char *text, size_t len)
 {
 	struct bench *b = arg;
-	return store_keep_text(b->m, K_WORKLOAD, key, text, len);
+	return store_keep_text(b->m, K_WORKLOAD, key, rv, text, len);
 }
 
 static void on_event(void *arg, struct informer *inf, enum watch_event_type type, const char *key,

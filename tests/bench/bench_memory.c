@@ -176,7 +176,8 @@ static void inform(struct mgr *m, json_t *store, enum kind kind, const char *tex
 		exit(1);
 	/* A compact kind's object is kept from its text alone, as the informer does
 	 * (transform_text); the parse above only finds its key. */
-	json_t *kept = m->compact[kind] ? store_keep_text(m, kind, key, text, len) : NULL;
+	const char *rv = obj_str(obj, "metadata.resourceVersion");
+	json_t *kept = m->compact[kind] && rv ? store_keep_text(m, kind, key, rv, text, len) : NULL;
 	if (!kept)
 		kept = ingest_keep(m, kind, obj, text, len);
 	json_decref(obj);

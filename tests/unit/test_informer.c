@@ -340,7 +340,8 @@ static json_t *stub_transform(void *arg, json_t *obj, const char *text, size_t l
 }
 
 /* As the manager's compact kinds: the stub from the text alone, never parsed. */
-static json_t *text_stub_transform(void *arg, const char *key, const char *text, size_t len)
+static json_t *text_stub_transform(void *arg, const char *key, const char *rv_read,
+				   const char *text, size_t len)
 {
 	struct fake *f = arg;
 	char buf[4096];
@@ -354,6 +355,7 @@ static json_t *text_stub_transform(void *arg, const char *key, const char *text,
 	const char *rv = strstr(buf, "\"resourceVersion\":\"");
 	assert_non_null(rv);
 	rv += strlen("\"resourceVersion\":\"");
+	assert_int_equal(strncmp(rv, rv_read, strlen(rv_read)), 0); /* the informer read it */
 	return !strcmp(key, "ns/b") ? json_stringn(rv, strcspn(rv, "\"")) :
 				      json_integer(strtoll(rv, NULL, 10));
 }
